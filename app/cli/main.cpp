@@ -1,0 +1,2 @@
+// tscope-cli: placeholder entry point, replaced by the real command set.
+int main() { return 0; }

