@@ -13,7 +13,7 @@ struct ModelConfig {
   int n_embd = 768;             // C
   int n_positions = 1024;       // longest context (T max)
   int vocab_size = 50257;       // V
-  float layer_norm_epsilon = 1e-5f;
+  double layer_norm_epsilon = 1e-5;
   std::string activation_function = "gelu_new";  // tanh-approximated GELU (GPT-2)
   std::string tokenizer = "gpt2-bpe";             // "gpt2-bpe" or "char"
 

@@ -1,2 +1,64 @@
-// tscope-cli: placeholder entry point, replaced by the real command set.
-int main() { return 0; }
+// tscope-cli: the engine from the command line. JSON on stdout; on any error one line on stderr
+// and a non-zero exit (1 bad input, 2 bad usage). The output format is a contract (see README).
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include "app/cli/args.h"
+#include "app/cli/commands.h"
+#include "model/error.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: tscope-cli COMMAND [flags]\n"
+    "  info       --model M [--context N]\n"
+    "  tokenize   --model M --text S\n"
+    "  detokenize --model M --ids 1,2,3\n"
+    "  forward    --model M (--text S | --ids 1,2,3) [--dump DIR] [--top N] [--backend cpu|reference] [--threads N]\n"
+    "  generate   --model M --prompt S --max-new N [--temperature X --top-k K --top-p P --seed S | --greedy | --beam B]\n"
+    "  init       --out DIR [--layers L --heads H --embd C --positions P --seed S] [--tokenizer DIR]\n"
+    "M is a model directory (config.json + model.safetensors + tokenizer) or an llm.c .bin file.\n";
+
+// One line, whatever the message holds.
+std::string oneLine(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tscope::cli;
+  const std::map<std::string, std::function<int(const Argv&)>> commands = {
+      {"info", runInfo},       {"tokenize", runTokenize}, {"detokenize", runDetokenize},
+      {"forward", runForward}, {"generate", runGenerate}, {"init", runInit}};
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  auto it = commands.find(command);
+  if (it == commands.end()) {
+    std::cerr << "tscope-cli: unknown command '" << oneLine(command) << "' (try --help)\n";
+    return 2;
+  }
+  try {
+    return it->second(Argv(argv + 2, argv + argc));
+  } catch (const UsageError& e) {
+    std::cerr << "tscope-cli " << command << ": " << oneLine(e.what()) << "\n";
+    return 2;
+  } catch (const tscope::Error& e) {
+    std::cerr << "tscope-cli " << command << ": " << oneLine(e.what()) << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "tscope-cli " << command << ": out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "tscope-cli " << command << ": internal error: " << oneLine(e.what()) << "\n";
+    return 3;
+  }
+}

@@ -1,0 +1,37 @@
+// A strict command-line parser for tscope-cli: `tscope-cli COMMAND --flag value --switch ...`.
+// Every flag must be declared by the command; anything else is an error naming the flag.
+#pragma once
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tscope::cli {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Args {
+ public:
+  // valueFlags take one value; switches take none. Throws UsageError on unknown or repeated
+  // flags, a missing value, or a positional argument.
+  Args(const std::string& command, const std::vector<std::string>& argv, const std::set<std::string>& valueFlags,
+       const std::set<std::string>& switches);
+
+  bool has(const std::string& flag) const { return values_.count(flag) || switches_.count(flag); }
+  std::string str(const std::string& flag) const;  // throws UsageError if absent
+  std::string str(const std::string& flag, const std::string& fallback) const;
+  long long integer(const std::string& flag, long long fallback, long long min, long long max) const;
+  double number(const std::string& flag, double fallback, double min, double max) const;
+  std::vector<int> intList(const std::string& flag) const;  // "1,2,3"
+
+ private:
+  std::string command_;
+  std::map<std::string, std::string> values_;
+  std::set<std::string> switches_;
+};
+
+}  // namespace tscope::cli

@@ -1,0 +1,249 @@
+// The tscope-cli commands: model inspection (info, tokenize, detokenize), running the model
+// (forward with optional .npy dumps, generate with sampling or beam search) and init (a model
+// directory with seeded random weights, for benchmarks and smoke runs).
+#include "app/cli/commands.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "app/cli/args.h"
+#include "model/cost.h"
+#include "model/error.h"
+#include "model/generate.h"
+#include "model/model_io.h"
+#include "model/npy.h"
+#include "model/sampling.h"
+#include "model/transformer.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace tscope::cli {
+namespace {
+
+void print(const json& j) { std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n"; }
+
+const Tokenizer& requireTokenizer(const LoadedModel& model) {
+  if (!model.tokenizer) throw Error(model.path + ": no tokenizer found (" + model.tokenizerNote + "); use --ids instead of text");
+  return *model.tokenizer;
+}
+
+std::vector<int> inputIds(const Args& args, const LoadedModel& model, const char* textFlag) {
+  const bool hasText = args.has(textFlag), hasIds = args.has("ids");
+  if (hasText == hasIds) throw UsageError(std::string("give exactly one of --") + textFlag + " and --ids");
+  std::vector<int> ids = hasIds ? args.intList("ids") : requireTokenizer(model).encode(args.str(textFlag));
+  const int context = model.weights.config().n_positions, V = model.weights.config().vocab_size;
+  if (ids.empty()) throw Error("the input is empty (no tokens)");
+  if (static_cast<int>(ids.size()) > context)
+    throw Error("the input is " + std::to_string(ids.size()) + " tokens but the model's context holds at most " + std::to_string(context));
+  for (int id : ids)
+    if (id < 0 || id >= V) throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
+  return ids;
+}
+
+std::unique_ptr<Backend> chooseBackend(const Args& args) {
+  const std::string name = args.str("backend", "cpu");
+  const int threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
+  if (name == "cpu") return makeCpuBackend(threads);
+  if (name == "reference") return makeReferenceBackend();
+  throw UsageError("--backend must be cpu or reference (got '" + name + "'); this build has no CUDA backend");
+}
+
+std::string tokenString(const LoadedModel& model, int id) {
+  return model.tokenizer && id < model.tokenizer->vocabSize() ? model.tokenizer->tokenText(id) : "";
+}
+
+json topTokens(const LoadedModel& model, const float* logits, int V, int count) {
+  const float maxLogit = *std::max_element(logits, logits + V);
+  double sum = 0;
+  for (int v = 0; v < V; ++v) sum += std::exp(static_cast<double>(logits[v]) - maxLogit);
+  std::vector<int> order(V);
+  std::iota(order.begin(), order.end(), 0);
+  count = std::min(count, V);
+  std::partial_sort(order.begin(), order.begin() + count, order.end(),
+                    [logits](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+  json out = json::array();
+  for (int i = 0; i < count; ++i) {
+    const int id = order[i];
+    out.push_back({{"id", id}, {"token", tokenString(model, id)}, {"prob", std::exp(logits[id] - maxLogit) / sum}, {"logit", logits[id]}});
+  }
+  return out;
+}
+
+json tokensJson(const LoadedModel& model, const std::vector<int>& ids) {
+  json out = json::array();
+  for (int id : ids) out.push_back(tokenString(model, id));
+  return out;
+}
+
+}  // namespace
+
+int runInfo(const Argv& argv) {
+  Args args("info", argv, {"model", "context"}, {});
+  LoadedModel model = loadModel(args.str("model"));
+  const ModelConfig& c = model.weights.config();
+  const int context = static_cast<int>(args.integer("context", c.n_positions, 1, 1 << 24));
+  const ParamCounts p = countParameters(c);
+  const FlopCounts f = flopsPerToken(c, context);
+  print({{"model", model.path},
+         {"format", model.format},
+         {"config", configToJson(c)},
+         {"tokenizer", model.tokenizer ? json{{"kind", model.tokenizer->kind()}, {"vocab_size", model.tokenizer->vocabSize()}} : json(nullptr)},
+         {"parameters",
+          {{"total", p.total},
+           {"embedding", p.embedding},
+           {"non_embedding", p.nonEmbedding},
+           {"per_component",
+            {{"token_embedding", p.tokenEmbedding},
+             {"position_embedding", p.positionEmbedding},
+             {"attention", p.attention},
+             {"mlp", p.mlp},
+             {"layer_norm", p.layerNorm},
+             {"unembedding_tied", true}}},
+           {"per_layer", p.perLayer}}},
+         {"flops_per_token",
+          {{"context", context},
+           {"inference", {{"2N", f.matmulForward}, {"attention", f.attentionForward}, {"total", f.forward}, {"unembedding", f.unembedForward}}},
+           {"training", {{"6N", 3 * f.matmulForward}, {"total", f.training}}},
+           {"training_checkpointed", {{"8N", 4 * f.matmulForward}, {"total", f.trainingCheckpointed}}}}},
+         {"memory_bytes",
+          {{"weights_fp32", weightBytes(c, 4)},
+           {"kv_cache_per_token_fp32", kvCacheBytesPerToken(c, 4)},
+           {"kv_cache_at_context_fp32", kvCacheBytesPerToken(c, 4) * context}}}});
+  return 0;
+}
+
+int runTokenize(const Argv& argv) {
+  Args args("tokenize", argv, {"model", "text"}, {});
+  LoadedModel model = loadModel(args.str("model"));
+  const std::vector<int> ids = requireTokenizer(model).encode(args.str("text"));
+  print({{"ids", ids}, {"tokens", tokensJson(model, ids)}});
+  return 0;
+}
+
+int runDetokenize(const Argv& argv) {
+  Args args("detokenize", argv, {"model", "ids"}, {});
+  LoadedModel model = loadModel(args.str("model"));
+  const std::vector<int> ids = args.intList("ids");
+  print({{"text", requireTokenizer(model).decode(ids)}});
+  return 0;
+}
+
+int runForward(const Argv& argv) {
+  Args args("forward", argv, {"model", "text", "ids", "dump", "top", "backend", "threads"}, {});
+  LoadedModel model = loadModel(args.str("model"));
+  const std::vector<int> ids = inputIds(args, model, "text");
+  const int top = static_cast<int>(args.integer("top", 10, 1, 1000));
+  auto backend = chooseBackend(args);
+  Transformer transformer(model.weights, *backend);
+  const ModelConfig& c = model.weights.config();
+  const int T = static_cast<int>(ids.size()), V = c.vocab_size;
+  const bool dump = args.has("dump");
+  TraceOptions options;
+  options.logitLensTopK = 0;
+  options.memoryCapBytes = size_t(8) << 30;
+  Trace trace;
+  KVCache cache(*backend, c, T);
+  std::vector<float> logits;
+  transformer.forward(ids, cache, logits, dump, dump ? &trace : nullptr, options);
+  const float* last = logits.data() + logits.size() - V;
+  json out = {{"model", model.path}, {"backend", backend->name()}, {"ids", ids}, {"tokens", tokensJson(model, ids)},
+              {"next", topTokens(model, last, V, top)}};
+  if (dump) {
+    const fs::path dir(args.str("dump"));
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw Error(dir.string() + ": cannot create directory (" + ec.message() + ")");
+    writeNpy((dir / "logits.npy").string(), logits.data(), {T, V});
+    const std::vector<int32_t> ids32(ids.begin(), ids.end());
+    writeNpy((dir / "ids.npy").string(), ids32.data(), {T});
+    const int H = c.n_head, C = c.n_embd;
+    for (size_t li = 0; li < trace.layers.size(); ++li) {
+      const std::string l = std::to_string(trace.layers[li]);
+      writeNpy((dir / ("attn_" + l + ".npy")).string(), trace.attnMap(static_cast<int>(li), 0), {H, T, T});
+      writeNpy((dir / ("resid_" + l + ".npy")).string(), trace.residAfterMlp.data() + li * T * C, {T, C});
+    }
+    out["dump"] = {{"dir", dir.string()}, {"files", 2 + 2 * trace.layers.size()}};
+  }
+  out["forward_ms"] = trace.forwardMs;
+  print(out);
+  return 0;
+}
+
+int runGenerate(const Argv& argv) {
+  Args args("generate", argv, {"model", "prompt", "ids", "max-new", "temperature", "top-k", "top-p", "seed", "beam", "backend", "threads"},
+            {"greedy"});
+  LoadedModel model = loadModel(args.str("model"));
+  const std::vector<int> prompt = inputIds(args, model, "prompt");
+  const ModelConfig& c = model.weights.config();
+  const int maxNew = static_cast<int>(args.integer("max-new", 32, 0, c.n_positions));
+  const bool sampling = args.has("temperature") || args.has("top-k") || args.has("top-p") || args.has("seed");
+  if (args.has("beam") && (sampling || args.has("greedy"))) throw UsageError("--beam cannot be combined with sampling flags or --greedy");
+  if (args.has("greedy") && sampling) throw UsageError("--greedy cannot be combined with sampling flags");
+  auto backend = chooseBackend(args);
+  Transformer transformer(model.weights, *backend);
+  json out = {{"model", model.path}, {"prompt_ids", prompt}};
+  auto decodeText = [&](const std::vector<int>& ids) { return model.tokenizer ? model.tokenizer->decode(ids) : std::string(); };
+  if (args.has("beam")) {
+    const int width = static_cast<int>(args.integer("beam", 4, 1, 64));
+    const int capacity = std::min<int>(c.n_positions, static_cast<int>(prompt.size()) + maxNew);
+    TransformerBeamModel beamModel(transformer, 2 * width, capacity);
+    const BeamResult result = beamSearch(beamModel, prompt, width, std::min(maxNew, capacity - static_cast<int>(prompt.size())),
+                                         model.tokenizer ? model.tokenizer->eotId() : -1);
+    json nodes = json::array();
+    for (size_t i = 0; i < result.nodes.size(); ++i) {
+      const BeamNode& n = result.nodes[i];
+      nodes.push_back({{"id", i}, {"parent", n.parent}, {"token", n.token}, {"text", n.token >= 0 ? tokenString(model, n.token) : ""},
+                       {"depth", n.depth}, {"token_logprob", n.tokenLogProb}, {"logprob", n.logProb}, {"kept", n.kept}, {"best", n.inBest}});
+    }
+    out["mode"] = "beam";
+    out["ids"] = result.bestTokens;
+    out["text"] = decodeText(result.bestTokens);
+    out["logprob"] = result.bestLogProb;
+    out["beam"] = {{"width", width}, {"nodes", nodes}, {"final", result.finalBeams}, {"final_logprobs", result.finalLogProbs}};
+  } else {
+    SamplingParams params;
+    params.greedy = args.has("greedy");
+    params.temperature = static_cast<float>(args.number("temperature", 1.0, 1e-6, 1e6));
+    params.topK = static_cast<int>(args.integer("top-k", 0, 0, c.vocab_size));
+    params.topP = static_cast<float>(args.number("top-p", 1.0, 1e-9, 1.0));
+    params.seed = static_cast<uint64_t>(args.integer("seed", 0, 0, INT64_MAX));
+    const GenerationResult result = generate(transformer, prompt, maxNew, params, model.tokenizer ? model.tokenizer->eotId() : -1);
+    out["mode"] = params.greedy ? "greedy" : "sample";
+    out["ids"] = result.ids;
+    out["text"] = decodeText(result.ids);
+    out["prefill_ms"] = result.prefillMs;
+    out["decode_ms_per_token"] = result.decodeSteps ? result.decodeMs / result.decodeSteps : 0.0;
+    out["sampling"] = {{"temperature", params.temperature}, {"top_k", params.topK}, {"top_p", params.topP}, {"seed", params.seed}};
+  }
+  print(out);
+  return 0;
+}
+
+int runInit(const Argv& argv) {
+  Args args("init", argv, {"out", "layers", "heads", "embd", "positions", "seed", "tokenizer"}, {});
+  const std::string tokenizerDir = args.str("tokenizer", defaultGpt2TokenizerDir());
+  if (tokenizerDir.empty()) throw Error("no GPT-2 tokenizer found: pass --tokenizer DIR or run scripts/setup.sh");
+  auto tokenizer = loadTokenizerFromDir(tokenizerDir, "gpt2-bpe");
+  ModelConfig c;
+  c.n_layer = static_cast<int>(args.integer("layers", 4, 1, 1024));
+  c.n_head = static_cast<int>(args.integer("heads", 4, 1, 1024));
+  c.n_embd = static_cast<int>(args.integer("embd", 128, 1, 65536));
+  c.n_positions = static_cast<int>(args.integer("positions", 256, 1, 1 << 20));
+  c.vocab_size = tokenizer->vocabSize();
+  if (auto msg = validateConfig(c); !msg.empty()) throw Error("invalid config: " + msg);
+  Weights weights(c);
+  weights.initRandom(static_cast<uint64_t>(args.integer("seed", 1, 0, INT64_MAX)));
+  const fs::path dir(tokenizerDir);
+  const bool hfNames = fs::exists(dir / "vocab.json");
+  saveModelDir(args.str("out"), weights, nullptr, (dir / (hfNames ? "vocab.json" : "encoder.json")).string(),
+               (dir / (hfNames ? "merges.txt" : "vocab.bpe")).string());
+  print({{"out", args.str("out")}, {"config", configToJson(c)}, {"parameters", countParameters(c).total}});
+  return 0;
+}
+
+}  // namespace tscope::cli

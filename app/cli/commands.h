@@ -1,0 +1,17 @@
+// The tscope-cli commands. Each takes its arguments (after the command name), prints JSON on
+// stdout and returns the exit code; errors are thrown (tscope::Error, cli::UsageError).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace tscope::cli {
+
+using Argv = std::vector<std::string>;
+int runInfo(const Argv& argv);
+int runTokenize(const Argv& argv);
+int runDetokenize(const Argv& argv);
+int runForward(const Argv& argv);
+int runGenerate(const Argv& argv);
+int runInit(const Argv& argv);
+
+}  // namespace tscope::cli

