@@ -48,6 +48,14 @@ int argmax(std::span<const float> values);
 // Picks the next token: argmax when greedy, else a draw from processLogits(...).afterTopP.
 int sampleNext(std::span<const float> logits, const SamplingParams& params, Rng& rng);
 
+// Reusable buffers so a decode loop can run the pipeline without allocating once they hold V.
+struct SamplingScratch {
+  LogitStages stages;
+  std::vector<int> order;  // (V) token ids by logit, highest first (only the prefix that was needed)
+};
+void processLogits(std::span<const float> logits, const SamplingParams& params, SamplingScratch& scratch);
+int sampleNext(std::span<const float> logits, const SamplingParams& params, Rng& rng, SamplingScratch& scratch);
+
 // --- Beam search -------------------------------------------------------------------------------
 
 // What beam search needs from a model: numbered slots, each holding one hypothesis' state

@@ -33,7 +33,7 @@ struct BpeStep {
   int rank = -1;                    // merge rank (priority) of that pair, -1 for the initial split
 };
 
-class Gpt2BpeTokenizer;  // defined in tokenizer.cpp
+class Gpt2BpeTokenizer;  // defined in tokenizer_bpe.cpp
 
 // GPT-2's tokenizer from vocab.json + merges.txt (same formats as encoder.json + vocab.bpe).
 // Throws tscope::Error naming the file and the problem on a malformed file.
@@ -42,12 +42,19 @@ std::unique_ptr<Tokenizer> loadGpt2Tokenizer(const std::string& vocabJsonPath, c
 // The GPT-2 pre-tokenization (the regex of GPT-2's encoder.py, implemented by hand): splits text
 // into the byte strings that BPE then works on one at a time.
 std::vector<std::string> gpt2PreTokenize(std::string_view text);
+// The same split as views into `text` (no copies); they concatenate to `text`.
+std::vector<std::string_view> gpt2PreTokenizeViews(std::string_view text);
+// The Unicode version of the letter/number/white-space tables the pre-tokenizer uses.
+const char* gpt2PreTokenizerUnicodeVersion();
 
 // BPE applied one merge at a time to one pre-tokenized word, for display. Throws if `tokenizer` is
 // not a GPT-2 BPE tokenizer.
 std::vector<BpeStep> bpeMergeSteps(const Tokenizer& tokenizer, std::string_view word);
 
-// Character-level tokenizer over UTF-8 code points. Unknown characters map to id 0 ("<unk>").
+// Character-level tokenizer over UTF-8 code points. Unknown characters (and invalid UTF-8 bytes)
+// map to id 0 ("<unk>"), which decodes to the text "<unk>". `characters` lists one code point per
+// entry; "<unk>" is put in front as id 0 unless characters[0] already is "<unk>". Throws
+// tscope::Error on an entry that is not exactly one code point, or on a duplicate.
 std::unique_ptr<Tokenizer> makeCharTokenizer(const std::vector<std::string>& characters);
 // chars.json: {"chars": ["<unk>", "a", ...]} (id = index; index 0 is the unknown character).
 std::unique_ptr<Tokenizer> loadCharTokenizer(const std::string& charsJsonPath);
@@ -56,5 +63,14 @@ void saveCharTokenizer(const Tokenizer& tokenizer, const std::string& charsJsonP
 // Finds and loads the tokenizer in a model directory: vocab.json + merges.txt, or encoder.json +
 // vocab.bpe, or chars.json (for config tokenizer "char"). Throws naming what is missing.
 std::unique_ptr<Tokenizer> loadTokenizerFromDir(const std::string& dir, const std::string& kind);
+
+// Splits bytes into UTF-8 characters: each valid code point's bytes, and each byte that is not
+// part of a valid UTF-8 sequence (overlong, surrogate, truncated, stray) on its own.
+std::vector<std::string> splitUtf8Characters(std::string_view text);
+// Bytes in the character that starts at text[pos] (pos < size): 1..4 for a valid code point, 1 for
+// a byte that does not start one.
+size_t utf8CharacterLength(std::string_view text, size_t pos);
+// The bytes with valid UTF-8 kept as is and every other byte written as \xNN (for display).
+std::string printableBytes(std::string_view bytes);
 
 }  // namespace tscope

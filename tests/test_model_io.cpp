@@ -95,7 +95,7 @@ bool sameWeights(const Weights& a, const Weights& b) {
 
 TEST(ModelIo, TscopeDirectoryRoundTrip) {
   TempDir dir;
-  Weights w = testing::randomWeights(tinyConfig(), 1);
+  Weights w = tscope::testing::randomWeights(tinyConfig(), 1);
   saveModelDir((dir.path / "m").string(), w, nullptr);
   LoadedModel loaded = loadModel((dir.path / "m").string());
   EXPECT_EQ(loaded.format, "tscope");
@@ -106,7 +106,7 @@ TEST(ModelIo, TscopeDirectoryRoundTrip) {
 
 TEST(ModelIo, LlmcCheckpointLoadsTransposedAndUnpadded) {
   TempDir dir;
-  Weights w = testing::randomWeights(tinyConfig(), 2);
+  Weights w = tscope::testing::randomWeights(tinyConfig(), 2);
   writeLlmc(dir.path / "m.bin", w, 32);
   Weights loaded = loadLlmcCheckpoint((dir.path / "m.bin").string());
   EXPECT_TRUE(sameWeights(loaded, w));
@@ -114,7 +114,7 @@ TEST(ModelIo, LlmcCheckpointLoadsTransposedAndUnpadded) {
 
 TEST(ModelIo, LlmcCorruptionsAreNamed) {
   TempDir dir;
-  Weights w = testing::randomWeights(tinyConfig(), 3);
+  Weights w = tscope::testing::randomWeights(tinyConfig(), 3);
   writeLlmc(dir.path / "bad_magic.bin", w, 32, 12345);
   EXPECT_NE(errorOf([&] { loadLlmcCheckpoint((dir.path / "bad_magic.bin").string()); }).find("magic 12345"), std::string::npos);
   writeLlmc(dir.path / "short.bin", w, 32);
@@ -129,7 +129,7 @@ TEST(ModelIo, LlmcCorruptionsAreNamed) {
 TEST(ModelIo, HfDirectoryErrorsNameTheProblem) {
   TempDir dir;
   const ModelConfig c = tinyConfig();
-  Weights w = testing::randomWeights(c, 4);
+  Weights w = tscope::testing::randomWeights(c, 4);
   const fs::path m = dir.path / "m";
   saveModelDir(m.string(), w, nullptr);
   // Wrong shape: claim a larger n_embd in config.json than the tensors have.
