@@ -208,7 +208,7 @@ NpyArray readNpy(const std::string& path) {
   const char* source = bytes.data() + dataStart;
   if (count == 0) return array;
   if (descr == "<f4") {
-    std::memcpy(array.data.data(), source, dataBytes);
+    std::memcpy(array.data.data(), source, count * 4);
   } else {
     for (size_t i = 0; i < count; ++i) {
       int32_t value;

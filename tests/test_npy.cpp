@@ -192,8 +192,8 @@ TEST_F(NpyTest, RejectsUnsupportedDtypes) {
 }
 
 TEST_F(NpyTest, RejectsFortranOrder) {
-  expectNpyMessage(readError(npyFile(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }\n", std::string(16, '\0'))),
-                   {"Fortran-order"});
+  const std::string dict = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }\n";
+  expectNpyMessage(readError(npyFile(1, dict, std::string(16, '\0'))), {"Fortran-order"});
 }
 
 TEST_F(NpyTest, RejectsTruncatedData) {
@@ -227,8 +227,8 @@ TEST_F(NpyTest, RejectsHeaderWithoutShape) {
 }
 
 TEST_F(NpyTest, RejectsShapeWhoseSizeOverflows) {
-  expectNpyMessage(readError(npyFile(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }\n", "")),
-                   {"overflows"});
+  const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }\n";
+  expectNpyMessage(readError(npyFile(1, dict, "")), {"overflows"});
 }
 
 TEST_F(NpyTest, FuzzedFilesLoadOrThrowButNeverCrash) {

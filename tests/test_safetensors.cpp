@@ -36,7 +36,6 @@ class ScratchDir {
   }
   ~ScratchDir() {
     std::error_code ignored;
-    fs::permissions(root_, fs::perms::owner_all, fs::perm_options::add, ignored);
     fs::remove_all(root_, ignored);
   }
   std::string file(const std::string& name) const { return (root_ / name).string(); }
@@ -200,10 +199,7 @@ void checkSixteenBitTensor(const std::string& path, const std::string& dtype,
 }
 
 TEST_F(SafetensorsTest, F16TensorConvertsToHandComputedFloats) { checkSixteenBitTensor(path_, "F16", kHalfCases); }
-
-TEST_F(SafetensorsTest, BF16TensorConvertsToHandComputedFloats) {
-  checkSixteenBitTensor(path_, "BF16", kBfloat16Cases);
-}
+TEST_F(SafetensorsTest, BF16TensorConvertsToHandComputedFloats) { checkSixteenBitTensor(path_, "BF16", kBfloat16Cases); }
 
 TEST(HalfConversion, AllHalfValuesMatchTheArithmeticDefinition) {
   int mismatches = 0;
@@ -259,7 +255,8 @@ TEST_F(SafetensorsTest, RejectsHeaderLengthPastEndOfFile) {
 
 TEST_F(SafetensorsTest, RejectsAbsurdHeaderLength) {
   writeBytes(path_, std::string(8, '\xff') + "{}");  // 2^64 - 1: 8 + length would wrap around
-  expectMentions(errorMessage([&] { SafetensorsFile file(path_); }), {"header length 18446744073709551615", "absurdly large"});
+  expectMentions(errorMessage([&] { SafetensorsFile file(path_); }),
+                 {"header length 18446744073709551615", "absurdly large"});
 }
 
 TEST_F(SafetensorsTest, RejectsMalformedJson) {
@@ -292,7 +289,8 @@ TEST_F(SafetensorsTest, RejectsFieldsOfTheWrongJsonType) {
                  {"tensor 'w'", "'dtype' is not a string"});
   expectMentions(openError("{\"w\":" + entry("F32", "\"1\"", "[0,4]") + "}"), {"tensor 'w'", "'shape' is not an array"});
   expectMentions(openError("{\"w\":" + entry("F32", "[1.5]", "[0,4]") + "}"), {"tensor 'w'", "1.5 is not an integer"});
-  expectMentions(openError("{\"w\":" + entry("F32", "[1]", "[4]") + "}"), {"tensor 'w'", "'data_offsets' must be [begin, end]"});
+  expectMentions(openError("{\"w\":" + entry("F32", "[1]", "[4]") + "}"),
+                 {"tensor 'w'", "'data_offsets' must be [begin, end]"});
   expectMentions(openError("{\"w\":" + entry("F32", "[1]", "\"0-4\"") + "}"), {"tensor 'w'", "'data_offsets'"});
   expectMentions(openError("{\"w\":" + entry("F32", "[1]", "[-4,0]") + "}"), {"tensor 'w'", "non-negative integers"});
 }
@@ -330,8 +328,8 @@ TEST_F(SafetensorsTest, RejectsOverlappingTensors) {
 }
 
 TEST_F(SafetensorsTest, EmptyTensorsDoNotCountAsOverlapping) {
-  writeBytes(path_, rawSafetensors("{\"a\":" + entry("F32", "[2]", "[0,8]") + ",\"e\":" + entry("F32", "[0]", "[4,4]") + "}",
-                                   std::string(8, '\0')));
+  const std::string header = "{\"a\":" + entry("F32", "[2]", "[0,8]") + ",\"e\":" + entry("F32", "[0]", "[4,4]") + "}";
+  writeBytes(path_, rawSafetensors(header, std::string(8, '\0')));
   EXPECT_NO_THROW(readEverything(SafetensorsFile(path_)));
 }
 
@@ -376,7 +374,8 @@ TEST_F(SafetensorsTest, FuzzedFilesLoadOrThrowButNeverCrash) {
   std::string data;
   for (int i = 0; i < 40; ++i) data += static_cast<char>(i * 37 + 11);
   const std::string header = R"({"__metadata__":{"format":"pt"},"a":)" + entry("F32", "[2,2]", "[0,16]") +
-                             ",\"b\":" + entry("F16", "[3]", "[16,22]") + ",\"c\":" + entry("BF16", "[1,9]", "[22,40]") + "}";
+                             ",\"b\":" + entry("F16", "[3]", "[16,22]") +
+                             ",\"c\":" + entry("BF16", "[1,9]", "[22,40]") + "}";
   const std::string valid = rawSafetensors(header, data);
   const size_t headerEnd = 8 + header.size();
   std::mt19937 random(20240531);
