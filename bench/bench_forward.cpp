@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
       "{\"backend\": \"%s\", \"threads\": %d, \"prefill_tokens\": %d, \"decode_tokens\": %d, \"prefill_ms\": %.3f, "
       "\"prefill_tokens_per_s\": %.1f, \"prefill_gflops_per_s\": %.1f, \"decode_ms_per_token\": %.3f, \"decode_tokens_per_s\": %.2f, "
       "\"decode_bytes_per_token\": %.0f, \"memcpy_gb_per_s\": %.2f, \"decode_floor_ms\": %.3f, \"decode_fraction_of_floor\": %.3f}\n",
-      backend->name().c_str(), threads, prefillTokens, decodeTokens, prefillMs, prefillTokens / (prefillMs / 1e3),
+      backend->name().c_str(), backend->threadCount(), prefillTokens, decodeTokens, prefillMs, prefillTokens / (prefillMs / 1e3),
       prefillFlops / (prefillMs / 1e3) / 1e9, decodeMs, 1e3 / decodeMs, bytesPerToken, bandwidth / 1e9, floorMs, floorMs / decodeMs);
   return 0;
 }

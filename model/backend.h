@@ -46,6 +46,7 @@ class Backend {
   virtual ~Backend() = default;
   virtual std::string name() const = 0;  // "reference", "cpu" (Eigen), "cuda"
   virtual bool isHost() const { return true; }  // host-addressable memory (no copies needed)
+  virtual int threadCount() const { return 1; }
 
   // --- memory -----------------------------------------------------------------------------
   virtual Buffer allocate(size_t count) = 0;  // zero-filled
@@ -79,6 +80,7 @@ class Backend {
 
 // The plain-loop reference backend (the ground truth) and the Eigen fast path.
 std::unique_ptr<Backend> makeReferenceBackend();
-std::unique_ptr<Backend> makeCpuBackend(int threads = 0);  // 0 = all cores
+// threads 0: $TSCOPE_THREADS if set, else the number of cores that really run in parallel.
+std::unique_ptr<Backend> makeCpuBackend(int threads = 0);
 
 }  // namespace tscope

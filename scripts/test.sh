@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs the whole test suite from a fresh clone: set-up (packages, configure, build), every CTest
+# test (unit, golden against PyTorch and GPT-2's JS tokenizer, CLI bad-input checks), then the
+# file-parsing and bad-input tests again under AddressSanitizer + UBSan in build-asan/.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+bash scripts/setup.sh
+jobs=$(nproc)
+ctest --test-dir build --output-on-failure --parallel "$jobs"
+
+if [[ "${TSCOPE_SKIP_ASAN:-0}" != 1 ]]; then
+  echo "== AddressSanitizer + UBSan pass over parsers and bad inputs =="
+  if [[ ! -f build-asan/CMakeCache.txt ]]; then
+    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSCOPE_SANITIZE=address,undefined -DTSCOPE_BENCH=OFF
+  fi
+  cmake --build build-asan --parallel "$jobs"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure --parallel "$jobs" \
+    -R 'Safetensors|Npy|Tokenizer|ModelIo|KvCache|Forward|Sampling|cli_bad_inputs|golden_forward'
+fi
