@@ -85,13 +85,15 @@ class CpuBackend : public Backend {
     for (int t = 0; t < T; ++t) {
       const float* x = in + static_cast<size_t>(t) * C;
       float* o = out + static_cast<size_t>(t) * C;
-      float mean = 0;
-      for (int c = 0; c < C; ++c) mean += x[c];
-      mean /= static_cast<float>(C);
-      float var = 0;
-      for (int c = 0; c < C; ++c) var += (x[c] - mean) * (x[c] - mean);
-      var /= static_cast<float>(C);
-      const float rstd = 1.0f / std::sqrt(var + eps);
+      float sum = 0;
+#pragma omp simd reduction(+ : sum)
+      for (int c = 0; c < C; ++c) sum += x[c];
+      const float mean = sum / static_cast<float>(C);
+      float squares = 0;
+#pragma omp simd reduction(+ : squares)
+      for (int c = 0; c < C; ++c) squares += (x[c] - mean) * (x[c] - mean);
+      const float rstd = 1.0f / std::sqrt(squares / static_cast<float>(C) + eps);
+#pragma omp simd
       for (int c = 0; c < C; ++c) o[c] = (x[c] - mean) * rstd * weight[c] + bias[c];
     }
   }
@@ -158,12 +160,9 @@ class CpuBackend : public Backend {
         float* row = p.data() + static_cast<size_t>(t) * Tk;
         float maxScore = -std::numeric_limits<float>::infinity();
         for (int j = 0; j < visible; ++j) maxScore = std::max(maxScore, row[j]);
-        float sum = 0;
-        for (int j = 0; j < visible; ++j) {
-          row[j] = std::exp(row[j] - maxScore);
-          sum += row[j];
-        }
-        const float inv = 1.0f / sum;
+        Eigen::Map<Eigen::ArrayXf> visibleRow(row, visible);
+        visibleRow = (visibleRow - maxScore).exp();  // Eigen's vectorised exp
+        const float inv = 1.0f / visibleRow.sum();
         for (int j = 0; j < visible; ++j) row[j] *= inv;
         for (int j = visible; j < Tk; ++j) row[j] = 0.0f;
         if (scores)
