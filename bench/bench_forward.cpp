@@ -2,6 +2,8 @@
 // (last-position logits) and decode of N tokens through the KV cache, plus the decode floor
 // (bytes of weights read per token / measured memcpy bandwidth). Prints one JSON object;
 // bench/run_cpu_bench.py puts it beside PyTorch's figures.
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,8 +37,9 @@ double memcpyBandwidth() {
   return best + dst[n / 2] * 0.0;
 }
 
-// Best-of-5 streaming read of 512 MiB (a vectorised sum): the rate a GEMV can at best read weights.
-double readBandwidth() {
+// Best-of-5 streaming read of 512 MiB (a vectorised sum on `threads` threads): the rate at which
+// a GEMV on the same threads can at best read its weights.
+double readBandwidth(int threads) {
   const size_t n = (size_t(512) << 20) / sizeof(float);
   std::vector<float> data(n, 1.0f);
   double best = 0;
@@ -44,8 +47,15 @@ double readBandwidth() {
   for (int r = 0; r < 5; ++r) {
     auto t0 = Clock::now();
     float sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (size_t i = 0; i < n; ++i) sum += data[i];
+#pragma omp parallel num_threads(threads) reduction(+ : sum)
+    {
+      const size_t begin = n * omp_get_thread_num() / omp_get_num_threads(), end = n * (omp_get_thread_num() + 1) / omp_get_num_threads();
+      const float* values = data.data();
+      float part = 0;
+#pragma omp simd reduction(+ : part)
+      for (size_t i = begin; i < end; ++i) part += values[i];
+      sum += part;
+    }
     auto t1 = Clock::now();
     total += sum;
     best = std::max(best, n * sizeof(float) / seconds(t0, t1));
@@ -106,7 +116,7 @@ int main(int argc, char** argv) {
   const double bandwidth = memcpyBandwidth();
   const double prefillMs = median(prefillTimes) * 1e3, decodeMs = median(decodeTimes) * 1e3;
   const double floorMs = bytesPerToken / bandwidth * 1e3;
-  const double readGbps = readBandwidth() / 1e9, readFloorMs = bytesPerToken / (readGbps * 1e9) * 1e3;
+  const double readGbps = readBandwidth(backend->threadCount()) / 1e9, readFloorMs = bytesPerToken / (readGbps * 1e9) * 1e3;
   const double prefillFlops = flopsPerToken(config, prefillTokens / 2).forward * prefillTokens + flopsPerToken(config, 0).unembedForward;
   std::printf(
       "{\"backend\": \"%s\", \"threads\": %d, \"prefill_tokens\": %d, \"decode_tokens\": %d, \"prefill_ms\": %.3f, "

@@ -189,7 +189,7 @@ int runGenerate(const Argv& argv) {
   json out = {{"model", model.path}, {"prompt_ids", prompt}};
   auto decodeText = [&](const std::vector<int>& ids) { return model.tokenizer ? model.tokenizer->decode(ids) : std::string(); };
   if (args.has("beam")) {
-    const int width = static_cast<int>(args.integer("beam", 4, 1, 64));
+    const int width = static_cast<int>(args.integer("beam", 4, 1, 16));
     const int capacity = std::min<int>(c.n_positions, static_cast<int>(prompt.size()) + maxNew);
     TransformerBeamModel beamModel(transformer, 2 * width, capacity);
     const BeamResult result = beamSearch(beamModel, prompt, width, std::min(maxNew, capacity - static_cast<int>(prompt.size())),
