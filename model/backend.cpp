@@ -1,5 +1,8 @@
-// Buffer's RAII plumbing (the ops live in backend_reference.cpp and backend_cpu.cpp).
+// Buffer's RAII plumbing and the host memory shared by the CPU backends (the ops live in
+// backend_reference.cpp and backend_cpu.cpp).
 #include "model/backend.h"
+
+#include <cstring>
 
 namespace tscope {
 
@@ -19,5 +22,11 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
   }
   return *this;
 }
+
+Buffer HostBackend::allocate(size_t count) { return Buffer(this, count ? new float[count]() : nullptr, count); }
+void HostBackend::release(float* data) { delete[] data; }
+void HostBackend::upload(float* dst, const float* src, size_t n) { std::memcpy(dst, src, n * sizeof(float)); }
+void HostBackend::download(float* dst, const float* src, size_t n) { std::memcpy(dst, src, n * sizeof(float)); }
+void HostBackend::copy(float* dst, const float* src, size_t n) { std::memcpy(dst, src, n * sizeof(float)); }
 
 }  // namespace tscope

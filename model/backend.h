@@ -78,6 +78,16 @@ class Backend {
                          const AttentionShape& shape) = 0;
 };
 
+// Memory plumbing shared by the CPU backends: buffers are plain zero-filled host arrays.
+class HostBackend : public Backend {
+ public:
+  Buffer allocate(size_t count) override;
+  void release(float* data) override;
+  void upload(float* dst, const float* hostSrc, size_t count) override;
+  void download(float* hostDst, const float* src, size_t count) override;
+  void copy(float* dst, const float* src, size_t count) override;
+};
+
 // The plain-loop reference backend (the ground truth) and the Eigen fast path.
 std::unique_ptr<Backend> makeReferenceBackend();
 // threads 0: $TSCOPE_THREADS if set, else the number of cores that really run in parallel.

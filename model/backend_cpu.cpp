@@ -49,7 +49,7 @@ int effectiveThreadCount() {
   return std::clamp(effective, 1, reported);
 }
 
-class CpuBackend : public Backend {
+class CpuBackend : public HostBackend {
  public:
   explicit CpuBackend(int threads) {
     if (threads <= 0) {
@@ -63,14 +63,6 @@ class CpuBackend : public Backend {
   std::string name() const override { return "cpu"; }
   int threadCount() const override { return threads_; }
 
-  Buffer allocate(size_t count) override {
-    float* data = count ? new float[count]() : nullptr;
-    return Buffer(this, data, count);
-  }
-  void release(float* data) override { delete[] data; }
-  void upload(float* dst, const float* src, size_t n) override { std::memcpy(dst, src, n * sizeof(float)); }
-  void download(float* dst, const float* src, size_t n) override { std::memcpy(dst, src, n * sizeof(float)); }
-  void copy(float* dst, const float* src, size_t n) override { std::memcpy(dst, src, n * sizeof(float)); }
 
   void embed(float* out, const int* tokens, const float* wte, const float* wpe, int T, int C, int pos0) override {
     for (int t = 0; t < T; ++t) {

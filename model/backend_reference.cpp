@@ -108,18 +108,9 @@ void attention(float* out, float* probs, float* scores, const float* qkv, float*
 
 namespace {
 
-// Host memory shared by both CPU backends.
-class ReferenceBackend : public Backend {
+class ReferenceBackend : public HostBackend {
  public:
   std::string name() const override { return "reference"; }
-  Buffer allocate(size_t count) override {
-    float* data = count ? new float[count]() : nullptr;
-    return Buffer(this, data, count);
-  }
-  void release(float* data) override { delete[] data; }
-  void upload(float* dst, const float* src, size_t n) override { std::memcpy(dst, src, n * sizeof(float)); }
-  void download(float* dst, const float* src, size_t n) override { std::memcpy(dst, src, n * sizeof(float)); }
-  void copy(float* dst, const float* src, size_t n) override { std::memcpy(dst, src, n * sizeof(float)); }
   void embed(float* out, const int* tokens, const float* wte, const float* wpe, int T, int C, int pos0) override {
     ref::embed(out, tokens, wte, wpe, T, C, pos0);
   }

@@ -3,17 +3,13 @@
 
 #include "model/cost.h"
 #include "model/weights.h"
+#include "tests/test_helpers.h"
 
 using namespace tscope;
 
 TEST(Cost, ParameterCountsMatchTheClosedForm) {
   for (auto [L, H, C, V, P] : {std::tuple{12, 12, 768, 50257, 1024}, std::tuple{3, 4, 64, 500, 128}, std::tuple{24, 16, 1024, 50257, 1024}}) {
-    ModelConfig c;
-    c.n_layer = L;
-    c.n_head = H;
-    c.n_embd = C;
-    c.vocab_size = V;
-    c.n_positions = P;
+    const ModelConfig c = tscope::testing::smallConfig(L, H, C, V, P);
     const ParamCounts p = countParameters(c);
     // 12 L C^2 + V C, plus the exact small terms: biases and LayerNorms (13 C per layer + 2 C
     // for ln_f) and the position embedding P C.

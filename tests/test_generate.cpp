@@ -13,15 +13,7 @@ using namespace tscope;
 
 namespace {
 
-ModelConfig config() {
-  ModelConfig c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 32;
-  c.n_positions = 48;
-  c.vocab_size = 40;
-  return c;
-}
+ModelConfig config() { return tscope::testing::smallConfig(2, 2, 32, 40, 48); }
 
 double logSoftmaxAt(const float* logits, int V, int id) {
   double maxLogit = logits[0];

@@ -10,6 +10,17 @@
 
 namespace tscope::testing {
 
+// A GPT-2-style config of the given size (L layers, H heads, C = d_model, V vocab, P positions).
+inline ModelConfig smallConfig(int L, int H, int C, int V, int P) {
+  ModelConfig c;
+  c.n_layer = L;
+  c.n_head = H;
+  c.n_embd = C;
+  c.vocab_size = V;
+  c.n_positions = P;
+  return c;
+}
+
 // GPT-2 init plus noise on LayerNorm weights and biases, so no bias path is trivially zero.
 inline Weights randomWeights(const ModelConfig& config, uint64_t seed) {
   Weights w(config);

@@ -9,6 +9,7 @@
 #include "model/error.h"
 #include "model/model_io.h"
 #include "model/safetensors.h"
+#include "tests/test_files.h"
 #include "tests/test_helpers.h"
 
 using namespace tscope;
@@ -16,26 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("tscope_io_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using TempDir = tscope::testing::ScratchDir;
 
-ModelConfig tinyConfig() {
-  ModelConfig c;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 8;
-  c.n_positions = 16;
-  c.vocab_size = 20;
-  return c;
-}
+ModelConfig tinyConfig() { return tscope::testing::smallConfig(2, 2, 8, 20, 16); }
 
 std::string errorOf(const std::function<void()>& f) {
   try {
@@ -96,41 +80,41 @@ bool sameWeights(const Weights& a, const Weights& b) {
 TEST(ModelIo, TscopeDirectoryRoundTrip) {
   TempDir dir;
   Weights w = tscope::testing::randomWeights(tinyConfig(), 1);
-  saveModelDir((dir.path / "m").string(), w, nullptr);
-  LoadedModel loaded = loadModel((dir.path / "m").string());
+  saveModelDir((dir.path() / "m").string(), w, nullptr);
+  LoadedModel loaded = loadModel((dir.path() / "m").string());
   EXPECT_EQ(loaded.format, "tscope");
   EXPECT_TRUE(sameWeights(loaded.weights, w));
   EXPECT_EQ(loaded.tokenizer, nullptr);
-  EXPECT_FALSE(fs::exists(dir.path / "m" / "model.safetensors.tmp"));
+  EXPECT_FALSE(fs::exists(dir.path() / "m" / "model.safetensors.tmp"));
 }
 
 TEST(ModelIo, LlmcCheckpointLoadsTransposedAndUnpadded) {
   TempDir dir;
   Weights w = tscope::testing::randomWeights(tinyConfig(), 2);
-  writeLlmc(dir.path / "m.bin", w, 32);
-  Weights loaded = loadLlmcCheckpoint((dir.path / "m.bin").string());
+  writeLlmc(dir.path() / "m.bin", w, 32);
+  Weights loaded = loadLlmcCheckpoint((dir.path() / "m.bin").string());
   EXPECT_TRUE(sameWeights(loaded, w));
 }
 
 TEST(ModelIo, LlmcCorruptionsAreNamed) {
   TempDir dir;
   Weights w = tscope::testing::randomWeights(tinyConfig(), 3);
-  writeLlmc(dir.path / "bad_magic.bin", w, 32, 12345);
-  EXPECT_NE(errorOf([&] { loadLlmcCheckpoint((dir.path / "bad_magic.bin").string()); }).find("magic 12345"), std::string::npos);
-  writeLlmc(dir.path / "short.bin", w, 32);
-  fs::resize_file(dir.path / "short.bin", fs::file_size(dir.path / "short.bin") - 4);
-  EXPECT_NE(errorOf([&] { loadLlmcCheckpoint((dir.path / "short.bin").string()); }).find("does not match the header"), std::string::npos);
-  fs::resize_file(dir.path / "short.bin", 100);
-  EXPECT_NE(errorOf([&] { loadLlmcCheckpoint((dir.path / "short.bin").string()); }).find("truncated"), std::string::npos);
-  writeLlmc(dir.path / "pad.bin", w, 10);  // padded vocab below the vocab
-  EXPECT_NE(errorOf([&] { loadLlmcCheckpoint((dir.path / "pad.bin").string()); }).find("padded_vocab_size"), std::string::npos);
+  writeLlmc(dir.path() / "bad_magic.bin", w, 32, 12345);
+  EXPECT_NE(errorOf([&] { loadLlmcCheckpoint((dir.path() / "bad_magic.bin").string()); }).find("magic 12345"), std::string::npos);
+  writeLlmc(dir.path() / "short.bin", w, 32);
+  fs::resize_file(dir.path() / "short.bin", fs::file_size(dir.path() / "short.bin") - 4);
+  EXPECT_NE(errorOf([&] { loadLlmcCheckpoint((dir.path() / "short.bin").string()); }).find("does not match the header"), std::string::npos);
+  fs::resize_file(dir.path() / "short.bin", 100);
+  EXPECT_NE(errorOf([&] { loadLlmcCheckpoint((dir.path() / "short.bin").string()); }).find("truncated"), std::string::npos);
+  writeLlmc(dir.path() / "pad.bin", w, 10);  // padded vocab below the vocab
+  EXPECT_NE(errorOf([&] { loadLlmcCheckpoint((dir.path() / "pad.bin").string()); }).find("padded_vocab_size"), std::string::npos);
 }
 
 TEST(ModelIo, HfDirectoryErrorsNameTheProblem) {
   TempDir dir;
   const ModelConfig c = tinyConfig();
   Weights w = tscope::testing::randomWeights(c, 4);
-  const fs::path m = dir.path / "m";
+  const fs::path m = dir.path() / "m";
   saveModelDir(m.string(), w, nullptr);
   // Wrong shape: claim a larger n_embd in config.json than the tensors have.
   nlohmann::json config = nlohmann::json::parse(std::ifstream(m / "config.json"));
@@ -174,7 +158,7 @@ TEST(ModelIo, HfDirectoryErrorsNameTheProblem) {
   writeSafetensors((m / "model.safetensors").string(), tensors);
   EXPECT_NE(errorOf([&] { loadModel(m.string()); }).find("lm_head.weight"), std::string::npos);
   // Missing things.
-  EXPECT_NE(errorOf([&] { loadModel((dir.path / "nope").string()); }).find("no such file"), std::string::npos);
+  EXPECT_NE(errorOf([&] { loadModel((dir.path() / "nope").string()); }).find("no such file"), std::string::npos);
   fs::remove(m / "model.safetensors");
   EXPECT_NE(errorOf([&] { loadModel(m.string()); }).find("no model.safetensors"), std::string::npos);
 }

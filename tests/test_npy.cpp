@@ -4,6 +4,8 @@
 #include "model/npy.h"
 
 #include <gtest/gtest.h>
+
+#include "tests/test_files.h"
 #include <unistd.h>
 
 #include <bit>
@@ -21,39 +23,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh directory under the system temp directory, removed with everything in it.
-class NpyScratchDir {
- public:
-  NpyScratchDir() {
-    std::random_device entropy;
-    root_ = fs::temp_directory_path() /
-            ("tscope_npy_" + std::to_string(::getpid()) + "_" + std::to_string(entropy()));
-    fs::create_directories(root_);
-  }
-  ~NpyScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(root_, ignored);
-  }
-  std::string file(const std::string& name) const { return (root_ / name).string(); }
+using tscope::testing::readBytes;
+using tscope::testing::writeBytes;
 
- private:
-  fs::path root_;
-};
-
-std::string fileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-void putBytes(const std::string& path, const std::string& bytes) {
-  std::error_code ignored;
-  fs::remove(path, ignored);  // a new file, not a truncated one: ext4 flushes truncate-and-rewrite on close
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(out.good()) << path;
-}
+// A scratch directory for this file's tests.
+using NpyScratchDir = tscope::testing::ScratchDir;
 
 // A hand-made .npy file: magic, version major.0, header length (2 bytes for 1.0, else 4), dict, data.
 std::string npyFile(int major, const std::string& dict, const std::string& data) {
@@ -90,7 +64,7 @@ void expectNpyMessage(const std::string& message, std::initializer_list<std::str
 class NpyTest : public ::testing::Test {
  protected:
   std::string readError(const std::string& bytes) {
-    putBytes(path_, bytes);
+    writeBytes(path_, bytes);
     return npyError([&] { tscope::readNpy(path_); });
   }
   NpyScratchDir dir_;
@@ -100,7 +74,7 @@ class NpyTest : public ::testing::Test {
 TEST_F(NpyTest, HeaderLayoutFollowsTheNpyFormat) {
   const std::vector<float> values(12, 0.5f);
   tscope::writeNpy(path_, values.data(), {3, 4});
-  const std::string bytes = fileBytes(path_);
+  const std::string bytes = readBytes(path_);
   ASSERT_GE(bytes.size(), 10u);
   EXPECT_EQ(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
   const size_t headerLength = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8;
@@ -127,7 +101,7 @@ TEST_F(NpyTest, FloatRoundTripIsBitIdentical) {
 TEST_F(NpyTest, Int32ArraysReadBackAsFloats) {
   const std::vector<int32_t> tokens = {0, -1, 50256, 1 << 24, -(1 << 24)};
   tscope::writeNpy(path_, tokens.data(), {5});
-  EXPECT_NE(fileBytes(path_).find("'descr': '<i4'"), std::string::npos);
+  EXPECT_NE(readBytes(path_).find("'descr': '<i4'"), std::string::npos);
   const tscope::NpyArray array = tscope::readNpy(path_);
   EXPECT_EQ(array.shape, std::vector<int64_t>{5});
   EXPECT_EQ(array.data, (std::vector<float>{0.0f, -1.0f, 50256.0f, 16777216.0f, -16777216.0f}));
@@ -136,11 +110,11 @@ TEST_F(NpyTest, Int32ArraysReadBackAsFloats) {
 TEST_F(NpyTest, OneDimensionalScalarAndEmptyShapes) {
   const float scalar = 7.0f;
   tscope::writeNpy(path_, &scalar, {});
-  EXPECT_NE(fileBytes(path_).find("'shape': (), }"), std::string::npos);
+  EXPECT_NE(readBytes(path_).find("'shape': (), }"), std::string::npos);
   EXPECT_EQ(tscope::readNpy(path_).data, std::vector<float>{7.0f});
 
   tscope::writeNpy(path_, &scalar, {1});
-  EXPECT_NE(fileBytes(path_).find("'shape': (1,), }"), std::string::npos) << "a 1-tuple needs its comma";
+  EXPECT_NE(readBytes(path_).find("'shape': (1,), }"), std::string::npos) << "a 1-tuple needs its comma";
   EXPECT_EQ(tscope::readNpy(path_).shape, std::vector<int64_t>{1});
 
   tscope::writeNpy(path_, static_cast<const float*>(nullptr), {0, 3});
@@ -150,7 +124,7 @@ TEST_F(NpyTest, OneDimensionalScalarAndEmptyShapes) {
 }
 
 TEST_F(NpyTest, ReadsVersion2Headers) {
-  putBytes(path_, npyFile(2, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n", floatBytes({1.5f, -2.0f})));
+  writeBytes(path_, npyFile(2, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n", floatBytes({1.5f, -2.0f})));
   const tscope::NpyArray array = tscope::readNpy(path_);
   EXPECT_EQ(array.shape, std::vector<int64_t>{2});
   EXPECT_EQ(array.data, (std::vector<float>{1.5f, -2.0f}));
@@ -159,7 +133,7 @@ TEST_F(NpyTest, ReadsVersion2Headers) {
 TEST_F(NpyTest, ReadsNumpyStyleHeadersWithOtherKeyOrderAndGrowthPadding) {
   // Newer numpy leaves extra spaces so the shape can grow in place; old files may say 3L.
   const std::string dict = "{\"shape\": (1L, 2), 'fortran_order': False, 'descr': '<f4'}" + std::string(40, ' ') + "\n";
-  putBytes(path_, npyFile(1, dict, floatBytes({4.0f, 5.0f})));
+  writeBytes(path_, npyFile(1, dict, floatBytes({4.0f, 5.0f})));
   const tscope::NpyArray array = tscope::readNpy(path_);
   EXPECT_EQ(array.shape, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(array.data, (std::vector<float>{4.0f, 5.0f}));
@@ -234,7 +208,7 @@ TEST_F(NpyTest, RejectsShapeWhoseSizeOverflows) {
 TEST_F(NpyTest, FuzzedFilesLoadOrThrowButNeverCrash) {
   const std::vector<float> values = {1, 2, 3, 4, 5, 6};
   tscope::writeNpy(path_, values.data(), {2, 3});
-  const std::string valid = fileBytes(path_);
+  const std::string valid = readBytes(path_);
   std::mt19937 random(99);
   auto below = [&](size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random); };
   int loaded = 0, rejected = 0;
@@ -246,7 +220,7 @@ TEST_F(NpyTest, FuzzedFilesLoadOrThrowButNeverCrash) {
       const size_t at = below(trial % 3 == 0 ? 72 : bytes.size());  // mostly the header
       bytes[at] = static_cast<char>(trial % 3 == 0 ? bytes[at] ^ (1 << below(8)) : below(256));
     }
-    putBytes(path_, bytes);
+    writeBytes(path_, bytes);
     try {
       const tscope::NpyArray array = tscope::readNpy(path_);
       EXPECT_LE(array.data.size() * 4 + 10, bytes.size()) << "trial " << trial;
@@ -266,32 +240,32 @@ TEST_F(NpyTest, FuzzedFilesLoadOrThrowButNeverCrash) {
 TEST_F(NpyTest, WriteFileAtomicallyReplacesContentAndLeavesNoTemporary) {
   tscope::writeFileAtomically(path_, "first");
   tscope::writeFileAtomically(path_, "second");
-  EXPECT_EQ(fileBytes(path_), "second");
+  EXPECT_EQ(readBytes(path_), "second");
   EXPECT_FALSE(fs::exists(path_ + ".tmp"));
   tscope::writeFileAtomically(path_, "");
-  EXPECT_EQ(fileBytes(path_), "");
+  EXPECT_EQ(readBytes(path_), "");
 }
 
 TEST_F(NpyTest, WriteFileAtomicallyFailureLeavesNothingBehind) {
-  putBytes(dir_.file("plain"), "x");
+  writeBytes(dir_.file("plain"), "x");
   const std::string target = dir_.file("plain") + "/out.npy";  // a file used as a directory fails even for root
   expectNpyMessage(npyError([&] { tscope::writeFileAtomically(target, "data"); }), {target + ".tmp", "Not a directory"});
 
   const std::string occupied = dir_.file("occupied");  // rename over a non-empty directory fails
   fs::create_directory(occupied);
-  putBytes(occupied + "/keep", "k");
+  writeBytes(occupied + "/keep", "k");
   expectNpyMessage(npyError([&] { tscope::writeFileAtomically(occupied, "data"); }), {occupied, "cannot rename"});
   EXPECT_FALSE(fs::exists(occupied + ".tmp"));
-  EXPECT_EQ(fileBytes(occupied + "/keep"), "k");
+  EXPECT_EQ(readBytes(occupied + "/keep"), "k");
 }
 
 TEST_F(NpyTest, WriteNpyRejectsBadInputAndKeepsTheOldFile) {
   const float values[2] = {1, 2};
   tscope::writeNpy(path_, values, {2});
-  const std::string before = fileBytes(path_);
+  const std::string before = readBytes(path_);
   expectNpyMessage(npyError([&] { tscope::writeNpy(path_, static_cast<const float*>(nullptr), {2}); }), {"null data"});
   expectNpyMessage(npyError([&] { tscope::writeNpy(path_, values, {-2}); }), {"negative dimension -2"});
-  EXPECT_EQ(fileBytes(path_), before);
+  EXPECT_EQ(readBytes(path_), before);
   EXPECT_FALSE(fs::exists(path_ + ".tmp"));
 }
 

@@ -4,6 +4,8 @@
 #include "model/safetensors.h"
 
 #include <gtest/gtest.h>
+
+#include "tests/test_files.h"
 #include <unistd.h>
 
 #include <bit>
@@ -25,39 +27,11 @@ namespace fs = std::filesystem;
 using tscope::SafetensorsFile;
 using tscope::TensorToWrite;
 
-// A fresh directory under the system temp directory, removed with everything in it.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::random_device entropy;
-    root_ = fs::temp_directory_path() /
-            ("tscope_safetensors_" + std::to_string(::getpid()) + "_" + std::to_string(entropy()));
-    fs::create_directories(root_);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(root_, ignored);
-  }
-  std::string file(const std::string& name) const { return (root_ / name).string(); }
+using tscope::testing::readBytes;
+using tscope::testing::writeBytes;
 
- private:
-  fs::path root_;
-};
-
-std::string readBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-void writeBytes(const std::string& path, const std::string& bytes) {
-  std::error_code ignored;
-  fs::remove(path, ignored);  // a new file, not a truncated one: ext4 flushes truncate-and-rewrite on close
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(out.good()) << path;
-}
+// A scratch directory for this file's tests.
+using tscope::testing::ScratchDir;
 
 // A hand-made safetensors file: 8-byte little-endian header length, the header text as given, data.
 std::string rawSafetensors(const std::string& header, const std::string& data) {

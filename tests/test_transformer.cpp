@@ -13,18 +13,9 @@
 using namespace tscope;
 using tscope::testing::compare;
 using tscope::testing::randomWeights;
+using tscope::testing::smallConfig;
 
 namespace {
-
-ModelConfig smallConfig(int L, int H, int C, int V, int P) {
-  ModelConfig c;
-  c.n_layer = L;
-  c.n_head = H;
-  c.n_embd = C;
-  c.vocab_size = V;
-  c.n_positions = P;
-  return c;
-}
 
 std::vector<int> randomIds(int T, int V, uint64_t seed) {
   Rng rng(seed);
