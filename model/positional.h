@@ -1,0 +1,34 @@
+// Positional encodings as pure functions, for the forward pass and for the positional-encoding
+// panel: the sinusoidal matrix of "Attention Is All You Need" (base configurable), rotary
+// embeddings (RoPE, RoFormer: rotate each (2i, 2i+1) pair of a head), ALiBi's per-head linear
+// biases (Press et al. 2022), and a row-similarity helper.
+#pragma once
+#include <vector>
+
+namespace tscope {
+
+// (T, d): PE(t, 2i) = sin(t / base^(2i/d)), PE(t, 2i+1) = cos(t / base^(2i/d)). Odd d: the last
+// column is a sin column. Computed in double, stored as float.
+std::vector<float> sinusoidalEncoding(int T, int d, double base);
+
+// (T, d/2): the RoPE rotation angle of pair i at position t, theta(t, i) = t * base^(-2i/d).
+std::vector<float> ropeAngles(int T, int d, double base);
+
+// Rotates, in place, the rows of x at absolute positions pos0 .. pos0+T-1: each row holds nHeads
+// heads of headDim values (headDim even), rows `rowStride` floats apart; pair (2i, 2i+1) of every
+// head turns by theta(pos, i) computed with d = headDim.
+void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0, double base);
+
+// (H): ALiBi head slopes. For H a power of two, m_h = 2^(-8h/H), h = 1..H; otherwise the slopes
+// of the next lower power of two followed by every other slope of the next higher one (the
+// paper's recipe).
+std::vector<float> alibiSlopes(int H);
+
+// (H, T, T): the bias ALiBi adds to attention scores, -m_h * |i - j|; entries a causal model
+// never uses (j > i) are -infinity when causal.
+std::vector<float> alibiBias(int H, int T, bool causal);
+
+// (T, T): S(t, u) = row_t . row_u of a (T, d) matrix.
+std::vector<float> rowSimilarity(const float* matrix, int T, int d);
+
+}  // namespace tscope
