@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "model/config.h"
+
 namespace tscope {
 
 class Backend;
@@ -30,15 +32,29 @@ class Buffer {
   size_t count_ = 0;
 };
 
-// Shapes of one attention call. Queries are the T newest tokens at absolute positions
+// Shapes and variant of one attention call. Queries are the T newest tokens at absolute positions
 // pos0 .. pos0+T-1; keys/values for positions 0 .. pos0+T-1 are in the cache after the call.
 struct AttentionShape {
-  int T = 0;         // new tokens
-  int pos0 = 0;      // tokens already in the cache
-  int nHead = 0;     // H
-  int headDim = 0;   // D (C = H * D)
-  int cacheRows = 0; // capacity of the cache in tokens
+  int T = 0;          // new tokens
+  int pos0 = 0;       // tokens already in the cache
+  int nHead = 0;      // H query heads
+  int headDim = 0;    // D (C = H * D)
+  int cacheRows = 0;  // capacity of the cache in tokens
+  int nKvHead = 0;    // Hkv key/value heads (grouped-query attention); 0 = nHead. Query head h reads kv head h / (H / Hkv)
+  bool causal = true;      // false: every query sees every key in the cache (an encoder)
+  int window = 0;          // sliding window: a query at position p sees keys j with |p - j| < window; 0 = no limit
+  double ropeBase = 0;     // > 0: rotate q and k (RoPE) at their absolute positions before the scores
+  const float* alibiSlopes = nullptr;  // host (H): add -slope_h * |p - j| to the scores (ALiBi)
   int keys() const { return pos0 + T; }  // Tk
+  int kvHeads() const { return nKvHead > 0 ? nKvHead : nHead; }
+  int kvDim() const { return kvHeads() * headDim; }
+  int qkvDim() const { return nHead * headDim + 2 * kvDim(); }
+  // Whether a query at absolute position p sees the key at position j.
+  bool visible(int p, int j) const {
+    if (causal && j > p) return false;
+    if (window > 0 && (p > j ? p - j : j - p) >= window) return false;
+    return true;
+  }
 };
 
 class Backend {
@@ -57,24 +73,35 @@ class Backend {
   virtual void sync() {}
 
   // --- ops (shapes in comments; all row-major) ---------------------------------------------
-  // out (T, C) = wte[tokens] + wpe[pos0 + t]
-  virtual void embed(float* out, const int* hostTokens, const float* wte, const float* wpe, int T, int C, int pos0) = 0;
-  // out (T, C) = LayerNorm(in) * weight + bias over the last axis
+  // out (T, C) = wte[tokens] + positions[pos0 + t]; positions may be null (no additive encoding)
+  virtual void embed(float* out, const int* hostTokens, const float* wte, const float* positions, int T, int C, int pos0) = 0;
+  // out (T, C) = LayerNorm(in) * weight + bias over the last axis; bias may be null
   virtual void layerNorm(float* out, const float* in, const float* weight, const float* bias, int T, int C, float eps) = 0;
+  // out (T, C) = in / sqrt(mean(in^2) + eps) * weight
+  virtual void rmsNorm(float* out, const float* in, const float* weight, int T, int C, float eps) = 0;
   // out (T, N) = in (T, K) . weight (K, N) + bias (N); bias may be null
   virtual void matmul(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N) = 0;
-  // out (T, N) = in (T, K) . weight (N, K)^T   (the tied unembedding: weight = wte)
+  // out (T, N) = in (T, K) . weight (N, K)^T   (the unembedding: weight = wte or lm_head)
   virtual void matmulTransposed(float* out, const float* in, const float* weight, int T, int K, int N) = 0;
-  // x (n) = gelu_tanh(x) in place
-  virtual void gelu(float* x, size_t n) = 0;
+  // x (n) = act(x) in place: GELU (tanh or erf form) or ReLU
+  virtual void activate(float* x, size_t n, Activation activation) = 0;
+  // value (n) = silu(gate) * value, silu(g) = g / (1 + exp(-g))   (SwiGLU)
+  virtual void swiglu(float* value, const float* gate, size_t n) = 0;
   // x (n) += y (n)
   virtual void add(float* x, const float* y, size_t n) = 0;
-  // Causal multi-head attention with a KV cache.
-  //   qkv (T, 3C): Q | K | V of the new tokens; kCache, vCache (cacheRows, C): this layer's cache,
-  //   rows pos0.. are written here. out (T, C): concatenated heads (before the output projection).
-  //   probs, scores (H, T, Tk) if not null: post-softmax probabilities and pre-softmax scaled
-  //   scores (masked entries: probability 0, score -inf).
-  virtual void attention(float* out, float* probs, float* scores, const float* qkv, float* kCache, float* vCache,
+  // x (n) = 0
+  virtual void zero(float* x, size_t n) = 0;
+  // out (n, C) = in[rows[i]] for i < n   (rows on the host)
+  virtual void gatherRows(float* out, const float* in, const int* hostRows, int n, int C) = 0;
+  // out[rows[i]] += weights[i] * in (i) for i < n   (rows and weights on the host)
+  virtual void scatterAddRows(float* out, const float* in, const int* hostRows, const float* hostWeights, int n, int C) = 0;
+  // Multi-head attention with a KV cache, in every variant of AttentionShape.
+  //   qkv (T, C + 2 Hkv D): Q | K | V of the new tokens (RoPE rotates its Q and K in place);
+  //   kCache, vCache (cacheRows, Hkv D): this layer's cache, rows pos0.. are written here.
+  //   out (T, C): concatenated heads (before the output projection).
+  //   probs, scores (H, T, Tk) if not null: post-softmax probabilities and pre-softmax scores
+  //   (scaled, ALiBi included; masked entries: probability 0, score -inf).
+  virtual void attention(float* out, float* probs, float* scores, float* qkv, float* kCache, float* vCache,
                          const AttentionShape& shape) = 0;
 };
 

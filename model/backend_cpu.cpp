@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <Eigen/Core>
+#include <unsupported/Eigen/SpecialFunctions>  // erf, for the exact GELU
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "model/backend.h"
+#include "model/positional.h"
 
 namespace tscope {
 namespace {
@@ -64,11 +66,15 @@ class CpuBackend : public HostBackend {
   int threadCount() const override { return threads_; }
 
 
-  void embed(float* out, const int* tokens, const float* wte, const float* wpe, int T, int C, int pos0) override {
+  void embed(float* out, const int* tokens, const float* wte, const float* positions, int T, int C, int pos0) override {
     for (int t = 0; t < T; ++t) {
       const float* tokenRow = wte + static_cast<size_t>(tokens[t]) * C;
-      const float* posRow = wpe + static_cast<size_t>(pos0 + t) * C;
       float* o = out + static_cast<size_t>(t) * C;
+      if (!positions) {
+        std::memcpy(o, tokenRow, C * sizeof(float));
+        continue;
+      }
+      const float* posRow = positions + static_cast<size_t>(pos0 + t) * C;
       for (int c = 0; c < C; ++c) o[c] = tokenRow[c] + posRow[c];
     }
   }
@@ -85,8 +91,26 @@ class CpuBackend : public HostBackend {
 #pragma omp simd reduction(+ : squares)
       for (int c = 0; c < C; ++c) squares += (x[c] - mean) * (x[c] - mean);
       const float rstd = 1.0f / std::sqrt(squares / static_cast<float>(C) + eps);
+      if (bias) {
 #pragma omp simd
-      for (int c = 0; c < C; ++c) o[c] = (x[c] - mean) * rstd * weight[c] + bias[c];
+        for (int c = 0; c < C; ++c) o[c] = (x[c] - mean) * rstd * weight[c] + bias[c];
+      } else {
+#pragma omp simd
+        for (int c = 0; c < C; ++c) o[c] = (x[c] - mean) * rstd * weight[c];
+      }
+    }
+  }
+
+  void rmsNorm(float* out, const float* in, const float* weight, int T, int C, float eps) override {
+    for (int t = 0; t < T; ++t) {
+      const float* x = in + static_cast<size_t>(t) * C;
+      float* o = out + static_cast<size_t>(t) * C;
+      float squares = 0;
+#pragma omp simd reduction(+ : squares)
+      for (int c = 0; c < C; ++c) squares += x[c] * x[c];
+      const float rrms = 1.0f / std::sqrt(squares / static_cast<float>(C) + eps);
+#pragma omp simd
+      for (int c = 0; c < C; ++c) o[c] = x[c] * rrms * weight[c];
     }
   }
 
@@ -116,22 +140,56 @@ class CpuBackend : public HostBackend {
     RowMap(out, T, N).noalias() = ConstRowMap(in, T, K) * ConstRowMap(weight, N, K).transpose();
   }
 
-  void gelu(float* x, size_t n) override {
+  void activate(float* x, size_t n, Activation activation) override {
     Eigen::Map<Eigen::ArrayXf> a(x, static_cast<Eigen::Index>(n));
-    const float k = 0.7978845608028654f;  // sqrt(2 / pi)
-    a = 0.5f * a * (1.0f + (k * (a + 0.044715f * a.cube())).tanh());
+    switch (activation) {
+      case Activation::GeluTanh: {
+        const float k = 0.7978845608028654f;  // sqrt(2 / pi)
+        a = 0.5f * a * (1.0f + (k * (a + 0.044715f * a.cube())).tanh());
+        break;
+      }
+      case Activation::GeluErf: a = 0.5f * a * (1.0f + (a * 0.7071067811865476f).erf()); break;
+      case Activation::Relu: a = a.max(0.0f); break;
+      case Activation::SwiGlu: break;  // applied by swiglu(), which needs the gate
+    }
+  }
+
+  void swiglu(float* value, const float* gate, size_t n) override {
+    Eigen::Map<Eigen::ArrayXf> v(value, static_cast<Eigen::Index>(n));
+    Eigen::Map<const Eigen::ArrayXf> g(gate, static_cast<Eigen::Index>(n));
+    v = v * g / (1.0f + (-g).exp());
   }
 
   void add(float* x, const float* y, size_t n) override {
     for (size_t i = 0; i < n; ++i) x[i] += y[i];
   }
 
-  void attention(float* out, float* probs, float* scores, const float* qkv, float* kCache, float* vCache,
-                 const AttentionShape& s) override {
+  void zero(float* x, size_t n) override { std::memset(x, 0, n * sizeof(float)); }
+
+  void gatherRows(float* out, const float* in, const int* rows, int n, int C) override {
+    for (int i = 0; i < n; ++i) std::memcpy(out + static_cast<size_t>(i) * C, in + static_cast<size_t>(rows[i]) * C, C * sizeof(float));
+  }
+
+  void scatterAddRows(float* out, const float* in, const int* rows, const float* weights, int n, int C) override {
+    for (int i = 0; i < n; ++i) {
+      float* o = out + static_cast<size_t>(rows[i]) * C;
+      const float* x = in + static_cast<size_t>(i) * C;
+      const float w = weights[i];
+#pragma omp simd
+      for (int c = 0; c < C; ++c) o[c] += w * x[c];
+    }
+  }
+
+  void attention(float* out, float* probs, float* scores, float* qkv, float* kCache, float* vCache, const AttentionShape& s) override {
     const int H = s.nHead, D = s.headDim, C = H * D, T = s.T, Tk = s.keys();
+    const int kvDim = s.kvDim(), rowWidth = s.qkvDim(), group = H / s.kvHeads();
+    if (s.ropeBase > 0) {
+      applyRope(qkv, T, H, D, rowWidth, s.pos0, s.ropeBase);
+      applyRope(qkv + C, T, s.kvHeads(), D, rowWidth, s.pos0, s.ropeBase);
+    }
     for (int t = 0; t < T; ++t) {
-      std::memcpy(kCache + static_cast<size_t>(s.pos0 + t) * C, qkv + static_cast<size_t>(t) * 3 * C + C, C * sizeof(float));
-      std::memcpy(vCache + static_cast<size_t>(s.pos0 + t) * C, qkv + static_cast<size_t>(t) * 3 * C + 2 * C, C * sizeof(float));
+      std::memcpy(kCache + static_cast<size_t>(s.pos0 + t) * kvDim, qkv + static_cast<size_t>(t) * rowWidth + C, kvDim * sizeof(float));
+      std::memcpy(vCache + static_cast<size_t>(s.pos0 + t) * kvDim, qkv + static_cast<size_t>(t) * rowWidth + C + kvDim, kvDim * sizeof(float));
     }
     const size_t mapSize = static_cast<size_t>(T) * Tk;
     if (!probs) {
@@ -139,26 +197,36 @@ class CpuBackend : public HostBackend {
       probs = scratch_.data();
     }
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 #pragma omp parallel for num_threads(threads_) schedule(static) if (static_cast<size_t>(H) * mapSize * D > 32768)
     for (int h = 0; h < H; ++h) {
-      StridedConstMap q(qkv + h * D, T, D, Eigen::OuterStride<>(3 * C));
-      StridedConstMap k(kCache + h * D, Tk, D, Eigen::OuterStride<>(C));
-      StridedConstMap v(vCache + h * D, Tk, D, Eigen::OuterStride<>(C));
+      const int kvHead = h / group;
+      StridedConstMap q(qkv + h * D, T, D, Eigen::OuterStride<>(rowWidth));
+      StridedConstMap k(kCache + kvHead * D, Tk, D, Eigen::OuterStride<>(kvDim));
+      StridedConstMap v(vCache + kvHead * D, Tk, D, Eigen::OuterStride<>(kvDim));
       RowMap p(probs + h * mapSize, T, Tk);
       p.noalias() = (q * k.transpose()) * scale;
-      if (scores) RowMap(scores + h * mapSize, T, Tk) = p;
+      const float slope = s.alibiSlopes ? s.alibiSlopes[h] : 0.0f;
       for (int t = 0; t < T; ++t) {
-        const int visible = s.pos0 + t + 1;  // causal: keys 0 .. pos0 + t
+        const int position = s.pos0 + t;
+        // The visible keys form one contiguous range [first, last].
+        int first = 0, last = s.causal ? position : Tk - 1;
+        if (s.window > 0) {
+          first = std::max(0, position - s.window + 1);
+          last = std::min(last, position + s.window - 1);
+        }
         float* row = p.data() + static_cast<size_t>(t) * Tk;
-        float maxScore = -std::numeric_limits<float>::infinity();
-        for (int j = 0; j < visible; ++j) maxScore = std::max(maxScore, row[j]);
-        Eigen::Map<Eigen::ArrayXf> visibleRow(row, visible);
-        visibleRow = (visibleRow - maxScore).exp();  // Eigen's vectorised exp
-        const float inv = 1.0f / visibleRow.sum();
-        for (int j = 0; j < visible; ++j) row[j] *= inv;
-        for (int j = visible; j < Tk; ++j) row[j] = 0.0f;
-        if (scores)
-          for (int j = visible; j < Tk; ++j) scores[h * mapSize + static_cast<size_t>(t) * Tk + j] = -std::numeric_limits<float>::infinity();
+        if (slope != 0.0f)
+          for (int j = first; j <= last; ++j) row[j] -= slope * static_cast<float>(std::abs(position - j));
+        float* scoreRow = scores ? scores + h * mapSize + static_cast<size_t>(t) * Tk : nullptr;
+        if (scoreRow) {
+          for (int j = 0; j < Tk; ++j) scoreRow[j] = (j < first || j > last) ? kNegInf : row[j];
+        }
+        Eigen::Map<Eigen::ArrayXf> visibleRow(row + first, last - first + 1);
+        visibleRow = (visibleRow - visibleRow.maxCoeff()).exp();  // Eigen's vectorised exp
+        visibleRow *= 1.0f / visibleRow.sum();
+        for (int j = 0; j < first; ++j) row[j] = 0.0f;
+        for (int j = last + 1; j < Tk; ++j) row[j] = 0.0f;
       }
       StridedMap o(out + h * D, T, D, Eigen::OuterStride<>(C));
       o.noalias() = p * v;

@@ -1,4 +1,6 @@
 // Model configuration: the architecture fields of config.json and the rules they must obey.
+// GPT-2's HuggingFace fields plus tscope's architecture-lab fields (positional encoding, norm,
+// feed-forward, mixture of experts, attention variants), all with GPT-2's values as defaults.
 // Dimension letters used across tscope: B batch, T tokens, C = d_model, H heads, D head dim,
 // F = d_ff, V vocab, L layers, E experts.
 #pragma once
@@ -7,25 +9,58 @@
 
 namespace tscope {
 
+enum class PositionEncoding { Learned, Sinusoidal, Rope, Alibi, None };
+enum class NormKind { LayerNorm, RmsNorm };
+enum class Activation { GeluTanh, GeluErf, Relu, SwiGlu };
+enum class MoeRoutingKind { TokenChoice, ExpertChoice };
+
 struct ModelConfig {
   int n_layer = 12;             // L
-  int n_head = 12;              // H
+  int n_head = 12;              // H (query heads)
   int n_embd = 768;             // C
   int n_positions = 1024;       // longest context (T max)
   int vocab_size = 50257;       // V
   double layer_norm_epsilon = 1e-5;
-  std::string activation_function = "gelu_new";  // tanh-approximated GELU (GPT-2)
-  std::string tokenizer = "gpt2-bpe";             // "gpt2-bpe" or "char"
+  Activation activation = Activation::GeluTanh;  // config.json "activation_function"
+  std::string tokenizer = "gpt2-bpe";            // "gpt2-bpe" or "char"
 
-  int headDim() const { return n_embd / n_head; }  // D
-  int dFF() const { return 4 * n_embd; }           // F
+  // Architecture lab (tscope's own models; HF GPT-2 keeps the defaults).
+  PositionEncoding position_encoding = PositionEncoding::Learned;
+  double position_base = 10000;  // sinusoidal base C in sin(t / C^(2i/d)); RoPE base
+  NormKind norm = NormKind::LayerNorm;
+  bool pre_norm = true;          // z = x + f(LN(x)); false: post-norm z = LN(x + f(x))
+  int d_ff = 0;                  // F; 0 = 4C
+  int n_kv_head = 0;             // grouped-query attention; 0 = n_head, 1 = multi-query
+  bool causal = true;            // false: bidirectional (an encoder, as in BERT)
+  int attention_window = 0;      // sliding-window width w (keys within w positions); 0 = full
+  bool tie_word_embeddings = true;
+  int n_experts = 0;             // E; 0 = dense feed-forward
+  int moe_top_k = 2;             // k
+  double moe_capacity_factor = 1.25;  // <= 0: no capacity limit
+  MoeRoutingKind moe_routing = MoeRoutingKind::TokenChoice;
+  double moe_aux_loss_alpha = 0.01;
+
+  int headDim() const { return n_embd / n_head; }                     // D
+  int kvHeads() const { return n_kv_head > 0 ? n_kv_head : n_head; }  // Hkv
+  int kvDim() const { return kvHeads() * headDim(); }                  // Hkv * D
+  int qkvDim() const { return n_embd + 2 * kvDim(); }                  // Q | K | V row width
+  int dFF() const { return d_ff > 0 ? d_ff : 4 * n_embd; }             // F
+  bool isMoe() const { return n_experts > 0; }
+  bool hasLearnedPositions() const { return position_encoding == PositionEncoding::Learned; }
+  bool hasNormBias() const { return norm == NormKind::LayerNorm; }
+  bool hasFinalNorm() const { return pre_norm; }  // post-norm output is already normalised
 };
+
+const char* toString(PositionEncoding value);
+const char* toString(NormKind value);
+const char* toString(Activation value);
+const char* toString(MoeRoutingKind value);
 
 // Returns "" when the config is usable, else one line naming the field and the rule it breaks.
 std::string validateConfig(const ModelConfig& config);
 
 // Reads the fields above from a HuggingFace-style config.json object (unknown keys ignored).
-// Throws tscope::Error on a wrong type or an invalid combination.
+// Throws tscope::Error on a wrong type, an unknown value or an invalid combination.
 ModelConfig configFromJson(const nlohmann::json& json);
 nlohmann::json configToJson(const ModelConfig& config);
 

@@ -6,7 +6,7 @@
 namespace tscope {
 
 KVCache::KVCache(Backend& backend, const ModelConfig& config, int capacity)
-    : backend_(&backend), L_(config.n_layer), C_(config.n_embd), capacity_(capacity > 0 ? capacity : config.n_positions) {
+    : backend_(&backend), L_(config.n_layer), C_(config.kvDim()), capacity_(capacity > 0 ? capacity : config.n_positions) {
   if (capacity_ > config.n_positions)
     throw Error("KV cache capacity " + std::to_string(capacity_) + " exceeds the context length " + std::to_string(config.n_positions));
   k_ = backend.allocate((size_t)L_ * capacity_ * C_);

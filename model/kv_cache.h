@@ -13,8 +13,8 @@ class KVCache {
   KVCache(Backend& backend, const ModelConfig& config, int capacity = 0);  // 0 = n_positions
   int length() const { return length_; }
   int capacity() const { return capacity_; }
-  float* keys(int layer) { return k_.data() + (size_t)layer * capacity_ * C_; }    // (capacity, C)
-  float* values(int layer) { return v_.data() + (size_t)layer * capacity_ * C_; }  // (capacity, C)
+  float* keys(int layer) { return k_.data() + (size_t)layer * capacity_ * C_; }    // (capacity, Hkv D)
+  float* values(int layer) { return v_.data() + (size_t)layer * capacity_ * C_; }  // (capacity, Hkv D)
   size_t bytesUsed() const { return 2 * sizeof(float) * (size_t)L_ * length_ * C_; }
   size_t bytesPerToken() const { return 2 * sizeof(float) * (size_t)L_ * C_; }
   size_t bytesReserved() const { return 2 * sizeof(float) * (size_t)L_ * capacity_ * C_; }
@@ -25,8 +25,8 @@ class KVCache {
 
  private:
   Backend* backend_;
-  int L_, C_, capacity_, length_ = 0;
-  Buffer k_, v_;  // (L, capacity, C) each
+  int L_, C_, capacity_, length_ = 0;  // C_: row width Hkv * D (= C without grouped-query attention)
+  Buffer k_, v_;  // (L, capacity, Hkv D) each
 };
 
 }  // namespace tscope

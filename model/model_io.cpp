@@ -133,10 +133,10 @@ Weights loadLlmcCheckpoint(const std::string& path) {
     copy(w.attnProjBias, tensor[7] + l * C, C);
     copy(w.ln2Weight, tensor[8] + l * C, C);
     copy(w.ln2Bias, tensor[9] + l * C, C);
-    transposeInto(w.fcWeight, tensor[10] + l * F * C, F, C);
-    copy(w.fcBias, tensor[11] + l * F, F);
-    transposeInto(w.fcProjWeight, tensor[12] + l * C * F, C, F);
-    copy(w.fcProjBias, tensor[13] + l * C, C);
+    transposeInto(w.mlp.fcWeight, tensor[10] + l * F * C, F, C);
+    copy(w.mlp.fcBias, tensor[11] + l * F, F);
+    transposeInto(w.mlp.projWeight, tensor[12] + l * C * F, C, F);
+    copy(w.mlp.projBias, tensor[13] + l * C, C);
   }
   copy(weights.lnfWeight, tensor[14], C);
   copy(weights.lnfBias, tensor[15], C);
@@ -164,7 +164,7 @@ LoadedModel loadModel(const std::string& pathString) {
     try {
       config = configFromJson(configJson);
     } catch (const Error& e) {
-      throw Error(configPath.string() + ": " + std::string(e.what()).substr(std::strlen("config.json: ")));
+      throw Error(configPath.string() + ": " + e.what());
     }
     const fs::path weightsPath = path / "model.safetensors";
     if (!fs::exists(weightsPath)) {

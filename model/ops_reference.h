@@ -8,14 +8,19 @@
 
 namespace tscope::ref {
 
-void embed(float* out, const int* tokens, const float* wte, const float* wpe, int T, int C, int pos0);
+void embed(float* out, const int* tokens, const float* wte, const float* positions, int T, int C, int pos0);
 void layerNorm(float* out, const float* in, const float* weight, const float* bias, int T, int C, float eps);
+void rmsNorm(float* out, const float* in, const float* weight, int T, int C, float eps);
 void matmul(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N);
 void matmulTransposed(float* out, const float* in, const float* weight, int T, int K, int N);
 float geluTanh(float x);
-void gelu(float* x, size_t n);
+float geluErf(float x);
+float silu(float x);
+void activate(float* x, size_t n, Activation activation);
+void swiglu(float* value, const float* gate, size_t n);
 void add(float* x, const float* y, size_t n);
-void attention(float* out, float* probs, float* scores, const float* qkv, float* kCache, float* vCache,
-               const AttentionShape& shape);
+void gatherRows(float* out, const float* in, const int* rows, int n, int C);
+void scatterAddRows(float* out, const float* in, const int* rows, const float* weights, int n, int C);
+void attention(float* out, float* probs, float* scores, float* qkv, float* kCache, float* vCache, const AttentionShape& shape);
 
 }  // namespace tscope::ref

@@ -1,7 +1,8 @@
 // Positional encodings as pure functions, for the forward pass and for the positional-encoding
 // panel: the sinusoidal matrix of "Attention Is All You Need" (base configurable), rotary
 // embeddings (RoPE, RoFormer: rotate each (2i, 2i+1) pair of a head), ALiBi's per-head linear
-// biases (Press et al. 2022), and a row-similarity helper.
+// biases (Press et al. 2022), and a row-similarity helper. Bad arguments throw tscope::Error with
+// a one-line message naming the argument.
 #pragma once
 #include <vector>
 
@@ -11,24 +12,27 @@ namespace tscope {
 // column is a sin column. Computed in double, stored as float.
 std::vector<float> sinusoidalEncoding(int T, int d, double base);
 
-// (T, d/2): the RoPE rotation angle of pair i at position t, theta(t, i) = t * base^(-2i/d).
+// (T, d/2): the RoPE rotation angle of pair i at position t, theta(t, i) = t * base^(-2i/d);
+// d is the head dimension and must be even.
 std::vector<float> ropeAngles(int T, int d, double base);
 
 // Rotates, in place, the rows of x at absolute positions pos0 .. pos0+T-1: each row holds nHeads
 // heads of headDim values (headDim even), rows `rowStride` floats apart; pair (2i, 2i+1) of every
-// head turns by theta(pos, i) computed with d = headDim.
+// head turns by theta(pos, i) computed with d = headDim: (x0, x1) -> (x0 cos - x1 sin,
+// x0 sin + x1 cos). Needs pos0 >= 0 and rowStride >= nHeads * headDim; padding is left alone.
 void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0, double base);
 
 // (H): ALiBi head slopes. For H a power of two, m_h = 2^(-8h/H), h = 1..H; otherwise the slopes
-// of the next lower power of two followed by every other slope of the next higher one (the
-// paper's recipe).
+// of the next lower power of two n, followed by the 1st, 3rd, 5th, ... slopes of 2n until there
+// are H (the recipe in the paper's code). H = 12: 2^-1 .. 2^-8, then 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5.
 std::vector<float> alibiSlopes(int H);
 
-// (H, T, T): the bias ALiBi adds to attention scores, -m_h * |i - j|; entries a causal model
-// never uses (j > i) are -infinity when causal.
+// (H, T, T): the bias ALiBi adds to attention scores of query i and key j, -m_h * |i - j| (+0 on
+// the diagonal); entries a causal model never uses (j > i) are -infinity when causal.
 std::vector<float> alibiBias(int H, int T, bool causal);
 
-// (T, T): S(t, u) = row_t . row_u of a (T, d) matrix.
+// (T, T): S(t, u) = row_t . row_u of a (T, d) matrix, summed in double. For the sinusoidal matrix
+// with even d, S(t, t + k) = sum_i cos(k * base^(-2i/d)) depends only on the offset k.
 std::vector<float> rowSimilarity(const float* matrix, int T, int d);
 
 }  // namespace tscope

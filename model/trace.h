@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "model/moe.h"
+
 namespace tscope {
 
 struct TraceOptions {
@@ -42,6 +44,8 @@ struct Trace {
   std::vector<int> lensIds;           // (Lc, P, K) top-K ids of softmax(unembed(ln_f(resid)))
   std::vector<float> lensProbs;       // (Lc, P, K) their probabilities
   std::vector<float> logits;          // (T or 1, V) as returned by the forward
+  std::vector<MoeRouting> moe;        // (L) routing of every mixture-of-experts layer (empty for dense layers)
+  float moeAuxLoss = 0;               // sum over layers of the load-balancing loss
   double forwardMs = 0;               // wall time of the forward, capture included
   bool truncated = false;             // some requested layers were left out by the memory cap
   std::string note;                   // why, when truncated

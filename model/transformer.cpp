@@ -1,6 +1,7 @@
 // The forward pass over the Backend ops, plus trace capture (attention maps, residuals, logit
-// lens) for the layers the caller asks for. The per-token decode path allocates nothing once the
-// scratch buffers have grown to the largest T seen.
+// lens, MoE routing) for the layers the caller asks for. The dense per-token decode path
+// allocates nothing once the scratch buffers have grown to the largest T seen; MoE routing runs
+// on the host over (T, E) router logits.
 #include "model/transformer.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <numeric>
 
 #include "model/error.h"
+#include "model/positional.h"
 
 namespace tscope {
 
@@ -25,27 +27,56 @@ Transformer::Transformer(const Weights& weights, Backend& backend) : config_(wei
     backend.upload(ownedWeights_.data(), base, weights.totalFloats());
     target = ownedWeights_.data();
   }
-  auto relocate = [&](const float* p) { return target + (p - base); };
+  auto relocate = [&](const float* p) -> const float* { return p ? target + (p - base) : nullptr; };
+  auto relocateMutable = [&](float* p) -> float* { return p ? target + (p - base) : nullptr; };
+  auto relocateFeedForward = [&](FeedForwardWeights f) {
+    for (float** p : {&f.fcWeight, &f.fcBias, &f.gateWeight, &f.gateBias, &f.projWeight, &f.projBias}) *p = relocateMutable(*p);
+    return f;
+  };
   wte_ = relocate(weights.wte);
-  wpe_ = relocate(weights.wpe);
+  unembedding_ = relocate(weights.unembedding());
   lnfWeight_ = relocate(weights.lnfWeight);
   lnfBias_ = relocate(weights.lnfBias);
   for (const auto& w : weights.layers) {
-    LayerWeights r;
-    r.ln1Weight = relocate(w.ln1Weight);
-    r.ln1Bias = relocate(w.ln1Bias);
-    r.qkvWeight = relocate(w.qkvWeight);
-    r.qkvBias = relocate(w.qkvBias);
-    r.attnProjWeight = relocate(w.attnProjWeight);
-    r.attnProjBias = relocate(w.attnProjBias);
-    r.ln2Weight = relocate(w.ln2Weight);
-    r.ln2Bias = relocate(w.ln2Bias);
-    r.fcWeight = relocate(w.fcWeight);
-    r.fcBias = relocate(w.fcBias);
-    r.fcProjWeight = relocate(w.fcProjWeight);
-    r.fcProjBias = relocate(w.fcProjBias);
-    layers_.push_back(r);
+    LayerWeights r = w;
+    for (float** p : {&r.ln1Weight, &r.ln1Bias, &r.qkvWeight, &r.qkvBias, &r.attnProjWeight, &r.attnProjBias, &r.ln2Weight,
+                      &r.ln2Bias, &r.routerWeight})
+      *p = relocateMutable(*p);
+    r.mlp = relocateFeedForward(w.mlp);
+    for (auto& expert : r.experts) expert = relocateFeedForward(expert);
+    layers_.push_back(std::move(r));
   }
+  switch (config_.position_encoding) {
+    case PositionEncoding::Learned: positions_ = relocate(weights.wpe); break;
+    case PositionEncoding::Sinusoidal: {
+      const auto table = sinusoidalEncoding(config_.n_positions, config_.n_embd, config_.position_base);
+      sinusoidTable_ = backend.allocate(table.size());
+      backend.upload(sinusoidTable_.data(), table.data(), table.size());
+      positions_ = sinusoidTable_.data();
+      break;
+    }
+    case PositionEncoding::Alibi: alibiSlopes_ = alibiSlopes(config_.n_head); break;
+    case PositionEncoding::Rope:
+    case PositionEncoding::None: break;
+  }
+  if (config_.isMoe()) {
+    moeParams_.experts = config_.n_experts;
+    moeParams_.topK = config_.moe_top_k;
+    moeParams_.capacityFactor = config_.moe_capacity_factor;
+    moeParams_.expertChoice = config_.moe_routing == MoeRoutingKind::ExpertChoice;
+    moeParams_.auxLossAlpha = config_.moe_aux_loss_alpha;
+    expertRows_.resize(config_.n_experts);
+    expertGates_.resize(config_.n_experts);
+  }
+}
+
+void Transformer::setMoeRouting(const MoeRoutingParams& params) {
+  if (!config_.isMoe()) throw Error("this model has no mixture-of-experts layers");
+  if (params.experts != config_.n_experts) throw Error("the number of experts is fixed by the weights (n_experts)");
+  if (params.topK < 1 || params.topK > params.experts)
+    throw Error("moe_top_k (" + std::to_string(params.topK) + ") must be between 1 and n_experts (" + std::to_string(params.experts) + ")");
+  if (params.expertChoice && !(params.capacityFactor > 0)) throw Error("moe_capacity_factor must be positive for expert_choice routing");
+  moeParams_ = params;
 }
 
 void Transformer::ensureScratch(int T) {
@@ -53,12 +84,63 @@ void Transformer::ensureScratch(int T) {
   const size_t C = config_.n_embd, F = config_.dFF(), V = config_.vocab_size;
   residual_ = backend_->allocate(T * C);
   normed_ = backend_->allocate(T * C);
-  qkv_ = backend_->allocate(T * 3 * C);
+  qkv_ = backend_->allocate(T * config_.qkvDim());
   attnOut_ = backend_->allocate(T * C);
   projected_ = backend_->allocate(T * C);
   hidden_ = backend_->allocate(T * F);
+  if (config_.activation == Activation::SwiGlu) gate_ = backend_->allocate(T * F);
+  if (config_.isMoe()) {
+    expertIn_ = backend_->allocate(T * C);
+    expertOut_ = backend_->allocate(T * C);
+    routerLogits_ = backend_->allocate(T * config_.n_experts);
+  }
   logitsBuf_ = backend_->allocate(T * V);
   scratchT_ = T;
+}
+
+void Transformer::norm(float* out, const float* in, const float* weight, const float* bias, int rows) {
+  const float eps = static_cast<float>(config_.layer_norm_epsilon);
+  if (config_.norm == NormKind::RmsNorm) backend_->rmsNorm(out, in, weight, rows, config_.n_embd, eps);
+  else backend_->layerNorm(out, in, weight, bias, rows, config_.n_embd, eps);
+}
+
+// out (rows, C) = proj(act(in Wfc + bfc)) or, for SwiGLU, proj(silu(in Wgate + bgate) * (in Wfc + bfc)).
+void Transformer::feedForward(const FeedForwardWeights& w, const float* in, float* out, int rows) {
+  const int C = config_.n_embd, F = config_.dFF();
+  backend_->matmul(hidden_.data(), in, w.fcWeight, w.fcBias, rows, C, F);
+  if (config_.activation == Activation::SwiGlu) {
+    backend_->matmul(gate_.data(), in, w.gateWeight, w.gateBias, rows, C, F);
+    backend_->swiglu(hidden_.data(), gate_.data(), (size_t)rows * F);
+  } else {
+    backend_->activate(hidden_.data(), (size_t)rows * F, config_.activation);
+  }
+  backend_->matmul(out, hidden_.data(), w.projWeight, w.projBias, rows, F, C);
+}
+
+// out (T, C) = sum over each token's kept assignments of gate * expert(in row).
+void Transformer::mixtureOfExperts(const LayerWeights& w, const float* in, float* out, int T, MoeRouting& routing) {
+  const int C = config_.n_embd, E = config_.n_experts;
+  backend_->matmul(routerLogits_.data(), in, w.routerWeight, nullptr, T, C, E);
+  hostRouterLogits_.resize((size_t)T * E);
+  backend_->download(hostRouterLogits_.data(), routerLogits_.data(), (size_t)T * E);
+  routing = routeTokens(hostRouterLogits_, T, moeParams_);
+  for (int e = 0; e < E; ++e) {
+    expertRows_[e].clear();
+    expertGates_[e].clear();
+  }
+  for (const auto& a : routing.assignments) {
+    if (a.dropped) continue;
+    expertRows_[a.expert].push_back(a.token);
+    expertGates_[a.expert].push_back(a.gate);
+  }
+  backend_->zero(out, (size_t)T * C);
+  for (int e = 0; e < E; ++e) {
+    const int n = static_cast<int>(expertRows_[e].size());
+    if (n == 0) continue;
+    backend_->gatherRows(expertIn_.data(), in, expertRows_[e].data(), n, C);
+    feedForward(w.experts[e], expertIn_.data(), expertOut_.data(), n);
+    backend_->scatterAddRows(out, expertOut_.data(), expertRows_[e].data(), expertGates_[e].data(), n, C);
+  }
 }
 
 namespace {
@@ -102,7 +184,7 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
                           Trace* trace, const TraceOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   const int T = static_cast<int>(tokens.size());
-  const int C = config_.n_embd, H = config_.n_head, D = config_.headDim(), F = config_.dFF(), V = config_.vocab_size;
+  const int C = config_.n_embd, H = config_.n_head, V = config_.vocab_size;
   const int pos0 = cache.length();
   if (T == 0) throw Error("forward: no tokens");
   if (pos0 + T > cache.capacity())
@@ -110,7 +192,12 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   for (int id : tokens)
     if (id < 0 || id >= V) throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
   ensureScratch(T);
-  const AttentionShape shape{T, pos0, H, D, cache.capacity()};
+  AttentionShape shape{T, pos0, H, config_.headDim(), cache.capacity()};
+  shape.nKvHead = config_.kvHeads();
+  shape.causal = config_.causal;
+  shape.window = config_.attention_window;
+  shape.ropeBase = config_.position_encoding == PositionEncoding::Rope ? config_.position_base : 0.0;
+  shape.alibiSlopes = alibiSlopes_.empty() ? nullptr : alibiSlopes_.data();
 
   if (trace) {
     *trace = Trace{};
@@ -148,6 +235,7 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
       trace->lensIds.resize(Lc * P * trace->lensK);
       trace->lensProbs.resize(Lc * P * trace->lensK);
     }
+    trace->moe.resize(config_.n_layer);
   }
   std::vector<float> hostResidual;  // trace only: residual norms on host
   auto recordNorms = [&](int slot) {
@@ -158,41 +246,64 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   };
 
   float* x = residual_.data();
-  backend_->embed(x, tokens.data(), wte_, wpe_, T, C, pos0);
+  const size_t activations = (size_t)T * C;
+  backend_->embed(x, tokens.data(), wte_, positions_, T, C, pos0);
   recordNorms(0);
+  MoeRouting scratchRouting;
   for (int l = 0; l < config_.n_layer; ++l) {
     const LayerWeights& w = layers_[l];
     const int li = trace ? trace->capturedIndex(l) : -1;
     const bool captureAttn = li >= 0 && options.attention;
-    // Attention sublayer: x = x + proj(attn(ln_1(x)))
-    backend_->layerNorm(normed_.data(), x, w.ln1Weight, w.ln1Bias, T, C, config_.layer_norm_epsilon);
-    backend_->matmul(qkv_.data(), normed_.data(), w.qkvWeight, w.qkvBias, T, C, 3 * C);
+    // Attention sublayer. Pre-norm: x = x + attn(norm(x)); post-norm: x = norm(x + attn(x)).
+    const float* attnIn = x;
+    if (config_.pre_norm) {
+      norm(normed_.data(), x, w.ln1Weight, w.ln1Bias, T);
+      attnIn = normed_.data();
+    }
+    backend_->matmul(qkv_.data(), attnIn, w.qkvWeight, w.qkvBias, T, C, config_.qkvDim());
     backend_->attention(attnOut_.data(), captureAttn ? attnProbs_.data() : nullptr, captureAttn ? attnScores_.data() : nullptr,
                         qkv_.data(), cache.keys(l), cache.values(l), shape);
     backend_->matmul(projected_.data(), attnOut_.data(), w.attnProjWeight, w.attnProjBias, T, C, C);
-    backend_->add(x, projected_.data(), (size_t)T * C);
+    backend_->add(x, projected_.data(), activations);
+    if (!config_.pre_norm) {
+      norm(normed_.data(), x, w.ln1Weight, w.ln1Bias, T);
+      backend_->copy(x, normed_.data(), activations);
+    }
     if (captureAttn) {
       const size_t mapFloats = (size_t)H * T * shape.keys();
       backend_->download(trace->attn.data() + li * mapFloats, attnProbs_.data(), mapFloats);
       backend_->download(trace->scores.data() + li * mapFloats, attnScores_.data(), mapFloats);
     }
-    if (li >= 0 && options.residuals) backend_->download(trace->residAfterAttn.data() + (size_t)li * T * C, x, (size_t)T * C);
-    // MLP sublayer: x = x + proj(gelu(fc(ln_2(x))))
-    backend_->layerNorm(normed_.data(), x, w.ln2Weight, w.ln2Bias, T, C, config_.layer_norm_epsilon);
-    backend_->matmul(hidden_.data(), normed_.data(), w.fcWeight, w.fcBias, T, C, F);
-    backend_->gelu(hidden_.data(), (size_t)T * F);
-    backend_->matmul(projected_.data(), hidden_.data(), w.fcProjWeight, w.fcProjBias, T, F, C);
-    backend_->add(x, projected_.data(), (size_t)T * C);
-    if (li >= 0 && options.residuals) backend_->download(trace->residAfterMlp.data() + (size_t)li * T * C, x, (size_t)T * C);
+    if (li >= 0 && options.residuals) backend_->download(trace->residAfterAttn.data() + (size_t)li * T * C, x, activations);
+    // Feed-forward sublayer (dense MLP or mixture of experts), in the same pre/post form.
+    const float* ffIn = x;
+    if (config_.pre_norm) {
+      norm(normed_.data(), x, w.ln2Weight, w.ln2Bias, T);
+      ffIn = normed_.data();
+    }
+    if (config_.isMoe()) mixtureOfExperts(w, ffIn, projected_.data(), T, trace ? trace->moe[l] : scratchRouting);
+    else feedForward(w.mlp, ffIn, projected_.data(), T);
+    backend_->add(x, projected_.data(), activations);
+    if (!config_.pre_norm) {
+      norm(normed_.data(), x, w.ln2Weight, w.ln2Bias, T);
+      backend_->copy(x, normed_.data(), activations);
+    }
+    if (li >= 0 && options.residuals) backend_->download(trace->residAfterMlp.data() + (size_t)li * T * C, x, activations);
     recordNorms(l + 1);
-    if (li >= 0 && trace->lensK > 0) captureLens(*trace, li, x, T, options);
+    if (li >= 0 && trace->lensK > 0) captureLens(*trace, li, x, T);
   }
   cache.advance(T);
+  if (trace)
+    for (const auto& routing : trace->moe) trace->moeAuxLoss += routing.auxLoss;
 
-  // Final LayerNorm and the tied unembedding.
+  // Final norm (pre-norm models) and the unembedding.
   const int firstRow = allPositions ? 0 : T - 1, rows = T - firstRow;
-  backend_->layerNorm(normed_.data(), x + (size_t)firstRow * C, lnfWeight_, lnfBias_, rows, C, config_.layer_norm_epsilon);
-  backend_->matmulTransposed(logitsBuf_.data(), normed_.data(), wte_, rows, C, V);
+  const float* finalIn = x + (size_t)firstRow * C;
+  if (config_.hasFinalNorm()) {
+    norm(normed_.data(), finalIn, lnfWeight_, lnfBias_, rows);
+    finalIn = normed_.data();
+  }
+  backend_->matmulTransposed(logitsBuf_.data(), finalIn, unembedding_, rows, C, V);
   logits.resize((size_t)rows * V);
   backend_->download(logits.data(), logitsBuf_.data(), (size_t)rows * V);
   if (trace) {
@@ -202,13 +313,17 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
 }
 
 // Logit lens: what the model would predict if it stopped after this layer,
-// softmax(ln_f(resid) . wte^T), reduced to the top K tokens per position.
-void Transformer::captureLens(Trace& trace, int layerIndex, const float* resid, int T, const TraceOptions&) {
+// softmax(unembed(final_norm(resid))), reduced to the top K tokens per position.
+void Transformer::captureLens(Trace& trace, int layerIndex, const float* resid, int T) {
   const int C = config_.n_embd, V = config_.vocab_size, K = trace.lensK;
   const int P = static_cast<int>(trace.lensPositions.size());
   const int firstRow = P == T ? 0 : T - 1;  // all positions, or the last one only
-  backend_->layerNorm(normed_.data(), resid + (size_t)firstRow * C, lnfWeight_, lnfBias_, P, C, config_.layer_norm_epsilon);
-  backend_->matmulTransposed(logitsBuf_.data(), normed_.data(), wte_, P, C, V);
+  const float* lensIn = resid + (size_t)firstRow * C;
+  if (config_.hasFinalNorm()) {
+    norm(normed_.data(), lensIn, lnfWeight_, lnfBias_, P);
+    lensIn = normed_.data();
+  }
+  backend_->matmulTransposed(logitsBuf_.data(), lensIn, unembedding_, P, C, V);
   hostRow_.resize((size_t)P * V);
   backend_->download(hostRow_.data(), logitsBuf_.data(), (size_t)P * V);
   std::vector<int> order(V);
@@ -228,7 +343,7 @@ void Transformer::captureLens(Trace& trace, int layerIndex, const float* resid, 
 }
 
 std::vector<float> Transformer::logitsFor(std::span<const int> tokens, Trace* trace, const TraceOptions& traceOptions) {
-  KVCache cache(*backend_, config_, std::max<int>(1, std::min<int>(config_.n_positions, std::max<int>(1, (int)tokens.size()))));
+  KVCache cache(*backend_, config_, std::clamp<int>(static_cast<int>(tokens.size()), 1, config_.n_positions));
   std::vector<float> logits;
   forward(tokens, cache, logits, true, trace, traceOptions);
   return logits;

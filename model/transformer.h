@@ -1,12 +1,15 @@
-// The GPT-2 forward pass, written once against the Backend interface: token + position
-// embedding, pre-norm blocks (causal multi-head attention, tanh-GELU MLP), final LayerNorm and
-// the tied unembedding. It appends to a KV cache, so prefill and decode are the same call.
+// The transformer forward pass, written once against the Backend interface: token embedding plus
+// the configured positional encoding, blocks in pre- or post-norm form (multi-head attention in
+// every variant of AttentionShape; a dense GELU/ReLU/SwiGLU MLP or a mixture of experts), the
+// final norm and the (tied or untied) unembedding. It appends to a KV cache, so prefill and
+// decode are the same call.
 #pragma once
 #include <span>
 #include <vector>
 
 #include "model/backend.h"
 #include "model/kv_cache.h"
+#include "model/moe.h"
 #include "model/trace.h"
 #include "model/weights.h"
 
@@ -30,31 +33,50 @@ class Transformer {
   // Convenience: a fresh cache, all positions.
   std::vector<float> logitsFor(std::span<const int> tokens, Trace* trace = nullptr, const TraceOptions& traceOptions = {});
 
+  // Mixture-of-experts routing knobs (top-k, capacity factor, routing kind) used from the next
+  // forward on; the UI turns them live. Throws tscope::Error on an invalid combination.
+  void setMoeRouting(const MoeRoutingParams& params);
+  const MoeRoutingParams& moeRouting() const { return moeParams_; }
+
  private:
   void ensureScratch(int T);
-  void captureLens(Trace& trace, int layerIndex, const float* resid, int T, const TraceOptions& options);
+  void norm(float* out, const float* in, const float* weight, const float* bias, int rows);
+  void feedForward(const FeedForwardWeights& w, const float* in, float* out, int rows);
+  void mixtureOfExperts(const LayerWeights& w, const float* in, float* out, int T, MoeRouting& routing);
+  void captureLens(Trace& trace, int layerIndex, const float* resid, int T);
 
   ModelConfig config_;
   Backend* backend_;
-  Buffer ownedWeights_;                // device copy when the backend is not host memory
-  const float* wte_ = nullptr;         // (V, C)
-  const float* wpe_ = nullptr;         // (n_positions, C)
-  std::vector<LayerWeights> layers_;   // pointers into backend memory
-  const float* lnfWeight_ = nullptr;   // (C)
-  const float* lnfBias_ = nullptr;     // (C)
+  Buffer ownedWeights_;                 // device copy when the backend is not host memory
+  const float* wte_ = nullptr;          // (V, C)
+  const float* unembedding_ = nullptr;  // (V, C): wte or lm_head
+  const float* positions_ = nullptr;    // (n_positions, C): learned wpe or the sinusoidal table; null otherwise
+  Buffer sinusoidTable_;                // (n_positions, C) sinusoidal encodings
+  std::vector<float> alibiSlopes_;      // (H) host, ALiBi only
+  std::vector<LayerWeights> layers_;    // pointers into backend memory
+  const float* lnfWeight_ = nullptr;    // (C) pre-norm only
+  const float* lnfBias_ = nullptr;      // (C)
+  MoeRoutingParams moeParams_;
 
   // Activations for up to scratchT_ tokens (grown on demand, never in the decode loop).
   int scratchT_ = 0;
-  Buffer residual_;   // (T, C)
-  Buffer normed_;     // (T, C)
-  Buffer qkv_;        // (T, 3C)
-  Buffer attnOut_;    // (T, C)
-  Buffer projected_;  // (T, C)
-  Buffer hidden_;     // (T, F)
-  Buffer logitsBuf_;  // (T, V)
-  Buffer attnProbs_;  // (H, T, Tk) when captured
-  Buffer attnScores_; // (H, T, Tk) when captured
-  std::vector<float> hostRow_;  // (V) logit-lens staging
+  Buffer residual_;    // (T, C)
+  Buffer normed_;      // (T, C)
+  Buffer qkv_;         // (T, C + 2 Hkv D)
+  Buffer attnOut_;     // (T, C)
+  Buffer projected_;   // (T, C)
+  Buffer hidden_;      // (T, F)
+  Buffer gate_;        // (T, F) SwiGLU only
+  Buffer expertIn_;    // (T, C) MoE only: the rows routed to one expert
+  Buffer expertOut_;   // (T, C) MoE only
+  Buffer routerLogits_;  // (T, E) MoE only
+  Buffer logitsBuf_;   // (T, V)
+  Buffer attnProbs_;   // (H, T, Tk) when captured
+  Buffer attnScores_;  // (H, T, Tk) when captured
+  std::vector<float> hostRow_;          // (V) logit-lens staging
+  std::vector<float> hostRouterLogits_; // (T, E)
+  std::vector<std::vector<int>> expertRows_;     // (E) rows routed to each expert (reused)
+  std::vector<std::vector<float>> expertGates_;  // (E) their gates
 };
 
 }  // namespace tscope

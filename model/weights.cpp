@@ -16,28 +16,42 @@ size_t ParamSpec::numel() const {
 }
 
 std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
-  const int64_t C = c.n_embd, F = c.dFF(), V = c.vocab_size, P = c.n_positions;
+  const int64_t C = c.n_embd, F = c.dFF(), V = c.vocab_size, P = c.n_positions, QKV = c.qkvDim(), E = c.n_experts;
   std::vector<ParamSpec> specs;
   auto add = [&](std::string name, std::vector<int64_t> shape) { specs.push_back({std::move(name), std::move(shape), 0}); };
+  auto addNorm = [&](const std::string& name) {
+    add(name + ".weight", {C});
+    if (c.hasNormBias()) add(name + ".bias", {C});
+  };
+  auto addFeedForward = [&](const std::string& prefix) {
+    add(prefix + "c_fc.weight", {C, F});
+    add(prefix + "c_fc.bias", {F});
+    if (c.activation == Activation::SwiGlu) {
+      add(prefix + "c_gate.weight", {C, F});
+      add(prefix + "c_gate.bias", {F});
+    }
+    add(prefix + "c_proj.weight", {F, C});
+    add(prefix + "c_proj.bias", {C});
+  };
   add("wte.weight", {V, C});
-  add("wpe.weight", {P, C});
+  if (c.hasLearnedPositions()) add("wpe.weight", {P, C});
   for (int l = 0; l < c.n_layer; ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
-    add(p + "ln_1.weight", {C});
-    add(p + "ln_1.bias", {C});
-    add(p + "attn.c_attn.weight", {C, 3 * C});
-    add(p + "attn.c_attn.bias", {3 * C});
+    addNorm(p + "ln_1");
+    add(p + "attn.c_attn.weight", {C, QKV});
+    add(p + "attn.c_attn.bias", {QKV});
     add(p + "attn.c_proj.weight", {C, C});
     add(p + "attn.c_proj.bias", {C});
-    add(p + "ln_2.weight", {C});
-    add(p + "ln_2.bias", {C});
-    add(p + "mlp.c_fc.weight", {C, F});
-    add(p + "mlp.c_fc.bias", {F});
-    add(p + "mlp.c_proj.weight", {F, C});
-    add(p + "mlp.c_proj.bias", {C});
+    addNorm(p + "ln_2");
+    if (c.isMoe()) {
+      add(p + "mlp.router.weight", {C, E});
+      for (int e = 0; e < E; ++e) addFeedForward(p + "mlp.experts." + std::to_string(e) + ".");
+    } else {
+      addFeedForward(p + "mlp.");
+    }
   }
-  add("ln_f.weight", {C});
-  add("ln_f.bias", {C});
+  if (c.hasFinalNorm()) addNorm("ln_f");
+  if (!c.tie_word_embeddings) add("lm_head.weight", {V, C});
   size_t offset = 0;
   for (auto& s : specs) {
     s.offset = offset;
@@ -64,27 +78,41 @@ float* Weights::param(const std::string& name) {
 const float* Weights::param(const std::string& name) const { return const_cast<Weights*>(this)->param(name); }
 
 void Weights::bindPointers() {
+  auto optional = [this](const std::string& name) { return has(name) ? param(name) : nullptr; };
+  auto bindFeedForward = [&](const std::string& prefix) {
+    FeedForwardWeights f;
+    f.fcWeight = param(prefix + "c_fc.weight");
+    f.fcBias = param(prefix + "c_fc.bias");
+    f.gateWeight = optional(prefix + "c_gate.weight");
+    f.gateBias = optional(prefix + "c_gate.bias");
+    f.projWeight = param(prefix + "c_proj.weight");
+    f.projBias = param(prefix + "c_proj.bias");
+    return f;
+  };
   wte = param("wte.weight");
-  wpe = param("wpe.weight");
-  layers.resize(config_.n_layer);
+  wpe = optional("wpe.weight");
+  layers.assign(config_.n_layer, LayerWeights{});
   for (int l = 0; l < config_.n_layer; ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
     auto& w = layers[l];
     w.ln1Weight = param(p + "ln_1.weight");
-    w.ln1Bias = param(p + "ln_1.bias");
+    w.ln1Bias = optional(p + "ln_1.bias");
     w.qkvWeight = param(p + "attn.c_attn.weight");
     w.qkvBias = param(p + "attn.c_attn.bias");
     w.attnProjWeight = param(p + "attn.c_proj.weight");
     w.attnProjBias = param(p + "attn.c_proj.bias");
     w.ln2Weight = param(p + "ln_2.weight");
-    w.ln2Bias = param(p + "ln_2.bias");
-    w.fcWeight = param(p + "mlp.c_fc.weight");
-    w.fcBias = param(p + "mlp.c_fc.bias");
-    w.fcProjWeight = param(p + "mlp.c_proj.weight");
-    w.fcProjBias = param(p + "mlp.c_proj.bias");
+    w.ln2Bias = optional(p + "ln_2.bias");
+    if (config_.isMoe()) {
+      w.routerWeight = param(p + "mlp.router.weight");
+      for (int e = 0; e < config_.n_experts; ++e) w.experts.push_back(bindFeedForward(p + "mlp.experts." + std::to_string(e) + "."));
+    } else {
+      w.mlp = bindFeedForward(p + "mlp.");
+    }
   }
-  lnfWeight = param("ln_f.weight");
-  lnfBias = param("ln_f.bias");
+  lnfWeight = optional("ln_f.weight");
+  lnfBias = optional("ln_f.bias");
+  lmHead = optional("lm_head.weight");
 }
 
 void Weights::initRandom(uint64_t seed) {

@@ -1,4 +1,5 @@
-// The parameters of a GPT-2-style model, all carved out of one float32 arena.
+// The parameters of a GPT-2-style model (and every architecture-lab variant), all carved out of
+// one float32 arena; parameters a variant does not use are absent (null pointers).
 // Matrices are stored (in, out), as HuggingFace GPT-2's Conv1D keeps them, so a linear layer is
 // y = x W + b with x (T, in) row-major. Parameter names follow the HF checkpoint (no prefix).
 #pragma once
@@ -11,19 +12,28 @@
 
 namespace tscope {
 
+// One feed-forward network: the dense MLP of a block, or one expert of a mixture.
+struct FeedForwardWeights {
+  float* fcWeight = nullptr;    // (C, F)
+  float* fcBias = nullptr;      // (F)
+  float* gateWeight = nullptr;  // (C, F) SwiGLU only: hidden = silu(x Wgate + bgate) * (x Wfc + bfc)
+  float* gateBias = nullptr;    // (F)   SwiGLU only
+  float* projWeight = nullptr;  // (F, C)
+  float* projBias = nullptr;    // (C)
+};
+
 struct LayerWeights {
-  float* ln1Weight;     // (C)
-  float* ln1Bias;       // (C)
-  float* qkvWeight;     // (C, 3C)  columns: Q | K | V, each head a D-wide slice
-  float* qkvBias;       // (3C)
-  float* attnProjWeight;  // (C, C)
-  float* attnProjBias;    // (C)
-  float* ln2Weight;     // (C)
-  float* ln2Bias;       // (C)
-  float* fcWeight;      // (C, F)
-  float* fcBias;        // (F)
-  float* fcProjWeight;  // (F, C)
-  float* fcProjBias;    // (C)
+  float* ln1Weight = nullptr;       // (C)
+  float* ln1Bias = nullptr;         // (C) LayerNorm only (null for RMSNorm)
+  float* qkvWeight = nullptr;       // (C, C + 2 Hkv D)  columns: Q | K | V, each head a D-wide slice
+  float* qkvBias = nullptr;         // (C + 2 Hkv D)
+  float* attnProjWeight = nullptr;  // (C, C)
+  float* attnProjBias = nullptr;    // (C)
+  float* ln2Weight = nullptr;       // (C)
+  float* ln2Bias = nullptr;         // (C) LayerNorm only
+  FeedForwardWeights mlp;           // dense models
+  float* routerWeight = nullptr;    // (C, E) mixture of experts: router logits h = x Wg
+  std::vector<FeedForwardWeights> experts;  // (E)
 };
 
 struct ParamSpec {
@@ -48,19 +58,22 @@ class Weights {
   const ModelConfig& config() const { return config_; }
   const std::vector<ParamSpec>& layout() const { return layout_; }
   float* param(const std::string& name);  // throws tscope::Error if unknown
+  bool has(const std::string& name) const { return index_.count(name) != 0; }
   const float* param(const std::string& name) const;
   size_t totalFloats() const { return arena_.size(); }
   float* arena() { return arena_.data(); }
   const float* arena() const { return arena_.data(); }
 
-  float* wte = nullptr;  // (V, C) token embedding, also the (tied) unembedding
-  float* wpe = nullptr;  // (n_positions, C)
+  float* wte = nullptr;      // (V, C) token embedding, also the unembedding when tied
+  float* wpe = nullptr;      // (n_positions, C) learned positions only
   std::vector<LayerWeights> layers;  // (L)
-  float* lnfWeight = nullptr;  // (C)
-  float* lnfBias = nullptr;    // (C)
+  float* lnfWeight = nullptr;  // (C) pre-norm models only
+  float* lnfBias = nullptr;    // (C) pre-norm LayerNorm models only
+  float* lmHead = nullptr;     // (V, C) untied unembedding; null when tied to wte
+  const float* unembedding() const { return lmHead ? lmHead : wte; }
 
-  // Fills every parameter with GPT-2's initialisation (N(0, 0.02), projections scaled by
-  // 1/sqrt(2L), LayerNorm weights 1, biases 0) from a seed.
+  // Fills every parameter with GPT-2's initialisation (N(0, 0.02), output projections scaled by
+  // 1/sqrt(2L), norm weights 1, biases 0) from a seed.
   void initRandom(uint64_t seed);
 
  private:

@@ -60,10 +60,10 @@ void writeLlmc(const fs::path& file, const Weights& w, int paddedVocab, int magi
   for (int l = 0; l < L; ++l) put(w.layers[l].attnProjBias, C);
   for (int l = 0; l < L; ++l) put(w.layers[l].ln2Weight, C);
   for (int l = 0; l < L; ++l) put(w.layers[l].ln2Bias, C);
-  for (int l = 0; l < L; ++l) putTransposed(w.layers[l].fcWeight, C, F);
-  for (int l = 0; l < L; ++l) put(w.layers[l].fcBias, F);
-  for (int l = 0; l < L; ++l) putTransposed(w.layers[l].fcProjWeight, F, C);
-  for (int l = 0; l < L; ++l) put(w.layers[l].fcProjBias, C);
+  for (int l = 0; l < L; ++l) putTransposed(w.layers[l].mlp.fcWeight, C, F);
+  for (int l = 0; l < L; ++l) put(w.layers[l].mlp.fcBias, F);
+  for (int l = 0; l < L; ++l) putTransposed(w.layers[l].mlp.projWeight, F, C);
+  for (int l = 0; l < L; ++l) put(w.layers[l].mlp.projBias, C);
   put(w.lnfWeight, C);
   put(w.lnfBias, C);
   std::ofstream out(file, std::ios::binary);

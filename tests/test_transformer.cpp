@@ -59,11 +59,14 @@ TEST(CpuOps, LayerNormGeluMatchReference) {
   ref::layerNorm(ref.data(), in.data(), w.data(), b.data(), T, C, 1e-5f);
   auto d = compare(fast, ref);
   EXPECT_LT(d.maxAbs, 1e-5) << "layerNorm: " << d.describe();
-  auto x = randomVector(1000, 7, 6.0), y = x;
-  cpu->gelu(x.data(), x.size());
-  ref::gelu(y.data(), y.size());
-  d = compare(x, y);
-  EXPECT_LT(d.maxAbs, 2e-6 * 6) << "gelu: " << d.describe();
+  for (Activation a : {Activation::GeluTanh, Activation::GeluErf, Activation::Relu}) {
+    auto x = randomVector(1000, 7, 6.0), y = x;
+    cpu->activate(x.data(), x.size(), a);
+    ref::activate(y.data(), y.size(), a);
+    d = compare(x, y);
+    EXPECT_LT(d.maxAbs, 2e-6 * 6) << toString(a) << ": " << d.describe();
+  }
+  EXPECT_NEAR(ref::geluErf(1.0f), 0.841345f, 1e-5);  // 0.5 (1 + erf(1/sqrt 2))
   EXPECT_NEAR(ref::geluTanh(1.0f), 0.841192f, 1e-5);  // 0.5 (1 + tanh(sqrt(2/pi) 1.044715))
 }
 

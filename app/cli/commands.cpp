@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -95,16 +96,21 @@ int runInfo(const Argv& argv) {
          {"tokenizer", model.tokenizer ? json{{"kind", model.tokenizer->kind()}, {"vocab_size", model.tokenizer->vocabSize()}} : json(nullptr)},
          {"parameters",
           {{"total", p.total},
+           {"active", p.active},
            {"embedding", p.embedding},
            {"non_embedding", p.nonEmbedding},
+           {"active_non_embedding", p.activeNonEmbedding},
            {"per_component",
             {{"token_embedding", p.tokenEmbedding},
              {"position_embedding", p.positionEmbedding},
+             {"unembedding", p.unembedding},
              {"attention", p.attention},
              {"mlp", p.mlp},
-             {"layer_norm", p.layerNorm},
-             {"unembedding_tied", true}}},
-           {"per_layer", p.perLayer}}},
+             {"router", p.router},
+             {"norm", p.layerNorm},
+             {"unembedding_tied", c.tie_word_embeddings}}},
+           {"per_layer", p.perLayer},
+           {"per_expert", p.perExpert}}},
          {"flops_per_token",
           {{"context", context},
            {"inference", {{"2N", f.matmulForward}, {"attention", f.attentionForward}, {"total", f.forward}, {"unembedding", f.unembedForward}}},
@@ -113,7 +119,9 @@ int runInfo(const Argv& argv) {
          {"memory_bytes",
           {{"weights_fp32", weightBytes(c, 4)},
            {"kv_cache_per_token_fp32", kvCacheBytesPerToken(c, 4)},
-           {"kv_cache_at_context_fp32", kvCacheBytesPerToken(c, 4) * context}}}});
+           {"kv_cache_per_token_fp16", kvCacheBytesPerToken(c, 2)},
+           {"kv_cache_at_context_fp32", kvCacheBytesPerToken(c, 4) * context},
+           {"attention_maps_at_context_fp32", attentionMapBytes(c, context, 4)}}}});
   return 0;
 }
 
@@ -167,9 +175,33 @@ int runForward(const Argv& argv) {
       writeNpy((dir / ("attn_" + l + ".npy")).string(), trace.attnMap(static_cast<int>(li), 0), {H, T, T});
       writeNpy((dir / ("resid_" + l + ".npy")).string(), trace.residAfterMlp.data() + li * T * C, {T, C});
     }
-    out["dump"] = {{"dir", dir.string()}, {"files", 2 + 2 * trace.layers.size()}};
+    size_t moeFiles = 0;
+    for (int l = 0; l < c.n_layer; ++l) {
+      const MoeRouting& routing = trace.moe[l];
+      if (routing.experts == 0) continue;
+      json assignments = json::array();
+      for (const auto& a : routing.assignments)
+        assignments.push_back({{"token", a.token}, {"expert", a.expert}, {"gate", a.gate}, {"rank", a.rank}, {"dropped", a.dropped}});
+      const json moe = {{"layer", l},
+                        {"tokens", routing.tokens},
+                        {"experts", routing.experts},
+                        {"top_k", routing.topK},
+                        {"capacity", routing.capacity},
+                        {"router_logits", routing.routerLogits},
+                        {"router_probs", routing.routerProbs},
+                        {"assignments", assignments},
+                        {"dropped_tokens", routing.droppedTokens},
+                        {"load", routing.load},
+                        {"fraction", routing.fraction},
+                        {"mean_prob", routing.meanProb},
+                        {"aux_loss", routing.auxLoss}};
+      writeFileAtomically((dir / ("moe_" + std::to_string(l) + ".json")).string(), moe.dump(1) + "\n");
+      ++moeFiles;
+    }
+    out["dump"] = {{"dir", dir.string()}, {"files", 2 + 2 * trace.layers.size() + moeFiles}};
   }
   out["forward_ms"] = trace.forwardMs;
+  if (c.isMoe() && dump) out["moe_aux_loss"] = trace.moeAuxLoss;
   print(out);
   return 0;
 }
@@ -225,15 +257,33 @@ int runGenerate(const Argv& argv) {
 }
 
 int runInit(const Argv& argv) {
-  Args args("init", argv, {"out", "layers", "heads", "embd", "positions", "seed", "tokenizer"}, {});
+  Args args("init", argv, {"out", "config", "layers", "heads", "embd", "positions", "seed", "tokenizer"}, {});
   const std::string tokenizerDir = args.str("tokenizer", defaultGpt2TokenizerDir());
   if (tokenizerDir.empty()) throw Error("no GPT-2 tokenizer found: pass --tokenizer DIR or run scripts/setup.sh");
   auto tokenizer = loadTokenizerFromDir(tokenizerDir, "gpt2-bpe");
+  // Start from --config (any architecture-lab fields) or a small GPT-2; flags override.
   ModelConfig c;
-  c.n_layer = static_cast<int>(args.integer("layers", 4, 1, 1024));
-  c.n_head = static_cast<int>(args.integer("heads", 4, 1, 1024));
-  c.n_embd = static_cast<int>(args.integer("embd", 128, 1, 65536));
-  c.n_positions = static_cast<int>(args.integer("positions", 256, 1, 1 << 20));
+  c.n_layer = 4;
+  c.n_head = 4;
+  c.n_embd = 128;
+  c.n_positions = 256;
+  if (args.has("config")) {
+    const std::string path = args.str("config");
+    std::ifstream in(path);
+    if (!in) throw Error(path + ": cannot open");
+    try {
+      c = configFromJson(json::parse(in));
+    } catch (const json::parse_error& e) {
+      throw Error(path + ": malformed JSON (" + e.what() + ")");
+    } catch (const Error& e) {
+      throw Error(path + ": " + e.what());
+    }
+  }
+  c.n_layer = static_cast<int>(args.integer("layers", c.n_layer, 1, 1024));
+  c.n_head = static_cast<int>(args.integer("heads", c.n_head, 1, 1024));
+  c.n_embd = static_cast<int>(args.integer("embd", c.n_embd, 1, 65536));
+  c.n_positions = static_cast<int>(args.integer("positions", c.n_positions, 1, 1 << 20));
+  if (c.tokenizer != "gpt2-bpe") throw Error("init makes models with GPT-2's tokenizer; character-level models come from training");
   c.vocab_size = tokenizer->vocabSize();
   if (auto msg = validateConfig(c); !msg.empty()) throw Error("invalid config: " + msg);
   Weights weights(c);
