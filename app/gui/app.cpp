@@ -1,0 +1,162 @@
+// The main window: prompt strip, panel tabs, status bar, help overlay and keyboard shortcuts.
+// Knob changes post a new Request; the newest Snapshot is picked up at the start of each frame.
+#include "app.h"
+
+#include <imgui.h>
+
+#include <cstdio>
+
+#include "platform.h"
+
+namespace tscope::gui {
+
+namespace {
+constexpr const char* kPanelNames[] = {"prompt", "attention", "residual", "sampling", "positional", "moe", "architecture", "scaling"};
+constexpr const char* kPanelTitles[] = {"Prompt & tokens", "Attention", "Residual & logit lens", "Next token",
+                                        "Positional encodings", "Experts", "Architecture & cost", "Scaling laws"};
+}  // namespace
+
+const char* panelName(PanelId id) { return kPanelNames[static_cast<int>(id)]; }
+const char* panelTitle(PanelId id) { return kPanelTitles[static_cast<int>(id)]; }
+
+App::App(std::unique_ptr<Session> session, AppState state) : session_(std::move(session)), state_(std::move(state)) { post(); }
+
+bool App::selectPanel(const std::string& name) {
+  for (int i = 0; i < static_cast<int>(PanelId::Count); ++i)
+    if (name == kPanelNames[i]) {
+      selectPanel(static_cast<PanelId>(i));
+      return true;
+    }
+  return false;
+}
+
+bool App::upToDate() const { return snapshot_ && !session_->busy() && snapshot_ == session_->latest(); }
+
+void App::post() {
+  Request request;
+  request.prompt = state_.prompt;
+  request.sampling = state_.sampling;
+  request.beamWidth = state_.beamWidth;
+  request.beamSteps = state_.beamSteps;
+  request.measureKvCache = state_.measureKvCache;
+  const ModelConfig& c = session_->config();
+  if (c.isMoe()) {
+    MoeRoutingParams moe;
+    moe.experts = c.n_experts;
+    moe.topK = state_.moeTopK > 0 ? state_.moeTopK : c.moe_top_k;
+    moe.capacityFactor = state_.moeCapacityFactor >= 0 ? state_.moeCapacityFactor : c.moe_capacity_factor;
+    moe.expertChoice = state_.moeExpertChoice;
+    moe.auxLossAlpha = c.moe_aux_loss_alpha;
+    request.moe = moe;
+  }
+  session_->post(std::move(request));
+}
+
+void App::handleShortcuts() {
+  ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return;  // typing in the prompt
+  const ModelConfig& c = session_->config();
+  if (isKeyPressed(Key::Right)) state_.head = (state_.head + 1) % c.n_head;
+  if (isKeyPressed(Key::Left)) state_.head = (state_.head + c.n_head - 1) % c.n_head;
+  if (isKeyPressed(Key::Down)) state_.layer = (state_.layer + 1) % c.n_layer;
+  if (isKeyPressed(Key::Up)) state_.layer = (state_.layer + c.n_layer - 1) % c.n_layer;
+  if (isKeyPressed(Key::F1) || (isKeyPressed(Key::Slash) && io.KeyShift)) showHelp_ = !showHelp_;
+  if (isKeyPressed(Key::A)) state_.averageHeads = !state_.averageHeads;
+  if (isKeyPressed(Key::S)) state_.showScores = !state_.showScores;
+  if (isKeyPressed(Key::G)) state_.showGrid = !state_.showGrid;
+  if (isKeyPressed(Key::L)) state_.linesView = !state_.linesView;
+  if (isKeyPressed(Key::P)) state_.projector = !state_.projector;
+  if (isKeyPressed(Key::Equal) && io.KeyCtrl) state_.fontScale = std::min(3.0f, state_.fontScale + 0.25f);
+  if (isKeyPressed(Key::Minus) && io.KeyCtrl) state_.fontScale = std::max(0.75f, state_.fontScale - 0.25f);
+  for (int i = 0; i < static_cast<int>(PanelId::Count); ++i)
+    if (isKeyPressed(Key::Digit1, i) && io.KeyAlt) selectPanel(static_cast<PanelId>(i));
+  if (isKeyPressed(Key::Q) && io.KeyCtrl) quit_ = true;
+}
+
+void App::frame(float frameMs) {
+  if (auto newest = session_->latest(); newest != snapshot_) snapshot_ = std::move(newest);
+  handleShortcuts();
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(viewport->WorkPos);
+  ImGui::SetNextWindowSize(viewport->WorkSize);
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                                 ImGuiWindowFlags_NoBringToFrontOnFocus;
+  ImGui::Begin("tscope", nullptr, flags);
+  PanelContext ctx{*session_, state_, snapshot_.get(), renderer_, views_, false, {}};
+  drawPromptStrip(ctx);
+  const float statusHeight = ImGui::GetFrameHeightWithSpacing() * 1.2f;
+  if (ImGui::BeginTabBar("panels")) {
+    for (int i = 0; i < static_cast<int>(PanelId::Count); ++i) {
+      const PanelId id = static_cast<PanelId>(i);
+      if (id == PanelId::Moe && !session_->config().isMoe()) continue;
+      ImGuiTabItemFlags tabFlags = 0;
+      if (requestedTab_ == i) tabFlags |= ImGuiTabItemFlags_SetSelected;
+      if (ImGui::BeginTabItem(panelTitle(id), nullptr, tabFlags)) {
+        state_.panel = id;
+        ImGui::BeginChild("panel", ImVec2(0, -statusHeight));
+        switch (id) {
+          case PanelId::Prompt: drawPromptPanel(ctx); break;
+          case PanelId::Attention: drawAttentionPanel(ctx); break;
+          case PanelId::Residual: drawResidualPanel(ctx); break;
+          case PanelId::Sampling: drawSamplingPanel(ctx); break;
+          case PanelId::Positional: drawPositionalPanel(ctx); break;
+          case PanelId::Moe: drawMoePanel(ctx); break;
+          case PanelId::Architecture: drawArchitecturePanel(ctx); break;
+          case PanelId::Scaling: drawScalingPanel(ctx); break;
+          case PanelId::Count: break;
+        }
+        ImGui::EndChild();
+        ImGui::EndTabItem();
+      }
+    }
+    requestedTab_ = -1;
+    ImGui::EndTabBar();
+  }
+  if (!ctx.message.empty()) message_ = ctx.message;
+  drawStatusBar(frameMs);
+  ImGui::End();
+  if (showHelp_) drawHelpOverlay();
+  if (ctx.repost) post();
+}
+
+void App::drawStatusBar(float frameMs) {
+  ImGui::Separator();
+  const ModelConfig& c = session_->config();
+  const Snapshot* s = snapshot_.get();
+  ImGui::Text("model %s (%d layers, %d heads, d=%d, V=%d)  |  backend: %s (no GPU in this build)  |  forward %.1f ms, %.0f tok/s  |  frame %.1f ms%s",
+              session_->modelPath().c_str(), c.n_layer, c.n_head, c.n_embd, c.vocab_size, session_->backendName().c_str(),
+              s ? s->forwardMs : 0.0, s ? s->tokensPerSecond : 0.0, frameMs, session_->busy() ? "  |  computing..." : "");
+  const std::string line = s && !s->error.empty() ? s->error : message_;
+  if (!line.empty()) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(0.95f, 0.35f, 0.3f, 1.0f), "  %s", line.c_str());
+  }
+}
+
+void App::drawHelpOverlay() {
+  ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+  ImGui::Begin("Keyboard shortcuts", &showHelp_, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse);
+  const char* rows[][2] = {{"Left / Right", "previous / next head"},
+                           {"Up / Down", "previous / next layer"},
+                           {"A", "average over heads"},
+                           {"S", "pre-softmax scores / probabilities"},
+                           {"G", "grid of every layer x head"},
+                           {"L", "lines view"},
+                           {"P", "projector mode (light, high contrast)"},
+                           {"Ctrl + / Ctrl -", "larger / smaller text"},
+                           {"Alt 1..8", "switch panel"},
+                           {"F1 or ?", "this help"},
+                           {"Ctrl Q", "quit"}};
+  if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {
+    for (auto& row : rows) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(row[0]);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(row[1]);
+    }
+    ImGui::EndTable();
+  }
+  ImGui::End();
+}
+
+}  // namespace tscope::gui

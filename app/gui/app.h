@@ -1,0 +1,49 @@
+// The App: one main window with the prompt and token strip on top, a tab per panel, and the
+// status bar. It owns the per-session view state (AppState, saved in session files), the
+// per-panel view caches, and the Session that runs the model. Panels live in panel_*.cpp.
+#pragma once
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "heatmap.h"
+#include "panels.h"
+#include "session.h"
+
+namespace tscope::gui {
+
+class App {
+ public:
+  App(std::unique_ptr<Session> session, AppState state);
+  // One UI frame: read the newest snapshot, draw every panel, post a request if a knob changed.
+  void frame(float frameMs);
+  bool wantsQuit() const { return quit_; }
+  void requestRecompute() { post(); }  // after changing state() from outside a panel
+  // Panel names as used by --panel; selectPanel returns false for an unknown name.
+  bool selectPanel(const std::string& name);
+  void selectPanel(PanelId id) { state_.panel = id; requestedTab_ = static_cast<int>(id); }
+  AppState& state() { return state_; }
+  Session& session() { return *session_; }
+  // True once a snapshot for the latest posted request is on screen.
+  bool upToDate() const;
+  // One line shown in the app (bad session file, invalid config typed in a panel, ...).
+  void showMessage(const std::string& message) { message_ = message; }
+
+ private:
+  void drawStatusBar(float frameMs);
+  void drawHelpOverlay();
+  void handleShortcuts();
+  void post();
+
+  std::unique_ptr<Session> session_;
+  AppState state_;
+  HeatmapRenderer renderer_;
+  PanelViews views_;
+  std::shared_ptr<const Snapshot> snapshot_;
+  std::string message_;
+  bool quit_ = false;
+  bool showHelp_ = false;
+  int requestedTab_ = -1;  // a tab to select on the next frame (--panel, Alt+N)
+};
+
+}  // namespace tscope::gui

@@ -1,0 +1,182 @@
+// tscope: the desktop app. Parses the command line, loads the model, opens the window and runs
+// the frame loop; --screenshot renders one panel headlessly and exits, --bench-frames times
+// frames while the model keeps recomputing. Errors are one line on stderr and a non-zero exit.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "app.h"
+#include "model/error.h"
+#include "platform.h"
+#include "session_file.h"
+
+namespace {
+
+struct Options {
+  std::string model, prompt, session, screenshot, panel;
+  int layer = -1, head = -1, benchFrames = 0;
+  float fontScale = 1.0f;
+  bool projector = false, hasPrompt = false;
+};
+
+const char* kUsage =
+    "usage: tscope [--model DIR] [--prompt S] [--session FILE] [--font-scale X] [--projector]\n"
+    "              [--screenshot FILE.png --panel NAME [--layer l --head h]] [--bench-frames N]\n"
+    "panels: prompt attention residual sampling positional moe architecture scaling\n";
+
+Options parse(int argc, char** argv) {
+  Options o;
+  auto value = [&](int& i) -> std::string {
+    if (i + 1 >= argc) throw tscope::Error(std::string(argv[i]) + " needs a value");
+    return argv[++i];
+  };
+  auto integer = [&](int& i) {
+    const std::string v = value(i);
+    try {
+      size_t used = 0;
+      const int n = std::stoi(v, &used);
+      if (used != v.size()) throw std::invalid_argument(v);
+      return n;
+    } catch (const std::exception&) {
+      throw tscope::Error(std::string(argv[i - 1]) + " expects an integer (got '" + v + "')");
+    }
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--model") o.model = value(i);
+    else if (arg == "--prompt") { o.prompt = value(i); o.hasPrompt = true; }
+    else if (arg == "--session") o.session = value(i);
+    else if (arg == "--screenshot") o.screenshot = value(i);
+    else if (arg == "--panel") o.panel = value(i);
+    else if (arg == "--layer") o.layer = integer(i);
+    else if (arg == "--head") o.head = integer(i);
+    else if (arg == "--bench-frames") o.benchFrames = integer(i);
+    else if (arg == "--font-scale") {
+      const std::string v = value(i);
+      o.fontScale = std::strtof(v.c_str(), nullptr);
+      if (!(o.fontScale >= 0.5f && o.fontScale <= 4.0f)) throw tscope::Error("--font-scale must be between 0.5 and 4 (got '" + v + "')");
+    } else if (arg == "--projector") o.projector = true;
+    else if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else throw tscope::Error("unknown flag " + arg + " (try --help)");
+  }
+  if (!o.screenshot.empty() && o.panel.empty()) o.panel = "attention";
+  return o;
+}
+
+// The shipped default model, else the small random model scripts/run.sh creates.
+std::string defaultModel() {
+  const std::filesystem::path root(TSCOPE_SOURCE_DIR);
+  for (const auto& candidate : {root / "assets/models/brown-small", root / ".cache/models/random-gpt2-tiny"})
+    if (std::filesystem::exists(candidate / "config.json")) return candidate.string();
+  return "";
+}
+
+int run(const Options& options) {
+  using namespace tscope::gui;
+  AppState state;
+  std::string model = options.model, startupMessage;
+  if (!options.session.empty()) {
+    try {
+      SessionFile file = loadSessionFile(options.session);
+      state = file.state;
+      if (model.empty()) model = file.modelPath;
+    } catch (const tscope::Error& e) {
+      startupMessage = e.what();  // shown in the app; we carry on with the defaults
+    }
+  }
+  if (model.empty()) model = defaultModel();
+  if (model.empty()) throw tscope::Error("no model: pass --model DIR (or run scripts/run.sh once to create the default model)");
+  if (options.hasPrompt) state.prompt = options.prompt;
+  state.fontScale = options.fontScale != 1.0f ? options.fontScale : state.fontScale;
+  state.projector = options.projector || state.projector;
+  tscope::LoadedModel loaded = tscope::loadModel(model);
+  const tscope::ModelConfig config = loaded.weights.config();
+  if (options.layer >= config.n_layer) throw tscope::Error("--layer " + std::to_string(options.layer) + " is past the model's " + std::to_string(config.n_layer) + " layers");
+  if (options.head >= config.n_head) throw tscope::Error("--head " + std::to_string(options.head) + " is past the model's " + std::to_string(config.n_head) + " heads");
+  if (options.layer >= 0) state.layer = options.layer;
+  if (options.head >= 0) state.head = options.head;
+  state.layer = std::min(state.layer, config.n_layer - 1);
+  state.head = std::min(state.head, config.n_head - 1);
+
+  PlatformOptions platformOptions;
+  platformOptions.fontScale = state.fontScale;
+  platformOptions.projector = state.projector;
+  Platform platform(platformOptions);
+  App app(std::make_unique<Session>(std::move(loaded)), state);
+  if (!startupMessage.empty()) app.showMessage(startupMessage);
+  if (!options.panel.empty() && !app.selectPanel(options.panel)) throw tscope::Error("unknown panel '" + options.panel + "' (try --help)");
+
+  using Clock = std::chrono::steady_clock;
+  float lastFrameMs = 0;
+  if (!options.screenshot.empty()) {
+    // Render until the first result is on screen (and textures are built), then capture.
+    platform.setMouseHidden(true);
+    platform.setSwapInterval(0);
+    const auto started = Clock::now();
+    int settledFrames = 0;
+    while (settledFrames < 3) {
+      platform.beginFrame();
+      app.frame(lastFrameMs);
+      platform.renderOnly();
+      settledFrames = app.upToDate() ? settledFrames + 1 : 0;
+      if (settledFrames < 3) platform.endFrame();
+      if (Clock::now() - started > std::chrono::seconds(120)) throw tscope::Error("the model did not finish within 120 s");
+    }
+    platform.saveScreenshot(options.screenshot);
+    std::printf("{\"screenshot\": \"%s\", \"panel\": \"%s\"}\n", options.screenshot.c_str(), options.panel.c_str());
+    return 0;
+  }
+  if (options.benchFrames > 0) {
+    // Keep the model busy (a new prompt every few frames) and time each frame's CPU work.
+    platform.setSwapInterval(0);
+    std::vector<double> frameMs;
+    const std::string base = app.state().prompt;
+    for (int frame = 0; frame < options.benchFrames; ++frame) {
+      if (frame % 4 == 0) {
+        app.state().prompt = base + std::string(frame / 4 % 2 ? " again" : "");
+        app.state().layer = frame % config.n_layer;
+      }
+      const auto t0 = Clock::now();
+      platform.beginFrame();
+      if (frame % 4 == 0) app.requestRecompute();
+      app.frame(lastFrameMs);
+      platform.renderOnly();
+      platform.finish();
+      lastFrameMs = std::chrono::duration<float, std::milli>(Clock::now() - t0).count();
+      frameMs.push_back(lastFrameMs);
+      platform.endFrame();
+    }
+    std::sort(frameMs.begin(), frameMs.end());
+    std::printf("{\"frames\": %d, \"median_frame_ms\": %.3f, \"p90_frame_ms\": %.3f, \"model_requests\": %llu}\n", options.benchFrames,
+                frameMs[frameMs.size() / 2], frameMs[frameMs.size() * 9 / 10], (unsigned long long)app.session().postedCount());
+    return 0;
+  }
+  while (!platform.shouldClose() && !app.wantsQuit()) {
+    const auto t0 = Clock::now();
+    platform.beginFrame();
+    platform.applyStyle(app.state().fontScale, app.state().projector);
+    app.frame(lastFrameMs);
+    platform.endFrame();
+    lastFrameMs = std::chrono::duration<float, std::milli>(Clock::now() - t0).count();
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(parse(argc, argv));
+  } catch (const std::exception& e) {
+    std::string line = e.what();
+    std::replace(line.begin(), line.end(), '\n', ' ');
+    std::cerr << "tscope: " << line << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,77 @@
+// Everything the panels share: the per-session view state (what the user chose), the per-panel
+// view caches (textures built from the latest snapshot), and one draw function per panel.
+// Each panel follows ImGui's demo idiom: a function drawing into the current tab.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "heatmap.h"
+#include "model/sampling.h"
+#include "session.h"
+
+namespace tscope::gui {
+
+enum class PanelId { Prompt, Attention, Residual, Sampling, Positional, Moe, Architecture, Scaling, Count };
+const char* panelName(PanelId id);   // "attention", ... (for --panel)
+const char* panelTitle(PanelId id);  // "Attention", ... (tab titles)
+
+// What the user chose: saved in session files, shared by every panel.
+struct AppState {
+  std::string prompt = "The quick brown fox jumps over the lazy dog because it";
+  PanelId panel = PanelId::Attention;
+  // Selection shared by every panel.
+  int layer = 0, head = 0;
+  int token = -1;             // selected position (-1: the last one)
+  bool averageHeads = false;  // attention: mean over heads
+  bool showScores = false;    // attention: pre-softmax scores instead of probabilities
+  bool linesView = false;     // attention: lines between two token columns
+  bool showGrid = false;      // attention: every layer x head as thumbnails
+  SamplingParams sampling;
+  int beamWidth = 0;          // 0 = off
+  int beamSteps = 4;
+  bool measureKvCache = false;
+  int moeTopK = 0;                  // 0 = the model's own
+  double moeCapacityFactor = -1;    // < 0 = the model's own
+  bool moeExpertChoice = false;
+  float fontScale = 1.0f;
+  bool projector = false;           // high-contrast light theme, large font
+};
+
+// Textures and caches built from snapshots (never saved).
+struct AttentionView {
+  uint64_t builtFor = 0;
+  int layer = -1, head = -1;
+  bool average = false, scores = false;
+  Heatmap main;
+  std::vector<Heatmap> thumbnails;  // (L * H) when the grid is shown
+  bool thumbnailsBuilt = false;
+};
+
+struct PanelViews {
+  AttentionView attention;
+  std::map<std::string, Heatmap> heatmaps;  // other panels' heatmaps by name
+  std::map<std::string, uint64_t> builtFor; // snapshot id each was built from
+};
+
+struct PanelContext {
+  Session& session;
+  AppState& state;
+  const Snapshot* snapshot;   // null until the first result
+  HeatmapRenderer& renderer;
+  PanelViews& views;
+  bool repost = false;        // set by a panel when a knob that needs the model changed
+  std::string message;        // set by a panel to show one line in the status bar
+};
+
+void drawPromptStrip(PanelContext& ctx);
+void drawPromptPanel(PanelContext& ctx);
+void drawAttentionPanel(PanelContext& ctx);
+void drawResidualPanel(PanelContext& ctx);
+void drawSamplingPanel(PanelContext& ctx);
+void drawPositionalPanel(PanelContext& ctx);
+void drawMoePanel(PanelContext& ctx);
+void drawArchitecturePanel(PanelContext& ctx);
+void drawScalingPanel(PanelContext& ctx);
+
+}  // namespace tscope::gui

@@ -1,0 +1,171 @@
+// GLFW + OpenGL 3.3 + ImGui set-up, a crisp TrueType font (DejaVu Sans from Debian's
+// fonts-dejavu-core) rasterised at the final size rather than scaled, the two themes, and PNG
+// capture through stb_image_write.
+#include "platform.h"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <stb_image_write.h>
+
+#include <cfloat>
+#include <filesystem>
+#include <stdexcept>
+#include <vector>
+
+#include "gfx.h"
+
+namespace tscope::gui {
+
+namespace {
+std::string glfwErrorText;
+void onGlfwError(int, const char* description) { glfwErrorText = description ? description : "unknown"; }
+
+const char* kFontCandidates[] = {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+                                 "/usr/share/fonts/TTF/DejaVuSans.ttf", "/usr/share/fonts/dejavu/DejaVuSans.ttf"};
+}  // namespace
+
+bool isKeyPressed(Key key, int digitOffset) {
+  int code = 0;
+  switch (key) {
+    case Key::Left: code = GLFW_KEY_LEFT; break;
+    case Key::Right: code = GLFW_KEY_RIGHT; break;
+    case Key::Up: code = GLFW_KEY_UP; break;
+    case Key::Down: code = GLFW_KEY_DOWN; break;
+    case Key::A: code = GLFW_KEY_A; break;
+    case Key::G: code = GLFW_KEY_G; break;
+    case Key::L: code = GLFW_KEY_L; break;
+    case Key::P: code = GLFW_KEY_P; break;
+    case Key::Q: code = GLFW_KEY_Q; break;
+    case Key::S: code = GLFW_KEY_S; break;
+    case Key::F1: code = GLFW_KEY_F1; break;
+    case Key::Slash: code = GLFW_KEY_SLASH; break;
+    case Key::Equal: code = GLFW_KEY_EQUAL; break;
+    case Key::Minus: code = GLFW_KEY_MINUS; break;
+    case Key::Digit1: code = GLFW_KEY_1 + digitOffset; break;
+  }
+  return ImGui::IsKeyPressed(code);
+}
+
+Platform::Platform(const PlatformOptions& options) {
+  glfwSetErrorCallback(onGlfwError);
+  if (!glfwInit())
+    throw std::runtime_error("cannot open a window: no display (" + glfwErrorText + "); set DISPLAY or run under xvfb-run");
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
+  window_ = glfwCreateWindow(options.width, options.height, "tscope", nullptr, nullptr);
+  if (!window_) {
+    glfwTerminate();
+    throw std::runtime_error("cannot create an OpenGL 3.3 window (" + glfwErrorText + ")");
+  }
+  glfwMakeContextCurrent(window_);
+  glfwSwapInterval(1);
+  float xscale = 1, yscale = 1;
+  glfwGetWindowContentScale(window_, &xscale, &yscale);
+  contentScale_ = std::max(1.0f, xscale);
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;  // layout is part of the session file, not imgui.ini
+  ImGui_ImplGlfw_InitForOpenGL(window_, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+  applyStyle(options.fontScale, options.projector);
+}
+
+Platform::~Platform() {
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window_);
+  glfwTerminate();
+}
+
+void Platform::applyStyle(float fontScale, bool projector) {
+  if (fontScale == appliedFontScale_ && (projector ? 1.0f : 0.0f) == appliedProjector_) return;
+  appliedFontScale_ = fontScale;
+  appliedProjector_ = projector ? 1.0f : 0.0f;
+  ImGuiStyle style;
+  if (projector) {
+    ImGui::StyleColorsLight(&style);
+    style.Colors[ImGuiCol_Text] = ImVec4(0, 0, 0, 1);
+    style.Colors[ImGuiCol_WindowBg] = ImVec4(1, 1, 1, 1);
+    style.FrameBorderSize = 1.0f;
+  } else {
+    ImGui::StyleColorsDark(&style);
+  }
+  const float scale = contentScale_ * fontScale;
+  style.ScaleAllSizes(scale);
+  ImGui::GetStyle() = style;
+  // Rasterise the font at its final pixel size (crisp at 1.5-3x on a projector).
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  const float pixels = 16.0f * scale;
+  bool loaded = false;
+  for (const char* path : kFontCandidates) {
+    if (std::filesystem::exists(path) && io.Fonts->AddFontFromFileTTF(path, pixels)) {
+      loaded = true;
+      break;
+    }
+  }
+  if (!loaded) {
+    ImFontConfig config;
+    config.SizePixels = pixels;
+    io.Fonts->AddFontDefault(&config);
+  }
+  ImGui_ImplOpenGL3_DestroyFontsTexture();
+  ImGui_ImplOpenGL3_CreateFontsTexture();
+}
+
+bool Platform::shouldClose() const { return glfwWindowShouldClose(window_); }
+
+void Platform::beginFrame() {
+  glfwPollEvents();
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  if (mouseHidden_) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  ImGui::NewFrame();
+}
+
+void Platform::renderOnly() {
+  ImGui::Render();
+  int width = 0, height = 0;
+  glfwGetFramebufferSize(window_, &width, &height);
+  glViewport(0, 0, width, height);
+  const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  glClearColor(clear.x, clear.y, clear.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  TSCOPE_CHECK_GL();
+}
+
+void Platform::finish() { glFinish(); }
+
+void Platform::setSwapInterval(int interval) { glfwSwapInterval(interval); }
+
+void Platform::endFrame() {
+  renderOnly();
+  glfwSwapBuffers(window_);
+}
+
+void Platform::saveScreenshot(const std::string& path) const {
+  int width = 0, height = 0;
+  glfwGetFramebufferSize(window_, &width, &height);
+  std::vector<unsigned char> pixels((size_t)width * height * 4);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+  TSCOPE_CHECK_GL();
+  for (size_t i = 3; i < pixels.size(); i += 4) pixels[i] = 255;
+  stbi_flip_vertically_on_write(1);  // GL's rows run bottom to top
+  const std::string temporary = path + ".tmp.png";
+  if (!stbi_write_png(temporary.c_str(), width, height, 4, pixels.data(), width * 4))
+    throw std::runtime_error(path + ": cannot write the PNG");
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) throw std::runtime_error(path + ": " + ec.message());
+}
+
+}  // namespace tscope::gui

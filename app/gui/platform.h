@@ -1,0 +1,49 @@
+// The thin platform layer: GLFW window + OpenGL 3.3 core context + Dear ImGui (GLFW and
+// OpenGL3 backends), fonts with HiDPI scaling, themes, frame begin/end, and reading the
+// framebuffer back into a PNG. Nothing else in the app touches GLFW.
+#pragma once
+#include <string>
+
+struct GLFWwindow;
+
+namespace tscope::gui {
+
+// Keys the app binds (ImGui 1.86 indexes its key state by the backend's, i.e. GLFW's, key codes).
+enum class Key { Left, Right, Up, Down, A, G, L, P, Q, S, F1, Slash, Equal, Minus, Digit1 };
+// Pressed this frame (with key repeat); Digit1 + n for the digit n + 1.
+bool isKeyPressed(Key key, int digitOffset = 0);
+
+struct PlatformOptions {
+  int width = 1600, height = 1000;
+  float fontScale = 1.0f;  // on top of the monitor's content scale
+  bool projector = false;  // high-contrast light theme
+};
+
+class Platform {
+ public:
+  // Throws std::runtime_error with one line when there is no display or no OpenGL 3.3.
+  explicit Platform(const PlatformOptions& options);
+  ~Platform();
+  Platform(const Platform&) = delete;
+  Platform& operator=(const Platform&) = delete;
+
+  bool shouldClose() const;
+  void beginFrame();      // poll events, start an ImGui frame
+  void setMouseHidden(bool hidden) { mouseHidden_ = hidden; }  // headless capture: no hover from a stray cursor
+  void endFrame();        // render ImGui, swap
+  void renderOnly();      // render ImGui without swapping (for capture)
+  void finish();          // wait for the GPU (frame timing)
+  void setSwapInterval(int interval);
+  // Writes the current back buffer as PNG; throws on failure.
+  void saveScreenshot(const std::string& path) const;
+  void applyStyle(float fontScale, bool projector);
+  float contentScale() const { return contentScale_; }
+
+ private:
+  GLFWwindow* window_ = nullptr;
+  float contentScale_ = 1.0f;
+  float appliedFontScale_ = 0, appliedProjector_ = -1;
+  bool mouseHidden_ = false;
+};
+
+}  // namespace tscope::gui

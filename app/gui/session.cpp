@@ -1,0 +1,121 @@
+// The worker thread behind the UI: tokenize, forward with a full trace, the sampling stages,
+// and optional beam search and KV-cache timing, published as one immutable Snapshot.
+#include "session.h"
+
+#include <chrono>
+
+#include "model/error.h"
+#include "model/generate.h"
+
+namespace tscope::gui {
+
+Session::Session(LoadedModel model) : model_(std::move(model)) {
+  backend_ = makeCpuBackend();
+  transformer_ = std::make_unique<Transformer>(model_.weights, *backend_);
+  worker_ = std::thread([this] { run(); });
+}
+
+Session::~Session() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  worker_.join();
+}
+
+void Session::post(Request request) {
+  {
+    std::lock_guard lock(mutex_);
+    pending_ = std::move(request);
+    busy_ = true;
+  }
+  ++posted_;
+  wake_.notify_one();
+}
+
+std::shared_ptr<const Snapshot> Session::latest() const {
+  std::lock_guard lock(mutex_);
+  return latest_;
+}
+
+void Session::run() {
+  uint64_t computed = 0;
+  for (;;) {
+    Request request;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || pending_.has_value(); });
+      if (stopping_) return;
+      request = std::move(*pending_);
+      pending_.reset();
+    }
+    auto snapshot = compute(request, ++computed);
+    std::lock_guard lock(mutex_);
+    latest_ = std::move(snapshot);
+    // A newer request may have arrived meanwhile; stay busy until it is done too.
+    busy_ = pending_.has_value();
+  }
+}
+
+std::shared_ptr<Snapshot> Session::compute(const Request& request, uint64_t id) {
+  auto snapshot = std::make_shared<Snapshot>();
+  snapshot->id = id;
+  snapshot->request = request;
+  try {
+    const ModelConfig& c = config();
+    if (!model_.tokenizer) throw Error("this model has no tokenizer: " + model_.tokenizerNote);
+    snapshot->ids = model_.tokenizer->encode(request.prompt);
+    if (snapshot->ids.empty()) throw Error("the prompt is empty: type some text");
+    if ((int)snapshot->ids.size() > c.n_positions)
+      throw Error("the prompt is " + std::to_string(snapshot->ids.size()) + " tokens but the model's context holds " +
+                  std::to_string(c.n_positions));
+    for (int id : snapshot->ids) snapshot->tokenText.push_back(model_.tokenizer->tokenText(id));
+    if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
+    TraceOptions options;
+    options.logitLensTopK = 5;
+    // Large vocabularies: the lens at every position would dominate the forward.
+    options.logitLensLastOnly = (size_t)c.vocab_size * c.n_embd * snapshot->ids.size() > (size_t)400'000'000;
+    KVCache cache(*backend_, c, (int)snapshot->ids.size());
+    std::vector<float> logits;
+    transformer_->forward(snapshot->ids, cache, logits, false, &snapshot->trace, options);
+    snapshot->forwardMs = snapshot->trace.forwardMs;
+    snapshot->tokensPerSecond = snapshot->ids.size() / (snapshot->forwardMs / 1e3);
+    snapshot->kvCacheBytes = cache.bytesUsed();
+    if (const char* msg = validateSamplingParams(request.sampling); msg && *msg) throw Error(msg);
+    snapshot->stages = processLogits(logits, request.sampling);
+    if (request.beamWidth > 0) {
+      const int steps = std::min(request.beamSteps, c.n_positions - (int)snapshot->ids.size());
+      if (steps > 0) {
+        TransformerBeamModel beamModel(*transformer_, 2 * request.beamWidth, (int)snapshot->ids.size() + steps);
+        snapshot->beam = beamSearch(beamModel, snapshot->ids, request.beamWidth, steps, model_.tokenizer->eotId());
+      }
+    }
+    if (request.measureKvCache) {
+      const int steps = std::min(16, c.n_positions - (int)snapshot->ids.size());
+      if (steps > 0) {
+        KvCacheTiming timing;
+        timing.tokens = steps;
+        SamplingParams greedy;
+        greedy.greedy = true;
+        const auto withCache = generate(*transformer_, snapshot->ids, steps, greedy);
+        timing.withCacheMsPerToken = withCache.decodeMs / std::max(1, withCache.decodeSteps);
+        // Without a cache every new token reruns the whole sequence.
+        std::vector<int> sequence = snapshot->ids;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i + 1 < (int)withCache.ids.size(); ++i) {
+          sequence.push_back(withCache.ids[i]);
+          transformer_->logitsFor(sequence);
+        }
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        timing.withoutCacheMsPerToken = ms / std::max(1, (int)withCache.ids.size() - 1);
+        snapshot->kvTiming = timing;
+      }
+    }
+  } catch (const std::exception& e) {
+    snapshot->error = e.what();
+  }
+  return snapshot;
+}
+
+}  // namespace tscope::gui
