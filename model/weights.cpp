@@ -115,7 +115,7 @@ void Weights::bindPointers() {
   lmHead = optional("lm_head.weight");
 }
 
-void Weights::initRandom(uint64_t seed) {
+void Weights::initRandom(uint64_t seed, double std) {
   Rng rng(seed);
   // Box-Muller on our own PRNG so the weights are identical on every platform.
   auto normal = [&rng]() {
@@ -123,7 +123,7 @@ void Weights::initRandom(uint64_t seed) {
     if (u1 < 1e-300) u1 = 1e-300;
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   };
-  const double projStd = 0.02 / std::sqrt(2.0 * config_.n_layer);
+  const double projStd = std / std::sqrt(2.0 * config_.n_layer);
   for (const auto& s : layout_) {
     float* p = arena_.data() + s.offset;
     const bool isNormWeight = s.name.find("ln_") != std::string::npos && s.name.ends_with(".weight");
@@ -132,7 +132,7 @@ void Weights::initRandom(uint64_t seed) {
     for (size_t i = 0; i < s.numel(); ++i) {
       if (isNormWeight) p[i] = 1.0f;
       else if (isBias) p[i] = 0.0f;
-      else p[i] = static_cast<float>(normal() * (isProj ? projStd : 0.02));
+      else p[i] = static_cast<float>(normal() * (isProj ? projStd : std));
     }
   }
 }

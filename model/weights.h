@@ -74,7 +74,8 @@ class Weights {
 
   // Fills every parameter with GPT-2's initialisation (N(0, 0.02), output projections scaled by
   // 1/sqrt(2L), norm weights 1, biases 0) from a seed.
-  void initRandom(uint64_t seed);
+  // `std` replaces 0.02 (larger values give peaked attention in untrained demo models).
+  void initRandom(uint64_t seed, double std = 0.02);
 
  private:
   void bindPointers();

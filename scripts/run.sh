@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Set-up, then runs tscope on its default model. Until the GUI and the shipped models land, this
-# runs `tscope-cli generate` on a small GPT-2-shaped model with seeded random weights (so the text
-# is gibberish by design): it shows the whole pipeline working end to end.
+# Set-up, then runs the tscope app on the default model (the shipped brown-small once it exists,
+# else a small GPT-2-shaped model with seeded random weights that this script creates, whose
+# text is gibberish by design). With no display it renders the attention panel headlessly under
+# Xvfb into tscope-screenshot.png instead. Extra arguments go to tscope (e.g. --prompt "...").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash scripts/setup.sh
-model=${TSCOPE_MODEL:-.cache/models/random-gpt2-tiny}
-if [[ -z "${TSCOPE_MODEL:-}" && ! -f "$model/config.json" ]]; then
-  ./build/tscope-cli init --out "$model" --layers 4 --heads 4 --embd 128 --positions 256 --seed 1 >/dev/null
+if [[ ! -f assets/models/brown-small/config.json && ! -f .cache/models/random-gpt2-tiny/config.json ]]; then
+  ./build/tscope-cli init --out .cache/models/random-gpt2-tiny --layers 4 --heads 4 --embd 128 --positions 256 --seed 1 --init-std 0.2 >/dev/null
 fi
-./build/tscope-cli generate --model "$model" --prompt "${1:-The meaning of a transformer is}" --max-new 20 --seed 7 --temperature 0.8 --top-k 40
+if [[ -z "${DISPLAY:-}" && -z "${WAYLAND_DISPLAY:-}" ]]; then
+  echo "run.sh: no display; rendering the attention panel under Xvfb into tscope-screenshot.png" >&2
+  exec xvfb-run -a -s "-screen 0 1600x1000x24" ./build/tscope --screenshot tscope-screenshot.png --panel attention "$@"
+fi
+exec ./build/tscope "$@"

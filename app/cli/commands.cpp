@@ -257,7 +257,7 @@ int runGenerate(const Argv& argv) {
 }
 
 int runInit(const Argv& argv) {
-  Args args("init", argv, {"out", "config", "layers", "heads", "embd", "positions", "seed", "tokenizer"}, {});
+  Args args("init", argv, {"out", "config", "layers", "heads", "embd", "positions", "seed", "init-std", "tokenizer"}, {});
   const std::string tokenizerDir = args.str("tokenizer", defaultGpt2TokenizerDir());
   if (tokenizerDir.empty()) throw Error("no GPT-2 tokenizer found: pass --tokenizer DIR or run scripts/setup.sh");
   auto tokenizer = loadTokenizerFromDir(tokenizerDir, "gpt2-bpe");
@@ -287,7 +287,7 @@ int runInit(const Argv& argv) {
   c.vocab_size = tokenizer->vocabSize();
   if (auto msg = validateConfig(c); !msg.empty()) throw Error("invalid config: " + msg);
   Weights weights(c);
-  weights.initRandom(static_cast<uint64_t>(args.integer("seed", 1, 0, INT64_MAX)));
+  weights.initRandom(static_cast<uint64_t>(args.integer("seed", 1, 0, INT64_MAX)), args.number("init-std", 0.02, 1e-6, 10.0));
   const fs::path dir(tokenizerDir);
   const bool hfNames = fs::exists(dir / "vocab.json");
   saveModelDir(args.str("out"), weights, nullptr, (dir / (hfNames ? "vocab.json" : "encoder.json")).string(),

@@ -19,7 +19,7 @@ const char* kUsage =
     "  detokenize --model M --ids 1,2,3\n"
     "  forward    --model M (--text S | --ids 1,2,3) [--dump DIR] [--top N] [--backend cpu|reference] [--threads N]\n"
     "  generate   --model M --prompt S --max-new N [--temperature X --top-k K --top-p P --seed S | --greedy | --beam B]\n"
-    "  init       --out DIR [--config config.json] [--layers L --heads H --embd C --positions P --seed S] [--tokenizer DIR]\n"
+    "  init       --out DIR [--config config.json] [--layers L --heads H --embd C --positions P --seed S --init-std X] [--tokenizer DIR]\n"
     "M is a model directory (config.json + model.safetensors + tokenizer) or an llm.c .bin file.\n";
 
 // One line, whatever the message holds.

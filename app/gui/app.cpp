@@ -4,7 +4,13 @@
 
 #include <imgui.h>
 
+#include <imgui_stdlib.h>
+
 #include <cstdio>
+#include <ctime>
+
+#include "model/npy.h"
+#include "session_file.h"
 
 #include "platform.h"
 
@@ -82,7 +88,10 @@ void App::frame(float frameMs) {
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                                  ImGuiWindowFlags_NoBringToFrontOnFocus;
   ImGui::Begin("tscope", nullptr, flags);
+  views_.regions.clear();
+  views_.exportable = {};
   PanelContext ctx{*session_, state_, snapshot_.get(), renderer_, views_, false, {}};
+  drawToolbar();
   drawPromptStrip(ctx);
   const float statusHeight = ImGui::GetFrameHeightWithSpacing() * 1.2f;
   if (ImGui::BeginTabBar("panels")) {
@@ -94,6 +103,8 @@ void App::frame(float frameMs) {
       if (ImGui::BeginTabItem(panelTitle(id), nullptr, tabFlags)) {
         state_.panel = id;
         ImGui::BeginChild("panel", ImVec2(0, -statusHeight));
+        const ImVec2 panelMin = ImGui::GetWindowPos(), panelSize = ImGui::GetWindowSize();
+        views_.regions["panel"] = {panelMin.x, panelMin.y, panelMin.x + panelSize.x, panelMin.y + panelSize.y};
         switch (id) {
           case PanelId::Prompt: drawPromptPanel(ctx); break;
           case PanelId::Attention: drawAttentionPanel(ctx); break;
@@ -113,11 +124,103 @@ void App::frame(float frameMs) {
     ImGui::EndTabBar();
   }
   if (!ctx.message.empty()) message_ = ctx.message;
+  if (!views_.exportable.values.empty()) lastExportable_ = views_.exportable;
   drawStatusBar(frameMs);
   ImGui::End();
   if (showHelp_) drawHelpOverlay();
   if (ctx.repost) post();
 }
+
+namespace {
+std::string timestamp() {
+  const std::time_t now = std::time(nullptr);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return buffer;
+}
+}  // namespace
+
+void App::drawToolbar() {
+  if (ImGui::Button("Save PNG")) pendingScreenshot_ = std::string("tscope-") + panelName(state_.panel) + "-" + timestamp() + ".png";
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("save the panel on screen as a PNG in the current folder");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(views_.exportable.values.empty() && lastExportable_.values.empty());
+  if (ImGui::Button("Export CSV")) exportMatrix(false);
+  ImGui::SameLine();
+  if (ImGui::Button("Export NPY")) exportMatrix(true);
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  ImGui::InputText("##session", &sessionPath_);
+  ImGui::SameLine();
+  if (ImGui::Button("Save session")) {
+    try {
+      saveSessionFile(sessionPath_, {session_->modelPath(), state_});
+      message_ = "saved " + sessionPath_;
+    } catch (const std::exception& e) {
+      message_ = e.what();
+    }
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Load session")) {
+    try {
+      SessionFile file = loadSessionFile(sessionPath_);
+      if (!file.modelPath.empty() && file.modelPath != session_->modelPath())
+        message_ = "loaded " + sessionPath_ + " (it names model " + file.modelPath + "; restart with --session to switch models)";
+      else message_ = "loaded " + sessionPath_;
+      const ModelConfig& c = session_->config();
+      file.state.layer = std::min(file.state.layer, c.n_layer - 1);
+      file.state.head = std::min(file.state.head, c.n_head - 1);
+      state_ = file.state;
+      selectPanel(state_.panel);
+      post();
+    } catch (const std::exception& e) {
+      message_ = e.what();
+    }
+  }
+  ImGui::SameLine();
+  ImGui::Checkbox("projector (P)", &state_.projector);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  ImGui::SliderFloat("text size", &state_.fontScale, 0.75f, 3.0f, "%.2fx");
+  ImGui::SameLine();
+  if (ImGui::Button("Help (F1)")) showHelp_ = !showHelp_;
+}
+
+void App::exportMatrix(bool npy) {
+  const ExportableMatrix& m = views_.exportable.values.empty() ? lastExportable_ : views_.exportable;
+  const std::string path = "tscope-" + m.name + "-" + timestamp() + (npy ? ".npy" : ".csv");
+  try {
+    if (npy) {
+      writeNpy(path, m.values.data(), {m.rows, m.cols});
+    } else {
+      std::string csv;
+      for (int r = 0; r < m.rows; ++r) {
+        for (int c = 0; c < m.cols; ++c) {
+          char cell[32];
+          std::snprintf(cell, sizeof cell, "%s%.7g", c ? "," : "", m.values[(size_t)r * m.cols + c]);
+          csv += cell;
+        }
+        csv += "\n";
+      }
+      writeFileAtomically(path, csv);
+    }
+    message_ = "exported " + path + " (" + std::to_string(m.rows) + " x " + std::to_string(m.cols) + ")";
+  } catch (const std::exception& e) {
+    message_ = e.what();
+  }
+}
+
+bool App::takeScreenshotRequest(std::string& path, ScreenRect& crop) {
+  if (pendingScreenshot_.empty()) return false;
+  path = std::move(pendingScreenshot_);
+  pendingScreenshot_.clear();
+  auto it = views_.regions.find("panel");
+  crop = it != views_.regions.end() ? it->second : ScreenRect{};
+  return true;
+}
+
+void App::screenshotDone(const std::string& path, const std::string& error) { message_ = error.empty() ? "saved " + path : error; }
 
 void App::drawStatusBar(float frameMs) {
   ImGui::Separator();

@@ -28,9 +28,15 @@ class App {
   bool upToDate() const;
   // One line shown in the app (bad session file, invalid config typed in a panel, ...).
   void showMessage(const std::string& message) { message_ = message; }
+  // A PNG the user asked for this frame (path, and the panel's rectangle to crop to), or none.
+  bool takeScreenshotRequest(std::string& path, ScreenRect& crop);
+  void screenshotDone(const std::string& path, const std::string& error);
+  const PanelViews& views() const { return views_; }
 
  private:
   void drawStatusBar(float frameMs);
+  void drawToolbar();
+  void exportMatrix(bool npy);
   void drawHelpOverlay();
   void handleShortcuts();
   void post();
@@ -43,7 +49,10 @@ class App {
   std::string message_;
   bool quit_ = false;
   bool showHelp_ = false;
-  int requestedTab_ = -1;  // a tab to select on the next frame (--panel, Alt+N)
+  int requestedTab_ = -1;
+  std::string pendingScreenshot_;
+  ExportableMatrix lastExportable_;  // the toolbar is drawn before the panel sets this frame's
+  std::string sessionPath_ = "tscope-session.json";  // a tab to select on the next frame (--panel, Alt+N)
 };
 
 }  // namespace tscope::gui

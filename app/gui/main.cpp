@@ -129,7 +129,15 @@ int run(const Options& options) {
       if (Clock::now() - started > std::chrono::seconds(120)) throw tscope::Error("the model did not finish within 120 s");
     }
     platform.saveScreenshot(options.screenshot);
-    std::printf("{\"screenshot\": \"%s\", \"panel\": \"%s\"}\n", options.screenshot.c_str(), options.panel.c_str());
+    // Where things are on screen, for the GUI tests: {"regions": {"panel": [x0, y0, x1, y1], ...}}.
+    std::string regions;
+    for (const auto& [name, r] : app.views().regions) {
+      char item[160];
+      std::snprintf(item, sizeof item, "%s\"%s\": [%.0f, %.0f, %.0f, %.0f]", regions.empty() ? "" : ", ", name.c_str(), r.x0, r.y0, r.x1, r.y1);
+      regions += item;
+    }
+    std::printf("{\"screenshot\": \"%s\", \"panel\": \"%s\", \"regions\": {%s}}\n", options.screenshot.c_str(), options.panel.c_str(),
+                regions.c_str());
     return 0;
   }
   if (options.benchFrames > 0) {
@@ -162,7 +170,18 @@ int run(const Options& options) {
     platform.beginFrame();
     platform.applyStyle(app.state().fontScale, app.state().projector);
     app.frame(lastFrameMs);
-    platform.endFrame();
+    platform.renderOnly();
+    std::string exportPath;
+    ScreenRect crop;
+    if (app.takeScreenshotRequest(exportPath, crop)) {
+      try {
+        platform.saveScreenshot(exportPath, crop.x0, crop.y0, crop.x1, crop.y1);
+        app.screenshotDone(exportPath, "");
+      } catch (const std::exception& e) {
+        app.screenshotDone(exportPath, e.what());
+      }
+    }
+    platform.swap();
     lastFrameMs = std::chrono::duration<float, std::milli>(Clock::now() - t0).count();
   }
   return 0;

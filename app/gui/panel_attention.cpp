@@ -173,6 +173,10 @@ void drawAttentionPanel(PanelContext& ctx) {
   ImGui::SetCursorScreenPos(ImVec2(origin.x + labelWidth, origin.y));
   int row = -1, col = -1;
   const bool hovered = view.main.draw(ImVec2(side, side), &row, &col);
+  ctx.views.regions["attention_heatmap"] = {origin.x + labelWidth, origin.y, origin.x + labelWidth + side, origin.y + side};
+  ctx.views.exportable = {"attention_l" + std::to_string(st.layer) + (st.averageHeads ? "_mean" : "_h" + std::to_string(st.head)) +
+                              (st.showScores ? "_scores" : "_probs"),
+                          m, trace.T, trace.Tk};
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float cellH = side / trace.T, cellW = side / trace.Tk;
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);

@@ -48,7 +48,21 @@ struct AttentionView {
   bool thumbnailsBuilt = false;
 };
 
+// A rectangle on screen in framebuffer pixels (x0, y0, x1, y1), recorded for headless tests.
+struct ScreenRect {
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+};
+
+// The matrix a panel shows, offered to File > Export CSV / NPY.
+struct ExportableMatrix {
+  std::string name;          // e.g. "attention_l0_h3"
+  std::vector<float> values; // (rows, cols) row-major
+  int rows = 0, cols = 0;
+};
+
 struct PanelViews {
+  std::map<std::string, ScreenRect> regions;  // named screen regions of this frame (heatmaps, plots)
+  ExportableMatrix exportable;                // set by the panel on screen, each frame
   AttentionView attention;
   std::map<std::string, Heatmap> heatmaps;  // other panels' heatmaps by name
   std::map<std::string, uint64_t> builtFor; // snapshot id each was built from

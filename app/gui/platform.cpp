@@ -9,6 +9,7 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <stb_image_write.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <filesystem>
 #include <stdexcept>
@@ -143,6 +144,8 @@ void Platform::renderOnly() {
 
 void Platform::finish() { glFinish(); }
 
+void Platform::swap() { glfwSwapBuffers(window_); }
+
 void Platform::setSwapInterval(int interval) { glfwSwapInterval(interval); }
 
 void Platform::endFrame() {
@@ -150,18 +153,32 @@ void Platform::endFrame() {
   glfwSwapBuffers(window_);
 }
 
-void Platform::saveScreenshot(const std::string& path) const {
-  int width = 0, height = 0;
+void Platform::saveScreenshot(const std::string& path, float x0, float y0, float x1, float y1) const {
+  int width = 0, height = 0, windowWidth = 0, windowHeight = 0;
   glfwGetFramebufferSize(window_, &width, &height);
+  glfwGetWindowSize(window_, &windowWidth, &windowHeight);
   std::vector<unsigned char> pixels((size_t)width * height * 4);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadBuffer(GL_BACK);
   glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
   TSCOPE_CHECK_GL();
-  for (size_t i = 3; i < pixels.size(); i += 4) pixels[i] = 255;
-  stbi_flip_vertically_on_write(1);  // GL's rows run bottom to top
+  // GL's rows run bottom to top: flip, force opaque alpha, and crop (window -> framebuffer pixels).
+  const float scale = windowWidth > 0 ? static_cast<float>(width) / windowWidth : 1.0f;
+  int left = 0, top = 0, cropWidth = width, cropHeight = height;
+  if (x1 > x0 && y1 > y0) {
+    left = std::clamp(static_cast<int>(x0 * scale), 0, width - 1);
+    top = std::clamp(static_cast<int>(y0 * scale), 0, height - 1);
+    cropWidth = std::clamp(static_cast<int>((x1 - x0) * scale), 1, width - left);
+    cropHeight = std::clamp(static_cast<int>((y1 - y0) * scale), 1, height - top);
+  }
+  std::vector<unsigned char> image((size_t)cropWidth * cropHeight * 4);
+  for (int y = 0; y < cropHeight; ++y) {
+    const unsigned char* source = pixels.data() + ((size_t)(height - 1 - (top + y)) * width + left) * 4;
+    std::copy(source, source + (size_t)cropWidth * 4, image.data() + (size_t)y * cropWidth * 4);
+  }
+  for (size_t i = 3; i < image.size(); i += 4) image[i] = 255;
   const std::string temporary = path + ".tmp.png";
-  if (!stbi_write_png(temporary.c_str(), width, height, 4, pixels.data(), width * 4))
+  if (!stbi_write_png(temporary.c_str(), cropWidth, cropHeight, 4, image.data(), cropWidth * 4))
     throw std::runtime_error(path + ": cannot write the PNG");
   std::error_code ec;
   std::filesystem::rename(temporary, path, ec);

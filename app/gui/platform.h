@@ -33,9 +33,11 @@ class Platform {
   void endFrame();        // render ImGui, swap
   void renderOnly();      // render ImGui without swapping (for capture)
   void finish();          // wait for the GPU (frame timing)
+  void swap();            // present what renderOnly drew
   void setSwapInterval(int interval);
-  // Writes the current back buffer as PNG; throws on failure.
-  void saveScreenshot(const std::string& path) const;
+  // Writes the current back buffer (or its part x0,y0..x1,y1 in window coordinates when x1 > x0)
+  // as PNG, through a temporary file and a rename; throws on failure.
+  void saveScreenshot(const std::string& path, float x0 = 0, float y0 = 0, float x1 = 0, float y1 = 0) const;
   void applyStyle(float fontScale, bool projector);
   float contentScale() const { return contentScale_; }
 
