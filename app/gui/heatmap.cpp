@@ -1,6 +1,8 @@
 // Heatmap textures: upload, colour through the shader into an RGBA texture, show with ImGui.
 #include "heatmap.h"
 
+#include <cstdio>
+
 #include "shaders_embedded.h"
 
 namespace tscope::gui {
@@ -96,6 +98,29 @@ bool Heatmap::draw(ImVec2 size, int* hoveredRow, int* hoveredCol) const {
   *hoveredRow = row;
   *hoveredCol = col;
   return true;
+}
+
+void ColorScale::draw(HeatmapRenderer& renderer, float lo, float hi, Colormap colormap, ImVec2 size) {
+  if (!built_ || lo != lo_ || hi != hi_ || colormap != colormap_) {
+    constexpr int steps = 128;
+    std::vector<float> values(steps);
+    for (int i = 0; i < steps; ++i) values[i] = hi - (hi - lo) * i / (steps - 1.0f);  // top row = hi
+    bar_.setData(renderer, values.data(), steps, 1, lo, hi, colormap);
+    lo_ = lo;
+    hi_ = hi;
+    colormap_ = colormap;
+    built_ = true;
+  }
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  int row, col;
+  bar_.draw(size, &row, &col);
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  char label[32];
+  std::snprintf(label, sizeof label, "%.3g", hi);
+  draw->AddText(ImVec2(origin.x + size.x + 4, origin.y), text, label);
+  std::snprintf(label, sizeof label, "%.3g", lo);
+  draw->AddText(ImVec2(origin.x + size.x + 4, origin.y + size.y - ImGui::GetTextLineHeight()), text, label);
 }
 
 }  // namespace tscope::gui

@@ -43,4 +43,16 @@ class Heatmap {
   Framebuffer framebuffer_;
 };
 
+// A vertical colour scale (hi at the top) with its end values, for beside a heatmap.
+class ColorScale {
+ public:
+  void draw(HeatmapRenderer& renderer, float lo, float hi, Colormap colormap, ImVec2 size);
+
+ private:
+  Heatmap bar_;
+  float lo_ = 0, hi_ = 0;
+  Colormap colormap_ = Colormap::Perceptual;
+  bool built_ = false;
+};
+
 }  // namespace tscope::gui

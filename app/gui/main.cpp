@@ -121,11 +121,13 @@ int run(const Options& options) {
     const auto started = Clock::now();
     int settledFrames = 0;
     while (settledFrames < 3) {
+      const auto frameStart = Clock::now();
       platform.beginFrame();
       app.frame(lastFrameMs);
       platform.renderOnly();
       settledFrames = app.upToDate() ? settledFrames + 1 : 0;
       if (settledFrames < 3) platform.endFrame();
+      lastFrameMs = std::chrono::duration<float, std::milli>(Clock::now() - frameStart).count();
       if (Clock::now() - started > std::chrono::seconds(120)) throw tscope::Error("the model did not finish within 120 s");
     }
     platform.saveScreenshot(options.screenshot);

@@ -53,12 +53,12 @@ void drawLinesView(const Snapshot& s, const std::vector<float>& m, ImVec2 size) 
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   for (int j = 0; j < Tk; ++j) {
     const std::string& label = s.tokenText[std::min<size_t>(j, s.tokenText.size() - 1)];
-    draw->AddText(ImVec2(right + 8, origin.y + j * rowHeight), text, label.c_str());
+    draw->AddText(ImVec2(right + 8, origin.y + (j + 0.5f) * rowHeight - ImGui::GetTextLineHeight() / 2), text, label.c_str());
   }
   for (int t = 0; t < T; ++t) {
     const std::string& label = s.tokenText[t];
     const float width = ImGui::CalcTextSize(label.c_str()).x;
-    draw->AddText(ImVec2(left - 8 - width, origin.y + t * rowHeight), text, label.c_str());
+    draw->AddText(ImVec2(left - 8 - width, origin.y + (t + 0.5f) * rowHeight - ImGui::GetTextLineHeight() / 2), text, label.c_str());
     for (int j = 0; j < Tk; ++j) {
       const float w = m[(size_t)t * Tk + j];
       if (!(w > 0.01f)) continue;
@@ -82,7 +82,8 @@ void drawGrid(PanelContext& ctx, const Trace& trace) {
     view.thumbnailsBuilt = true;
   }
   const float available = ImGui::GetContentRegionAvail().x;
-  const float cell = std::clamp(available / (H + 1.0f) - ImGui::GetStyle().ItemSpacing.x, 24.0f, 160.0f);
+  const float rowsAvailable = ImGui::GetContentRegionAvail().y / (L + 0.5f) - ImGui::GetStyle().ItemSpacing.y;
+  const float cell = std::clamp(std::min(available / (H + 1.0f) - ImGui::GetStyle().ItemSpacing.x, rowsAvailable), 24.0f, 240.0f);
   if (ImGui::BeginTable("grid", H + 1, ImGuiTableFlags_SizingFixedFit)) {
     ImGui::TableNextColumn();
     for (int h = 0; h < H; ++h) {
@@ -149,9 +150,10 @@ void drawAttentionPanel(PanelContext& ctx) {
   const auto m = selectedMatrix(trace, layerIndex, st.head, st.averageHeads, st.showScores);
   if (view.builtFor != s->id || view.layer != st.layer || view.head != st.head || view.average != st.averageHeads ||
       view.scores != st.showScores) {
-    float lo = 0, hi = 1;
-    if (st.showScores) range(m, lo, hi);
-    view.main.setData(ctx.renderer, m.data(), trace.T, trace.Tk, lo, hi, st.showScores ? Colormap::Diverging : Colormap::Perceptual);
+    view.lo = 0;
+    view.hi = 1;
+    if (st.showScores) range(m, view.lo, view.hi);
+    view.main.setData(ctx.renderer, m.data(), trace.T, trace.Tk, view.lo, view.hi, st.showScores ? Colormap::Diverging : Colormap::Perceptual);
     view.builtFor = s->id;
     view.layer = st.layer;
     view.head = st.head;
@@ -168,12 +170,20 @@ void drawAttentionPanel(PanelContext& ctx) {
   }
   // Square cells, token labels on both axes.
   const float labelWidth = ImGui::GetFontSize() * 7;
-  const float side = std::max(64.0f, std::min(avail.x - labelWidth, avail.y - labelWidth * 0.9f));
+  const float scaleWidth = ImGui::GetFontSize() * 4.5f;
+  const float side = std::max(64.0f, std::min(avail.x - labelWidth - scaleWidth, avail.y - ImGui::GetTextLineHeightWithSpacing()));
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImGui::SetCursorScreenPos(ImVec2(origin.x + labelWidth, origin.y));
   int row = -1, col = -1;
   const bool hovered = view.main.draw(ImVec2(side, side), &row, &col);
   ctx.views.regions["attention_heatmap"] = {origin.x + labelWidth, origin.y, origin.x + labelWidth + side, origin.y + side};
+  ImGui::SameLine();
+  if (st.showScores) {
+    const float bound = std::max(std::abs(view.lo), std::abs(view.hi));  // the diverging map is centred on 0
+    view.scale.draw(ctx.renderer, -bound, bound, Colormap::Diverging, ImVec2(ImGui::GetFontSize(), side));
+  } else {
+    view.scale.draw(ctx.renderer, view.lo, view.hi, Colormap::Perceptual, ImVec2(ImGui::GetFontSize(), side));
+  }
   ctx.views.exportable = {"attention_l" + std::to_string(st.layer) + (st.averageHeads ? "_mean" : "_h" + std::to_string(st.head)) +
                               (st.showScores ? "_scores" : "_probs"),
                           m, trace.T, trace.Tk};

@@ -44,6 +44,8 @@ struct AttentionView {
   int layer = -1, head = -1;
   bool average = false, scores = false;
   Heatmap main;
+  ColorScale scale;
+  float lo = 0, hi = 1;             // colour range of `main`
   std::vector<Heatmap> thumbnails;  // (L * H) when the grid is shown
   bool thumbnailsBuilt = false;
 };

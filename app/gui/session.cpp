@@ -2,6 +2,7 @@
 // and optional beam search and KV-cache timing, published as one immutable Snapshot.
 #include "session.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "model/error.h"
@@ -10,7 +11,9 @@
 namespace tscope::gui {
 
 Session::Session(LoadedModel model) : model_(std::move(model)) {
-  backend_ = makeCpuBackend();
+  // Leave one core to the UI thread (and the GL driver) so frames stay smooth while the model runs.
+  const int cores = makeCpuBackend()->threadCount();
+  backend_ = makeCpuBackend(std::max(1, cores - 1));
   transformer_ = std::make_unique<Transformer>(model_.weights, *backend_);
   worker_ = std::thread([this] { run(); });
 }
