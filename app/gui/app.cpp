@@ -9,6 +9,9 @@
 #include <cstdio>
 #include <ctime>
 
+#include <filesystem>
+
+#include "layout.h"
 #include "model/npy.h"
 #include "session_file.h"
 
@@ -93,7 +96,7 @@ void App::frame(float frameMs) {
   PanelContext ctx{*session_, state_, snapshot_.get(), renderer_, views_, false, {}};
   drawToolbar();
   drawPromptStrip(ctx);
-  const float statusHeight = ImGui::GetFrameHeightWithSpacing() * 1.2f;
+  const float statusHeight = this->statusHeight(frameMs);
   if (ImGui::BeginTabBar("panels")) {
     for (int i = 0; i < static_cast<int>(PanelId::Count); ++i) {
       const PanelId id = static_cast<PanelId>(i);
@@ -143,16 +146,16 @@ std::string timestamp() {
 void App::drawToolbar() {
   if (ImGui::Button("Save PNG")) pendingScreenshot_ = std::string("tscope-") + panelName(state_.panel) + "-" + timestamp() + ".png";
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("save the panel on screen as a PNG in the current folder");
-  ImGui::SameLine();
+  sameLineIfFits("Export CSV");
   ImGui::BeginDisabled(views_.exportable.values.empty() && lastExportable_.values.empty());
   if (ImGui::Button("Export CSV")) exportMatrix(false);
-  ImGui::SameLine();
+  sameLineIfFits("Export NPY");
   if (ImGui::Button("Export NPY")) exportMatrix(true);
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  sameLineIfFits("", ImGui::GetFontSize() * 14);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   ImGui::InputText("##session", &sessionPath_);
-  ImGui::SameLine();
+  sameLineIfFits("Save session");
   if (ImGui::Button("Save session")) {
     try {
       saveSessionFile(sessionPath_, {session_->modelPath(), state_});
@@ -161,7 +164,7 @@ void App::drawToolbar() {
       message_ = e.what();
     }
   }
-  ImGui::SameLine();
+  sameLineIfFits("Load session");
   if (ImGui::Button("Load session")) {
     try {
       SessionFile file = loadSessionFile(sessionPath_);
@@ -178,12 +181,12 @@ void App::drawToolbar() {
       message_ = e.what();
     }
   }
-  ImGui::SameLine();
+  sameLineIfFits("projector (P)", ImGui::GetFrameHeight());
   ImGui::Checkbox("projector (P)", &state_.projector);
-  ImGui::SameLine();
+  sameLineIfFits("text size", ImGui::GetFontSize() * 6);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   ImGui::SliderFloat("text size", &state_.fontScale, 0.75f, 3.0f, "%.2fx");
-  ImGui::SameLine();
+  sameLineIfFits("Help (F1)");
   if (ImGui::Button("Help (F1)")) showHelp_ = !showHelp_;
 }
 
@@ -222,17 +225,35 @@ bool App::takeScreenshotRequest(std::string& path, ScreenRect& crop) {
 
 void App::screenshotDone(const std::string& path, const std::string& error) { message_ = error.empty() ? "saved " + path : error; }
 
-void App::drawStatusBar(float frameMs) {
-  ImGui::Separator();
+std::string App::statusLine(float frameMs) const {
   const ModelConfig& c = session_->config();
   const Snapshot* s = snapshot_.get();
-  ImGui::Text("model %s (%d layers, %d heads, d=%d, V=%d)  |  backend: %s (no GPU in this build)  |  forward %.1f ms, %.0f tok/s  |  frame %.1f ms%s",
-              session_->modelPath().c_str(), c.n_layer, c.n_head, c.n_embd, c.vocab_size, session_->backendName().c_str(),
-              s ? s->forwardMs : 0.0, s ? s->tokensPerSecond : 0.0, frameMs, session_->busy() ? "  |  computing..." : "");
-  const std::string line = s && !s->error.empty() ? s->error : message_;
+  const std::string modelName = std::filesystem::path(session_->modelPath()).filename().string();
+  char line[512];
+  std::snprintf(line, sizeof line, "%s (%d layers, %d heads, d=%d, V=%d)  |  %s  |  forward %.1f ms, %.0f tok/s  |  frame %.1f ms%s",
+                modelName.c_str(), c.n_layer, c.n_head, c.n_embd, c.vocab_size, session_->backendDescription().c_str(),
+                s ? s->forwardMs : 0.0, s ? s->tokensPerSecond : 0.0, frameMs, session_->busy() ? "  |  computing..." : "");
+  return line;
+}
+
+float App::statusHeight(float frameMs) const {
+  const float width = ImGui::GetContentRegionAvail().x;
+  const Snapshot* s = snapshot_.get();
+  const std::string message = s && !s->error.empty() ? s->error : message_;
+  float height = ImGui::CalcTextSize(statusLine(frameMs).c_str(), nullptr, false, width).y;
+  if (!message.empty()) height += ImGui::CalcTextSize(message.c_str(), nullptr, false, width).y;
+  return height + ImGui::GetStyle().ItemSpacing.y * 3;
+}
+
+void App::drawStatusBar(float frameMs) {
+  ImGui::Separator();
+  ImGui::TextWrapped("%s", statusLine(frameMs).c_str());
+  const Snapshot* s = snapshot_.get();
+  const std::string& line = s && !s->error.empty() ? s->error : message_;
   if (!line.empty()) {
-    ImGui::SameLine();
-    ImGui::TextColored(ImVec4(0.95f, 0.35f, 0.3f, 1.0f), "  %s", line.c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.9f, 0.25f, 0.2f, 1.0f));
+    ImGui::TextWrapped("%s", line.c_str());
+    ImGui::PopStyleColor();
   }
 }
 

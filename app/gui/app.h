@@ -35,6 +35,8 @@ class App {
 
  private:
   void drawStatusBar(float frameMs);
+  std::string statusLine(float frameMs) const;
+  float statusHeight(float frameMs) const;
   void drawToolbar();
   void exportMatrix(bool npy);
   void drawHelpOverlay();

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "layout.h"
 #include "panels.h"
 
 namespace tscope::gui {
@@ -121,18 +122,18 @@ void drawAttentionPanel(PanelContext& ctx) {
   const ModelConfig& c = ctx.session.config();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
   ImGui::SliderInt("layer", &st.layer, 0, c.n_layer - 1);
-  ImGui::SameLine();
+  sameLineIfFits("head", ImGui::GetFontSize() * 8);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
   ImGui::BeginDisabled(st.averageHeads);
   ImGui::SliderInt("head", &st.head, 0, c.n_head - 1);
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  sameLineIfFits("mean over heads (A)", ImGui::GetFrameHeight());
   ImGui::Checkbox("mean over heads (A)", &st.averageHeads);
-  ImGui::SameLine();
+  sameLineIfFits("pre-softmax scores (S)", ImGui::GetFrameHeight());
   ImGui::Checkbox("pre-softmax scores (S)", &st.showScores);
-  ImGui::SameLine();
+  sameLineIfFits("lines (L)", ImGui::GetFrameHeight());
   ImGui::Checkbox("lines (L)", &st.linesView);
-  ImGui::SameLine();
+  sameLineIfFits("all heads (G)", ImGui::GetFrameHeight());
   ImGui::Checkbox("all heads (G)", &st.showGrid);
   const Snapshot* s = ctx.snapshot;
   if (!s || s->trace.attn.empty()) {
@@ -160,7 +161,7 @@ void drawAttentionPanel(PanelContext& ctx) {
     view.average = st.averageHeads;
     view.scores = st.showScores;
   }
-  ImGui::Text("Layer %d, %s: each row is a query token, each column the key it attends to%s", st.layer,
+  ImGui::TextWrapped("Layer %d, %s: each row is a query token, each column the key it attends to%s", st.layer,
               st.averageHeads ? "mean over heads" : ("head " + std::to_string(st.head)).c_str(),
               st.showScores ? " (q.k / sqrt(d), before softmax)" : " (softmax probabilities; grey = masked)");
   const ImVec2 avail = ImGui::GetContentRegionAvail();

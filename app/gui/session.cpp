@@ -18,6 +18,11 @@ Session::Session(LoadedModel model) : model_(std::move(model)) {
   worker_ = std::thread([this] { run(); });
 }
 
+std::string Session::backendDescription() const {
+  const int threads = backend_->threadCount();
+  return "CPU (Eigen, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + "; this build has no GPU backend)";
+}
+
 Session::~Session() {
   {
     std::lock_guard lock(mutex_);
