@@ -28,7 +28,10 @@ constexpr const char* kPanelTitles[] = {"Prompt & tokens", "Attention", "Residua
 const char* panelName(PanelId id) { return kPanelNames[static_cast<int>(id)]; }
 const char* panelTitle(PanelId id) { return kPanelTitles[static_cast<int>(id)]; }
 
-App::App(std::unique_ptr<Session> session, AppState state) : session_(std::move(session)), state_(std::move(state)) { post(); }
+App::App(std::unique_ptr<Session> session, AppState state) : session_(std::move(session)), state_(std::move(state)) {
+  selectPanel(state_.panel);  // a session file's panel opens first
+  post();
+}
 
 bool App::selectPanel(const std::string& name) {
   for (int i = 0; i < static_cast<int>(PanelId::Count); ++i)

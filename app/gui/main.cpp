@@ -65,7 +65,6 @@ Options parse(int argc, char** argv) {
       std::exit(0);
     } else throw tscope::Error("unknown flag " + arg + " (try --help)");
   }
-  if (!o.screenshot.empty() && o.panel.empty()) o.panel = "attention";
   return o;
 }
 
@@ -97,6 +96,8 @@ int run(const Options& options) {
   state.projector = options.projector || state.projector;
   tscope::LoadedModel loaded = tscope::loadModel(model);
   const tscope::ModelConfig config = loaded.weights.config();
+  // Route as the model was built to unless a session file says otherwise (the Experts panel can switch).
+  if (options.session.empty()) state.moeExpertChoice = config.moe_routing == tscope::MoeRoutingKind::ExpertChoice;
   if (options.layer >= config.n_layer) throw tscope::Error("--layer " + std::to_string(options.layer) + " is past the model's " + std::to_string(config.n_layer) + " layers");
   if (options.head >= config.n_head) throw tscope::Error("--head " + std::to_string(options.head) + " is past the model's " + std::to_string(config.n_head) + " heads");
   if (options.layer >= 0) state.layer = options.layer;

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "heatmap.h"
+#include "lab_views.h"
 #include "model/sampling.h"
+#include "model/scaling.h"
 #include "session.h"
 
 namespace tscope::gui {
@@ -62,12 +64,50 @@ struct ExportableMatrix {
   int rows = 0, cols = 0;
 };
 
+// Next-token panel: the draws made so far (each seeded with seed + step), generation over frames
+// (one token per new snapshot), and the top tokens of the snapshot on screen.
+struct SamplingView {
+  uint64_t builtFor = 0;
+  std::vector<int> topIds;          // most probable tokens by raw probability, best first
+  std::vector<int> keptCounts;      // (4) tokens with non-zero probability at each stage
+  uint64_t steps = 0;               // tokens drawn since the seed was set (added to the seed)
+  int generateCount = 16;           // N for Generate
+  int generateRemaining = 0;        // > 0 while generating
+  uint64_t lastStepSnapshot = 0;    // the snapshot the last token was drawn from
+  int lastToken = -1;               // the last token drawn and its final probability
+  float lastTokenProb = 0;
+  bool lastWasGreedy = false;
+  bool sharedScale = true;          // one probability scale for every stage
+};
+
+// Residual panel: the residual-norm heatmap (L + 1, T) and its colour range.
+struct ResidualView {
+  uint64_t builtFor = 0;
+  Heatmap norms;
+  float lo = 0, hi = 1;
+  int scrolledTo = -1;              // the lens table was last scrolled to show this position
+};
+
+// Scaling-laws panel: the constants the lecturer edits, the compute budget and the worked example.
+struct ScalingView {
+  KaplanConstants kaplan;
+  ChinchillaConstants chinchilla;  // starts as Hoffmann et al.'s published fit
+  int chinchillaPreset = 0;        // 0 published (Hoffmann 2022), 1 refit (Besiroglu 2024), 2 edited
+  double computeFlops = 5.88e23;   // the budget slider (Chinchilla's own, 6 x 70B x 1.4T)
+  double exampleLoss = 2.1, exampleParams = 175e9, exampleNewParams = 500e9;
+  int kaplanPlot = 0;              // which Kaplan law is shown when there is room for one plot only
+};
+
 struct PanelViews {
   std::map<std::string, ScreenRect> regions;  // named screen regions of this frame (heatmaps, plots)
   ExportableMatrix exportable;                // set by the panel on screen, each frame
   AttentionView attention;
   std::map<std::string, Heatmap> heatmaps;  // other panels' heatmaps by name
   std::map<std::string, uint64_t> builtFor; // snapshot id each was built from
+  SamplingView sampling;
+  ResidualView residual;
+  LabViews lab;  // Positional, Architecture and Experts panels (lab_views.h)
+  ScalingView scaling;
 };
 
 struct PanelContext {

@@ -42,6 +42,7 @@ void saveSessionFile(const std::string& path, const SessionFile& session) {
                             {"seed", s.sampling.seed},
                             {"beam_width", s.beamWidth},
                             {"beam_steps", s.beamSteps},
+                            {"measure_kv_cache", s.measureKvCache},
                             {"moe_top_k", s.moeTopK},
                             {"moe_capacity_factor", s.moeCapacityFactor},
                             {"moe_expert_choice", s.moeExpertChoice},
@@ -82,6 +83,7 @@ SessionFile loadSessionFile(const std::string& path) {
   read(j, "seed", s.sampling.seed, path);
   read(j, "beam_width", s.beamWidth, path);
   read(j, "beam_steps", s.beamSteps, path);
+  read(j, "measure_kv_cache", s.measureKvCache, path);
   read(j, "moe_top_k", s.moeTopK, path);
   read(j, "moe_capacity_factor", s.moeCapacityFactor, path);
   read(j, "moe_expert_choice", s.moeExpertChoice, path);
