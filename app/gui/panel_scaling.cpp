@@ -200,7 +200,10 @@ void drawKaplanPlot(PanelContext& ctx, int which, ImVec2 size) {
   Curve law;
   const char* id = "kaplan_n";
   double lo = INFINITY, hi = -INFINITY;
-  if (which == 0) law = kaplanParamsCurve(k, 1e5, 1e13, kCurvePoints);
+  if (which == 0) {  // wide enough to show the worked example's two sizes
+    const double nLo = std::min({1e5, v.exampleParams / 3, v.exampleNewParams / 3});
+    law = kaplanParamsCurve(k, nLo, std::max({1e13, v.exampleParams * 3, v.exampleNewParams * 3}), kCurvePoints);
+  }
   if (which == 1) law = kaplanTokensCurve(k, 1e7, 1e13, kCurvePoints), id = "kaplan_d";
   if (which == 2) law = kaplanComputeCurve(k, 1e15, 1e27, kCurvePoints), id = "kaplan_c";
   Plot plot(id, size);
