@@ -3,7 +3,9 @@
 // Kaplan's power laws, and the tokens-per-parameter ratio the two Chinchilla fits imply.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "model/error.h"
 #include "model/scaling.h"
