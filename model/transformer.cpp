@@ -4,6 +4,7 @@
 // on the host over (T, E) router logits.
 #include "model/transformer.h"
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -329,9 +330,9 @@ void Transformer::captureLens(Trace& trace, int layerIndex, const float* resid, 
   std::vector<int> order(V);
   for (int p = 0; p < P; ++p) {
     const float* row = hostRow_.data() + (size_t)p * V;
-    const float maxLogit = *std::max_element(row, row + V);
-    double sum = 0;
-    for (int v = 0; v < V; ++v) sum += std::exp((double)row[v] - maxLogit);
+    const Eigen::Map<const Eigen::ArrayXf> logits(row, V);
+    const float maxLogit = logits.maxCoeff();
+    const double sum = (logits - maxLogit).exp().cast<double>().sum();  // vectorised exp: V can be 50k
     std::iota(order.begin(), order.end(), 0);
     std::partial_sort(order.begin(), order.begin() + K, order.end(), [row](int a, int b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
     for (int k = 0; k < K; ++k) {

@@ -92,7 +92,7 @@ void App::frame(float frameMs) {
   ImGui::SetNextWindowPos(viewport->WorkPos);
   ImGui::SetNextWindowSize(viewport->WorkSize);
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-                                 ImGuiWindowFlags_NoBringToFrontOnFocus;
+                                 ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground;  // glClear paints it: one full-screen pass less
   ImGui::Begin("tscope", nullptr, flags);
   views_.regions.clear();
   views_.exportable = {};

@@ -70,6 +70,23 @@ void drawLinesView(const Snapshot& s, const std::vector<float>& m, ImVec2 size) 
   ImGui::Dummy(ImVec2(size.x, rowHeight * std::max(T, Tk)));
 }
 
+// Thumbnails need no more texels than pixels: max-pool long prompts down to at most 128 x 128
+// (max keeps the sharp peaks a teacher looks for; a cell is masked only if all it covers is).
+std::vector<float> poolForThumbnail(const std::vector<float>& m, int rows, int cols, int& outRows, int& outCols) {
+  const int factor = std::max(1, (std::max(rows, cols) + 127) / 128);
+  outRows = (rows + factor - 1) / factor;
+  outCols = (cols + factor - 1) / factor;
+  if (factor == 1) return m;
+  std::vector<float> pooled((size_t)outRows * outCols, std::numeric_limits<float>::quiet_NaN());
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const float v = m[(size_t)r * cols + c];
+      float& cell = pooled[(size_t)(r / factor) * outCols + c / factor];
+      if (!std::isnan(v) && (std::isnan(cell) || v > cell)) cell = v;
+    }
+  return pooled;
+}
+
 void drawGrid(PanelContext& ctx, const Trace& trace) {
   AttentionView& view = ctx.views.attention;
   const int L = (int)trace.layers.size(), H = trace.H;
@@ -77,8 +94,9 @@ void drawGrid(PanelContext& ctx, const Trace& trace) {
     view.thumbnails.resize((size_t)L * H);
     for (int l = 0; l < L; ++l)
       for (int h = 0; h < H; ++h) {
-        auto m = selectedMatrix(trace, l, h, false, false);
-        view.thumbnails[(size_t)l * H + h].setData(ctx.renderer, m.data(), trace.T, trace.Tk, 0.0f, 1.0f, Colormap::Perceptual);
+        int rows = 0, cols = 0;
+        const auto m = poolForThumbnail(selectedMatrix(trace, l, h, false, false), trace.T, trace.Tk, rows, cols);
+        view.thumbnails[(size_t)l * H + h].setData(ctx.renderer, m.data(), rows, cols, 0.0f, 1.0f, Colormap::Perceptual);
       }
     view.thumbnailsBuilt = true;
   }
