@@ -88,12 +88,8 @@ bool Heatmap::draw(ImVec2 size, int* hoveredRow, int* hoveredCol) const {
     return false;
   }
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  // The colour texture's texel row 0 is the data's row 0, shown at the top. Cells are opaque, so
-  // draw them without blending (half the work for a software rasteriser such as llvmpipe).
-  ImDrawList* drawList = ImGui::GetWindowDrawList();
-  drawList->AddCallback([](const ImDrawList*, const ImDrawCmd*) { glDisable(GL_BLEND); }, nullptr);
+  // The colour texture's texel row 0 is the data's row 0, shown at the top.
   ImGui::Image(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(colored_.id())), size, ImVec2(0, 0), ImVec2(1, 1));
-  drawList->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
   if (!ImGui::IsItemHovered()) return false;
   const ImVec2 mouse = ImGui::GetMousePos();
   const int col = static_cast<int>((mouse.x - origin.x) / size.x * cols_);

@@ -4,9 +4,11 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "model/tokenizer.h"
+#include "layout.h"
 #include "panels.h"
 
 namespace tscope::gui {
@@ -34,16 +36,20 @@ void drawPromptStrip(PanelContext& ctx) {
     return;
   }
   const Tokenizer* tokenizer = ctx.session.tokenizer();
+  // The token strip wraps, and scrolls after three rows so long prompts keep the panels in view.
+  const float rowHeight = ImGui::GetFrameHeightWithSpacing();
+  ImGui::BeginChild("token strip", ImVec2(0, rowHeight * std::min(3.0f, 1.0f + s->ids.size() / 12.0f)), false);
   ImGui::TextDisabled("%zu tokens", s->ids.size());
   for (size_t i = 0; i < s->ids.size(); ++i) {
-    ImGui::SameLine();
-    ImGui::PushID(static_cast<int>(i));
-    const bool selected = ctx.state.token == static_cast<int>(i) || (ctx.state.token < 0 && i + 1 == s->ids.size());
-    if (selected) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
     std::string label = s->tokenText[i];
     for (char& ch : label)
       if (ch == '\n') ch = ' ';
-    if (ImGui::SmallButton((label.empty() ? std::string(" ") : label).c_str())) ctx.state.token = static_cast<int>(i);
+    if (label.empty()) label = " ";
+    sameLineIfFits(label.c_str());
+    ImGui::PushID(static_cast<int>(i));
+    const bool selected = ctx.state.token == static_cast<int>(i) || (ctx.state.token < 0 && i + 1 == s->ids.size());
+    if (selected) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+    if (ImGui::SmallButton(label.c_str())) ctx.state.token = static_cast<int>(i);
     if (selected) ImGui::PopStyleColor();
     if (ImGui::IsItemHovered() && tokenizer) {
       ImGui::BeginTooltip();
@@ -52,8 +58,8 @@ void drawPromptStrip(PanelContext& ctx) {
       ImGui::EndTooltip();
     }
     ImGui::PopID();
-    if (ImGui::GetCursorPosX() > ImGui::GetContentRegionAvail().x * 0.95f) ImGui::NewLine();
   }
+  ImGui::EndChild();
 }
 
 void drawPromptPanel(PanelContext& ctx) {
