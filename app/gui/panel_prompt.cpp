@@ -38,7 +38,8 @@ void drawPromptStrip(PanelContext& ctx) {
   const Tokenizer* tokenizer = ctx.session.tokenizer();
   // The token strip wraps, and scrolls after three rows so long prompts keep the panels in view.
   const float rowHeight = ImGui::GetFrameHeightWithSpacing();
-  ImGui::BeginChild("token strip", ImVec2(0, rowHeight * std::min(3.0f, 1.0f + s->ids.size() / 12.0f)), false);
+  const float contentHeight = ctx.views.tokenStripHeight > 0 ? ctx.views.tokenStripHeight : rowHeight;
+  ImGui::BeginChild("token strip", ImVec2(0, std::min(rowHeight * 3.0f, contentHeight)), false);
   ImGui::TextDisabled("%zu tokens", s->ids.size());
   for (size_t i = 0; i < s->ids.size(); ++i) {
     std::string label = s->tokenText[i];
@@ -59,6 +60,7 @@ void drawPromptStrip(PanelContext& ctx) {
     }
     ImGui::PopID();
   }
+  ctx.views.tokenStripHeight = ImGui::GetCursorPosY() + ImGui::GetStyle().ItemSpacing.y;  // sizes next frame's strip
   ImGui::EndChild();
 }
 

@@ -101,6 +101,7 @@ struct ScalingView {
 struct PanelViews {
   std::map<std::string, ScreenRect> regions;  // named screen regions of this frame (heatmaps, plots)
   ExportableMatrix exportable;                // set by the panel on screen, each frame
+  float tokenStripHeight = 0;                 // height the token strip's contents took last frame
   AttentionView attention;
   std::map<std::string, Heatmap> heatmaps;  // other panels' heatmaps by name
   std::map<std::string, uint64_t> builtFor; // snapshot id each was built from
