@@ -1,14 +1,18 @@
-// File helpers shared by the IO tests: a scratch directory removed with everything in it, and
-// whole-file byte reads and writes.
+// Helpers shared by the IO tests: a scratch directory removed with everything in it, whole-file
+// byte reads and writes, and checks on the one-line error messages.
 #pragma once
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
+#include <initializer_list>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
+
+#include "model/error.h"
 
 namespace tscope::testing {
 
@@ -46,6 +50,24 @@ inline void writeBytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   ASSERT_TRUE(out.good()) << path;
+}
+
+// Runs `action` and returns the tscope::Error message it throws (a test failure if it throws none).
+inline std::string errorMessage(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const tscope::Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a tscope::Error";
+  return "";
+}
+
+// The message is one line and names every part.
+inline void expectMentions(const std::string& message, std::initializer_list<std::string> parts) {
+  EXPECT_EQ(message.find('\n'), std::string::npos) << "message spans lines: " << message;
+  for (const std::string& part : parts)
+    EXPECT_NE(message.find(part), std::string::npos) << "message \"" << message << "\" lacks \"" << part << "\"";
 }
 
 }  // namespace tscope::testing

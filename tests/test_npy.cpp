@@ -45,27 +45,14 @@ std::string floatBytes(std::initializer_list<float> values) {
   return out;
 }
 
-std::string npyError(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const tscope::Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a tscope::Error";
-  return "";
-}
-
-void expectNpyMessage(const std::string& message, std::initializer_list<std::string> parts) {
-  EXPECT_EQ(message.find('\n'), std::string::npos) << "message spans lines: " << message;
-  for (const std::string& part : parts)
-    EXPECT_NE(message.find(part), std::string::npos) << "message \"" << message << "\" lacks \"" << part << "\"";
-}
+using tscope::testing::errorMessage;
+using tscope::testing::expectMentions;
 
 class NpyTest : public ::testing::Test {
  protected:
   std::string readError(const std::string& bytes) {
     writeBytes(path_, bytes);
-    return npyError([&] { tscope::readNpy(path_); });
+    return errorMessage([&] { tscope::readNpy(path_); });
   }
   NpyScratchDir dir_;
   std::string path_ = dir_.file("array.npy");
@@ -144,44 +131,44 @@ TEST_F(NpyTest, ReadsNumpyStyleHeadersWithOtherKeyOrderAndGrowthPadding) {
 const std::string kDict34 = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }\n";
 
 TEST_F(NpyTest, RejectsMissingFileAndEmptyFile) {
-  expectNpyMessage(npyError([&] { tscope::readNpy(dir_.file("absent.npy")); }), {"absent.npy", "No such file"});
-  expectNpyMessage(readError(""), {path_, "not a .npy file"});
+  expectMentions(errorMessage([&] { tscope::readNpy(dir_.file("absent.npy")); }), {"absent.npy", "No such file"});
+  expectMentions(readError(""), {path_, "not a .npy file"});
 }
 
 TEST_F(NpyTest, RejectsBadMagic) {
-  expectNpyMessage(readError("\x93NUMPZ\x01\x00" + std::string(100, ' ')), {path_, "magic"});
+  expectMentions(readError("\x93NUMPZ\x01\x00" + std::string(100, ' ')), {path_, "magic"});
 }
 
 TEST_F(NpyTest, RejectsUnknownVersion) {
   std::string bytes = npyFile(1, kDict34, std::string(48, '\0'));
   bytes[6] = 4;
-  expectNpyMessage(readError(bytes), {"unsupported .npy format version 4.0"});
+  expectMentions(readError(bytes), {"unsupported .npy format version 4.0"});
 }
 
 TEST_F(NpyTest, RejectsUnsupportedDtypes) {
   for (const std::string descr : {"<f8", ">f4", "<i8", "|u1", "<f2"})
-    expectNpyMessage(readError(npyFile(1, "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (1,), }\n",
+    expectMentions(readError(npyFile(1, "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (1,), }\n",
                                        std::string(8, '\0'))),
                      {"unsupported dtype '" + descr + "'"});
 }
 
 TEST_F(NpyTest, RejectsFortranOrder) {
   const std::string dict = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }\n";
-  expectNpyMessage(readError(npyFile(1, dict, std::string(16, '\0'))), {"Fortran-order"});
+  expectMentions(readError(npyFile(1, dict, std::string(16, '\0'))), {"Fortran-order"});
 }
 
 TEST_F(NpyTest, RejectsTruncatedData) {
-  expectNpyMessage(readError(npyFile(1, kDict34, std::string(47, '\0'))),
+  expectMentions(readError(npyFile(1, kDict34, std::string(47, '\0'))),
                    {"truncated", "(3, 4) needs 48 data bytes but the file has 47"});
 }
 
 TEST_F(NpyTest, RejectsTrailingData) {
-  expectNpyMessage(readError(npyFile(1, kDict34, std::string(52, '\0'))), {"trailing bytes", "the file has 52"});
+  expectMentions(readError(npyFile(1, kDict34, std::string(52, '\0'))), {"trailing bytes", "the file has 52"});
 }
 
 TEST_F(NpyTest, RejectsHeaderLengthPastEnd) {
-  expectNpyMessage(readError(npyFile(1, kDict34, "").substr(0, 30)), {"truncated", "past the end"});
-  expectNpyMessage(readError(std::string("\x93NUMPY\x02\x00\x01", 9)), {"truncated", "header length"});
+  expectMentions(readError(npyFile(1, kDict34, "").substr(0, 30)), {"truncated", "past the end"});
+  expectMentions(readError(std::string("\x93NUMPY\x02\x00\x01", 9)), {"truncated", "header length"});
 }
 
 TEST_F(NpyTest, RejectsMalformedHeaders) {
@@ -192,17 +179,17 @@ TEST_F(NpyTest, RejectsMalformedHeaders) {
                                  "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }\n",
                                  "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), } extra\n",
                                  "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }\n"})
-    expectNpyMessage(readError(npyFile(1, dict, std::string(48, '\0'))), {"malformed .npy header"});
+    expectMentions(readError(npyFile(1, dict, std::string(48, '\0'))), {"malformed .npy header"});
 }
 
 TEST_F(NpyTest, RejectsHeaderWithoutShape) {
-  expectNpyMessage(readError(npyFile(1, "{'descr': '<f4', 'fortran_order': False}\n", std::string(4, '\0'))),
+  expectMentions(readError(npyFile(1, "{'descr': '<f4', 'fortran_order': False}\n", std::string(4, '\0'))),
                    {"malformed .npy header", "needs 'descr', 'fortran_order' and 'shape'"});
 }
 
 TEST_F(NpyTest, RejectsShapeWhoseSizeOverflows) {
   const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }\n";
-  expectNpyMessage(readError(npyFile(1, dict, "")), {"overflows"});
+  expectMentions(readError(npyFile(1, dict, "")), {"overflows"});
 }
 
 TEST_F(NpyTest, FuzzedFilesLoadOrThrowButNeverCrash) {
@@ -249,12 +236,12 @@ TEST_F(NpyTest, WriteFileAtomicallyReplacesContentAndLeavesNoTemporary) {
 TEST_F(NpyTest, WriteFileAtomicallyFailureLeavesNothingBehind) {
   writeBytes(dir_.file("plain"), "x");
   const std::string target = dir_.file("plain") + "/out.npy";  // a file used as a directory fails even for root
-  expectNpyMessage(npyError([&] { tscope::writeFileAtomically(target, "data"); }), {target + ".tmp", "Not a directory"});
+  expectMentions(errorMessage([&] { tscope::writeFileAtomically(target, "data"); }), {target + ".tmp", "Not a directory"});
 
   const std::string occupied = dir_.file("occupied");  // rename over a non-empty directory fails
   fs::create_directory(occupied);
   writeBytes(occupied + "/keep", "k");
-  expectNpyMessage(npyError([&] { tscope::writeFileAtomically(occupied, "data"); }), {occupied, "cannot rename"});
+  expectMentions(errorMessage([&] { tscope::writeFileAtomically(occupied, "data"); }), {occupied, "cannot rename"});
   EXPECT_FALSE(fs::exists(occupied + ".tmp"));
   EXPECT_EQ(readBytes(occupied + "/keep"), "k");
 }
@@ -263,8 +250,8 @@ TEST_F(NpyTest, WriteNpyRejectsBadInputAndKeepsTheOldFile) {
   const float values[2] = {1, 2};
   tscope::writeNpy(path_, values, {2});
   const std::string before = readBytes(path_);
-  expectNpyMessage(npyError([&] { tscope::writeNpy(path_, static_cast<const float*>(nullptr), {2}); }), {"null data"});
-  expectNpyMessage(npyError([&] { tscope::writeNpy(path_, values, {-2}); }), {"negative dimension -2"});
+  expectMentions(errorMessage([&] { tscope::writeNpy(path_, static_cast<const float*>(nullptr), {2}); }), {"null data"});
+  expectMentions(errorMessage([&] { tscope::writeNpy(path_, values, {-2}); }), {"negative dimension -2"});
   EXPECT_EQ(readBytes(path_), before);
   EXPECT_FALSE(fs::exists(path_ + ".tmp"));
 }

@@ -44,22 +44,8 @@ std::string entry(const std::string& dtype, const std::string& shape, const std:
   return R"({"dtype":")" + dtype + R"(","shape":)" + shape + R"(,"data_offsets":)" + offsets + "}";
 }
 
-// Runs `action` and returns the tscope::Error message it throws (a test failure if it throws none).
-std::string errorMessage(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const tscope::Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a tscope::Error";
-  return "";
-}
-
-void expectMentions(const std::string& message, std::initializer_list<std::string> parts) {
-  EXPECT_EQ(message.find('\n'), std::string::npos) << "message spans lines: " << message;
-  for (const std::string& part : parts)
-    EXPECT_NE(message.find(part), std::string::npos) << "message \"" << message << "\" lacks \"" << part << "\"";
-}
+using tscope::testing::errorMessage;
+using tscope::testing::expectMentions;
 
 void readEverything(const SafetensorsFile& file) {
   for (const auto& [name, info] : file.tensors()) {

@@ -83,11 +83,6 @@ float colorRampWidth(ImVec2 size, const char* leftLabel, const char* rightLabel)
   return ImGui::CalcTextSize(leftLabel).x + ImGui::CalcTextSize(rightLabel).x + size.x + ImGui::GetFontSize() * 0.8f;
 }
 
-void sameLineIfFits(float nextWidth) {
-  const float right = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + nextWidth;
-  if (right <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
-}
-
 std::string tokenLabel(const std::string& text, size_t maxChars) {
   std::string out = "'";
   size_t chars = 0;

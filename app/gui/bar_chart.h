@@ -5,6 +5,8 @@
 #pragma once
 #include <imgui.h>
 
+#include "layout.h"  // sameLineIfFits
+
 #include <string>
 
 namespace tscope::gui {
@@ -29,9 +31,6 @@ ImU32 textColorOn(ImU32 background);
 void drawColorRamp(ImVec2 size, const char* leftLabel, const char* rightLabel);
 float colorRampWidth(ImVec2 size, const char* leftLabel, const char* rightLabel);
 
-// Puts the next item on the same line when `nextWidth` pixels still fit there (else a new line),
-// so rows of knobs and captions wrap at large font scales instead of being clipped.
-void sameLineIfFits(float nextWidth);
 
 // A token as shown in charts and tables: quoted so leading spaces show, control characters
 // escaped, cut to maxChars characters (UTF-8 aware) with ".." when longer.

@@ -7,11 +7,14 @@ namespace tscope::gui {
 
 // Call before a widget whose label is `nextLabel` (plus `extraWidth` for its frame or slider):
 // stays on the current line when the widget fits, else starts a new line.
+// The same for a widget `nextWidth` pixels wide.
+inline void sameLineIfFits(float nextWidth) {
+  const float right = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + nextWidth;
+  if (right <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
+}
+
 inline void sameLineIfFits(const char* nextLabel, float extraWidth = 0) {
-  const ImGuiStyle& style = ImGui::GetStyle();
-  const float needed = ImGui::CalcTextSize(nextLabel, nullptr, true).x + extraWidth + style.FramePadding.x * 2 + style.ItemSpacing.x;
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  if (ImGui::GetItemRectMax().x + needed < right) ImGui::SameLine();
+  sameLineIfFits(ImGui::CalcTextSize(nextLabel, nullptr, true).x + extraWidth + ImGui::GetStyle().FramePadding.x * 2);
 }
 
 }  // namespace tscope::gui

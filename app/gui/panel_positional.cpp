@@ -15,14 +15,15 @@
 
 namespace tscope::gui {
 
-namespace {
-
 float maxAbs(const std::vector<float>& values) {
   float m = 0;
   for (float v : values)
     if (std::isfinite(v)) m = std::max(m, std::abs(v));
   return m > 0 ? m : 1.0f;
 }
+
+namespace {
+
 
 }  // namespace
 

@@ -17,12 +17,6 @@
 namespace tscope::gui {
 
 namespace {
-float maxAbs(const std::vector<float>& values) {
-  float m = 0;
-  for (float v : values)
-    if (std::isfinite(v)) m = std::max(m, std::abs(v));
-  return m > 0 ? m : 1.0f;
-}
 // Bias against distance for every head, read from the last query row of alibiBias (the row that
 // sees every earlier key); the selected head drawn thick.
 void drawAlibiDistancePlot(const PositionalView& v, ImVec2 size) {

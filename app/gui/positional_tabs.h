@@ -2,11 +2,15 @@
 // sinusoidal and learned tabs and the tab bar).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "figure.h"
 #include "panels.h"
 
 namespace tscope::gui {
+
+// Largest finite |value| (1 when there is none): a symmetric colour range for diverging maps.
+float maxAbs(const std::vector<float>& values);
 
 // "RoPE", "ALiBi", "a learned position table", ...
 const char* positionSchemeName(PositionEncoding scheme);
