@@ -28,10 +28,10 @@ Transformer::Transformer(const Weights& weights, Backend& backend) : config_(wei
     backend.upload(ownedWeights_.data(), base, weights.totalFloats());
     target = ownedWeights_.data();
   }
-  auto relocate = [&](const float* p) -> const float* { return p ? target + (p - base) : nullptr; };
-  auto relocateMutable = [&](float* p) -> float* { return p ? target + (p - base) : nullptr; };
+  // The same parameter in backend memory (null stays null).
+  auto relocate = [&](const float* p) -> float* { return p ? target + (p - base) : nullptr; };
   auto relocateFeedForward = [&](FeedForwardWeights f) {
-    for (float** p : {&f.fcWeight, &f.fcBias, &f.gateWeight, &f.gateBias, &f.projWeight, &f.projBias}) *p = relocateMutable(*p);
+    for (float** p : {&f.fcWeight, &f.fcBias, &f.gateWeight, &f.gateBias, &f.projWeight, &f.projBias}) *p = relocate(*p);
     return f;
   };
   wte_ = relocate(weights.wte);
@@ -42,7 +42,7 @@ Transformer::Transformer(const Weights& weights, Backend& backend) : config_(wei
     LayerWeights r = w;
     for (float** p : {&r.ln1Weight, &r.ln1Bias, &r.qkvWeight, &r.qkvBias, &r.attnProjWeight, &r.attnProjBias, &r.ln2Weight,
                       &r.ln2Bias, &r.routerWeight})
-      *p = relocateMutable(*p);
+      *p = relocate(*p);
     r.mlp = relocateFeedForward(w.mlp);
     for (auto& expert : r.experts) expert = relocateFeedForward(expert);
     layers_.push_back(std::move(r));
