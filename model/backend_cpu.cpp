@@ -6,7 +6,6 @@
 #include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>  // erf, for the exact GELU
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <cmath>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "model/backend.h"
+#include "model/cpu_threads.h"
 #include "model/positional.h"
 
 namespace tscope {
@@ -25,40 +25,10 @@ using RowMap = Eigen::Map<RowMatrix>;
 using StridedConstMap = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
 using StridedMap = Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>;
 
-// How many threads actually run in parallel here. Virtual machines may report more CPUs than
-// they schedule at once, and then OpenMP threads only fight over one core (10x slower GEMV on a
-// 2-vCPU sandbox), so time a short compute loop on 1 and on n threads and keep the speed-up.
-int effectiveThreadCount() {
-  const int reported = omp_get_num_procs();
-  if (reported <= 1) return 1;
-  auto spin = [](int threads, long iterationsPerThread) {
-    const auto t0 = std::chrono::steady_clock::now();
-    double sink = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : sink)
-    {
-      double a = 0;
-      for (long i = 0; i < iterationsPerThread; ++i) a += static_cast<double>(i) * 1e-9;
-      sink += a;
-    }
-    volatile double keep = sink;
-    (void)keep;
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
-  const long work = 2000000;  // ~2 ms per thread
-  spin(reported, work / 4);   // wake the thread pool
-  const double one = spin(1, work), all = spin(reported, work);
-  const int effective = static_cast<int>(std::lround(reported * one / all));
-  return std::clamp(effective, 1, reported);
-}
-
 class CpuBackend : public HostBackend {
  public:
   explicit CpuBackend(int threads) {
-    if (threads <= 0) {
-      const char* env = std::getenv("TSCOPE_THREADS");
-      threads = env ? std::atoi(env) : 0;
-    }
-    threads_ = threads > 0 ? threads : effectiveThreadCount();
+    threads_ = resolveThreadCount(threads);
     Eigen::setNbThreads(threads_);
     partials_.resize(static_cast<size_t>(threads_));
   }

@@ -93,6 +93,7 @@ std::string validateConfig(const ModelConfig& c) {
   if ((c.position_encoding == PositionEncoding::Sinusoidal || c.position_encoding == PositionEncoding::Rope) &&
       !(c.position_base > 1.0 && c.position_base < 1e12))
     return "position_base must be greater than 1 (got " + std::to_string(c.position_base) + ")";
+  if (c.attention_only && c.n_experts > 0) return "attention_only models have no feed-forward, so n_experts must be 0";
   if (c.isMoe()) {
     if (c.moe_top_k < 1) return "moe_top_k must be at least 1 (got " + std::to_string(c.moe_top_k) + ")";
     if (c.moe_top_k > c.n_experts)
@@ -136,6 +137,7 @@ ModelConfig configFromJson(const nlohmann::json& j) {
   readField(j, "moe_capacity_factor", c.moe_capacity_factor);
   readEnum(j, "moe_routing", kRoutingNames, c.moe_routing);
   readField(j, "moe_aux_loss_alpha", c.moe_aux_loss_alpha);
+  readField(j, "attention_only", c.attention_only);
   if (auto msg = validateConfig(c); !msg.empty()) throw Error(msg);
   return c;
 }
@@ -160,6 +162,7 @@ nlohmann::json configToJson(const ModelConfig& c) {
                       {"attention_window", c.attention_window},
                       {"tie_word_embeddings", c.tie_word_embeddings},
                       {"n_experts", c.n_experts}};
+  if (c.attention_only) j["attention_only"] = true;
   if (c.isMoe()) {
     j["moe_top_k"] = c.moe_top_k;
     j["moe_capacity_factor"] = c.moe_capacity_factor;

@@ -39,13 +39,15 @@ struct ModelConfig {
   double moe_capacity_factor = 1.25;  // <= 0: no capacity limit
   MoeRoutingKind moe_routing = MoeRoutingKind::TokenChoice;
   double moe_aux_loss_alpha = 0.01;
+  bool attention_only = false;   // no feed-forward sublayer (and no ln_2): attention-only models for circuits
 
   int headDim() const { return n_embd / n_head; }                     // D
   int kvHeads() const { return n_kv_head > 0 ? n_kv_head : n_head; }  // Hkv
   int kvDim() const { return kvHeads() * headDim(); }                  // Hkv * D
   int qkvDim() const { return n_embd + 2 * kvDim(); }                  // Q | K | V row width
   int dFF() const { return d_ff > 0 ? d_ff : 4 * n_embd; }             // F
-  bool isMoe() const { return n_experts > 0; }
+  bool isMoe() const { return n_experts > 0 && !attention_only; }
+  bool hasFeedForward() const { return !attention_only; }
   bool hasLearnedPositions() const { return position_encoding == PositionEncoding::Learned; }
   bool hasNormBias() const { return norm == NormKind::LayerNorm; }
   bool hasFinalNorm() const { return pre_norm; }  // post-norm output is already normalised

@@ -17,14 +17,16 @@ ParamCounts countParameters(const ModelConfig& c) {
   const int64_t feedForward = matrices * (C * F + F) + (F * C + C);
   const int64_t normSize = c.hasNormBias() ? 2 * C : C;
   const int64_t routerPerLayer = c.isMoe() ? C * E : 0;
-  const int64_t mlpPerLayer = c.isMoe() ? routerPerLayer + E * feedForward : feedForward;
-  const int64_t activeMlpPerLayer = c.isMoe() ? routerPerLayer + std::min<int64_t>(c.moe_top_k, E) * feedForward : feedForward;
+  const int64_t mlpPerLayer = !c.hasFeedForward() ? 0 : c.isMoe() ? routerPerLayer + E * feedForward : feedForward;
+  const int64_t activeMlpPerLayer =
+      !c.hasFeedForward() ? 0 : c.isMoe() ? routerPerLayer + std::min<int64_t>(c.moe_top_k, E) * feedForward : feedForward;
+  const int64_t normsPerLayer = c.hasFeedForward() ? 2 : 1;  // ln_1, ln_2 (attention-only: ln_1)
   p.perExpert = c.isMoe() ? feedForward : 0;
-  p.perLayer = attentionPerLayer + mlpPerLayer + 2 * normSize;
+  p.perLayer = attentionPerLayer + mlpPerLayer + normsPerLayer * normSize;
   p.attention = L * attentionPerLayer;
   p.mlp = L * mlpPerLayer;
   p.router = L * routerPerLayer;
-  p.layerNorm = L * 2 * normSize + (c.hasFinalNorm() ? normSize : 0);
+  p.layerNorm = L * normsPerLayer * normSize + (c.hasFinalNorm() ? normSize : 0);
   p.embedding = p.tokenEmbedding + p.positionEmbedding + p.unembedding;
   p.nonEmbedding = p.attention + p.mlp + p.layerNorm;
   p.total = p.embedding + p.nonEmbedding;

@@ -277,6 +277,12 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
     }
     if (li >= 0 && options.residuals) backend_->download(trace->residAfterAttn.data() + (size_t)li * T * C, x, activations);
     // Feed-forward sublayer (dense MLP or mixture of experts), in the same pre/post form.
+    if (!config_.hasFeedForward()) {
+      if (li >= 0 && options.residuals) backend_->download(trace->residAfterMlp.data() + (size_t)li * T * C, x, activations);
+      recordNorms(l + 1);
+      if (li >= 0 && trace->lensK > 0) captureLens(*trace, li, x, T);
+      continue;
+    }
     const float* ffIn = x;
     if (config_.pre_norm) {
       norm(normed_.data(), x, w.ln2Weight, w.ln2Bias, T);

@@ -42,6 +42,7 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
     add(p + "attn.c_attn.bias", {QKV});
     add(p + "attn.c_proj.weight", {C, C});
     add(p + "attn.c_proj.bias", {C});
+    if (!c.hasFeedForward()) continue;
     addNorm(p + "ln_2");
     if (c.isMoe()) {
       add(p + "mlp.router.weight", {C, E});
@@ -101,6 +102,7 @@ void Weights::bindPointers() {
     w.qkvBias = param(p + "attn.c_attn.bias");
     w.attnProjWeight = param(p + "attn.c_proj.weight");
     w.attnProjBias = param(p + "attn.c_proj.bias");
+    if (!config_.hasFeedForward()) continue;
     w.ln2Weight = param(p + "ln_2.weight");
     w.ln2Bias = optional(p + "ln_2.bias");
     if (config_.isMoe()) {

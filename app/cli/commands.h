@@ -13,5 +13,6 @@ int runDetokenize(const Argv& argv);
 int runForward(const Argv& argv);
 int runGenerate(const Argv& argv);
 int runInit(const Argv& argv);
+int runTrain(const Argv& argv);  // train.cpp
 
 }  // namespace tscope::cli

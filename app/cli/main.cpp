@@ -20,6 +20,8 @@ const char* kUsage =
     "  forward    --model M (--text S | --ids 1,2,3) [--dump DIR] [--top N] [--backend cpu|reference] [--threads N]\n"
     "  generate   --model M --prompt S --max-new N [--temperature X --top-k K --top-p P --seed S | --greedy | --beam B]\n"
     "  init       --out DIR [--config config.json] [--layers L --heads H --embd C --positions P --seed S --init-std X] [--tokenizer DIR]\n"
+    "  train      --config FILE --data SPEC --out DIR [--steps N] [--threads N] [--quiet] | --out DIR --resume\n"
+    "             SPEC: brown[:vocab=N,val=F] | copy|reverse|sort|induction[:vocab=N,length=N] | modadd[:modulus=N]\n"
     "M is a model directory (config.json + model.safetensors + tokenizer) or an llm.c .bin file.\n";
 
 // One line, whatever the message holds.
@@ -35,7 +37,8 @@ int main(int argc, char** argv) {
   using namespace tscope::cli;
   const std::map<std::string, std::function<int(const Argv&)>> commands = {
       {"info", runInfo},       {"tokenize", runTokenize}, {"detokenize", runDetokenize},
-      {"forward", runForward}, {"generate", runGenerate}, {"init", runInit}};
+      {"forward", runForward}, {"generate", runGenerate}, {"init", runInit},
+      {"train", runTrain}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

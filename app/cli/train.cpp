@@ -1,0 +1,154 @@
+// tscope-cli train: runs a Trainer with a progress line on stderr (a bar with loss, tokens/s and
+// ETA, redrawn in place on a terminal, one line per ~5% otherwise), validation at intervals,
+// checkpoints (every file written to a temporary name, flushed and renamed) and Ctrl-C handling:
+// the step in progress finishes, a checkpoint is written, and the run can be resumed.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "app/cli/args.h"
+#include "app/cli/commands.h"
+#include "model/cost.h"
+#include "model/error.h"
+#include "model/trainer.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace tscope::cli {
+
+namespace {
+
+std::atomic<bool> interrupted{false};
+void onInterrupt(int) { interrupted = true; }
+
+std::string duration(double seconds) {
+  char text[32];
+  const long s = static_cast<long>(seconds + 0.5);
+  if (s >= 3600) std::snprintf(text, sizeof text, "%ldh%02ldm", s / 3600, s / 60 % 60);
+  else if (s >= 60) std::snprintf(text, sizeof text, "%ldm%02lds", s / 60, s % 60);
+  else std::snprintf(text, sizeof text, "%lds", s);
+  return text;
+}
+
+// Mean training loss of the last n steps (smooths the bar and the summary).
+double recentLoss(const TrainHistory& history, size_t n) {
+  const auto& steps = history.steps;
+  if (steps.empty()) return 0;
+  const size_t from = steps.size() > n ? steps.size() - n : 0;
+  double sum = 0;
+  for (size_t i = from; i < steps.size(); ++i) sum += steps[i].loss;
+  return sum / static_cast<double>(steps.size() - from);
+}
+
+class ProgressLine {
+ public:
+  explicit ProgressLine(int total) : total_(total), tty_(::isatty(STDERR_FILENO)) {}
+  void update(const Trainer& trainer, double tokensPerSecond, bool force) {
+    const int done = trainer.stepsDone();
+    const auto now = std::chrono::steady_clock::now();
+    if (!force) {
+      if (tty_ && now - lastDraw_ < std::chrono::milliseconds(200)) return;
+      if (!tty_ && done < nextLineStep_) return;
+    }
+    lastDraw_ = now;
+    nextLineStep_ = done + std::max(1, total_ / 20);
+    const int width = 24, filled = total_ > 0 ? width * done / total_ : width;
+    std::string bar(filled, '#');
+    bar.resize(width, '.');
+    const double perStep = trainer.stepsDone() > 0 ? trainer.totalSeconds() / trainer.stepsDone() : 0;
+    char line[256];
+    std::string val = trainer.history().evals.empty() ? "-" : std::to_string(trainer.history().evals.back().loss).substr(0, 5);
+    std::snprintf(line, sizeof line, "[%s] step %d/%d  loss %.3f  val %s  %.0f tok/s  ETA %s", bar.c_str(), done, total_,
+                  recentLoss(trainer.history(), 20), val.c_str(), tokensPerSecond, duration(perStep * (total_ - done)).c_str());
+    if (tty_) std::fprintf(stderr, "\r%s\x1b[K", line);
+    else std::fprintf(stderr, "%s\n", line);
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (tty_) std::fputc('\n', stderr);
+  }
+
+ private:
+  int total_;
+  bool tty_;
+  int nextLineStep_ = 0;
+  std::chrono::steady_clock::time_point lastDraw_{};
+};
+
+}  // namespace
+
+int runTrain(const Argv& argv) {
+  Args args("train", argv, {"config", "data", "out", "steps", "threads"}, {"resume", "quiet"});
+  const std::string out = args.str("out");
+  std::unique_ptr<Trainer> trainer;
+  if (args.has("resume")) {
+    if (args.has("config") || args.has("data"))
+      throw UsageError("--resume continues the run saved in --out; --config and --data come from it");
+    trainer = Trainer::resume(out);
+    if (args.has("steps") || args.has("threads")) {
+      // A new length changes the learning-rate schedule; say so rather than silently differ.
+      TrainConfig config = trainer->config();
+      config.maxSteps = static_cast<int>(args.integer("steps", config.maxSteps, 1, 100000000));
+      if (config.maxSteps != trainer->config().maxSteps)
+        throw UsageError("--steps with --resume would change the learning-rate schedule of the saved run (" +
+                         std::to_string(trainer->config().maxSteps) + " steps); resume without --steps");
+      if (args.has("threads")) throw UsageError("--threads with --resume: the run keeps its thread count (exact resume)");
+    }
+  } else {
+    TrainConfig config = loadTrainConfig(args.str("config"));
+    config.maxSteps = static_cast<int>(args.integer("steps", config.maxSteps, 1, 100000000));
+    config.warmupSteps = std::min(config.warmupSteps, config.maxSteps);
+    config.threads = static_cast<int>(args.integer("threads", config.threads, 0, 1024));
+    if (fs::exists(fs::path(out) / "train_state.safetensors"))
+      throw UsageError(out + " already holds a training run: pass --resume to continue it, or choose another --out");
+    trainer = std::make_unique<Trainer>(config, parseDataSpec(args.str("data")));
+  }
+  const TrainConfig& config = trainer->config();
+  const bool quiet = args.has("quiet");
+  if (!quiet)
+    std::fprintf(stderr, "%s\nmodel: %lld parameters; %d steps of %d x %d tokens%s\n", trainer->data().describe().c_str(),
+                 (long long)countParameters(config.model).total, config.maxSteps, config.batch, config.steps,
+                 trainer->stepsDone() > 0 ? (", resuming after step " + std::to_string(trainer->stepsDone())).c_str() : "");
+
+  std::signal(SIGINT, onInterrupt);
+  std::signal(SIGTERM, onInterrupt);
+  ProgressLine progress(config.maxSteps);
+  double tokens = 0, seconds = 0;
+  const int startStep = trainer->stepsDone();
+  while (!trainer->done() && !interrupted) {
+    const StepReport step = trainer->step();
+    tokens += step.tokens;
+    seconds += step.seconds;
+    const int done = trainer->stepsDone();
+    const bool last = trainer->done();
+    if ((config.evalEvery > 0 && done % config.evalEvery == 0) || last) trainer->evaluate();
+    if ((config.checkpointEvery > 0 && done % config.checkpointEvery == 0) || last) trainer->saveCheckpoint(out);
+    if (!quiet) progress.update(*trainer, seconds > 0 ? tokens / seconds : 0, last);
+  }
+  if (!quiet) progress.finish();
+  if (interrupted) {
+    trainer->saveCheckpoint(out);
+    std::fprintf(stderr, "interrupted after step %d: checkpoint written to %s (continue with --resume)\n", trainer->stepsDone(),
+                 out.c_str());
+  }
+  json result = {{"out", out},
+                 {"steps", trainer->stepsDone()},
+                 {"steps_this_run", trainer->stepsDone() - startStep},
+                 {"train_loss", recentLoss(trainer->history(), 20)},
+                 {"seconds", trainer->totalSeconds()},
+                 {"tokens_per_second", seconds > 0 ? tokens / seconds : 0},
+                 {"parameters", countParameters(config.model).total},
+                 {"data", toString(trainer->dataSpec())},
+                 {"interrupted", interrupted.load()}};
+  if (!trainer->history().evals.empty()) result["val_loss"] = trainer->history().evals.back().loss;
+  std::cout << result.dump(2) << "\n";
+  return interrupted ? 130 : 0;
+}
+
+}  // namespace tscope::cli

@@ -1,0 +1,420 @@
+// The training pass (see train_model.h). The forward mirrors Transformer::forward op for op (so a
+// trained model behaves the same at inference) but runs B sequences of T tokens as B*T rows and
+// keeps each layer's activations; the backward walks the layers in reverse, calling BackwardOps.
+// MoE: each sequence is routed on its own (as a prompt is at inference); the gradient reaches the
+// router through the gates (softmax over the kept top-k logits, or the full softmax for expert
+// choice) and through the load-balancing loss alpha * E * sum_i f_i * P_i (f_i held constant, as
+// in Switch Transformer). Dropped assignments contribute nothing and get no gradient.
+#include "model/train_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "model/error.h"
+#include "model/positional.h"
+
+namespace tscope {
+
+namespace {
+void zeroVector(std::vector<float>& v, size_t n) {
+  v.resize(n);
+  std::fill(v.begin(), v.end(), 0.0f);
+}
+}  // namespace
+
+// One expert's share of a MoE layer: the rows it computed and what the backward needs.
+struct ExpertActivations {
+  std::vector<int> rows;        // (n) global rows (b*T + t) of the kept assignments
+  std::vector<float> gates;     // (n)
+  std::vector<int> sequence;    // (n) which sequence's routing each row came from
+  std::vector<int> assignment;  // (n) index into that routing's assignments (for the gate gradient)
+  std::vector<float> in;        // (n, C) gathered inputs
+  std::vector<float> hidden;    // (n, F) pre-activation (x Wfc + bfc)
+  std::vector<float> gate;      // (n, F) SwiGLU gate pre-activation
+  std::vector<float> act;       // (n, F) activated hidden (input of c_proj)
+  std::vector<float> out;       // (n, C) expert output before the gate
+};
+
+struct LayerActivations {
+  std::vector<float> in;       // (R, C) residual entering the layer
+  std::vector<float> normed1;  // (R, C) ln_1(in) (pre-norm)
+  std::vector<float> qkv;      // (R, QKV) as the attention left it (RoPE rotated)
+  std::vector<float> attn;     // (R, C) concatenated heads
+  std::vector<float> sum1;     // (R, C) post-norm: in + attention (input of ln_1)
+  std::vector<float> mid;      // (R, C) residual after the attention sublayer
+  std::vector<float> normed2;  // (R, C) ln_2(mid) (pre-norm)
+  std::vector<float> hidden;   // (R, F) dense: pre-activation
+  std::vector<float> gate;     // (R, F) dense SwiGLU gate
+  std::vector<float> act;      // (R, F) dense: activated
+  std::vector<float> sum2;     // (R, C) post-norm: mid + feed-forward (input of ln_2)
+  // MoE
+  std::vector<float> routerLogits;          // (R, E)
+  std::vector<MoeRouting> routing;          // (B) one routing per sequence
+  std::vector<ExpertActivations> experts;   // (E)
+};
+
+struct TrainModel::Activations {
+  std::vector<LayerActivations> layers;
+  std::vector<float> final;    // (R, C) residual after the last layer
+  std::vector<float> normedF;  // (R, C) ln_f(final) (pre-norm)
+  std::vector<float> logits;   // (R, V) then dlogits
+  std::vector<float> kCache, vCache;  // (T, Hkv D) per-sequence scratch for the forward attention
+  std::vector<float> ffOut;    // (R, C)
+  // backward scratch
+  std::vector<float> dx, dmid, dnormed, dattn, dqkv, dhidden, dgate, dact, dsum, dff, drouter, dExpertOut, dExpertIn;
+};
+
+TrainModel::TrainModel(const ModelConfig& config, Backend& forward, BackwardOps& backward)
+    : config_(config), forward_(&forward), backward_(&backward), acts_(std::make_unique<Activations>()) {
+  if (auto msg = validateConfig(config_); !msg.empty()) throw Error(msg);
+  if (!forward.isHost()) throw Error("training needs a host backend (reference or cpu)");
+  if (config_.position_encoding == PositionEncoding::Sinusoidal)
+    sinusoids_ = sinusoidalEncoding(config_.n_positions, config_.n_embd, config_.position_base);
+  if (config_.position_encoding == PositionEncoding::Alibi) alibiSlopes_ = alibiSlopes(config_.n_head);
+  if (config_.isMoe()) {
+    moeParams_.experts = config_.n_experts;
+    moeParams_.topK = config_.moe_top_k;
+    moeParams_.capacityFactor = config_.moe_capacity_factor;
+    moeParams_.expertChoice = config_.moe_routing == MoeRoutingKind::ExpertChoice;
+    moeParams_.auxLossAlpha = config_.moe_aux_loss_alpha;
+  }
+}
+
+TrainModel::~TrainModel() = default;
+
+void TrainModel::checkBatch(const BatchView& batch) const {
+  if (batch.batch < 1 || batch.steps < 1) throw Error("training batch must have at least one sequence of one token");
+  if (batch.steps > config_.n_positions)
+    throw Error("sequence length " + std::to_string(batch.steps) + " is longer than the context (n_positions " +
+                std::to_string(config_.n_positions) + ")");
+  if (!batch.inputs || !batch.targets) throw Error("training batch has no inputs or targets");
+  const size_t n = (size_t)batch.batch * batch.steps;
+  for (size_t i = 0; i < n; ++i) {
+    for (int id : {batch.inputs[i], batch.targets[i]})
+      if (id < 0 || id >= config_.vocab_size)
+        throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(config_.vocab_size) + ")");
+  }
+}
+
+LossReport TrainModel::loss(const Weights& weights, const BatchView& batch) { return run(weights, nullptr, batch); }
+
+LossReport TrainModel::lossAndGradients(const Weights& weights, Weights& grads, const BatchView& batch) {
+  if (grads.totalFloats() != weights.totalFloats()) throw Error("gradient buffer does not match the model's parameters");
+  return run(weights, &grads, batch);
+}
+
+LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchView& batch) {
+  checkBatch(batch);
+  const ModelConfig& c = config_;
+  const int B = batch.batch, T = batch.steps, R = B * T;
+  const int C = c.n_embd, F = c.dFF(), V = c.vocab_size, QKV = c.qkvDim(), L = c.n_layer, E = c.n_experts;
+  const float eps = static_cast<float>(c.layer_norm_epsilon);
+  const bool swiglu = c.activation == Activation::SwiGlu;
+  const size_t RC = (size_t)R * C;
+  Backend& fw = *forward_;
+  Activations& a = *acts_;
+  a.layers.resize(L);
+
+  auto norm = [&](float* out, const float* in, const float* weight, const float* bias) {
+    if (c.norm == NormKind::RmsNorm) fw.rmsNorm(out, in, weight, R, C, eps);
+    else fw.layerNorm(out, in, weight, bias, R, C, eps);
+  };
+  auto normBackward = [&](float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight) {
+    if (c.norm == NormKind::RmsNorm) backward_->rmsNorm(din, dweight, dout, in, weight, R, C, eps);
+    else backward_->layerNorm(din, dweight, dbias, dout, in, weight, R, C, eps);
+  };
+
+  AttentionShape shape{T, 0, c.n_head, c.headDim(), T};
+  shape.nKvHead = c.kvHeads();
+  shape.causal = c.causal;
+  shape.window = c.attention_window;
+  shape.ropeBase = c.position_encoding == PositionEncoding::Rope ? c.position_base : 0.0;
+  shape.alibiSlopes = alibiSlopes_.empty() ? nullptr : alibiSlopes_.data();
+  a.kCache.resize((size_t)T * c.kvDim());
+  a.vCache.resize((size_t)T * c.kvDim());
+
+  const float* positions = c.hasLearnedPositions() ? weights.wpe : sinusoids_.empty() ? nullptr : sinusoids_.data();
+
+  // Feed-forward of n rows: in (n, C) -> out (n, C), keeping hidden/gate/act.
+  auto feedForward = [&](const FeedForwardWeights& w, const float* in, int n, std::vector<float>& hidden, std::vector<float>& gate,
+                         std::vector<float>& act, float* out) {
+    hidden.resize((size_t)n * F);
+    act.resize((size_t)n * F);
+    fw.matmul(hidden.data(), in, w.fcWeight, w.fcBias, n, C, F);
+    if (swiglu) {
+      gate.resize((size_t)n * F);
+      fw.matmul(gate.data(), in, w.gateWeight, w.gateBias, n, C, F);
+      std::memcpy(act.data(), hidden.data(), (size_t)n * F * sizeof(float));
+      fw.swiglu(act.data(), gate.data(), (size_t)n * F);
+    } else {
+      std::memcpy(act.data(), hidden.data(), (size_t)n * F * sizeof(float));
+      fw.activate(act.data(), (size_t)n * F, c.activation);
+    }
+    fw.matmul(out, act.data(), w.projWeight, w.projBias, n, F, C);
+  };
+
+  // ---- forward ----------------------------------------------------------------------------------
+  LossReport report;
+  std::vector<float> x(RC);
+  for (int b = 0; b < B; ++b) fw.embed(x.data() + (size_t)b * T * C, batch.inputs + (size_t)b * T, weights.wte, positions, T, C, 0);
+  a.ffOut.resize(RC);
+  if (c.isMoe()) report.expertLoad.assign((size_t)L * E, 0);
+  double auxLoss = 0;
+  for (int l = 0; l < L; ++l) {
+    const LayerWeights& w = weights.layers[l];
+    LayerActivations& la = a.layers[l];
+    la.in = x;
+    const float* attnIn = x.data();
+    if (c.pre_norm) {
+      la.normed1.resize(RC);
+      norm(la.normed1.data(), x.data(), w.ln1Weight, w.ln1Bias);
+      attnIn = la.normed1.data();
+    }
+    la.qkv.resize((size_t)R * QKV);
+    la.attn.resize(RC);
+    fw.matmul(la.qkv.data(), attnIn, w.qkvWeight, w.qkvBias, R, C, QKV);
+    for (int b = 0; b < B; ++b)
+      fw.attention(la.attn.data() + (size_t)b * T * C, nullptr, nullptr, la.qkv.data() + (size_t)b * T * QKV, a.kCache.data(),
+                   a.vCache.data(), shape);
+    fw.matmul(a.ffOut.data(), la.attn.data(), w.attnProjWeight, w.attnProjBias, R, C, C);
+    fw.add(x.data(), a.ffOut.data(), RC);
+    if (!c.pre_norm) {
+      la.sum1 = x;
+      norm(x.data(), la.sum1.data(), w.ln1Weight, w.ln1Bias);
+    }
+    la.mid = x;
+    if (!c.hasFeedForward()) continue;
+    const float* ffIn = x.data();
+    if (c.pre_norm) {
+      la.normed2.resize(RC);
+      norm(la.normed2.data(), x.data(), w.ln2Weight, w.ln2Bias);
+      ffIn = la.normed2.data();
+    }
+    if (c.isMoe()) {
+      la.routerLogits.resize((size_t)R * E);
+      fw.matmul(la.routerLogits.data(), ffIn, w.routerWeight, nullptr, R, C, E);
+      la.routing.resize(B);
+      la.experts.resize(E);
+      for (auto& ex : la.experts) {
+        ex.rows.clear();
+        ex.gates.clear();
+        ex.assignment.clear();
+        ex.sequence.clear();
+      }
+      for (int b = 0; b < B; ++b) {
+        std::vector<float> logits(la.routerLogits.begin() + (size_t)b * T * E, la.routerLogits.begin() + (size_t)(b + 1) * T * E);
+        la.routing[b] = routeTokens(logits, T, moeParams_);
+        const MoeRouting& routing = la.routing[b];
+        auxLoss += routing.auxLoss / B;
+        for (size_t i = 0; i < routing.assignments.size(); ++i) {
+          const MoeAssignment& as = routing.assignments[i];
+          if (as.dropped) continue;
+          ExpertActivations& ex = la.experts[as.expert];
+          ex.rows.push_back(b * T + as.token);
+          ex.gates.push_back(as.gate);
+          ex.sequence.push_back(b);
+          ex.assignment.push_back(static_cast<int>(i));
+        }
+      }
+      std::fill(a.ffOut.begin(), a.ffOut.end(), 0.0f);
+      for (int e = 0; e < E; ++e) {
+        ExpertActivations& ex = la.experts[e];
+        const int n = static_cast<int>(ex.rows.size());
+        report.expertLoad[(size_t)l * E + e] += n;
+        if (n == 0) continue;
+        ex.in.resize((size_t)n * C);
+        ex.out.resize((size_t)n * C);
+        fw.gatherRows(ex.in.data(), ffIn, ex.rows.data(), n, C);
+        feedForward(w.experts[e], ex.in.data(), n, ex.hidden, ex.gate, ex.act, ex.out.data());
+        fw.scatterAddRows(a.ffOut.data(), ex.out.data(), ex.rows.data(), ex.gates.data(), n, C);
+      }
+    } else {
+      feedForward(w.mlp, ffIn, R, la.hidden, la.gate, la.act, a.ffOut.data());
+    }
+    fw.add(x.data(), a.ffOut.data(), RC);
+    if (!c.pre_norm) {
+      la.sum2 = x;
+      norm(x.data(), la.sum2.data(), w.ln2Weight, w.ln2Bias);
+    }
+  }
+  a.final = x;
+  const float* unembedIn = a.final.data();
+  if (c.hasFinalNorm()) {
+    a.normedF.resize(RC);
+    norm(a.normedF.data(), a.final.data(), weights.lnfWeight, weights.lnfBias);
+    unembedIn = a.normedF.data();
+  }
+  a.logits.resize((size_t)R * V);
+  fw.matmulTransposed(a.logits.data(), unembedIn, weights.unembedding(), R, C, V);
+
+  int scored = 0;
+  for (int i = 0; i < R; ++i) scored += !batch.scored || batch.scored[i];
+  if (scored == 0) throw Error("training batch has no scored target");
+  const double lossSum =
+      backward_->crossEntropy(a.logits.data(), a.logits.data(), batch.targets, batch.scored, R, V, 1.0f / static_cast<float>(scored));
+  report.loss = lossSum / scored;
+  report.auxLoss = auxLoss;
+  report.scoredTokens = scored;
+  if (!std::isfinite(report.loss)) throw Error("training loss is not finite (the run diverged: lower the learning rate)");
+  if (!grads) return report;
+
+  // ---- backward ---------------------------------------------------------------------------------
+  Weights& g = *grads;
+  std::fill(g.arena(), g.arena() + g.totalFloats(), 0.0f);
+  const float* dlogits = a.logits.data();
+  float* dUnembedding = weights.lmHead ? g.lmHead : g.wte;
+  zeroVector(a.dx, RC);  // gradient of the residual stream (currently: after the last layer)
+  if (c.hasFinalNorm()) {
+    zeroVector(a.dnormed, RC);
+    backward_->matmulTransposed(a.dnormed.data(), dUnembedding, dlogits, a.normedF.data(), weights.unembedding(), R, C, V);
+    normBackward(a.dx.data(), g.lnfWeight, g.lnfBias, a.dnormed.data(), a.final.data(), weights.lnfWeight);
+  } else {
+    backward_->matmulTransposed(a.dx.data(), dUnembedding, dlogits, a.final.data(), weights.unembedding(), R, C, V);
+  }
+
+  // Backward of a feed-forward of n rows: dout (n, C) -> din (n, C) +=.
+  auto feedForwardBackward = [&](const FeedForwardWeights& w, FeedForwardWeights& gw, const float* in, int n, const std::vector<float>& hidden,
+                                 const std::vector<float>& gate, const std::vector<float>& act, const float* dout, float* din) {
+    const size_t nF = (size_t)n * F;
+    zeroVector(a.dact, nF);
+    backward_->matmul(a.dact.data(), gw.projWeight, gw.projBias, dout, act.data(), w.projWeight, n, F, C);
+    zeroVector(a.dhidden, nF);
+    if (swiglu) {
+      zeroVector(a.dgate, nF);
+      backward_->swiglu(a.dgate.data(), a.dhidden.data(), a.dact.data(), gate.data(), hidden.data(), nF);
+      backward_->matmul(din, gw.gateWeight, gw.gateBias, a.dgate.data(), in, w.gateWeight, n, C, F);
+    } else {
+      backward_->activation(a.dhidden.data(), a.dact.data(), hidden.data(), nF, c.activation);
+    }
+    backward_->matmul(din, gw.fcWeight, gw.fcBias, a.dhidden.data(), in, w.fcWeight, n, C, F);
+  };
+
+  for (int l = L - 1; l >= 0; --l) {
+    const LayerWeights& w = weights.layers[l];
+    LayerWeights& gw = g.layers[l];
+    LayerActivations& la = a.layers[l];
+    // a.dx: gradient of the residual after this layer. Feed-forward sublayer first.
+    if (c.hasFeedForward()) {
+      // dff: gradient of the sublayer's output; dmid: of its residual input.
+      const float* dff = a.dx.data();
+      if (!c.pre_norm) {
+        zeroVector(a.dsum, RC);  // x = ln_2(sum2): d sum2
+        normBackward(a.dsum.data(), gw.ln2Weight, gw.ln2Bias, a.dx.data(), la.sum2.data(), w.ln2Weight);
+        dff = a.dsum.data();
+      }
+      a.dmid.assign(dff, dff + RC);  // the residual path
+      const float* ffIn = c.pre_norm ? la.normed2.data() : la.mid.data();
+      float* dffIn = a.dmid.data();
+      if (c.pre_norm) {
+        zeroVector(a.dnormed, RC);
+        dffIn = a.dnormed.data();
+      }
+      if (c.isMoe()) {
+        zeroVector(a.drouter, (size_t)R * E);
+        // Gradient of each kept assignment's gate: dot(dff[row], expert output).
+        std::vector<std::vector<float>> dgates(B);
+        for (int b = 0; b < B; ++b) dgates[b].assign(la.routing[b].assignments.size(), 0.0f);
+        for (int e = 0; e < E; ++e) {
+          ExpertActivations& ex = la.experts[e];
+          const int n = static_cast<int>(ex.rows.size());
+          if (n == 0) continue;
+          a.dExpertOut.resize((size_t)n * C);
+          for (int i = 0; i < n; ++i) {
+            const float* drow = dff + (size_t)ex.rows[i] * C;
+            const float* orow = ex.out.data() + (size_t)i * C;
+            float* dorow = a.dExpertOut.data() + (size_t)i * C;
+            double dot = 0;
+            for (int k = 0; k < C; ++k) {
+              dorow[k] = ex.gates[i] * drow[k];
+              dot += (double)drow[k] * orow[k];
+            }
+            dgates[ex.sequence[i]][ex.assignment[i]] = static_cast<float>(dot);
+          }
+          zeroVector(a.dExpertIn, (size_t)n * C);
+          feedForwardBackward(w.experts[e], gw.experts[e], ex.in.data(), n, ex.hidden, ex.gate, ex.act, a.dExpertOut.data(),
+                              a.dExpertIn.data());
+          std::vector<float> ones(n, 1.0f);
+          fw.scatterAddRows(dffIn, a.dExpertIn.data(), ex.rows.data(), ones.data(), n, C);
+        }
+        // Router logits: through the gates and through the load-balancing loss.
+        for (int b = 0; b < B; ++b) {
+          const MoeRouting& routing = la.routing[b];
+          float* dlog = a.drouter.data() + (size_t)b * T * E;
+          const float* probs = routing.routerProbs.data();
+          if (!moeParams_.expertChoice) {
+            // Gates of token t: softmax over its k chosen logits; assignments are in (token, rank) order.
+            const int k = routing.topK;
+            for (int t = 0; t < T; ++t) {
+              double weighted = 0;
+              for (int r = 0; r < k; ++r) {
+                const size_t i = (size_t)t * k + r;
+                weighted += (double)routing.assignments[i].gate * dgates[b][i];
+              }
+              for (int r = 0; r < k; ++r) {
+                const size_t i = (size_t)t * k + r;
+                const MoeAssignment& as = routing.assignments[i];
+                dlog[(size_t)t * E + as.expert] += static_cast<float>(as.gate * (dgates[b][i] - weighted));
+              }
+            }
+          } else {
+            // Gate = full softmax probability S[t, e]: accumulate dS, then back through the softmax below.
+            std::vector<double> dprob((size_t)T * E, 0.0);
+            for (size_t i = 0; i < routing.assignments.size(); ++i)
+              dprob[(size_t)routing.assignments[i].token * E + routing.assignments[i].expert] += dgates[b][i];
+            for (int t = 0; t < T; ++t) {
+              double weighted = 0;
+              for (int e = 0; e < E; ++e) weighted += probs[(size_t)t * E + e] * dprob[(size_t)t * E + e];
+              for (int e = 0; e < E; ++e)
+                dlog[(size_t)t * E + e] += static_cast<float>(probs[(size_t)t * E + e] * (dprob[(size_t)t * E + e] - weighted));
+            }
+          }
+          // Aux loss / B: d/dP_i = alpha E f_i / B, P_i = mean_t probs[t, i].
+          if (moeParams_.auxLossAlpha > 0) {
+            for (int t = 0; t < T; ++t) {
+              const float* p = probs + (size_t)t * E;
+              double weighted = 0;
+              std::vector<double> dp(E);
+              for (int e = 0; e < E; ++e) {
+                dp[e] = moeParams_.auxLossAlpha * E * routing.fraction[e] / ((double)T * B);
+                weighted += p[e] * dp[e];
+              }
+              for (int e = 0; e < E; ++e) dlog[(size_t)t * E + e] += static_cast<float>(p[e] * (dp[e] - weighted));
+            }
+          }
+        }
+        backward_->matmul(dffIn, gw.routerWeight, nullptr, a.drouter.data(), ffIn, w.routerWeight, R, C, E);
+      } else {
+        feedForwardBackward(w.mlp, gw.mlp, ffIn, R, la.hidden, la.gate, la.act, dff, dffIn);
+      }
+      if (c.pre_norm) normBackward(a.dmid.data(), gw.ln2Weight, gw.ln2Bias, a.dnormed.data(), la.mid.data(), w.ln2Weight);
+      std::swap(a.dx, a.dmid);  // a.dx: gradient of the residual after the attention sublayer
+    }
+    // Attention sublayer.
+    const float* dsub = a.dx.data();
+    if (!c.pre_norm) {
+      zeroVector(a.dsum, RC);
+      normBackward(a.dsum.data(), gw.ln1Weight, gw.ln1Bias, a.dx.data(), la.sum1.data(), w.ln1Weight);
+      dsub = a.dsum.data();
+    }
+    a.dmid.assign(dsub, dsub + RC);  // residual path: gradient of the layer input
+    zeroVector(a.dattn, RC);
+    backward_->matmul(a.dattn.data(), gw.attnProjWeight, gw.attnProjBias, dsub, la.attn.data(), w.attnProjWeight, R, C, C);
+    zeroVector(a.dqkv, (size_t)R * QKV);
+    backward_->attention(a.dqkv.data(), a.dattn.data(), la.qkv.data(), shape, B);
+    const float* attnIn = c.pre_norm ? la.normed1.data() : la.in.data();
+    if (c.pre_norm) {
+      zeroVector(a.dnormed, RC);
+      backward_->matmul(a.dnormed.data(), gw.qkvWeight, gw.qkvBias, a.dqkv.data(), attnIn, w.qkvWeight, R, C, QKV);
+      normBackward(a.dmid.data(), gw.ln1Weight, gw.ln1Bias, a.dnormed.data(), la.in.data(), w.ln1Weight);
+    } else {
+      backward_->matmul(a.dmid.data(), gw.qkvWeight, gw.qkvBias, a.dqkv.data(), attnIn, w.qkvWeight, R, C, QKV);
+    }
+    std::swap(a.dx, a.dmid);
+  }
+  backward_->embed(g.wte, c.hasLearnedPositions() ? g.wpe : nullptr, a.dx.data(), batch.inputs, R, T, C);
+  return report;
+}
+
+}  // namespace tscope

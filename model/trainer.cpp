@@ -1,0 +1,344 @@
+// The Trainer (see trainer.h): AdamW steps over micro-batches, validation, checkpoints and exact
+// resume. Determinism: the batch of step s, micro-batch m comes from Rng(hash(seed, s, m)), so a
+// resumed run draws the same data as an uninterrupted one without saving any RNG state; the
+// optimiser state and the weights are saved bit for bit.
+#include "model/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model/error.h"
+#include "model/model_io.h"
+#include "model/safetensors.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace tscope {
+
+namespace {
+
+constexpr const char* kStateFile = "train_state.safetensors";
+
+template <typename T>
+void readKey(const json& j, const char* key, T& out) {
+  if (!j.contains(key)) return;
+  try {
+    out = j.at(key).get<T>();
+  } catch (const json::exception&) {
+    throw Error(std::string("train config: \"") + key + "\" has the wrong type");
+  }
+}
+
+uint64_t batchSeed(uint64_t seed, int step, int micro) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + (uint64_t)step * 0xBF58476D1CE4E5B9ull + (uint64_t)micro * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return x;
+}
+
+}  // namespace
+
+TrainConfig trainConfigFromJson(const json& j) {
+  if (!j.is_object()) throw Error("train config: expected a JSON object with \"model\" and \"train\"");
+  for (const auto& [key, value] : j.items())
+    if (key != "model" && key != "train" && key != "comment") throw Error("train config: unknown key \"" + key + "\"");
+  TrainConfig c;
+  if (j.contains("model")) c.model = configFromJson(j.at("model"));
+  if (!j.contains("train")) return c;
+  const json& t = j.at("train");
+  if (!t.is_object()) throw Error("train config: \"train\" must be an object");
+  static const char* known[] = {"batch", "seq_len", "grad_accumulation", "steps", "lr", "min_lr", "warmup", "weight_decay", "beta1",
+                                "beta2", "grad_clip", "init_std", "eval_every", "eval_batches", "checkpoint_every", "seed", "threads"};
+  for (const auto& [key, value] : t.items()) {
+    if (std::find(std::begin(known), std::end(known), key) == std::end(known))
+      throw Error("train config: unknown key \"train." + key + "\"");
+  }
+  readKey(t, "batch", c.batch);
+  readKey(t, "seq_len", c.steps);
+  readKey(t, "grad_accumulation", c.gradAccumulation);
+  readKey(t, "steps", c.maxSteps);
+  readKey(t, "lr", c.maxLr);
+  readKey(t, "min_lr", c.minLr);
+  readKey(t, "warmup", c.warmupSteps);
+  readKey(t, "weight_decay", c.adam.weightDecay);
+  readKey(t, "beta1", c.adam.beta1);
+  readKey(t, "beta2", c.adam.beta2);
+  readKey(t, "grad_clip", c.gradClip);
+  readKey(t, "init_std", c.initStd);
+  readKey(t, "eval_every", c.evalEvery);
+  readKey(t, "eval_batches", c.evalBatches);
+  readKey(t, "checkpoint_every", c.checkpointEvery);
+  readKey(t, "seed", c.seed);
+  readKey(t, "threads", c.threads);
+  validate(c);
+  return c;
+}
+
+void validate(const TrainConfig& c) {
+  auto require = [](bool ok, const std::string& message) {
+    if (!ok) throw Error("train config: " + message);
+  };
+  require(c.batch >= 1 && c.batch <= 4096, "batch must be between 1 and 4096");
+  require(c.steps >= 2 && c.steps <= 8192, "seq_len must be between 2 and 8192");
+  require(c.gradAccumulation >= 1 && c.gradAccumulation <= 1024, "grad_accumulation must be between 1 and 1024");
+  require(c.maxSteps >= 1, "steps must be at least 1");
+  require(std::isfinite(c.maxLr) && c.maxLr > 0, "lr must be positive");
+  require(std::isfinite(c.minLr) && c.minLr >= 0 && c.minLr <= c.maxLr, "min_lr must be between 0 and lr");
+  require(c.warmupSteps >= 0 && c.warmupSteps <= c.maxSteps, "warmup must be between 0 and steps");
+  require(std::isfinite(c.gradClip), "grad_clip must be finite");
+  require(c.initStd > 0 && c.initStd < 10, "init_std must be in (0, 10)");
+  require(c.evalEvery >= 0 && c.evalBatches >= 1, "eval_every must be >= 0 and eval_batches >= 1");
+  require(c.checkpointEvery >= 0, "checkpoint_every must be >= 0");
+  require(c.threads >= 0 && c.threads <= 1024, "threads must be between 0 and 1024");
+  AdamWConfig adam = c.adam;
+  adam.lr = c.maxLr;
+  try {
+    validate(adam);
+  } catch (const Error& e) {
+    throw Error(std::string("train config: ") + e.what());
+  }
+}
+
+json trainConfigToJson(const TrainConfig& c) {
+  return {{"model", configToJson(c.model)},
+          {"train",
+           {{"batch", c.batch},
+            {"seq_len", c.steps},
+            {"grad_accumulation", c.gradAccumulation},
+            {"steps", c.maxSteps},
+            {"lr", c.maxLr},
+            {"min_lr", c.minLr},
+            {"warmup", c.warmupSteps},
+            {"weight_decay", c.adam.weightDecay},
+            {"beta1", c.adam.beta1},
+            {"beta2", c.adam.beta2},
+            {"grad_clip", c.gradClip},
+            {"init_std", c.initStd},
+            {"eval_every", c.evalEvery},
+            {"eval_batches", c.evalBatches},
+            {"checkpoint_every", c.checkpointEvery},
+            {"seed", c.seed},
+            {"threads", c.threads}}}};
+}
+
+TrainConfig loadTrainConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path + ": cannot open the train config");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {
+    throw Error(path + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  try {
+    return trainConfigFromJson(j);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+// --- Trainer ---------------------------------------------------------------------------------------
+
+Trainer::Trainer(const TrainConfig& config, const DataSpec& data) : Trainer(config, data, true) {}
+
+Trainer::Trainer(const TrainConfig& config, const DataSpec& data, bool initialise) : config_(config), dataSpec_(data) {
+  validate(config_);
+  data_ = makeDataSource(dataSpec_, config_.steps, config_.seed);
+  config_.steps = data_->sequenceLength();
+  config_.model.vocab_size = data_->vocabSize();
+  config_.model.n_positions = config_.steps;
+  config_.model.tokenizer = data_->tokenizer().kind();
+  if (auto msg = validateConfig(config_.model); !msg.empty()) throw Error("model config: " + msg);
+  forward_ = makeCpuBackend(config_.threads);
+  backward_ = makeCpuBackwardOps(config_.threads);
+  model_ = std::make_unique<TrainModel>(config_.model, *forward_, *backward_);
+  weights_ = Weights(config_.model);
+  grads_ = Weights(config_.model);
+  if (initialise) weights_.initRandom(config_.seed, config_.initStd);
+  AdamWConfig adam = config_.adam;
+  adam.lr = config_.maxLr;
+  adam_ = std::make_unique<AdamW>(weights_.totalFloats(), adam);
+  decayMask_ = weightDecayMask(weights_.layout(), weights_.totalFloats());
+  schedule_ = {config_.maxLr, config_.minLr, config_.warmupSteps, config_.maxSteps};
+  schedule_.validate();
+  const size_t n = (size_t)config_.batch * config_.steps;
+  inputs_.resize(n);
+  targets_.resize(n);
+  scored_.resize(n);
+}
+
+Trainer::~Trainer() = default;
+
+StepReport Trainer::step() {
+  const auto started = std::chrono::steady_clock::now();
+  StepReport report;
+  const int B = config_.batch, T = config_.steps, micro = config_.gradAccumulation;
+  std::vector<float> sum;
+  for (int m = 0; m < micro; ++m) {
+    Rng rng(batchSeed(config_.seed, stepsDone_, m));
+    data_->trainBatch(B, rng, inputs_.data(), targets_.data(), scored_.data());
+    const LossReport loss = model_->lossAndGradients(weights_, grads_, {B, T, inputs_.data(), targets_.data(), scored_.data()});
+    report.loss += loss.loss / micro;
+    report.auxLoss += loss.auxLoss / micro;
+    report.tokens += B * T;
+    if (micro > 1) {
+      if (sum.empty()) sum.assign(grads_.arena(), grads_.arena() + grads_.totalFloats());
+      else
+        for (size_t i = 0; i < sum.size(); ++i) sum[i] += grads_.arena()[i];
+    }
+  }
+  float* grads = grads_.arena();
+  if (micro > 1) {
+    for (size_t i = 0; i < sum.size(); ++i) grads[i] = sum[i] / micro;
+  }
+  const size_t n = grads_.totalFloats();
+  report.gradNorm = config_.gradClip > 0 ? clipGradNorm(grads, n, config_.gradClip) : [&] {
+    double s = 0;
+    for (size_t i = 0; i < n; ++i) s += (double)grads[i] * grads[i];
+    return std::sqrt(s);
+  }();
+  if (!std::isfinite(report.gradNorm)) throw Error("the gradient is not finite at step " + std::to_string(stepsDone_ + 1) + " (lower lr)");
+  report.lr = schedule_.at(stepsDone_);
+  adam_->step(weights_.arena(), grads, decayMask_.data(), report.lr);
+  ++stepsDone_;
+  report.step = stepsDone_;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  totalSeconds_ += report.seconds;
+  history_.steps.push_back(report);
+  return report;
+}
+
+EvalReport Trainer::evaluate() {
+  EvalReport report;
+  report.step = stepsDone_;
+  const int B = config_.batch, T = config_.steps;
+  double lossSum = 0;
+  long scored = 0;
+  for (int i = 0; i < config_.evalBatches; ++i) {
+    data_->validationBatch(B, i, inputs_.data(), targets_.data(), scored_.data());
+    const LossReport loss = model_->loss(weights_, {B, T, inputs_.data(), targets_.data(), scored_.data()});
+    lossSum += loss.loss * loss.scoredTokens;
+    scored += loss.scoredTokens;
+    if (report.expertLoad.empty()) report.expertLoad = loss.expertLoad;
+    else
+      for (size_t k = 0; k < loss.expertLoad.size(); ++k) report.expertLoad[k] += loss.expertLoad[k];
+  }
+  report.loss = lossSum / std::max(1L, scored);
+  history_.evals.push_back(report);
+  return report;
+}
+
+void Trainer::saveCheckpoint(const std::string& dirString) const {
+  const fs::path dir(dirString);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(dirString + ": cannot create the checkpoint directory (" + ec.message() + ")");
+  // History as JSON columns (compact for long runs).
+  json steps = json::object(), evals = json::object();
+  for (const char* key : {"loss", "aux_loss", "grad_norm", "lr", "seconds"}) steps[key] = json::array();
+  for (const StepReport& s : history_.steps) {
+    steps["loss"].push_back(s.loss);
+    steps["aux_loss"].push_back(s.auxLoss);
+    steps["grad_norm"].push_back(s.gradNorm);
+    steps["lr"].push_back(s.lr);
+    steps["seconds"].push_back(s.seconds);
+  }
+  evals["step"] = json::array();
+  evals["loss"] = json::array();
+  evals["expert_load"] = json::array();
+  for (const EvalReport& e : history_.evals) {
+    evals["step"].push_back(e.step);
+    evals["loss"].push_back(e.loss);
+    evals["expert_load"].push_back(e.expertLoad);
+  }
+  const AdamWState adam = adam_->saveState();
+  const int64_t n = static_cast<int64_t>(weights_.totalFloats());
+  const std::map<std::string, std::string> metadata = {{"producer", "tscope"},
+                                                       {"train_config", trainConfigToJson(config_).dump()},
+                                                       {"data", toString(dataSpec_)},
+                                                       {"steps_done", std::to_string(stepsDone_)},
+                                                       {"adam_step", std::to_string(adam.step)},
+                                                       {"total_seconds", std::to_string(totalSeconds_)},
+                                                       {"history", json{{"steps", steps}, {"evals", evals}}.dump()}};
+  const std::string statePath = (dir / kStateFile).string();
+  // Test hook: simulate a kill in the middle of writing this checkpoint (a partial temporary file,
+  // then SIGKILL), so the tests can check that the previous checkpoint still loads and resumes.
+  if (const char* at = std::getenv("TSCOPE_TEST_KILL_IN_CHECKPOINT"); at && std::atoi(at) == stepsDone_) {
+    std::ofstream partial(statePath + ".tmp", std::ios::binary);
+    partial << "partial";
+    partial.flush();
+    std::raise(SIGKILL);
+  }
+  writeSafetensors(statePath,
+                   {{"params", {n}, weights_.arena()}, {"adam.m", {n}, adam.m.data()}, {"adam.v", {n}, adam.v.data()}}, metadata);
+  saveModelDir(dirString, weights_, nullptr);
+  data_->saveTokenizer(dirString);
+}
+
+std::unique_ptr<Trainer> Trainer::resume(const std::string& dirString) {
+  const std::string statePath = (fs::path(dirString) / kStateFile).string();
+  if (!fs::exists(statePath)) throw Error(dirString + ": no checkpoint to resume (" + kStateFile + " is missing)");
+  const SafetensorsFile state(statePath);
+  auto meta = [&](const char* key) -> const std::string& {
+    auto it = state.metadata().find(key);
+    if (it == state.metadata().end()) throw Error(statePath + ": metadata \"" + key + "\" is missing");
+    return it->second;
+  };
+  TrainConfig config;
+  DataSpec data;
+  json history;
+  int stepsDone = 0;
+  int64_t adamStep = 0;
+  double seconds = 0;
+  try {
+    config = trainConfigFromJson(json::parse(meta("train_config")));
+    data = parseDataSpec(meta("data"));
+    stepsDone = std::stoi(meta("steps_done"));
+    adamStep = std::stoll(meta("adam_step"));
+    seconds = std::stod(meta("total_seconds"));
+    history = json::parse(meta("history"));
+  } catch (const Error& e) {
+    throw Error(statePath + ": " + e.what());
+  } catch (const std::exception& e) {
+    throw Error(statePath + ": corrupt metadata (" + std::string(e.what()) + ")");
+  }
+  std::unique_ptr<Trainer> trainer(new Trainer(config, data, false));
+  const int64_t n = static_cast<int64_t>(trainer->weights_.totalFloats());
+  state.readFloat("params", trainer->weights_.arena(), {n});
+  AdamWState adam;
+  adam.m = state.readFloat("adam.m");
+  adam.v = state.readFloat("adam.v");
+  adam.step = adamStep;
+  trainer->adam_->loadState(adam);
+  trainer->stepsDone_ = stepsDone;
+  trainer->totalSeconds_ = seconds;
+  try {
+    const json& steps = history.at("steps");
+    for (size_t i = 0; i < steps.at("loss").size(); ++i) {
+      StepReport s;
+      s.step = static_cast<int>(i) + 1;
+      s.loss = steps["loss"][i].get<double>();
+      s.auxLoss = steps["aux_loss"][i].get<double>();
+      s.gradNorm = steps["grad_norm"][i].get<double>();
+      s.lr = steps["lr"][i].get<float>();
+      s.seconds = steps["seconds"][i].get<double>();
+      s.tokens = config.batch * trainer->config_.steps * config.gradAccumulation;
+      trainer->history_.steps.push_back(s);
+    }
+    const json& evals = history.at("evals");
+    for (size_t i = 0; i < evals.at("loss").size(); ++i)
+      trainer->history_.evals.push_back(
+          {evals["step"][i].get<int>(), evals["loss"][i].get<double>(), evals["expert_load"][i].get<std::vector<int>>()});
+  } catch (const json::exception& e) {
+    throw Error(statePath + ": corrupt training history (" + std::string(e.what()) + ")");
+  }
+  return trainer;
+}
+
+}  // namespace tscope

@@ -1,0 +1,265 @@
+// The Eigen BackwardOps (backward_cpu.cpp) against the plain-loop reference (backward_reference.cpp):
+// every op on random inputs, every attention variant, with gradients pre-filled with noise so the
+// += contract is checked too; then bitwise repeatability for a fixed thread count, and 1 vs 2
+// threads. Errors are max |fast - reference| / max |reference| over each output.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/backward.h"
+#include "model/error.h"
+#include "model/positional.h"
+#include "test_helpers.h"
+
+using namespace tscope;
+using tscope::testing::compare;
+
+namespace {
+
+constexpr double kTolerance = 1e-5;  // normalised max error of every output
+
+std::vector<float> randomVector(size_t n, uint64_t seed, double scale = 1.0) {
+  Rng rng(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(scale * (2 * rng.uniform() - 1));
+  return v;
+}
+
+// Runs `op` on the reference and on the fast ops, each on its own copy of the (pre-filled)
+// outputs, and expects every output to agree within tolerance.
+void expectSameOutputs(const std::string& what, const std::vector<std::vector<float>>& initialOutputs,
+                       const std::function<void(BackwardOps&, std::vector<std::vector<float>>&)>& op, int threads = 2,
+                       double tolerance = kTolerance) {
+  auto reference = makeReferenceBackwardOps();
+  auto fast = makeCpuBackwardOps(threads);
+  std::vector<std::vector<float>> expected = initialOutputs, actual = initialOutputs;
+  op(*reference, expected);
+  op(*fast, actual);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const auto difference = compare(actual[i], expected[i]);
+    EXPECT_LT(difference.relative(), tolerance) << what << ", output " << i << ": " << difference.describe();
+  }
+}
+
+// Forward-shaped qkv (batch*T, qkvDim) as the forward leaves it: with RoPE, Q and K rotated.
+std::vector<float> forwardQkv(const AttentionShape& shape, int batch, uint64_t seed) {
+  const int width = shape.qkvDim();
+  auto qkv = randomVector(static_cast<size_t>(batch) * shape.T * width, seed, 1.5);
+  if (shape.ropeBase > 0)
+    for (int b = 0; b < batch; ++b) {
+      float* seq = qkv.data() + static_cast<size_t>(b) * shape.T * width;
+      applyRope(seq, shape.T, shape.nHead + shape.kvHeads(), shape.headDim, width, 0, shape.ropeBase);
+    }
+  return qkv;
+}
+
+struct AttentionCase {
+  const char* name;
+  int T, H, kvHeads, D;
+  bool causal;
+  int window;
+  double ropeBase;
+  bool alibi;
+};
+
+}  // namespace
+
+TEST(BackwardCpu, EmbedMatchesReference) {
+  const int B = 2, T = 37, C = 70, V = 11, rows = B * T;
+  std::vector<int> tokens(rows);
+  Rng rng(1);
+  for (auto& t : tokens) t = static_cast<int>(rng.uniform() * V);  // V << rows: tokens repeat
+  const auto dout = randomVector(static_cast<size_t>(rows) * C, 2);
+  for (bool positions : {true, false}) {
+    expectSameOutputs(positions ? "embed with positions" : "embed without positions",
+                      {randomVector(static_cast<size_t>(V) * C, 3, 0.1), randomVector(static_cast<size_t>(T + 5) * C, 4, 0.1)},
+                      [&](BackwardOps& ops, auto& out) {
+                        ops.embed(out[0].data(), positions ? out[1].data() : nullptr, dout.data(), tokens.data(), rows, T, C);
+                      });
+  }
+}
+
+TEST(BackwardCpu, NormsMatchReference) {
+  const int rows = 150, C = 96;
+  const auto in = randomVector(static_cast<size_t>(rows) * C, 5, 2.0), dout = randomVector(static_cast<size_t>(rows) * C, 6);
+  auto weight = randomVector(C, 7);
+  for (auto& w : weight) w += 1.0f;
+  const std::vector<std::vector<float>> outputs = {randomVector(static_cast<size_t>(rows) * C, 8, 0.1), randomVector(C, 9, 0.1),
+                                                   randomVector(C, 10, 0.1)};
+  expectSameOutputs("layerNorm", outputs, [&](BackwardOps& ops, auto& out) {
+    ops.layerNorm(out[0].data(), out[1].data(), out[2].data(), dout.data(), in.data(), weight.data(), rows, C, 1e-5f);
+  });
+  expectSameOutputs("layerNorm without bias", outputs, [&](BackwardOps& ops, auto& out) {
+    ops.layerNorm(out[0].data(), out[1].data(), nullptr, dout.data(), in.data(), weight.data(), rows, C, 1e-5f);
+  });
+  expectSameOutputs("rmsNorm", outputs, [&](BackwardOps& ops, auto& out) {
+    ops.rmsNorm(out[0].data(), out[1].data(), dout.data(), in.data(), weight.data(), rows, C, 1e-6f);
+  });
+}
+
+TEST(BackwardCpu, MatmulsMatchReference) {
+  const int rows = 150, K = 70, N = 90;  // large enough to be split across threads
+  const auto in = randomVector(static_cast<size_t>(rows) * K, 11), dout = randomVector(static_cast<size_t>(rows) * N, 12);
+  const auto weight = randomVector(static_cast<size_t>(K) * N, 13);
+  const std::vector<std::vector<float>> outputs = {randomVector(static_cast<size_t>(rows) * K, 14, 0.1),
+                                                   randomVector(static_cast<size_t>(K) * N, 15, 0.1), randomVector(N, 16, 0.1)};
+  expectSameOutputs("matmul", outputs, [&](BackwardOps& ops, auto& out) {
+    ops.matmul(out[0].data(), out[1].data(), out[2].data(), dout.data(), in.data(), weight.data(), rows, K, N);
+  });
+  expectSameOutputs("matmul without din and dbias", outputs, [&](BackwardOps& ops, auto& out) {
+    ops.matmul(nullptr, out[1].data(), nullptr, dout.data(), in.data(), weight.data(), rows, K, N);
+  });
+  expectSameOutputs("matmul, 3 rows (one thread)", outputs, [&](BackwardOps& ops, auto& out) {
+    ops.matmul(out[0].data(), out[1].data(), out[2].data(), dout.data(), in.data(), weight.data(), 3, K, N);
+  });
+  expectSameOutputs("matmulTransposed", outputs, [&](BackwardOps& ops, auto& out) {
+    ops.matmulTransposed(out[0].data(), out[1].data(), dout.data(), in.data(), weight.data(), rows, K, N);  // weight read as (N, K)
+  });
+}
+
+TEST(BackwardCpu, ActivationsAndSwigluMatchReference) {
+  const size_t n = 20000;  // several chunks, split across threads, and a ragged last chunk
+  const auto in = randomVector(n, 17, 4.0), dout = randomVector(n, 18), value = randomVector(n, 19, 2.0);
+  for (Activation activation : {Activation::GeluTanh, Activation::GeluErf, Activation::Relu}) {
+    expectSameOutputs(std::string("activation ") + toString(activation), {randomVector(n, 20, 0.1)}, [&](BackwardOps& ops, auto& out) {
+      ops.activation(out[0].data(), dout.data(), in.data(), n, activation);
+    });
+  }
+  expectSameOutputs("swiglu", {randomVector(n, 21, 0.1), randomVector(n, 22, 0.1)}, [&](BackwardOps& ops, auto& out) {
+    ops.swiglu(out[0].data(), out[1].data(), dout.data(), in.data(), value.data(), n);
+  });
+  std::vector<float> din(n);
+  EXPECT_THROW(makeCpuBackwardOps(2)->activation(din.data(), dout.data(), in.data(), n, Activation::SwiGlu), Error);
+}
+
+TEST(BackwardCpu, AttentionMatchesReferenceInEveryVariant) {
+  // T = 45 and 70 are not multiples of the 32-row query tile; windows cross tile edges.
+  const AttentionCase cases[] = {
+      {"causal", 45, 4, 4, 8, true, 0, 0, false},
+      {"bidirectional", 45, 4, 4, 8, false, 0, 0, false},
+      {"causal window", 70, 2, 2, 8, true, 9, 0, false},
+      {"bidirectional window", 70, 2, 2, 8, false, 9, 0, false},
+      {"GQA", 45, 6, 2, 8, true, 0, 0, false},
+      {"MQA", 45, 4, 1, 8, true, 0, 0, false},
+      {"RoPE", 45, 4, 4, 8, true, 0, 10000, false},
+      {"ALiBi", 45, 4, 4, 8, true, 0, 0, true},
+      {"bidirectional ALiBi", 45, 4, 4, 8, false, 0, 0, true},
+      {"GQA + RoPE + causal window", 70, 4, 2, 8, true, 17, 500, false},
+      {"MQA + RoPE + ALiBi, bidirectional window", 70, 3, 1, 6, false, 20, 10000, true},
+  };
+  const int batch = 2;
+  for (const auto& c : cases) {
+    const auto slopes = alibiSlopes(c.H);
+    AttentionShape shape;
+    shape.T = c.T;
+    shape.nHead = c.H;
+    shape.nKvHead = c.kvHeads;
+    shape.headDim = c.D;
+    shape.cacheRows = c.T;
+    shape.causal = c.causal;
+    shape.window = c.window;
+    shape.ropeBase = c.ropeBase;
+    shape.alibiSlopes = c.alibi ? slopes.data() : nullptr;
+    const size_t qkvSize = static_cast<size_t>(batch) * c.T * shape.qkvDim();
+    const auto qkv = forwardQkv(shape, batch, 23);
+    const auto dout = randomVector(static_cast<size_t>(batch) * c.T * c.H * c.D, 24);
+    expectSameOutputs(std::string("attention ") + c.name, {randomVector(qkvSize, 25, 0.01)},
+                      [&](BackwardOps& ops, auto& out) { ops.attention(out[0].data(), dout.data(), qkv.data(), shape, batch); });
+  }
+}
+
+TEST(BackwardCpu, CrossEntropyMatchesReference) {
+  const int rows = 40, V = 300;
+  const auto logits = randomVector(static_cast<size_t>(rows) * V, 26, 5.0);
+  std::vector<int> targets(rows);
+  std::vector<uint8_t> scored(rows);
+  Rng rng(27);
+  for (int r = 0; r < rows; ++r) {
+    targets[r] = static_cast<int>(rng.uniform() * V);
+    scored[r] = r % 3 != 1;
+  }
+  auto reference = makeReferenceBackwardOps();
+  auto fast = makeCpuBackwardOps(2);
+  for (const uint8_t* mask : {static_cast<const uint8_t*>(nullptr), static_cast<const uint8_t*>(scored.data())}) {
+    std::vector<float> expected(logits.size(), 7.0f), actual(logits.size(), 7.0f), inPlace = logits;
+    const double expectedLoss = reference->crossEntropy(expected.data(), logits.data(), targets.data(), mask, rows, V, 0.05f);
+    const double loss = fast->crossEntropy(actual.data(), logits.data(), targets.data(), mask, rows, V, 0.05f);
+    const double inPlaceLoss = fast->crossEntropy(inPlace.data(), inPlace.data(), targets.data(), mask, rows, V, 0.05f);
+    const char* what = mask ? "with a mask" : "every row scored";
+    EXPECT_NEAR(loss, expectedLoss, 1e-6 * expectedLoss) << what;
+    EXPECT_EQ(inPlaceLoss, loss) << what << ": in place";
+    const auto difference = compare(actual, expected), inPlaceDifference = compare(inPlace, expected);
+    EXPECT_LT(difference.relative(), kTolerance) << what << ": " << difference.describe();
+    EXPECT_LT(inPlaceDifference.relative(), kTolerance) << what << ", in place: " << inPlaceDifference.describe();
+  }
+  std::vector<float> d(logits.size());
+  targets[0] = V;
+  EXPECT_THROW(fast->crossEntropy(d.data(), logits.data(), targets.data(), nullptr, rows, V, 1.0f), Error);
+}
+
+namespace {
+
+// One pass of every op on inputs big enough that each one splits across threads; returns every
+// output (the loss as the last one-element vector).
+std::vector<std::vector<float>> runEveryOp(BackwardOps& ops) {
+  const int B = 3, T = 64, C = 96, F = 256, V = 500, rows = B * T;
+  const auto x = randomVector(static_cast<size_t>(rows) * F, 30, 2.0), g = randomVector(static_cast<size_t>(rows) * V, 31);  // F < V
+  const auto w = randomVector(static_cast<size_t>(F) * V, 32);
+  std::vector<int> tokens(rows);
+  for (int r = 0; r < rows; ++r) tokens[r] = (r * 7) % 13;
+  std::vector<std::vector<float>> out;
+  auto zeros = [&](size_t n) -> float* { return out.emplace_back(n, 0.0f).data(); };
+  ops.embed(zeros(13 * C), zeros(static_cast<size_t>(T) * C), g.data(), tokens.data(), rows, T, C);
+  ops.layerNorm(zeros(static_cast<size_t>(rows) * C), zeros(C), zeros(C), g.data(), x.data(), w.data(), rows, C, 1e-5f);
+  ops.rmsNorm(zeros(static_cast<size_t>(rows) * C), zeros(C), g.data(), x.data(), w.data(), rows, C, 1e-5f);
+  ops.matmul(zeros(static_cast<size_t>(rows) * C), zeros(static_cast<size_t>(C) * F), zeros(F), g.data(), x.data(), w.data(), rows, C, F);
+  ops.matmulTransposed(zeros(static_cast<size_t>(rows) * C), zeros(static_cast<size_t>(V) * C), g.data(), x.data(), w.data(), rows, C, V);
+  ops.activation(zeros(x.size()), g.data(), x.data(), x.size(), Activation::GeluTanh);
+  float* dgate = zeros(x.size());
+  ops.swiglu(dgate, zeros(x.size()), g.data(), x.data(), g.data(), x.size());
+  AttentionShape shape;
+  shape.T = T;
+  shape.nHead = 4;
+  shape.nKvHead = 2;
+  shape.headDim = 16;
+  shape.cacheRows = T;
+  shape.ropeBase = 10000;
+  const auto qkv = forwardQkv(shape, B, 33);
+  ops.attention(zeros(qkv.size()), g.data(), qkv.data(), shape, B);
+  std::vector<int> targets(rows);
+  for (int r = 0; r < rows; ++r) targets[r] = (r * 31) % V;
+  const auto logits = randomVector(static_cast<size_t>(rows) * V, 34, 3.0);
+  const double loss = ops.crossEntropy(zeros(logits.size()), logits.data(), targets.data(), nullptr, rows, V, 1.0f / rows);
+  out.push_back({static_cast<float>(loss)});
+  return out;
+}
+
+}  // namespace
+
+TEST(BackwardCpu, RepeatedRunsAreBitwiseIdentical) {
+  auto ops = makeCpuBackwardOps(2);
+  const auto first = runEveryOp(*ops), second = runEveryOp(*ops);
+  ASSERT_EQ(first.size(), second.size());
+  for (size_t i = 0; i < first.size(); ++i) {
+    ASSERT_EQ(first[i].size(), second[i].size());
+    const auto difference = compare(second[i], first[i]);
+    EXPECT_EQ(std::memcmp(first[i].data(), second[i].data(), first[i].size() * sizeof(float)), 0)
+        << "output " << i << " differs between two runs with 2 threads: " << difference.describe();
+  }
+}
+
+TEST(BackwardCpu, OneAndTwoThreadsAgree) {
+  auto one = makeCpuBackwardOps(1);
+  auto two = makeCpuBackwardOps(2);
+  EXPECT_EQ(one->threadCount(), 1);
+  EXPECT_EQ(two->threadCount(), 2);
+  const auto a = runEveryOp(*one), b = runEveryOp(*two);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto difference = compare(b[i], a[i]);
+    EXPECT_LT(difference.relative(), kTolerance) << "output " << i << ", 2 threads against 1: " << difference.describe();
+  }
+}
