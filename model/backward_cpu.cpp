@@ -33,9 +33,9 @@ constexpr Index kElementwiseChunk = 2048;  // elementwise ops work in L1-sized c
 constexpr double kMinParallelWork = 1 << 16;  // multiply-adds below which a GEMM stays on one thread
 
 // The sum of term(i) for i < n in an order fixed by n alone: 16 interleaved partial sums (which
-// the compiler vectorises without reassociating), then added in order. Eigen's and OpenMP's
-// vectorised sums start at the first aligned element, so their rounding would depend on where
-// the data happens to lie, and two runs could differ in the last bit.
+// the compiler vectorises without reassociating), then added in order. Eigen's vectorised sums
+// (and OpenMP simd reductions, when the compiler peels for alignment) start at the first aligned
+// element, so their rounding depends on where the data lies and two runs could differ in the last bit.
 template <typename Term>
 float fixedOrderSum(int n, Term&& term) {
   float lanes[16] = {};
@@ -52,15 +52,15 @@ float fixedOrderSum(int n, Term&& term) {
 // [begin, end) of block `part` when `count` items are split into `parts` nearly equal blocks.
 Index blockBegin(Index count, int part, int parts) { return count * part / parts; }
 
-// dst += alpha * lhs . rhs, with dst's rows (or columns, when it is wider than tall) split across
+// dst += lhs . rhs, with dst's rows (or columns, when it is wider than tall) split across
 // the threads; each thread runs one Eigen GEMM on its block (Eigen does not nest inside a parallel
 // region). Small products run on the calling thread.
 template <typename Dst, typename Lhs, typename Rhs>
-void productAdd(Dst dst, const Lhs& lhs, const Rhs& rhs, float alpha, int threads) {
+void productAdd(Dst dst, const Lhs& lhs, const Rhs& rhs, int threads) {
   const Index M = dst.rows(), N = dst.cols(), K = lhs.cols();
   if (M == 0 || N == 0) return;
   if (threads <= 1 || static_cast<double>(M) * N * K < kMinParallelWork) {
-    dst.noalias() += (alpha * lhs) * rhs;
+    dst.noalias() += lhs * rhs;
     return;
   }
   const bool splitRows = M >= N;
@@ -70,8 +70,8 @@ void productAdd(Dst dst, const Lhs& lhs, const Rhs& rhs, float alpha, int thread
     const Index extent = splitRows ? M : N;
     const Index begin = blockBegin(extent, id, count), size = blockBegin(extent, id + 1, count) - begin;
     if (size > 0) {
-      if (splitRows) dst.middleRows(begin, size).noalias() += (alpha * lhs.middleRows(begin, size)) * rhs;
-      else dst.middleCols(begin, size).noalias() += (alpha * lhs) * rhs.middleCols(begin, size);
+      if (splitRows) dst.middleRows(begin, size).noalias() += lhs.middleRows(begin, size) * rhs;
+      else dst.middleCols(begin, size).noalias() += lhs * rhs.middleCols(begin, size);
     }
   }
 }
@@ -165,22 +165,17 @@ class CpuBackwardOps : public BackwardOps {
   int threadCount() const override { return threads_; }
 
   void embed(float* dwte, float* dpositions, const float* dout, const int* tokens, int rows, int T, int C) override {
-    // Columns split across threads: tokens repeat, so rows would race on dwte.
-#pragma omp parallel num_threads(threads_) if (static_cast<double>(rows) * C > kMinParallelWork)
-    {
-      const int id = omp_get_thread_num(), count = omp_get_num_threads();
-      const int c0 = static_cast<int>(blockBegin(C, id, count)), c1 = static_cast<int>(blockBegin(C, id + 1, count));
-      for (int r = 0; r < rows; ++r) {
-        const float* g = dout + static_cast<size_t>(r) * C;
-        float* token = dwte + static_cast<size_t>(tokens[r]) * C;
-        float* position = dpositions ? dpositions + static_cast<size_t>(r % T) * C : nullptr;
+    // A scatter of rows*C adds (~0.1 ms for a training batch): one thread, since tokens repeat
+    // and a column split costs more in wake-ups than it saves.
+    for (int r = 0; r < rows; ++r) {
+      const float* g = dout + static_cast<size_t>(r) * C;
+      float* token = dwte + static_cast<size_t>(tokens[r]) * C;
 #pragma omp simd
-        for (int c = c0; c < c1; ++c) token[c] += g[c];
-        if (position) {
+      for (int c = 0; c < C; ++c) token[c] += g[c];
+      if (!dpositions) continue;
+      float* position = dpositions + static_cast<size_t>(r % T) * C;
 #pragma omp simd
-          for (int c = c0; c < c1; ++c) position[c] += g[c];
-        }
-      }
+      for (int c = 0; c < C; ++c) position[c] += g[c];
     }
   }
 
@@ -246,16 +241,16 @@ class CpuBackwardOps : public BackwardOps {
   void matmul(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows, int K,
               int N) override {
     const ConstRowMap g(dout, rows, N), x(in, rows, K), w(weight, K, N);
-    if (din) productAdd(RowMap(din, rows, K), g, w.transpose(), 1.0f, threads_);  // (rows, N) . (N, K)
-    productAdd(RowMap(dweight, K, N), x.transpose(), g, 1.0f, threads_);           // (K, rows) . (rows, N)
+    if (din) productAdd(RowMap(din, rows, K), g, w.transpose(), threads_);  // (rows, N) . (N, K)
+    productAdd(RowMap(dweight, K, N), x.transpose(), g, threads_);           // (K, rows) . (rows, N)
     if (dbias) addColumnSums(dbias, dout, rows, N, threads_);
   }
 
   void matmulTransposed(float* din, float* dweight, const float* dout, const float* in, const float* weight, int rows, int K,
                         int N) override {
     const ConstRowMap g(dout, rows, N), x(in, rows, K), w(weight, N, K);
-    productAdd(RowMap(din, rows, K), g, w, 1.0f, threads_);                     // (rows, N) . (N, K)
-    productAdd(RowMap(dweight, N, K), g.transpose(), x, 1.0f, threads_);        // (N, rows) . (rows, K)
+    productAdd(RowMap(din, rows, K), g, w, threads_);                     // (rows, N) . (N, K)
+    productAdd(RowMap(dweight, N, K), g.transpose(), x, threads_);        // (N, rows) . (rows, K)
   }
 
   void activation(float* din, const float* dout, const float* in, size_t n, Activation activation) override {
@@ -318,28 +313,28 @@ class CpuBackwardOps : public BackwardOps {
     std::vector<double> losses(static_cast<size_t>(rows), 0.0);
 #pragma omp parallel num_threads(threads_)
     {
-    Eigen::ArrayXf scratch(kElementwiseChunk);  // aligned: see forChunks
+      Eigen::ArrayXf scratch(kElementwiseChunk);  // aligned: see forChunks
 #pragma omp for schedule(static)
-    for (int r = 0; r < rows; ++r) {
-      const float* x = logits + static_cast<size_t>(r) * V;
-      float* d = dlogits + static_cast<size_t>(r) * V;
-      if (scored && !scored[r]) {
-        std::memset(d, 0, static_cast<size_t>(V) * sizeof(float));
-        continue;
+      for (int r = 0; r < rows; ++r) {
+        const float* x = logits + static_cast<size_t>(r) * V;
+        float* d = dlogits + static_cast<size_t>(r) * V;
+        if (scored && !scored[r]) {
+          std::memset(d, 0, static_cast<size_t>(V) * sizeof(float));
+          continue;
+        }
+        const int target = targets[r];
+        const float targetLogit = x[target];  // read before d (maybe x itself) is overwritten
+        const float max = ConstArrayMap(x, V).maxCoeff();
+        for (Index begin = 0; begin < V; begin += kElementwiseChunk) {
+          const Index size = std::min(kElementwiseChunk, V - begin);
+          scratch.head(size) = (ConstArrayMap(x + begin, size) - max).exp();
+          ArrayMap(d + begin, size) = scratch.head(size);
+        }
+        const float sum = fixedOrderSum(V, [&](int v) { return d[v]; });
+        losses[r] = std::log(static_cast<double>(sum)) - (static_cast<double>(targetLogit) - max);
+        ArrayMap(d, V) *= scale / sum;
+        d[target] -= scale;
       }
-      const int target = targets[r];
-      const float targetLogit = x[target];  // read before d (maybe x itself) is overwritten
-      const float max = ConstArrayMap(x, V).maxCoeff();
-      for (Index begin = 0; begin < V; begin += kElementwiseChunk) {
-        const Index size = std::min(kElementwiseChunk, V - begin);
-        scratch.head(size) = (ConstArrayMap(x + begin, size) - max).exp();
-        ArrayMap(d + begin, size) = scratch.head(size);
-      }
-      const float sum = fixedOrderSum(V, [&](int v) { return d[v]; });
-      losses[r] = std::log(static_cast<double>(sum)) - (static_cast<double>(targetLogit) - max);
-      ArrayMap(d, V) *= scale / sum;
-      d[target] -= scale;
-    }
     }
     double total = 0;
     for (double loss : losses) total += loss;
@@ -348,11 +343,13 @@ class CpuBackwardOps : public BackwardOps {
 
  private:
   // Per-thread buffers of the attention backward (T tokens, head dim D).
+  // Eigen's allocations are 64-byte aligned, so the alignment of a softmax row (and with it which
+  // elements Eigen's exp computes in scalar code) depends on the shape alone.
   struct AttentionScratch {
-    AttentionScratch(int T, int D) : dk(T, D), dv(T, D), dq(kQueryTile, D) {}
-    RowMatrix probs, dprobs;  // (tile rows, visible keys)
-    RowMatrix dk, dv;         // (T, D) of the task's kv head, summed over its query heads
-    RowMatrix dq;             // (tile rows, D)
+    AttentionScratch(int T, int D) : probs(kQueryTile * T), dprobs(kQueryTile * T), dk(T, D), dv(T, D), dq(kQueryTile, D) {}
+    Eigen::VectorXf probs, dprobs;  // (tile rows, visible keys), row-major
+    RowMatrix dk, dv;               // (T, D) of the task's kv head, summed over its query heads
+    RowMatrix dq;                   // (tile rows, D)
   };
 
   // Runs f(begin, size, scratch) over chunks of [0, n), chunks split across threads; scratch
@@ -399,11 +396,11 @@ class CpuBackwardOps : public BackwardOps {
         const StridedConstMap dO(dseqOut + static_cast<size_t>(r0) * C + h * D, rows, D, Eigen::OuterStride<>(C));
         const auto kTile = k.middleRows(k0, keys);
         const auto vTile = v.middleRows(k0, keys);
-        m.probs.resize(rows, keys);
-        m.probs.noalias() = (scale * q) * kTile.transpose();
+        RowMap probs(m.probs.data(), rows, keys), dprobs(m.dprobs.data(), rows, keys);
+        probs.noalias() = (scale * q) * kTile.transpose();
         for (int i = 0; i < rows; ++i) {
           const int p = r0 + i, first = firstVisible(s, p) - k0, last = lastVisible(s, p, T) - k0;
-          float* row = m.probs.data() + static_cast<size_t>(i) * keys;
+          float* row = probs.data() + static_cast<size_t>(i) * keys;
           if (slope != 0.0f)
             for (int j = first; j <= last; ++j) row[j] -= slope * static_cast<float>(std::abs(p - (j + k0)));
           ArrayMap visible(row + first, last - first + 1);
@@ -412,18 +409,17 @@ class CpuBackwardOps : public BackwardOps {
           std::fill(row, row + first, 0.0f);
           std::fill(row + last + 1, row + keys, 0.0f);
         }
-        m.dv.middleRows(k0, keys).noalias() += m.probs.transpose() * dO;
-        m.dprobs.resize(rows, keys);
-        m.dprobs.noalias() = dO * vTile.transpose();
+        m.dv.middleRows(k0, keys).noalias() += probs.transpose() * dO;
+        dprobs.noalias() = dO * vTile.transpose();
         for (int i = 0; i < rows; ++i) {
-          ArrayMap dp(m.dprobs.data() + static_cast<size_t>(i) * keys, keys);
-          const ConstArrayMap pr(m.probs.data() + static_cast<size_t>(i) * keys, keys);
+          ArrayMap dp(dprobs.data() + static_cast<size_t>(i) * keys, keys);
+          const ConstArrayMap pr(probs.data() + static_cast<size_t>(i) * keys, keys);
           const float dot = fixedOrderSum(keys, [&](int j) { return pr[j] * dp[j]; });
           dp = pr * (dp - dot);  // masked keys have p = 0, so dS = 0 there
         }
         auto dq = m.dq.topRows(rows);
-        dq.noalias() = (scale * m.dprobs) * kTile;
-        m.dk.middleRows(k0, keys).noalias() += (scale * m.dprobs.transpose()) * q;
+        dq.noalias() = (scale * dprobs) * kTile;
+        m.dk.middleRows(k0, keys).noalias() += (scale * dprobs.transpose()) * q;
         addHeadGradient(dseq + static_cast<size_t>(r0) * W + h * D, W, m.dq.data(), rows, D, r0, rope);
       }
     }

@@ -276,15 +276,21 @@ TaskExample makeExample(const TaskSpec& spec, Rng& rng) {
   const size_t n = static_cast<size_t>(spec.length);
   std::vector<int> x(n);
   if (spec.task == SyntheticTask::Induction) {
-    // n distinct symbols: the first n of a partial Fisher-Yates shuffle of 0..vocab-1.
+    // m distinct symbols (the first m of a partial Fisher-Yates shuffle of 0..vocab-1), m drawn
+    // from [ceil(n/2), n]; the prefix uses only the other symbols, so each symbol of the repeat
+    // has exactly one earlier occurrence. The repeat starts at a varying position, so a model
+    // cannot find "the token after the earlier copy" by position: it needs an induction head.
+    const size_t m = (n + 1) / 2 + randomBelow(rng, n - (n + 1) / 2 + 1);
     std::vector<int> symbols(static_cast<size_t>(spec.vocab));
     for (size_t i = 0; i < symbols.size(); ++i) symbols[i] = static_cast<int>(i);
-    for (size_t i = 0; i < n; ++i) std::swap(symbols[i], symbols[i + randomBelow(rng, symbols.size() - i)]);
-    std::copy(symbols.begin(), symbols.begin() + static_cast<std::ptrdiff_t>(n), x.begin());
-    example.tokens = x;
-    example.tokens.insert(example.tokens.end(), x.begin(), x.end());
+    for (size_t i = 0; i < m; ++i) std::swap(symbols[i], symbols[i + randomBelow(rng, symbols.size() - i)]);
+    const size_t prefix = 2 * (n - m), others = symbols.size() - m;
+    example.tokens.clear();
+    for (size_t i = 0; i < prefix; ++i)
+      example.tokens.push_back(others > 0 ? symbols[m + randomBelow(rng, others)] : symbols[randomBelow(rng, m)]);
+    for (int copy = 0; copy < 2; ++copy) example.tokens.insert(example.tokens.end(), symbols.begin(), symbols.begin() + (std::ptrdiff_t)m);
     example.scored.assign(2 * n, 0);
-    for (size_t t = n + 1; t < 2 * n; ++t) example.scored[t] = 1;
+    for (size_t t = prefix + m + 1; t < 2 * n; ++t) example.scored[t] = 1;
     return example;
   }
 

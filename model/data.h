@@ -80,9 +80,11 @@ enum class SyntheticTask { Copy, Reverse, Sort, Induction, ModularAddition };
 
 // Copy / Reverse / Sort: `vocab` symbols (ids 0..vocab-1), then SEP (id vocab). A sequence is
 //   x SEP y with x of `length` random symbols and y = x, reverse(x) or sorted(x).
-// Induction: `vocab` symbols, no special tokens. A sequence is x x with x of `length` distinct
-//   random symbols (distinct so that every next token of the repeat is determined; needs
-//   vocab >= length).
+// Induction: `vocab` symbols, no special tokens. A sequence of 2 * length tokens is p x x with x of
+//   m distinct random symbols, m uniform in [ceil(length/2), length], and p of 2 (length - m) random
+//   symbols not in x (when vocab > m), so the repeat starts at a varying position and only an
+//   induction head (not a fixed positional offset) predicts it. x is distinct so that every next
+//   token of the repeat is determined; needs vocab >= length.
 // ModularAddition: numbers 0..modulus-1 are ids 0..modulus-1, then '+' (id modulus) and '='
 //   (id modulus + 1). A sequence is a + b = c with c = (a + b) mod modulus.
 // Fields a task does not use are ignored.

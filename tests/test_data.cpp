@@ -285,26 +285,42 @@ TEST(SyntheticTasks, InductionRepeatsDistinctSymbolsAndScoresThePredictableHalf)
   ASSERT_EQ(tscope::taskVocabSize(s), 50);
   ASSERT_EQ(tscope::taskSequenceLength(s), 32);
   tscope::Rng rng(9);
+  std::set<size_t> lengths;
   for (int trial = 0; trial < 200; ++trial) {
     TaskExample example = tscope::makeExample(s, rng);
     ASSERT_EQ(example.tokens.size(), 2 * n);
-    std::vector<int> first(example.tokens.begin(), example.tokens.begin() + n);
-    std::vector<int> second(example.tokens.begin() + n, example.tokens.end());
+    // p x x: the scored positions are the repeat after its first token; m = their count + 1.
+    const std::vector<size_t> scored = scoredPositions(example);
+    ASSERT_FALSE(scored.empty());
+    const size_t m = scored.size() + 1, prefix = 2 * n - 2 * m;
+    ASSERT_GE(m, n / 2);
+    ASSERT_LE(m, n);
+    lengths.insert(m);
+    EXPECT_EQ(scored, range(prefix + m + 1, 2 * n));
+    std::vector<int> first(example.tokens.begin() + prefix, example.tokens.begin() + prefix + m);
+    std::vector<int> second(example.tokens.begin() + prefix + m, example.tokens.end());
     EXPECT_EQ(second, first);
-    EXPECT_EQ(std::set<int>(first.begin(), first.end()).size(), n) << "symbols of x should be distinct";
-    for (int symbol : first) ASSERT_TRUE(symbol >= 0 && symbol < 50);
-    EXPECT_EQ(scoredPositions(example), range(n + 1, 2 * n));
-    // Every scored token is the one after the earlier occurrence of the token before it.
-    for (size_t t : scoredPositions(example)) {
-      auto earlier = std::find(example.tokens.begin(), example.tokens.begin() + n, example.tokens[t - 1]);
-      ASSERT_NE(earlier, example.tokens.begin() + n);
+    EXPECT_EQ(std::set<int>(first.begin(), first.end()).size(), m) << "symbols of x should be distinct";
+    for (int symbol : example.tokens) ASSERT_TRUE(symbol >= 0 && symbol < 50);
+    for (size_t t = 0; t < prefix; ++t)
+      EXPECT_EQ(std::count(first.begin(), first.end(), example.tokens[t]), 0) << "prefix symbols are not in x";
+    // Every scored token is the one after the single earlier occurrence of the token before it.
+    for (size_t t : scored) {
+      const auto end = example.tokens.begin() + (std::ptrdiff_t)(prefix + m);
+      ASSERT_EQ(std::count(example.tokens.begin(), end, example.tokens[t - 1]), 1);
+      auto earlier = std::find(example.tokens.begin(), end, example.tokens[t - 1]);
       EXPECT_EQ(*(earlier + 1), example.tokens[t]);
     }
   }
-  // vocab == length is allowed: x is then a permutation of every symbol.
+  EXPECT_GT(lengths.size(), 4u) << "the repeat should start at varying positions";
+  // vocab == length is allowed: every symbol stays in range and x is still distinct.
   tscope::Rng small(1);
-  TaskExample full = tscope::makeExample(spec(SyntheticTask::Induction, 5, 5), small);
-  EXPECT_EQ(std::set<int>(full.tokens.begin(), full.tokens.end()).size(), 5u);
+  for (int trial = 0; trial < 50; ++trial) {
+    TaskExample full = tscope::makeExample(spec(SyntheticTask::Induction, 5, 5), small);
+    for (int symbol : full.tokens) ASSERT_TRUE(symbol >= 0 && symbol < 5);
+    const size_t m = scoredPositions(full).size() + 1;
+    EXPECT_EQ(std::set<int>(full.tokens.end() - (std::ptrdiff_t)m, full.tokens.end()).size(), m);
+  }
 }
 
 TEST(SyntheticTasks, ModularAdditionScoresOnlyTheSum) {

@@ -1,4 +1,4 @@
-// tscope-cli train end to end: an induction run learns (loss on the repeated half falls), a run
+// tscope-cli train end to end: a copy-task run learns (loss on the copied half falls), a run
 // killed while writing a checkpoint leaves the previous checkpoint loadable and resumes to the
 // bit-identical weights of an uninterrupted run, and bad configs / data specs / flags give one
 // clear line and a non-zero exit.
@@ -43,29 +43,29 @@ CliRun runCli(const std::string& arguments, const tscope::testing::ScratchDir& d
   return run;
 }
 
-const char* kInductionConfig = R"({"model": {"n_layer": 2, "n_head": 2, "n_embd": 32, "attention_only": true},
+const char* kInductionConfig = R"({"model": {"n_layer": 2, "n_head": 2, "n_embd": 32, "attention_only": true, "position_encoding": "rope"},
   "train": {"batch": 16, "steps": 40, "lr": 3e-3, "warmup": 5, "eval_every": 10, "eval_batches": 2,
             "checkpoint_every": 10, "seed": 3, "threads": 1}})";
 
 }  // namespace
 
-TEST(TrainCli, InductionRunLearnsAndItsCheckpointIsAModel) {
+TEST(TrainCli, CopyRunLearnsAndItsCheckpointIsAModel) {
   tscope::testing::ScratchDir dir("tscope_train_cli");
   std::ofstream(dir.file("config.json")) << kInductionConfig;
-  const CliRun run = runCli("train --config " + dir.file("config.json") + " --data induction:vocab=20,length=8 --out " +
-                                dir.file("run") + " --steps 400",
+  const CliRun run = runCli("train --config " + dir.file("config.json") + " --data copy:vocab=10,length=6 --out " +
+                                dir.file("run") + " --steps 300",
                             dir);
   ASSERT_EQ(run.exitCode, 0) << run.err;
   const auto j = nlohmann::json::parse(run.out);
-  EXPECT_EQ(j["steps"], 400);
-  // Chance on the repeated half is ln(20) ~ 3.0 nats; an induction head gets it near zero.
-  EXPECT_LT(j["val_loss"].get<double>(), 0.5) << run.out;
+  EXPECT_EQ(j["steps"], 300);
+  // Chance on the copied half is ln(10) ~ 2.3 nats; attending 7 tokens back gets it near zero.
+  EXPECT_LT(j["val_loss"].get<double>(), 0.1) << run.out;
   EXPECT_NE(run.err.find("ETA"), std::string::npos) << "progress line missing: " << run.err;
   const tscope::LoadedModel model = tscope::loadModel(dir.file("run"));
   EXPECT_TRUE(model.weights.config().attention_only);
   ASSERT_TRUE(model.tokenizer);
   EXPECT_EQ(model.tokenizer->kind(), "char");
-  EXPECT_EQ(model.weights.config().vocab_size, 21);
+  EXPECT_EQ(model.weights.config().vocab_size, 12);  // <unk>, 10 symbols, SEP
 }
 
 TEST(TrainCli, KillDuringCheckpointResumesExactly) {

@@ -1,0 +1,127 @@
+// The models shipped in assets/models/ show what they were trained to show: induction-2l has an
+// induction head (a layer-1 head attends from each repeated token to the token after its earlier
+// copy) and predicts the repeat; brown-small continues a prompt with English words (checked
+// against the Brown corpus's own vocabulary); brown-moe uses every expert on held-out text.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "model/backend.h"
+#include "model/data.h"
+#include "model/error.h"
+#include "model/generate.h"
+#include "model/model_io.h"
+#include "model/trainer.h"
+#include "model/transformer.h"
+
+namespace fs = std::filesystem;
+using namespace tscope;
+
+namespace {
+
+std::string shipped(const std::string& name) { return std::string(TSCOPE_SOURCE_DIR) + "/assets/models/" + name; }
+
+LoadedModel loadShipped(const std::string& name) {
+  const std::string dir = shipped(name);
+  if (!fs::exists(dir + "/config.json")) throw Error(dir + " is missing");
+  return loadModel(dir);
+}
+
+}  // namespace
+
+TEST(ShippedModels, InductionHeadCopiesTheRepeat) {
+  const LoadedModel model = loadShipped("induction-2l");
+  ASSERT_TRUE(model.tokenizer);
+  const std::string half = "qwertyuiopasdfgh";  // 16 distinct letters, as in training
+  // The context is the training length, 31 tokens: x and x without its last letter.
+  const std::vector<int> ids = model.tokenizer->encode(half + half.substr(0, half.size() - 1));
+  const int n = static_cast<int>(half.size()), T = static_cast<int>(ids.size());
+  auto backend = makeCpuBackend(1);
+  Transformer transformer(model.weights, *backend);
+  Trace trace;
+  const std::vector<float> logits = transformer.logitsFor(ids, &trace);
+  // Predictions on the repeated half (positions n .. 2n-2 predict tokens n+1 .. 2n-1).
+  const int V = model.weights.config().vocab_size;
+  int correct = 0;
+  for (int t = n; t < T - 1; ++t) {
+    const float* row = logits.data() + (size_t)t * V;
+    correct += std::max_element(row, row + V) - row == ids[t + 1];
+  }
+  EXPECT_EQ(correct, T - 1 - n) << "greedy predictions right on the repeated half";
+  // The induction head: layer 1, attention from position t to t - n + 1.
+  const int H = trace.H, Tk = trace.Tk;
+  ASSERT_EQ(trace.L, 2);
+  double best = 0;
+  int bestHead = -1;
+  for (int h = 0; h < H; ++h) {
+    double sum = 0;
+    for (int t = n; t < T; ++t) sum += trace.attn[(((size_t)1 * H + h) * trace.T + t) * Tk + (t - n + 1)];
+    const double mean = sum / (T - n);
+    if (mean > best) best = mean, bestHead = h;
+  }
+  EXPECT_GT(best, 0.5) << "strongest induction head " << bestHead << " puts only " << best << " on the token after the earlier copy";
+}
+
+TEST(ShippedModels, BrownSmallWritesEnglishWords) {
+  const LoadedModel model = loadShipped("brown-small");
+  ASSERT_TRUE(model.tokenizer);
+  EXPECT_LE(fs::file_size(shipped("brown-small") + "/model.safetensors"), 20u << 20);
+  const std::string corpusDir = defaultBrownCorpusDir();
+  if (corpusDir.empty()) GTEST_SKIP() << "Brown corpus not installed";
+  std::set<std::string> vocabulary;
+  for (const BrownDocument& doc : loadBrownCorpus(corpusDir).documents)
+    for (const TaggedSpan& w : doc.words) {
+      std::string word = doc.text.substr(w.offset, w.length);
+      std::transform(word.begin(), word.end(), word.begin(), ::tolower);
+      vocabulary.insert(word);
+    }
+  auto backend = makeCpuBackend(1);
+  Transformer transformer(model.weights, *backend);
+  SamplingParams params;
+  params.temperature = 0.8f;
+  params.seed = 7;
+  const std::vector<int> prompt = model.tokenizer->encode("The jury said that the");
+  const GenerationResult result = generate(transformer, prompt, 100, params);
+  const std::string text = model.tokenizer->decode(result.ids);
+  std::istringstream words(text);
+  std::string word;
+  int total = 0, known = 0;
+  while (words >> word) {
+    // Strip punctuation the corpus tags as separate words.
+    while (!word.empty() && std::ispunct(static_cast<unsigned char>(word.back()))) word.pop_back();
+    while (!word.empty() && std::ispunct(static_cast<unsigned char>(word.front()))) word.erase(word.begin());
+    if (word.empty()) continue;
+    std::transform(word.begin(), word.end(), word.begin(), ::tolower);
+    ++total;
+    known += vocabulary.count(word) != 0;
+  }
+  ASSERT_GT(total, 40) << text;
+  EXPECT_GT(static_cast<double>(known) / total, 0.9) << known << " of " << total << " words are Brown words: " << text;
+}
+
+TEST(ShippedModels, BrownMoeUsesEveryExpert) {
+  const LoadedModel model = loadShipped("brown-moe");
+  const ModelConfig& c = model.weights.config();
+  ASSERT_EQ(c.n_experts, 8);
+  ASSERT_EQ(c.moe_top_k, 2);
+  EXPECT_LE(fs::file_size(shipped("brown-moe") + "/model.safetensors"), 20u << 20);
+  auto backend = makeCpuBackend(1);
+  Transformer transformer(model.weights, *backend);
+  const std::string text =
+      "The committee met on Tuesday to discuss the new budget. Several members said that the city could not afford "
+      "another tax increase, and the mayor agreed to review the plan before the next meeting of the council.";
+  Trace trace;
+  transformer.logitsFor(model.tokenizer->encode(text), &trace);
+  for (int l = 0; l < c.n_layer; ++l) {
+    const MoeRouting& routing = trace.moe[l];
+    const int total = std::accumulate(routing.load.begin(), routing.load.end(), 0);
+    for (int e = 0; e < c.n_experts; ++e)
+      EXPECT_GT(routing.load[e], 0) << "layer " << l << ": expert " << e << " gets no token";
+    const int busiest = *std::max_element(routing.load.begin(), routing.load.end());
+    EXPECT_LT(busiest, total / 2) << "layer " << l << ": one expert takes half the assignments (collapsed)";
+  }
+}
