@@ -12,6 +12,7 @@
 #include <limits>
 #include <vector>
 
+#include "model/aligned.h"
 #include "model/backend.h"
 #include "model/cpu_threads.h"
 #include "model/positional.h"
@@ -240,8 +241,8 @@ class CpuBackend : public HostBackend {
   }
 
   int threads_ = 1;
-  std::vector<std::vector<float>> partials_;  // per-thread GEMV partial sums (N)
-  std::vector<float> scratch_;                // attention probabilities when the caller wants none
+  std::vector<AlignedFloats> partials_;        // per-thread GEMV partial sums (N)
+  AlignedFloats scratch_;                     // attention probabilities when the caller wants none
 };
 
 }  // namespace

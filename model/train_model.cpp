@@ -18,7 +18,7 @@
 namespace tscope {
 
 namespace {
-void zeroVector(std::vector<float>& v, size_t n) {
+void zeroVector(AlignedFloats& v, size_t n) {
   v.resize(n);
   std::fill(v.begin(), v.end(), 0.0f);
 }
@@ -27,43 +27,43 @@ void zeroVector(std::vector<float>& v, size_t n) {
 // One expert's share of a MoE layer: the rows it computed and what the backward needs.
 struct ExpertActivations {
   std::vector<int> rows;        // (n) global rows (b*T + t) of the kept assignments
-  std::vector<float> gates;     // (n)
+  AlignedFloats gates;     // (n)
   std::vector<int> sequence;    // (n) which sequence's routing each row came from
   std::vector<int> assignment;  // (n) index into that routing's assignments (for the gate gradient)
-  std::vector<float> in;        // (n, C) gathered inputs
-  std::vector<float> hidden;    // (n, F) pre-activation (x Wfc + bfc)
-  std::vector<float> gate;      // (n, F) SwiGLU gate pre-activation
-  std::vector<float> act;       // (n, F) activated hidden (input of c_proj)
-  std::vector<float> out;       // (n, C) expert output before the gate
+  AlignedFloats in;        // (n, C) gathered inputs
+  AlignedFloats hidden;    // (n, F) pre-activation (x Wfc + bfc)
+  AlignedFloats gate;      // (n, F) SwiGLU gate pre-activation
+  AlignedFloats act;       // (n, F) activated hidden (input of c_proj)
+  AlignedFloats out;       // (n, C) expert output before the gate
 };
 
 struct LayerActivations {
-  std::vector<float> in;       // (R, C) residual entering the layer
-  std::vector<float> normed1;  // (R, C) ln_1(in) (pre-norm)
-  std::vector<float> qkv;      // (R, QKV) as the attention left it (RoPE rotated)
-  std::vector<float> attn;     // (R, C) concatenated heads
-  std::vector<float> sum1;     // (R, C) post-norm: in + attention (input of ln_1)
-  std::vector<float> mid;      // (R, C) residual after the attention sublayer
-  std::vector<float> normed2;  // (R, C) ln_2(mid) (pre-norm)
-  std::vector<float> hidden;   // (R, F) dense: pre-activation
-  std::vector<float> gate;     // (R, F) dense SwiGLU gate
-  std::vector<float> act;      // (R, F) dense: activated
-  std::vector<float> sum2;     // (R, C) post-norm: mid + feed-forward (input of ln_2)
+  AlignedFloats in;       // (R, C) residual entering the layer
+  AlignedFloats normed1;  // (R, C) ln_1(in) (pre-norm)
+  AlignedFloats qkv;      // (R, QKV) as the attention left it (RoPE rotated)
+  AlignedFloats attn;     // (R, C) concatenated heads
+  AlignedFloats sum1;     // (R, C) post-norm: in + attention (input of ln_1)
+  AlignedFloats mid;      // (R, C) residual after the attention sublayer
+  AlignedFloats normed2;  // (R, C) ln_2(mid) (pre-norm)
+  AlignedFloats hidden;   // (R, F) dense: pre-activation
+  AlignedFloats gate;     // (R, F) dense SwiGLU gate
+  AlignedFloats act;      // (R, F) dense: activated
+  AlignedFloats sum2;     // (R, C) post-norm: mid + feed-forward (input of ln_2)
   // MoE
-  std::vector<float> routerLogits;          // (R, E)
+  AlignedFloats routerLogits;          // (R, E)
   std::vector<MoeRouting> routing;          // (B) one routing per sequence
   std::vector<ExpertActivations> experts;   // (E)
 };
 
 struct TrainModel::Activations {
   std::vector<LayerActivations> layers;
-  std::vector<float> final;    // (R, C) residual after the last layer
-  std::vector<float> normedF;  // (R, C) ln_f(final) (pre-norm)
-  std::vector<float> logits;   // (R, V) then dlogits
-  std::vector<float> kCache, vCache;  // (T, Hkv D) per-sequence scratch for the forward attention
-  std::vector<float> ffOut;    // (R, C)
+  AlignedFloats final;    // (R, C) residual after the last layer
+  AlignedFloats normedF;  // (R, C) ln_f(final) (pre-norm)
+  AlignedFloats logits;   // (R, V) then dlogits
+  AlignedFloats kCache, vCache;  // (T, Hkv D) per-sequence scratch for the forward attention
+  AlignedFloats ffOut;    // (R, C)
   // backward scratch
-  std::vector<float> dx, dmid, dnormed, dattn, dqkv, dhidden, dgate, dact, dsum, dff, drouter, dExpertOut, dExpertIn;
+  AlignedFloats dx, dmid, dnormed, dattn, dqkv, dhidden, dgate, dact, dsum, dff, drouter, dExpertOut, dExpertIn;
 };
 
 TrainModel::TrainModel(const ModelConfig& config, Backend& forward, BackwardOps& backward)
@@ -138,8 +138,8 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
   const float* positions = c.hasLearnedPositions() ? weights.wpe : sinusoids_.empty() ? nullptr : sinusoids_.data();
 
   // Feed-forward of n rows: in (n, C) -> out (n, C), keeping hidden/gate/act.
-  auto feedForward = [&](const FeedForwardWeights& w, const float* in, int n, std::vector<float>& hidden, std::vector<float>& gate,
-                         std::vector<float>& act, float* out) {
+  auto feedForward = [&](const FeedForwardWeights& w, const float* in, int n, AlignedFloats& hidden, AlignedFloats& gate,
+                         AlignedFloats& act, float* out) {
     hidden.resize((size_t)n * F);
     act.resize((size_t)n * F);
     fw.matmul(hidden.data(), in, w.fcWeight, w.fcBias, n, C, F);
@@ -157,7 +157,7 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
 
   // ---- forward ----------------------------------------------------------------------------------
   LossReport report;
-  std::vector<float> x(RC);
+  AlignedFloats x(RC);
   for (int b = 0; b < B; ++b) fw.embed(x.data() + (size_t)b * T * C, batch.inputs + (size_t)b * T, weights.wte, positions, T, C, 0);
   a.ffOut.resize(RC);
   if (c.isMoe()) report.expertLoad.assign((size_t)L * E, 0);
@@ -275,8 +275,8 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
   }
 
   // Backward of a feed-forward of n rows: dout (n, C) -> din (n, C) +=.
-  auto feedForwardBackward = [&](const FeedForwardWeights& w, FeedForwardWeights& gw, const float* in, int n, const std::vector<float>& hidden,
-                                 const std::vector<float>& gate, const std::vector<float>& act, const float* dout, float* din) {
+  auto feedForwardBackward = [&](const FeedForwardWeights& w, FeedForwardWeights& gw, const float* in, int n, const AlignedFloats& hidden,
+                                 const AlignedFloats& gate, const AlignedFloats& act, const float* dout, float* din) {
     const size_t nF = (size_t)n * F;
     zeroVector(a.dact, nF);
     backward_->matmul(a.dact.data(), gw.projWeight, gw.projBias, dout, act.data(), w.projWeight, n, F, C);
@@ -314,7 +314,7 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
       if (c.isMoe()) {
         zeroVector(a.drouter, (size_t)R * E);
         // Gradient of each kept assignment's gate: dot(dff[row], expert output).
-        std::vector<std::vector<float>> dgates(B);
+        std::vector<AlignedFloats> dgates(B);
         for (int b = 0; b < B; ++b) dgates[b].assign(la.routing[b].assignments.size(), 0.0f);
         for (int e = 0; e < E; ++e) {
           ExpertActivations& ex = la.experts[e];
@@ -335,7 +335,7 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
           zeroVector(a.dExpertIn, (size_t)n * C);
           feedForwardBackward(w.experts[e], gw.experts[e], ex.in.data(), n, ex.hidden, ex.gate, ex.act, a.dExpertOut.data(),
                               a.dExpertIn.data());
-          std::vector<float> ones(n, 1.0f);
+          AlignedFloats ones(n, 1.0f);
           fw.scatterAddRows(dffIn, a.dExpertIn.data(), ex.rows.data(), ones.data(), n, C);
         }
         // Router logits: through the gates and through the load-balancing loss.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "model/aligned.h"
 #include "model/config.h"
 
 namespace tscope {
@@ -82,7 +83,7 @@ class Weights {
   ModelConfig config_;
   std::vector<ParamSpec> layout_;
   std::map<std::string, size_t> index_;
-  std::vector<float> arena_;
+  AlignedFloats arena_;  // 64-byte aligned (see aligned.h)
 };
 
 }  // namespace tscope
