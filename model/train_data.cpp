@@ -2,6 +2,7 @@
 // BPE vocabulary learned on the training documents only, and the synthetic tasks, shifted by one
 // id so that id 0 is the character tokenizer's "<unk>".
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -61,7 +62,9 @@ class BrownSource final : public DataSource {
     const std::string validationText = joinDocuments(corpus, split.validation);
     bpe_ = trainBpe(trainText, spec.bpeVocab);
     // Load it back through the GPT-2 file format, as a saved model will be.
-    const fs::path tmp = fs::temp_directory_path() / ("tscope-bpe-" + std::to_string(::getpid()) + "-" + std::to_string(spec.bpeVocab));
+    static std::atomic<int> sources{0};  // two sources built at once in one process get their own folders
+    const fs::path tmp = fs::temp_directory_path() /
+                         ("tscope-bpe-" + std::to_string(::getpid()) + "-" + std::to_string(sources++) + "-" + std::to_string(spec.bpeVocab));
     writeGpt2TokenizerFiles(bpe_, tmp.string());
     tokenizer_ = loadGpt2Tokenizer((tmp / "vocab.json").string(), (tmp / "merges.txt").string());
     std::error_code ec;

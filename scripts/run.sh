@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# Set-up, then runs the tscope app on the default model (the shipped brown-small once it exists,
-# else a small GPT-2-shaped model with seeded random weights that this script creates, whose
-# text is gibberish by design). With no display it renders the attention panel headlessly under
+# Set-up, then runs the tscope app on the default model, the shipped assets/models/brown-small
+# (if it were missing, a seeded random-weight model is made instead). With no display it renders the attention panel headlessly under
 # Xvfb into tscope-screenshot.png instead. Extra arguments go to tscope (e.g. --prompt "...").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

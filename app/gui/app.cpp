@@ -20,15 +20,16 @@
 namespace tscope::gui {
 
 namespace {
-constexpr const char* kPanelNames[] = {"prompt", "attention", "residual", "sampling", "positional", "moe", "architecture", "scaling"};
-constexpr const char* kPanelTitles[] = {"Prompt & tokens", "Attention", "Residual & logit lens", "Next token",
-                                        "Positional encodings", "Experts", "Architecture & cost", "Scaling laws"};
+constexpr const char* kPanelNames[] = {"prompt", "attention", "residual", "sampling", "positional", "moe", "architecture", "scaling", "training"};
+constexpr const char* kPanelTitles[] = {"Prompt & tokens", "Attention",           "Residual & logit lens", "Next token", "Positional encodings",
+                                        "Experts",         "Architecture & cost", "Scaling laws",          "Training"};
 }  // namespace
 
 const char* panelName(PanelId id) { return kPanelNames[static_cast<int>(id)]; }
 const char* panelTitle(PanelId id) { return kPanelTitles[static_cast<int>(id)]; }
 
-App::App(std::unique_ptr<Session> session, AppState state) : session_(std::move(session)), state_(std::move(state)) {
+App::App(std::unique_ptr<Session> session, AppState state)
+    : session_(std::move(session)), training_(std::make_unique<TrainingSession>()), state_(std::move(state)) {
   selectPanel(state_.panel);  // a session file's panel opens first
   post();
 }
@@ -86,6 +87,11 @@ void App::handleShortcuts() {
 }
 
 void App::frame(float frameMs) {
+  if (!pendingOpen_.first.empty()) {
+    const auto [path, prompt] = std::move(pendingOpen_);
+    pendingOpen_ = {};
+    openModel(path, prompt);
+  }
   if (auto newest = session_->latest(); newest != snapshot_) snapshot_ = std::move(newest);
   handleShortcuts();
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
@@ -96,7 +102,7 @@ void App::frame(float frameMs) {
   ImGui::Begin("tscope", nullptr, flags);
   views_.regions.clear();
   views_.exportable = {};
-  PanelContext ctx{*session_, state_, snapshot_.get(), renderer_, views_, false, {}};
+  PanelContext ctx{*session_, state_, snapshot_.get(), renderer_, views_, false, {}, training_.get(), {}, {}};
   drawToolbar();
   drawPromptStrip(ctx);
   const float statusHeight = this->statusHeight(frameMs);
@@ -120,6 +126,7 @@ void App::frame(float frameMs) {
           case PanelId::Moe: drawMoePanel(ctx); break;
           case PanelId::Architecture: drawArchitecturePanel(ctx); break;
           case PanelId::Scaling: drawScalingPanel(ctx); break;
+          case PanelId::Training: drawTrainingPanel(ctx); break;
           case PanelId::Count: break;
         }
         ImGui::EndChild();
@@ -135,6 +142,48 @@ void App::frame(float frameMs) {
   ImGui::End();
   if (showHelp_) drawHelpOverlay();
   if (ctx.repost) post();
+  // Opened at the start of the next frame: this frame's draw lists still use the old textures.
+  if (!ctx.openModel.empty()) pendingOpen_ = {ctx.openModel, ctx.openPrompt};
+}
+
+bool App::startTraining(const std::string& preset, int pauseAtStep, int layer, int head) {
+  if (!startTrainingPreset(views_, *training_, preset, pauseAtStep)) return false;
+  if (layer >= 0) views_.training.layer = layer;  // clamped to the run's model when drawn
+  if (head >= 0) views_.training.head = head;
+  trainingRequested_ = true;
+  return true;
+}
+
+bool App::trainingSettled() const {
+  if (!trainingRequested_) return true;
+  const TrainingStatus status = training_->latest()->status;
+  return status == TrainingStatus::Paused || status == TrainingStatus::Done || status == TrainingStatus::Error;
+}
+
+void App::openModel(const std::string& path, const std::string& prompt) {
+  try {
+    auto next = std::make_unique<Session>(loadModel(path));
+    session_ = std::move(next);  // the old session finishes its forward and joins its worker
+    snapshot_.reset();
+    // Every cache was built from the old model's snapshots (whose ids the new session reuses).
+    TrainingPanelView training = std::move(views_.training);
+    views_ = PanelViews{};
+    views_.training = std::move(training);
+    lastExportable_ = {};
+    const ModelConfig& c = session_->config();
+    state_.layer = std::min(state_.layer, c.n_layer - 1);
+    state_.head = std::min(state_.head, c.n_head - 1);
+    state_.token = -1;
+    state_.moeTopK = 0;
+    state_.moeCapacityFactor = -1;
+    state_.moeExpertChoice = c.moe_routing == MoeRoutingKind::ExpertChoice;
+    if (!prompt.empty()) state_.prompt = prompt;
+    message_ = "opened " + path + " in the explorer";
+    selectPanel(PanelId::Attention);
+    post();
+  } catch (const std::exception& e) {
+    message_ = e.what();
+  }
 }
 
 namespace {
@@ -271,7 +320,7 @@ void App::drawHelpOverlay() {
                            {"L", "lines view"},
                            {"P", "projector mode (light, high contrast)"},
                            {"Ctrl + / Ctrl -", "larger / smaller text"},
-                           {"Alt 1..8", "switch panel"},
+                           {"Alt 1..9", "switch panel"},
                            {"F1 or ?", "this help"},
                            {"Ctrl Q", "quit"}};
   if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {

@@ -5,10 +5,12 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "heatmap.h"
 #include "panels.h"
 #include "session.h"
+#include "training_session.h"
 
 namespace tscope::gui {
 
@@ -32,6 +34,13 @@ class App {
   bool takeScreenshotRequest(std::string& path, ScreenRect& crop);
   void screenshotDone(const std::string& path, const std::string& error);
   const PanelViews& views() const { return views_; }
+  // Starts a training preset in the Training panel, pausing after pauseAtStep steps, showing the
+  // given layer and head large (-1: the panel's default) (--train-preset).
+  bool startTraining(const std::string& preset, int pauseAtStep, int layer = -1, int head = -1);
+  // False while a run started by startTraining is still preparing or running.
+  bool trainingSettled() const;
+  // Loads a model directory into the explorer (a new Session); the prompt too when not empty.
+  void openModel(const std::string& path, const std::string& prompt);
 
  private:
   void drawStatusBar(float frameMs);
@@ -44,6 +53,9 @@ class App {
   void post();
 
   std::unique_ptr<Session> session_;
+  std::unique_ptr<TrainingSession> training_;
+  bool trainingRequested_ = false;
+  std::pair<std::string, std::string> pendingOpen_;  // model directory and prompt to open next frame
   AppState state_;
   HeatmapRenderer renderer_;
   PanelViews views_;

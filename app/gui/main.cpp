@@ -17,8 +17,8 @@
 namespace {
 
 struct Options {
-  std::string model, prompt, session, screenshot, panel;
-  int layer = -1, head = -1, benchFrames = 0;
+  std::string model, prompt, session, screenshot, panel, trainPreset;
+  int layer = -1, head = -1, benchFrames = 0, trainSteps = 0;
   float fontScale = 1.0f;
   bool projector = false, hasPrompt = false;
 };
@@ -26,7 +26,10 @@ struct Options {
 const char* kUsage =
     "usage: tscope [--model DIR] [--prompt S] [--session FILE] [--font-scale X] [--projector]\n"
     "              [--screenshot FILE.png --panel NAME [--layer l --head h]] [--bench-frames N]\n"
-    "panels: prompt attention residual sampling positional moe architecture scaling\n";
+    "              [--train-preset KEY [--train-steps N]]  (start a training preset, pause after N steps;\n"
+    "                                                      --layer/--head then pick the Training panel's head)\n"
+    "panels: prompt attention residual sampling positional moe architecture scaling training\n"
+    "training presets: induction copy reverse sort modadd brown brown-moe\n";
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -55,6 +58,11 @@ Options parse(int argc, char** argv) {
     else if (arg == "--layer") o.layer = integer(i);
     else if (arg == "--head") o.head = integer(i);
     else if (arg == "--bench-frames") o.benchFrames = integer(i);
+    else if (arg == "--train-preset") o.trainPreset = value(i);
+    else if (arg == "--train-steps") {
+      o.trainSteps = integer(i);
+      if (o.trainSteps < 1) throw tscope::Error("--train-steps must be at least 1");
+    }
     else if (arg == "--font-scale") {
       const std::string v = value(i);
       o.fontScale = std::strtof(v.c_str(), nullptr);
@@ -98,10 +106,12 @@ int run(const Options& options) {
   const tscope::ModelConfig config = loaded.weights.config();
   // Route as the model was built to unless a session file says otherwise (the Experts panel can switch).
   if (options.session.empty()) state.moeExpertChoice = config.moe_routing == tscope::MoeRoutingKind::ExpertChoice;
-  if (options.layer >= config.n_layer) throw tscope::Error("--layer " + std::to_string(options.layer) + " is past the model's " + std::to_string(config.n_layer) + " layers");
-  if (options.head >= config.n_head) throw tscope::Error("--head " + std::to_string(options.head) + " is past the model's " + std::to_string(config.n_head) + " heads");
-  if (options.layer >= 0) state.layer = options.layer;
-  if (options.head >= 0) state.head = options.head;
+  // With --train-preset, --layer and --head choose the head the Training panel shows large.
+  const bool explorerHead = options.trainPreset.empty();
+  if (explorerHead && options.layer >= config.n_layer) throw tscope::Error("--layer " + std::to_string(options.layer) + " is past the model's " + std::to_string(config.n_layer) + " layers");
+  if (explorerHead && options.head >= config.n_head) throw tscope::Error("--head " + std::to_string(options.head) + " is past the model's " + std::to_string(config.n_head) + " heads");
+  if (explorerHead && options.layer >= 0) state.layer = options.layer;
+  if (explorerHead && options.head >= 0) state.head = options.head;
   state.layer = std::min(state.layer, config.n_layer - 1);
   state.head = std::min(state.head, config.n_head - 1);
 
@@ -112,11 +122,18 @@ int run(const Options& options) {
   App app(std::make_unique<Session>(std::move(loaded)), state);
   if (!startupMessage.empty()) app.showMessage(startupMessage);
   if (!options.panel.empty() && !app.selectPanel(options.panel)) throw tscope::Error("unknown panel '" + options.panel + "' (try --help)");
+  if (options.trainSteps > 0 && options.trainPreset.empty()) throw tscope::Error("--train-steps needs --train-preset");
+  if (!options.trainPreset.empty()) {
+    if (!app.startTraining(options.trainPreset, options.trainSteps, options.layer, options.head))
+      throw tscope::Error("unknown training preset '" + options.trainPreset + "' (try --help)");
+    if (options.panel.empty()) app.selectPanel(PanelId::Training);
+  }
 
   using Clock = std::chrono::steady_clock;
   float lastFrameMs = 0;
   if (!options.screenshot.empty()) {
-    // Render until the first result is on screen (and textures are built), then capture.
+    // Render until the first result is on screen (and textures are built), and a training run
+    // asked for on the command line has paused or finished, then capture.
     platform.setMouseHidden(true);
     platform.setSwapInterval(0);
     const auto started = Clock::now();
@@ -126,10 +143,13 @@ int run(const Options& options) {
       platform.beginFrame();
       app.frame(lastFrameMs);
       platform.renderOnly();
-      settledFrames = app.upToDate() ? settledFrames + 1 : 0;
+      settledFrames = app.upToDate() && app.trainingSettled() ? settledFrames + 1 : 0;
       if (settledFrames < 3) platform.endFrame();
       lastFrameMs = std::chrono::duration<float, std::milli>(Clock::now() - frameStart).count();
-      if (Clock::now() - started > std::chrono::seconds(120)) throw tscope::Error("the model did not finish within 120 s");
+      const int limit = options.trainPreset.empty() ? 120 : 600;
+      if (Clock::now() - started > std::chrono::seconds(limit))
+        throw tscope::Error("the " + std::string(options.trainPreset.empty() ? "model" : "training run") + " did not finish within " +
+                            std::to_string(limit) + " s");
     }
     platform.saveScreenshot(options.screenshot);
     // Where things are on screen, for the GUI tests: {"regions": {"panel": [x0, y0, x1, y1], ...}}.

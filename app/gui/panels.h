@@ -11,10 +11,11 @@
 #include "model/sampling.h"
 #include "model/scaling.h"
 #include "session.h"
+#include "training_session.h"
 
 namespace tscope::gui {
 
-enum class PanelId { Prompt, Attention, Residual, Sampling, Positional, Moe, Architecture, Scaling, Count };
+enum class PanelId { Prompt, Attention, Residual, Sampling, Positional, Moe, Architecture, Scaling, Training, Count };
 const char* panelName(PanelId id);   // "attention", ... (for --panel)
 const char* panelTitle(PanelId id);  // "Attention", ... (tab titles)
 
@@ -98,6 +99,28 @@ struct ScalingView {
   int kaplanPlot = 0;              // which Kaplan law is shown when there is room for one plot only
 };
 
+// Training panel: the run being edited (a preset, then the user's edits), where the timeline is,
+// and the textures of the snapshot on screen (rebuilt when the snapshot, layer or head change).
+struct TrainingPanelView {
+  bool initialized = false;
+  int preset = 0;                 // index into trainPresets()
+  TrainConfig config;             // the preset's config with the user's edits
+  DataSpec data;
+  std::string problem;            // validateTrainSetup(config, data); "" when it can start
+  std::string saveDir;            // where Save model writes
+  bool saveDirEdited = false;     // typed by the user (else it follows the preset)
+  uint64_t savesRequested = 0;    // save() calls made; the session counts the ones finished
+  uint64_t openAfterSave = 0;     // open the model in the explorer once this save is done (0: none)
+  int snapshot = -1;              // index into the timeline
+  bool followLatest = true;
+  int layer = 1, head = 0;        // the head shown large (layer 1: where induction heads live)
+  std::shared_ptr<const TrainingSnapshot> builtFor;  // what the textures show
+  int builtLayer = -1, builtHead = -1;
+  Heatmap attention;
+  std::vector<Heatmap> thumbnails;  // (L * H) every head of the snapshot
+  ColorScale scale;
+};
+
 struct PanelViews {
   std::map<std::string, ScreenRect> regions;  // named screen regions of this frame (heatmaps, plots)
   ExportableMatrix exportable;                // set by the panel on screen, each frame
@@ -109,6 +132,7 @@ struct PanelViews {
   ResidualView residual;
   LabViews lab;  // Positional, Architecture and Experts panels (lab_views.h)
   ScalingView scaling;
+  TrainingPanelView training;
 };
 
 struct PanelContext {
@@ -119,6 +143,9 @@ struct PanelContext {
   PanelViews& views;
   bool repost = false;        // set by a panel when a knob that needs the model changed
   std::string message;        // set by a panel to show one line in the status bar
+  TrainingSession* training = nullptr;  // the app's training run
+  std::string openModel;      // set by a panel: load this model directory into the explorer
+  std::string openPrompt;     // with this prompt (one the new model's tokenizer and context fit)
 };
 
 void drawPromptStrip(PanelContext& ctx);
@@ -130,5 +157,9 @@ void drawPositionalPanel(PanelContext& ctx);
 void drawMoePanel(PanelContext& ctx);
 void drawArchitecturePanel(PanelContext& ctx);
 void drawScalingPanel(PanelContext& ctx);
+void drawTrainingPanel(PanelContext& ctx);
+// Selects the preset (key or name) in the Training panel and starts it, pausing once pauseAtStep
+// steps are done (0: runs to the end). False for an unknown preset.
+bool startTrainingPreset(PanelViews& views, TrainingSession& training, const std::string& preset, int pauseAtStep);
 
 }  // namespace tscope::gui

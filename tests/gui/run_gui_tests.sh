@@ -32,6 +32,24 @@ case $case in
     shot panel_moe --model "$moe" --panel moe --prompt "$prompt"
     "$check" "$out/panel_moe.png" --json "$out/panel_moe.json" --region panel --not-blank
     ;;
+  training)
+    # The Training panel mid-run: the induction preset paused after a few steps and later, each
+    # with a loss curve and attention maps of the probe sequence; training must change the maps.
+    shot training_early --model "$model" --panel training --train-preset induction --train-steps 2
+    shot training_mid --model "$model" --panel training --train-preset induction --train-steps 150
+    for region in panel training_loss training_lr; do
+      "$check" "$out/training_mid.png" --json "$out/training_mid.json" --region $region --not-blank
+    done
+    "$check" "$out/training_mid.png" --json "$out/training_mid.json" --region training_attention --not-uniform
+    "$check" "$out/training_mid.png" --json "$out/training_mid.json" --region training_heads --not-uniform
+    "$check" "$out/training_mid.png" --json "$out/training_mid.json" --region training_attention --differs "$out/training_early.png"
+    # A preset that does not exist: one line on stderr, exit 1.
+    set +e
+    xvfb-run -a "$tscope" --model "$model" --train-preset no-such-preset --screenshot "$out/x.png" 2>"$out/bad_preset.err"
+    status=$?
+    set -e
+    [[ $status -eq 1 ]] && grep -q "unknown training preset" "$out/bad_preset.err" || { echo "bad preset: exit $status"; cat "$out/bad_preset.err"; exit 1; }
+    ;;
   bad_inputs)
     # A bad session file: a message in the app, no crash (exit 0 and a screenshot).
     printf '{"tscope_session": 1, "temperature": "hot"}' >"$out/bad_session.json"
