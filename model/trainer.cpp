@@ -179,7 +179,8 @@ StepReport Trainer::step() {
   const auto started = std::chrono::steady_clock::now();
   StepReport report;
   const int B = config_.batch, T = config_.steps, micro = config_.gradAccumulation;
-  std::vector<float> sum;
+  std::vector<float>& sum = gradientSum_;
+  sum.clear();
   for (int m = 0; m < micro; ++m) {
     Rng rng(batchSeed(config_.seed, stepsDone_, m));
     data_->trainBatch(B, rng, inputs_.data(), targets_.data(), scored_.data());

@@ -160,6 +160,7 @@ class Trainer {
   TrainHistory history_;
   std::vector<int> inputs_, targets_;
   std::vector<uint8_t> scored_;
+  std::vector<float> gradientSum_;  // (parameters) gradient accumulation over micro-batches
 };
 
 }  // namespace tscope
