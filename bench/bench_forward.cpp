@@ -1,18 +1,22 @@
-// CPU forward benchmark, GPT-2 124M shape with seeded random weights: prefill of P tokens
-// (last-position logits) and decode of N tokens through the KV cache, plus the decode floor
-// (bytes of weights read per token / measured memcpy bandwidth). Prints one JSON object;
-// bench/run_cpu_bench.py puts it beside PyTorch's figures.
+// Forward benchmark, GPT-2 124M shape with seeded random weights: prefill of P tokens
+// (last-position logits) and decode of N tokens through the KV cache, plus, on the CPU, the decode
+// floor (bytes of weights read per token / measured memcpy bandwidth). Prints one JSON object;
+// bench/run_cpu_bench.py puts it beside PyTorch's figures. --backend cpu|reference|cuda|auto
+// (default cpu); device floors are not measured here yet (the host bandwidth fields are null).
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "model/backend.h"
+#include "model/backend_select.h"
 #include "model/cost.h"
+#include "model/error.h"
 #include "model/sampling.h"
 #include "model/transformer.h"
 
@@ -72,10 +76,12 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   int prefillTokens = 128, decodeTokens = 128, threads = 0, repeats = 3;
+  std::string backendName = "cpu";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const int value = std::atoi(argv[i + 1]);
-    if (flag == "--prefill") prefillTokens = value;
+    if (flag == "--backend") backendName = argv[i + 1];
+    else if (flag == "--prefill") prefillTokens = value;
     else if (flag == "--decode") decodeTokens = value;
     else if (flag == "--threads") threads = value;
     else if (flag == "--repeats") repeats = value;
@@ -87,7 +93,15 @@ int main(int argc, char** argv) {
   ModelConfig config;  // GPT-2 124M
   Weights weights(config);
   weights.initRandom(1234);
-  auto backend = makeCpuBackend(threads);
+  std::string backendNote;
+  std::unique_ptr<Backend> backend;
+  try {
+    backend = makeBackend(backendName, threads, &backendNote);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "bench_forward: %s\n", e.what());
+    return 1;
+  }
+  if (!backendNote.empty()) std::fprintf(stderr, "bench_forward: %s\n", backendNote.c_str());
   Transformer model(weights, *backend);
   Rng rng(7);
   std::vector<int> prompt(prefillTokens);
@@ -113,18 +127,26 @@ int main(int argc, char** argv) {
   const ParamCounts params = countParameters(config);
   // Decode reads every block weight and the (tied) unembedding once per token; of wpe one row.
   const double bytesPerToken = 4.0 * (params.nonEmbedding + params.tokenEmbedding);
-  const double bandwidth = memcpyBandwidth();
   const double prefillMs = median(prefillTimes) * 1e3, decodeMs = median(decodeTimes) * 1e3;
-  const double floorMs = bytesPerToken / bandwidth * 1e3;
-  const double readGbps = readBandwidth(backend->threadCount()) / 1e9, readFloorMs = bytesPerToken / (readGbps * 1e9) * 1e3;
   const double prefillFlops = flopsPerToken(config, prefillTokens / 2).forward * prefillTokens + flopsPerToken(config, 0).unembedForward;
   std::printf(
       "{\"backend\": \"%s\", \"threads\": %d, \"prefill_tokens\": %d, \"decode_tokens\": %d, \"prefill_ms\": %.3f, "
       "\"prefill_tokens_per_s\": %.1f, \"prefill_gflops_per_s\": %.1f, \"decode_ms_per_token\": %.3f, \"decode_tokens_per_s\": %.2f, "
-      "\"decode_bytes_per_token\": %.0f, \"memcpy_gb_per_s\": %.2f, \"decode_floor_ms\": %.3f, \"decode_fraction_of_floor\": %.3f, "
-      "\"read_gb_per_s\": %.2f, \"decode_read_floor_ms\": %.3f, \"decode_fraction_of_read_floor\": %.3f}\n",
+      "\"decode_bytes_per_token\": %.0f, ",
       backend->name().c_str(), backend->threadCount(), prefillTokens, decodeTokens, prefillMs, prefillTokens / (prefillMs / 1e3),
-      prefillFlops / (prefillMs / 1e3) / 1e9, decodeMs, 1e3 / decodeMs, bytesPerToken, bandwidth / 1e9, floorMs, floorMs / decodeMs,
-      readGbps, readFloorMs, readFloorMs / decodeMs);
+      prefillFlops / (prefillMs / 1e3) / 1e9, decodeMs, 1e3 / decodeMs, bytesPerToken);
+  if (!backend->isHost()) {  // host memory bandwidth says nothing about a device
+    std::printf(
+        "\"memcpy_gb_per_s\": null, \"decode_floor_ms\": null, \"decode_fraction_of_floor\": null, \"read_gb_per_s\": null, "
+        "\"decode_read_floor_ms\": null, \"decode_fraction_of_read_floor\": null}\n");
+    return 0;
+  }
+  const double bandwidth = memcpyBandwidth();
+  const double floorMs = bytesPerToken / bandwidth * 1e3;
+  const double readGbps = readBandwidth(backend->threadCount()) / 1e9, readFloorMs = bytesPerToken / (readGbps * 1e9) * 1e3;
+  std::printf(
+      "\"memcpy_gb_per_s\": %.2f, \"decode_floor_ms\": %.3f, \"decode_fraction_of_floor\": %.3f, "
+      "\"read_gb_per_s\": %.2f, \"decode_read_floor_ms\": %.3f, \"decode_fraction_of_read_floor\": %.3f}\n",
+      bandwidth / 1e9, floorMs, floorMs / decodeMs, readGbps, readFloorMs, readFloorMs / decodeMs);
   return 0;
 }

@@ -12,7 +12,7 @@ ctest --test-dir build --output-on-failure --parallel "$jobs"
 if [[ "${TSCOPE_SKIP_ASAN:-0}" != 1 ]]; then
   echo "== AddressSanitizer + UBSan pass over parsers and bad inputs =="
   if [[ ! -f build-asan/CMakeCache.txt ]]; then
-    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSCOPE_SANITIZE=address,undefined -DTSCOPE_BENCH=OFF -DTSCOPE_GUI=OFF
+    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSCOPE_SANITIZE=address,undefined -DTSCOPE_BENCH=OFF -DTSCOPE_GUI=OFF -DTSCOPE_CUDA=OFF
   fi
   cmake --build build-asan --parallel "$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "app/cli/args.h"
+#include "model/backend_select.h"
 #include "model/cost.h"
 #include "model/error.h"
 #include "model/generate.h"
@@ -46,12 +47,17 @@ std::vector<int> inputIds(const Args& args, const LoadedModel& model, const char
   return ids;
 }
 
-std::unique_ptr<Backend> chooseBackend(const Args& args) {
-  const std::string name = args.str("backend", "cpu");
+// --backend cpu|reference|cuda|auto (default cpu). An unknown or unavailable backend is a
+// tscope::Error: one line, exit 1. `note` says what "auto" chose and why.
+std::unique_ptr<Backend> chooseBackend(const Args& args, std::string* note) {
   const int threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
-  if (name == "cpu") return makeCpuBackend(threads);
-  if (name == "reference") return makeReferenceBackend();
-  throw UsageError("--backend must be cpu or reference (got '" + name + "'); this build has no CUDA backend");
+  return makeBackend(args.str("backend", "cpu"), threads, note);
+}
+
+// Adds "backend" and, when there is one, "backend_note" to a command's output.
+void describeBackend(json& out, const Backend& backend, const std::string& note) {
+  out["backend"] = backend.name();
+  if (!note.empty()) out["backend_note"] = note;
 }
 
 std::string tokenString(const LoadedModel& model, int id) {
@@ -84,13 +90,13 @@ json tokensJson(const LoadedModel& model, const std::vector<int>& ids) {
 }  // namespace
 
 int runInfo(const Argv& argv) {
-  Args args("info", argv, {"model", "context"}, {});
+  Args args("info", argv, {"model", "context", "backend", "threads"}, {});
   LoadedModel model = loadModel(args.str("model"));
   const ModelConfig& c = model.weights.config();
   const int context = static_cast<int>(args.integer("context", c.n_positions, 1, 1 << 24));
   const ParamCounts p = countParameters(c);
   const FlopCounts f = flopsPerToken(c, context);
-  print({{"model", model.path},
+  json out = {{"model", model.path},
          {"format", model.format},
          {"config", configToJson(c)},
          {"tokenizer", model.tokenizer ? json{{"kind", model.tokenizer->kind()}, {"vocab_size", model.tokenizer->vocabSize()}} : json(nullptr)},
@@ -121,7 +127,13 @@ int runInfo(const Argv& argv) {
            {"kv_cache_per_token_fp32", kvCacheBytesPerToken(c, 4)},
            {"kv_cache_per_token_fp16", kvCacheBytesPerToken(c, 2)},
            {"kv_cache_at_context_fp32", kvCacheBytesPerToken(c, 4) * context},
-           {"attention_maps_at_context_fp32", attentionMapBytes(c, context, 4)}}}});
+           {"attention_maps_at_context_fp32", attentionMapBytes(c, context, 4)}}}};
+  if (args.has("backend")) {  // which backend forward/generate would run on, and why
+    std::string note;
+    const auto backend = chooseBackend(args, &note);
+    describeBackend(out, *backend, note);
+  }
+  print(out);
   return 0;
 }
 
@@ -146,7 +158,8 @@ int runForward(const Argv& argv) {
   LoadedModel model = loadModel(args.str("model"));
   const std::vector<int> ids = inputIds(args, model, "text");
   const int top = static_cast<int>(args.integer("top", 10, 1, 1000));
-  auto backend = chooseBackend(args);
+  std::string backendNote;
+  auto backend = chooseBackend(args, &backendNote);
   Transformer transformer(model.weights, *backend);
   const ModelConfig& c = model.weights.config();
   const int T = static_cast<int>(ids.size()), V = c.vocab_size;
@@ -161,6 +174,7 @@ int runForward(const Argv& argv) {
   const float* last = logits.data() + logits.size() - V;
   json out = {{"model", model.path}, {"backend", backend->name()}, {"ids", ids}, {"tokens", tokensJson(model, ids)},
               {"next", topTokens(model, last, V, top)}};
+  if (!backendNote.empty()) out["backend_note"] = backendNote;
   if (dump) {
     const fs::path dir(args.str("dump"));
     std::error_code ec;
@@ -216,9 +230,11 @@ int runGenerate(const Argv& argv) {
   const bool sampling = args.has("temperature") || args.has("top-k") || args.has("top-p") || args.has("seed");
   if (args.has("beam") && (sampling || args.has("greedy"))) throw UsageError("--beam cannot be combined with sampling flags or --greedy");
   if (args.has("greedy") && sampling) throw UsageError("--greedy cannot be combined with sampling flags");
-  auto backend = chooseBackend(args);
+  std::string backendNote;
+  auto backend = chooseBackend(args, &backendNote);
   Transformer transformer(model.weights, *backend);
   json out = {{"model", model.path}, {"prompt_ids", prompt}};
+  describeBackend(out, *backend, backendNote);
   auto decodeText = [&](const std::vector<int>& ids) { return model.tokenizer ? model.tokenizer->decode(ids) : std::string(); };
   if (args.has("beam")) {
     const int width = static_cast<int>(args.integer("beam", 4, 1, 16));

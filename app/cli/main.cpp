@@ -14,14 +14,16 @@ namespace {
 
 const char* kUsage =
     "usage: tscope-cli COMMAND [flags]\n"
-    "  info       --model M [--context N]\n"
+    "  info       --model M [--context N] [--backend B]\n"
     "  tokenize   --model M --text S\n"
     "  detokenize --model M --ids 1,2,3\n"
-    "  forward    --model M (--text S | --ids 1,2,3) [--dump DIR] [--top N] [--backend cpu|reference] [--threads N]\n"
+    "  forward    --model M (--text S | --ids 1,2,3) [--dump DIR] [--top N] [--backend B] [--threads N]\n"
     "  generate   --model M --prompt S --max-new N [--temperature X --top-k K --top-p P --seed S | --greedy | --beam B]\n"
+    "             [--backend B] [--threads N]\n"
     "  init       --out DIR [--config config.json] [--layers L --heads H --embd C --positions P --seed S --init-std X] [--tokenizer DIR]\n"
     "  train      --config FILE --data SPEC --out DIR [--steps N] [--threads N] [--quiet] | --out DIR --resume\n"
     "             SPEC: brown[:vocab=N,val=F] | copy|reverse|sort|induction[:vocab=N,length=N] | modadd[:modulus=N]\n"
+    "B is cpu (default), reference, cuda or auto (CUDA when a device is usable, else cpu, with a backend_note).\n"
     "M is a model directory (config.json + model.safetensors + tokenizer) or an llm.c .bin file.\n";
 
 // One line, whatever the message holds.
