@@ -20,7 +20,12 @@ Session::Session(LoadedModel model) : model_(std::move(model)) {
 
 std::string Session::backendDescription() const {
   const int threads = backend_->threadCount();
-  return "CPU (Eigen, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + "; this build has no GPU backend)";
+#ifdef TSCOPE_BUILD_HAS_CUDA
+  const char* gpu = "the app does not use the CUDA backend yet: tscope-cli --backend cuda";
+#else
+  const char* gpu = "this build has no GPU backend";
+#endif
+  return "CPU (Eigen, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + "; " + gpu + ")";
 }
 
 Session::~Session() {

@@ -65,7 +65,8 @@ class Session {
   const Tokenizer* tokenizer() const { return model_.tokenizer.get(); }
   const std::string& modelPath() const { return model_.path; }
   std::string backendName() const { return backend_->name(); }
-  // For the status bar, e.g. "CPU (Eigen, 1 thread; this build has no GPU backend)".
+  // For the status bar, e.g. "CPU (Eigen, 1 thread; this build has no GPU backend)" (or, when the
+  // CUDA backend was built, that the app does not use it yet).
   std::string backendDescription() const;
 
  private:
