@@ -10,11 +10,12 @@ import inspect
 import json
 import math
 import os
-import re
 import statistics
 import subprocess
 import sys
 import time
+
+from torch_gpt2_bench import blas_description  # same folder: the BLAS report both peers print
 
 # tscope's brown-small.
 DEFAULTS = {"layers": 4, "heads": 6, "embd": 192, "vocab": 4096, "ctx": 128, "batch": 16}
@@ -165,20 +166,6 @@ def run_worker(args):
         })
         print(f"  {json.dumps(results[-1])}", file=sys.stderr, flush=True)
     print(json.dumps(results), flush=True)
-
-
-def blas_description(torch):
-    """The BLAS torch was built against (torch.__config__.show()) and the one the system provides."""
-    found = re.search(r"BLAS_INFO=[^,\s]*", torch.__config__.show())
-    blas_info = found.group(0) if found else "BLAS_INFO not reported"
-    alternative = "/etc/alternatives/libblas.so.3-x86_64-linux-gnu"
-    system_blas = os.path.realpath(alternative) if os.path.exists(alternative) else "no libblas.so.3 alternative"
-    try:
-        package = subprocess.run(["dpkg-query", "-W", "-f=${Status} ${Version}", "libopenblas0-pthread"],
-                                 capture_output=True, text=True).stdout.strip() or "not installed"
-    except OSError:
-        package = "dpkg-query unavailable"
-    return f"{blas_info}; libblas.so.3 -> {system_blas}; libopenblas0-pthread: {package}"
 
 
 def worker_flags(args):
