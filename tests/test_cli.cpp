@@ -2,40 +2,15 @@
 // forward --dump's MoE files, and one-line errors for bad configs.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "model/cost.h"
 #include "tests/test_files.h"
 
-namespace {
-
-struct CliRun {
-  int exitCode = -1;
-  std::string out, err;
-};
-
-CliRun runCli(const std::string& arguments, const tscope::testing::ScratchDir& dir) {
-  const std::string errFile = dir.file("stderr.txt");
-  const std::string command = std::string(TSCOPE_CLI) + " " + arguments + " 2>" + errFile;
-  CliRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return run;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  run.err = tscope::testing::readBytes(errFile);
-  return run;
-}
-
-}  // namespace
+using tscope::testing::CliRun;
+using tscope::testing::runCli;
 
 TEST(Cli, InitInfoAndForwardOnAMixtureOfExperts) {
   tscope::testing::ScratchDir dir("tscope_cli");

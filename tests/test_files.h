@@ -1,9 +1,12 @@
 // Helpers shared by the IO tests: a scratch directory removed with everything in it, whole-file
-// byte reads and writes, and checks on the one-line error messages.
+// byte reads and writes, checks on the one-line error messages, and running tscope-cli.
 #pragma once
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <initializer_list>
@@ -68,6 +71,31 @@ inline void expectMentions(const std::string& message, std::initializer_list<std
   EXPECT_EQ(message.find('\n'), std::string::npos) << "message spans lines: " << message;
   for (const std::string& part : parts)
     EXPECT_NE(message.find(part), std::string::npos) << "message \"" << message << "\" lacks \"" << part << "\"";
+}
+
+// One tscope-cli run: its exit code, stdout and stderr.
+struct CliRun {
+  int exitCode = -1;
+  bool killed = false;  // ended by SIGKILL (the shell reports 128 + 9)
+  std::string out, err;
+};
+
+// Runs `tscope-cli arguments` through the shell (stderr into dir), with `env` ("NAME=value ...")
+// in front when given.
+inline CliRun runCli(const std::string& arguments, const ScratchDir& dir, const std::string& env = "") {
+  const std::string errFile = dir.file("stderr.txt");
+  const std::string command = env + " " + std::string(TSCOPE_CLI) + " " + arguments + " 2>" + errFile;
+  CliRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return run;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  run.killed = run.exitCode == 128 + 9;
+  run.err = readBytes(errFile);
+  return run;
 }
 
 }  // namespace tscope::testing

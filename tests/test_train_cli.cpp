@@ -4,10 +4,7 @@
 // clear line and a non-zero exit.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -18,30 +15,10 @@
 
 namespace fs = std::filesystem;
 
+using tscope::testing::CliRun;
+using tscope::testing::runCli;
+
 namespace {
-
-struct CliRun {
-  int exitCode = -1;
-  bool killed = false;
-  std::string out, err;
-};
-
-CliRun runCli(const std::string& arguments, const tscope::testing::ScratchDir& dir, const std::string& env = "") {
-  const std::string errFile = dir.file("stderr.txt");
-  const std::string command = env + " " + std::string(TSCOPE_CLI) + " " + arguments + " 2>" + errFile;
-  CliRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return run;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) run.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  // sh reports a child killed by a signal as exit 128 + signal.
-  run.killed = run.exitCode == 128 + 9;
-  run.err = tscope::testing::readBytes(errFile);
-  return run;
-}
 
 const char* kInductionConfig = R"({"model": {"n_layer": 2, "n_head": 2, "n_embd": 32, "attention_only": true, "position_encoding": "rope"},
   "train": {"batch": 16, "steps": 40, "lr": 3e-3, "warmup": 5, "eval_every": 10, "eval_batches": 2,
