@@ -138,6 +138,16 @@ std::vector<int> routeExpertChoice(MoeRouting& routing) {
 
 }  // namespace
 
+MoeRoutingParams moeRoutingParams(const ModelConfig& config) {
+  MoeRoutingParams params;
+  params.experts = config.n_experts;
+  params.topK = config.moe_top_k;
+  params.capacityFactor = config.moe_capacity_factor;
+  params.expertChoice = config.moe_routing == MoeRoutingKind::ExpertChoice;
+  params.auxLossAlpha = config.moe_aux_loss_alpha;
+  return params;
+}
+
 int expertCapacity(int tokens, const MoeRoutingParams& params) {
   validateParams(tokens, params);
   if (params.expertChoice) {

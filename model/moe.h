@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "model/config.h"
+
 namespace tscope {
 
 struct MoeRoutingParams {
@@ -15,6 +17,10 @@ struct MoeRoutingParams {
   bool expertChoice = false;        // experts pick their top tokens instead of tokens picking experts
   double auxLossAlpha = 0.01;       // alpha of the load-balancing loss
 };
+
+// The routing a config's MoE layers are built with (its n_experts, moe_top_k, capacity factor,
+// routing kind and aux-loss alpha).
+MoeRoutingParams moeRoutingParams(const ModelConfig& config);
 
 // Expert capacity for `tokens` tokens:
 //   token choice:  ceil(tokens / E * capacityFactor)  (no limit when capacityFactor <= 0)

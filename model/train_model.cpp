@@ -73,13 +73,7 @@ TrainModel::TrainModel(const ModelConfig& config, Backend& forward, BackwardOps&
   if (config_.position_encoding == PositionEncoding::Sinusoidal)
     sinusoids_ = sinusoidalEncoding(config_.n_positions, config_.n_embd, config_.position_base);
   if (config_.position_encoding == PositionEncoding::Alibi) alibiSlopes_ = alibiSlopes(config_.n_head);
-  if (config_.isMoe()) {
-    moeParams_.experts = config_.n_experts;
-    moeParams_.topK = config_.moe_top_k;
-    moeParams_.capacityFactor = config_.moe_capacity_factor;
-    moeParams_.expertChoice = config_.moe_routing == MoeRoutingKind::ExpertChoice;
-    moeParams_.auxLossAlpha = config_.moe_aux_loss_alpha;
-  }
+  if (config_.isMoe()) moeParams_ = moeRoutingParams(config_);
 }
 
 TrainModel::~TrainModel() = default;

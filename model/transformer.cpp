@@ -61,11 +61,7 @@ Transformer::Transformer(const Weights& weights, Backend& backend) : config_(wei
     case PositionEncoding::None: break;
   }
   if (config_.isMoe()) {
-    moeParams_.experts = config_.n_experts;
-    moeParams_.topK = config_.moe_top_k;
-    moeParams_.capacityFactor = config_.moe_capacity_factor;
-    moeParams_.expertChoice = config_.moe_routing == MoeRoutingKind::ExpertChoice;
-    moeParams_.auxLossAlpha = config_.moe_aux_loss_alpha;
+    moeParams_ = moeRoutingParams(config_);
     expertRows_.resize(config_.n_experts);
     expertGates_.resize(config_.n_experts);
   }

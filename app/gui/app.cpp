@@ -54,12 +54,11 @@ void App::post() {
   request.measureKvCache = state_.measureKvCache;
   const ModelConfig& c = session_->config();
   if (c.isMoe()) {
-    MoeRoutingParams moe;
-    moe.experts = c.n_experts;
-    moe.topK = state_.moeTopK > 0 ? state_.moeTopK : c.moe_top_k;
-    moe.capacityFactor = state_.moeCapacityFactor >= 0 ? state_.moeCapacityFactor : c.moe_capacity_factor;
+    // The model's routing with the panel's knobs on top.
+    MoeRoutingParams moe = moeRoutingParams(c);
+    if (state_.moeTopK > 0) moe.topK = state_.moeTopK;
+    if (state_.moeCapacityFactor >= 0) moe.capacityFactor = state_.moeCapacityFactor;
     moe.expertChoice = state_.moeExpertChoice;
-    moe.auxLossAlpha = c.moe_aux_loss_alpha;
     request.moe = moe;
   }
   session_->post(std::move(request));
