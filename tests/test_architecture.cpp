@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
@@ -21,56 +20,13 @@
 using namespace tscope;
 using tscope::testing::compare;
 using tscope::testing::randomWeights;
+using tscope::testing::sequence;
 using tscope::testing::smallConfig;
-
-namespace {
-
-std::vector<int> sequence(int T, int V, int seed) {
-  std::vector<int> ids(T);
-  for (int t = 0; t < T; ++t) ids[t] = (t * 7 + seed * 13 + 3) % V;
-  return ids;
-}
-
-struct Variant {
-  std::string name;
-  std::function<void(ModelConfig&)> apply;
-};
-
-std::vector<Variant> variants() {
-  return {
-      {"gpt2", [](ModelConfig&) {}},
-      {"sinusoidal_base100", [](ModelConfig& c) { c.position_encoding = PositionEncoding::Sinusoidal; c.position_base = 100; }},
-      {"rope", [](ModelConfig& c) { c.position_encoding = PositionEncoding::Rope; }},
-      {"alibi", [](ModelConfig& c) { c.position_encoding = PositionEncoding::Alibi; }},
-      {"nopos", [](ModelConfig& c) { c.position_encoding = PositionEncoding::None; }},
-      {"rmsnorm_postnorm", [](ModelConfig& c) { c.norm = NormKind::RmsNorm; c.pre_norm = false; }},
-      {"layernorm_postnorm_relu", [](ModelConfig& c) { c.pre_norm = false; c.activation = Activation::Relu; }},
-      {"swiglu_dff48", [](ModelConfig& c) { c.activation = Activation::SwiGlu; c.d_ff = 48; }},
-      {"gelu_erf_untied", [](ModelConfig& c) { c.activation = Activation::GeluErf; c.tie_word_embeddings = false; }},
-      {"gqa2_rope", [](ModelConfig& c) { c.n_kv_head = 2; c.position_encoding = PositionEncoding::Rope; }},
-      {"mqa_alibi_window3", [](ModelConfig& c) { c.n_kv_head = 1; c.position_encoding = PositionEncoding::Alibi; c.attention_window = 3; }},
-      {"encoder_sinusoidal", [](ModelConfig& c) { c.causal = false; c.position_encoding = PositionEncoding::Sinusoidal; }},
-      {"encoder_window4", [](ModelConfig& c) { c.causal = false; c.attention_window = 4; }},
-      {"moe4_top2", [](ModelConfig& c) { c.n_experts = 4; c.moe_top_k = 2; c.moe_capacity_factor = 0; }},
-      {"moe4_top1_capacity", [](ModelConfig& c) { c.n_experts = 4; c.moe_top_k = 1; c.moe_capacity_factor = 1.0; }},
-      {"moe3_expert_choice_swiglu", [](ModelConfig& c) {
-         c.n_experts = 3; c.moe_top_k = 2; c.moe_routing = MoeRoutingKind::ExpertChoice; c.moe_capacity_factor = 1.0;
-         c.activation = Activation::SwiGlu;
-       }},
-  };
-}
-
-ModelConfig variantConfig(const Variant& v) {
-  ModelConfig c = smallConfig(2, 4, 32, 41, 24);
-  v.apply(c);
-  EXPECT_EQ(validateConfig(c), "") << v.name;
-  return c;
-}
-
-}  // namespace
+using tscope::testing::variantConfig;
+using tscope::testing::architectureVariants;
 
 TEST(Architecture, EigenMatchesReferenceForEveryVariant) {
-  for (const auto& v : variants()) {
+  for (const auto& v : architectureVariants()) {
     const ModelConfig config = variantConfig(v);
     Weights weights = randomWeights(config, 5);
     auto refBackend = makeReferenceBackend();
@@ -99,7 +55,7 @@ TEST(Architecture, EigenMatchesReferenceForEveryVariant) {
 }
 
 TEST(Architecture, KvCacheMatchesFullForwardForCausalVariants) {
-  for (const auto& v : variants()) {
+  for (const auto& v : architectureVariants()) {
     const ModelConfig config = variantConfig(v);
     if (!config.causal) continue;  // an encoder's earlier tokens would see later ones
     if (config.isMoe() && config.moe_capacity_factor > 0) continue;  // capacity depends on how many tokens share a forward
@@ -212,7 +168,7 @@ TEST(Architecture, MoeTraceAndDroppedTokensPassThrough) {
 
 TEST(Architecture, EveryVariantRoundTripsThroughAModelDirectory) {
   tscope::testing::ScratchDir dir("tscope_arch");
-  for (const auto& v : variants()) {
+  for (const auto& v : architectureVariants()) {
     const ModelConfig config = variantConfig(v);
     Weights weights = randomWeights(config, 11);
     const std::string path = dir.file(v.name);

@@ -22,7 +22,10 @@
 using namespace tscope;
 using tscope::testing::compare;
 using tscope::testing::randomWeights;
+using tscope::testing::architectureVariants;
+using tscope::testing::sequence;
 using tscope::testing::smallConfig;
+using tscope::testing::variantConfig;
 
 namespace {
 
@@ -59,12 +62,6 @@ std::vector<float> toHost(Backend& device, const Buffer& buffer) {
   std::vector<float> host(buffer.size());
   device.download(host.data(), buffer.data(), host.size());
   return host;
-}
-
-std::vector<int> sequence(int T, int V, int seed) {
-  std::vector<int> ids(T);
-  for (int t = 0; t < T; ++t) ids[t] = (t * 7 + seed * 13 + 3) % V;
-  return ids;
 }
 
 }  // namespace
@@ -295,43 +292,9 @@ TEST(CudaBackend, AttentionMatchesReferenceInEveryVariant) {
 
 // ----- the whole model ---------------------------------------------------------------------------
 
-namespace {
-
-struct Variant {
-  std::string name;
-  std::function<void(ModelConfig&)> apply;
-};
-
-std::vector<Variant> modelVariants() {
-  return {
-      {"gpt2", [](ModelConfig&) {}},
-      {"sinusoidal", [](ModelConfig& c) { c.position_encoding = PositionEncoding::Sinusoidal; }},
-      {"rope_gqa2", [](ModelConfig& c) { c.position_encoding = PositionEncoding::Rope; c.n_kv_head = 2; }},
-      {"alibi_mqa_window3", [](ModelConfig& c) { c.position_encoding = PositionEncoding::Alibi; c.n_kv_head = 1; c.attention_window = 3; }},
-      {"rmsnorm_postnorm_relu", [](ModelConfig& c) { c.norm = NormKind::RmsNorm; c.pre_norm = false; c.activation = Activation::Relu; }},
-      {"swiglu_gelu_erf_untied", [](ModelConfig& c) { c.activation = Activation::SwiGlu; c.d_ff = 48; c.tie_word_embeddings = false; }},
-      {"encoder_window4", [](ModelConfig& c) { c.causal = false; c.attention_window = 4; }},
-      {"attention_only", [](ModelConfig& c) { c.attention_only = true; }},
-      {"moe4_top2", [](ModelConfig& c) { c.n_experts = 4; c.moe_top_k = 2; c.moe_capacity_factor = 0; }},
-      {"moe3_expert_choice_swiglu", [](ModelConfig& c) {
-         c.n_experts = 3; c.moe_top_k = 2; c.moe_routing = MoeRoutingKind::ExpertChoice; c.moe_capacity_factor = 1.0;
-         c.activation = Activation::SwiGlu;
-       }},
-  };
-}
-
-ModelConfig variantConfig(const Variant& v) {
-  ModelConfig c = smallConfig(2, 4, 32, 41, 24);
-  v.apply(c);
-  EXPECT_EQ(validateConfig(c), "") << v.name;
-  return c;
-}
-
-}  // namespace
-
 TEST(CudaBackend, ModelLogitsAndTraceMatchCpuForArchitectureVariants) {
   REQUIRE_CUDA(cuda);
-  for (const auto& v : modelVariants()) {
+  for (const auto& v : architectureVariants()) {
     const ModelConfig config = variantConfig(v);
     const Weights weights = randomWeights(config, 21);
     auto cpu = makeCpuBackend(1);
@@ -367,7 +330,7 @@ TEST(CudaBackend, ModelLogitsAndTraceMatchCpuForArchitectureVariants) {
 
 TEST(CudaBackend, KvCachePrefillThenDecodeMatchesOneForward) {
   REQUIRE_CUDA(cuda);
-  for (const auto& v : modelVariants()) {
+  for (const auto& v : architectureVariants()) {
     const ModelConfig config = variantConfig(v);
     if (!config.causal) continue;                                    // an encoder's earlier tokens would see later ones
     if (config.isMoe() && config.moe_capacity_factor > 0) continue;  // capacity depends on how many tokens share a forward

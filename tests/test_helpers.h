@@ -1,7 +1,11 @@
-// Shared helpers for the engine tests: random weights with every parameter non-trivial, and
-// error measures that report the largest difference they saw.
+// Shared helpers for the engine tests: random weights with every parameter non-trivial, test token
+// sequences, the grid of architecture-lab variants, and error measures that report the largest
+// difference they saw.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +22,54 @@ inline ModelConfig smallConfig(int L, int H, int C, int V, int P) {
   c.n_embd = C;
   c.vocab_size = V;
   c.n_positions = P;
+  return c;
+}
+
+// T token ids below V, a fixed pattern that differs with the seed.
+inline std::vector<int> sequence(int T, int V, int seed) {
+  std::vector<int> ids(T);
+  for (int t = 0; t < T; ++t) ids[t] = (t * 7 + seed * 13 + 3) % V;
+  return ids;
+}
+
+// One architecture-lab variant: a name and the edit it makes to a small GPT-2 config.
+struct ArchitectureVariant {
+  std::string name;
+  std::function<void(ModelConfig&)> apply;
+};
+
+// Every positional encoding, norm and norm position, feed-forward, attention mask, tying and MoE
+// routing, alone and in combinations, for tests that run each backend over all of them.
+inline std::vector<ArchitectureVariant> architectureVariants() {
+  return {
+      {"gpt2", [](ModelConfig&) {}},
+      {"sinusoidal_base100", [](ModelConfig& c) { c.position_encoding = PositionEncoding::Sinusoidal; c.position_base = 100; }},
+      {"rope", [](ModelConfig& c) { c.position_encoding = PositionEncoding::Rope; }},
+      {"alibi", [](ModelConfig& c) { c.position_encoding = PositionEncoding::Alibi; }},
+      {"nopos", [](ModelConfig& c) { c.position_encoding = PositionEncoding::None; }},
+      {"rmsnorm_postnorm", [](ModelConfig& c) { c.norm = NormKind::RmsNorm; c.pre_norm = false; }},
+      {"layernorm_postnorm_relu", [](ModelConfig& c) { c.pre_norm = false; c.activation = Activation::Relu; }},
+      {"swiglu_dff48", [](ModelConfig& c) { c.activation = Activation::SwiGlu; c.d_ff = 48; }},
+      {"gelu_erf_untied", [](ModelConfig& c) { c.activation = Activation::GeluErf; c.tie_word_embeddings = false; }},
+      {"gqa2_rope", [](ModelConfig& c) { c.n_kv_head = 2; c.position_encoding = PositionEncoding::Rope; }},
+      {"mqa_alibi_window3", [](ModelConfig& c) { c.n_kv_head = 1; c.position_encoding = PositionEncoding::Alibi; c.attention_window = 3; }},
+      {"encoder_sinusoidal", [](ModelConfig& c) { c.causal = false; c.position_encoding = PositionEncoding::Sinusoidal; }},
+      {"encoder_window4", [](ModelConfig& c) { c.causal = false; c.attention_window = 4; }},
+      {"attention_only", [](ModelConfig& c) { c.attention_only = true; }},
+      {"moe4_top2", [](ModelConfig& c) { c.n_experts = 4; c.moe_top_k = 2; c.moe_capacity_factor = 0; }},
+      {"moe4_top1_capacity", [](ModelConfig& c) { c.n_experts = 4; c.moe_top_k = 1; c.moe_capacity_factor = 1.0; }},
+      {"moe3_expert_choice_swiglu", [](ModelConfig& c) {
+         c.n_experts = 3; c.moe_top_k = 2; c.moe_routing = MoeRoutingKind::ExpertChoice; c.moe_capacity_factor = 1.0;
+         c.activation = Activation::SwiGlu;
+       }},
+  };
+}
+
+// The variant applied to a 2-layer, 4-head, C=32, V=41, 24-position model (checked valid).
+inline ModelConfig variantConfig(const ArchitectureVariant& v) {
+  ModelConfig c = smallConfig(2, 4, 32, 41, 24);
+  v.apply(c);
+  EXPECT_EQ(validateConfig(c), "") << v.name;
   return c;
 }
 
