@@ -366,14 +366,12 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
           }
           // Aux loss / B: d/dP_i = alpha E f_i / B, P_i = mean_t probs[t, i].
           if (moeParams_.auxLossAlpha > 0) {
+            std::vector<double> dp(E);  // d aux / d probs[t, e], the same for every token t
+            for (int e = 0; e < E; ++e) dp[e] = moeParams_.auxLossAlpha * E * routing.fraction[e] / ((double)T * B);
             for (int t = 0; t < T; ++t) {
               const float* p = probs + (size_t)t * E;
               double weighted = 0;
-              std::vector<double> dp(E);
-              for (int e = 0; e < E; ++e) {
-                dp[e] = moeParams_.auxLossAlpha * E * routing.fraction[e] / ((double)T * B);
-                weighted += p[e] * dp[e];
-              }
+              for (int e = 0; e < E; ++e) weighted += p[e] * dp[e];
               for (int e = 0; e < E; ++e) dlog[(size_t)t * E + e] += static_cast<float>(p[e] * (dp[e] - weighted));
             }
           }
