@@ -91,15 +91,12 @@ int runTrain(const Argv& argv) {
     if (args.has("config") || args.has("data"))
       throw UsageError("--resume continues the run saved in --out; --config and --data come from it");
     trainer = Trainer::resume(out);
-    if (args.has("steps") || args.has("threads")) {
-      // A new length changes the learning-rate schedule; say so rather than silently differ.
-      TrainConfig config = trainer->config();
-      config.maxSteps = static_cast<int>(args.integer("steps", config.maxSteps, 1, 100000000));
-      if (config.maxSteps != trainer->config().maxSteps)
-        throw UsageError("--steps with --resume would change the learning-rate schedule of the saved run (" +
-                         std::to_string(trainer->config().maxSteps) + " steps); resume without --steps");
-      if (args.has("threads")) throw UsageError("--threads with --resume: the run keeps its thread count (exact resume)");
-    }
+    // A new length changes the learning-rate schedule; say so rather than silently differ.
+    const int savedSteps = trainer->config().maxSteps;
+    if (args.integer("steps", savedSteps, 1, 100000000) != savedSteps)
+      throw UsageError("--steps with --resume would change the learning-rate schedule of the saved run (" + std::to_string(savedSteps) +
+                       " steps); resume without --steps");
+    if (args.has("threads")) throw UsageError("--threads with --resume: the run keeps its thread count (exact resume)");
   } else {
     TrainConfig config = loadTrainConfig(args.str("config"));
     config.maxSteps = static_cast<int>(args.integer("steps", config.maxSteps, 1, 100000000));
