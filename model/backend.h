@@ -12,6 +12,8 @@
 namespace tscope {
 
 class Backend;
+class Rng;               // model/sampling.h (not included: kernels/ builds as C++17, sampling.h needs C++20)
+struct SamplingParams;
 
 // A block of backend memory holding `count` floats (RAII, move-only).
 class Buffer {
@@ -45,6 +47,15 @@ struct AttentionShape {
   int window = 0;          // sliding window: a query at position p sees keys j with |p - j| < window; 0 = no limit
   double ropeBase = 0;     // > 0: rotate q and k (RoPE) at their absolute positions before the scores
   const float* alibiSlopes = nullptr;  // host (H): add -slope_h * |p - j| to the scores (ALiBi)
+  // Which heads' probs/scores the caller reads (host list of traceHeadCount head indices; null =
+  // all). Maps of other heads may be left unwritten: a backend that recomputes the maps (CUDA)
+  // does only these.
+  const int* traceHeads = nullptr;
+  int traceHeadCount = 0;
+  // Recorded decode steps only (T == 1): the position is the backend's step position (backend
+  // memory, see Backend::beginRecording), not pos0. pos0 must then be cacheRows - 1 or less and
+  // is only a bound.
+  bool stepPosition = false;
   int keys() const { return pos0 + T; }  // Tk
   int kvHeads() const { return nKvHead > 0 ? nKvHead : nHead; }
   int kvDim() const { return kvHeads() * headDim; }
@@ -103,6 +114,37 @@ class Backend {
   //   (scaled, ALiBi included; masked entries: probability 0, score -inf).
   virtual void attention(float* out, float* probs, float* scores, float* qkv, float* kCache, float* vCache,
                          const AttentionShape& shape) = 0;
+
+  // --- fused ops: the defaults (backend.cpp) run the plain ops in turn; CUDA fuses them --------
+  // x (T, C) += y; out (T, C) = norm(x): LayerNorm (bias may be null) or RMSNorm (bias unused).
+  virtual void addNorm(float* x, const float* y, float* out, const float* weight, const float* bias, int T, int C, float eps,
+                       NormKind kind);
+  // out (T, N) = act(in (T, K) . weight (K, N) + bias) for GELU (either form) or ReLU.
+  virtual void matmulActivate(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N,
+                              Activation activation);
+  // The next token from logits (V) in backend memory, exactly as sampleNext() picks it: argmax
+  // when greedy (rng untouched), else one rng.uniform() draw through the temperature / top-k /
+  // top-p pipeline. The default downloads the logits and calls sampleNext; CUDA samples on the
+  // device (only the token and the rng state cross). Throws tscope::Error as sampleNext does.
+  virtual int sampleToken(const float* logits, int V, const SamplingParams& params, Rng& rng);
+
+  // --- recorded decode steps (optional; CUDA records them as a CUDA graph) --------------------
+  // A step's token and position live in backend memory, so the ops of one whole decode step
+  // (embedStep, the layers with AttentionShape::stepPosition, the unembedding, sampleStep) can be
+  // recorded once and replayed for every new token with no host round trip but the sampled token.
+  virtual bool canRecordSteps() const { return false; }
+  // Ops issued between these two are recorded, not run. Throws tscope::Error when unsupported.
+  virtual void beginRecording();
+  virtual void endRecording();
+  // Sets the step state: the token to feed, its position and the sampler's rng.
+  virtual void setStep(int token, int position, const Rng& rng);
+  // Runs the recorded step once; then returns the token it sampled (the one wait) and copies the
+  // advanced rng back into *rng when given. The step state now feeds that token at position + 1.
+  virtual int replayStep(Rng* rng);
+  // out (1, C) = wte[step token] + positions[step position] (positions may be null).
+  virtual void embedStep(float* out, const float* wte, const float* positions, int C);
+  // step token = sampleToken(logits (V), params, step rng) on the device; step position += 1.
+  virtual void sampleStep(const float* logits, int V, const SamplingParams& params);
 };
 
 // Memory plumbing shared by the CPU backends: buffers are plain zero-filled host arrays.

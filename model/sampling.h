@@ -15,6 +15,11 @@ class Rng {
   explicit Rng(uint64_t seed = 0);
   uint64_t next();
   double uniform();  // [0, 1) with 53 random bits
+  // The four state words (for a device copy of the generator, e.g. CUDA sampling).
+  const uint64_t* state() const { return s_; }
+  void setState(const uint64_t words[4]) {
+    for (int i = 0; i < 4; ++i) s_[i] = words[i];
+  }
 
  private:
   uint64_t s_[4];

@@ -16,6 +16,8 @@ struct TraceOptions {
   int logitLensTopK = 5;        // top tokens per (layer, position); 0 = no logit lens
   bool logitLensLastOnly = false;  // lens only at the last new position (cheap for big vocabularies)
   std::vector<int> layers;      // layers to capture; empty = all
+  std::vector<int> heads;       // heads whose attention maps are needed; empty = all (maps of other
+                                // heads may stay 0: the CUDA backend recomputes only these)
   size_t memoryCapBytes = size_t(512) << 20;
 
   static TraceOptions nothing() {
