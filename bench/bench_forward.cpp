@@ -1,14 +1,24 @@
 // Forward benchmark, GPT-2 124M shape with seeded random weights: prefill of P tokens
 // (last-position logits) and decode of N tokens through the KV cache, plus, on the CPU, the decode
 // floor (bytes of weights read per token / measured memcpy bandwidth). Prints one JSON object;
-// bench/run_cpu_bench.py puts it beside PyTorch's figures. --backend cpu|reference|cuda|auto
-// (default cpu); device floors are not measured here yet (the host bandwidth fields are null).
+// bench/run_cpu_bench.py and bench/gpu/run_all.sh put it beside PyTorch's figures.
+// --backend cpu|reference|cuda|auto (default cpu). Device floors are measured by bench_floors
+// (the host bandwidth fields are null on a device); this program reports the FLOPs and weight
+// bytes the floors divide.
+// Decode runs through generate() (greedy), so it takes whatever path the app takes (the recorded
+// CUDA-graph step where the backend has one). Every clock read follows Backend::sync().
+// --save-weights DIR writes the same seeded weights as a tscope model directory plus
+// DIR/tscope_reference.json (a short prompt, its last-position logits and greedy continuation on
+// this backend), so the PyTorch peers run the SAME weights and can prove it
+// (bench/peers/torch_gpu_bench.py --check DIR).
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +27,8 @@
 #include "model/backend_select.h"
 #include "model/cost.h"
 #include "model/error.h"
+#include "model/generate.h"
+#include "model/model_io.h"
 #include "model/sampling.h"
 #include "model/transformer.h"
 
@@ -72,15 +84,59 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// initRandom leaves biases at 0 and LayerNorm gains at 1; give them seeded random values too, so
+// that a peer which mixed up a bias or a LayerNorm parameter would disagree with tscope in
+// --save-weights' check (timing does not depend on the values).
+void randomizeBiasesAndNorms(Weights& weights, uint64_t seed) {
+  Rng rng(seed);
+  for (const auto& spec : weights.layout()) {
+    const bool isBias = spec.name.ends_with(".bias");
+    const bool isNormGain = spec.name.find("ln_") != std::string::npos && spec.name.ends_with(".weight");
+    if (!isBias && !isNormGain) continue;
+    float* p = weights.arena() + spec.offset;
+    for (size_t i = 0; i < spec.numel(); ++i) p[i] = (isNormGain ? 1.0f : 0.0f) + 0.1f * static_cast<float>(2.0 * rng.uniform() - 1.0);
+  }
+}
+
+// Writes the model directory and DIR/tscope_reference.json: a 16-token prompt, the last
+// position's logits on this backend and 8 greedy tokens through generate().
+void saveWeightsAndReference(const std::string& dir, const Weights& weights, Transformer& model) {
+  saveModelDir(dir, weights, nullptr);
+  const int V = model.config().vocab_size;
+  Rng rng(99);
+  std::vector<int> prompt(16);
+  for (auto& id : prompt) id = static_cast<int>(rng.next() % V);
+  KVCache cache(model.backend(), model.config(), static_cast<int>(prompt.size()));
+  std::vector<float> logits;
+  model.forward(prompt, cache, logits, false);
+  SamplingParams greedy;
+  greedy.greedy = true;
+  const GenerationResult continuation = generate(model, prompt, 8, greedy);
+  std::ofstream out(dir + "/tscope_reference.json");
+  out << "{\"backend\": \"" << model.backend().name() << "\", \"prompt\": [";
+  for (size_t i = 0; i < prompt.size(); ++i) out << (i ? ", " : "") << prompt[i];
+  out << "], \"greedy_ids\": [";
+  for (size_t i = 0; i < continuation.ids.size(); ++i) out << (i ? ", " : "") << continuation.ids[i];
+  out << "], \"last_logits\": [";
+  char number[32];
+  for (int i = 0; i < V; ++i) {
+    std::snprintf(number, sizeof number, "%.9g", logits[i]);
+    out << (i ? ", " : "") << number;
+  }
+  out << "]}\n";
+  if (!out) throw Error(dir + "/tscope_reference.json: write failed");
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   int prefillTokens = 128, decodeTokens = 128, threads = 0, repeats = 3;
-  std::string backendName = "cpu";
+  std::string backendName = "cpu", saveDir;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const int value = std::atoi(argv[i + 1]);
     if (flag == "--backend") backendName = argv[i + 1];
+    else if (flag == "--save-weights") saveDir = argv[i + 1];
     else if (flag == "--prefill") prefillTokens = value;
     else if (flag == "--decode") decodeTokens = value;
     else if (flag == "--threads") threads = value;
@@ -91,8 +147,13 @@ int main(int argc, char** argv) {
     }
   }
   ModelConfig config;  // GPT-2 124M
+  if (prefillTokens < 1 || decodeTokens < 1 || repeats < 1 || prefillTokens + decodeTokens > config.n_positions) {
+    std::fprintf(stderr, "bench_forward: need --prefill >= 1, --decode >= 1, --repeats >= 1, prefill + decode <= %d\n", config.n_positions);
+    return 2;
+  }
   Weights weights(config);
   weights.initRandom(1234);
+  randomizeBiasesAndNorms(weights, 4321);
   std::string backendNote;
   std::unique_ptr<Backend> backend;
   try {
@@ -103,38 +164,73 @@ int main(int argc, char** argv) {
   }
   if (!backendNote.empty()) std::fprintf(stderr, "bench_forward: %s\n", backendNote.c_str());
   Transformer model(weights, *backend);
+  if (!saveDir.empty()) {
+    try {
+      saveWeightsAndReference(saveDir, weights, model);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "bench_forward: --save-weights: %s\n", e.what());
+      return 1;
+    }
+    std::fprintf(stderr, "bench_forward: wrote %s (model directory + tscope_reference.json)\n", saveDir.c_str());
+  }
   Rng rng(7);
   std::vector<int> prompt(prefillTokens);
   for (auto& id : prompt) id = static_cast<int>(rng.next() % config.vocab_size);
+  SamplingParams greedy;
+  greedy.greedy = true;
 
-  std::vector<double> prefillTimes, decodeTimes;
+  std::vector<double> prefillTimes, decodeTimes, generateTimes;
   std::vector<float> logits;
-  for (int r = 0; r <= repeats; ++r) {  // r == 0 is the warm-up
-    KVCache cache(*backend, config, prefillTokens + decodeTokens);
-    auto t0 = Clock::now();
-    model.forward(prompt, cache, logits, false);
-    auto t1 = Clock::now();
-    for (int s = 0; s < decodeTokens; ++s) {
-      const int next[1] = {argmax(logits)};
-      model.forward(next, cache, logits, false);
+  int decodeSteps = 0;
+  for (int r = 0; r <= repeats; ++r) {  // r == 0 is the warm-up (and records the CUDA graph)
+    {
+      KVCache cache(*backend, config, prefillTokens);
+      backend->sync();
+      const auto t0 = Clock::now();
+      model.forward(prompt, cache, logits, false);
+      backend->sync();
+      const auto t1 = Clock::now();
+      if (r > 0) prefillTimes.push_back(seconds(t0, t1));
     }
-    auto t2 = Clock::now();
-    if (r > 0) {
-      prefillTimes.push_back(seconds(t0, t1));
-      decodeTimes.push_back(seconds(t1, t2) / decodeTokens);
+    // decodeTokens + 1 new tokens: the first comes from the prompt's logits, then decodeTokens
+    // single-token steps, each ending in a host read of the sampled token (so decodeMs is device
+    // time too).
+    backend->sync();
+    const auto t0 = Clock::now();
+    const GenerationResult result = generate(model, prompt, decodeTokens + 1, greedy);
+    backend->sync();
+    const auto t1 = Clock::now();
+    decodeSteps = result.decodeSteps;
+    if (r > 0 && decodeSteps > 0) {
+      decodeTimes.push_back(result.decodeMs / 1e3 / decodeSteps);
+      generateTimes.push_back(seconds(t0, t1));
     }
+  }
+  if (decodeTimes.empty()) {
+    std::fprintf(stderr, "bench_forward: generate() made no decode step\n");
+    return 1;
   }
   const ParamCounts params = countParameters(config);
   // Decode reads every block weight and the (tied) unembedding once per token; of wpe one row.
   const double bytesPerToken = 4.0 * (params.nonEmbedding + params.tokenEmbedding);
   const double prefillMs = median(prefillTimes) * 1e3, decodeMs = median(decodeTimes) * 1e3;
-  const double prefillFlops = flopsPerToken(config, prefillTokens / 2).forward * prefillTokens + flopsPerToken(config, 0).unembedForward;
+  // Prefill FLOPs: 2 N per token for the block weights (cost.h's matmulForward), QK^T and P.V over
+  // the causal triangle (4 C FLOPs per visible query-key pair and layer: T (T + 1) / 2 pairs), and
+  // one row of logits (2 V C).
+  const double T = prefillTokens;
+  const FlopCounts flops = flopsPerToken(config, 0);
+  const double prefillMatmulFlops = flops.matmulForward * T;
+  const double prefillAttentionFlops = 4.0 * config.n_layer * config.n_embd * (T * (T + 1) / 2);
+  const double prefillFlops = prefillMatmulFlops + prefillAttentionFlops + flops.unembedForward;
   std::printf(
-      "{\"backend\": \"%s\", \"threads\": %d, \"prefill_tokens\": %d, \"decode_tokens\": %d, \"prefill_ms\": %.3f, "
-      "\"prefill_tokens_per_s\": %.1f, \"prefill_gflops_per_s\": %.1f, \"decode_ms_per_token\": %.3f, \"decode_tokens_per_s\": %.2f, "
-      "\"decode_bytes_per_token\": %.0f, ",
-      backend->name().c_str(), backend->threadCount(), prefillTokens, decodeTokens, prefillMs, prefillTokens / (prefillMs / 1e3),
-      prefillFlops / (prefillMs / 1e3) / 1e9, decodeMs, 1e3 / decodeMs, bytesPerToken);
+      "{\"backend\": \"%s\", \"threads\": %d, \"prefill_tokens\": %d, \"decode_tokens\": %d, \"repeats\": %d, \"prefill_ms\": %.4f, "
+      "\"prefill_tokens_per_s\": %.1f, \"prefill_gflops_per_s\": %.1f, \"prefill_flops\": %.6g, \"prefill_matmul_flops\": %.6g, "
+      "\"prefill_attention_flops\": %.6g, \"decode_path\": \"generate() greedy, %s\", \"decode_steps\": %d, "
+      "\"decode_ms_per_token\": %.4f, \"decode_tokens_per_s\": %.2f, \"generate_ms\": %.3f, \"decode_bytes_per_token\": %.0f, ",
+      backend->name().c_str(), backend->threadCount(), prefillTokens, decodeTokens, repeats, prefillMs, prefillTokens / (prefillMs / 1e3),
+      prefillFlops / (prefillMs / 1e3) / 1e9, prefillFlops, prefillMatmulFlops, prefillAttentionFlops,
+      model.canRecordSteps() ? "recordable steps (CUDA graph when generate() uses them)" : "forward() per token",
+      decodeSteps, decodeMs, 1e3 / decodeMs, median(generateTimes) * 1e3, bytesPerToken);
   if (!backend->isHost()) {  // host memory bandwidth says nothing about a device
     std::printf(
         "\"memcpy_gb_per_s\": null, \"decode_floor_ms\": null, \"decode_fraction_of_floor\": null, \"read_gb_per_s\": null, "
@@ -149,4 +245,13 @@ int main(int argc, char** argv) {
       "\"read_gb_per_s\": %.2f, \"decode_read_floor_ms\": %.3f, \"decode_fraction_of_read_floor\": %.3f}\n",
       bandwidth / 1e9, floorMs, floorMs / decodeMs, readGbps, readFloorMs, readFloorMs / decodeMs);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const Error& e) {  // e.g. a CUDA failure inside the timed loops
+    std::fprintf(stderr, "bench_forward: %s\n", e.what());
+    return 1;
+  }
 }

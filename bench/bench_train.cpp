@@ -1,9 +1,10 @@
-// CPU training benchmark: one optimizer step (forward + mean cross-entropy + backward + gradient
+// Training benchmark (--backend cpu|cuda, default cpu): one optimizer step (forward + mean cross-entropy + backward + gradient
 // clipping + AdamW) of brown-small's architecture (L=4, H=6, C=192, V=4096, T=128, B=16, tied
 // GPT-2 blocks) on random token batches, the same work bench/peers/torch_train_bench.py times in
 // PyTorch. Prints one JSON object: median and best seconds per step, tokens/s, GFLOP/s, with the
 // FLOP count 6*N_matmul + 12*L*T*C per token (the peer's formula). bench/run_train_bench.py puts
-// it beside the peer.
+// it beside the peer. On CUDA the weights, gradients and AdamW state stay on the device and each
+// timed step ends with a stream synchronisation.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "model/backend.h"
+#include "model/backend_select.h"
 #include "model/backward.h"
 #include "model/optimizer.h"
 #include "model/sampling.h"
@@ -23,10 +25,12 @@ using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
   int threads = 0, steps = 20, warmup = 3, layers = 4, heads = 6, embd = 192, vocab = 4096, ctx = 128, batch = 16;
+  std::string backendName = "cpu";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const int value = std::atoi(argv[i + 1]);
-    if (flag == "--threads") threads = value;
+    if (flag == "--backend") backendName = argv[i + 1];
+    else if (flag == "--threads") threads = value;
     else if (flag == "--steps") steps = value;
     else if (flag == "--warmup") warmup = value;
     else if (flag == "--layers") layers = value;
@@ -46,15 +50,37 @@ int main(int argc, char** argv) {
   c.n_embd = embd;
   c.vocab_size = vocab;
   c.n_positions = ctx;
-  auto forward = makeCpuBackend(threads);
-  auto backward = makeCpuBackwardOps(threads);
+  std::unique_ptr<Backend> forward;
+  try {
+    forward = makeBackend(backendName, threads);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  auto backward = makeBackwardOps(*forward, threads);
   TrainModel model(c, *forward, *backward);
-  Weights weights(c), grads(c);
+  Weights weights(c);
   weights.initRandom(1);
   AdamWConfig adamConfig;
   adamConfig.lr = 1e-3f;
-  AdamW adam(weights.totalFloats(), adamConfig);
-  const auto mask = weightDecayMask(weights.layout(), weights.totalFloats());
+  const size_t total = weights.totalFloats();
+  auto adam = makeAdamW(*forward, total, adamConfig);
+  const auto mask = weightDecayMask(weights.layout(), total);
+  adam->setDecayMask(mask.data());
+  // Parameters and gradients in the backend's memory (the host arena itself on the CPU).
+  Buffer deviceParams, deviceGrads;
+  Weights hostGrads;
+  ParamView params = ParamView::of(weights), grads;
+  if (forward->isHost()) {
+    hostGrads = Weights(c);
+    grads = ParamView::of(hostGrads);
+  } else {
+    deviceParams = forward->allocate(total);
+    deviceGrads = forward->allocate(total);
+    forward->upload(deviceParams.data(), weights.arena(), total);
+    params = ParamView::at(weights, deviceParams.data());
+    grads = ParamView::at(weights, deviceGrads.data());
+  }
   // Eight pre-generated random batches used in turn (as the peer does).
   Rng rng(7);
   const size_t n = (size_t)batch * ctx;
@@ -69,9 +95,10 @@ int main(int argc, char** argv) {
   for (int s = 0; s < warmup + steps; ++s) {
     const auto t0 = Clock::now();
     const BatchView view{batch, ctx, inputs[s % 8].data(), targets[s % 8].data(), nullptr};
-    const LossReport loss = model.lossAndGradients(weights, grads, view);
-    clipGradNorm(grads.arena(), grads.totalFloats(), 1.0f);
-    adam.step(weights.arena(), grads.arena(), mask.data());
+    const LossReport loss = model.lossAndGradients(params, grads, view);
+    adam->clipGradNorm(grads.arena, total, 1.0f);
+    adam->step(params.arena, grads.arena, adamConfig.lr);
+    forward->sync();
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (s == 0) firstLoss = loss.loss;
     lastLoss = loss.loss;
@@ -82,11 +109,11 @@ int main(int argc, char** argv) {
   const double matmulParams = 12.0 * layers * embd * embd + (double)vocab * embd;
   const double flopsPerToken = 6.0 * matmulParams + 12.0 * layers * ctx * embd;
   std::printf(
-      "{\"engine\": \"tscope\", \"threads\": %d, \"backward\": \"%s\", \"layers\": %d, \"heads\": %d, \"embd\": %d, \"vocab\": %d, "
+      "{\"engine\": \"tscope\", \"backend\": \"%s\", \"threads\": %d, \"backward\": \"%s\", \"layers\": %d, \"heads\": %d, \"embd\": %d, \"vocab\": %d, "
       "\"ctx\": %d, \"batch\": %d, \"timed_steps\": %d, \"median_s_per_step\": %.5f, \"best_s_per_step\": %.5f, "
       "\"median_tokens_per_s\": %.1f, \"best_tokens_per_s\": %.1f, \"median_gflop_per_s\": %.2f, \"flops_per_token\": %.0f, "
       "\"loss_first\": %.4f, \"loss_last\": %.4f}\n",
-      backward->threadCount(), backward->name().c_str(), layers, heads, embd, vocab, ctx, batch, steps, median, best, n / median,
+      forward->name().c_str(), backward->threadCount(), backward->name().c_str(), layers, heads, embd, vocab, ctx, batch, steps, median, best, n / median,
       n / best, flopsPerToken * n / median / 1e9, flopsPerToken, firstLoss, lastLoss);
   return 0;
 }

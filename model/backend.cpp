@@ -62,6 +62,7 @@ void Backend::beginRecording() { noRecording(*this); }
 void Backend::endRecording() { noRecording(*this); }
 void Backend::setStep(int, int, const Rng&) { noRecording(*this); }
 int Backend::replayStep(Rng*) { noRecording(*this); }
+int Backend::stepResult(Rng*) { noRecording(*this); }
 void Backend::embedStep(float*, const float*, const float*, int) { noRecording(*this); }
 void Backend::sampleStep(const float*, int, const SamplingParams&) { noRecording(*this); }
 

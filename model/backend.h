@@ -138,9 +138,15 @@ class Backend {
   virtual void endRecording();
   // Sets the step state: the token to feed, its position and the sampler's rng.
   virtual void setStep(int token, int position, const Rng& rng);
-  // Runs the recorded step once; then returns the token it sampled (the one wait) and copies the
-  // advanced rng back into *rng when given. The step state now feeds that token at position + 1.
+  // Counts recordings (and anything else that invalidates the recorded step): a caller that
+  // recorded at count n may replay only while this is still n.
+  virtual uint64_t recordingCount() const { return 0; }
+  // Runs the recorded step once and returns stepResult(rng).
   virtual int replayStep(Rng* rng);
+  // Waits for the step ops issued so far (a replay, or the step ops run directly, unrecorded) and
+  // returns the token the last sampleStep drew (the one wait), copying the advanced rng into *rng
+  // when given. The step state then feeds that token at position + 1.
+  virtual int stepResult(Rng* rng);
   // out (1, C) = wte[step token] + positions[step position] (positions may be null).
   virtual void embedStep(float* out, const float* wte, const float* positions, int C);
   // step token = sampleToken(logits (V), params, step rng) on the device; step position += 1.

@@ -3,10 +3,13 @@
 // builds, and "auto" falls back to the CPU, on machines without the CUDA toolkit.
 #include "model/backend_select.h"
 
+#include <vector>
+
 #include "model/error.h"
 
 #ifdef TSCOPE_HAVE_CUDA
 #include "kernels/cuda_backend.h"
+#include "kernels/cuda_backward.h"
 #endif
 
 namespace tscope {
@@ -39,6 +42,53 @@ std::unique_ptr<Backend> makeBackend(const std::string& name, int threads, std::
   if (note) *note = "CPU (no CUDA in this build)";
 #endif
   return makeCpuBackend(threads);
+}
+
+std::unique_ptr<BackwardOps> makeBackwardOps(Backend& forward, int threads) {
+  const std::string name = forward.name();
+  if (name == "reference") return makeReferenceBackwardOps();
+  if (name == "cpu") return makeCpuBackwardOps(threads);
+#ifdef TSCOPE_HAVE_CUDA
+  if (name == "cuda") return makeCudaBackwardOps(forward);
+#endif
+  throw Error("no backward ops for the '" + name + "' backend");
+}
+
+namespace {
+
+#ifdef TSCOPE_HAVE_CUDA
+class DeviceAdamW : public BackendAdamW {
+ public:
+  DeviceAdamW(Backend& backend, size_t n, AdamWConfig config) : adamw_(backend, n, config) {}
+  void setDecayMask(const uint8_t* hostMask) override { adamw_.setDecayMask(hostMask); }
+  void step(float* params, const float* grads, float lr) override { adamw_.step(params, grads, lr); }
+  float clipGradNorm(float* grads, size_t n, float maxNorm) override { return adamw_.clipGradNorm(grads, n, maxNorm); }
+  void scale(float* x, size_t n, float factor) override { adamw_.scale(x, n, factor); }
+  int64_t stepCount() const override { return adamw_.stepCount(); }
+  AdamWState saveState() const override { return adamw_.saveState(); }
+  void loadState(const AdamWState& state) override { adamw_.loadState(state); }
+
+ private:
+  CudaAdamW adamw_;
+};
+#endif
+
+}  // namespace
+
+std::unique_ptr<BackendAdamW> makeAdamW(Backend& backend, size_t n, AdamWConfig config) {
+  if (backend.isHost()) return makeHostAdamW(n, config);
+#ifdef TSCOPE_HAVE_CUDA
+  if (backend.name() == "cuda") return std::make_unique<DeviceAdamW>(backend, n, config);
+#endif
+  throw Error("no AdamW for the '" + backend.name() + "' backend");
+}
+
+TrainCompute makeTrainCompute(const std::string& name, int threads, std::string* note) {
+  TrainCompute compute;
+  compute.forward = makeBackend(name, threads, note);
+  compute.backward = makeBackwardOps(*compute.forward, threads);
+  compute.makeAdamW = [](Backend& backend, size_t n, AdamWConfig config) { return makeAdamW(backend, n, config); };
+  return compute;
 }
 
 }  // namespace tscope

@@ -6,6 +6,10 @@
 #include <string>
 
 #include "model/backend.h"
+#include "model/backward.h"
+#include "model/optimizer.h"
+#include "model/train_model.h"
+#include "model/trainer.h"  // TrainCompute
 
 namespace tscope {
 
@@ -17,5 +21,22 @@ bool buildHasCuda();
 // "CUDA: NVIDIA H200 (device 0, sm_90, 139 GiB)" or "CPU: no CUDA device (cudaGetDeviceCount: ...)";
 // empty for an explicit "cpu" or "reference".
 std::unique_ptr<Backend> makeBackend(const std::string& name, int threads = 0, std::string* note = nullptr);
+
+// The BackwardOps that work on `forward`'s memory: "reference" -> the plain loops, "cpu" -> Eigen
+// (threads as makeCpuBackwardOps), "cuda" -> the device ops on forward's stream (kernels/
+// cuda_backward.h; forward must outlive them). Throws tscope::Error for any other backend.
+std::unique_ptr<BackwardOps> makeBackwardOps(Backend& forward, int threads = 0);
+
+// AdamW on `backend`'s memory (BackendAdamW, train_model.h): optimizer.h's AdamW and clipGradNorm
+// on a host backend (bit for bit), CudaAdamW (state on the device) on CUDA.
+std::unique_ptr<BackendAdamW> makeAdamW(Backend& backend, size_t n, AdamWConfig config);
+
+}  // namespace tscope
+
+namespace tscope {
+
+// Everything a Trainer computes with, on the backend `name` names (as makeBackend: "cpu",
+// "reference", "cuda" or "auto", *note as there).
+TrainCompute makeTrainCompute(const std::string& name, int threads = 0, std::string* note = nullptr);
 
 }  // namespace tscope

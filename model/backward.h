@@ -2,7 +2,10 @@
 // plain-loop reference (the ground truth, backward_reference.cpp) and an Eigen fast path
 // (backward_cpu.cpp). The model-level backward (train_model.cpp) is written once against it.
 // Every op ACCUMULATES (+=) into the gradients of its inputs and parameters, so shared tensors
-// (the tied embedding, the residual stream) sum their gradients. All memory is host memory.
+// (the tied embedding, the residual stream) sum their gradients. Float pointers live in the memory
+// of the forward Backend the ops belong to: host memory for "reference" and "cpu", device memory
+// for "cuda" (kernels/cuda_backward.h; made by makeBackwardOps in backend_select.h). Token ids,
+// targets and the scored mask are always HOST pointers.
 // Rows: training runs B sequences of T tokens as B*T rows; "rows" below is B*T.
 #pragma once
 #include <cstddef>
@@ -18,7 +21,7 @@ namespace tscope {
 class BackwardOps {
  public:
   virtual ~BackwardOps() = default;
-  virtual std::string name() const = 0;  // "reference" or "cpu"
+  virtual std::string name() const = 0;  // "reference", "cpu" or "cuda"
   virtual int threadCount() const { return 1; }
 
   // out (rows, C) = wte[tokens[r]] + positions[r % T]: dwte (V, C) +=; dpositions (P, C) += when

@@ -24,6 +24,19 @@ GenerationResult generate(Transformer& model, std::span<const int> prompt, int m
   auto t1 = std::chrono::steady_clock::now();
   result.prefillMs = std::chrono::duration<double, std::milli>(t1 - t0).count();
   result.ids.reserve(maxNew);
+  if (model.canRecordSteps() && maxNew > 1 && cache.length() < cache.capacity()) {
+    // The backend samples and replays recorded steps (CUDA graphs): the same tokens, one wait each.
+    const int first = sampleNext(logits, params, rng);
+    result.ids.push_back(first);
+    if (first != stopId) {
+      const std::vector<int> rest = model.decodeRecorded(cache, first, maxNew - 1, params, rng, stopId);
+      result.ids.insert(result.ids.end(), rest.begin(), rest.end());
+      result.decodeSteps = static_cast<int>(rest.size());
+    }
+    model.backend().sync();
+    result.decodeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+    return result;
+  }
   for (int step = 0; step < maxNew; ++step) {
     const int next = sampleNext(logits, params, rng);
     result.ids.push_back(next);

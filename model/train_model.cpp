@@ -18,60 +18,163 @@
 namespace tscope {
 
 namespace {
-void zeroVector(AlignedFloats& v, size_t n) {
-  v.resize(n);
-  std::fill(v.begin(), v.end(), 0.0f);
+
+// Activation storage in the forward backend's memory: a host array on the CPU backends (exactly
+// the arrays, and so the bits, the CPU path always had) or a device Buffer that only grows.
+class Floats {
+ public:
+  float* data() { return onHost_ ? host_.data() : device_.data(); }
+  const float* data() const { return onHost_ ? host_.data() : device_.data(); }
+  size_t size() const { return size_; }
+  void resize(Backend& fw, size_t n) {
+    onHost_ = fw.isHost();
+    if (onHost_) host_.resize(n);
+    else if (device_.size() < n) device_ = fw.allocate(n);
+    size_ = n;
+  }
+  // this = other (resized to other's size)
+  void copyFrom(Backend& fw, const Floats& other) { copyFrom(fw, other.data(), other.size()); }
+  void copyFrom(Backend& fw, const float* src, size_t n) {
+    resize(fw, n);
+    if (n) fw.copy(data(), src, n);
+  }
+
+ private:
+  bool onHost_ = true;
+  AlignedFloats host_;
+  Buffer device_;
+  size_t size_ = 0;
+};
+
+void zeroVector(Backend& fw, Floats& v, size_t n) {
+  v.resize(fw, n);
+  if (n) fw.zero(v.data(), n);
 }
+
+// `n` floats of backend memory readable on the host: the memory itself on a host backend, else a
+// download into `copy`.
+const float* hostView(Backend& fw, const float* data, size_t n, std::vector<float>& copy) {
+  if (fw.isHost()) return data;
+  copy.resize(n);
+  if (n) fw.download(copy.data(), data, n);
+  return copy.data();
+}
+
 }  // namespace
+
+namespace {
+
+class HostAdamW : public BackendAdamW {
+ public:
+  HostAdamW(size_t n, AdamWConfig config) : adamw_(n, config) {}
+  void setDecayMask(const uint8_t* hostMask) override {
+    if (hostMask) mask_.assign(hostMask, hostMask + adamw_.size());
+    else mask_.clear();
+  }
+  void step(float* params, const float* grads, float lr) override { adamw_.step(params, grads, mask_.empty() ? nullptr : mask_.data(), lr); }
+  float clipGradNorm(float* grads, size_t n, float maxNorm) override { return tscope::clipGradNorm(grads, n, maxNorm); }
+  void scale(float* x, size_t n, float factor) override {
+    for (size_t i = 0; i < n; ++i) x[i] *= factor;
+  }
+  int64_t stepCount() const override { return adamw_.stepCount(); }
+  AdamWState saveState() const override { return adamw_.saveState(); }
+  void loadState(const AdamWState& state) override { adamw_.loadState(state); }
+
+ private:
+  AdamW adamw_;
+  std::vector<uint8_t> mask_;
+};
+
+}  // namespace
+
+std::unique_ptr<BackendAdamW> makeHostAdamW(size_t n, AdamWConfig config) { return std::make_unique<HostAdamW>(n, config); }
+
+ParamView ParamView::of(const Weights& weights) { return at(weights, const_cast<float*>(weights.arena())); }
+
+ParamView ParamView::at(const Weights& layout, float* target) {
+  const float* base = layout.arena();
+  auto relocate = [&](const float* p) -> float* { return p ? target + (p - base) : nullptr; };
+  auto relocateFeedForward = [&](FeedForwardWeights f) {
+    for (float** p : {&f.fcWeight, &f.fcBias, &f.gateWeight, &f.gateBias, &f.projWeight, &f.projBias}) *p = relocate(*p);
+    return f;
+  };
+  ParamView view;
+  view.arena = target;
+  view.totalFloats = layout.totalFloats();
+  view.wte = relocate(layout.wte);
+  view.wpe = relocate(layout.wpe);
+  view.lnfWeight = relocate(layout.lnfWeight);
+  view.lnfBias = relocate(layout.lnfBias);
+  view.lmHead = relocate(layout.lmHead);
+  for (const auto& w : layout.layers) {
+    LayerWeights r = w;
+    for (float** p : {&r.ln1Weight, &r.ln1Bias, &r.qkvWeight, &r.qkvBias, &r.attnProjWeight, &r.attnProjBias, &r.ln2Weight, &r.ln2Bias,
+                      &r.routerWeight})
+      *p = relocate(*p);
+    r.mlp = relocateFeedForward(w.mlp);
+    for (auto& expert : r.experts) expert = relocateFeedForward(expert);
+    view.layers.push_back(std::move(r));
+  }
+  return view;
+}
 
 // One expert's share of a MoE layer: the rows it computed and what the backward needs.
 struct ExpertActivations {
   std::vector<int> rows;        // (n) global rows (b*T + t) of the kept assignments
-  AlignedFloats gates;     // (n)
+  std::vector<float> gates;     // (n) (host: scatterAddRows takes host gates)
   std::vector<int> sequence;    // (n) which sequence's routing each row came from
   std::vector<int> assignment;  // (n) index into that routing's assignments (for the gate gradient)
-  AlignedFloats in;        // (n, C) gathered inputs
-  AlignedFloats hidden;    // (n, F) pre-activation (x Wfc + bfc)
-  AlignedFloats gate;      // (n, F) SwiGLU gate pre-activation
-  AlignedFloats act;       // (n, F) activated hidden (input of c_proj)
-  AlignedFloats out;       // (n, C) expert output before the gate
+  Floats in;        // (n, C) gathered inputs
+  Floats hidden;    // (n, F) pre-activation (x Wfc + bfc)
+  Floats gate;      // (n, F) SwiGLU gate pre-activation
+  Floats act;       // (n, F) activated hidden (input of c_proj)
+  Floats out;       // (n, C) expert output before the gate
 };
 
 struct LayerActivations {
-  AlignedFloats in;       // (R, C) residual entering the layer
-  AlignedFloats normed1;  // (R, C) ln_1(in) (pre-norm)
-  AlignedFloats qkv;      // (R, QKV) as the attention left it (RoPE rotated)
-  AlignedFloats attn;     // (R, C) concatenated heads
-  AlignedFloats sum1;     // (R, C) post-norm: in + attention (input of ln_1)
-  AlignedFloats mid;      // (R, C) residual after the attention sublayer
-  AlignedFloats normed2;  // (R, C) ln_2(mid) (pre-norm)
-  AlignedFloats hidden;   // (R, F) dense: pre-activation
-  AlignedFloats gate;     // (R, F) dense SwiGLU gate
-  AlignedFloats act;      // (R, F) dense: activated
-  AlignedFloats sum2;     // (R, C) post-norm: mid + feed-forward (input of ln_2)
+  Floats in;       // (R, C) residual entering the layer
+  Floats normed1;  // (R, C) ln_1(in) (pre-norm)
+  Floats qkv;      // (R, QKV) as the attention left it (RoPE rotated)
+  Floats attn;     // (R, C) concatenated heads
+  Floats sum1;     // (R, C) post-norm: in + attention (input of ln_1)
+  Floats mid;      // (R, C) residual after the attention sublayer
+  Floats normed2;  // (R, C) ln_2(mid) (pre-norm)
+  Floats hidden;   // (R, F) dense: pre-activation
+  Floats gate;     // (R, F) dense SwiGLU gate
+  Floats act;      // (R, F) dense: activated
+  Floats sum2;     // (R, C) post-norm: mid + feed-forward (input of ln_2)
   // MoE
-  AlignedFloats routerLogits;          // (R, E)
+  Floats routerLogits;          // (R, E)
+  std::vector<float> routerLogitsHost;  // (R, E) the same on the host, for the routing (device backends)
   std::vector<MoeRouting> routing;          // (B) one routing per sequence
   std::vector<ExpertActivations> experts;   // (E)
 };
 
 struct TrainModel::Activations {
   std::vector<LayerActivations> layers;
-  AlignedFloats final;    // (R, C) residual after the last layer
-  AlignedFloats normedF;  // (R, C) ln_f(final) (pre-norm)
-  AlignedFloats logits;   // (R, V) then dlogits
-  AlignedFloats kCache, vCache;  // (T, Hkv D) per-sequence scratch for the forward attention
-  AlignedFloats ffOut;    // (R, C)
+  Floats final;    // (R, C) residual after the last layer
+  Floats normedF;  // (R, C) ln_f(final) (pre-norm)
+  Floats logits;   // (R, V) then dlogits
+  Floats kCache, vCache;  // (T, Hkv D) per-sequence scratch for the forward attention
+  Floats ffOut;    // (R, C)
   // backward scratch
-  AlignedFloats dx, dmid, dnormed, dattn, dqkv, dhidden, dgate, dact, dsum, dff, drouter, dExpertOut, dExpertIn;
+  Floats x;         // (R, C) the residual stream of the forward
+  Floats dx, dmid, dnormed, dattn, dqkv, dhidden, dgate, dact, dsum, dff, drouter, dExpertOut, dExpertIn;
+  std::vector<float> drouterHost, dExpertOutHost, dffCopy, expertOutCopy;  // host side of the MoE backward
 };
 
 TrainModel::TrainModel(const ModelConfig& config, Backend& forward, BackwardOps& backward)
     : config_(config), forward_(&forward), backward_(&backward), acts_(std::make_unique<Activations>()) {
   if (auto msg = validateConfig(config_); !msg.empty()) throw Error(msg);
-  if (!forward.isHost()) throw Error("training needs a host backend (reference or cpu)");
-  if (config_.position_encoding == PositionEncoding::Sinusoidal)
+  if (forward.isHost() != (backward.name() != "cuda"))
+    throw Error("training: the backward ops '" + backward.name() + "' do not work on the '" + forward.name() + "' backend's memory");
+  if (config_.position_encoding == PositionEncoding::Sinusoidal) {
     sinusoids_ = sinusoidalEncoding(config_.n_positions, config_.n_embd, config_.position_base);
+    if (!forward.isHost()) {
+      deviceSinusoids_ = forward.allocate(sinusoids_.size());
+      forward.upload(deviceSinusoids_.data(), sinusoids_.data(), sinusoids_.size());
+    }
+  }
   if (config_.position_encoding == PositionEncoding::Alibi) alibiSlopes_ = alibiSlopes(config_.n_head);
   if (config_.isMoe()) moeParams_ = moeRoutingParams(config_);
 }
@@ -92,14 +195,37 @@ void TrainModel::checkBatch(const BatchView& batch) const {
   }
 }
 
-LossReport TrainModel::loss(const Weights& weights, const BatchView& batch) { return run(weights, nullptr, batch); }
+LossReport TrainModel::loss(const Weights& weights, const BatchView& batch) {
+  if (forward_->isHost()) return run(ParamView::of(weights), nullptr, batch);
+  if (deviceWeights_.size() != weights.totalFloats()) deviceWeights_ = forward_->allocate(weights.totalFloats());
+  forward_->upload(deviceWeights_.data(), weights.arena(), weights.totalFloats());
+  return run(ParamView::at(weights, deviceWeights_.data()), nullptr, batch);
+}
 
 LossReport TrainModel::lossAndGradients(const Weights& weights, Weights& grads, const BatchView& batch) {
   if (grads.totalFloats() != weights.totalFloats()) throw Error("gradient buffer does not match the model's parameters");
+  if (forward_->isHost()) {
+    const ParamView gradView = ParamView::of(grads);
+    return run(ParamView::of(weights), &gradView, batch);
+  }
+  const size_t n = weights.totalFloats();
+  if (deviceWeights_.size() != n) deviceWeights_ = forward_->allocate(n);
+  if (deviceGrads_.size() != n) deviceGrads_ = forward_->allocate(n);
+  forward_->upload(deviceWeights_.data(), weights.arena(), n);
+  const ParamView gradView = ParamView::at(grads, deviceGrads_.data());
+  LossReport report = run(ParamView::at(weights, deviceWeights_.data()), &gradView, batch);
+  forward_->download(grads.arena(), deviceGrads_.data(), n);
+  return report;
+}
+
+LossReport TrainModel::loss(const ParamView& weights, const BatchView& batch) { return run(weights, nullptr, batch); }
+
+LossReport TrainModel::lossAndGradients(const ParamView& weights, const ParamView& grads, const BatchView& batch) {
+  if (grads.totalFloats != weights.totalFloats) throw Error("gradient buffer does not match the model's parameters");
   return run(weights, &grads, batch);
 }
 
-LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchView& batch) {
+LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, const BatchView& batch) {
   checkBatch(batch);
   const ModelConfig& c = config_;
   const int B = batch.batch, T = batch.steps, R = B * T;
@@ -126,24 +252,25 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
   shape.window = c.attention_window;
   shape.ropeBase = c.position_encoding == PositionEncoding::Rope ? c.position_base : 0.0;
   shape.alibiSlopes = alibiSlopes_.empty() ? nullptr : alibiSlopes_.data();
-  a.kCache.resize((size_t)T * c.kvDim());
-  a.vCache.resize((size_t)T * c.kvDim());
+  a.kCache.resize(fw, (size_t)T * c.kvDim());
+  a.vCache.resize(fw, (size_t)T * c.kvDim());
 
-  const float* positions = c.hasLearnedPositions() ? weights.wpe : sinusoids_.empty() ? nullptr : sinusoids_.data();
+  const float* sinusoids = fw.isHost() ? sinusoids_.data() : deviceSinusoids_.data();
+  const float* positions = c.hasLearnedPositions() ? weights.wpe : sinusoids_.empty() ? nullptr : sinusoids;
 
   // Feed-forward of n rows: in (n, C) -> out (n, C), keeping hidden/gate/act.
-  auto feedForward = [&](const FeedForwardWeights& w, const float* in, int n, AlignedFloats& hidden, AlignedFloats& gate,
-                         AlignedFloats& act, float* out) {
-    hidden.resize((size_t)n * F);
-    act.resize((size_t)n * F);
+  auto feedForward = [&](const FeedForwardWeights& w, const float* in, int n, Floats& hidden, Floats& gate,
+                         Floats& act, float* out) {
+    hidden.resize(fw, (size_t)n * F);
+    act.resize(fw, (size_t)n * F);
     fw.matmul(hidden.data(), in, w.fcWeight, w.fcBias, n, C, F);
     if (swiglu) {
-      gate.resize((size_t)n * F);
+      gate.resize(fw, (size_t)n * F);
       fw.matmul(gate.data(), in, w.gateWeight, w.gateBias, n, C, F);
-      std::memcpy(act.data(), hidden.data(), (size_t)n * F * sizeof(float));
+      fw.copy(act.data(), hidden.data(), (size_t)n * F);
       fw.swiglu(act.data(), gate.data(), (size_t)n * F);
     } else {
-      std::memcpy(act.data(), hidden.data(), (size_t)n * F * sizeof(float));
+      fw.copy(act.data(), hidden.data(), (size_t)n * F);
       fw.activate(act.data(), (size_t)n * F, c.activation);
     }
     fw.matmul(out, act.data(), w.projWeight, w.projBias, n, F, C);
@@ -151,23 +278,24 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
 
   // ---- forward ----------------------------------------------------------------------------------
   LossReport report;
-  AlignedFloats x(RC);
+  Floats& x = a.x;
+  x.resize(fw, RC);
   for (int b = 0; b < B; ++b) fw.embed(x.data() + (size_t)b * T * C, batch.inputs + (size_t)b * T, weights.wte, positions, T, C, 0);
-  a.ffOut.resize(RC);
+  a.ffOut.resize(fw, RC);
   if (c.isMoe()) report.expertLoad.assign((size_t)L * E, 0);
   double auxLoss = 0;
   for (int l = 0; l < L; ++l) {
     const LayerWeights& w = weights.layers[l];
     LayerActivations& la = a.layers[l];
-    la.in = x;
+    la.in.copyFrom(fw, x);
     const float* attnIn = x.data();
     if (c.pre_norm) {
-      la.normed1.resize(RC);
+      la.normed1.resize(fw, RC);
       norm(la.normed1.data(), x.data(), w.ln1Weight, w.ln1Bias);
       attnIn = la.normed1.data();
     }
-    la.qkv.resize((size_t)R * QKV);
-    la.attn.resize(RC);
+    la.qkv.resize(fw, (size_t)R * QKV);
+    la.attn.resize(fw, RC);
     fw.matmul(la.qkv.data(), attnIn, w.qkvWeight, w.qkvBias, R, C, QKV);
     for (int b = 0; b < B; ++b)
       fw.attention(la.attn.data() + (size_t)b * T * C, nullptr, nullptr, la.qkv.data() + (size_t)b * T * QKV, a.kCache.data(),
@@ -175,20 +303,21 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
     fw.matmul(a.ffOut.data(), la.attn.data(), w.attnProjWeight, w.attnProjBias, R, C, C);
     fw.add(x.data(), a.ffOut.data(), RC);
     if (!c.pre_norm) {
-      la.sum1 = x;
+      la.sum1.copyFrom(fw, x);
       norm(x.data(), la.sum1.data(), w.ln1Weight, w.ln1Bias);
     }
-    la.mid = x;
+    la.mid.copyFrom(fw, x);
     if (!c.hasFeedForward()) continue;
     const float* ffIn = x.data();
     if (c.pre_norm) {
-      la.normed2.resize(RC);
+      la.normed2.resize(fw, RC);
       norm(la.normed2.data(), x.data(), w.ln2Weight, w.ln2Bias);
       ffIn = la.normed2.data();
     }
     if (c.isMoe()) {
-      la.routerLogits.resize((size_t)R * E);
+      la.routerLogits.resize(fw, (size_t)R * E);
       fw.matmul(la.routerLogits.data(), ffIn, w.routerWeight, nullptr, R, C, E);
+      const float* routerLogits = hostView(fw, la.routerLogits.data(), (size_t)R * E, la.routerLogitsHost);
       la.routing.resize(B);
       la.experts.resize(E);
       for (auto& ex : la.experts) {
@@ -198,7 +327,7 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
         ex.sequence.clear();
       }
       for (int b = 0; b < B; ++b) {
-        std::vector<float> logits(la.routerLogits.begin() + (size_t)b * T * E, la.routerLogits.begin() + (size_t)(b + 1) * T * E);
+        std::vector<float> logits(routerLogits + (size_t)b * T * E, routerLogits + (size_t)(b + 1) * T * E);
         la.routing[b] = routeTokens(logits, T, moeParams_);
         const MoeRouting& routing = la.routing[b];
         auxLoss += routing.auxLoss / B;
@@ -212,14 +341,14 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
           ex.assignment.push_back(static_cast<int>(i));
         }
       }
-      std::fill(a.ffOut.begin(), a.ffOut.end(), 0.0f);
+      fw.zero(a.ffOut.data(), RC);
       for (int e = 0; e < E; ++e) {
         ExpertActivations& ex = la.experts[e];
         const int n = static_cast<int>(ex.rows.size());
         report.expertLoad[(size_t)l * E + e] += n;
         if (n == 0) continue;
-        ex.in.resize((size_t)n * C);
-        ex.out.resize((size_t)n * C);
+        ex.in.resize(fw, (size_t)n * C);
+        ex.out.resize(fw, (size_t)n * C);
         fw.gatherRows(ex.in.data(), ffIn, ex.rows.data(), n, C);
         feedForward(w.experts[e], ex.in.data(), n, ex.hidden, ex.gate, ex.act, ex.out.data());
         fw.scatterAddRows(a.ffOut.data(), ex.out.data(), ex.rows.data(), ex.gates.data(), n, C);
@@ -229,18 +358,18 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
     }
     fw.add(x.data(), a.ffOut.data(), RC);
     if (!c.pre_norm) {
-      la.sum2 = x;
+      la.sum2.copyFrom(fw, x);
       norm(x.data(), la.sum2.data(), w.ln2Weight, w.ln2Bias);
     }
   }
-  a.final = x;
+  a.final.copyFrom(fw, x);
   const float* unembedIn = a.final.data();
   if (c.hasFinalNorm()) {
-    a.normedF.resize(RC);
+    a.normedF.resize(fw, RC);
     norm(a.normedF.data(), a.final.data(), weights.lnfWeight, weights.lnfBias);
     unembedIn = a.normedF.data();
   }
-  a.logits.resize((size_t)R * V);
+  a.logits.resize(fw, (size_t)R * V);
   fw.matmulTransposed(a.logits.data(), unembedIn, weights.unembedding(), R, C, V);
 
   int scored = 0;
@@ -255,13 +384,13 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
   if (!grads) return report;
 
   // ---- backward ---------------------------------------------------------------------------------
-  Weights& g = *grads;
-  std::fill(g.arena(), g.arena() + g.totalFloats(), 0.0f);
+  const ParamView& g = *grads;
+  fw.zero(g.arena, g.totalFloats);
   const float* dlogits = a.logits.data();
   float* dUnembedding = weights.lmHead ? g.lmHead : g.wte;
-  zeroVector(a.dx, RC);  // gradient of the residual stream (currently: after the last layer)
+  zeroVector(fw, a.dx, RC);  // gradient of the residual stream (currently: after the last layer)
   if (c.hasFinalNorm()) {
-    zeroVector(a.dnormed, RC);
+    zeroVector(fw, a.dnormed, RC);
     backward_->matmulTransposed(a.dnormed.data(), dUnembedding, dlogits, a.normedF.data(), weights.unembedding(), R, C, V);
     normBackward(a.dx.data(), g.lnfWeight, g.lnfBias, a.dnormed.data(), a.final.data(), weights.lnfWeight);
   } else {
@@ -269,14 +398,14 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
   }
 
   // Backward of a feed-forward of n rows: dout (n, C) -> din (n, C) +=.
-  auto feedForwardBackward = [&](const FeedForwardWeights& w, FeedForwardWeights& gw, const float* in, int n, const AlignedFloats& hidden,
-                                 const AlignedFloats& gate, const AlignedFloats& act, const float* dout, float* din) {
+  auto feedForwardBackward = [&](const FeedForwardWeights& w, const FeedForwardWeights& gw, const float* in, int n, const Floats& hidden,
+                                 const Floats& gate, const Floats& act, const float* dout, float* din) {
     const size_t nF = (size_t)n * F;
-    zeroVector(a.dact, nF);
+    zeroVector(fw, a.dact, nF);
     backward_->matmul(a.dact.data(), gw.projWeight, gw.projBias, dout, act.data(), w.projWeight, n, F, C);
-    zeroVector(a.dhidden, nF);
+    zeroVector(fw, a.dhidden, nF);
     if (swiglu) {
-      zeroVector(a.dgate, nF);
+      zeroVector(fw, a.dgate, nF);
       backward_->swiglu(a.dgate.data(), a.dhidden.data(), a.dact.data(), gate.data(), hidden.data(), nF);
       backward_->matmul(din, gw.gateWeight, gw.gateBias, a.dgate.data(), in, w.gateWeight, n, C, F);
     } else {
@@ -287,38 +416,42 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
 
   for (int l = L - 1; l >= 0; --l) {
     const LayerWeights& w = weights.layers[l];
-    LayerWeights& gw = g.layers[l];
+    const LayerWeights& gw = g.layers[l];
     LayerActivations& la = a.layers[l];
     // a.dx: gradient of the residual after this layer. Feed-forward sublayer first.
     if (c.hasFeedForward()) {
       // dff: gradient of the sublayer's output; dmid: of its residual input.
       const float* dff = a.dx.data();
       if (!c.pre_norm) {
-        zeroVector(a.dsum, RC);  // x = ln_2(sum2): d sum2
+        zeroVector(fw, a.dsum, RC);  // x = ln_2(sum2): d sum2
         normBackward(a.dsum.data(), gw.ln2Weight, gw.ln2Bias, a.dx.data(), la.sum2.data(), w.ln2Weight);
         dff = a.dsum.data();
       }
-      a.dmid.assign(dff, dff + RC);  // the residual path
+      a.dmid.copyFrom(fw, dff, RC);  // the residual path
       const float* ffIn = c.pre_norm ? la.normed2.data() : la.mid.data();
       float* dffIn = a.dmid.data();
       if (c.pre_norm) {
-        zeroVector(a.dnormed, RC);
+        zeroVector(fw, a.dnormed, RC);
         dffIn = a.dnormed.data();
       }
       if (c.isMoe()) {
-        zeroVector(a.drouter, (size_t)R * E);
+        // The routing's gradients are computed on the host (the routing lives there): dff and the
+        // expert outputs are read through host views, dExpertOut and drouter are uploaded.
+        a.drouterHost.assign((size_t)R * E, 0.0f);
+        const float* dffHost = hostView(fw, dff, RC, a.dffCopy);
         // Gradient of each kept assignment's gate: dot(dff[row], expert output).
-        std::vector<AlignedFloats> dgates(B);
+        std::vector<std::vector<float>> dgates(B);
         for (int b = 0; b < B; ++b) dgates[b].assign(la.routing[b].assignments.size(), 0.0f);
         for (int e = 0; e < E; ++e) {
           ExpertActivations& ex = la.experts[e];
           const int n = static_cast<int>(ex.rows.size());
           if (n == 0) continue;
-          a.dExpertOut.resize((size_t)n * C);
+          a.dExpertOutHost.resize((size_t)n * C);
+          const float* outHost = hostView(fw, ex.out.data(), (size_t)n * C, a.expertOutCopy);
           for (int i = 0; i < n; ++i) {
-            const float* drow = dff + (size_t)ex.rows[i] * C;
-            const float* orow = ex.out.data() + (size_t)i * C;
-            float* dorow = a.dExpertOut.data() + (size_t)i * C;
+            const float* drow = dffHost + (size_t)ex.rows[i] * C;
+            const float* orow = outHost + (size_t)i * C;
+            float* dorow = a.dExpertOutHost.data() + (size_t)i * C;
             double dot = 0;
             for (int k = 0; k < C; ++k) {
               dorow[k] = ex.gates[i] * drow[k];
@@ -326,16 +459,18 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
             }
             dgates[ex.sequence[i]][ex.assignment[i]] = static_cast<float>(dot);
           }
-          zeroVector(a.dExpertIn, (size_t)n * C);
+          a.dExpertOut.resize(fw, (size_t)n * C);
+          fw.upload(a.dExpertOut.data(), a.dExpertOutHost.data(), (size_t)n * C);
+          zeroVector(fw, a.dExpertIn, (size_t)n * C);
           feedForwardBackward(w.experts[e], gw.experts[e], ex.in.data(), n, ex.hidden, ex.gate, ex.act, a.dExpertOut.data(),
                               a.dExpertIn.data());
-          AlignedFloats ones(n, 1.0f);
+          const std::vector<float> ones(n, 1.0f);
           fw.scatterAddRows(dffIn, a.dExpertIn.data(), ex.rows.data(), ones.data(), n, C);
         }
         // Router logits: through the gates and through the load-balancing loss.
         for (int b = 0; b < B; ++b) {
           const MoeRouting& routing = la.routing[b];
-          float* dlog = a.drouter.data() + (size_t)b * T * E;
+          float* dlog = a.drouterHost.data() + (size_t)b * T * E;
           const float* probs = routing.routerProbs.data();
           if (!moeParams_.expertChoice) {
             // Gates of token t: softmax over its k chosen logits; assignments are in (token, rank) order.
@@ -376,6 +511,8 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
             }
           }
         }
+        a.drouter.resize(fw, (size_t)R * E);
+        fw.upload(a.drouter.data(), a.drouterHost.data(), (size_t)R * E);
         backward_->matmul(dffIn, gw.routerWeight, nullptr, a.drouter.data(), ffIn, w.routerWeight, R, C, E);
       } else {
         feedForwardBackward(w.mlp, gw.mlp, ffIn, R, la.hidden, la.gate, la.act, dff, dffIn);
@@ -386,18 +523,18 @@ LossReport TrainModel::run(const Weights& weights, Weights* grads, const BatchVi
     // Attention sublayer.
     const float* dsub = a.dx.data();
     if (!c.pre_norm) {
-      zeroVector(a.dsum, RC);
+      zeroVector(fw, a.dsum, RC);
       normBackward(a.dsum.data(), gw.ln1Weight, gw.ln1Bias, a.dx.data(), la.sum1.data(), w.ln1Weight);
       dsub = a.dsum.data();
     }
-    a.dmid.assign(dsub, dsub + RC);  // residual path: gradient of the layer input
-    zeroVector(a.dattn, RC);
+    a.dmid.copyFrom(fw, dsub, RC);  // residual path: gradient of the layer input
+    zeroVector(fw, a.dattn, RC);
     backward_->matmul(a.dattn.data(), gw.attnProjWeight, gw.attnProjBias, dsub, la.attn.data(), w.attnProjWeight, R, C, C);
-    zeroVector(a.dqkv, (size_t)R * QKV);
+    zeroVector(fw, a.dqkv, (size_t)R * QKV);
     backward_->attention(a.dqkv.data(), a.dattn.data(), la.qkv.data(), shape, B);
     const float* attnIn = c.pre_norm ? la.normed1.data() : la.in.data();
     if (c.pre_norm) {
-      zeroVector(a.dnormed, RC);
+      zeroVector(fw, a.dnormed, RC);
       backward_->matmul(a.dnormed.data(), gw.qkvWeight, gw.qkvBias, a.dqkv.data(), attnIn, w.qkvWeight, R, C, QKV);
       normBackward(a.dmid.data(), gw.ln1Weight, gw.ln1Bias, a.dnormed.data(), la.in.data(), w.ln1Weight);
     } else {

@@ -1,9 +1,13 @@
 // The transformer's training pass: a forward over B sequences of T tokens that keeps every
 // activation the backward needs, the mean cross-entropy (plus the MoE load-balancing loss), and
 // the backward into a gradient Weights with the same layout as the parameters. Written once:
-// forward ops come from a host Backend (reference or Eigen), backward ops from BackwardOps.
+// forward ops come from a Backend (reference, Eigen or CUDA), backward ops from the BackwardOps on its memory.
 // Every architecture-lab variant trains (positions, norms, pre/post norm, activations, MoE token
 // or expert choice, masks, GQA, tied or untied, attention-only).
+// Memory: activations live in the forward backend's memory (host arrays on the CPU backends, as
+// always; device Buffers on CUDA, where the MoE routing downloads the router logits and runs on
+// the host). Parameters and gradients come as Weights (host) or as ParamView (pointers into the
+// forward backend's memory, e.g. a device copy that the Trainer keeps on the GPU).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -12,6 +16,7 @@
 #include "model/backend.h"
 #include "model/backward.h"
 #include "model/moe.h"
+#include "model/optimizer.h"
 #include "model/weights.h"
 
 namespace tscope {
@@ -25,6 +30,23 @@ struct BatchView {
   const uint8_t* scored = nullptr;   // (B, T) 1 where the loss counts targets[b, t]
 };
 
+// The pointers of a Weights (same layout), possibly into another memory: `arena` holds
+// totalFloats floats and every named pointer points into it (null where the model has none).
+struct ParamView {
+  float* arena = nullptr;
+  size_t totalFloats = 0;
+  float* wte = nullptr;
+  float* wpe = nullptr;
+  std::vector<LayerWeights> layers;
+  float* lnfWeight = nullptr;
+  float* lnfBias = nullptr;
+  float* lmHead = nullptr;
+  const float* unembedding() const { return lmHead ? lmHead : wte; }
+  // The view of `weights` itself (host memory), or of the same layout at `base` (totalFloats floats).
+  static ParamView of(const Weights& weights);
+  static ParamView at(const Weights& layout, float* base);
+};
+
 struct LossReport {
   double loss = 0;          // mean cross-entropy over scored targets (nats/token)
   double auxLoss = 0;       // MoE load-balancing loss, summed over layers (already alpha-weighted)
@@ -32,9 +54,28 @@ struct LossReport {
   std::vector<int> expertLoad;  // (L, E) assignments kept per expert, summed over the batch (MoE only)
 };
 
+// AdamW on a backend's memory, so the training loop is written once: params and grads point into
+// the backend's memory. makeHostAdamW is optimizer.h's AdamW and clipGradNorm, bit for bit;
+// backend_select.h's makeAdamW adds the device one (kernels/cuda_backward.h).
+class BackendAdamW {
+ public:
+  virtual ~BackendAdamW() = default;
+  // Host (n) bytes copied for every later step; null = decay all.
+  virtual void setDecayMask(const uint8_t* hostMask) = 0;
+  virtual void step(float* params, const float* grads, float lr) = 0;
+  // clipGradNorm (optimizer.h) on backend memory; returns the norm before clipping.
+  virtual float clipGradNorm(float* grads, size_t n, float maxNorm) = 0;
+  // x (n) *= factor in backend memory (averaging accumulated gradients)
+  virtual void scale(float* x, size_t n, float factor) = 0;
+  virtual int64_t stepCount() const = 0;
+  virtual AdamWState saveState() const = 0;
+  virtual void loadState(const AdamWState& state) = 0;
+};
+std::unique_ptr<BackendAdamW> makeHostAdamW(size_t n, AdamWConfig config);
+
 class TrainModel {
  public:
-  // Keeps references to both; `forward` must be a host backend (isHost()).
+  // Keeps references to both; `backward` must work on `forward`'s memory (makeBackwardOps).
   TrainModel(const ModelConfig& config, Backend& forward, BackwardOps& backward);
   ~TrainModel();
   TrainModel(const TrainModel&) = delete;
@@ -49,16 +90,22 @@ class TrainModel {
   // loss + auxLoss with respect to every parameter. Throws tscope::Error on a bad batch (shape,
   // token id out of range, T > n_positions, no scored target).
   LossReport lossAndGradients(const Weights& weights, Weights& grads, const BatchView& batch);
+  // The same on a device backend only with copies: these upload weights (and download grads) on
+  // every call. The ParamView forms work in the forward backend's memory with no copy.
+  LossReport loss(const ParamView& weights, const BatchView& batch);
+  LossReport lossAndGradients(const ParamView& weights, const ParamView& grads, const BatchView& batch);
 
  private:
   struct Activations;  // everything the forward keeps for the backward (train_model.cpp)
-  LossReport run(const Weights& weights, Weights* grads, const BatchView& batch);
+  LossReport run(const ParamView& weights, const ParamView* grads, const BatchView& batch);
   void checkBatch(const BatchView& batch) const;
 
   ModelConfig config_;
   Backend* forward_;
   BackwardOps* backward_;
   std::vector<float> sinusoids_;     // (n_positions, C) sinusoidal table when used
+  Buffer deviceSinusoids_;           // the table in device memory (non-host forward backend)
+  Buffer deviceWeights_, deviceGrads_;  // copies for the Weights forms on a device backend
   std::vector<float> alibiSlopes_;   // (H) ALiBi only
   MoeRoutingParams moeParams_;
   std::unique_ptr<Activations> acts_;  // reused between calls

@@ -119,12 +119,23 @@ struct TrainHistory {
   std::vector<EvalReport> evals;
 };
 
+// What a run computes with. Empty (the default): the CPU backend and Eigen backward ops with
+// config.threads and optimizer.h's AdamW, all on the host (bit-reproducible). backend_select.h's
+// makeTrainCompute("cuda") gives the device: weights, gradients and AdamW state then stay in device
+// memory, and weights() / checkpoints download them. A run may resume on another backend than the
+// one that saved it; it continues correctly, but not bit for bit as it would have on the first.
+struct TrainCompute {
+  std::unique_ptr<Backend> forward;
+  std::unique_ptr<BackwardOps> backward;  // working on forward's memory
+  std::function<std::unique_ptr<BackendAdamW>(Backend&, size_t, AdamWConfig)> makeAdamW;
+};
+
 class Trainer {
  public:
   // A new run: random initialisation from config.seed.
-  Trainer(const TrainConfig& config, const DataSpec& data);
+  Trainer(const TrainConfig& config, const DataSpec& data, TrainCompute compute = {});
   // Continues the run saved in a checkpoint directory exactly where it stopped.
-  static std::unique_ptr<Trainer> resume(const std::string& dir);
+  static std::unique_ptr<Trainer> resume(const std::string& dir, TrainCompute compute = {});
   ~Trainer();
 
   StepReport step();        // one optimizer step (gradAccumulation micro-batches)
@@ -137,21 +148,25 @@ class Trainer {
 
   const TrainConfig& config() const { return config_; }
   const DataSpec& dataSpec() const { return dataSpec_; }
-  const Weights& weights() const { return weights_; }
+  const Weights& weights() const;  // on a device: downloaded when the device copy changed
+  const std::string& backendName() const { return backendName_; }
   const TrainHistory& history() const { return history_; }
   DataSource& data() { return *data_; }
   const DataSource& data() const { return *data_; }
   double totalSeconds() const { return totalSeconds_; }
 
  private:
-  Trainer(const TrainConfig& config, const DataSpec& data, bool initialise);
+  Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, TrainCompute compute);
+  StepReport deviceStep();
+  void uploadState();  // weights_ (and nothing else) to the device copy
   TrainConfig config_;
   DataSpec dataSpec_;
   std::unique_ptr<DataSource> data_;
   std::unique_ptr<Backend> forward_;
   std::unique_ptr<BackwardOps> backward_;
   std::unique_ptr<TrainModel> model_;
-  Weights weights_, grads_;
+  mutable Weights weights_;  // on a device: a host copy, refreshed by weights()
+  Weights grads_;
   std::unique_ptr<AdamW> adam_;
   std::vector<uint8_t> decayMask_;
   LrSchedule schedule_;
@@ -161,6 +176,12 @@ class Trainer {
   std::vector<int> inputs_, targets_;
   std::vector<uint8_t> scored_;
   std::vector<float> gradientSum_;  // (parameters) gradient accumulation over micro-batches
+  // Device runs (forward_ not a host backend):
+  std::string backendName_;
+  std::unique_ptr<BackendAdamW> deviceAdam_;
+  Buffer deviceParams_, deviceGrads_, deviceSum_;  // (parameters) each, in forward_'s memory
+  mutable bool hostWeightsStale_ = false;
+  bool onDevice() const { return deviceAdam_ != nullptr; }
 };
 
 }  // namespace tscope

@@ -93,6 +93,7 @@ void Transformer::ensureScratch(int T) {
   }
   logitsBuf_ = backend_->allocate(T * V);
   scratchT_ = T;
+  ++scratchGeneration_;
 }
 
 void Transformer::norm(float* out, const float* in, const float* weight, const float* bias, int rows) {
@@ -104,12 +105,12 @@ void Transformer::norm(float* out, const float* in, const float* weight, const f
 // out (rows, C) = proj(act(in Wfc + bfc)) or, for SwiGLU, proj(silu(in Wgate + bgate) * (in Wfc + bfc)).
 void Transformer::feedForward(const FeedForwardWeights& w, const float* in, float* out, int rows) {
   const int C = config_.n_embd, F = config_.dFF();
-  backend_->matmul(hidden_.data(), in, w.fcWeight, w.fcBias, rows, C, F);
   if (config_.activation == Activation::SwiGlu) {
+    backend_->matmul(hidden_.data(), in, w.fcWeight, w.fcBias, rows, C, F);
     backend_->matmul(gate_.data(), in, w.gateWeight, w.gateBias, rows, C, F);
     backend_->swiglu(hidden_.data(), gate_.data(), (size_t)rows * F);
   } else {
-    backend_->activate(hidden_.data(), (size_t)rows * F, config_.activation);
+    backend_->matmulActivate(hidden_.data(), in, w.fcWeight, w.fcBias, rows, C, F, config_.activation);
   }
   backend_->matmul(out, hidden_.data(), w.projWeight, w.projBias, rows, F, C);
 }
@@ -177,6 +178,97 @@ double l2norm(const float* x, int n) {
 
 }  // namespace
 
+AttentionShape Transformer::attentionShape(int T, int pos0, const KVCache& cache) const {
+  AttentionShape shape{T, pos0, config_.n_head, config_.headDim(), cache.capacity()};
+  shape.nKvHead = config_.kvHeads();
+  shape.causal = config_.causal;
+  shape.window = config_.attention_window;
+  shape.ropeBase = config_.position_encoding == PositionEncoding::Rope ? config_.position_base : 0.0;
+  shape.alibiSlopes = alibiSlopes_.empty() ? nullptr : alibiSlopes_.data();
+  return shape;
+}
+
+void Transformer::recordNorms(Trace* trace, int slot, int T) {
+  if (!trace) return;
+  const int C = config_.n_embd;
+  hostResidual_.resize((size_t)T * C);
+  backend_->download(hostResidual_.data(), residual_.data(), (size_t)T * C);
+  for (int t = 0; t < T; ++t) trace->residNorm[(size_t)slot * T + t] = static_cast<float>(l2norm(hostResidual_.data() + (size_t)t * C, C));
+}
+
+// The residual add after a sublayer. Pre-norm: x += y, and when a norm of x comes next (the next
+// sublayer's, or the final norm: nextWeight) one fused addNorm also leaves it in normed_ and sets
+// *normed. Post-norm: x = norm(x + y) with the sublayer's own norm (postWeight).
+void Transformer::residualAdd(const float* y, int T, const float* nextWeight, const float* nextBias, const float* postWeight,
+                              const float* postBias, bool* normed) {
+  float* x = residual_.data();
+  const int C = config_.n_embd;
+  const float eps = static_cast<float>(config_.layer_norm_epsilon);
+  *normed = false;
+  if (!config_.pre_norm) {
+    backend_->addNorm(x, y, normed_.data(), postWeight, postBias, T, C, eps, config_.norm);
+    backend_->copy(x, normed_.data(), (size_t)T * C);
+  } else if (nextWeight) {
+    backend_->addNorm(x, y, normed_.data(), nextWeight, nextBias, T, C, eps, config_.norm);
+    *normed = true;
+  } else {
+    backend_->add(x, y, (size_t)T * C);
+  }
+}
+
+// The blocks over the T new rows in residual_ (embedded already). Returns true when normed_ then
+// holds the final norm of every row (pre-norm models: fused into the last residual add).
+bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, Trace* trace, const TraceOptions& options) {
+  const int C = config_.n_embd, H = config_.n_head;
+  const size_t activations = (size_t)T * C;
+  float* x = residual_.data();
+  MoeRouting scratchRouting;
+  bool normed = false;  // normed_ holds the pre-norm of x for the next sublayer
+  for (int l = 0; l < config_.n_layer; ++l) {
+    const LayerWeights& w = layers_[l];
+    const LayerWeights* next = l + 1 < config_.n_layer ? &layers_[l + 1] : nullptr;
+    // After this layer comes the next layer's ln1, or the final norm (pre-norm models).
+    const float* nextWeight = next ? next->ln1Weight : lnfWeight_;
+    const float* nextBias = next ? next->ln1Bias : lnfBias_;
+    const int li = trace ? trace->capturedIndex(l) : -1;
+    const bool captureAttn = li >= 0 && options.attention;
+    // Attention sublayer. Pre-norm: x = x + attn(norm(x)); post-norm: x = norm(x + attn(x)).
+    const float* attnIn = x;
+    if (config_.pre_norm) {
+      if (!normed) norm(normed_.data(), x, w.ln1Weight, w.ln1Bias, T);
+      attnIn = normed_.data();
+    }
+    backend_->matmul(qkv_.data(), attnIn, w.qkvWeight, w.qkvBias, T, C, config_.qkvDim());
+    AttentionShape layerShape = shape;
+    if (captureAttn && !options.heads.empty()) {
+      layerShape.traceHeads = options.heads.data();
+      layerShape.traceHeadCount = static_cast<int>(options.heads.size());
+    }
+    backend_->attention(attnOut_.data(), captureAttn ? attnProbs_.data() : nullptr, captureAttn ? attnScores_.data() : nullptr,
+                        qkv_.data(), cache.keys(l), cache.values(l), layerShape);
+    backend_->matmul(projected_.data(), attnOut_.data(), w.attnProjWeight, w.attnProjBias, T, C, C);
+    if (config_.hasFeedForward()) residualAdd(projected_.data(), T, w.ln2Weight, w.ln2Bias, w.ln1Weight, w.ln1Bias, &normed);
+    else residualAdd(projected_.data(), T, nextWeight, nextBias, w.ln1Weight, w.ln1Bias, &normed);
+    if (captureAttn) {
+      const size_t mapFloats = (size_t)H * T * shape.keys();
+      backend_->download(trace->attn.data() + li * mapFloats, attnProbs_.data(), mapFloats);
+      backend_->download(trace->scores.data() + li * mapFloats, attnScores_.data(), mapFloats);
+    }
+    if (li >= 0 && options.residuals) backend_->download(trace->residAfterAttn.data() + (size_t)li * T * C, x, activations);
+    if (config_.hasFeedForward()) {
+      // Feed-forward sublayer (dense MLP or mixture of experts), in the same pre/post form.
+      const float* ffIn = config_.pre_norm ? normed_.data() : x;
+      if (config_.isMoe()) mixtureOfExperts(w, ffIn, projected_.data(), T, trace ? trace->moe[l] : scratchRouting);
+      else feedForward(w.mlp, ffIn, projected_.data(), T);
+      residualAdd(projected_.data(), T, nextWeight, nextBias, w.ln2Weight, w.ln2Bias, &normed);
+    }
+    if (li >= 0 && options.residuals) backend_->download(trace->residAfterMlp.data() + (size_t)li * T * C, x, activations);
+    recordNorms(trace, l + 1, T);
+    if (li >= 0 && trace->lensK > 0) captureLens(*trace, li, x, T);
+  }
+  return normed;
+}
+
 void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vector<float>& logits, bool allPositions,
                           Trace* trace, const TraceOptions& options) {
   const auto started = std::chrono::steady_clock::now();
@@ -189,12 +281,7 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   for (int id : tokens)
     if (id < 0 || id >= V) throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
   ensureScratch(T);
-  AttentionShape shape{T, pos0, H, config_.headDim(), cache.capacity()};
-  shape.nKvHead = config_.kvHeads();
-  shape.causal = config_.causal;
-  shape.window = config_.attention_window;
-  shape.ropeBase = config_.position_encoding == PositionEncoding::Rope ? config_.position_base : 0.0;
-  shape.alibiSlopes = alibiSlopes_.empty() ? nullptr : alibiSlopes_.data();
+  const AttentionShape shape = attentionShape(T, pos0, cache);
 
   if (trace) {
     *trace = Trace{};
@@ -234,75 +321,21 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
     }
     trace->moe.resize(config_.n_layer);
   }
-  std::vector<float> hostResidual;  // trace only: residual norms on host
-  auto recordNorms = [&](int slot) {
-    if (!trace) return;
-    hostResidual.resize((size_t)T * C);
-    backend_->download(hostResidual.data(), residual_.data(), (size_t)T * C);
-    for (int t = 0; t < T; ++t) trace->residNorm[(size_t)slot * T + t] = static_cast<float>(l2norm(hostResidual.data() + (size_t)t * C, C));
-  };
 
   float* x = residual_.data();
-  const size_t activations = (size_t)T * C;
   backend_->embed(x, tokens.data(), wte_, positions_, T, C, pos0);
-  recordNorms(0);
-  MoeRouting scratchRouting;
-  for (int l = 0; l < config_.n_layer; ++l) {
-    const LayerWeights& w = layers_[l];
-    const int li = trace ? trace->capturedIndex(l) : -1;
-    const bool captureAttn = li >= 0 && options.attention;
-    // Attention sublayer. Pre-norm: x = x + attn(norm(x)); post-norm: x = norm(x + attn(x)).
-    const float* attnIn = x;
-    if (config_.pre_norm) {
-      norm(normed_.data(), x, w.ln1Weight, w.ln1Bias, T);
-      attnIn = normed_.data();
-    }
-    backend_->matmul(qkv_.data(), attnIn, w.qkvWeight, w.qkvBias, T, C, config_.qkvDim());
-    backend_->attention(attnOut_.data(), captureAttn ? attnProbs_.data() : nullptr, captureAttn ? attnScores_.data() : nullptr,
-                        qkv_.data(), cache.keys(l), cache.values(l), shape);
-    backend_->matmul(projected_.data(), attnOut_.data(), w.attnProjWeight, w.attnProjBias, T, C, C);
-    backend_->add(x, projected_.data(), activations);
-    if (!config_.pre_norm) {
-      norm(normed_.data(), x, w.ln1Weight, w.ln1Bias, T);
-      backend_->copy(x, normed_.data(), activations);
-    }
-    if (captureAttn) {
-      const size_t mapFloats = (size_t)H * T * shape.keys();
-      backend_->download(trace->attn.data() + li * mapFloats, attnProbs_.data(), mapFloats);
-      backend_->download(trace->scores.data() + li * mapFloats, attnScores_.data(), mapFloats);
-    }
-    if (li >= 0 && options.residuals) backend_->download(trace->residAfterAttn.data() + (size_t)li * T * C, x, activations);
-    // Feed-forward sublayer (dense MLP or mixture of experts), in the same pre/post form.
-    if (!config_.hasFeedForward()) {
-      if (li >= 0 && options.residuals) backend_->download(trace->residAfterMlp.data() + (size_t)li * T * C, x, activations);
-      recordNorms(l + 1);
-      if (li >= 0 && trace->lensK > 0) captureLens(*trace, li, x, T);
-      continue;
-    }
-    const float* ffIn = x;
-    if (config_.pre_norm) {
-      norm(normed_.data(), x, w.ln2Weight, w.ln2Bias, T);
-      ffIn = normed_.data();
-    }
-    if (config_.isMoe()) mixtureOfExperts(w, ffIn, projected_.data(), T, trace ? trace->moe[l] : scratchRouting);
-    else feedForward(w.mlp, ffIn, projected_.data(), T);
-    backend_->add(x, projected_.data(), activations);
-    if (!config_.pre_norm) {
-      norm(normed_.data(), x, w.ln2Weight, w.ln2Bias, T);
-      backend_->copy(x, normed_.data(), activations);
-    }
-    if (li >= 0 && options.residuals) backend_->download(trace->residAfterMlp.data() + (size_t)li * T * C, x, activations);
-    recordNorms(l + 1);
-    if (li >= 0 && trace->lensK > 0) captureLens(*trace, li, x, T);
-  }
+  recordNorms(trace, 0, T);
+  const bool finalNormed = runBlocks(T, shape, cache, trace, options);
   cache.advance(T);
   if (trace)
     for (const auto& routing : trace->moe) trace->moeAuxLoss += routing.auxLoss;
 
-  // Final norm (pre-norm models) and the unembedding.
+  // Final norm (pre-norm models; usually fused into the last residual add) and the unembedding.
   const int firstRow = allPositions ? 0 : T - 1, rows = T - firstRow;
   const float* finalIn = x + (size_t)firstRow * C;
-  if (config_.hasFinalNorm()) {
+  if (finalNormed) {
+    finalIn = normed_.data() + (size_t)firstRow * C;
+  } else if (config_.hasFinalNorm()) {
     norm(normed_.data(), finalIn, lnfWeight_, lnfBias_, rows);
     finalIn = normed_.data();
   }
@@ -315,6 +348,74 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   }
 }
 
+bool Transformer::canRecordSteps() const { return backend_->canRecordSteps() && !config_.isMoe(); }
+
+// One decode step as backend ops reading the token and position from the backend's step state:
+// the same blocks as forward(), then the unembedding and the sampler. Recorded once per cache and
+// sampling setting, replayed per token.
+void Transformer::issueStep(KVCache& cache, const SamplingParams& params) {
+  const int C = config_.n_embd, V = config_.vocab_size;
+  AttentionShape shape = attentionShape(1, cache.capacity() - 1, cache);
+  shape.stepPosition = true;
+  backend_->embedStep(residual_.data(), wte_, positions_, C);
+  const bool finalNormed = runBlocks(1, shape, cache, nullptr, TraceOptions::nothing());
+  const float* finalIn = residual_.data();
+  if (finalNormed) {
+    finalIn = normed_.data();
+  } else if (config_.hasFinalNorm()) {
+    norm(normed_.data(), finalIn, lnfWeight_, lnfBias_, 1);
+    finalIn = normed_.data();
+  }
+  backend_->matmulTransposed(logitsBuf_.data(), finalIn, unembedding_, 1, C, V);
+  backend_->sampleStep(logitsBuf_.data(), V, params);
+}
+
+std::vector<int> Transformer::decodeRecorded(KVCache& cache, int token, int count, const SamplingParams& params, Rng& rng, int stopId) {
+  if (!canRecordSteps()) throw Error("decode steps cannot be recorded with the " + backend_->name() + " backend for this model");
+  if (const char* problem = validateSamplingParams(params); *problem) throw Error(problem);
+  const int V = config_.vocab_size;
+  if (token < 0 || token >= V) throw Error("token id " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
+  count = std::min(count, cache.capacity() - cache.length());
+  std::vector<int> sampled;
+  if (count <= 0) return sampled;
+  ensureScratch(1);
+  // The recording bakes in the cache's memory, the sampling settings and the buffers: record again
+  // when any of them changed. The first step then runs unrecorded (it sizes every scratch area the
+  // recording will use, since nothing may grow while recording) and is a real step.
+  RecordedStep key{cache.keys(0), cache.capacity(), params.temperature, params.topK, params.topP, params.greedy, scratchGeneration_,
+                   backend_->recordingCount()};
+  backend_->setStep(token, cache.length(), rng);
+  if (!(recorded_ == key)) {
+    recorded_ = RecordedStep{};
+    issueStep(cache, params);
+    const int first = backend_->stepResult(&rng);
+    cache.advance(1);
+    sampled.push_back(first);
+    if (first == stopId || count == 1) return sampled;
+    backend_->beginRecording();
+    try {
+      issueStep(cache, params);
+    } catch (...) {
+      try {
+        backend_->endRecording();
+      } catch (...) {  // the first error is the one to report
+      }
+      throw;
+    }
+    backend_->endRecording();
+    key.backendRecording = backend_->recordingCount();
+    recorded_ = key;
+  }
+  sampled.reserve(count);
+  while (static_cast<int>(sampled.size()) < count) {
+    const int next = backend_->replayStep(&rng);
+    cache.advance(1);
+    sampled.push_back(next);
+    if (next == stopId) break;
+  }
+  return sampled;
+}
+
 // Logit lens: what the model would predict if it stopped after this layer,
 // softmax(unembed(final_norm(resid))), reduced to the top K tokens per position.
 void Transformer::captureLens(Trace& trace, int layerIndex, const float* resid, int T) {
@@ -322,9 +423,9 @@ void Transformer::captureLens(Trace& trace, int layerIndex, const float* resid, 
   const int P = static_cast<int>(trace.lensPositions.size());
   const int firstRow = P == T ? 0 : T - 1;  // all positions, or the last one only
   const float* lensIn = resid + (size_t)firstRow * C;
-  if (config_.hasFinalNorm()) {
-    norm(normed_.data(), lensIn, lnfWeight_, lnfBias_, P);
-    lensIn = normed_.data();
+  if (config_.hasFinalNorm()) {  // attnOut_ is free here; normed_ may hold the next layer's input
+    norm(attnOut_.data(), lensIn, lnfWeight_, lnfBias_, P);
+    lensIn = attnOut_.data();
   }
   backend_->matmulTransposed(logitsBuf_.data(), lensIn, unembedding_, P, C, V);
   hostRow_.resize((size_t)P * V);

@@ -10,6 +10,7 @@
 #include "model/backend.h"
 #include "model/kv_cache.h"
 #include "model/moe.h"
+#include "model/sampling.h"
 #include "model/trace.h"
 #include "model/weights.h"
 
@@ -33,6 +34,15 @@ class Transformer {
   // Convenience: a fresh cache, all positions.
   std::vector<float> logitsFor(std::span<const int> tokens, Trace* trace = nullptr, const TraceOptions& traceOptions = {});
 
+  // Decoding by recorded steps (CUDA graphs): whether this backend and model allow it (dense
+  // models only: MoE routing runs on the host).
+  bool canRecordSteps() const;
+  // Feeds `token` after what `cache` holds, samples the next token on the backend, and repeats:
+  // up to `count` tokens (fewer when the cache fills, or after `stopId`). The same tokens as
+  // forward() + sampleNext() with `rng`, which is advanced. The step is recorded on first use
+  // and replayed per token. Throws tscope::Error when !canRecordSteps() or for bad arguments.
+  std::vector<int> decodeRecorded(KVCache& cache, int token, int count, const SamplingParams& params, Rng& rng, int stopId = -1);
+
   // Mixture-of-experts routing knobs (top-k, capacity factor, routing kind) used from the next
   // forward on; the UI turns them live. Throws tscope::Error on an invalid combination.
   void setMoeRouting(const MoeRoutingParams& params);
@@ -40,6 +50,12 @@ class Transformer {
 
  private:
   void ensureScratch(int T);
+  AttentionShape attentionShape(int T, int pos0, const KVCache& cache) const;
+  bool runBlocks(int T, const AttentionShape& shape, KVCache& cache, Trace* trace, const TraceOptions& options);
+  void residualAdd(const float* y, int T, const float* nextWeight, const float* nextBias, const float* postWeight,
+                   const float* postBias, bool* normed);
+  void recordNorms(Trace* trace, int slot, int T);
+  void issueStep(KVCache& cache, const SamplingParams& params);
   void norm(float* out, const float* in, const float* weight, const float* bias, int rows);
   void feedForward(const FeedForwardWeights& w, const float* in, float* out, int rows);
   void mixtureOfExperts(const LayerWeights& w, const float* in, float* out, int T, MoeRouting& routing);
@@ -60,6 +76,7 @@ class Transformer {
 
   // Activations for up to scratchT_ tokens (grown on demand, never in the decode loop).
   int scratchT_ = 0;
+  int scratchGeneration_ = 0;  // bumped when the scratch buffers are reallocated
   Buffer residual_;    // (T, C)
   Buffer normed_;      // (T, C)
   Buffer qkv_;         // (T, C + 2 Hkv D)
@@ -74,6 +91,20 @@ class Transformer {
   Buffer attnProbs_;   // (H, T, Tk) when captured
   Buffer attnScores_;  // (H, T, Tk) when captured
   std::vector<float> hostRow_;          // (V) logit-lens staging
+  std::vector<float> hostResidual_;     // (T, C) trace only: residual norms on the host
+  // What the recorded decode step baked in (decodeRecorded records again when it changes).
+  struct RecordedStep {
+    const float* cacheKeys = nullptr;
+    int cacheCapacity = 0;
+    float temperature = 0;
+    int topK = 0;
+    float topP = 0;
+    bool greedy = false;
+    int scratchGeneration = 0;   // ensureScratch() reallocations
+    uint64_t backendRecording = 0;  // the backend's recordingCount() just after this recording
+    bool operator==(const RecordedStep&) const = default;
+  };
+  RecordedStep recorded_;
   std::vector<float> hostRouterLogits_; // (T, E)
   std::vector<std::vector<int>> expertRows_;     // (E) rows routed to each expert (reused)
   std::vector<std::vector<float>> expertGates_;  // (E) their gates

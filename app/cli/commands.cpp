@@ -4,6 +4,7 @@
 #include "app/cli/commands.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -47,11 +48,15 @@ std::vector<int> inputIds(const Args& args, const LoadedModel& model, const char
   return ids;
 }
 
-// --backend cpu|reference|cuda|auto (default cpu). An unknown or unavailable backend is a
+// --backend cpu|reference|cuda|auto (default auto: the GPU when there is a usable one, else the
+// CPU, and then one line on stderr says so and why). An unknown or unavailable backend is a
 // tscope::Error: one line, exit 1. `note` says what "auto" chose and why.
 std::unique_ptr<Backend> chooseBackend(const Args& args, std::string* note) {
   const int threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
-  return makeBackend(args.str("backend", "cpu"), threads, note);
+  const std::string name = args.str("backend", "auto");
+  auto backend = makeBackend(name, threads, note);
+  if (name == "auto" && backend->name() != "cuda" && !note->empty()) std::fprintf(stderr, "tscope-cli: running on the %s\n", note->c_str());
+  return backend;
 }
 
 // Adds "backend" and, when there is one, "backend_note" to a command's output.

@@ -21,9 +21,10 @@ const char* kUsage =
     "  generate   --model M --prompt S --max-new N [--temperature X --top-k K --top-p P --seed S | --greedy | --beam B]\n"
     "             [--backend B] [--threads N]\n"
     "  init       --out DIR [--config config.json] [--layers L --heads H --embd C --positions P --seed S --init-std X] [--tokenizer DIR]\n"
-    "  train      --config FILE --data SPEC --out DIR [--steps N] [--threads N] [--quiet] | --out DIR --resume\n"
+    "  train      --config FILE --data SPEC --out DIR [--steps N] [--threads N] [--quiet] [--backend B] | --out DIR --resume\n"
     "             SPEC: brown[:vocab=N,val=F] | copy|reverse|sort|induction[:vocab=N,length=N] | modadd[:modulus=N]\n"
-    "B is cpu (default), reference, cuda or auto (CUDA when a device is usable, else cpu, with a backend_note).\n"
+    "B is auto (default: cuda when a CUDA device is usable, else cpu, saying why on stderr and in backend_note),\n"
+    "  cpu, reference or cuda.\n"
     "M is a model directory (config.json + model.safetensors + tokenizer) or an llm.c .bin file.\n";
 
 // One line, whatever the message holds.

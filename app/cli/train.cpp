@@ -13,6 +13,7 @@
 
 #include "app/cli/args.h"
 #include "app/cli/commands.h"
+#include "model/backend_select.h"
 #include "model/cost.h"
 #include "model/error.h"
 #include "model/trainer.h"
@@ -81,16 +82,29 @@ class ProgressLine {
   std::chrono::steady_clock::time_point lastDraw_{};
 };
 
+// --backend cpu|cuda|auto (default auto: the GPU when there is a usable one, else the CPU with a
+// one-line note). The CPU is the Trainer's own choice (its run's thread count), so a CPU run stays
+// bit-reproducible. A run may resume on another backend than the one that saved it: it continues
+// correctly but not bit for bit (the device sums in other orders).
+TrainCompute chooseTrainCompute(const std::string& name, std::string* note) {
+  if (name != "cpu" && name != "cuda" && name != "auto") throw UsageError("--backend must be cpu, cuda or auto, got '" + name + "'");
+  if (name == "cpu") return {};
+  TrainCompute compute = makeTrainCompute(name, 0, note);
+  if (compute.forward->isHost()) return {};  // "auto" without a usable device
+  return compute;
+}
+
 }  // namespace
 
 int runTrain(const Argv& argv) {
-  Args args("train", argv, {"config", "data", "out", "steps", "threads"}, {"resume", "quiet"});
+  Args args("train", argv, {"config", "data", "out", "steps", "threads", "backend"}, {"resume", "quiet"});
   const std::string out = args.str("out");
+  std::string backendNote;
   std::unique_ptr<Trainer> trainer;
   if (args.has("resume")) {
     if (args.has("config") || args.has("data"))
       throw UsageError("--resume continues the run saved in --out; --config and --data come from it");
-    trainer = Trainer::resume(out);
+    trainer = Trainer::resume(out, chooseTrainCompute(args.str("backend", "auto"), &backendNote));
     // A new length changes the learning-rate schedule; say so rather than silently differ.
     const int savedSteps = trainer->config().maxSteps;
     if (args.integer("steps", savedSteps, 1, 100000000) != savedSteps)
@@ -104,10 +118,12 @@ int runTrain(const Argv& argv) {
     config.threads = static_cast<int>(args.integer("threads", config.threads, 0, 1024));
     if (fs::exists(fs::path(out) / "train_state.safetensors"))
       throw UsageError(out + " already holds a training run: pass --resume to continue it, or choose another --out");
-    trainer = std::make_unique<Trainer>(config, parseDataSpec(args.str("data")));
+    const DataSpec data = parseDataSpec(args.str("data"));
+    trainer = std::make_unique<Trainer>(config, data, chooseTrainCompute(args.str("backend", "auto"), &backendNote));
   }
   const TrainConfig& config = trainer->config();
   const bool quiet = args.has("quiet");
+  if (!quiet && trainer->backendName() != "cuda" && !backendNote.empty()) std::fprintf(stderr, "tscope-cli: training on the %s\n", backendNote.c_str());
   if (!quiet)
     std::fprintf(stderr, "%s\nmodel: %lld parameters; %d steps of %d x %d tokens%s\n", trainer->data().describe().c_str(),
                  (long long)countParameters(config.model).total, config.maxSteps, config.batch, config.steps,
@@ -142,6 +158,7 @@ int runTrain(const Argv& argv) {
                  {"tokens_per_second", seconds > 0 ? tokens / seconds : 0},
                  {"parameters", countParameters(config.model).total},
                  {"data", toString(trainer->dataSpec())},
+                 {"backend", trainer->backendName()},
                  {"interrupted", interrupted.load()}};
   if (!trainer->history().evals.empty()) result["val_loss"] = trainer->history().evals.back().loss;
   std::cout << result.dump(2) << "\n";

@@ -161,7 +161,7 @@ bool App::trainingSettled() const {
 
 void App::openModel(const std::string& path, const std::string& prompt) {
   try {
-    auto next = std::make_unique<Session>(loadModel(path));
+    auto next = std::make_unique<Session>(loadModel(path), session_->backendChoice());
     session_ = std::move(next);  // the old session finishes its forward and joins its worker
     snapshot_.reset();
     // Every cache was built from the old model's snapshots (whose ids the new session reuses).

@@ -17,7 +17,7 @@
 namespace {
 
 struct Options {
-  std::string model, prompt, session, screenshot, panel, trainPreset;
+  std::string model, prompt, session, screenshot, panel, trainPreset, backend = "auto";
   int layer = -1, head = -1, benchFrames = 0, trainSteps = 0;
   float fontScale = 1.0f;
   bool projector = false, hasPrompt = false;
@@ -25,6 +25,7 @@ struct Options {
 
 const char* kUsage =
     "usage: tscope [--model DIR] [--prompt S] [--session FILE] [--font-scale X] [--projector]\n"
+    "              [--backend auto|cpu|cuda]  (auto, the default: the GPU when a CUDA device is usable, else the CPU)\n"
     "              [--screenshot FILE.png --panel NAME [--layer l --head h]] [--bench-frames N]\n"
     "              [--train-preset KEY [--train-steps N]]  (start a training preset, pause after N steps;\n"
     "                                                      --layer/--head then pick the Training panel's head)\n"
@@ -53,6 +54,11 @@ Options parse(int argc, char** argv) {
     if (arg == "--model") o.model = value(i);
     else if (arg == "--prompt") { o.prompt = value(i); o.hasPrompt = true; }
     else if (arg == "--session") o.session = value(i);
+    else if (arg == "--backend") {
+      o.backend = value(i);
+      if (o.backend != "auto" && o.backend != "cpu" && o.backend != "cuda")
+        throw tscope::Error("--backend must be auto, cpu or cuda (got '" + o.backend + "')");
+    }
     else if (arg == "--screenshot") o.screenshot = value(i);
     else if (arg == "--panel") o.panel = value(i);
     else if (arg == "--layer") o.layer = integer(i);
@@ -119,7 +125,11 @@ int run(const Options& options) {
   platformOptions.fontScale = state.fontScale;
   platformOptions.projector = state.projector;
   Platform platform(platformOptions);
-  App app(std::make_unique<Session>(std::move(loaded)), state);
+  auto session = std::make_unique<Session>(std::move(loaded), options.backend);
+  // The CPU fallback is said once on stderr too (the status bar keeps saying it).
+  if (options.backend == "auto" && session->backendName() != "cuda")
+    std::fprintf(stderr, "tscope: running on the %s\n", session->backendDescription().c_str());
+  App app(std::move(session), state);
   if (!startupMessage.empty()) app.showMessage(startupMessage);
   if (!options.panel.empty() && !app.selectPanel(options.panel)) throw tscope::Error("unknown panel '" + options.panel + "' (try --help)");
   if (options.trainSteps > 0 && options.trainPreset.empty()) throw tscope::Error("--train-steps needs --train-preset");

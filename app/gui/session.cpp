@@ -5,27 +5,27 @@
 #include <algorithm>
 #include <chrono>
 
+#include "model/backend_select.h"
 #include "model/error.h"
 #include "model/generate.h"
 
 namespace tscope::gui {
 
-Session::Session(LoadedModel model) : model_(std::move(model)) {
+Session::Session(LoadedModel model, const std::string& backendName) : model_(std::move(model)), backendChoice_(backendName) {
   // Leave one core to the UI thread (and the GL driver) so frames stay smooth while the model runs.
   const int cores = makeCpuBackend()->threadCount();
-  backend_ = makeCpuBackend(std::max(1, cores - 1));
+  backend_ = makeBackend(backendName, std::max(1, cores - 1), &backendNote_);
   transformer_ = std::make_unique<Transformer>(model_.weights, *backend_);
   worker_ = std::thread([this] { run(); });
 }
 
 std::string Session::backendDescription() const {
+  if (backend_->name() == "cuda") return backendNote_.empty() ? "CUDA" : backendNote_;
   const int threads = backend_->threadCount();
-#ifdef TSCOPE_BUILD_HAS_CUDA
-  const char* gpu = "the app does not use the CUDA backend yet: tscope-cli --backend cuda";
-#else
-  const char* gpu = "this build has no GPU backend";
-#endif
-  return "CPU (Eigen, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + "; " + gpu + ")";
+  std::string why = "CPU chosen";
+  if (backendNote_.rfind("CPU: ", 0) == 0) why = backendNote_.substr(5);  // "no CUDA device (...)"
+  else if (backendNote_.rfind("CPU (", 0) == 0) why = backendNote_.substr(5, backendNote_.size() - 6);  // "no CUDA in this build"
+  return "CPU (Eigen, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + "; " + why + ")";
 }
 
 Session::~Session() {

@@ -50,7 +50,9 @@ struct Snapshot {
 
 class Session {
  public:
-  explicit Session(LoadedModel model);
+  // backendName: auto (the GPU when a CUDA device is usable, else the CPU), cpu or cuda; throws
+  // tscope::Error (one line) for an unknown or unavailable one.
+  explicit Session(LoadedModel model, const std::string& backendName = "auto");
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -65,8 +67,9 @@ class Session {
   const Tokenizer* tokenizer() const { return model_.tokenizer.get(); }
   const std::string& modelPath() const { return model_.path; }
   std::string backendName() const { return backend_->name(); }
-  // For the status bar, e.g. "CPU (Eigen, 1 thread; this build has no GPU backend)" (or, when the
-  // CUDA backend was built, that the app does not use it yet).
+  const std::string& backendChoice() const { return backendChoice_; }
+  // For the status bar, e.g. "CUDA: NVIDIA H200 (device 0, sm_90, 139 GiB)" or "CPU (Eigen,
+  // 3 threads; no CUDA device: cudaGetDeviceCount: ...)".
   std::string backendDescription() const;
 
  private:
@@ -74,6 +77,8 @@ class Session {
   std::shared_ptr<Snapshot> compute(const Request& request, uint64_t id);
 
   LoadedModel model_;
+  std::string backendChoice_;  // as asked for (auto, cpu, cuda)
+  std::string backendNote_;    // makeBackend's note: what auto chose and why
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Transformer> transformer_;
   mutable std::mutex mutex_;

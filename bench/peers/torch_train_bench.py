@@ -5,6 +5,9 @@
 # subprocess because BLAS reads its env at load; within it every available attention variant is tried.
 # Prints one JSON object (config, per-setting results, best) on stdout; progress goes to stderr.
 # Run with Debian's python: /usr/bin/python3 bench/peers/torch_train_bench.py [--steps 20] [--threads 1,2]
+# On a GPU (bench/gpu/run_all.sh): --device cuda [--compile]: one process, no thread settings, TF32
+# off (float32 as tscope), every step timed between torch.cuda.synchronize() calls; --compile adds
+# torch.compile'd variants (a failure is reported in the JSON, not raised).
 import argparse
 import inspect
 import json
@@ -119,11 +122,25 @@ def run_worker(args):
     """Times every attention variant at this process's thread setting; prints one JSON line."""
     import torch
 
-    torch.set_num_threads(args.torch_threads)
+    device = args.device
+    on_gpu = device != "cpu"
+    if on_gpu:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    else:
+        torch.set_num_threads(args.torch_threads)
+
+    def sync():
+        if on_gpu:
+            torch.cuda.synchronize()
+
+    variants = [(attention, False) for attention in attention_variants(torch)]
+    if args.compile:
+        variants += [(attention, True) for attention in attention_variants(torch)]
     results = []
-    for attention in attention_variants(torch):
+    for attention, compiled in variants:
         torch.manual_seed(0)
-        model = build_model(torch, args, attention)
+        model = build_model(torch, args, attention).to(device)
         decay = [p for p in model.parameters() if p.dim() >= 2]  # matrices only, as tscope's weightDecayMask
         no_decay = [p for p in model.parameters() if p.dim() < 2]
         groups = [{"params": decay, "weight_decay": WEIGHT_DECAY}, {"params": no_decay, "weight_decay": 0.0}]
@@ -133,24 +150,39 @@ def run_worker(args):
         optimizer = torch.optim.AdamW(groups, lr=LR, betas=BETAS, eps=EPS, **options)
         generator = torch.Generator().manual_seed(1)
         data = [torch.randint(0, args.vocab, (args.batch, args.ctx + 1), generator=generator) for _ in range(DATA_BATCHES)]
-        batches = [(d[:, :-1].contiguous(), d[:, 1:].contiguous()) for d in data]
+        batches = [(d[:, :-1].contiguous().to(device), d[:, 1:].contiguous().to(device)) for d in data]
+        forward = model
+        if compiled:
+            if not hasattr(torch, "compile"):
+                results.append({"attention": attention, "compiled": True,
+                                "error": f"torch.compile does not exist in torch {torch.__version__}"})
+                continue
+            forward = torch.compile(model)
 
         def step(i):
             ids, targets = batches[i % DATA_BATCHES]
             optimizer.zero_grad(set_to_none=True)
-            loss = model(ids, targets)
+            loss = forward(ids, targets)
             loss.backward()
             grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP)
             optimizer.step()
             return loss, grad_norm
 
         losses = []
-        for i in range(args.warmup):
-            losses.append(float(step(i)[0]))
+        try:
+            for i in range(args.warmup):
+                losses.append(float(step(i)[0]))
+        except Exception as error:  # noqa: BLE001: a compile failure is a result to report
+            if not compiled:
+                raise
+            results.append({"attention": attention, "compiled": True, "error": f"{type(error).__name__}: {str(error)[:500]}"})
+            continue
         times = []
         for i in range(args.steps):
+            sync()
             begin = time.perf_counter()
             loss, _ = step(args.warmup + i)
+            sync()  # on a GPU the step has only been queued until here
             times.append(time.perf_counter() - begin)
             losses.append(float(loss))  # after the clock: .item() would not add work anyway (CPU, eager)
         median, best = statistics.median(times), min(times)
@@ -158,6 +190,7 @@ def run_worker(args):
         flops = count_work(args.layers, args.heads, args.embd, args.vocab, args.ctx)["flops_per_token"]
         results.append({
             "blas_threads": args.blas_threads, "torch_threads": args.torch_threads, "attention": attention,
+            "compiled": compiled, "device": device,
             "median_s_per_step": round(median, 5), "best_s_per_step": round(best, 5),
             "median_tokens_per_s": round(tokens / median, 1), "best_tokens_per_s": round(tokens / best, 1),
             "median_gflop_per_s": round(flops * tokens / median / 1e9, 2),
@@ -171,7 +204,8 @@ def run_worker(args):
 def worker_flags(args):
     return ["--layers", str(args.layers), "--heads", str(args.heads), "--embd", str(args.embd),
             "--vocab", str(args.vocab), "--ctx", str(args.ctx), "--batch", str(args.batch),
-            "--steps", str(args.steps), "--warmup", str(args.warmup)]
+            "--steps", str(args.steps), "--warmup", str(args.warmup), "--device", args.device] + (
+                ["--compile"] if args.compile else [])
 
 
 def run_all(args):
@@ -180,6 +214,8 @@ def run_all(args):
     except ImportError:
         sys.exit("torch not importable; run with Debian's /usr/bin/python3")
     thread_counts = [int(t) for t in args.threads.split(",") if t.strip()]
+    if args.device != "cpu":  # thread settings do not apply: one configuration
+        thread_counts = [thread_counts[0]]
     results = []
     for blas_threads in thread_counts:
         for torch_threads in thread_counts:
@@ -193,7 +229,11 @@ def run_all(args):
                 sys.exit(f"worker {blas_threads}/{torch_threads} failed (exit {completed.returncode})")
             results.extend(json.loads(completed.stdout.strip().splitlines()[-1]))
 
-    best = min(results, key=lambda r: r["median_s_per_step"])
+    timed = [r for r in results if "error" not in r]
+    best = min(timed, key=lambda r: r["median_s_per_step"])
+    best_eager = min((r for r in timed if not r.get("compiled")), key=lambda r: r["median_s_per_step"])
+    compiled = [r for r in timed if r.get("compiled")]
+    best_compiled = min(compiled, key=lambda r: r["median_s_per_step"]) if compiled else None
     work = count_work(args.layers, args.heads, args.embd, args.vocab, args.ctx)
     print(json.dumps({
         "config": {"layers": args.layers, "heads": args.heads, "embd": args.embd, "vocab": args.vocab,
@@ -211,6 +251,10 @@ def run_all(args):
                  "median_s_per_step": best["median_s_per_step"], "best_s_per_step": best["best_s_per_step"],
                  "median_tokens_per_s": best["median_tokens_per_s"], "best_tokens_per_s": best["best_tokens_per_s"],
                  "median_gflop_per_s": best["median_gflop_per_s"]},
+        "best_eager": best_eager, "best_compiled": best_compiled,
+        "compile_errors": [r for r in results if "error" in r],
+        "device": args.device,
+        "device_name": torch.cuda.get_device_name() if args.device != "cpu" else None,
         "best_chosen_by": "lowest median s/step over all (OpenBLAS threads, torch threads, attention) settings",
         "torch_version": torch.__version__, "blas": blas_description(torch),
     }), flush=True)
@@ -227,6 +271,8 @@ def main():
     parser.add_argument("--steps", type=int, default=20, help="timed steps")
     parser.add_argument("--warmup", type=int, default=WARMUP_STEPS, help="untimed steps first")
     parser.add_argument("--threads", default="1,2", help="thread counts tried for both OpenBLAS and torch")
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda on the GPU machine")
+    parser.add_argument("--compile", action="store_true", help="also time torch.compile'd variants")
     parser.add_argument("--worker", action="store_true", help="time one thread configuration (internal)")
     parser.add_argument("--blas-threads", type=int, default=1)
     parser.add_argument("--torch-threads", type=int, default=1)

@@ -1,0 +1,456 @@
+// The device BackwardOps and AdamW (kernels/cuda_backward.h, reached through the plain-C++
+// chooser in model/backend_select.h) against the plain-loop reference: every op on fresh random
+// inputs with the gradients pre-filled with noise (so += is checked), every attention variant,
+// cross-entropy in place, repeat runs bit-identical, and AdamW + clipping over several steps
+// against the CPU AdamW. Errors are max |device - reference| / max |reference| per output.
+// CudaBackward* tests SKIP (with the reason) without a CUDA build or device; the
+// BackendChoice* tests check the chooser on the CPU and run everywhere.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/backend_select.h"
+#include "model/error.h"
+#include "model/optimizer.h"
+#include "model/positional.h"
+#include "model/train_model.h"
+#include "model/trainer.h"
+#include "test_helpers.h"
+
+using namespace tscope;
+using tscope::testing::compare;
+using tscope::testing::randomWeights;
+
+namespace {
+
+// Device float accumulation against the reference's double: a few float roundings of the largest
+// term, well under this; a wrong index or a missing += gives errors of order 1.
+constexpr double kTolerance = 2e-5;
+
+std::vector<float> randomVector(size_t n, uint64_t seed, double scale = 1.0) {
+  Rng rng(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(scale * (2 * rng.uniform() - 1));
+  return v;
+}
+
+std::unique_ptr<Backend> cudaOrNull(std::string* why) {
+  try {
+    return makeBackend("cuda", 0, nullptr);
+  } catch (const Error& e) {
+    *why = e.what();
+    return nullptr;
+  }
+}
+
+#define REQUIRE_CUDA(backend)             \
+  std::string whyNoCuda_;                 \
+  auto backend = cudaOrNull(&whyNoCuda_); \
+  if (!backend) GTEST_SKIP() << "no CUDA backend: " << whyNoCuda_
+
+using Pointers = std::vector<float*>;
+using Op = std::function<void(BackwardOps&, const Pointers& in, const Pointers& out)>;
+
+Buffer toDevice(Backend& cuda, const std::vector<float>& host) {
+  Buffer buffer = cuda.allocate(host.size());
+  cuda.upload(buffer.data(), host.data(), host.size());
+  return buffer;
+}
+
+std::vector<float> toHost(Backend& cuda, const Buffer& buffer) {
+  std::vector<float> host(buffer.size());
+  cuda.download(host.data(), buffer.data(), buffer.size());
+  return host;
+}
+
+// Runs `op` with the reference ops on host copies and with the device ops on device copies of the
+// same inputs and (pre-filled) outputs, and expects every output to agree within tolerance.
+// Returns the device outputs.
+std::vector<std::vector<float>> expectMatchesReference(Backend& cuda, const std::string& what, const std::vector<std::vector<float>>& inputs,
+                                                       const std::vector<std::vector<float>>& outputs, const Op& op,
+                                                       double tolerance = kTolerance) {
+  auto reference = makeReferenceBackwardOps();
+  auto device = makeBackwardOps(cuda);
+  EXPECT_EQ(device->name(), "cuda");
+  std::vector<std::vector<float>> hostIn = inputs, expected = outputs;
+  Pointers in, out;
+  for (auto& v : hostIn) in.push_back(v.data());
+  for (auto& v : expected) out.push_back(v.data());
+  op(*reference, in, out);
+  std::vector<Buffer> deviceIn, deviceOut;
+  Pointers dIn, dOut;
+  for (const auto& v : inputs) dIn.push_back(deviceIn.emplace_back(toDevice(cuda, v)).data());
+  for (const auto& v : outputs) dOut.push_back(deviceOut.emplace_back(toDevice(cuda, v)).data());
+  op(*device, dIn, dOut);
+  std::vector<std::vector<float>> actual;
+  for (size_t i = 0; i < deviceOut.size(); ++i) {
+    actual.push_back(toHost(cuda, deviceOut[i]));
+    const auto difference = compare(actual[i], expected[i]);
+    EXPECT_LT(difference.relative(), tolerance) << what << ", output " << i << ": " << difference.describe();
+  }
+  return actual;
+}
+
+// Forward-shaped qkv (batch*T, qkvDim) as the forward leaves it: with RoPE, Q and K rotated.
+std::vector<float> forwardQkv(const AttentionShape& shape, int batch, uint64_t seed) {
+  const int width = shape.qkvDim();
+  auto qkv = randomVector(static_cast<size_t>(batch) * shape.T * width, seed, 1.5);
+  if (shape.ropeBase > 0)
+    for (int b = 0; b < batch; ++b)
+      applyRope(qkv.data() + static_cast<size_t>(b) * shape.T * width, shape.T, shape.nHead + shape.kvHeads(), shape.headDim, width, 0,
+                shape.ropeBase);
+  return qkv;
+}
+
+}  // namespace
+
+TEST(CudaBackward, EmbedMatchesReferenceAndRepeatsBitwise) {
+  REQUIRE_CUDA(cuda);
+  const int B = 3, T = 37, C = 300, V = 11, rows = B * T;  // C > 256: two column tiles; V << rows: tokens repeat
+  std::vector<int> tokens(rows);
+  Rng rng(1);
+  for (auto& t : tokens) t = static_cast<int>(rng.uniform() * V);
+  const std::vector<std::vector<float>> inputs = {randomVector(static_cast<size_t>(rows) * C, 2)};
+  const std::vector<std::vector<float>> outputs = {randomVector(static_cast<size_t>(V) * C, 3, 0.1),
+                                                   randomVector(static_cast<size_t>(T + 5) * C, 4, 0.1)};
+  for (bool positions : {true, false}) {
+    const Op op = [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
+      ops.embed(out[0], positions ? out[1] : nullptr, in[0], tokens.data(), rows, T, C);
+    };
+    const auto first = expectMatchesReference(*cuda, positions ? "embed with positions" : "embed without positions", inputs, outputs, op);
+    const auto again = expectMatchesReference(*cuda, "embed again", inputs, outputs, op);
+    for (size_t i = 0; i < first.size(); ++i)
+      EXPECT_EQ(std::memcmp(first[i].data(), again[i].data(), first[i].size() * sizeof(float)), 0) << "embed output " << i << " not repeatable";
+    if (!positions) {
+      EXPECT_EQ(first[1], outputs[1]) << "null dpositions: the positions' gradient must stay untouched";
+    }
+  }
+}
+
+TEST(CudaBackward, NormsMatchReference) {
+  REQUIRE_CUDA(cuda);
+  const int rows = 150, C = 300;  // rows: three column chunks of 64, the last ragged
+  auto weight = randomVector(C, 7);
+  for (auto& w : weight) w += 1.0f;
+  const std::vector<std::vector<float>> inputs = {randomVector(static_cast<size_t>(rows) * C, 5, 2.0),
+                                                  randomVector(static_cast<size_t>(rows) * C, 6), weight};
+  const std::vector<std::vector<float>> outputs = {randomVector(static_cast<size_t>(rows) * C, 8, 0.1), randomVector(C, 9, 0.1),
+                                                   randomVector(C, 10, 0.1)};
+  expectMatchesReference(*cuda, "layerNorm", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
+    ops.layerNorm(out[0], out[1], out[2], in[1], in[0], in[2], rows, C, 1e-5f);
+  });
+  const auto noBias = expectMatchesReference(*cuda, "layerNorm without bias", inputs, outputs,
+                                             [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
+                                               ops.layerNorm(out[0], out[1], nullptr, in[1], in[0], in[2], rows, C, 1e-5f);
+                                             });
+  EXPECT_EQ(noBias[2], outputs[2]) << "null dbias: untouched";
+  expectMatchesReference(*cuda, "rmsNorm", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
+    ops.rmsNorm(out[0], out[1], in[1], in[0], in[2], rows, C, 1e-6f);
+  });
+}
+
+TEST(CudaBackward, MatmulsMatchReference) {
+  REQUIRE_CUDA(cuda);
+  const int rows = 150, K = 70, N = 190;
+  const std::vector<std::vector<float>> inputs = {randomVector(static_cast<size_t>(rows) * K, 11), randomVector(static_cast<size_t>(rows) * N, 12),
+                                                  randomVector(static_cast<size_t>(K) * N, 13)};
+  const std::vector<std::vector<float>> outputs = {randomVector(static_cast<size_t>(rows) * K, 14, 0.1),
+                                                   randomVector(static_cast<size_t>(K) * N, 15, 0.1), randomVector(N, 16, 0.1)};
+  expectMatchesReference(*cuda, "matmul", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
+    ops.matmul(out[0], out[1], out[2], in[1], in[0], in[2], rows, K, N);
+  });
+  const auto partial = expectMatchesReference(*cuda, "matmul without din and dbias", inputs, outputs,
+                                              [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
+                                                ops.matmul(nullptr, out[1], nullptr, in[1], in[0], in[2], rows, K, N);
+                                              });
+  EXPECT_EQ(partial[0], outputs[0]) << "null din: untouched";
+  EXPECT_EQ(partial[2], outputs[2]) << "null dbias: untouched";
+  expectMatchesReference(*cuda, "matmul, 3 rows", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
+    ops.matmul(out[0], out[1], out[2], in[1], in[0], in[2], 3, K, N);
+  });
+  expectMatchesReference(*cuda, "matmulTransposed", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
+    ops.matmulTransposed(out[0], out[1], in[1], in[0], in[2], rows, K, N);  // weight read as (N, K)
+  });
+}
+
+TEST(CudaBackward, ActivationsAndSwigluMatchReference) {
+  REQUIRE_CUDA(cuda);
+  const size_t n = 20011;
+  const std::vector<std::vector<float>> inputs = {randomVector(n, 17, 4.0), randomVector(n, 18), randomVector(n, 19, 2.0)};
+  for (Activation activation : {Activation::GeluTanh, Activation::GeluErf, Activation::Relu})
+    expectMatchesReference(*cuda, std::string("activation ") + toString(activation), inputs, {randomVector(n, 20, 0.1)},
+                           [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.activation(out[0], in[1], in[0], n, activation); });
+  expectMatchesReference(*cuda, "swiglu", inputs, {randomVector(n, 21, 0.1), randomVector(n, 22, 0.1)},
+                         [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.swiglu(out[0], out[1], in[1], in[0], in[2], n); });
+}
+
+TEST(CudaBackward, AttentionMatchesReferenceInEveryVariant) {
+  REQUIRE_CUDA(cuda);
+  struct Case {
+    const char* name;
+    int T, H, kvHeads, D;
+    bool causal;
+    int window;
+    double ropeBase;
+    bool alibi;
+  };
+  // T = 45, 70, 200: not multiples of the 128-thread block; D = 6 and 80: fewer and more than a warp.
+  const Case cases[] = {
+      {"causal", 45, 4, 4, 8, true, 0, 0, false},
+      {"bidirectional", 45, 4, 4, 8, false, 0, 0, false},
+      {"causal window", 70, 2, 2, 8, true, 9, 0, false},
+      {"bidirectional window", 70, 2, 2, 8, false, 9, 0, false},
+      {"GQA", 45, 6, 2, 8, true, 0, 0, false},
+      {"MQA", 45, 4, 1, 8, true, 0, 0, false},
+      {"RoPE", 45, 4, 4, 8, true, 0, 10000, false},
+      {"ALiBi", 45, 4, 4, 8, true, 0, 0, true},
+      {"bidirectional ALiBi", 45, 4, 4, 8, false, 0, 0, true},
+      {"GQA + RoPE + causal window", 70, 4, 2, 8, true, 17, 500, false},
+      {"MQA + RoPE + ALiBi, bidirectional window", 70, 3, 1, 6, false, 20, 10000, true},
+      {"long rows, wide heads, RoPE", 200, 2, 2, 80, true, 0, 10000, false},
+  };
+  const int batch = 2;
+  for (const auto& c : cases) {
+    const auto slopes = alibiSlopes(c.H);
+    AttentionShape shape;
+    shape.T = c.T;
+    shape.nHead = c.H;
+    shape.nKvHead = c.kvHeads;
+    shape.headDim = c.D;
+    shape.cacheRows = c.T;
+    shape.causal = c.causal;
+    shape.window = c.window;
+    shape.ropeBase = c.ropeBase;
+    shape.alibiSlopes = c.alibi ? slopes.data() : nullptr;
+    const size_t qkvSize = static_cast<size_t>(batch) * c.T * shape.qkvDim();
+    const std::vector<std::vector<float>> inputs = {forwardQkv(shape, batch, 23),
+                                                    randomVector(static_cast<size_t>(batch) * c.T * c.H * c.D, 24)};
+    expectMatchesReference(*cuda, std::string("attention ") + c.name, inputs, {randomVector(qkvSize, 25, 0.01)},
+                           [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.attention(out[0], in[1], in[0], shape, batch); });
+  }
+}
+
+TEST(CudaBackward, CrossEntropyMatchesReferenceAlsoInPlace) {
+  REQUIRE_CUDA(cuda);
+  const int rows = 40, V = 3001;
+  const auto logits = randomVector(static_cast<size_t>(rows) * V, 26, 5.0);
+  std::vector<int> targets(rows);
+  std::vector<uint8_t> scored(rows);
+  Rng rng(27);
+  for (int r = 0; r < rows; ++r) {
+    targets[r] = static_cast<int>(rng.uniform() * V);
+    scored[r] = r % 3 != 1;
+  }
+  auto reference = makeReferenceBackwardOps();
+  auto device = makeBackwardOps(*cuda);
+  for (const uint8_t* mask : {static_cast<const uint8_t*>(nullptr), static_cast<const uint8_t*>(scored.data())}) {
+    const char* what = mask ? "with a mask" : "every row scored";
+    std::vector<float> expected(logits.size(), 7.0f);
+    const double expectedLoss = reference->crossEntropy(expected.data(), logits.data(), targets.data(), mask, rows, V, 0.05f);
+    Buffer in = toDevice(*cuda, logits), out = toDevice(*cuda, std::vector<float>(logits.size(), 7.0f));
+    const double loss = device->crossEntropy(out.data(), in.data(), targets.data(), mask, rows, V, 0.05f);
+    const double inPlaceLoss = device->crossEntropy(in.data(), in.data(), targets.data(), mask, rows, V, 0.05f);
+    EXPECT_NEAR(loss, expectedLoss, 1e-5 * expectedLoss) << what;
+    EXPECT_EQ(inPlaceLoss, loss) << what << ": in place";
+    const auto difference = compare(toHost(*cuda, out), expected), inPlaceDifference = compare(toHost(*cuda, in), expected);
+    EXPECT_LT(difference.relative(), kTolerance) << what << ": " << difference.describe();
+    EXPECT_LT(inPlaceDifference.relative(), kTolerance) << what << ", in place: " << inPlaceDifference.describe();
+  }
+  Buffer out = cuda->allocate(logits.size()), in = toDevice(*cuda, logits);
+  targets[0] = V;
+  EXPECT_THROW(device->crossEntropy(out.data(), in.data(), targets.data(), nullptr, rows, V, 1.0f), Error);
+}
+
+TEST(CudaBackward, AdamWWithClippingMatchesCpuOverSeveralSteps) {
+  REQUIRE_CUDA(cuda);
+  const size_t n = 300007;  // more than the norm's 1024 x 256 threads: grid-stride loops run twice
+  AdamWConfig config;
+  config.lr = 1e-2f;
+  config.weightDecay = 0.1f;
+  std::vector<uint8_t> mask(n);
+  for (size_t i = 0; i < n; ++i) mask[i] = i % 5 != 0;
+  auto params = randomVector(n, 40);
+  AdamW cpu(n, config);
+  auto device = makeAdamW(*cuda, n, config);
+  device->setDecayMask(mask.data());
+  Buffer dParams = toDevice(*cuda, params);
+  for (int step = 0; step < 5; ++step) {
+    auto grads = randomVector(n, 41 + step, step == 2 ? 10.0 : 0.001);  // norms ~3000 (step 2, clipped) and ~0.3 (not clipped)
+    Buffer dGrads = toDevice(*cuda, grads);
+    const float norm = clipGradNorm(grads.data(), grads.size(), 1.0f);
+    const float deviceNorm = device->clipGradNorm(dGrads.data(), n, 1.0f);
+    EXPECT_NEAR(deviceNorm, norm, 1e-6 * norm) << "step " << step;
+    const auto clipped = compare(toHost(*cuda, dGrads), grads);
+    EXPECT_LT(clipped.relative(), 1e-6) << "clipped gradients, step " << step << ": " << clipped.describe();
+    const float lr = 1e-2f / (step + 1);
+    cpu.step(params.data(), grads.data(), mask.data(), lr);
+    device->step(dParams.data(), dGrads.data(), lr);
+    const auto difference = compare(toHost(*cuda, dParams), params);
+    // The same float operations per element; the host compiler may contract into FMA
+    // (-march=native), the device never does: allow a few ulps.
+    EXPECT_LT(difference.relative(), 1e-6) << "params after step " << step << ": " << difference.describe();
+  }
+  EXPECT_EQ(device->stepCount(), cpu.stepCount());
+  const AdamWState deviceState = device->saveState(), cpuState = cpu.saveState();
+  EXPECT_EQ(deviceState.step, cpuState.step);
+  EXPECT_LT(compare(deviceState.m, cpuState.m).relative(), 1e-6) << compare(deviceState.m, cpuState.m).describe();
+  EXPECT_LT(compare(deviceState.v, cpuState.v).relative(), 1e-6) << compare(deviceState.v, cpuState.v).describe();
+  // Loading the CPU state and stepping on both again agrees too.
+  device->loadState(cpuState);
+  cuda->upload(dParams.data(), params.data(), n);
+  const auto grads = randomVector(n, 60, 0.01);
+  Buffer dGrads = toDevice(*cuda, grads);
+  cpu.step(params.data(), grads.data(), mask.data(), 1e-3f);
+  device->step(dParams.data(), dGrads.data(), 1e-3f);
+  EXPECT_LT(compare(toHost(*cuda, dParams), params).relative(), 1e-6);
+}
+
+TEST(CudaBackward, TrainModelMatchesCpuInEveryVariant) {
+  REQUIRE_CUDA(cuda);
+  auto cpu = makeBackend("cpu", 2);
+  auto cpuOps = makeBackwardOps(*cpu, 2);
+  auto deviceOps = makeBackwardOps(*cuda);
+  const int B = 3, T = 20;
+  for (const auto& variant : tscope::testing::architectureVariants()) {
+    const ModelConfig config = tscope::testing::variantConfig(variant);
+    const Weights weights = randomWeights(config, 80);
+    std::vector<int> inputs(B * T), targets(B * T);
+    std::vector<uint8_t> scored(B * T);
+    Rng rng(81);
+    for (int i = 0; i < B * T; ++i) {
+      inputs[i] = static_cast<int>(rng.uniform() * config.vocab_size);
+      targets[i] = static_cast<int>(rng.uniform() * config.vocab_size);
+      scored[i] = i % 7 != 3;
+    }
+    const BatchView batch{B, T, inputs.data(), targets.data(), scored.data()};
+    TrainModel onCpu(config, *cpu, *cpuOps), onDevice(config, *cuda, *deviceOps);
+    Weights expected(config), actual(config);
+    const LossReport a = onCpu.lossAndGradients(weights, expected, batch);
+    const LossReport b = onDevice.lossAndGradients(weights, actual, batch);  // uploads weights, downloads grads
+    EXPECT_NEAR(b.loss, a.loss, 1e-5 * std::fabs(a.loss)) << variant.name;
+    EXPECT_NEAR(b.auxLoss, a.auxLoss, 1e-5) << variant.name;
+    EXPECT_EQ(b.expertLoad, a.expertLoad) << variant.name;
+    for (const auto& spec : weights.layout()) {
+      const auto d = compare(actual.param(spec.name), expected.param(spec.name), spec.numel());
+      EXPECT_LT(d.maxAbs, 1e-4 * std::max(1.0, d.maxRef)) << variant.name << ": " << spec.name << " " << d.describe();
+    }
+    // The ParamView form on device memory gives the same gradient as the Weights form.
+    Buffer deviceWeights = cuda->allocate(weights.totalFloats()), deviceGrads = cuda->allocate(weights.totalFloats());
+    cuda->upload(deviceWeights.data(), weights.arena(), weights.totalFloats());
+    const LossReport c = onDevice.lossAndGradients(ParamView::at(weights, deviceWeights.data()), ParamView::at(weights, deviceGrads.data()), batch);
+    EXPECT_EQ(c.loss, b.loss) << variant.name;
+    std::vector<float> viewGrads(weights.totalFloats());
+    cuda->download(viewGrads.data(), deviceGrads.data(), viewGrads.size());
+    EXPECT_EQ(std::memcmp(viewGrads.data(), actual.arena(), viewGrads.size() * sizeof(float)), 0) << variant.name << ": not repeatable";
+  }
+}
+
+TEST(CudaBackward, AdamWStepsOnTheDeviceLowerTheLossAsOnTheCpu) {
+  REQUIRE_CUDA(cuda);
+  // 30 steps of clip + AdamW on one batch, all in device memory, beside the same loop on the CPU.
+  const ModelConfig config = tscope::testing::smallConfig(2, 4, 32, 41, 24);
+  const Weights initial = randomWeights(config, 90);
+  const int B = 2, T = 16;
+  std::vector<int> inputs(B * T), targets(B * T);
+  for (int i = 0; i < B * T; ++i) {
+    inputs[i] = (i * 5) % config.vocab_size;
+    targets[i] = (i * 5 + 3) % config.vocab_size;
+  }
+  const BatchView batch{B, T, inputs.data(), targets.data(), nullptr};
+  AdamWConfig adam;
+  adam.lr = 1e-2f;
+  const auto mask = weightDecayMask(initial.layout(), initial.totalFloats());
+  auto run = [&](Backend& backend) {
+    auto ops = makeBackwardOps(backend);
+    TrainModel model(config, backend, *ops);
+    const size_t n = initial.totalFloats();
+    Buffer params = backend.allocate(n), grads = backend.allocate(n);
+    backend.upload(params.data(), initial.arena(), n);
+    const ParamView p = ParamView::at(initial, params.data()), g = ParamView::at(initial, grads.data());
+    auto adamw = makeAdamW(backend, n, adam);
+    adamw->setDecayMask(mask.data());
+    std::vector<double> losses;
+    for (int step = 0; step < 30; ++step) {
+      losses.push_back(model.lossAndGradients(p, g, batch).loss);
+      adamw->clipGradNorm(grads.data(), n, 1.0f);
+      adamw->step(params.data(), grads.data(), 1e-2f);
+    }
+    losses.push_back(model.loss(p, batch).loss);
+    return losses;
+  };
+  auto cpu = makeBackend("cpu", 2);
+  const auto onCpu = run(*cpu), onDevice = run(*cuda);
+  EXPECT_NEAR(onDevice.front(), onCpu.front(), 1e-5 * onCpu.front());
+  EXPECT_LT(onDevice.back(), 0.5 * onDevice.front()) << "loss " << onDevice.front() << " -> " << onDevice.back();
+  // Float differences grow through 30 Adam steps, but the runs must stay close.
+  EXPECT_NEAR(onDevice.back(), onCpu.back(), 0.02 * onCpu.back()) << "device " << onDevice.back() << ", cpu " << onCpu.back();
+}
+
+TEST(CudaBackward, TrainerRunsOnTheDeviceAndResumesOnTheCpu) {
+  REQUIRE_CUDA(cuda);
+  cuda.reset();  // the Trainer makes its own
+  TrainConfig config;
+  config.model = tscope::testing::smallConfig(2, 4, 32, 41, 24);
+  config.batch = 4;
+  config.gradAccumulation = 2;  // the device's accumulate-and-average path
+  config.maxSteps = 8;
+  config.warmupSteps = 2;
+  config.evalEvery = 4;
+  config.evalBatches = 2;
+  config.threads = 2;
+  const DataSpec data = parseDataSpec("induction:vocab=20,length=8");
+  Trainer onCpu(config, data);
+  Trainer onDevice(config, data, makeTrainCompute("cuda"));
+  EXPECT_EQ(onDevice.backendName(), "cuda");
+  for (int i = 0; i < 4; ++i) {
+    const StepReport a = onCpu.step(), b = onDevice.step();
+    if (i == 0) {
+      EXPECT_NEAR(b.loss, a.loss, 1e-5 * a.loss) << "the first step starts from the same weights";
+      EXPECT_NEAR(b.gradNorm, a.gradNorm, 1e-3 * a.gradNorm);
+    }
+  }
+  const auto difference = compare(onDevice.weights().arena(), onCpu.weights().arena(), onCpu.weights().totalFloats());
+  EXPECT_LT(difference.maxAbs, 1e-2) << "weights after 4 steps (the host copy of the device's): " << difference.describe();
+  const double cpuEval = onCpu.evaluate().loss, deviceEval = onDevice.evaluate().loss;
+  EXPECT_NEAR(deviceEval, cpuEval, 0.02 * cpuEval);
+  // A device checkpoint resumes on the CPU (not bit for bit: the device summed in other orders).
+  const auto dir = std::filesystem::temp_directory_path() / ("tscope_cuda_trainer_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::remove_all(dir);
+  onDevice.saveCheckpoint(dir.string());
+  auto resumed = Trainer::resume(dir.string());
+  EXPECT_EQ(resumed->stepsDone(), 4);
+  EXPECT_EQ(std::memcmp(resumed->weights().arena(), onDevice.weights().arena(), onCpu.weights().totalFloats() * sizeof(float)), 0);
+  while (!resumed->done()) resumed->step();
+  EXPECT_TRUE(std::isfinite(resumed->history().steps.back().loss));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(BackendChoice, BackwardOpsAndAdamWFollowTheForwardBackend) {
+  auto cpu = makeBackend("cpu", 2);
+  auto reference = makeBackend("reference");
+  EXPECT_EQ(makeBackwardOps(*cpu, 2)->name(), "cpu");
+  EXPECT_EQ(makeBackwardOps(*reference)->name(), "reference");
+  // On a host backend makeAdamW is optimizer.h's AdamW and clipGradNorm, bit for bit.
+  const size_t n = 1000;
+  AdamWConfig config;
+  std::vector<uint8_t> mask(n);
+  for (size_t i = 0; i < n; ++i) mask[i] = i % 3 != 0;
+  auto params = randomVector(n, 70), same = params;
+  AdamW direct(n, config);
+  auto chosen = makeAdamW(*cpu, n, config);
+  chosen->setDecayMask(mask.data());
+  for (int step = 0; step < 3; ++step) {
+    auto grads = randomVector(n, 71 + step, 5.0), grads2 = grads;
+    EXPECT_EQ(chosen->clipGradNorm(grads2.data(), n, 1.0f), clipGradNorm(grads.data(), n, 1.0f));
+    direct.step(params.data(), grads.data(), mask.data(), 1e-3f);
+    chosen->step(same.data(), grads2.data(), 1e-3f);
+  }
+  EXPECT_EQ(std::memcmp(params.data(), same.data(), n * sizeof(float)), 0);
+  EXPECT_EQ(chosen->stepCount(), 3);
+}
