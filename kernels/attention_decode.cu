@@ -3,7 +3,9 @@
 // (max, sum, unnormalised accumulator), and a combine kernel merges the chunks, so a single token
 // over a 1024-key cache still spreads over the whole GPU. Also the fallback for head dimensions
 // the tiled kernel does not take (any D up to 256). In a recorded step the position comes from
-// device memory; grid sizes use only host bounds and blocks past the position exit early.
+// device memory; grid sizes use only host bounds, and chunks past the position hold no visible
+// key: they still run and write an empty partial (max -inf, sum 0, accumulator 0), which the
+// combine kernel skips.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -152,7 +154,8 @@ __global__ void combineChunksKernel(float* out, float* lse, const float* partial
   const float inverse = 1.0f / totalShared;
   for (int d = threadIdx.x; d < D; d += blockDim.x) {
     float value = 0.0f;
-    for (int c = 0; c < chunks; ++c) value = fmaf(base[static_cast<size_t>(c) * (2 + D) + 2 + d], weight[c], value);
+    for (int c = 0; c < chunks; ++c)  // empty chunks (weight 0) are skipped: 0 * anything stays out
+      if (weight[c] != 0.0f) value = fmaf(base[static_cast<size_t>(c) * (2 + D) + 2 + d], weight[c], value);
     out[static_cast<size_t>(t) * H * D + h * D + d] = value * inverse;
   }
 }
@@ -176,7 +179,7 @@ struct SplitPlan {
 // keys; from host bounds only (shape.keys() is the cache bound in a recorded step).
 SplitPlan splitPlan(const AttentionShape& s) {
   int visible = s.keys();
-  if (s.window > 0) visible = std::min(visible, s.causal ? s.window : 2 * s.window - 1);
+  if (s.window > 0) visible = static_cast<int>(std::min<long long>(visible, s.causal ? s.window : 2LL * s.window - 1));
   visible = std::max(visible, 1);
   const long long pairs = static_cast<long long>(s.nHead) * s.T;
   const int wanted = static_cast<int>(std::min<long long>(kMaxChunks, std::max<long long>(1, (4LL * multiprocessorCount() + pairs - 1) / pairs)));

@@ -15,9 +15,9 @@ constexpr int kChunkRows = 64;
 
 int chunksFor(int rows) { return (rows + kChunkRows - 1) / kChunkRows; }
 
-// grid (column tiles, chunks): partial[chunk, n] = sum over the chunk's rows of dout[r, n].
+// grid (chunks, column tiles): chunks on x, whose limit is 2^31 - 1 (y stops at 65535): partial[chunk, n] = sum over the chunk's rows of dout[r, n].
 __global__ void columnSumPartialKernel(float* partial, const float* dout, int rows, int N) {
-  const int n = blockIdx.x * blockDim.x + threadIdx.x, chunk = blockIdx.y;
+  const int n = blockIdx.y * blockDim.x + threadIdx.x, chunk = blockIdx.x;
   if (n >= N) return;
   const int first = chunk * kChunkRows, last = min(rows, first + kChunkRows);
   float sum = 0.0f;
@@ -52,7 +52,7 @@ void launchMatmulBackward(cublasHandle_t cublas, float* din, float* dweight, flo
   if (dbias) {
     const int chunks = chunksFor(rows);
     const unsigned tiles = (N + kColumnThreads - 1) / kColumnThreads;
-    columnSumPartialKernel<<<dim3(tiles, chunks), kColumnThreads, 0, stream>>>(scratch, dout, rows, N);
+    columnSumPartialKernel<<<dim3(chunks, tiles), kColumnThreads, 0, stream>>>(scratch, dout, rows, N);
     TSCOPE_LAUNCH_CHECK();
     columnSumFinishKernel<<<tiles, kColumnThreads, 0, stream>>>(dbias, scratch, chunks, N);
     TSCOPE_LAUNCH_CHECK();

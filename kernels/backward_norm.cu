@@ -70,11 +70,11 @@ __global__ void rmsNormRowsBackwardKernel(float* din, float* stats, const float*
   }
 }
 
-// grid (column tiles, chunks): partialWeight[chunk, c] = sum over the chunk's rows of dy (x - mean) rstd,
+// grid (chunks, column tiles): chunks on x, whose limit is 2^31 - 1 (y stops at 65535): partialWeight[chunk, c] = sum over the chunk's rows of dy (x - mean) rstd,
 // partialBias[chunk, c] = sum of dy (when partialBias is not null).
 __global__ void normColumnsPartialKernel(float* partialWeight, float* partialBias, const float* dout, const float* in, const float* stats,
                                          int rows, int C) {
-  const int c = blockIdx.x * blockDim.x + threadIdx.x, chunk = blockIdx.y;
+  const int c = blockIdx.y * blockDim.x + threadIdx.x, chunk = blockIdx.x;
   if (c >= C) return;
   const int first = chunk * kChunkRows, last = min(rows, first + kChunkRows);
   float sumWeight = 0.0f, sumBias = 0.0f;
@@ -108,7 +108,7 @@ void columnPass(float* dweight, float* dbias, const float* dout, const float* in
   float* partialWeight = scratch + 2 * static_cast<size_t>(rows);
   float* partialBias = dbias ? partialWeight + static_cast<size_t>(chunks) * C : nullptr;
   const unsigned tiles = (C + kColumnThreads - 1) / kColumnThreads;
-  normColumnsPartialKernel<<<dim3(tiles, chunks), kColumnThreads, 0, stream>>>(partialWeight, partialBias, dout, in, stats, rows, C);
+  normColumnsPartialKernel<<<dim3(chunks, tiles), kColumnThreads, 0, stream>>>(partialWeight, partialBias, dout, in, stats, rows, C);
   TSCOPE_LAUNCH_CHECK();
   normColumnsFinishKernel<<<tiles, kColumnThreads, 0, stream>>>(dweight, dbias, partialWeight, partialBias, chunks, C);
   TSCOPE_LAUNCH_CHECK();

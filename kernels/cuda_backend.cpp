@@ -86,6 +86,7 @@ class CudaBackend : public Backend {
 
   // --- memory -----------------------------------------------------------------------------
   Buffer allocate(size_t count) override {
+    if (recording_) throw Error("CUDA backend: allocate while a decode step is recorded");
     if (count == 0) return Buffer(this, nullptr, 0);
     float* data = nullptr;
     TSCOPE_CUDA_CHECK(cudaMalloc(&data, count * sizeof(float)));
@@ -99,16 +100,21 @@ class CudaBackend : public Backend {
     if (error != cudaSuccess) std::fprintf(stderr, "tscope: cudaFree failed: %s\n", cudaGetErrorString(error));
   }
   void upload(float* dst, const float* hostSrc, size_t count) override {
+    if (recording_) throw Error("CUDA backend: upload while a decode step is recorded");
     if (count) TSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst, hostSrc, count * sizeof(float), cudaMemcpyHostToDevice, stream_));
   }
   void download(float* hostDst, const float* src, size_t count) override {
+    if (recording_) throw Error("CUDA backend: download while a decode step is recorded");
     if (count) TSCOPE_CUDA_CHECK(cudaMemcpyAsync(hostDst, src, count * sizeof(float), cudaMemcpyDeviceToHost, stream_));
     TSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
   void copy(float* dst, const float* src, size_t count) override {
     if (count) TSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst, src, count * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
   }
-  void sync() override { TSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  void sync() override {
+    if (recording_) throw Error("CUDA backend: sync while a decode step is recorded");
+    TSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
 
   // --- ops -------------------------------------------------------------------------------------
   void embed(float* out, const int* hostTokens, const float* wte, const float* positions, int T, int C, int pos0) override {
@@ -195,6 +201,8 @@ class CudaBackend : public Backend {
     std::memcpy(state.rng, rng.state(), sizeof state.rng);
     state.token = token;
     state.position = position;
+    // An earlier step's copy into stepHost_ may still be queued: let it land before overwriting.
+    TSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
     *stepHost_ = state;
     TSCOPE_CUDA_CHECK(cudaMemcpyAsync(stepDevice_, stepHost_, sizeof(StepState), cudaMemcpyHostToDevice, stream_));
     TSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));  // stepHost_ is rewritten by every step
@@ -245,6 +253,7 @@ class CudaBackend : public Backend {
     launchGatherRows(out, in, stage(hostRows, n), n, C, stream_);
   }
   void scatterAddRows(float* out, const float* in, const int* hostRows, const float* hostWeights, int n, int C) override {
+    if (recording_) throw Error("CUDA backend: host arguments cannot be staged while a decode step is recorded");
     if (n <= 0) return;
     // Rows and gates share one staging area: n ints, then n floats.
     char* area = static_cast<char*>(hostArgs_.reserve(n * (sizeof(int) + sizeof(float)), stream_));
@@ -257,6 +266,13 @@ class CudaBackend : public Backend {
     if (s.nKvHead > 0 && s.nHead % s.nKvHead != 0) throw Error("attention: nKvHead must divide nHead");
     if (s.ropeBase > 0 && s.headDim % 2 != 0) throw Error("attention: RoPE needs an even head dimension");
     if (s.cacheRows > 0 && s.keys() > s.cacheRows) throw Error("attention: pos0 + T is past the cache's rows");
+    // Everything checkable is checked before any kernel runs: the launchers rotate qkv and write
+    // the cache first, so a late throw would leave them changed.
+    if (s.headDim > 256) throw Error("attention: head dimension " + std::to_string(s.headDim) + " is over the CUDA kernels' 256");
+    if ((probs || scores) && s.traceHeads)
+      for (int i = 0; i < s.traceHeadCount; ++i)
+        if (s.traceHeads[i] < 0 || s.traceHeads[i] >= s.nHead)
+          throw Error("attention: trace head " + std::to_string(s.traceHeads[i]) + " is outside 0.." + std::to_string(s.nHead - 1));
     const int* position = nullptr;
     if (s.stepPosition) {
       if (s.T != 1) throw Error("attention: a recorded decode step has T == 1");

@@ -21,7 +21,9 @@ void product(cublasHandle_t cublas, float* out, const float* in, const float* we
     return;
   }
   // Column-major: out^T (N, T) = weight^T (N, K; stored as row-major (K, N), ld N) . in^T (K, T; ld K).
-  TSCOPE_CUBLAS_CHECK(cublasSgemm(cublas, CUBLAS_OP_N, CUBLAS_OP_N, N, T, K, &one, weight, N, in, K, &zero, out, N));
+  // cuBLAS wants every leading dimension >= 1, also for K == 0 (then out = 0).
+  const int ldIn = K > 0 ? K : 1;
+  TSCOPE_CUBLAS_CHECK(cublasSgemm(cublas, CUBLAS_OP_N, CUBLAS_OP_N, N, T, K, &one, weight, N, in, ldIn, &zero, out, N));
 }
 
 }  // namespace
@@ -53,8 +55,10 @@ void launchMatmulTransposed(cublasHandle_t cublas, float* out, const float* in, 
     return;
   }
   // Column-major: out^T (N, T) = weight (N, K) . in^T (K, T); row-major weight (N, K) is the
-  // column-major (K, N) matrix with ld K, so cuBLAS transposes it back (OP_T).
-  TSCOPE_CUBLAS_CHECK(cublasSgemm(cublas, CUBLAS_OP_T, CUBLAS_OP_N, N, T, K, &one, weight, K, in, K, &zero, out, N));
+  // column-major (K, N) matrix with ld K, so cuBLAS transposes it back (OP_T). Leading dimensions
+  // >= 1 also for K == 0 (then out = 0).
+  const int ldK = K > 0 ? K : 1;
+  TSCOPE_CUBLAS_CHECK(cublasSgemm(cublas, CUBLAS_OP_T, CUBLAS_OP_N, N, T, K, &one, weight, ldK, in, ldK, &zero, out, N));
 }
 
 }  // namespace tscope::cuda

@@ -6,9 +6,10 @@
 // cut by id with a bisection, so exactly the CPU's prefix of the (logit desc, id asc) order survives.
 //
 // Where the device can differ from the CPU, and how rarely:
-//  - exp: the CPU rounds the exponent to float and calls expf (glibc: < 1 ulp, nearly always the
-//    correctly rounded value); here exp runs in double and is rounded to float, the correctly
-//    rounded value except within ~1e-9 ulp of a rounding midpoint. Different w_i: ~1e-9 per token.
+//  - exp: the CPU rounds the exponent to float and calls expf (glibc documents up to ~0.502 ulp, so
+//    it is not always the correctly rounded value); here exp runs in double and is rounded to
+//    float, the correctly rounded value. Up to ~1e-3 of the weights w_i may differ by one ulp
+//    (relative 6e-8), far too little to move a draw across a token boundary but in rare cases.
 //  - normalising sums (softmax, top-k, top-p) are doubles added in a fixed tree order, not the
 //    CPU's sequential order: they can differ in the last double bit, which changes a float
 //    probability only if it lies within ~1e-16 relative of a float midpoint (~1e-9 per token).

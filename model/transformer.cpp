@@ -382,7 +382,7 @@ std::vector<int> Transformer::decodeRecorded(KVCache& cache, int token, int coun
   // The recording bakes in the cache's memory, the sampling settings and the buffers: record again
   // when any of them changed. The first step then runs unrecorded (it sizes every scratch area the
   // recording will use, since nothing may grow while recording) and is a real step.
-  RecordedStep key{cache.keys(0), cache.capacity(), params.temperature, params.topK, params.topP, params.greedy, scratchGeneration_,
+  RecordedStep key{cache.keys(0), cache.values(0), cache.capacity(), params.temperature, params.topK, params.topP, params.greedy, scratchGeneration_,
                    backend_->recordingCount()};
   backend_->setStep(token, cache.length(), rng);
   if (!(recorded_ == key)) {

@@ -95,6 +95,7 @@ class Transformer {
   // What the recorded decode step baked in (decodeRecorded records again when it changes).
   struct RecordedStep {
     const float* cacheKeys = nullptr;
+    const float* cacheValues = nullptr;
     int cacheCapacity = 0;
     float temperature = 0;
     int topK = 0;
