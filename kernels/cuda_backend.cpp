@@ -20,6 +20,7 @@
 
 #include "kernels/cuda_backward.h"  // CudaStreamContext (training shares the stream and cuBLAS handle)
 #include "kernels/cuda_check.h"
+#include "kernels/device_scratch.h"
 #include "kernels/launchers.h"
 #include "model/error.h"
 #include "model/sampling.h"
@@ -28,32 +29,6 @@ namespace tscope {
 namespace {
 
 using namespace tscope::cuda;
-
-// A growable device byte area (RAII, move-only). Growing waits for the stream, so work already
-// enqueued never reads freed memory.
-class DeviceScratch {
- public:
-  DeviceScratch() = default;
-  ~DeviceScratch() {
-    if (data_) cudaFree(data_);
-  }
-  DeviceScratch(const DeviceScratch&) = delete;
-  DeviceScratch& operator=(const DeviceScratch&) = delete;
-  void* reserve(size_t bytes, cudaStream_t stream) {
-    if (bytes <= bytes_) return data_;
-    TSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (data_) TSCOPE_CUDA_CHECK(cudaFree(data_));
-    data_ = nullptr;
-    bytes_ = 0;
-    TSCOPE_CUDA_CHECK(cudaMalloc(&data_, bytes));
-    bytes_ = bytes;
-    return data_;
-  }
-
- private:
-  void* data_ = nullptr;
-  size_t bytes_ = 0;
-};
 
 class CudaBackend : public Backend {
  public:

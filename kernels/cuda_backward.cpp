@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/cuda_check.h"
+#include "kernels/device_scratch.h"
 #include "kernels/launchers.h"
 #include "model/error.h"
 
@@ -23,31 +24,6 @@ namespace tscope {
 namespace {
 
 using namespace tscope::cuda;
-
-// A growable device byte area (RAII, move-only); growing waits for the stream first.
-class DeviceArea {
- public:
-  DeviceArea() = default;
-  ~DeviceArea() {
-    if (data_) cudaFree(data_);
-  }
-  DeviceArea(const DeviceArea&) = delete;
-  DeviceArea& operator=(const DeviceArea&) = delete;
-  void* reserve(size_t bytes, cudaStream_t stream) {
-    if (bytes <= bytes_) return data_;
-    TSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (data_) TSCOPE_CUDA_CHECK(cudaFree(data_));
-    data_ = nullptr;
-    bytes_ = 0;
-    TSCOPE_CUDA_CHECK(cudaMalloc(&data_, bytes));
-    bytes_ = bytes;
-    return data_;
-  }
-
- private:
-  void* data_ = nullptr;
-  size_t bytes_ = 0;
-};
 
 size_t alignUp(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
@@ -157,9 +133,9 @@ class CudaBackwardOps : public BackwardOps {
   CudaStreamContext context_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
-  DeviceArea hostArgs_;  // staged host arguments
-  DeviceArea work_;      // op workspaces
-  DeviceArea rowLoss_;   // (rows) doubles of crossEntropy
+  DeviceScratch hostArgs_;  // staged host arguments
+  DeviceScratch work_;      // op workspaces
+  DeviceScratch rowLoss_;   // (rows) doubles of crossEntropy
   std::vector<double> hostLoss_;
 };
 
