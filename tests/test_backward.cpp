@@ -16,17 +16,12 @@
 #include "model/ops_reference.h"
 #include "model/positional.h"
 #include "model/sampling.h"
+#include "tests/test_backward_helpers.h"
 
 using namespace tscope;
+using tscope::testing::randomVector;
 
 namespace {
-
-std::vector<float> randomVector(size_t n, uint64_t seed, double scale = 1.0) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (auto& x : v) x = static_cast<float>(scale * (2 * rng.uniform() - 1));
-  return v;
-}
 
 double dot(const std::vector<float>& a, const std::vector<float>& b) {
   double s = 0;

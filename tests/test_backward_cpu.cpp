@@ -13,21 +13,18 @@
 #include "model/backward.h"
 #include "model/error.h"
 #include "model/positional.h"
+#include "tests/test_backward_helpers.h"
 #include "test_helpers.h"
 
 using namespace tscope;
+using tscope::testing::attentionCases;
 using tscope::testing::compare;
+using tscope::testing::forwardQkv;
+using tscope::testing::randomVector;
 
 namespace {
 
 constexpr double kTolerance = 1e-5;  // normalised max error of every output
-
-std::vector<float> randomVector(size_t n, uint64_t seed, double scale = 1.0) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (auto& x : v) x = static_cast<float>(scale * (2 * rng.uniform() - 1));
-  return v;
-}
 
 // Runs `op` on the reference and on the fast ops, each on its own copy of the (pre-filled)
 // outputs, and expects every output to agree within tolerance.
@@ -45,27 +42,6 @@ void expectSameOutputs(const std::string& what, const std::vector<std::vector<fl
                                                 << std::scientific << difference.relative() << ")";
   }
 }
-
-// Forward-shaped qkv (batch*T, qkvDim) as the forward leaves it: with RoPE, Q and K rotated.
-std::vector<float> forwardQkv(const AttentionShape& shape, int batch, uint64_t seed) {
-  const int width = shape.qkvDim();
-  auto qkv = randomVector(static_cast<size_t>(batch) * shape.T * width, seed, 1.5);
-  if (shape.ropeBase > 0)
-    for (int b = 0; b < batch; ++b) {
-      float* seq = qkv.data() + static_cast<size_t>(b) * shape.T * width;
-      applyRope(seq, shape.T, shape.nHead + shape.kvHeads(), shape.headDim, width, 0, shape.ropeBase);
-    }
-  return qkv;
-}
-
-struct AttentionCase {
-  const char* name;
-  int T, H, kvHeads, D;
-  bool causal;
-  int window;
-  double ropeBase;
-  bool alibi;
-};
 
 }  // namespace
 
@@ -139,32 +115,10 @@ TEST(BackwardCpu, ActivationsAndSwigluMatchReference) {
 
 TEST(BackwardCpu, AttentionMatchesReferenceInEveryVariant) {
   // T = 45 and 70 are not multiples of the 32-row query tile; windows cross tile edges.
-  const AttentionCase cases[] = {
-      {"causal", 45, 4, 4, 8, true, 0, 0, false},
-      {"bidirectional", 45, 4, 4, 8, false, 0, 0, false},
-      {"causal window", 70, 2, 2, 8, true, 9, 0, false},
-      {"bidirectional window", 70, 2, 2, 8, false, 9, 0, false},
-      {"GQA", 45, 6, 2, 8, true, 0, 0, false},
-      {"MQA", 45, 4, 1, 8, true, 0, 0, false},
-      {"RoPE", 45, 4, 4, 8, true, 0, 10000, false},
-      {"ALiBi", 45, 4, 4, 8, true, 0, 0, true},
-      {"bidirectional ALiBi", 45, 4, 4, 8, false, 0, 0, true},
-      {"GQA + RoPE + causal window", 70, 4, 2, 8, true, 17, 500, false},
-      {"MQA + RoPE + ALiBi, bidirectional window", 70, 3, 1, 6, false, 20, 10000, true},
-  };
   const int batch = 2;
-  for (const auto& c : cases) {
+  for (const auto& c : attentionCases()) {
     const auto slopes = alibiSlopes(c.H);
-    AttentionShape shape;
-    shape.T = c.T;
-    shape.nHead = c.H;
-    shape.nKvHead = c.kvHeads;
-    shape.headDim = c.D;
-    shape.cacheRows = c.T;
-    shape.causal = c.causal;
-    shape.window = c.window;
-    shape.ropeBase = c.ropeBase;
-    shape.alibiSlopes = c.alibi ? slopes.data() : nullptr;
+    const AttentionShape shape = c.shape(slopes);
     const size_t qkvSize = static_cast<size_t>(batch) * c.T * shape.qkvDim();
     const auto qkv = forwardQkv(shape, batch, 23);
     const auto dout = randomVector(static_cast<size_t>(batch) * c.T * c.H * c.D, 24);

@@ -16,33 +16,16 @@
 #include "model/error.h"
 #include "model/positional.h"
 #include "model/sampling.h"
+#include "tests/test_cuda_helpers.h"
 #include "tests/test_helpers.h"
 
 using namespace tscope;
 using tscope::testing::compare;
+using tscope::testing::randomValues;
+using tscope::testing::toDevice;
+using tscope::testing::toHost;
 
 namespace {
-
-std::unique_ptr<Backend> cudaOrNull(std::string* why) {
-  try {
-    return makeBackend("cuda", 0, nullptr);
-  } catch (const Error& e) {
-    *why = e.what();
-    return nullptr;
-  }
-}
-
-#define REQUIRE_CUDA_ATTENTION(backend)                           \
-  std::string whyNoCuda_;                                         \
-  auto backend = cudaOrNull(&whyNoCuda_);                         \
-  if (!backend) GTEST_SKIP() << "no CUDA backend: " << whyNoCuda_
-
-std::vector<float> randomValues(size_t n, uint64_t seed, float scale) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (auto& x : v) x = static_cast<float>(scale * (2.0 * rng.uniform() - 1.0));
-  return v;
-}
 
 // Tolerances (fp32 kernels against a double-accumulating reference).
 constexpr double kOutTolerance = 1e-5;     // out: relative to max |ref|
@@ -112,28 +95,18 @@ void checkAttention(Backend& cuda, const Variant& variant, Size size, bool maps,
   std::vector<float> refQkv = qkv, refK = kCache, refV = vCache, refOut(outFloats), refProbs(mapFloats), refScores(mapFloats);
   reference->attention(refOut.data(), refProbs.data(), refScores.data(), refQkv.data(), refK.data(), refV.data(), s);
 
-  auto toDevice = [&](const std::vector<float>& host) {
-    Buffer buffer = cuda.allocate(host.size());
-    cuda.upload(buffer.data(), host.data(), host.size());
-    return buffer;
-  };
-  auto toHost = [&](const Buffer& buffer) {
-    std::vector<float> host(buffer.size());
-    cuda.download(host.data(), buffer.data(), host.size());
-    return host;
-  };
   const std::vector<float> sentinel(mapFloats, kUntouched);
-  Buffer dQkv = toDevice(qkv), dK = toDevice(kCache), dV = toDevice(vCache), dOut = cuda.allocate(outFloats);
-  Buffer dProbs = toDevice(sentinel), dScores = toDevice(sentinel);
+  Buffer dQkv = toDevice(cuda, qkv), dK = toDevice(cuda, kCache), dV = toDevice(cuda, vCache), dOut = cuda.allocate(outFloats);
+  Buffer dProbs = toDevice(cuda, sentinel), dScores = toDevice(cuda, sentinel);
   cuda.attention(dOut.data(), maps ? dProbs.data() : nullptr, maps ? dScores.data() : nullptr, dQkv.data(), dK.data(), dV.data(), s);
 
-  auto d = compare(toHost(dOut), refOut);
+  auto d = compare(toHost(cuda, dOut), refOut);
   EXPECT_LT(d.relative(), kOutTolerance) << label << " out: " << d.describe();
-  d = compare(toHost(dQkv), refQkv);
+  d = compare(toHost(cuda, dQkv), refQkv);
   EXPECT_LT(d.relative(), kRopeTolerance) << label << " qkv after RoPE: " << d.describe();
-  d = compare(toHost(dK), refK);
+  d = compare(toHost(cuda, dK), refK);
   EXPECT_LT(d.relative(), kRopeTolerance) << label << " key cache: " << d.describe();
-  d = compare(toHost(dV), refV);
+  d = compare(toHost(cuda, dV), refV);
   EXPECT_EQ(d.maxAbs, 0.0) << label << " value cache: " << d.describe();
   if (!maps) return;
 
@@ -141,7 +114,7 @@ void checkAttention(Backend& cuda, const Variant& variant, Size size, bool maps,
   std::vector<bool> listed(H, traceHeads == nullptr);
   if (traceHeads)
     for (int h : *traceHeads) listed[h] = true;
-  const auto probs = toHost(dProbs), scores = toHost(dScores);
+  const auto probs = toHost(cuda, dProbs), scores = toHost(cuda, dScores);
   const size_t headFloats = static_cast<size_t>(T) * Tk;
   for (int h = 0; h < H; ++h) {
     const size_t offset = h * headFloats;
@@ -163,7 +136,7 @@ void checkAttention(Backend& cuda, const Variant& variant, Size size, bool maps,
 
 // Prefills (pos0 = 0) of 1 .. 300 tokens, none a multiple of the 64-row tile but one, D 16 .. 128.
 TEST(CudaAttention, PrefillMatchesReferenceInEveryVariant) {
-  REQUIRE_CUDA_ATTENTION(cuda);
+  REQUIRE_CUDA(cuda);
   uint64_t seed = 100;
   for (const auto& v : variants())
     for (const Size size : {Size{1, 0, 32}, Size{17, 0, 16}, Size{64, 0, 64}, Size{65, 0, 128}, Size{130, 0, 80}, Size{300, 0, 64}})
@@ -173,7 +146,7 @@ TEST(CudaAttention, PrefillMatchesReferenceInEveryVariant) {
 // Head dimensions the tiled kernel does not take (D % 4 != 0, D > 128) go through the split-key
 // kernels, with their scalar loads for odd D.
 TEST(CudaAttention, UnusualHeadDimensionsMatchReference) {
-  REQUIRE_CUDA_ATTENTION(cuda);
+  REQUIRE_CUDA(cuda);
   uint64_t seed = 500;
   for (const auto& v : variants())
     for (const Size size : {Size{70, 0, 6}, Size{2, 9, 6}, Size{70, 0, 160}, Size{1, 100, 160}, Size{20, 5, 256}, Size{33, 0, 34}})
@@ -183,7 +156,7 @@ TEST(CudaAttention, UnusualHeadDimensionsMatchReference) {
 // Decode continuations: one token over a 1024-key cache (many key chunks, then the combine),
 // three tokens, and a 40-token continuation on the tiled kernel with pos0 > 0.
 TEST(CudaAttention, DecodeContinuationMatchesReference) {
-  REQUIRE_CUDA_ATTENTION(cuda);
+  REQUIRE_CUDA(cuda);
   uint64_t seed = 900;
   for (const auto& v : variants())
     for (const Size size : {Size{1, 1023, 64}, Size{1, 0, 64}, Size{3, 200, 128}, Size{1, 77, 80}, Size{40, 100, 64}, Size{17, 300, 32}})
@@ -193,7 +166,7 @@ TEST(CudaAttention, DecodeContinuationMatchesReference) {
 // The maps, recomputed from lse: every head, then heads {3, 1} only (0 and 2 untouched), on the
 // tiled path (T > 16) and the split path, with Tk both a multiple of 4 and not.
 TEST(CudaAttention, MapsMatchReferenceForAllHeadsAndTraceHeads) {
-  REQUIRE_CUDA_ATTENTION(cuda);
+  REQUIRE_CUDA(cuda);
   const std::vector<int> subset = {3, 1};
   uint64_t seed = 1300;
   for (const auto& v : variants())
@@ -203,7 +176,7 @@ TEST(CudaAttention, MapsMatchReferenceForAllHeadsAndTraceHeads) {
 }
 
 TEST(CudaAttention, RejectsATraceHeadOutsideTheHeads) {
-  REQUIRE_CUDA_ATTENTION(cuda);
+  REQUIRE_CUDA(cuda);
   AttentionShape s{4, 0, 4, 16, 8};
   const int badHead = 4;
   s.traceHeads = &badHead;

@@ -17,6 +17,7 @@
 #include "model/ops_reference.h"
 #include "model/positional.h"
 #include "model/transformer.h"
+#include "tests/test_cuda_helpers.h"
 #include "tests/test_helpers.h"
 
 using namespace tscope;
@@ -27,44 +28,10 @@ using tscope::testing::sequence;
 using tscope::testing::smallConfig;
 using tscope::testing::variantConfig;
 
-namespace {
-
-// The CUDA backend, or null with *why set (the test then skips).
-std::unique_ptr<Backend> cudaOrNull(std::string* why) {
-  try {
-    return makeBackend("cuda", 0, nullptr);
-  } catch (const Error& e) {
-    *why = e.what();
-    return nullptr;
-  }
-}
-
-#define REQUIRE_CUDA(backend)                                     \
-  std::string whyNoCuda_;                                         \
-  auto backend = cudaOrNull(&whyNoCuda_);                         \
-  if (!backend) GTEST_SKIP() << "no CUDA backend: " << whyNoCuda_
-
-std::vector<float> randomValues(size_t n, uint64_t seed, float scale = 1.0f) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (auto& x : v) x = static_cast<float>(scale * (2.0 * rng.uniform() - 1.0));
-  return v;
-}
-
-// Host vector <-> device buffer.
-Buffer toDevice(Backend& device, const std::vector<float>& host) {
-  Buffer buffer = device.allocate(host.size());
-  device.upload(buffer.data(), host.data(), host.size());
-  return buffer;
-}
-
-std::vector<float> toHost(Backend& device, const Buffer& buffer) {
-  std::vector<float> host(buffer.size());
-  device.download(host.data(), buffer.data(), host.size());
-  return host;
-}
-
-}  // namespace
+using tscope::testing::cudaOrNull;
+using tscope::testing::randomValues;
+using tscope::testing::toDevice;
+using tscope::testing::toHost;
 
 // ----- the choice of backend (runs everywhere) -------------------------------------------------
 

@@ -21,11 +21,18 @@
 #include "model/positional.h"
 #include "model/train_model.h"
 #include "model/trainer.h"
+#include "tests/test_backward_helpers.h"
 #include "test_helpers.h"
+#include "tests/test_cuda_helpers.h"
 
 using namespace tscope;
+using tscope::testing::attentionCases;
 using tscope::testing::compare;
+using tscope::testing::forwardQkv;
+using tscope::testing::randomVector;
 using tscope::testing::randomWeights;
+using tscope::testing::toDevice;
+using tscope::testing::toHost;
 
 namespace {
 
@@ -33,41 +40,8 @@ namespace {
 // term, well under this; a wrong index or a missing += gives errors of order 1.
 constexpr double kTolerance = 2e-5;
 
-std::vector<float> randomVector(size_t n, uint64_t seed, double scale = 1.0) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (auto& x : v) x = static_cast<float>(scale * (2 * rng.uniform() - 1));
-  return v;
-}
-
-std::unique_ptr<Backend> cudaOrNull(std::string* why) {
-  try {
-    return makeBackend("cuda", 0, nullptr);
-  } catch (const Error& e) {
-    *why = e.what();
-    return nullptr;
-  }
-}
-
-#define REQUIRE_CUDA(backend)             \
-  std::string whyNoCuda_;                 \
-  auto backend = cudaOrNull(&whyNoCuda_); \
-  if (!backend) GTEST_SKIP() << "no CUDA backend: " << whyNoCuda_
-
 using Pointers = std::vector<float*>;
 using Op = std::function<void(BackwardOps&, const Pointers& in, const Pointers& out)>;
-
-Buffer toDevice(Backend& cuda, const std::vector<float>& host) {
-  Buffer buffer = cuda.allocate(host.size());
-  cuda.upload(buffer.data(), host.data(), host.size());
-  return buffer;
-}
-
-std::vector<float> toHost(Backend& cuda, const Buffer& buffer) {
-  std::vector<float> host(buffer.size());
-  cuda.download(host.data(), buffer.data(), buffer.size());
-  return host;
-}
 
 // Runs `op` with the reference ops on host copies and with the device ops on device copies of the
 // same inputs and (pre-filled) outputs, and expects every output to agree within tolerance.
@@ -95,17 +69,6 @@ std::vector<std::vector<float>> expectMatchesReference(Backend& cuda, const std:
     EXPECT_LT(difference.relative(), tolerance) << what << ", output " << i << ": " << difference.describe();
   }
   return actual;
-}
-
-// Forward-shaped qkv (batch*T, qkvDim) as the forward leaves it: with RoPE, Q and K rotated.
-std::vector<float> forwardQkv(const AttentionShape& shape, int batch, uint64_t seed) {
-  const int width = shape.qkvDim();
-  auto qkv = randomVector(static_cast<size_t>(batch) * shape.T * width, seed, 1.5);
-  if (shape.ropeBase > 0)
-    for (int b = 0; b < batch; ++b)
-      applyRope(qkv.data() + static_cast<size_t>(b) * shape.T * width, shape.T, shape.nHead + shape.kvHeads(), shape.headDim, width, 0,
-                shape.ropeBase);
-  return qkv;
 }
 
 }  // namespace
@@ -192,42 +155,13 @@ TEST(CudaBackward, ActivationsAndSwigluMatchReference) {
 
 TEST(CudaBackward, AttentionMatchesReferenceInEveryVariant) {
   REQUIRE_CUDA(cuda);
-  struct Case {
-    const char* name;
-    int T, H, kvHeads, D;
-    bool causal;
-    int window;
-    double ropeBase;
-    bool alibi;
-  };
   // T = 45, 70, 200: not multiples of the 128-thread block; D = 6 and 80: fewer and more than a warp.
-  const Case cases[] = {
-      {"causal", 45, 4, 4, 8, true, 0, 0, false},
-      {"bidirectional", 45, 4, 4, 8, false, 0, 0, false},
-      {"causal window", 70, 2, 2, 8, true, 9, 0, false},
-      {"bidirectional window", 70, 2, 2, 8, false, 9, 0, false},
-      {"GQA", 45, 6, 2, 8, true, 0, 0, false},
-      {"MQA", 45, 4, 1, 8, true, 0, 0, false},
-      {"RoPE", 45, 4, 4, 8, true, 0, 10000, false},
-      {"ALiBi", 45, 4, 4, 8, true, 0, 0, true},
-      {"bidirectional ALiBi", 45, 4, 4, 8, false, 0, 0, true},
-      {"GQA + RoPE + causal window", 70, 4, 2, 8, true, 17, 500, false},
-      {"MQA + RoPE + ALiBi, bidirectional window", 70, 3, 1, 6, false, 20, 10000, true},
-      {"long rows, wide heads, RoPE", 200, 2, 2, 80, true, 0, 10000, false},
-  };
+  auto cases = attentionCases();
+  cases.push_back({"long rows, wide heads, RoPE", 200, 2, 2, 80, true, 0, 10000, false});
   const int batch = 2;
   for (const auto& c : cases) {
     const auto slopes = alibiSlopes(c.H);
-    AttentionShape shape;
-    shape.T = c.T;
-    shape.nHead = c.H;
-    shape.nKvHead = c.kvHeads;
-    shape.headDim = c.D;
-    shape.cacheRows = c.T;
-    shape.causal = c.causal;
-    shape.window = c.window;
-    shape.ropeBase = c.ropeBase;
-    shape.alibiSlopes = c.alibi ? slopes.data() : nullptr;
+    const AttentionShape shape = c.shape(slopes);
     const size_t qkvSize = static_cast<size_t>(batch) * c.T * shape.qkvDim();
     const std::vector<std::vector<float>> inputs = {forwardQkv(shape, batch, 23),
                                                     randomVector(static_cast<size_t>(batch) * c.T * c.H * c.D, 24)};

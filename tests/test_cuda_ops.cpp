@@ -12,39 +12,15 @@
 #include "model/backend_select.h"
 #include "model/error.h"
 #include "model/sampling.h"
+#include "tests/test_cuda_helpers.h"
 #include "tests/test_helpers.h"
 
 using namespace tscope;
 using tscope::testing::compare;
+using tscope::testing::randomValues;
+using tscope::testing::toDevice;
 
 namespace {
-
-std::unique_ptr<Backend> cudaOrNull(std::string* why) {
-  try {
-    return makeBackend("cuda", 0, nullptr);
-  } catch (const Error& e) {
-    *why = e.what();
-    return nullptr;
-  }
-}
-
-#define REQUIRE_CUDA(backend)                                     \
-  std::string whyNoCuda_;                                         \
-  auto backend = cudaOrNull(&whyNoCuda_);                         \
-  if (!backend) GTEST_SKIP() << "no CUDA backend: " << whyNoCuda_
-
-std::vector<float> randomValues(size_t n, uint64_t seed, float scale = 1.0f) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (auto& x : v) x = static_cast<float>(scale * (2.0 * rng.uniform() - 1.0));
-  return v;
-}
-
-Buffer toDevice(Backend& device, const std::vector<float>& host) {
-  Buffer buffer = device.allocate(host.size());
-  device.upload(buffer.data(), host.data(), host.size());
-  return buffer;
-}
 
 std::vector<float> download(Backend& device, const float* data, size_t n) {
   std::vector<float> host(n);

@@ -17,6 +17,7 @@
 #include "model/generate.h"
 #include "model/sampling.h"
 #include "model/transformer.h"
+#include "tests/test_cuda_helpers.h"
 #include "tests/test_helpers.h"
 
 using namespace tscope;
@@ -28,20 +29,6 @@ using tscope::testing::smallConfig;
 using tscope::testing::variantConfig;
 
 namespace {
-
-std::unique_ptr<Backend> cudaOrNull(std::string* why) {
-  try {
-    return makeBackend("cuda", 0, nullptr);
-  } catch (const Error& e) {
-    *why = e.what();
-    return nullptr;
-  }
-}
-
-#define REQUIRE_CUDA(backend)             \
-  std::string whyNoCuda_;                 \
-  auto backend = cudaOrNull(&whyNoCuda_); \
-  if (!backend) GTEST_SKIP() << "no CUDA backend: " << whyNoCuda_
 
 // CPU logits (T, V) at every position of prompt + generated.
 std::vector<float> cpuLogits(const Weights& weights, const std::vector<int>& prompt, const std::vector<int>& generated) {

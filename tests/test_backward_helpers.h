@@ -1,0 +1,74 @@
+// Inputs shared by the backward tests (plain loops, Eigen, CUDA): seeded random vectors, the qkv
+// a forward leaves behind, and the grid of attention variants every BackwardOps is checked over.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "model/backend.h"
+#include "model/positional.h"
+#include "model/sampling.h"
+
+namespace tscope::testing {
+
+// n floats uniform in [-scale, scale) from Rng(seed) (scale in double).
+inline std::vector<float> randomVector(size_t n, uint64_t seed, double scale = 1.0) {
+  Rng rng(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(scale * (2 * rng.uniform() - 1));
+  return v;
+}
+
+// Forward-shaped qkv (batch*T, qkvDim) as the forward leaves it: with RoPE, Q and K rotated.
+inline std::vector<float> forwardQkv(const AttentionShape& shape, int batch, uint64_t seed) {
+  const int width = shape.qkvDim();
+  auto qkv = randomVector(static_cast<size_t>(batch) * shape.T * width, seed, 1.5);
+  if (shape.ropeBase > 0)
+    for (int b = 0; b < batch; ++b) {
+      float* seq = qkv.data() + static_cast<size_t>(b) * shape.T * width;
+      applyRope(seq, shape.T, shape.nHead + shape.kvHeads(), shape.headDim, width, 0, shape.ropeBase);
+    }
+  return qkv;
+}
+
+struct AttentionCase {
+  const char* name;
+  int T, H, kvHeads, D;
+  bool causal;
+  int window;
+  double ropeBase;
+  bool alibi;
+  // The training shape (pos0 = 0, no cache beyond T); `slopes` (H) must outlive it.
+  AttentionShape shape(const std::vector<float>& slopes) const {
+    AttentionShape s;
+    s.T = T;
+    s.nHead = H;
+    s.nKvHead = kvHeads;
+    s.headDim = D;
+    s.cacheRows = T;
+    s.causal = causal;
+    s.window = window;
+    s.ropeBase = ropeBase;
+    s.alibiSlopes = alibi ? slopes.data() : nullptr;
+    return s;
+  }
+};
+
+// Every mask, head grouping and positional variant, alone and combined. T = 45 and 70 are not
+// multiples of the query tiles; windows cross tile edges.
+inline std::vector<AttentionCase> attentionCases() {
+  return {
+      {"causal", 45, 4, 4, 8, true, 0, 0, false},
+      {"bidirectional", 45, 4, 4, 8, false, 0, 0, false},
+      {"causal window", 70, 2, 2, 8, true, 9, 0, false},
+      {"bidirectional window", 70, 2, 2, 8, false, 9, 0, false},
+      {"GQA", 45, 6, 2, 8, true, 0, 0, false},
+      {"MQA", 45, 4, 1, 8, true, 0, 0, false},
+      {"RoPE", 45, 4, 4, 8, true, 0, 10000, false},
+      {"ALiBi", 45, 4, 4, 8, true, 0, 0, true},
+      {"bidirectional ALiBi", 45, 4, 4, 8, false, 0, 0, true},
+      {"GQA + RoPE + causal window", 70, 4, 2, 8, true, 17, 500, false},
+      {"MQA + RoPE + ALiBi, bidirectional window", 70, 3, 1, 6, false, 20, 10000, true},
+  };
+}
+
+}  // namespace tscope::testing

@@ -1,0 +1,57 @@
+// What every tests/test_cuda_*.cpp needs: the CUDA backend or a skip with the reason (the tests
+// are compiled in every build and report SKIPPED where the build has no CUDA backend or the
+// machine has no device), seeded random inputs, and host <-> backend copies. Plain C++: no CUDA
+// header, so the CPU-only (and sanitizer) builds compile these tests too.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/backend.h"
+#include "model/backend_select.h"
+#include "model/error.h"
+#include "model/sampling.h"
+
+namespace tscope::testing {
+
+// The CUDA backend, or null with *why set.
+inline std::unique_ptr<Backend> cudaOrNull(std::string* why) {
+  try {
+    return makeBackend("cuda", 0, nullptr);
+  } catch (const Error& e) {
+    *why = e.what();
+    return nullptr;
+  }
+}
+
+// n floats uniform in [-scale, scale) from Rng(seed).
+inline std::vector<float> randomValues(size_t n, uint64_t seed, float scale = 1.0f) {
+  Rng rng(seed);
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(scale * (2.0 * rng.uniform() - 1.0));
+  return v;
+}
+
+// Host vector <-> backend buffer.
+inline Buffer toDevice(Backend& device, const std::vector<float>& host) {
+  Buffer buffer = device.allocate(host.size());
+  device.upload(buffer.data(), host.data(), host.size());
+  return buffer;
+}
+
+inline std::vector<float> toHost(Backend& device, const Buffer& buffer) {
+  std::vector<float> host(buffer.size());
+  device.download(host.data(), buffer.data(), host.size());
+  return host;
+}
+
+}  // namespace tscope::testing
+
+// Declares `backend` (the CUDA backend) or skips the test, saying why.
+#define REQUIRE_CUDA(backend)                                          \
+  std::string whyNoCuda_;                                              \
+  auto backend = ::tscope::testing::cudaOrNull(&whyNoCuda_);           \
+  if (!backend) GTEST_SKIP() << "no CUDA backend: " << whyNoCuda_
