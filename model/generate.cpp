@@ -8,6 +8,15 @@
 
 namespace tscope {
 
+ContextFit fitToContext(std::vector<int> ids, int context) {
+  ContextFit fit;
+  const size_t keep = std::min(ids.size(), static_cast<size_t>(std::max(0, context)));
+  fit.dropped.assign(ids.begin(), ids.end() - keep);
+  ids.erase(ids.begin(), ids.end() - keep);
+  fit.kept = std::move(ids);
+  return fit;
+}
+
 GenerationResult generate(Transformer& model, std::span<const int> prompt, int maxNew, const SamplingParams& params, int stopId) {
   if (const char* msg = validateSamplingParams(params); msg && *msg) throw Error(msg);
   if (maxNew < 0) throw Error("max-new must be >= 0");

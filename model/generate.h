@@ -11,6 +11,14 @@
 
 namespace tscope {
 
+// A prompt longer than the model's context: the app and the CLI run its last `context` tokens and
+// report the earlier ones as dropped (one implementation, so both keep the same tokens).
+struct ContextFit {
+  std::vector<int> kept;     // the last min(T, context) tokens
+  std::vector<int> dropped;  // the tokens before them, in order (empty when the prompt fits)
+};
+ContextFit fitToContext(std::vector<int> ids, int context);
+
 struct GenerationResult {
   std::vector<int> ids;     // the new tokens only
   double prefillMs = 0;     // forward over the prompt

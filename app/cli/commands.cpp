@@ -41,8 +41,11 @@ std::vector<int> inputIds(const Args& args, const LoadedModel& model, const char
   std::vector<int> ids = hasIds ? args.intList("ids") : requireTokenizer(model).encode(args.str(textFlag));
   const int context = model.weights.config().n_positions, V = model.weights.config().vocab_size;
   if (ids.empty()) throw Error("the input is empty (no tokens)");
-  if (static_cast<int>(ids.size()) > context)
-    throw Error("the input is " + std::to_string(ids.size()) + " tokens but the model's context holds at most " + std::to_string(context));
+  ContextFit fit = fitToContext(std::move(ids), context);
+  if (!fit.dropped.empty())  // the app keeps the same last n_ctx tokens
+    std::fprintf(stderr, "tscope-cli: the input is %zu tokens but the model's context holds %d: running the last %d (%zu dropped)\n",
+                 fit.kept.size() + fit.dropped.size(), context, context, fit.dropped.size());
+  ids = std::move(fit.kept);
   for (int id : ids)
     if (id < 0 || id >= V) throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
   return ids;

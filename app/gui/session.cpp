@@ -78,12 +78,14 @@ std::shared_ptr<Snapshot> Session::compute(const Request& request, uint64_t id) 
   try {
     const ModelConfig& c = config();
     if (!model_.tokenizer) throw Error("this model has no tokenizer: " + model_.tokenizerNote);
-    snapshot->ids = model_.tokenizer->encode(request.prompt);
-    if (snapshot->ids.empty()) throw Error("the prompt is empty: type some text");
-    if ((int)snapshot->ids.size() > c.n_positions)
-      throw Error("the prompt is " + std::to_string(snapshot->ids.size()) + " tokens but the model's context holds " +
-                  std::to_string(c.n_positions));
+    ContextFit fit = fitToContext(model_.tokenizer->encode(request.prompt), c.n_positions);
+    snapshot->ids = std::move(fit.kept);
+    snapshot->droppedIds = std::move(fit.dropped);
     for (int id : snapshot->ids) snapshot->tokenText.push_back(model_.tokenizer->tokenText(id));
+    const size_t shownFrom = snapshot->droppedIds.size() - std::min(snapshot->droppedIds.size(), Snapshot::kMaxDroppedShown);
+    for (size_t i = shownFrom; i < snapshot->droppedIds.size(); ++i)
+      snapshot->droppedText.push_back(model_.tokenizer->tokenText(snapshot->droppedIds[i]));
+    if (snapshot->ids.empty()) throw Error("the prompt is empty: type some text");
     if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
     TraceOptions options;
     options.logitLensTopK = 5;

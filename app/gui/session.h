@@ -38,6 +38,10 @@ struct Snapshot {
   Request request;                    // what was computed
   std::vector<int> ids;               // (T) prompt tokens
   std::vector<std::string> tokenText; // (T) printable token text
+  // A prompt longer than the context: the tokens before the last n_ctx, not run (fitToContext).
+  std::vector<int> droppedIds;             // (dropped) every dropped token, in order
+  std::vector<std::string> droppedText;    // text of the last kMaxDroppedShown of them (the strip shows these greyed)
+  static constexpr size_t kMaxDroppedShown = 64;
   Trace trace;                        // every layer: attention, scores, residuals, logit lens, MoE
   LogitStages stages;                 // next-token distribution at each sampling stage (V)
   std::optional<BeamResult> beam;     // when requested
