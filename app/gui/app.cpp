@@ -6,6 +6,7 @@
 
 #include <imgui_stdlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -30,6 +31,12 @@ const char* panelTitle(PanelId id) { return kPanelTitles[static_cast<int>(id)]; 
 
 App::App(std::unique_ptr<Session> session, AppState state)
     : session_(std::move(session)), training_(std::make_unique<TrainingSession>()), state_(std::move(state)) {
+  // The models shipped in assets/models, offered by the model picker.
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(TSCOPE_SOURCE_DIR) / "assets/models", ec))
+    if (std::filesystem::exists(entry.path() / "config.json", ec)) shippedModels_.push_back(entry.path().string());
+  std::sort(shippedModels_.begin(), shippedModels_.end());
+  modelPathInput_ = session_->modelPath();
   selectPanel(state_.panel);  // a session file's panel opens first
   post();
 }
@@ -41,6 +48,18 @@ bool App::selectPanel(const std::string& name) {
       return true;
     }
   return false;
+}
+
+void App::selectPanel(PanelId id) {
+  if (id == PanelId::Moe && !session_->config().isMoe()) return;
+  state_.panel = id;
+  requestedTab_ = static_cast<int>(id);
+}
+
+bool App::needsFrames() const {
+  const TrainingStatus training = training_->latest()->status;
+  return session_->busy() || snapshot_ != session_->latest() || !pendingOpen_.first.empty() || requestedTab_ >= 0 ||
+         training == TrainingStatus::Preparing || training == TrainingStatus::Running;
 }
 
 bool App::upToDate() const { return snapshot_ && !session_->busy() && snapshot_ == session_->latest(); }
@@ -68,21 +87,22 @@ void App::handleShortcuts() {
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;  // typing in the prompt
   const ModelConfig& c = session_->config();
-  if (isKeyPressed(Key::Right)) state_.head = (state_.head + 1) % c.n_head;
-  if (isKeyPressed(Key::Left)) state_.head = (state_.head + c.n_head - 1) % c.n_head;
-  if (isKeyPressed(Key::Down)) state_.layer = (state_.layer + 1) % c.n_layer;
-  if (isKeyPressed(Key::Up)) state_.layer = (state_.layer + c.n_layer - 1) % c.n_layer;
-  if (isKeyPressed(Key::F1) || (isKeyPressed(Key::Slash) && io.KeyShift)) showHelp_ = !showHelp_;
-  if (isKeyPressed(Key::A)) state_.averageHeads = !state_.averageHeads;
-  if (isKeyPressed(Key::S)) state_.showScores = !state_.showScores;
-  if (isKeyPressed(Key::G)) state_.showGrid = !state_.showGrid;
-  if (isKeyPressed(Key::L)) state_.linesView = !state_.linesView;
-  if (isKeyPressed(Key::P)) state_.projector = !state_.projector;
-  if (isKeyPressed(Key::Equal) && io.KeyCtrl) state_.fontScale = std::min(3.0f, state_.fontScale + 0.25f);
-  if (isKeyPressed(Key::Minus) && io.KeyCtrl) state_.fontScale = std::max(0.75f, state_.fontScale - 0.25f);
+  if (isShortcutPressed(Key::Right)) state_.head = (state_.head + 1) % c.n_head;
+  if (isShortcutPressed(Key::Left)) state_.head = (state_.head + c.n_head - 1) % c.n_head;
+  if (isShortcutPressed(Key::Down)) state_.layer = (state_.layer + 1) % c.n_layer;
+  if (isShortcutPressed(Key::Up)) state_.layer = (state_.layer + c.n_layer - 1) % c.n_layer;
+  if (isShortcutPressed(Key::F1) || isShortcutPressed(Key::Slash, kShift)) showHelp_ = !showHelp_;
+  if (isShortcutPressed(Key::A)) state_.averageHeads = !state_.averageHeads;
+  if (isShortcutPressed(Key::S)) state_.showScores = !state_.showScores;
+  if (isShortcutPressed(Key::G)) state_.showGrid = !state_.showGrid;
+  if (isShortcutPressed(Key::L)) state_.linesView = !state_.linesView;
+  if (isShortcutPressed(Key::P)) state_.projector = !state_.projector;
+  // Ctrl + is Ctrl = on most layouts, Ctrl Shift = on some.
+  if (isShortcutPressed(Key::Equal, kCtrl) || isShortcutPressed(Key::Equal, kCtrl | kShift)) state_.fontScale = std::min(3.0f, state_.fontScale + 0.25f);
+  if (isShortcutPressed(Key::Minus, kCtrl)) state_.fontScale = std::max(0.75f, state_.fontScale - 0.25f);
   for (int i = 0; i < static_cast<int>(PanelId::Count); ++i)
-    if (isKeyPressed(Key::Digit1, i) && io.KeyAlt) selectPanel(static_cast<PanelId>(i));
-  if (isKeyPressed(Key::Q) && io.KeyCtrl) quit_ = true;
+    if (isShortcutPressed(Key::Digit1, kAlt, i)) selectPanel(static_cast<PanelId>(i));
+  if (isShortcutPressed(Key::Q, kCtrl)) quit_ = true;
 }
 
 void App::frame(float frameMs) {
@@ -90,6 +110,10 @@ void App::frame(float frameMs) {
     const auto [path, prompt] = std::move(pendingOpen_);
     pendingOpen_ = {};
     openModel(path, prompt);
+  }
+  if (pendingState_) {
+    applyState(std::move(*pendingState_));
+    pendingState_.reset();
   }
   if (auto newest = session_->latest(); newest != snapshot_) snapshot_ = std::move(newest);
   handleShortcuts();
@@ -111,7 +135,9 @@ void App::frame(float frameMs) {
       if (id == PanelId::Moe && !session_->config().isMoe()) continue;
       ImGuiTabItemFlags tabFlags = 0;
       if (requestedTab_ == i) tabFlags |= ImGuiTabItemFlags_SetSelected;
-      if (ImGui::BeginTabItem(panelTitle(id), nullptr, tabFlags)) {
+      const bool open = ImGui::BeginTabItem(panelTitle(id), nullptr, tabFlags);
+      recordItem(views_, std::string("tab_") + panelName(id));
+      if (open) {
         state_.panel = id;
         ImGui::BeginChild("panel", ImVec2(0, -statusHeight));
         const ImVec2 panelMin = ImGui::GetWindowPos(), panelSize = ImGui::GetWindowSize();
@@ -177,8 +203,9 @@ void App::openModel(const std::string& path, const std::string& prompt) {
     state_.moeCapacityFactor = -1;
     state_.moeExpertChoice = c.moe_routing == MoeRoutingKind::ExpertChoice;
     if (!prompt.empty()) state_.prompt = prompt;
-    message_ = "opened " + path + " in the explorer";
-    selectPanel(PanelId::Attention);
+    message_ = "opened " + path;
+    // Stay on the panel on screen (the Training panel opens its model in the Attention panel).
+    selectPanel(state_.panel == PanelId::Training ? PanelId::Attention : state_.panel);
     post();
   } catch (const std::exception& e) {
     message_ = e.what();
@@ -195,19 +222,26 @@ std::string timestamp() {
 }  // namespace
 
 void App::drawToolbar() {
-  if (ImGui::Button("Save PNG")) pendingScreenshot_ = std::string("tscope-") + panelName(state_.panel) + "-" + timestamp() + ".png";
+  const bool savePng = ImGui::Button("Save PNG");
+  recordItem(views_, "save_png");
+  if (savePng) pendingScreenshot_ = std::string("tscope-") + panelName(state_.panel) + "-" + timestamp() + ".png";
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("save the panel on screen as a PNG in the current folder");
   sameLineIfFits("Export CSV");
   ImGui::BeginDisabled(views_.exportable.values.empty() && lastExportable_.values.empty());
   if (ImGui::Button("Export CSV")) exportMatrix(false);
+  recordItem(views_, "export_csv");
   sameLineIfFits("Export NPY");
   if (ImGui::Button("Export NPY")) exportMatrix(true);
+  recordItem(views_, "export_npy");
   ImGui::EndDisabled();
   sameLineIfFits("", ImGui::GetFontSize() * 14);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   ImGui::InputText("##session", &sessionPath_);
+  recordItem(views_, "session_path");
   sameLineIfFits("Save session");
-  if (ImGui::Button("Save session")) {
+  const bool saveSession = ImGui::Button("Save session");
+  recordItem(views_, "save_session");
+  if (saveSession) {
     try {
       saveSessionFile(sessionPath_, {session_->modelPath(), state_});
       message_ = "saved " + sessionPath_;
@@ -216,29 +250,63 @@ void App::drawToolbar() {
     }
   }
   sameLineIfFits("Load session");
-  if (ImGui::Button("Load session")) {
-    try {
-      SessionFile file = loadSessionFile(sessionPath_);
-      if (!file.modelPath.empty() && file.modelPath != session_->modelPath())
-        message_ = "loaded " + sessionPath_ + " (it names model " + file.modelPath + "; restart with --session to switch models)";
-      else message_ = "loaded " + sessionPath_;
-      const ModelConfig& c = session_->config();
-      file.state.layer = std::min(file.state.layer, c.n_layer - 1);
-      file.state.head = std::min(file.state.head, c.n_head - 1);
-      state_ = file.state;
-      selectPanel(state_.panel);
-      post();
-    } catch (const std::exception& e) {
-      message_ = e.what();
-    }
-  }
+  if (ImGui::Button("Load session")) loadSession();
+  recordItem(views_, "load_session");
   sameLineIfFits("projector (P)", ImGui::GetFrameHeight());
   ImGui::Checkbox("projector (P)", &state_.projector);
+  recordItem(views_, "projector");
   sameLineIfFits("text size", ImGui::GetFontSize() * 6);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   ImGui::SliderFloat("text size", &state_.fontScale, 0.75f, 3.0f, "%.2fx");
+  recordItem(views_, "text_size");
   sameLineIfFits("Help (F1)");
   if (ImGui::Button("Help (F1)")) showHelp_ = !showHelp_;
+  recordItem(views_, "help");
+  drawModelPicker();
+}
+
+void App::drawModelPicker() {
+  const std::string current = std::filesystem::path(session_->modelPath()).filename().string();
+  sameLineIfFits("", ImGui::GetFontSize() * 10);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+  if (ImGui::BeginCombo("##models", current.c_str())) {
+    for (const std::string& path : shippedModels_) {
+      const std::string name = std::filesystem::path(path).filename().string();
+      if (ImGui::Selectable(name.c_str(), path == session_->modelPath())) pendingOpen_ = {path, ""};
+    }
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("switch to a shipped model (the prompt stays)");
+  recordItem(views_, "model_combo");
+  sameLineIfFits("", ImGui::GetFontSize() * 14);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  const bool entered = ImGui::InputText("##modelpath", &modelPathInput_, ImGuiInputTextFlags_EnterReturnsTrue);
+  recordItem(views_, "model_path");
+  sameLineIfFits("Open model");
+  if ((ImGui::Button("Open model") || entered) && !modelPathInput_.empty()) pendingOpen_ = {modelPathInput_, ""};
+  recordItem(views_, "open_model");
+}
+
+// A session names its model: a different one is opened first (next frame), then the state applied.
+void App::loadSession() {
+  try {
+    SessionFile file = loadSessionFile(sessionPath_);
+    message_ = "loaded " + sessionPath_;
+    if (!file.modelPath.empty() && file.modelPath != session_->modelPath()) pendingOpen_ = {file.modelPath, ""};
+    if (pendingOpen_.first.empty()) applyState(std::move(file.state));
+    else pendingState_ = std::move(file.state);
+  } catch (const std::exception& e) {
+    message_ = e.what();
+  }
+}
+
+void App::applyState(AppState state) {
+  const ModelConfig& c = session_->config();
+  state.layer = std::clamp(state.layer, 0, c.n_layer - 1);
+  state.head = std::clamp(state.head, 0, c.n_head - 1);
+  state_ = std::move(state);
+  selectPanel(state_.panel);
+  post();
 }
 
 void App::exportMatrix(bool npy) {

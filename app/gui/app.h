@@ -4,8 +4,10 @@
 #pragma once
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "heatmap.h"
 #include "panels.h"
@@ -23,7 +25,10 @@ class App {
   void requestRecompute() { post(); }  // after changing state() from outside a panel
   // Panel names as used by --panel; selectPanel returns false for an unknown name.
   bool selectPanel(const std::string& name);
-  void selectPanel(PanelId id) { state_.panel = id; requestedTab_ = static_cast<int>(id); }
+  void selectPanel(PanelId id);  // the Experts panel only for MoE models
+  // True while something on screen changes without input (a forward, training, a new snapshot):
+  // the frame loop then draws continuously, else it sleeps until input.
+  bool needsFrames() const;
   AppState& state() { return state_; }
   Session& session() { return *session_; }
   // True once a snapshot for the latest posted request is on screen.
@@ -34,6 +39,11 @@ class App {
   bool takeScreenshotRequest(std::string& path, ScreenRect& crop);
   void screenshotDone(const std::string& path, const std::string& error);
   const PanelViews& views() const { return views_; }
+  const AppState& state() const { return state_; }
+  const Session& session() const { return *session_; }
+  const Snapshot* snapshot() const { return snapshot_.get(); }
+  const std::string& message() const { return message_; }
+  bool helpOpen() const { return showHelp_; }
   // Starts a training preset in the Training panel, pausing after pauseAtStep steps, showing the
   // given layer and head large (-1: the panel's default) (--train-preset).
   bool startTraining(const std::string& preset, int pauseAtStep, int layer = -1, int head = -1);
@@ -47,6 +57,9 @@ class App {
   std::string statusLine(float frameMs) const;
   float statusHeight(float frameMs) const;
   void drawToolbar();
+  void drawModelPicker();
+  void loadSession();
+  void applyState(AppState state);  // a session file's state, clamped to the model
   void exportMatrix(bool npy);
   void drawHelpOverlay();
   void handleShortcuts();
@@ -56,6 +69,9 @@ class App {
   std::unique_ptr<TrainingSession> training_;
   bool trainingRequested_ = false;
   std::pair<std::string, std::string> pendingOpen_;  // model directory and prompt to open next frame
+  std::optional<AppState> pendingState_;             // a loaded session's state, applied after that open
+  std::vector<std::string> shippedModels_;           // assets/models/* directories, for the model picker
+  std::string modelPathInput_;                       // the picker's path field
   AppState state_;
   HeatmapRenderer renderer_;
   PanelViews views_;
@@ -63,10 +79,10 @@ class App {
   std::string message_;
   bool quit_ = false;
   bool showHelp_ = false;
-  int requestedTab_ = -1;
+  int requestedTab_ = -1;  // a tab to select on the next frame (--panel, Alt+N)
   std::string pendingScreenshot_;
   ExportableMatrix lastExportable_;  // the toolbar is drawn before the panel sets this frame's
-  std::string sessionPath_ = "tscope-session.json";  // a tab to select on the next frame (--panel, Alt+N)
+  std::string sessionPath_ = "tscope-session.json";
 };
 
 }  // namespace tscope::gui

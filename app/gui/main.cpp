@@ -5,14 +5,20 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <imgui.h>
 
 #include "app.h"
 #include "model/error.h"
 #include "platform.h"
 #include "session_file.h"
+#include "ui_report.h"
 
 namespace {
 
@@ -163,14 +169,8 @@ int run(const Options& options) {
     }
     platform.saveScreenshot(options.screenshot);
     // Where things are on screen, for the GUI tests: {"regions": {"panel": [x0, y0, x1, y1], ...}}.
-    std::string regions;
-    for (const auto& [name, r] : app.views().regions) {
-      char item[160];
-      std::snprintf(item, sizeof item, "%s\"%s\": [%.0f, %.0f, %.0f, %.0f]", regions.empty() ? "" : ", ", name.c_str(), r.x0, r.y0, r.x1, r.y1);
-      regions += item;
-    }
-    std::printf("{\"screenshot\": \"%s\", \"panel\": \"%s\", \"regions\": {%s}}\n", options.screenshot.c_str(), options.panel.c_str(),
-                regions.c_str());
+    std::printf("{\"screenshot\": \"%s\", \"panel\": \"%s\", \"regions\": %s}\n", options.screenshot.c_str(), options.panel.c_str(),
+                regionsJson(app.views()).c_str());
     return 0;
   }
   if (options.benchFrames > 0) {
@@ -198,10 +198,23 @@ int run(const Options& options) {
                 frameMs[frameMs.size() / 2], frameMs[frameMs.size() * 9 / 10], (unsigned long long)app.session().postedCount());
     return 0;
   }
+  // TSCOPE_UI_REPORT=FILE: the GUI tests' view of the live window (ui_report.h).
+  std::optional<UiReport> report;
+  if (const char* path = std::getenv("TSCOPE_UI_REPORT"); path && *path) report.emplace(path);
+  int activeFrames = 0;  // frames still to draw after the last input before sleeping until the next
   while (!platform.shouldClose() && !app.wantsQuit()) {
-    const auto t0 = Clock::now();
-    platform.beginFrame();
+    // The font atlas may be rebuilt only outside a frame (ImGui asserts between NewFrame and
+    // Render), so a style change made during one frame (P, Ctrl +/-, the toolbar) applies here.
     platform.applyStyle(app.state().fontScale, app.state().projector);
+    // Idle (nothing computing, no recent input): sleep until input, waking every 100 ms (20 ms
+    // while a text cursor blinks), so a laptop on battery is not kept busy by an unchanging screen.
+    const ImGuiIO& io = ImGui::GetIO();
+    const bool active = app.needsFrames() || io.MouseDelta.x != 0 || io.MouseDelta.y != 0 || ImGui::IsAnyMouseDown() ||
+                        io.InputQueueCharacters.Size > 0;
+    activeFrames = active ? 6 : std::max(0, activeFrames - 1);
+    if (activeFrames == 0) platform.waitForEvents(io.WantTextInput ? 0.02 : 0.1);
+    const auto t0 = Clock::now();  // the frame's own time, without the wait
+    platform.beginFrame();
     app.frame(lastFrameMs);
     platform.renderOnly();
     std::string exportPath;
@@ -216,6 +229,9 @@ int run(const Options& options) {
     }
     platform.swap();
     lastFrameMs = std::chrono::duration<float, std::milli>(Clock::now() - t0).count();
+    // Without vsync (a virtual display, some drivers) cap the rate at about 120 frames a second.
+    std::this_thread::sleep_until(t0 + std::chrono::milliseconds(8));
+    if (report) report->maybeWrite(app, lastFrameMs);
   }
   return 0;
 }

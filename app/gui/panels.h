@@ -2,6 +2,8 @@
 // view caches (textures built from the latest snapshot), and one draw function per panel.
 // Each panel follows ImGui's demo idiom: a function drawing into the current tab.
 #pragma once
+#include <imgui.h>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -125,6 +127,7 @@ struct PanelViews {
   std::map<std::string, ScreenRect> regions;  // named screen regions of this frame (heatmaps, plots)
   ExportableMatrix exportable;                // set by the panel on screen, each frame
   float tokenStripHeight = 0;                 // height the token strip's contents took last frame
+  uint64_t tokenStripScrolledFor = 0;         // the snapshot the strip last scrolled to the end for
   AttentionView attention;
   std::map<std::string, Heatmap> heatmaps;  // other panels' heatmaps by name
   std::map<std::string, uint64_t> builtFor; // snapshot id each was built from
@@ -134,6 +137,12 @@ struct PanelViews {
   ScalingView scaling;
   TrainingPanelView training;
 };
+
+// Records the widget just drawn as a named screen region (the GUI tests find and click it there).
+inline void recordItem(PanelViews& views, const std::string& name) {
+  const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
+  views.regions[name] = {min.x, min.y, max.x, max.y};
+}
 
 struct PanelContext {
   Session& session;

@@ -10,6 +10,7 @@
 #include <stb_image_write.h>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <filesystem>
 #include <stdexcept>
@@ -25,9 +26,18 @@ void onGlfwError(int, const char* description) { glfwErrorText = description ? d
 
 const char* kFontCandidates[] = {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
                                  "/usr/share/fonts/TTF/DejaVuSans.ttf", "/usr/share/fonts/dejavu/DejaVuSans.ttf"};
+
+// Presses since the last frame: for each GLFW key, a bit per modifier combination seen.
+std::array<uint16_t, GLFW_KEY_LAST + 1> pressedSinceLastFrame{};
+
+void onKey(GLFWwindow* window, int key, int scancode, int action, int mods) {
+  if (key >= 0 && key <= GLFW_KEY_LAST && (action == GLFW_PRESS || action == GLFW_REPEAT))
+    pressedSinceLastFrame[key] |= static_cast<uint16_t>(1u << (mods & (GLFW_MOD_SHIFT | GLFW_MOD_CONTROL | GLFW_MOD_ALT)));
+  ImGui_ImplGlfw_KeyCallback(window, key, scancode, action, mods);  // ImGui's own handling
+}
 }  // namespace
 
-bool isKeyPressed(Key key, int digitOffset) {
+bool isShortcutPressed(Key key, int mods, int digitOffset) {
   int code = 0;
   switch (key) {
     case Key::Left: code = GLFW_KEY_LEFT; break;
@@ -46,7 +56,9 @@ bool isKeyPressed(Key key, int digitOffset) {
     case Key::Minus: code = GLFW_KEY_MINUS; break;
     case Key::Digit1: code = GLFW_KEY_1 + digitOffset; break;
   }
-  return ImGui::IsKeyPressed(code);
+  // Our bits and GLFW's agree: shift 1, control 2, alt 4.
+  static_assert(kShift == GLFW_MOD_SHIFT && kCtrl == GLFW_MOD_CONTROL && kAlt == GLFW_MOD_ALT);
+  return code >= 0 && code <= GLFW_KEY_LAST && (pressedSinceLastFrame[code] >> (mods & 7)) & 1u;
 }
 
 Platform::Platform(const PlatformOptions& options) {
@@ -72,6 +84,7 @@ Platform::Platform(const PlatformOptions& options) {
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;  // layout is part of the session file, not imgui.ini
   ImGui_ImplGlfw_InitForOpenGL(window_, true);
+  glfwSetKeyCallback(window_, onKey);  // replaces ImGui's, which onKey calls
   ImGui_ImplOpenGL3_Init("#version 330 core");
   applyStyle(options.fontScale, options.projector);
 }
@@ -122,8 +135,18 @@ void Platform::applyStyle(float fontScale, bool projector) {
 
 bool Platform::shouldClose() const { return glfwWindowShouldClose(window_); }
 
+void Platform::waitForEvents(double seconds) {
+  pressedSinceLastFrame.fill(0);
+  glfwWaitEventsTimeout(seconds);
+  waited_ = true;
+}
+
 void Platform::beginFrame() {
-  glfwPollEvents();
+  if (!waited_) {
+    pressedSinceLastFrame.fill(0);
+    glfwPollEvents();
+  }
+  waited_ = false;
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   if (mouseHidden_) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);

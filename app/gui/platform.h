@@ -8,10 +8,14 @@ struct GLFWwindow;
 
 namespace tscope::gui {
 
-// Keys the app binds (ImGui 1.86 indexes its key state by the backend's, i.e. GLFW's, key codes).
+// Keys the app binds.
 enum class Key { Left, Right, Up, Down, A, G, L, P, Q, S, F1, Slash, Equal, Minus, Digit1 };
-// Pressed this frame (with key repeat); Digit1 + n for the digit n + 1.
-bool isKeyPressed(Key key, int digitOffset = 0);
+// Modifier bits a shortcut is pressed with (combine with |).
+enum Mod : int { kNoMod = 0, kShift = 1, kCtrl = 2, kAlt = 4 };
+// Pressed (or repeated) since the last frame with exactly these modifiers held; Digit1 + n for the
+// digit n + 1. Latched in GLFW's key callback: ImGui 1.86 samples key state once per frame, so a
+// tap shorter than a frame (a slow frame, synthetic input) would otherwise be lost.
+bool isShortcutPressed(Key key, int mods = kNoMod, int digitOffset = 0);
 
 struct PlatformOptions {
   int width = 1600, height = 1000;
@@ -28,7 +32,9 @@ class Platform {
   Platform& operator=(const Platform&) = delete;
 
   bool shouldClose() const;
-  void beginFrame();      // poll events, start an ImGui frame
+  // Sleeps until input arrives or `seconds` pass; the next beginFrame then uses those events.
+  void waitForEvents(double seconds);
+  void beginFrame();      // poll events (unless just waited), start an ImGui frame
   void setMouseHidden(bool hidden) { mouseHidden_ = hidden; }  // headless capture: no hover from a stray cursor
   void endFrame();        // render ImGui, swap
   void renderOnly();      // render ImGui without swapping (for capture)
@@ -46,6 +52,7 @@ class Platform {
   float contentScale_ = 1.0f;
   float appliedFontScale_ = 0, appliedProjector_ = -1;
   bool mouseHidden_ = false;
+  bool waited_ = false;  // waitForEvents ran since the last beginFrame
 };
 
 }  // namespace tscope::gui

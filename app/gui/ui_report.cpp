@@ -1,0 +1,52 @@
+// Writes the GUI tests' report of the live window (see ui_report.h).
+#include "ui_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "app.h"
+#include "model/npy.h"
+
+namespace tscope::gui {
+
+std::string regionsJson(const PanelViews& views) {
+  nlohmann::json regions = nlohmann::json::object();
+  for (const auto& [name, r] : views.regions) regions[name] = {std::lround(r.x0), std::lround(r.y0), std::lround(r.x1), std::lround(r.y1)};
+  return regions.dump();
+}
+
+void UiReport::maybeWrite(const App& app, float frameMs) {
+  ++frames_;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_ < std::chrono::milliseconds(100)) return;
+  last_ = now;
+  const Snapshot* s = app.snapshot();
+  const AppState& state = app.state();
+  nlohmann::json report = {
+      {"frame", frames_},
+      {"uptime_ms", std::chrono::duration<double, std::milli>(now - start_).count()},
+      {"frame_ms", frameMs},
+      {"panel", panelName(state.panel)},
+      {"model", app.session().modelPath()},
+      {"n_ctx", app.session().config().n_positions},
+      {"prompt_bytes", state.prompt.size()},
+      {"snapshot", s ? s->id : 0},
+      {"tokens", s ? s->ids.size() : 0},
+      {"dropped", s ? s->droppedIds.size() : 0},
+      {"error", s ? s->error : ""},
+      {"message", app.message()},
+      {"busy", app.session().busy()},
+      {"layer", state.layer},
+      {"head", state.head},
+      {"font_scale", state.fontScale},
+      {"projector", state.projector},
+      {"help", app.helpOpen()},
+      {"regions", nlohmann::json::parse(regionsJson(app.views()))},
+  };
+  try {
+    writeFileAtomically(path_, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
+  } catch (const std::exception&) {
+    // A test harness that removed its folder: nothing to report to.
+  }
+}
+
+}  // namespace tscope::gui

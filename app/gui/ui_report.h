@@ -1,0 +1,31 @@
+// The live window's own account of itself for the GUI tests (TSCOPE_UI_REPORT=FILE): every
+// 100 ms the UI thread rewrites FILE (temporary name, then rename) with a frame counter, what is
+// on screen (panel, model, tokens kept and dropped, messages) and the named screen regions, so a
+// harness driving the window with synthetic input can tell that it is alive and where to click.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "panels.h"
+
+namespace tscope::gui {
+
+class App;
+
+// {"name": [x0, y0, x1, y1], ...} in window pixels (also printed by --screenshot).
+std::string regionsJson(const PanelViews& views);
+
+class UiReport {
+ public:
+  explicit UiReport(std::string path) : path_(std::move(path)) {}
+  // Counts the frame and writes the report when 100 ms have passed since the last one.
+  void maybeWrite(const App& app, float frameMs);
+
+ private:
+  std::string path_;
+  uint64_t frames_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
+};
+
+}  // namespace tscope::gui
