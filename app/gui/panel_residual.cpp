@@ -94,24 +94,35 @@ void drawLensCell(PanelContext& ctx, const Snapshot& s, int lensRow, int column,
 void drawLensTable(PanelContext& ctx, const Snapshot& s, int selectedPosition, float maxHeight) {
   const Trace& trace = s.trace;
   const int P = (int)trace.lensPositions.size(), Lc = (int)trace.layers.size();
+  // ImGui tables hold at most 64 columns: a long prompt shows a window of positions around the
+  // selected one (lens columns first .. first + count - 1), with a note saying so.
+  constexpr int kMaxColumns = 63;
+  int selectedColumn = P - 1;
+  for (int c = 0; c < P; ++c)
+    if (trace.lensPositions[c] == selectedPosition) selectedColumn = c;
+  const int count = std::min(P, kMaxColumns);
+  const int first = std::clamp(selectedColumn - count / 2, 0, P - count);
+  if (count < P)
+    ImGui::TextDisabled("positions %d to %d of %d around the selected token (select another token to move the window)",
+                        trace.lensPositions[first], trace.lensPositions[first + count - 1], trace.T);
   const float font = ImGui::GetFontSize();
   const ImGuiTableFlags flags = ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInner | ImGuiTableFlags_SizingFixedFit;
   const ImGuiStyle& style = ImGui::GetStyle();
   const float rowHeight = 2 * ImGui::GetTextLineHeightWithSpacing() + 2 * style.CellPadding.y;
   const float textRow = ImGui::GetTextLineHeight() + 2 * style.CellPadding.y;
-  const float tableWidth = font * (6.5f + 5.5f * P) + (P + 1) * 2 * style.CellPadding.x;
+  const float tableWidth = font * (6.5f + 5.5f * count) + (count + 1) * 2 * style.CellPadding.x;
   const float scrollbar = tableWidth > ImGui::GetContentRegionAvail().x ? style.ScrollbarSize : 0.0f;
   const float height = std::min(maxHeight, rowHeight * Lc + 2 * textRow + scrollbar + 4);
-  if (!ImGui::BeginTable("logit lens", P + 1, flags, ImVec2(0, height))) return;
+  if (!ImGui::BeginTable("logit lens", count + 1, flags, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(1, 1);
   ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, font * 6.5f);
-  for (int c = 0; c < P; ++c) ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, font * 5.5f);
+  for (int c = first; c < first + count; ++c) ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, font * 5.5f);
   ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
   ImGui::TableSetColumnIndex(0);
   ImGui::TableHeader("input token");
-  for (int c = 0; c < P; ++c) {
+  for (int c = first; c < first + count; ++c) {
     const int position = trace.lensPositions[c];
-    ImGui::TableSetColumnIndex(c + 1);
+    ImGui::TableSetColumnIndex(c - first + 1);
     if (position == selectedPosition) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(240, 140, 40, 110));
     const std::string label = tokenLabel(s.tokenText[position], 7) + "##" + std::to_string(position);
     ImGui::TableHeader(label.c_str());
@@ -124,16 +135,16 @@ void drawLensTable(PanelContext& ctx, const Snapshot& s, int selectedPosition, f
     const int layer = trace.layers[row];
     ImGui::Text("block %d", layer);
     if (layer + 1 == trace.L) ImGui::TextDisabled("= output");
-    for (int c = 0; c < P; ++c) {
-      ImGui::TableSetColumnIndex(c + 1);
+    for (int c = first; c < first + count; ++c) {
+      ImGui::TableSetColumnIndex(c - first + 1);
       drawLensCell(ctx, s, row, c, trace.lensPositions[c] == selectedPosition);
     }
   }
   ImGui::TableNextRow();
   ImGui::TableSetColumnIndex(0);
   ImGui::TextDisabled("next in prompt");
-  for (int c = 0; c < P; ++c) {
-    ImGui::TableSetColumnIndex(c + 1);
+  for (int c = first; c < first + count; ++c) {
+    ImGui::TableSetColumnIndex(c - first + 1);
     const int position = trace.lensPositions[c];
     if (position + 1 < (int)s.ids.size()) ImGui::TextDisabled("%s", tokenLabel(s.tokenText[position + 1], 9).c_str());
     else ImGui::TextDisabled("(to come)");
