@@ -1,8 +1,10 @@
 // What one forward pass records for the UI and the CLI: attention maps and scores, the residual
 // stream, logit-lens predictions and the logits. What is captured is chosen by TraceOptions and
-// kept under a memory cap (layers past the cap are left out and the trace says so).
+// kept under a memory cap (layers past the cap are left out and the trace says so). AttentionRows
+// holds the maps of a whole prompt as immutable row pieces, so an edit shares unchanged rows.
 #pragma once
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,49 @@ struct Trace {
   int capturedIndex(int layer) const;  // index into `layers`, or -1
   const float* attnMap(int layerIndex, int head) const { return attn.data() + ((size_t)layerIndex * H + head) * T * Tk; }
   const float* scoreMap(int layerIndex, int head) const { return scores.data() + ((size_t)layerIndex * H + head) * T * Tk; }
+};
+
+// Fills trace.layers (and truncated, note) with the layers `options` asks for that fit under its
+// memory cap, for a forward of trace.T new tokens over trace.Tk keys with trace.H heads of width
+// trace.C. Transformer::forward calls it; so does IncrementalForward, for the whole prompt.
+void planCapture(Trace& trace, const TraceOptions& options, const ModelConfig& config);
+
+// The attention maps (probabilities and scores) of a prompt's T tokens over Tk = T keys, stored as
+// immutable row pieces shared between copies: an edit keeps the pieces of the unchanged prefix
+// (cut to it without copying) and appends the rows it computed. A piece holds rows
+// [firstRow, firstRow + rows) of every captured (layer, head) over its own key count; keys past
+// it are masked for those rows (causal models), so map() fills them with 0 / -inf as a forward
+// over the whole prompt does. Many pieces are merged into one (a copy) now and then.
+class AttentionRows {
+ public:
+  bool empty() const { return pieces_.empty(); }
+  int rows() const { return pieces_.empty() ? 0 : pieces_.back().firstRow + pieces_.back().rows; }  // T = Tk
+  int heads() const { return H_; }
+  int layers() const { return Lc_; }   // captured layers
+  size_t pieceCount() const { return pieces_.size(); }
+
+  // Takes the maps out of a forward's trace (rows trace.pos0 .. pos0 + T - 1, which must follow
+  // the rows held); the trace's attn and scores are left empty. Throws tscope::Error on a gap or
+  // a different layer / head count.
+  void append(Trace& forwardTrace);
+  void keepRows(int rows);  // forget the rows from `rows` on (no copy)
+  void clear() { pieces_.clear(); }
+  // out (T, T): the map of captured layer `layerIndex`, head `head`; probabilities or scores.
+  void map(int layerIndex, int head, bool scores, float* out) const;
+  std::vector<float> map(int layerIndex, int head, bool scores) const;
+  // trace.attn and trace.scores (Lc, H, T, T) as one forward over the whole prompt writes them.
+  void flattenInto(Trace& trace) const;
+
+ private:
+  struct Piece {
+    int firstRow = 0, rows = 0;  // rows in use (a cut piece uses fewer than it stores)
+    int storedRows = 0, keys = 0;
+    std::shared_ptr<const std::vector<float>> attn, scores;  // (Lc, H, storedRows, keys)
+  };
+  void compact();
+  static constexpr size_t kMaxPieces = 16;
+  int Lc_ = 0, H_ = 0;
+  std::vector<Piece> pieces_;
 };
 
 }  // namespace tscope

@@ -15,11 +15,6 @@
 
 namespace tscope {
 
-int Trace::capturedIndex(int layer) const {
-  auto it = std::find(layers.begin(), layers.end(), layer);
-  return it == layers.end() ? -1 : static_cast<int>(it - layers.begin());
-}
-
 Transformer::Transformer(const Weights& weights, Backend& backend) : config_(weights.config()), backend_(&backend) {
   const float* base = weights.arena();
   float* target = const_cast<float*>(base);
@@ -143,33 +138,6 @@ void Transformer::mixtureOfExperts(const LayerWeights& w, const float* in, float
 
 namespace {
 
-// Which layers to capture, within the memory cap.
-void planCapture(Trace& trace, const TraceOptions& options, const ModelConfig& config) {
-  std::vector<int> wanted = options.layers;
-  if (wanted.empty()) {
-    wanted.resize(config.n_layer);
-    std::iota(wanted.begin(), wanted.end(), 0);
-  }
-  std::sort(wanted.begin(), wanted.end());
-  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-  const size_t P = options.logitLensTopK > 0 ? (options.logitLensLastOnly ? 1 : trace.T) : 0;
-  const size_t perLayer = (options.attention ? 2 * sizeof(float) * (size_t)trace.H * trace.T * trace.Tk : 0) +
-                          (options.residuals ? 2 * sizeof(float) * (size_t)trace.T * trace.C : 0) +
-                          P * options.logitLensTopK * (sizeof(int) + sizeof(float));
-  size_t used = 0;
-  for (int layer : wanted) {
-    if (layer < 0 || layer >= config.n_layer) continue;
-    if (perLayer > 0 && used + perLayer > options.memoryCapBytes) {
-      trace.truncated = true;
-      trace.note = "trace memory cap of " + std::to_string(options.memoryCapBytes >> 20) + " MiB reached: captured " +
-                   std::to_string(trace.layers.size()) + " of " + std::to_string(wanted.size()) + " layers";
-      break;
-    }
-    used += perLayer;
-    trace.layers.push_back(layer);
-  }
-}
-
 double l2norm(const float* x, int n) {
   double sum = 0;
   for (int i = 0; i < n; ++i) sum += (double)x[i] * x[i];
@@ -218,7 +186,8 @@ void Transformer::residualAdd(const float* y, int T, const float* nextWeight, co
 
 // The blocks over the T new rows in residual_ (embedded already). Returns true when normed_ then
 // holds the final norm of every row (pre-norm models: fused into the last residual add).
-bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, Trace* trace, const TraceOptions& options) {
+bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, Trace* trace, const TraceOptions& options,
+                            const LayerCallback* callback) {
   const int C = config_.n_embd, H = config_.n_head;
   const size_t activations = (size_t)T * C;
   float* x = residual_.data();
@@ -265,6 +234,7 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
     if (li >= 0 && options.residuals) backend_->download(trace->residAfterMlp.data() + (size_t)li * T * C, x, activations);
     recordNorms(trace, l + 1, T);
     if (li >= 0 && trace->lensK > 0) captureLens(*trace, li, x, T);
+    if (callback && *callback && !(*callback)(l + 1, config_.n_layer)) throw Cancelled();
   }
   return normed;
 }
@@ -325,7 +295,7 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   float* x = residual_.data();
   backend_->embed(x, tokens.data(), wte_, positions_, T, C, pos0);
   recordNorms(trace, 0, T);
-  const bool finalNormed = runBlocks(T, shape, cache, trace, options);
+  const bool finalNormed = runBlocks(T, shape, cache, trace, options, &layerCallback_);
   cache.advance(T);
   if (trace)
     for (const auto& routing : trace->moe) trace->moeAuxLoss += routing.auxLoss;
@@ -358,7 +328,7 @@ void Transformer::issueStep(KVCache& cache, const SamplingParams& params) {
   AttentionShape shape = attentionShape(1, cache.capacity() - 1, cache);
   shape.stepPosition = true;
   backend_->embedStep(residual_.data(), wte_, positions_, C);
-  const bool finalNormed = runBlocks(1, shape, cache, nullptr, TraceOptions::nothing());
+  const bool finalNormed = runBlocks(1, shape, cache, nullptr, TraceOptions::nothing(), nullptr);
   const float* finalIn = residual_.data();
   if (finalNormed) {
     finalIn = normed_.data();

@@ -2,12 +2,15 @@
 // the configured positional encoding, blocks in pre- or post-norm form (multi-head attention in
 // every variant of AttentionShape; a dense GELU/ReLU/SwiGLU MLP or a mixture of experts), the
 // final norm and the (tied or untied) unembedding. It appends to a KV cache, so prefill and
-// decode are the same call.
+// decode are the same call. A layer callback set by the caller sees progress after every layer of
+// forward() and can stop it (Cancelled), leaving the KV cache as it was.
 #pragma once
+#include <functional>
 #include <span>
 #include <vector>
 
 #include "model/backend.h"
+#include "model/error.h"
 #include "model/kv_cache.h"
 #include "model/moe.h"
 #include "model/sampling.h"
@@ -15,6 +18,16 @@
 #include "model/weights.h"
 
 namespace tscope {
+
+// Thrown by forward() when the layer callback asked it to stop. The KV cache keeps its length
+// (rows written past it are not trusted) and the trace is incomplete.
+struct Cancelled : Error {
+  Cancelled() : Error("cancelled: a newer request replaced this one") {}
+};
+
+// Called by forward() after each layer with (layers done, layers in the model); returning false
+// stops the forward with Cancelled. Not called by the recorded decode steps.
+using LayerCallback = std::function<bool(int layersDone, int layers)>;
 
 class Transformer {
  public:
@@ -48,10 +61,14 @@ class Transformer {
   void setMoeRouting(const MoeRoutingParams& params);
   const MoeRoutingParams& moeRouting() const { return moeParams_; }
 
+  // Used by every forward() from now on (beam search and generation included); empty = none.
+  void setLayerCallback(LayerCallback callback) { layerCallback_ = std::move(callback); }
+
  private:
   void ensureScratch(int T);
   AttentionShape attentionShape(int T, int pos0, const KVCache& cache) const;
-  bool runBlocks(int T, const AttentionShape& shape, KVCache& cache, Trace* trace, const TraceOptions& options);
+  bool runBlocks(int T, const AttentionShape& shape, KVCache& cache, Trace* trace, const TraceOptions& options,
+                 const LayerCallback* callback);
   void residualAdd(const float* y, int T, const float* nextWeight, const float* nextBias, const float* postWeight,
                    const float* postBias, bool* normed);
   void recordNorms(Trace* trace, int slot, int T);
@@ -73,6 +90,7 @@ class Transformer {
   const float* lnfWeight_ = nullptr;    // (C) pre-norm only
   const float* lnfBias_ = nullptr;      // (C)
   MoeRoutingParams moeParams_;
+  LayerCallback layerCallback_;
 
   // Activations for up to scratchT_ tokens (grown on demand, never in the decode loop).
   int scratchT_ = 0;

@@ -348,10 +348,18 @@ std::string App::statusLine(float frameMs) const {
   const ModelConfig& c = session_->config();
   const Snapshot* s = snapshot_.get();
   const std::string modelName = std::filesystem::path(session_->modelPath()).filename().string();
-  char line[512];
-  std::snprintf(line, sizeof line, "%s (%d layers, %d heads, d=%d, V=%d)  |  %s  |  forward %.1f ms, %.0f tok/s  |  frame %.1f ms%s",
+  char reused[64] = "", computing[96] = "";
+  if (s && s->reusedTokens > 0) std::snprintf(reused, sizeof reused, " (%d of %zu tokens reused)", s->reusedTokens, s->ids.size());
+  if (session_->busy()) {
+    const ComputeProgress p = session_->progress();
+    if (p.layers > 0 && p.stage != ComputeProgress::Stage::Idle)
+      std::snprintf(computing, sizeof computing, "  |  computing: %s, layer %d/%d", p.stageName(), p.layersDone, p.layers);
+    else std::snprintf(computing, sizeof computing, "  |  computing...");
+  }
+  char line[640];
+  std::snprintf(line, sizeof line, "%s (%d layers, %d heads, d=%d, V=%d)  |  %s  |  forward %.1f ms%s, %.0f tok/s  |  frame %.1f ms%s",
                 modelName.c_str(), c.n_layer, c.n_head, c.n_embd, c.vocab_size, session_->backendDescription().c_str(),
-                s ? s->forwardMs : 0.0, s ? s->tokensPerSecond : 0.0, frameMs, session_->busy() ? "  |  computing..." : "");
+                s ? s->forwardMs : 0.0, reused, s ? s->tokensPerSecond : 0.0, frameMs, computing);
   return line;
 }
 

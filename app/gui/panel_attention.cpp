@@ -14,23 +14,27 @@ namespace tscope::gui {
 
 namespace {
 
+// Show what the model can never see (the causal mask) in grey, not as a zero.
+void maskAsNaN(const AttentionRows& maps, int layerIndex, std::vector<float>& m) {
+  const std::vector<float> first = maps.map(layerIndex, 0, true);
+  for (size_t i = 0; i < m.size(); ++i)
+    if (std::isinf(first[i])) m[i] = std::numeric_limits<float>::quiet_NaN();
+}
+
 // The matrix on screen for the current selection: (T, Tk), masked cells -inf (scores) or NaN.
-std::vector<float> selectedMatrix(const Trace& trace, int layerIndex, int head, bool average, bool scores) {
-  const size_t cells = (size_t)trace.T * trace.Tk;
-  std::vector<float> m(cells, 0.0f);
-  auto source = [&](int h) { return scores ? trace.scoreMap(layerIndex, h) : trace.attnMap(layerIndex, h); };
+std::vector<float> selectedMatrix(const Snapshot& s, int layerIndex, int head, bool average, bool scores) {
+  const AttentionRows& maps = s.attention;
   if (!average) {
-    std::copy(source(head), source(head) + cells, m.begin());
-  } else {
-    for (int h = 0; h < trace.H; ++h)
-      for (size_t i = 0; i < cells; ++i) m[i] += source(h)[i] / trace.H;  // -inf stays -inf where masked
+    std::vector<float> m = maps.map(layerIndex, head, scores);
+    if (!scores) maskAsNaN(maps, layerIndex, m);
+    return m;
   }
-  if (!scores) {
-    // Show what the model can never see (the causal mask) in grey, not as a zero.
-    const float* first = trace.scoreMap(layerIndex, 0);
-    for (size_t i = 0; i < cells; ++i)
-      if (std::isinf(first[i])) m[i] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> m(maps.map(layerIndex, 0, scores).size(), 0.0f);
+  for (int h = 0; h < maps.heads(); ++h) {
+    const std::vector<float> one = maps.map(layerIndex, h, scores);
+    for (size_t i = 0; i < m.size(); ++i) m[i] += one[i] / maps.heads();  // -inf stays -inf where masked
   }
+  if (!scores) maskAsNaN(maps, layerIndex, m);
   return m;
 }
 
@@ -87,7 +91,8 @@ std::vector<float> poolForThumbnail(const std::vector<float>& m, int rows, int c
   return pooled;
 }
 
-void drawGrid(PanelContext& ctx, const Trace& trace) {
+void drawGrid(PanelContext& ctx, const Snapshot& s) {
+  const Trace& trace = s.trace;
   AttentionView& view = ctx.views.attention;
   const int L = (int)trace.layers.size(), H = trace.H;
   if (!view.thumbnailsBuilt) {
@@ -95,7 +100,7 @@ void drawGrid(PanelContext& ctx, const Trace& trace) {
     for (int l = 0; l < L; ++l)
       for (int h = 0; h < H; ++h) {
         int rows = 0, cols = 0;
-        const auto m = poolForThumbnail(selectedMatrix(trace, l, h, false, false), trace.T, trace.Tk, rows, cols);
+        const auto m = poolForThumbnail(selectedMatrix(s, l, h, false, false), trace.T, trace.Tk, rows, cols);
         view.thumbnails[(size_t)l * H + h].setData(ctx.renderer, m.data(), rows, cols, 0.0f, 1.0f, Colormap::Perceptual);
       }
     view.thumbnailsBuilt = true;
@@ -154,7 +159,7 @@ void drawAttentionPanel(PanelContext& ctx) {
   sameLineIfFits("all heads (G)", ImGui::GetFrameHeight());
   ImGui::Checkbox("all heads (G)", &st.showGrid);
   const Snapshot* s = ctx.snapshot;
-  if (!s || s->trace.attn.empty()) {
+  if (!s || s->attention.empty()) {
     ImGui::TextDisabled(s && !s->error.empty() ? "%s" : "computing...", s ? s->error.c_str() : "");
     return;
   }
@@ -162,11 +167,11 @@ void drawAttentionPanel(PanelContext& ctx) {
   AttentionView& view = ctx.views.attention;
   if (view.builtFor != s->id) view.thumbnailsBuilt = false;
   if (st.showGrid) {
-    drawGrid(ctx, trace);
+    drawGrid(ctx, *s);
     return;
   }
   const int layerIndex = std::max(0, trace.capturedIndex(st.layer));
-  const auto m = selectedMatrix(trace, layerIndex, st.head, st.averageHeads, st.showScores);
+  const auto m = selectedMatrix(*s, layerIndex, st.head, st.averageHeads, st.showScores);
   if (view.builtFor != s->id || view.layer != st.layer || view.head != st.head || view.average != st.averageHeads ||
       view.scores != st.showScores) {
     view.lo = 0;

@@ -1,11 +1,13 @@
-// The worker thread behind the UI: tokenize, forward with a full trace, the sampling stages,
-// and optional beam search and KV-cache timing, published as one immutable Snapshot.
+// The worker thread behind the UI: tokenize, the prompt's forward with its trace (reusing the
+// unchanged prefix), the sampling stages, and optional beam search and KV-cache timing, published
+// as one immutable Snapshot. Every forward reports its layers and stops when a newer request waits.
 #include "session.h"
 
 #include <algorithm>
 #include <chrono>
 
 #include "model/backend_select.h"
+#include "model/cost.h"
 #include "model/error.h"
 #include "model/generate.h"
 
@@ -16,6 +18,12 @@ Session::Session(LoadedModel model, const std::string& backendName) : model_(std
   const int cores = makeCpuBackend()->threadCount();
   backend_ = makeBackend(backendName, std::max(1, cores - 1), &backendNote_);
   transformer_ = std::make_unique<Transformer>(model_.weights, *backend_);
+  transformer_->setLayerCallback([this](int done, int layers) {
+    layersDone_ = done;
+    layers_ = layers;
+    return !stopRequested_.load();
+  });
+  prompt_ = std::make_unique<IncrementalForward>(*transformer_);
   worker_ = std::thread([this] { run(); });
 }
 
@@ -33,6 +41,7 @@ Session::~Session() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
+  stopRequested_ = true;
   wake_.notify_all();
   worker_.join();
 }
@@ -42,6 +51,7 @@ void Session::post(Request request) {
     std::lock_guard lock(mutex_);
     pending_ = std::move(request);
     busy_ = true;
+    stopRequested_ = true;
   }
   ++posted_;
   wake_.notify_one();
@@ -62,13 +72,50 @@ void Session::run() {
       if (stopping_) return;
       request = std::move(*pending_);
       pending_.reset();
+      stopRequested_ = false;
     }
-    auto snapshot = compute(request, ++computed);
+    auto snapshot = compute(request, computed + 1);
+    setStage(ComputeProgress::Stage::Idle);
     std::lock_guard lock(mutex_);
-    latest_ = std::move(snapshot);
+    if (snapshot) {  // else a newer request stopped it: that one is next
+      ++computed;
+      latest_ = std::move(snapshot);
+    }
     // A newer request may have arrived meanwhile; stay busy until it is done too.
     busy_ = pending_.has_value();
   }
+}
+
+const char* ComputeProgress::stageName() const {
+  switch (stage) {
+    case Stage::Idle: return "idle";
+    case Stage::Forward: return "forward";
+    case Stage::BeamSearch: return "beam search";
+    case Stage::KvCacheTiming: return "KV-cache timing";
+  }
+  return "";
+}
+
+ComputeProgress Session::progress() const {
+  ComputeProgress p;
+  p.stage = static_cast<ComputeProgress::Stage>(stage_.load());
+  p.layersDone = layersDone_.load();
+  p.layers = layers_.load();
+  return p;
+}
+
+void Session::setStage(ComputeProgress::Stage stage) {
+  layersDone_ = 0;
+  stage_ = static_cast<int>(stage);
+}
+
+TraceOptions sessionTraceOptions(const ModelConfig& config, int tokens) {
+  TraceOptions options;
+  options.residuals = false;
+  options.logitLensTopK = 5;
+  // Large vocabularies: the lens at every position would dominate the forward.
+  options.logitLensLastOnly = (size_t)config.vocab_size * config.n_embd * tokens > (size_t)400'000'000;
+  return options;
 }
 
 std::shared_ptr<Snapshot> Session::compute(const Request& request, uint64_t id) {
@@ -87,21 +134,21 @@ std::shared_ptr<Snapshot> Session::compute(const Request& request, uint64_t id) 
       snapshot->droppedText.push_back(model_.tokenizer->tokenText(snapshot->droppedIds[i]));
     if (snapshot->ids.empty()) throw Error("the prompt is empty: type some text");
     if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
-    TraceOptions options;
-    options.logitLensTopK = 5;
-    // Large vocabularies: the lens at every position would dominate the forward.
-    options.logitLensLastOnly = (size_t)c.vocab_size * c.n_embd * snapshot->ids.size() > (size_t)400'000'000;
-    KVCache cache(*backend_, c, (int)snapshot->ids.size());
-    std::vector<float> logits;
-    transformer_->forward(snapshot->ids, cache, logits, false, &snapshot->trace, options);
+    setStage(ComputeProgress::Stage::Forward);
+    PromptForward prompt = prompt_->run(snapshot->ids, sessionTraceOptions(c, (int)snapshot->ids.size()));
+    snapshot->trace = std::move(prompt.trace);
+    snapshot->attention = std::move(prompt.attention);
+    snapshot->reusedTokens = prompt.reusedTokens;
     snapshot->forwardMs = snapshot->trace.forwardMs;
-    snapshot->tokensPerSecond = snapshot->ids.size() / (snapshot->forwardMs / 1e3);
-    snapshot->kvCacheBytes = cache.bytesUsed();
+    snapshot->tokensPerSecond = (snapshot->ids.size() - prompt.reusedTokens) / (snapshot->forwardMs / 1e3);
+    snapshot->kvCacheBytes = (size_t)kvCacheBytesPerToken(c, 4) * snapshot->ids.size();
+    const std::vector<float>& logits = prompt.logits;
     if (const char* msg = validateSamplingParams(request.sampling); msg && *msg) throw Error(msg);
     snapshot->stages = processLogits(logits, request.sampling);
     if (request.beamWidth > 0) {
       const int steps = std::min(request.beamSteps, c.n_positions - (int)snapshot->ids.size());
       if (steps > 0) {
+        setStage(ComputeProgress::Stage::BeamSearch);
         TransformerBeamModel beamModel(*transformer_, 2 * request.beamWidth, (int)snapshot->ids.size() + steps);
         snapshot->beam = beamSearch(beamModel, snapshot->ids, request.beamWidth, steps, model_.tokenizer->eotId());
       }
@@ -109,6 +156,7 @@ std::shared_ptr<Snapshot> Session::compute(const Request& request, uint64_t id) 
     if (request.measureKvCache) {
       const int steps = std::min(16, c.n_positions - (int)snapshot->ids.size());
       if (steps > 0) {
+        setStage(ComputeProgress::Stage::KvCacheTiming);
         KvCacheTiming timing;
         timing.tokens = steps;
         SamplingParams greedy;
@@ -127,6 +175,8 @@ std::shared_ptr<Snapshot> Session::compute(const Request& request, uint64_t id) 
         snapshot->kvTiming = timing;
       }
     }
+  } catch (const Cancelled&) {
+    return nullptr;
   } catch (const std::exception& e) {
     snapshot->error = e.what();
   }

