@@ -215,7 +215,7 @@ void drawGenerateControls(PanelContext& ctx, SamplingView& view, bool canStep, b
   } else if (view.lastToken >= 0 && tokenizer && view.lastToken < tokenizer->vocabSize()) {
     const std::string token = tokenLabel(tokenizer->tokenText(view.lastToken), 24);
     char prob[32] = "";
-    if (std::isfinite(view.lastTokenProb)) std::snprintf(prob, sizeof prob, "p = %.3f", view.lastTokenProb);
+    if (std::isfinite(view.lastTokenProb)) std::snprintf(prob, sizeof prob, view.lastTokenProb >= 0.001f ? "p = %.3f" : "p = %.1e", view.lastTokenProb);
     if (view.lastWasGreedy) std::snprintf(status, sizeof status, "last: %s, the most probable token (%s)", token.c_str(), prob);
     else std::snprintf(status, sizeof status, "last: %s (%s), token %d of seed %llu's stream", token.c_str(), prob, view.streamTokens,
                        (unsigned long long)view.streamSeed);
@@ -227,7 +227,7 @@ void drawGenerateControls(PanelContext& ctx, SamplingView& view, bool canStep, b
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(view.lastToken >= 0 || contextFull ? ImGuiCol_Text : ImGuiCol_TextDisabled));
   ImGui::TextWrapped("%s", status);
   ImGui::PopStyleColor();
-  if (!view.lastStop.empty()) ImGui::TextDisabled("%s", view.lastStop.c_str());
+  if (!view.lastStop.empty() && !contextFull) ImGui::TextDisabled("%s", view.lastStop.c_str());
 }
 
 void drawBeamSection(PanelContext& ctx, const Snapshot* s, ImVec2 size) {
@@ -313,7 +313,11 @@ std::string takeGeneratedText(AppState& state, SamplingView& view, const Snapsho
   if (!s.generation || view.takenGeneration == s.id) return "";
   view.takenGeneration = s.id;
   const GenerationReport& g = *s.generation;
-  if (g.superseded || state.prompt != g.promptBefore) return "";  // the prompt on screen moved on: it stays
+  if (g.superseded || state.prompt != g.promptBefore) {  // the prompt on screen moved on: it stays
+    view.lastToken = -1;
+    view.lastStop.clear();
+    return "";
+  }
   view.lastStop = g.stopReason;
   if (!g.newIds.empty()) {
     state.prompt = s.request.prompt;
