@@ -190,3 +190,36 @@ TEST(SessionGenerate, AnEditedPromptDropsTheGeneratedIds) {
   EXPECT_FALSE(shown->generation.has_value());
   EXPECT_EQ(shown->ids, session.tokenizer()->encode(edited.prompt));
 }
+
+TEST(SessionGenerate, StopKeepsTheTokensSoFarAndTheNextStepContinuesTheStream) {
+  ScratchDir dir("tscope_session_stop");
+  const CliRun init = runCli("init --out " + dir.file("m") + " --layers 4 --heads 4 --embd 128 --positions 256 --seed 12", dir);
+  ASSERT_EQ(init.exitCode, 0) << init.err;
+  Session session(loadModel(dir.file("m")), "cpu");
+  Knobs knobs;
+  knobs.params.seed = 21;
+  const std::string prompt = "Stop here";
+  Request request;
+  request.prompt = prompt;
+  request.sampling = knobs.params;
+  request.generateTokens = 200;
+  // 200 single-token forwards take far longer than the call to stopGeneration right after post.
+  session.post(request);
+  session.stopGeneration();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (session.busy() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const auto cut = session.latest();
+  ASSERT_TRUE(cut && cut->generation);
+  const size_t made = cut->generation->newIds.size();
+  EXPECT_LT(made, 200u);
+  EXPECT_EQ(cut->generation->stopReason, "generation stopped");
+  // What it drew is the start of the CLI's stream, and a Step after it draws the CLI's next token.
+  const std::vector<int> cli = cliGenerate(dir.file("m"), prompt, static_cast<int>(made) + 1, knobs, dir);
+  ASSERT_EQ(cli.size(), made + 1);
+  EXPECT_EQ(cut->generation->newIds, std::vector<int>(cli.begin(), cli.end() - 1));
+  Request step = cut->request;
+  step.generateTokens = 1;
+  const auto next = compute(session, step);
+  ASSERT_TRUE(next && next->generation);
+  EXPECT_EQ(next->generation->newIds, std::vector<int>{cli.back()});
+}

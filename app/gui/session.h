@@ -112,7 +112,7 @@ class Session {
   // request asks for, returning the request for the text it produced (without generateTokens).
   std::vector<int> promptIds(const Request& request) const;
   Request runGeneration(const Request& request, Snapshot& snapshot);
-  bool newerRequestWaiting() const;
+  bool newerRequestWaiting() const;  // or the session is closing
 
   LoadedModel model_;
   std::string backendChoice_;  // as asked for (auto, cpu, cuda)

@@ -44,7 +44,7 @@ std::vector<int> Session::promptIds(const Request& request) const {
 
 bool Session::newerRequestWaiting() const {
   std::lock_guard lock(mutex_);
-  return pending_.has_value();
+  return pending_.has_value() || stopping_;  // stopping: the session is closing (a model switch, quit)
 }
 
 Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
