@@ -1,8 +1,10 @@
-// Decoding loops over the transformer (sampling and the beam-search slots).
+// Decoding over the transformer: a Generation continued a few tokens at a time (the host loop, or
+// the backend's recorded steps), generate() as one Generation, and the beam-search slots.
 #include "model/generate.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "model/error.h"
 
@@ -17,44 +19,120 @@ ContextFit fitToContext(std::vector<int> ids, int context) {
   return fit;
 }
 
-GenerationResult generate(Transformer& model, std::span<const int> prompt, int maxNew, const SamplingParams& params, int stopId) {
+const char* generationStopName(GenerationStop stop) {
+  switch (stop) {
+    case GenerationStop::EndOfText: return "end_of_text";
+    case GenerationStop::ContextFull: return "context_full";
+    default: return "none";
+  }
+}
+
+namespace {
+
+std::vector<int> checkedPrompt(const Transformer& model, std::span<const int> prompt, const SamplingParams& params) {
   if (const char* msg = validateSamplingParams(params); msg && *msg) throw Error(msg);
-  if (maxNew < 0) throw Error("max-new must be >= 0");
   if (prompt.empty()) throw Error("the prompt is empty (no tokens)");
-  const int context = model.config().n_positions;
+  const int context = model.config().n_positions, V = model.config().vocab_size;
   if (static_cast<int>(prompt.size()) > context)
     throw Error("the prompt is " + std::to_string(prompt.size()) + " tokens but the context holds at most " + std::to_string(context));
-  KVCache cache(model.backend(), model.config(), std::min<int>(context, static_cast<int>(prompt.size()) + maxNew));
-  Rng rng(params.seed);
-  GenerationResult result;
-  std::vector<float> logits;
-  auto t0 = std::chrono::steady_clock::now();
-  model.forward(prompt, cache, logits, false);
-  auto t1 = std::chrono::steady_clock::now();
-  result.prefillMs = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  result.ids.reserve(maxNew);
-  if (model.canRecordSteps() && maxNew > 1 && cache.length() < cache.capacity()) {
-    // The backend samples and replays recorded steps (CUDA graphs): the same tokens, one wait each.
-    const int first = sampleNext(logits, params, rng);
-    result.ids.push_back(first);
-    if (first != stopId) {
-      const std::vector<int> rest = model.decodeRecorded(cache, first, maxNew - 1, params, rng, stopId);
-      result.ids.insert(result.ids.end(), rest.begin(), rest.end());
-      result.decodeSteps = static_cast<int>(rest.size());
+  for (int id : prompt)
+    if (id < 0 || id >= V) throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
+  return {prompt.begin(), prompt.end()};
+}
+
+// The cache holds the prompt and at most the context; 0 (or anything larger) means the context.
+int cacheCapacity(const Transformer& model, size_t promptTokens, int capacity) {
+  const int context = model.config().n_positions;
+  if (capacity <= 0 || capacity > context) return context;
+  return std::max(capacity, static_cast<int>(promptTokens));
+}
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+}  // namespace
+
+Generation::Generation(Transformer& model, std::span<const int> prompt, const SamplingParams& params, int stopId, int capacity)
+    : model_(model),
+      params_(params),
+      stopId_(stopId),
+      prompt_(checkedPrompt(model, prompt, params)),
+      cache_(model.backend(), model.config(), cacheCapacity(model, prompt.size(), capacity)),
+      rng_(params.seed) {
+  const auto t0 = Clock::now();
+  model_.forward(prompt_, cache_, logits_, false);
+  prefillMs_ = msSince(t0);
+  logitsFresh_ = true;
+  updateStop();
+}
+
+void Generation::updateStop() {
+  if (!ids_.empty() && ids_.back() == stopId_) stopped_ = GenerationStop::EndOfText;
+  else if (prompt_.size() + ids_.size() >= static_cast<size_t>(model_.config().n_positions)) stopped_ = GenerationStop::ContextFull;
+}
+
+void Generation::drawFromHostLogits() {
+  const int token = sampleNext(logits_, params_, rng_, scratch_);
+  if (params_.greedy) {
+    const float maxLogit = logits_[token];  // the argmax
+    double sum = 0;
+    for (float logit : logits_) sum += std::exp(static_cast<double>(logit) - maxLogit);
+    lastProbability_ = static_cast<float>(1.0 / sum);
+  } else {
+    const std::vector<float>& final = scratch_.stages.afterTopP;
+    lastProbability_ = static_cast<size_t>(token) < final.size() ? final[token] : std::nanf("");
+  }
+  ids_.push_back(token);
+  logitsFresh_ = false;
+}
+
+int Generation::next(int count) {
+  if (count < 0) throw Error("the number of tokens to generate must be >= 0 (got " + std::to_string(count) + ")");
+  const auto t0 = Clock::now();
+  const int context = model_.config().n_positions;
+  bool recorded = false;
+  int drawn = 0;
+  while (drawn < count && stopped_ == GenerationStop::None) {
+    if (!logitsFresh_) {
+      // Feed the newest token: the cache then holds everything drawn so far.
+      if (cache_.length() >= cache_.capacity()) break;  // a cache smaller than the context is full
+      if (model_.canRecordSteps()) {
+        // The backend feeds, samples and repeats (CUDA graphs): the same tokens, one wait each.
+        const int room = context - static_cast<int>(prompt_.size() + ids_.size());
+        const std::vector<int> more = model_.decodeRecorded(cache_, ids_.back(), std::min(count - drawn, room), params_, rng_, stopId_);
+        recorded = true;
+        if (more.empty()) break;
+        ids_.insert(ids_.end(), more.begin(), more.end());
+        drawn += static_cast<int>(more.size());
+        decodeSteps_ += static_cast<int>(more.size());
+        lastProbability_ = std::nanf("");
+        updateStop();
+        continue;
+      }
+      const int newest[1] = {ids_.back()};
+      model_.forward(newest, cache_, logits_, false);
+      ++decodeSteps_;
+      logitsFresh_ = true;
     }
-    model.backend().sync();
-    result.decodeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
-    return result;
+    drawFromHostLogits();
+    ++drawn;
+    updateStop();
   }
-  for (int step = 0; step < maxNew; ++step) {
-    const int next = sampleNext(logits, params, rng);
-    result.ids.push_back(next);
-    if (next == stopId || step + 1 == maxNew || cache.length() >= cache.capacity()) break;
-    const int one[1] = {next};
-    model.forward(one, cache, logits, false);
-    ++result.decodeSteps;
-  }
-  result.decodeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count();
+  if (recorded) model_.backend().sync();
+  decodeMs_ += msSince(t0);
+  return drawn;
+}
+
+GenerationResult generate(Transformer& model, std::span<const int> prompt, int maxNew, const SamplingParams& params, int stopId) {
+  if (maxNew < 0) throw Error("max-new must be >= 0");
+  Generation generation(model, prompt, params, stopId, static_cast<int>(std::min<size_t>(prompt.size() + maxNew, 1u << 30)));
+  generation.next(maxNew);
+  GenerationResult result;
+  result.ids = generation.ids();
+  result.prefillMs = generation.prefillMs();
+  result.decodeMs = generation.decodeMs();
+  result.decodeSteps = generation.decodeSteps();
+  result.stopped = generation.stopped();
   return result;
 }
 

@@ -259,6 +259,32 @@ TEST(RecordedSteps, TheTransformerIssuesNothingBetweenReplaysAndRecordsOncePerSe
   EXPECT_EQ(recording.recordings, 4);
 }
 
+// The app's Step: a Generation continued one token (or a few) at a time through recorded steps
+// draws the tokens of one generate() run, and stops at the context like it.
+TEST(RecordedSteps, AGenerationContinuedInPiecesDrawsTheTokensOfOneRun) {
+  const ModelConfig config = variantConfig(architectureVariants().front());
+  const Weights weights = randomWeights(config, 12);
+  RecordingBackend recording;
+  Transformer model(weights, recording);
+  ASSERT_TRUE(model.canRecordSteps());
+  const auto prompt = sequence(4, config.vocab_size, 3);
+  for (const SamplingParams& params : {SamplingParams{.greedy = true}, sampled(3), sampled(4)}) {
+    const auto once = generate(model, prompt, 10, params).ids;
+    ASSERT_EQ(once.size(), 10u);
+    Generation stepped(model, prompt, params);
+    for (int i = 0; i < 10; ++i) ASSERT_EQ(stepped.next(1), 1);
+    EXPECT_EQ(stepped.ids(), once) << "seed " << params.seed;
+    Generation pieces(model, prompt, params);
+    EXPECT_EQ(pieces.next(1) + pieces.next(4) + pieces.next(5), 10);
+    EXPECT_EQ(pieces.ids(), once) << "seed " << params.seed;
+  }
+  const int room = config.n_positions - 4;
+  Generation filling(model, prompt, sampled(5));
+  EXPECT_EQ(filling.next(room + 7), room);
+  EXPECT_EQ(filling.stopped(), GenerationStop::ContextFull);
+  EXPECT_EQ(filling.next(1), 0);
+}
+
 TEST(RecordedSteps, StopsAtTheStopTokenAndRejectsBadArguments) {
   const ModelConfig config = variantConfig(architectureVariants().front());
   const Weights weights = randomWeights(config, 4);

@@ -1,11 +1,14 @@
 // The tscope-cli commands: model inspection (info, tokenize, detokenize), running the model
 // (forward with optional .npy dumps, generate with sampling or beam search) and init (a model
-// directory with seeded random weights, for benchmarks and smoke runs).
+// directory with seeded random weights, for benchmarks and smoke runs). Prompts come as text, a
+// file of bytes or ids; every command treats an empty, too long or unknown input the same way.
 #include "app/cli/commands.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -35,20 +38,75 @@ const Tokenizer& requireTokenizer(const LoadedModel& model) {
   return *model.tokenizer;
 }
 
-std::vector<int> inputIds(const Args& args, const LoadedModel& model, const char* textFlag) {
-  const bool hasText = args.has(textFlag), hasIds = args.has("ids");
-  if (hasText == hasIds) throw UsageError(std::string("give exactly one of --") + textFlag + " and --ids");
-  std::vector<int> ids = hasIds ? args.intList("ids") : requireTokenizer(model).encode(args.str(textFlag));
+// A prompt given as bytes in a file (any bytes: NUL and control characters cannot be in argv).
+std::string readTextFile(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw Error(path + ": is a directory, not a text file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
+  constexpr std::streamoff kMaxBytes = std::streamoff(256) << 20;
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(in.gcount()));
+    if (static_cast<std::streamoff>(text.size()) > kMaxBytes) throw Error(path + ": larger than 256 MiB; a prompt that long cannot run");
+  }
+  if (in.bad()) throw Error(path + ": read failed");
+  return text;
+}
+
+// The text of a prompt: --NAME S or --NAME-file PATH (exactly one of them, or --ids).
+std::string inputText(const Args& args, const std::string& textFlag) {
+  if (args.has(textFlag + "-file")) return readTextFile(args.str(textFlag + "-file"));
+  return args.str(textFlag);
+}
+
+// What a command runs: the last n_ctx tokens of the input, and what it says about the rest.
+struct Input {
+  std::vector<int> ids;  // (T <= n_ctx) the tokens that run
+  size_t dropped = 0;    // tokens before them (a too-long input), not run
+  size_t unknown = 0;    // characters a character-level model does not know, run as <unk> (id 0)
+  bool characterLevel = false;
+};
+
+// Tokens from --TEXTFLAG, --TEXTFLAG-file or --ids. An input with no tokens is an error; a longer
+// one than the context runs its last n_ctx tokens (fitToContext, as the app does) with a note on
+// stderr; unknown characters of a character-level model are counted and noted.
+Input inputIds(const Args& args, const LoadedModel& model, const std::string& textFlag) {
+  const int sources = args.has(textFlag) + args.has(textFlag + "-file") + args.has("ids");
+  if (sources != 1) throw UsageError("give exactly one of --" + textFlag + ", --" + textFlag + "-file and --ids");
+  Input input;
+  std::vector<int> ids;
+  if (args.has("ids")) {
+    ids = args.intList("ids");
+  } else {
+    const Tokenizer& tokenizer = requireTokenizer(model);
+    ids = tokenizer.encode(inputText(args, textFlag));
+    input.characterLevel = tokenizer.kind() == "char";
+  }
   const int context = model.weights.config().n_positions, V = model.weights.config().vocab_size;
-  if (ids.empty()) throw Error("the input is empty (no tokens)");
-  ContextFit fit = fitToContext(std::move(ids), context);
-  if (!fit.dropped.empty())  // the app keeps the same last n_ctx tokens
-    std::fprintf(stderr, "tscope-cli: the input is %zu tokens but the model's context holds %d: running the last %d (%zu dropped)\n",
-                 fit.kept.size() + fit.dropped.size(), context, context, fit.dropped.size());
-  ids = std::move(fit.kept);
+  if (ids.empty()) throw Error("the input is empty (no tokens): give some text");
   for (int id : ids)
     if (id < 0 || id >= V) throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
-  return ids;
+  if (input.characterLevel) {
+    input.unknown = static_cast<size_t>(std::count(ids.begin(), ids.end(), 0));
+    if (input.unknown > 0)
+      std::fprintf(stderr, "tscope-cli: %zu character%s of the input %s not in the model's vocabulary: run as <unk> (id 0)\n", input.unknown,
+                   input.unknown == 1 ? "" : "s", input.unknown == 1 ? "is" : "are");
+  }
+  ContextFit fit = fitToContext(std::move(ids), context);
+  input.dropped = fit.dropped.size();
+  if (input.dropped > 0)  // the app keeps the same last n_ctx tokens
+    std::fprintf(stderr, "tscope-cli: the input is %zu tokens but the model's context holds %d: running the last %d (%zu dropped)\n",
+                 fit.kept.size() + input.dropped, context, context, input.dropped);
+  input.ids = std::move(fit.kept);
+  return input;
+}
+
+// What every command that runs a prompt reports about it.
+void describeInput(json& out, const Input& input) {
+  out["dropped_tokens"] = input.dropped;
+  if (input.characterLevel) out["unknown_characters"] = input.unknown;
 }
 
 // --backend cpu|reference|cuda|auto (default auto: the GPU when there is a usable one, else the
@@ -146,10 +204,19 @@ int runInfo(const Argv& argv) {
 }
 
 int runTokenize(const Argv& argv) {
-  Args args("tokenize", argv, {"model", "text"}, {});
+  Args args("tokenize", argv, {"model", "text", "text-file"}, {});
   LoadedModel model = loadModel(args.str("model"));
-  const std::vector<int> ids = requireTokenizer(model).encode(args.str("text"));
-  print({{"ids", ids}, {"tokens", tokensJson(model, ids)}});
+  if (args.has("text") == args.has("text-file")) throw UsageError("give exactly one of --text and --text-file");
+  const Tokenizer& tokenizer = requireTokenizer(model);
+  const std::vector<int> ids = tokenizer.encode(inputText(args, "text"));
+  if (ids.empty()) throw Error("the input is empty (no tokens): give some text");
+  const int context = model.weights.config().n_positions;
+  if (static_cast<int>(ids.size()) > context)
+    std::fprintf(stderr, "tscope-cli: the text is %zu tokens but the model's context holds %d: forward and generate would run the last %d\n",
+                 ids.size(), context, context);
+  json out = {{"ids", ids}, {"tokens", tokensJson(model, ids)}, {"context", context}};
+  if (tokenizer.kind() == "char") out["unknown_characters"] = std::count(ids.begin(), ids.end(), 0);
+  print(out);
   return 0;
 }
 
@@ -162,9 +229,10 @@ int runDetokenize(const Argv& argv) {
 }
 
 int runForward(const Argv& argv) {
-  Args args("forward", argv, {"model", "text", "ids", "dump", "top", "backend", "threads"}, {});
+  Args args("forward", argv, {"model", "text", "text-file", "ids", "dump", "top", "backend", "threads"}, {});
   LoadedModel model = loadModel(args.str("model"));
-  const std::vector<int> ids = inputIds(args, model, "text");
+  const Input input = inputIds(args, model, "text");
+  const std::vector<int>& ids = input.ids;
   const int top = static_cast<int>(args.integer("top", 10, 1, 1000));
   std::string backendNote;
   auto backend = chooseBackend(args, &backendNote);
@@ -182,6 +250,7 @@ int runForward(const Argv& argv) {
   const float* last = logits.data() + logits.size() - V;
   json out = {{"model", model.path}, {"backend", backend->name()}, {"ids", ids}, {"tokens", tokensJson(model, ids)},
               {"next", topTokens(model, last, V, top)}};
+  describeInput(out, input);
   if (!backendNote.empty()) out["backend_note"] = backendNote;
   if (dump) {
     const fs::path dir(args.str("dump"));
@@ -229,10 +298,11 @@ int runForward(const Argv& argv) {
 }
 
 int runGenerate(const Argv& argv) {
-  Args args("generate", argv, {"model", "prompt", "ids", "max-new", "temperature", "top-k", "top-p", "seed", "beam", "backend", "threads"},
+  Args args("generate", argv, {"model", "prompt", "prompt-file", "ids", "max-new", "temperature", "top-k", "top-p", "seed", "beam", "backend", "threads"},
             {"greedy"});
   LoadedModel model = loadModel(args.str("model"));
-  const std::vector<int> prompt = inputIds(args, model, "prompt");
+  const Input input = inputIds(args, model, "prompt");
+  const std::vector<int>& prompt = input.ids;
   const ModelConfig& c = model.weights.config();
   const int maxNew = static_cast<int>(args.integer("max-new", 32, 0, c.n_positions));
   const bool sampling = args.has("temperature") || args.has("top-k") || args.has("top-p") || args.has("seed");
@@ -242,7 +312,12 @@ int runGenerate(const Argv& argv) {
   auto backend = chooseBackend(args, &backendNote);
   Transformer transformer(model.weights, *backend);
   json out = {{"model", model.path}, {"prompt_ids", prompt}};
+  describeInput(out, input);
   describeBackend(out, *backend, backendNote);
+  // The prompt and the new tokens share the context: a prompt that fills it gets none.
+  const int room = c.n_positions - static_cast<int>(prompt.size());
+  if (room == 0 && maxNew > 0)
+    std::fprintf(stderr, "tscope-cli: the prompt fills the model's context (%d tokens): no room for a new token\n", c.n_positions);
   auto decodeText = [&](const std::vector<int>& ids) { return model.tokenizer ? model.tokenizer->decode(ids) : std::string(); };
   if (args.has("beam")) {
     const int width = static_cast<int>(args.integer("beam", 4, 1, 16));
@@ -261,6 +336,9 @@ int runGenerate(const Argv& argv) {
     out["text"] = decodeText(result.bestTokens);
     out["logprob"] = result.bestLogProb;
     out["beam"] = {{"width", width}, {"nodes", nodes}, {"final", result.finalBeams}, {"final_logprobs", result.finalLogProbs}};
+    if (room > 0 && room < maxNew)
+      std::fprintf(stderr, "tscope-cli: the context (%d tokens) holds %d new tokens after the prompt: beam search ran %d steps, not %d\n",
+                   c.n_positions, room, room, maxNew);
   } else {
     SamplingParams params;
     params.greedy = args.has("greedy");
@@ -269,7 +347,12 @@ int runGenerate(const Argv& argv) {
     params.topP = static_cast<float>(args.number("top-p", 1.0, 1e-9, 1.0));
     params.seed = static_cast<uint64_t>(args.integer("seed", 0, 0, INT64_MAX));
     const GenerationResult result = generate(transformer, prompt, maxNew, params, model.tokenizer ? model.tokenizer->eotId() : -1);
+    if (result.stopped == GenerationStop::ContextFull && room > 0 && static_cast<int>(result.ids.size()) < maxNew)
+      std::fprintf(stderr, "tscope-cli: the context (%d tokens) is full after %zu of %d new tokens: stopped\n", c.n_positions, result.ids.size(),
+                   maxNew);
     out["mode"] = params.greedy ? "greedy" : "sample";
+    const bool madeAll = static_cast<int>(result.ids.size()) == maxNew && result.stopped != GenerationStop::EndOfText;
+    out["stop"] = madeAll ? "max_new" : generationStopName(result.stopped);  // why it ended
     out["ids"] = result.ids;
     out["text"] = decodeText(result.ids);
     out["prefill_ms"] = result.prefillMs;

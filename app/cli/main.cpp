@@ -15,16 +15,18 @@ namespace {
 const char* kUsage =
     "usage: tscope-cli COMMAND [flags]\n"
     "  info       --model M [--context N] [--backend B]\n"
-    "  tokenize   --model M --text S\n"
+    "  tokenize   --model M (--text S | --text-file PATH)\n"
     "  detokenize --model M --ids 1,2,3\n"
-    "  forward    --model M (--text S | --ids 1,2,3) [--dump DIR] [--top N] [--backend B] [--threads N]\n"
-    "  generate   --model M --prompt S --max-new N [--temperature X --top-k K --top-p P --seed S | --greedy | --beam B]\n"
-    "             [--backend B] [--threads N]\n"
+    "  forward    --model M (--text S | --text-file PATH | --ids 1,2,3) [--dump DIR] [--top N] [--backend B] [--threads N]\n"
+    "  generate   --model M (--prompt S | --prompt-file PATH | --ids 1,2,3) --max-new N\n"
+    "             [--temperature X --top-k K --top-p P --seed S | --greedy | --beam B] [--backend B] [--threads N]\n"
     "  init       --out DIR [--config config.json] [--layers L --heads H --embd C --positions P --seed S --init-std X] [--tokenizer DIR]\n"
     "  train      --config FILE --data SPEC --out DIR [--steps N] [--threads N] [--quiet] [--backend B] | --out DIR --resume\n"
     "             SPEC: brown[:vocab=N,val=F] | copy|reverse|sort|induction[:vocab=N,length=N] | modadd[:modulus=N]\n"
     "B is auto (default: cuda when a CUDA device is usable, else cpu, saying why on stderr and in backend_note),\n"
     "  cpu, reference or cuda.\n"
+    "A prompt longer than the context runs its last n_ctx tokens (a note on stderr; dropped_tokens in the JSON);\n"
+    "  prompt and new tokens share the context: generate stops when they fill it (stop: context_full).\n"
     "M is a model directory (config.json + model.safetensors + tokenizer) or an llm.c .bin file.\n";
 
 // One line, whatever the message holds.

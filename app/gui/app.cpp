@@ -64,9 +64,12 @@ bool App::needsFrames() const {
 
 bool App::upToDate() const { return snapshot_ && !session_->busy() && snapshot_ == session_->latest(); }
 
-void App::post() {
+void App::post(int generateTokens) {
   Request request;
   request.prompt = state_.prompt;
+  request.generatedFrom = state_.generatedFrom;
+  request.generatedIds = state_.generatedIds;
+  request.generateTokens = generateTokens;
   request.sampling = state_.sampling;
   request.beamWidth = state_.beamWidth;
   request.beamSteps = state_.beamSteps;
@@ -115,7 +118,10 @@ void App::frame(float frameMs) {
     applyState(std::move(*pendingState_));
     pendingState_.reset();
   }
-  if (auto newest = session_->latest(); newest != snapshot_) snapshot_ = std::move(newest);
+  if (auto newest = session_->latest(); newest != snapshot_) {
+    snapshot_ = std::move(newest);
+    if (std::string line = takeGeneratedText(state_, views_.sampling, *snapshot_); !line.empty()) message_ = line;
+  }
   handleShortcuts();
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->WorkPos);
@@ -166,7 +172,7 @@ void App::frame(float frameMs) {
   drawStatusBar(frameMs);
   ImGui::End();
   if (showHelp_) drawHelpOverlay();
-  if (ctx.repost) post();
+  if (ctx.repost) post(ctx.generateTokens);
   // Opened at the start of the next frame: this frame's draw lists still use the old textures.
   if (!ctx.openModel.empty()) pendingOpen_ = {ctx.openModel, ctx.openPrompt};
 }
@@ -203,6 +209,7 @@ void App::openModel(const std::string& path, const std::string& prompt) {
     state_.moeCapacityFactor = -1;
     state_.moeExpertChoice = c.moe_routing == MoeRoutingKind::ExpertChoice;
     if (!prompt.empty()) state_.prompt = prompt;
+    state_.generatedIds.clear();  // the old model's token ids
     message_ = "opened " + path;
     // Stay on the panel on screen (the Training panel opens its model in the Attention panel).
     selectPanel(state_.panel == PanelId::Training ? PanelId::Attention : state_.panel);

@@ -63,7 +63,7 @@ class App {
   void exportMatrix(bool npy);
   void drawHelpOverlay();
   void handleShortcuts();
-  void post();
+  void post(int generateTokens = 0);  // > 0: the Next-token panel's Step / Generate N
 
   std::unique_ptr<Session> session_;
   std::unique_ptr<TrainingSession> training_;

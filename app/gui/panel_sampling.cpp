@@ -1,7 +1,8 @@
 // Next-token panel: the distribution over the next token at each stage of the sampling pipeline
-// (softmax, temperature, top-k, top-p) as aligned bar charts under live knobs; Step and Generate
-// (one token per new snapshot, so the UI stays live while the model recomputes); beam search drawn
-// as a tree; and the KV cache: its size and, on request, measured decode speed with and without it.
+// (softmax, temperature, top-k, top-p) as aligned bar charts under live knobs; Step and Generate N
+// (the session runs the engine's generation on its worker: the tokens tscope-cli generate draws,
+// with progress and Stop); beam search drawn as a tree; and the KV cache: its size and, on
+// request, measured decode speed with and without it.
 #include <imgui.h>
 
 #include <algorithm>
@@ -51,35 +52,11 @@ void rebuild(SamplingView& view, const Snapshot& s) {
   view.builtFor = s.id;
 }
 
-// Draws one token (argmax when greedy, else a seeded draw from the final distribution), appends
-// its text to the prompt and asks for a new forward. Returns false at the end-of-text token.
-bool stepOnce(PanelContext& ctx, SamplingView& view, const Snapshot& s) {
-  const Tokenizer* tokenizer = ctx.session.tokenizer();
-  const SamplingParams& params = ctx.state.sampling;
-  int token;
-  try {
-    if (params.greedy) {
-      token = argmax(s.stages.raw);
-    } else {
-      Rng rng(params.seed + view.steps);
-      token = sampleFromProbs(s.stages.afterTopP, rng);
-    }
-  } catch (const std::exception& e) {
-    ctx.message = std::string("cannot draw a token: ") + e.what();
-    return false;
-  }
-  ++view.steps;
-  view.lastStepSnapshot = s.id;
-  view.lastToken = token;
-  view.lastWasGreedy = params.greedy;
-  view.lastTokenProb = params.greedy ? s.stages.raw[token] : s.stages.afterTopP[token];
-  if (token == tokenizer->eotId()) {
-    ctx.message = "the model drew the end-of-text token: generation stopped";
-    return false;
-  }
-  ctx.state.prompt += tokenizer->tokenBytes(token);
+// Asks the session to generate `count` tokens from the prompt on screen (session_generate.cpp).
+void requestGeneration(PanelContext& ctx, SamplingView& view, int count) {
+  ctx.generateTokens = count;
   ctx.repost = true;
-  return true;
+  view.awaitingGeneration = true;
 }
 
 // Width of a slider or input of `itemWidth` with its label on the right.
@@ -103,10 +80,8 @@ void drawKnobs(PanelContext& ctx, SamplingView& view) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Keep the smallest set of most probable tokens whose probabilities add up to p (1 = off).");
   sameLineIfFits(knobWidth(width * 0.7f, "seed"));
   ImGui::SetNextItemWidth(width * 0.7f);
-  if (ImGui::InputScalar("seed", ImGuiDataType_U64, &p.seed)) {
-    view.steps = 0;  // a new seed starts a new, reproducible sequence of draws
-    ctx.repost = true;
-  }
+  // A new seed (or any knob) starts a new random stream at the next Step.
+  if (ImGui::InputScalar("seed", ImGuiDataType_U64, &p.seed)) ctx.repost = true;
   sameLineIfFits(knobWidth(ImGui::GetFrameHeight(), "greedy (argmax)"));
   ctx.repost |= ImGui::Checkbox("greedy (argmax)", &p.greedy);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Always take the most probable token: the knobs no longer change the choice.");
@@ -178,9 +153,7 @@ void drawStageTable(PanelContext& ctx, const SamplingView& view, const Snapshot&
     const int id = view.topIds[row];
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    const bool drawn = id == view.lastToken && view.lastStepSnapshot == s.id;  // drawn from this very distribution
-    if (drawn) ImGui::TextColored(ImVec4(0.95f, 0.55f, 0.15f, 1.0f), "%s", tokenLabel(tokenizer ? tokenizer->tokenText(id) : "?").c_str());
-    else ImGui::TextUnformatted(tokenLabel(tokenizer ? tokenizer->tokenText(id) : "?").c_str());
+    ImGui::TextUnformatted(tokenLabel(tokenizer ? tokenizer->tokenText(id) : "?").c_str());
     if (ImGui::IsItemHovered()) hoveredId = id;
     for (int stage = 0; stage < kStages; ++stage) {
       ImGui::TableNextColumn();
@@ -188,7 +161,7 @@ void drawStageTable(PanelContext& ctx, const SamplingView& view, const Snapshot&
       shownMass[stage] += prob;
       char label[32];
       std::snprintf(label, sizeof label, prob > 0 ? (prob >= 0.001f ? "%.3f" : "%.1e") : "filtered", prob);
-      const BarStyle style = prob <= 0 ? BarStyle::Filtered : drawn ? BarStyle::Highlighted : BarStyle::Normal;
+      const BarStyle style = prob <= 0 ? BarStyle::Filtered : BarStyle::Normal;
       if (drawBar(prob, scaleMax[stage], ImGui::GetContentRegionAvail().x, style, label)) hoveredId = id;
     }
   }
@@ -206,38 +179,55 @@ void drawStageTable(PanelContext& ctx, const SamplingView& view, const Snapshot&
   if (hoveredId >= 0) drawTokenTooltip(s, hoveredId, tokenizer);
 }
 
-void drawGenerateControls(PanelContext& ctx, SamplingView& view, const Snapshot* s, bool canStep) {
+void drawGenerateControls(PanelContext& ctx, SamplingView& view, bool canStep, bool contextFull) {
   const AppState& st = ctx.state;
-  ImGui::BeginDisabled(!canStep || view.generateRemaining > 0);
-  if (ImGui::Button("Step")) stepOnce(ctx, view, *s);
+  const GenerationProgress progress = ctx.session.generationProgress();
+  if (view.awaitingGeneration && !ctx.session.busy()) view.awaitingGeneration = false;
+  const bool generating = view.awaitingGeneration || progress.asked > 0;
+  ImGui::BeginDisabled(!canStep || generating);
+  if (ImGui::Button("Step")) requestGeneration(ctx, view, 1);
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("Draw the next token and append it. Steps continue one random stream: k Steps give the tokens of\n"
+                      "tscope-cli generate --prompt P --seed S --max-new k with the same knobs.");
   ImGui::SameLine();
   char generateLabel[32];
   std::snprintf(generateLabel, sizeof generateLabel, "Generate %d", view.generateCount);
-  if (ImGui::Button(generateLabel)) view.generateRemaining = view.generateCount;
+  if (ImGui::Button(generateLabel)) requestGeneration(ctx, view, view.generateCount);
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
   ImGui::SliderInt("tokens", &view.generateCount, 1, 64, "%d", ImGuiSliderFlags_AlwaysClamp);
   ImGui::SameLine();
-  ImGui::BeginDisabled(view.generateRemaining == 0);
-  if (ImGui::Button("Stop")) view.generateRemaining = 0;
+  ImGui::BeginDisabled(!generating);
+  if (ImGui::Button("Stop")) ctx.session.stopGeneration();
   ImGui::EndDisabled();
-  char status[160];
-  if (view.generateRemaining > 0) {
-    std::snprintf(status, sizeof status, "generating: %d to go", view.generateRemaining);
-  } else if (view.lastToken >= 0 && ctx.session.tokenizer()) {
-    const std::string token = tokenLabel(ctx.session.tokenizer()->tokenText(view.lastToken), 24);
-    if (view.lastWasGreedy) std::snprintf(status, sizeof status, "last: %s, the most probable token (p = %.3f)", token.c_str(), view.lastTokenProb);
-    else std::snprintf(status, sizeof status, "last: %s (p = %.3f), draw %llu: seed %llu + %llu", token.c_str(), view.lastTokenProb,
-                       (unsigned long long)view.steps, (unsigned long long)st.sampling.seed, (unsigned long long)(view.steps - 1));
+  if (generating) {
+    char overlay[64];
+    std::snprintf(overlay, sizeof overlay, "generating: %d of %d tokens", progress.done, progress.asked);
+    sameLineIfFits(ImGui::GetFontSize() * 16);
+    ImGui::ProgressBar(progress.asked > 0 ? (float)progress.done / progress.asked : 0.0f, ImVec2(-FLT_MIN, 0), progress.asked > 0 ? overlay : "starting...");
+    return;
+  }
+  char status[200];
+  const Tokenizer* tokenizer = ctx.session.tokenizer();
+  if (contextFull) {
+    std::snprintf(status, sizeof status, "the context (%d tokens) is full: shorten the prompt to generate", ctx.session.config().n_positions);
+  } else if (view.lastToken >= 0 && tokenizer && view.lastToken < tokenizer->vocabSize()) {
+    const std::string token = tokenLabel(tokenizer->tokenText(view.lastToken), 24);
+    char prob[32] = "";
+    if (std::isfinite(view.lastTokenProb)) std::snprintf(prob, sizeof prob, view.lastTokenProb >= 0.001f ? "p = %.3f" : "p = %.1e", view.lastTokenProb);
+    if (view.lastWasGreedy) std::snprintf(status, sizeof status, "last: %s, the most probable token (%s)", token.c_str(), prob);
+    else std::snprintf(status, sizeof status, "last: %s (%s), token %d of seed %llu's stream", token.c_str(), prob, view.streamTokens,
+                       (unsigned long long)view.streamSeed);
   } else {
     std::snprintf(status, sizeof status, "%s", st.sampling.greedy ? "Step appends the most probable token to the prompt"
                                                                   : "Step draws a token from the final distribution and appends it to the prompt");
   }
   sameLineIfFits(std::min(ImGui::CalcTextSize(status).x, ImGui::GetFontSize() * 16));
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(view.generateRemaining > 0 || view.lastToken >= 0 ? ImGuiCol_Text : ImGuiCol_TextDisabled));
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(view.lastToken >= 0 || contextFull ? ImGuiCol_Text : ImGuiCol_TextDisabled));
   ImGui::TextWrapped("%s", status);
   ImGui::PopStyleColor();
+  if (!view.lastStop.empty() && !contextFull) ImGui::TextDisabled("%s", view.lastStop.c_str());
 }
 
 void drawBeamSection(PanelContext& ctx, const Snapshot* s, ImVec2 size) {
@@ -319,12 +309,34 @@ void drawKvCacheSection(PanelContext& ctx, const Snapshot* s, ImVec2 size) {
 
 }  // namespace
 
+std::string takeGeneratedText(AppState& state, SamplingView& view, const Snapshot& s) {
+  if (!s.generation || view.takenGeneration == s.id) return "";
+  view.takenGeneration = s.id;
+  const GenerationReport& g = *s.generation;
+  if (g.superseded || state.prompt != g.promptBefore) {  // the prompt on screen moved on: it stays
+    view.lastToken = -1;
+    view.lastStop.clear();
+    return "";
+  }
+  view.lastStop = g.stopReason;
+  if (!g.newIds.empty()) {
+    state.prompt = s.request.prompt;
+    state.generatedFrom = s.request.generatedFrom;
+    state.generatedIds = s.request.generatedIds;
+    view.lastToken = g.newIds.back();
+    view.lastTokenProb = g.lastProbability;
+    view.lastWasGreedy = g.greedy;
+    view.streamTokens = g.streamTokens;
+    view.streamSeed = s.request.sampling.seed;
+  }
+  return g.stopReason;
+}
+
 void drawSamplingPanel(PanelContext& ctx) {
   SamplingView& view = ctx.views.sampling;
   const Snapshot* s = ctx.snapshot;
   drawKnobs(ctx, view);
   if (!s || s->stages.raw.empty()) {
-    view.generateRemaining = 0;
     ImGui::TextDisabled(s && !s->error.empty() ? "%s" : "computing...", s ? s->error.c_str() : "");
     return;
   }
@@ -332,15 +344,7 @@ void drawSamplingPanel(PanelContext& ctx) {
   const bool current = isCurrent(*s, ctx.state);
   const bool contextFull = (int)s->ids.size() >= ctx.session.config().n_positions;
   const bool canStep = current && !contextFull && ctx.session.tokenizer() && !ctx.repost;
-  // Generation over frames: one token per new snapshot of the prompt on screen.
-  if (view.generateRemaining > 0 && contextFull) {
-    view.generateRemaining = 0;
-    ctx.message = "the context is full: generation stopped";
-  }
-  if (view.generateRemaining > 0 && canStep && s->id != view.lastStepSnapshot) {
-    view.generateRemaining = stepOnce(ctx, view, *s) ? view.generateRemaining - 1 : 0;
-  }
-  drawGenerateControls(ctx, view, s, canStep);
+  drawGenerateControls(ctx, view, canStep, contextFull);
   ImGui::Spacing();
   ImGui::Text("Next token after the prompt: the %zu most probable tokens at each stage of the pipeline", view.topIds.size());
   const char* hint = "(filtered tokens get 0; hover a column title or a bar for details)";

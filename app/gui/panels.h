@@ -33,6 +33,10 @@ struct AppState {
   bool linesView = false;     // attention: lines between two token columns
   bool showGrid = false;      // attention: every layer x head as thumbnails
   SamplingParams sampling;
+  // The Next-token panel's generated tokens after the text generatedFrom (Request has the rule;
+  // not saved: a session file's prompt is text).
+  std::string generatedFrom;
+  std::vector<int> generatedIds;
   int beamWidth = 0;          // 0 = off
   int beamSteps = 4;
   bool measureKvCache = false;
@@ -67,19 +71,21 @@ struct ExportableMatrix {
   int rows = 0, cols = 0;
 };
 
-// Next-token panel: the draws made so far (each seeded with seed + step), generation over frames
-// (one token per new snapshot), and the top tokens of the snapshot on screen.
+// Next-token panel: Step / Generate N (run by the session: session_generate.cpp), what the last one
+// drew, and the top tokens of the snapshot on screen.
 struct SamplingView {
   uint64_t builtFor = 0;
   std::vector<int> topIds;          // most probable tokens by raw probability, best first
   std::vector<int> keptCounts;      // (4) tokens with non-zero probability at each stage
-  uint64_t steps = 0;               // tokens drawn since the seed was set (added to the seed)
   int generateCount = 16;           // N for Generate
-  int generateRemaining = 0;        // > 0 while generating
-  uint64_t lastStepSnapshot = 0;    // the snapshot the last token was drawn from
-  int lastToken = -1;               // the last token drawn and its final probability
+  bool awaitingGeneration = false;  // a Step / Generate was posted and the session is still on it
+  uint64_t takenGeneration = 0;     // the snapshot whose generated text the prompt took
+  int lastToken = -1;               // the newest token drawn and its probability when drawn (NaN: unknown)
   float lastTokenProb = 0;
   bool lastWasGreedy = false;
+  int streamTokens = 0;             // tokens drawn so far in that random stream
+  uint64_t streamSeed = 0;
+  std::string lastStop;             // why the last generation made fewer tokens than asked
   bool sharedScale = true;          // one probability scale for every stage
 };
 
@@ -155,6 +161,7 @@ struct PanelContext {
   TrainingSession* training = nullptr;  // the app's training run
   std::string openModel;      // set by a panel: load this model directory into the explorer
   std::string openPrompt;     // with this prompt (one the new model's tokenizer and context fit)
+  int generateTokens = 0;     // set with repost by the Next-token panel: generate this many tokens first
 };
 
 void drawPromptStrip(PanelContext& ctx);
@@ -162,6 +169,9 @@ void drawPromptPanel(PanelContext& ctx);
 void drawAttentionPanel(PanelContext& ctx);
 void drawResidualPanel(PanelContext& ctx);
 void drawSamplingPanel(PanelContext& ctx);
+// When `s` holds a finished Step / Generate for the prompt on screen: the prompt takes the new
+// text and its generated ids (once per snapshot). Returns the line for the status bar ("" none).
+std::string takeGeneratedText(AppState& state, SamplingView& view, const Snapshot& s);
 void drawPositionalPanel(PanelContext& ctx);
 void drawMoePanel(PanelContext& ctx);
 void drawArchitecturePanel(PanelContext& ctx);

@@ -49,6 +49,7 @@ Session::~Session() {
 void Session::post(Request request) {
   {
     std::lock_guard lock(mutex_);
+    if (request.generateTokens > 0) stopGeneration_ = false;  // a Stop pressed earlier is not for this one
     pending_ = std::move(request);
     busy_ = true;
     stopRequested_ = true;
@@ -118,14 +119,15 @@ TraceOptions sessionTraceOptions(const ModelConfig& config, int tokens) {
   return options;
 }
 
-std::shared_ptr<Snapshot> Session::compute(const Request& request, uint64_t id) {
+std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
   auto snapshot = std::make_shared<Snapshot>();
   snapshot->id = id;
+  const Request request = posted.generateTokens > 0 ? runGeneration(posted, *snapshot) : posted;  // Step / Generate N first
   snapshot->request = request;
   try {
     const ModelConfig& c = config();
     if (!model_.tokenizer) throw Error("this model has no tokenizer: " + model_.tokenizerNote);
-    ContextFit fit = fitToContext(model_.tokenizer->encode(request.prompt), c.n_positions);
+    ContextFit fit = fitToContext(promptIds(request), c.n_positions);
     snapshot->ids = std::move(fit.kept);
     snapshot->droppedIds = std::move(fit.dropped);
     for (int id : snapshot->ids) snapshot->tokenText.push_back(model_.tokenizer->tokenText(id));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model/incremental_forward.h"
+#include "model/generate.h"
 #include "model/model_io.h"
 #include "model/sampling.h"
 #include "model/trace.h"
@@ -27,6 +28,24 @@ struct Request {
   int beamWidth = 0;                    // > 0: also run beam search from the prompt
   int beamSteps = 4;
   bool measureKvCache = false;          // also time decoding with and without the KV cache
+  // Tokens generated after the text `generatedFrom`: while prompt == generatedFrom + their text, the
+  // model runs encode(generatedFrom) + these ids, exactly what was generated (re-encoding the text
+  // could merge tokens differently); any edit of the prompt drops them (session_generate.cpp).
+  std::string generatedFrom;
+  std::vector<int> generatedIds;
+  int generateTokens = 0;               // > 0: first generate this many tokens (Step, Generate N)
+};
+
+// What a Step or Generate N did (session_generate.cpp).
+struct GenerationReport {
+  std::string promptBefore;     // the prompt it started from (the app takes the result only if it still shows it)
+  int asked = 0;                // tokens asked for
+  std::vector<int> newIds;      // tokens drawn by this request
+  int streamTokens = 0;         // tokens drawn so far in this random stream (prompt, knobs and seed)
+  float lastProbability = 0;    // of the newest token in the distribution it was drawn from (NaN: unknown)
+  bool greedy = false;
+  std::string stopReason;       // one line when it made fewer than asked ("" otherwise)
+  bool superseded = false;      // cut short by a newer request: the app keeps the prompt it has
 };
 
 struct KvCacheTiming {
@@ -54,7 +73,14 @@ struct Snapshot {
   size_t kvCacheBytes = 0;            // the cache after the prompt
   double forwardMs = 0;
   double tokensPerSecond = 0;         // tokens computed (not reused) / forward time
+  std::optional<GenerationReport> generation;  // when the request generated tokens first
   std::string error;                  // one line when the request could not be computed
+};
+
+// Progress of a Step or Generate N on the worker.
+struct GenerationProgress {
+  int done = 0;   // tokens drawn so far
+  int asked = 0;  // 0 when no generation is running
 };
 
 // What the worker is doing now, for the status bar.
@@ -84,6 +110,9 @@ class Session {
   uint64_t postedCount() const { return posted_.load(); }
   ComputeProgress progress() const;
 
+  GenerationProgress generationProgress() const { return {generationDone_.load(), generationAsked_.load()}; }
+  void stopGeneration() { stopGeneration_ = true; }  // the running generation keeps what it drew so far
+
   const ModelConfig& config() const { return model_.weights.config(); }
   const Weights& weights() const { return model_.weights; }
   const Tokenizer* tokenizer() const { return model_.tokenizer.get(); }
@@ -97,8 +126,13 @@ class Session {
  private:
   void run();
   // Null when a newer request (or the end of the session) stopped it.
-  std::shared_ptr<Snapshot> compute(const Request& request, uint64_t id);
+  std::shared_ptr<Snapshot> compute(const Request& posted, uint64_t id);
   void setStage(ComputeProgress::Stage stage);
+  // session_generate.cpp: the prompt's ids (with the generated ones kept), and the generation a
+  // request asks for, returning the request for the text it produced (without generateTokens).
+  std::vector<int> promptIds(const Request& request) const;
+  Request runGeneration(const Request& request, Snapshot& snapshot);
+  bool newerRequestWaiting() const;  // or the session is closing
 
   LoadedModel model_;
   std::string backendChoice_;  // as asked for (auto, cpu, cuda)
@@ -114,6 +148,11 @@ class Session {
   std::atomic<uint64_t> posted_{0};
   std::atomic<bool> stopRequested_{false};  // a newer request is waiting, or the session ends
   std::atomic<int> stage_{0}, layersDone_{0}, layers_{0};
+  std::unique_ptr<Generation> generation_;  // worker only: the stream the next Step continues
+  std::vector<int> generationStart_;        // (T) every prompt id (dropped ones too) when it began
+  std::optional<MoeRoutingParams> generationMoe_;  // the routing it ran with
+  std::atomic<int> generationDone_{0}, generationAsked_{0};
+  std::atomic<bool> stopGeneration_{false};
   bool stopping_ = false;
   std::thread worker_;
 };
