@@ -186,6 +186,7 @@ void drawGenerateControls(PanelContext& ctx, SamplingView& view, bool canStep, b
   const bool generating = view.awaitingGeneration || progress.asked > 0;
   ImGui::BeginDisabled(!canStep || generating);
   if (ImGui::Button("Step")) requestGeneration(ctx, view, 1);
+  recordItem(ctx.views, "step");
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("Draw the next token and append it. Steps continue one random stream: k Steps give the tokens of\n"
                       "tscope-cli generate --prompt P --seed S --max-new k with the same knobs.");
@@ -193,6 +194,7 @@ void drawGenerateControls(PanelContext& ctx, SamplingView& view, bool canStep, b
   char generateLabel[32];
   std::snprintf(generateLabel, sizeof generateLabel, "Generate %d", view.generateCount);
   if (ImGui::Button(generateLabel)) requestGeneration(ctx, view, view.generateCount);
+  recordItem(ctx.views, "generate");
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
@@ -200,6 +202,7 @@ void drawGenerateControls(PanelContext& ctx, SamplingView& view, bool canStep, b
   ImGui::SameLine();
   ImGui::BeginDisabled(!generating);
   if (ImGui::Button("Stop")) ctx.session.stopGeneration();
+  recordItem(ctx.views, "stop");
   ImGui::EndDisabled();
   if (generating) {
     char overlay[64];

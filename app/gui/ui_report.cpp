@@ -29,6 +29,7 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"model", app.session().modelPath()},
       {"n_ctx", app.session().config().n_positions},
       {"prompt_bytes", state.prompt.size()},
+      {"prompt", state.prompt},
       {"snapshot", s ? s->id : 0},
       {"tokens", s ? s->ids.size() : 0},
       {"dropped", s ? s->droppedIds.size() : 0},

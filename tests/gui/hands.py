@@ -93,7 +93,7 @@ class App:
         self.worst_gap = max(self.worst_gap, gap)
         if gap > HANG_SECONDS + 0.15:  # + the report's own 100 ms period
             raise Failure(f"the UI thread drew no frame for {gap:.2f} s (a hang) after {self.actions} actions; last report: "
-                          + json.dumps({k: v for k, v in report.items() if k != "regions"}))
+                          + json.dumps({k: v for k, v in report.items() if k not in ("regions", "prompt")}))
         return report
 
     def wait(self, predicate, what, timeout=30.0):
@@ -105,7 +105,7 @@ class App:
                 return report
             if time.monotonic() > deadline:
                 raise Failure(f"timed out waiting for {what}; last report: "
-                              + json.dumps({k: v for k, v in report.items() if k != "regions"}))
+                              + json.dumps({k: v for k, v in report.items() if k not in ("regions", "prompt")}))
             time.sleep(0.05)
 
     def settle(self, timeout=60.0):

@@ -110,9 +110,13 @@ def prompt_edge_cases(app, cli, model):
     app.key("ctrl+a")
     app.key("Delete")
     before = app.report()["snapshot"]
-    app.type("Attention is a soft dictionary lookup: every query is compared with every key. " * 2)
+    typed = "Attention is a soft dictionary lookup: every query is compared with every key. " * 2
+    app.type(typed)
     app.defocus()
-    report = app.wait(lambda r: r["snapshot"] > before and not r["busy"] and r["prompt_bytes"] == 162, "the typed prompt", 120)
+    report = app.wait(lambda r: r["snapshot"] > before and not r["busy"] and r["frame"] > 0, "the typed prompt", 120)
+    report = app.settle()
+    if report["prompt"] != typed:
+        raise Failure(f"typed {typed!r} but the prompt box holds {report['prompt']!r}")
     log(f"  typed 162 bytes: {report['tokens']} tokens, {report['dropped']} dropped")
 
 
@@ -200,6 +204,28 @@ def files_and_sessions(app):
     log(f"  files: {sorted(set(os.listdir(app.workdir)) - before)}; corrupt session: {report['message']!r}")
 
 
+def generation(app, cli, model):
+    """Step twice and Generate 16 on the Next-token panel: the prompt grows by the drawn tokens and
+    they are the tokens `tscope-cli generate` draws with the same seed (default knobs)."""
+    prompt = "The quick brown fox"
+    set_prompt(app, prompt, None, 0, "the prompt to generate from")
+    app.click("tab_sampling")
+    app.settle()
+    start = app.report()["tokens"]
+    for count, button in [(1, "step"), (2, "step"), (18, "generate")]:
+        before = app.report()["snapshot"]
+        app.click(button)
+        report = app.wait(lambda r: r["snapshot"] > before and not r["busy"] and r["tokens"] >= start + count, f"{button} to add tokens", 60)
+    args = [cli, "generate", "--model", model, "--prompt", prompt, "--max-new", str(report["tokens"] - start)]
+    out = subprocess.run(args, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise Failure(f"tscope-cli generate failed: {out.stderr.strip()}")
+    expected = prompt + json.loads(out.stdout)["text"]
+    if report["prompt"] != expected:
+        raise Failure(f"the app's generation {report['prompt']!r} differs from tscope-cli generate's {expected!r}")
+    log(f"  Step, Step, Generate 16: {report['tokens'] - start} tokens, the same text as tscope-cli generate")
+
+
 def open_model(app, path):
     app.click("model_path")
     app.key("ctrl+a")
@@ -253,6 +279,7 @@ def main():
         visit_panels(app, "start-up")
         shortcuts(app)
         files_and_sessions(app)
+        generation(app, cli, models[0])
         for i, model in enumerate(models):
             if i > 0:
                 # A prompt that does not fit the next model is in the box when it opens.
