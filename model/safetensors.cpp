@@ -1,6 +1,7 @@
 // safetensors reading and writing, following the format in the README of
 // https://github.com/huggingface/safetensors. The file is memory-mapped and the whole header is
-// validated at open, so readFloat is a bounds-safe memcpy (F32) or a bit-level conversion (F16/BF16).
+// validated at open, so readFloat is a bounds-safe memcpy (F32) or a bit-level conversion (F16/BF16),
+// and floatsInPlace can hand out an F32 tensor's bytes where they lie (the mapping is shared).
 #include "model/safetensors.h"
 
 #include <fcntl.h>

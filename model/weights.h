@@ -3,7 +3,9 @@
 // read where they lie in the read-only memory map (kept alive by shared ownership) and only the
 // tensors that needed conversion live in an owned arena. Asking a loaded Weights for a writable
 // pointer first copies everything into an owned arena (copy-on-write). Parameters a variant does
-// not use are absent (null pointers).
+// not use are absent (null pointers). tscope never rewrites a model file in place (saving writes a
+// new file and renames it), so a mapping keeps the contents it was loaded with; another program
+// truncating the file in place while it is loaded would fault the reader (as in any mmap loader).
 // Matrices are stored (in, out), as HuggingFace GPT-2's Conv1D keeps them, so a linear layer is
 // y = x W + b with x (T, in) row-major. Parameter names follow the HF checkpoint (no prefix).
 #pragma once
@@ -137,7 +139,9 @@ class Weights : public ModelParams<const float> {
   bool has(const std::string& name) const { return index_.count(name) != 0; }
   // These throw tscope::Error for an unknown name.
   const float* param(const std::string& name) const;
-  float* param(const std::string& name);  // writable: copies in-place weights into the arena first
+  // Writable: copies in-place weights into the arena first, which moves every parameter (pointers
+  // taken before, and a Transformer reading these weights on the host, must be made again).
+  float* param(const std::string& name);
   const float* tensor(size_t layoutIndex) const { return tensors_[layoutIndex]; }  // (layout()[i].numel())
   // For the loader: a parameter that lives in the owned arena, writable without copy-on-write.
   // Throws tscope::Error when it is read in place.
