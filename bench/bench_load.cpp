@@ -3,6 +3,12 @@
 // preallocated arena, best of 5, beside fread of the same file and a RAM-to-RAM memcpy (the floor).
 // The file is freshly written, so it sits in the page cache: nothing is dropped from the cache
 // (that needs root and disturbs the whole machine), so this measures copies and page faults, not the disk.
+// `bench_load --memory` measures resident memory instead: a GPT-2 124M model directory with random
+// weights is written under /tmp, then a fresh child process per path loads it (VmRSS / VmHWM from
+// /proc/self/status before, after loading and after one forward pass): tscope's loader (F32
+// tensors read in place from the mapped file) beside the copying path it replaced (readFloat of
+// every tensor into an owned Weights arena, as loadModel did before).
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,8 +21,12 @@
 #include <string>
 #include <vector>
 
+#include "model/backend.h"
 #include "model/error.h"
+#include "model/kv_cache.h"
+#include "model/model_io.h"
 #include "model/safetensors.h"
+#include "model/transformer.h"
 
 namespace {
 
@@ -118,18 +128,128 @@ int run(const std::string& path) {
   return 0;
 }
 
+// ---- resident memory (--memory) ----
+
+struct Resident {
+  long rssKb = -1, hwmKb = -1;  // VmRSS and VmHWM of /proc/self/status
+};
+
+Resident residentNow() {
+  FILE* status = std::fopen("/proc/self/status", "r");
+  if (!status) throw tscope::Error("/proc/self/status: cannot open");
+  Resident r;
+  char line[256];
+  while (std::fgets(line, sizeof line, status)) {
+    std::sscanf(line, "VmRSS: %ld kB", &r.rssKb);
+    std::sscanf(line, "VmHWM: %ld kB", &r.hwmKb);
+  }
+  std::fclose(status);
+  if (r.rssKb < 0 || r.hwmKb < 0) throw tscope::Error("/proc/self/status: no VmRSS / VmHWM line");
+  return r;
+}
+
+// The loader before weights were read in place: an owned, zero-filled arena and a copy of every
+// tensor out of the (then released) mapping.
+tscope::Weights loadByCopying(const std::string& dir) {
+  tscope::Weights mapped = tscope::loadModel(dir).weights;  // only for the config
+  tscope::Weights owned(mapped.config());
+  mapped = tscope::Weights();
+  const tscope::SafetensorsFile file(dir + "/model.safetensors");
+  for (const auto& spec : owned.layout()) file.readFloat(spec.name, owned.param(spec.name), spec.shape);
+  return owned;
+}
+
+// Child process: loads `dir` one way, runs one 16-token forward, prints the figures on one line.
+int measureChild(const std::string& how, const std::string& dir) {
+  const Resident before = residentNow();
+  const auto start = std::chrono::steady_clock::now();
+  tscope::Weights weights = how == "copy" ? loadByCopying(dir) : tscope::loadModel(dir).weights;
+  const std::chrono::duration<double, std::milli> loadMs = std::chrono::steady_clock::now() - start;
+  const Resident loaded = residentNow();
+  auto cpu = tscope::makeCpuBackend(2);
+  tscope::Transformer model(weights, *cpu);
+  const int T = 16;
+  tscope::KVCache cache(*cpu, weights.config(), T);  // a 16-token cache, so activations stay small
+  std::vector<int> tokens(T);
+  for (int t = 0; t < T; ++t) tokens[t] = (t * 7919) % weights.config().vocab_size;
+  std::vector<float> logits;
+  model.forward(tokens, cache, logits, false);
+  const Resident forwarded = residentNow();
+  std::printf("%ld %ld %ld %ld %ld %.1f %zu\n", before.rssKb, loaded.rssKb, loaded.hwmKb, forwarded.rssKb, forwarded.hwmKb,
+              loadMs.count(), weights.ownedFloats());
+  return 0;
+}
+
+Resident runChild(const std::string& how, const std::string& dir, Resident* afterLoad, Resident* afterForward, double* loadMs,
+                  size_t* ownedFloats) {
+  // Resolved here: inside popen's shell, /proc/self/exe would name the shell.
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  const std::string command = "'" + self + "' --measure-rss " + how + " '" + dir + "'";
+  FILE* child = ::popen(command.c_str(), "r");
+  if (!child) throw tscope::Error("cannot start the measuring child: " + std::string(std::strerror(errno)));
+  Resident before;
+  const int fields = std::fscanf(child, "%ld %ld %ld %ld %ld %lf %zu", &before.rssKb, &afterLoad->rssKb, &afterLoad->hwmKb,
+                                 &afterForward->rssKb, &afterForward->hwmKb, loadMs, ownedFloats);
+  const int status = ::pclose(child);
+  if (fields != 7 || status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw tscope::Error("the measuring child (" + how + ") failed");
+  return before;
+}
+
+int runMemory(const std::string& dir) {
+  tscope::ModelConfig config;  // GPT-2 small: the defaults are 12 layers, 12 heads, C = 768, V = 50257, 1024 positions
+  config.n_layer = 12, config.n_head = 12, config.n_embd = 768, config.vocab_size = 50257, config.n_positions = 1024;
+  {
+    tscope::Weights weights(config);
+    weights.initRandom(1);
+    tscope::saveModelDir(dir, weights, nullptr);
+  }
+  const double fileMb = static_cast<double>(std::filesystem::file_size(dir + "/model.safetensors")) / 1e6;
+  std::printf("GPT-2 124M, random weights, HF F32 safetensors %.1f MB under %s (in the page cache)\n", fileMb, dir.c_str());
+  std::printf("one fresh process per row; forward = 16 tokens on the CPU backend (2 threads), 16-token KV cache\n");
+  std::printf("%-34s %8s %9s %9s %9s %9s %8s %8s %8s\n", "loader", "load ms", "RSS0 MB", "RSS load", "HWM load", "RSS fwd",
+              "HWM fwd", "fwd/file", "owned MB");
+  for (const char* how : {"in-place", "copy"}) {
+    Resident afterLoad, afterForward;
+    double loadMs = 0;
+    size_t ownedFloats = 0;
+    const Resident before = runChild(how, dir, &afterLoad, &afterForward, &loadMs, &ownedFloats);
+    auto mb = [](long kb) { return static_cast<double>(kb) * 1024 / 1e6; };
+    std::printf("%-34s %8.1f %9.1f %9.1f %9.1f %9.1f %8.1f %7.2fx %8.1f\n",
+                std::string(how) == "copy" ? "copying path (before this change)" : "tscope: F32 read in place", loadMs,
+                mb(before.rssKb), mb(afterLoad.rssKb), mb(afterLoad.hwmKb), mb(afterForward.rssKb), mb(afterForward.hwmKb),
+                mb(afterForward.hwmKb) / fileMb, static_cast<double>(ownedFloats) * 4 / 1e6);
+  }
+  std::printf("fwd/file = peak resident (VmHWM) after the forward pass / file size; target <= 1.2x\n");
+  return 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() == 3 && args[0] == "--measure-rss") {
+    try {
+      return measureChild(args[1], args[2]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_load: %s\n", e.what());
+      return 1;
+    }
+  }
+  if (!args.empty() && args != std::vector<std::string>{"--memory"}) {
+    std::fprintf(stderr, "usage: bench_load [--memory]\n");
+    return 2;
+  }
+  const bool memory = !args.empty();
   const std::string path = (std::filesystem::temp_directory_path() /
-                            ("tscope_bench_load_" + std::to_string(::getpid()) + ".safetensors")).string();
+                            ("tscope_bench_load_" + std::to_string(::getpid()) + (memory ? "" : ".safetensors"))).string();
   int status = 1;
   try {
-    status = run(path);
+    status = memory ? runMemory(path) : run(path);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_load: %s\n", e.what());
   }
   std::error_code ignored;
-  std::filesystem::remove(path, ignored);
+  std::filesystem::remove_all(path, ignored);
   return status;
 }

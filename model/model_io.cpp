@@ -1,10 +1,13 @@
 // Model loading for the three formats tscope reads. HF GPT-2 stores Conv1D weights (in, out),
-// which is tscope's layout; llm.c stores (out, in), so its matrices are transposed on load.
+// which is tscope's layout; llm.c stores (out, in), so its matrices are transposed on load. The
+// file stays memory-mapped and float32 tensors in tscope's layout are read in place (one copy).
 #include "model/model_io.h"
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <set>
 #include <nlohmann/json.hpp>
 
@@ -33,25 +36,43 @@ bool isIgnoredBuffer(const std::string& name) {
   return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias");
 }
 
+// F32 tensors are read in place from the mapping; others are converted into the owned arena and
+// their pages in the mapping released.
 Weights loadHfSafetensors(const fs::path& file, const ModelConfig& config) {
+  if (auto msg = validateConfig(config); !msg.empty()) throw Error("invalid config: " + msg);
   SafetensorsFile st(file.string());
-  Weights weights(config);
+  const std::vector<ParamSpec> layout = parameterLayout(config);
   const bool prefixed = st.has("transformer.wte.weight");
   const std::string prefix = prefixed ? "transformer." : "";
   std::set<std::string> expected;
-  for (const auto& spec : weights.layout()) {
+  std::vector<const float*> inPlace;
+  for (const auto& spec : layout) {
     const std::string stored = prefix + spec.name;
     if (!st.has(stored)) throw Error(file.string() + ": missing tensor '" + stored + "'");
-    st.readFloat(stored, weights.param(spec.name), spec.shape);
+    inPlace.push_back(st.floatsInPlace(stored, spec.shape));
     expected.insert(stored);
+  }
+  Weights weights(config, st.mapping(), inPlace);
+  for (size_t i = 0; i < layout.size(); ++i) {
+    if (inPlace[i]) continue;
+    const std::string stored = prefix + layout[i].name;
+    st.readFloat(stored, weights.convertedParam(layout[i].name), layout[i].shape);
+    st.releasePages(stored);
   }
   for (const auto& [name, info] : st.tensors()) {
     if (expected.count(name) || isIgnoredBuffer(name)) continue;
     if (name == "lm_head.weight") {
-      // GPT-2 ties the unembedding to wte; accept an explicit copy only if it is that copy.
-      const auto& wteSpec = weights.layout().front();
-      if (info.shape != wteSpec.shape || st.readFloat(name) != std::vector<float>(weights.wte, weights.wte + wteSpec.numel()))
-        throw Error(file.string() + ": 'lm_head.weight' differs from the token embedding; untied unembeddings are not supported");
+      // GPT-2 ties the unembedding to wte; accept an explicit copy only if it is that copy
+      // (compared bit for bit when both are stored alike, without a float copy of either).
+      const auto& wteSpec = layout.front();
+      const TensorInfo& wteInfo = st.info(prefix + wteSpec.name);
+      const size_t bytes = info.end - info.begin;
+      const bool same = info.shape == wteSpec.shape &&
+                        (info.dtype == wteInfo.dtype && bytes == wteInfo.end - wteInfo.begin
+                             ? std::memcmp(st.bytesInPlace(name), st.bytesInPlace(prefix + wteSpec.name), bytes) == 0
+                             : st.readFloat(name) == std::vector<float>(weights.wte, weights.wte + wteSpec.numel()));
+      if (!same) throw Error(file.string() + ": 'lm_head.weight' differs from the token embedding; untied unembeddings are not supported");
+      st.releasePages(name);
       continue;
     }
     throw Error(file.string() + ": unexpected tensor '" + name + "' (not part of a GPT-2 model with this config)");
@@ -80,7 +101,8 @@ std::string defaultGpt2TokenizerDir() {
 }
 
 Weights loadLlmcCheckpoint(const std::string& path) {
-  MappedFile file(path);
+  const auto mapping = std::make_shared<const MappedFile>(path);
+  const MappedFile& file = *mapping;
   constexpr size_t headerBytes = 256 * sizeof(int32_t);
   if (file.size() < headerBytes) throw Error(path + ": truncated llm.c checkpoint (" + std::to_string(file.size()) + " bytes, header needs 1024)");
   int32_t header[256];
@@ -108,38 +130,47 @@ Weights loadLlmcCheckpoint(const std::string& path) {
   if (file.size() != expected)
     throw Error(path + ": size " + std::to_string(file.size()) + " bytes does not match the header's shapes (" + std::to_string(expected) +
                 " bytes expected)");
-  Weights weights(config);
+  // The body starts 1024 bytes into a page-aligned mapping, so every tensor is float-aligned.
   const float* cursor = reinterpret_cast<const float*>(file.data() + headerBytes);
   std::vector<const float*> tensor(16);
   for (int i = 0; i < 16; ++i) {
     tensor[i] = cursor;
     cursor += counts[i];
   }
-  auto copy = [](float* dst, const float* src, size_t n) { std::memcpy(dst, src, n * sizeof(float)); };
+  // Vectors (and wte's first vocab_size rows: the padded rows are never read) are read in place;
+  // the matrices are stored (out, in) and are transposed into the owned arena.
+  std::map<std::string, const float*> inPlaceByName = {{"wte.weight", tensor[0]}, {"wpe.weight", tensor[1]},
+                                                       {"ln_f.weight", tensor[14]}, {"ln_f.bias", tensor[15]}};
+  for (int64_t l = 0; l < L; ++l) {
+    const std::string p = "h." + std::to_string(l) + ".";
+    inPlaceByName[p + "ln_1.weight"] = tensor[2] + l * C;
+    inPlaceByName[p + "ln_1.bias"] = tensor[3] + l * C;
+    inPlaceByName[p + "attn.c_attn.bias"] = tensor[5] + l * 3 * C;
+    inPlaceByName[p + "attn.c_proj.bias"] = tensor[7] + l * C;
+    inPlaceByName[p + "ln_2.weight"] = tensor[8] + l * C;
+    inPlaceByName[p + "ln_2.bias"] = tensor[9] + l * C;
+    inPlaceByName[p + "mlp.c_fc.bias"] = tensor[11] + l * F;
+    inPlaceByName[p + "mlp.c_proj.bias"] = tensor[13] + l * C;
+  }
+  std::vector<const float*> inPlace;
+  for (const auto& spec : parameterLayout(config)) {
+    auto it = inPlaceByName.find(spec.name);
+    inPlace.push_back(it == inPlaceByName.end() ? nullptr : it->second);
+  }
+  Weights weights(config, mapping, inPlace);
   // (out, in) -> (in, out)
   auto transposeInto = [](float* dst, const float* src, int64_t out, int64_t in) {
     for (int64_t o = 0; o < out; ++o)
       for (int64_t i = 0; i < in; ++i) dst[i * out + o] = src[o * in + i];
   };
-  copy(weights.wte, tensor[0], (size_t)config.vocab_size * C);  // padded rows dropped
-  copy(weights.wpe, tensor[1], (size_t)P * C);
   for (int64_t l = 0; l < L; ++l) {
-    auto& w = weights.layers[l];
-    copy(w.ln1Weight, tensor[2] + l * C, C);
-    copy(w.ln1Bias, tensor[3] + l * C, C);
-    transposeInto(w.qkvWeight, tensor[4] + l * 3 * C * C, 3 * C, C);
-    copy(w.qkvBias, tensor[5] + l * 3 * C, 3 * C);
-    transposeInto(w.attnProjWeight, tensor[6] + l * C * C, C, C);
-    copy(w.attnProjBias, tensor[7] + l * C, C);
-    copy(w.ln2Weight, tensor[8] + l * C, C);
-    copy(w.ln2Bias, tensor[9] + l * C, C);
-    transposeInto(w.mlp.fcWeight, tensor[10] + l * F * C, F, C);
-    copy(w.mlp.fcBias, tensor[11] + l * F, F);
-    transposeInto(w.mlp.projWeight, tensor[12] + l * C * F, C, F);
-    copy(w.mlp.projBias, tensor[13] + l * C, C);
+    const std::string p = "h." + std::to_string(l) + ".";
+    transposeInto(weights.convertedParam(p + "attn.c_attn.weight"), tensor[4] + l * 3 * C * C, 3 * C, C);
+    transposeInto(weights.convertedParam(p + "attn.c_proj.weight"), tensor[6] + l * C * C, C, C);
+    transposeInto(weights.convertedParam(p + "mlp.c_fc.weight"), tensor[10] + l * F * C, F, C);
+    transposeInto(weights.convertedParam(p + "mlp.c_proj.weight"), tensor[12] + l * C * F, C, F);
   }
-  copy(weights.lnfWeight, tensor[14], C);
-  copy(weights.lnfBias, tensor[15], C);
+  for (int i : {4, 6, 10, 12}) file.releasePages(tensor[i], static_cast<size_t>(counts[i]) * sizeof(float));
   return weights;
 }
 
@@ -192,7 +223,7 @@ void saveModelDir(const std::string& dirString, const Weights& weights, const To
   config["tscope_version"] = 1;
   writeFileAtomically((dir / "config.json").string(), config.dump(2) + "\n");
   std::vector<TensorToWrite> tensors;
-  for (const auto& spec : weights.layout()) tensors.push_back({spec.name, spec.shape, weights.arena() + spec.offset});
+  for (const auto& spec : weights.layout()) tensors.push_back({spec.name, spec.shape, weights.param(spec.name)});
   writeSafetensors((dir / "model.safetensors").string(), tensors, {{"format", "pt"}, {"producer", "tscope"}});
   if (tokenizer && tokenizer->kind() == "char") saveCharTokenizer(*tokenizer, (dir / "chars.json").string());
   auto copyFile = [&](const std::string& src, const char* name) {

@@ -1,6 +1,7 @@
 // safetensors reading and writing, following the format in the README of
 // https://github.com/huggingface/safetensors. The file is memory-mapped and the whole header is
-// validated at open, so readFloat is a bounds-safe memcpy (F32) or a bit-level conversion (F16/BF16).
+// validated at open, so readFloat is a bounds-safe memcpy (F32) or a bit-level conversion (F16/BF16),
+// and floatsInPlace can hand out an F32 tensor's bytes where they lie (the mapping is shared).
 #include "model/safetensors.h"
 
 #include <fcntl.h>
@@ -305,7 +306,20 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   return *this;
 }
 
-SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path) {
+void MappedFile::releasePages(const void* begin, size_t bytes) const {
+  const uintptr_t first = reinterpret_cast<uintptr_t>(begin), last = first + bytes;
+  const uintptr_t mapStart = reinterpret_cast<uintptr_t>(data_);
+  if (bytes == 0 || first < mapStart || last > mapStart + size_) return;
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t from = (first + page - 1) / page * page, to = last / page * page;  // whole pages only
+  if (from >= to) return;
+  // A private read-only mapping never holds modified pages, so dropping them loses nothing.
+  if (::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED) != 0)
+    fail(path_, "madvise(MADV_DONTNEED) failed: " + errnoText(errno));
+}
+
+SafetensorsFile::SafetensorsFile(const std::string& path)
+    : mapping_(std::make_shared<const MappedFile>(path)), file_(*mapping_) {
   const size_t fileBytes = file_.size();
   if (fileBytes < 8)
     fail(path, "truncated: " + std::to_string(fileBytes) + " bytes, too short for the 8-byte header length");
@@ -336,11 +350,15 @@ const TensorInfo& SafetensorsFile::info(const std::string& name) const {
   return it->second;
 }
 
+void SafetensorsFile::checkShape(const TensorInfo& tensor, const std::vector<int64_t>& expectedShape) const {
+  if (!expectedShape.empty() && expectedShape != tensor.shape)
+    fail(path(), "tensor " + quotedName(tensor.name) + " has shape " + shapeText(tensor.shape) + " but the config needs " +
+                     shapeText(expectedShape));
+}
+
 void SafetensorsFile::readFloat(const std::string& name, float* out, const std::vector<int64_t>& expectedShape) const {
   const TensorInfo& tensor = info(name);
-  if (!expectedShape.empty() && expectedShape != tensor.shape)
-    fail(path(), "tensor " + quotedName(name) + " has shape " + shapeText(tensor.shape) + " but the config needs " +
-                     shapeText(expectedShape));
+  checkShape(tensor, expectedShape);
   const size_t count = tensor.numel();
   if (count == 0) return;
   if (!out) fail(path(), "readFloat of tensor " + quotedName(name) + " into a null buffer");
@@ -353,6 +371,23 @@ void SafetensorsFile::readFloat(const std::string& name, float* out, const std::
     convertSixteenBit<halfToFloat>(source, out, count);
   else
     convertSixteenBit<bfloat16ToFloat>(source, out, count);
+}
+
+const float* SafetensorsFile::floatsInPlace(const std::string& name, const std::vector<int64_t>& expectedShape) const {
+  const TensorInfo& tensor = info(name);
+  checkShape(tensor, expectedShape);
+  const uint8_t* source = bytesInPlace(name);
+  if (tensor.dtype != DType::F32 || tensor.numel() == 0 || reinterpret_cast<uintptr_t>(source) % alignof(float) != 0) return nullptr;
+  return reinterpret_cast<const float*>(source);
+}
+
+const uint8_t* SafetensorsFile::bytesInPlace(const std::string& name) const {
+  return file_.data() + dataStart_ + info(name).begin;
+}
+
+void SafetensorsFile::releasePages(const std::string& name) const {
+  const TensorInfo& tensor = info(name);
+  file_.releasePages(bytesInPlace(name), tensor.end - tensor.begin);
 }
 
 std::vector<float> SafetensorsFile::readFloat(const std::string& name) const {

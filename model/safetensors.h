@@ -24,7 +24,7 @@ struct TensorInfo {
   size_t numel() const;
 };
 
-// A read-only memory map of a file (RAII, move-only).
+// A read-only memory map of a file (RAII, move-only). Weights read in place share it.
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path);  // throws tscope::Error
@@ -36,6 +36,9 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // Drops this process's copies of the whole pages inside [begin, begin + bytes) (data already
+  // converted elsewhere): they leave the resident set and are read again from the file if touched.
+  void releasePages(const void* begin, size_t bytes) const;
 
  private:
   std::string path_;
@@ -57,11 +60,22 @@ class SafetensorsFile {
   // differs from `expectedShape` (when given).
   void readFloat(const std::string& name, float* out, const std::vector<int64_t>& expectedShape = {}) const;
   std::vector<float> readFloat(const std::string& name) const;
+  // The data of an F32 tensor where it lies in the mapped file, when its address is aligned for
+  // float loads; null for other dtypes or a misaligned tensor (read those with readFloat). Checks
+  // the shape as readFloat does.
+  const float* floatsInPlace(const std::string& name, const std::vector<int64_t>& expectedShape = {}) const;
+  // The stored bytes of a tensor (end - begin of them), in place.
+  const uint8_t* bytesInPlace(const std::string& name) const;
+  // Drops the resident pages of a tensor already converted (see MappedFile::releasePages).
+  void releasePages(const std::string& name) const;
+  const std::shared_ptr<const MappedFile>& mapping() const { return mapping_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   const std::string& path() const { return file_.path(); }
 
  private:
-  MappedFile file_;
+  void checkShape(const TensorInfo& tensor, const std::vector<int64_t>& expectedShape) const;
+  std::shared_ptr<const MappedFile> mapping_;  // shared with Weights that read tensors in place
+  const MappedFile& file_;
   size_t dataStart_ = 0;
   std::map<std::string, TensorInfo> tensors_;
   std::map<std::string, std::string> metadata_;

@@ -32,17 +32,11 @@ struct BatchView {
 
 // The pointers of a Weights (same layout), possibly into another memory: `arena` holds
 // totalFloats floats and every named pointer points into it (null where the model has none).
-struct ParamView {
+struct ParamView : ModelParams<float> {
   float* arena = nullptr;
   size_t totalFloats = 0;
-  float* wte = nullptr;
-  float* wpe = nullptr;
-  std::vector<LayerWeights> layers;
-  float* lnfWeight = nullptr;
-  float* lnfBias = nullptr;
-  float* lmHead = nullptr;
-  const float* unembedding() const { return lmHead ? lmHead : wte; }
-  // The view of `weights` itself (host memory), or of the same layout at `base` (totalFloats floats).
+  // The view of `weights` itself (host memory: its owned arena, so not weights read in place from
+  // a file: throws tscope::Error for those), or of the same layout at `base` (totalFloats floats).
   static ParamView of(const Weights& weights);
   static ParamView at(const Weights& layout, float* base);
 };

@@ -36,32 +36,16 @@ class HostAdamW : public BackendAdamW {
 
 std::unique_ptr<BackendAdamW> makeHostAdamW(size_t n, AdamWConfig config) { return std::make_unique<HostAdamW>(n, config); }
 
+// An owned arena is writable memory: the const_cast only drops the constness of the reference.
+// Weights read in place have no arena (arena() throws), so no pointer into the read-only mapping
+// is ever made writable here.
 ParamView ParamView::of(const Weights& weights) { return at(weights, const_cast<float*>(weights.arena())); }
 
 ParamView ParamView::at(const Weights& layout, float* target) {
-  const float* base = layout.arena();
-  auto relocate = [&](const float* p) -> float* { return p ? target + (p - base) : nullptr; };
-  auto relocateFeedForward = [&](FeedForwardWeights f) {
-    for (float** p : {&f.fcWeight, &f.fcBias, &f.gateWeight, &f.gateBias, &f.projWeight, &f.projBias}) *p = relocate(*p);
-    return f;
-  };
   ParamView view;
+  static_cast<ModelParams<float>&>(view) = layout.placedAt<float>(target);
   view.arena = target;
   view.totalFloats = layout.totalFloats();
-  view.wte = relocate(layout.wte);
-  view.wpe = relocate(layout.wpe);
-  view.lnfWeight = relocate(layout.lnfWeight);
-  view.lnfBias = relocate(layout.lnfBias);
-  view.lmHead = relocate(layout.lmHead);
-  for (const auto& w : layout.layers) {
-    LayerWeights r = w;
-    for (float** p : {&r.ln1Weight, &r.ln1Bias, &r.qkvWeight, &r.qkvBias, &r.attnProjWeight, &r.attnProjBias, &r.ln2Weight, &r.ln2Bias,
-                      &r.routerWeight})
-      *p = relocate(*p);
-    r.mlp = relocateFeedForward(w.mlp);
-    for (auto& expert : r.experts) expert = relocateFeedForward(expert);
-    view.layers.push_back(std::move(r));
-  }
   return view;
 }
 

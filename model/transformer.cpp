@@ -16,34 +16,25 @@
 namespace tscope {
 
 Transformer::Transformer(const Weights& weights, Backend& backend) : config_(weights.config()), backend_(&backend) {
-  const float* base = weights.arena();
-  float* target = const_cast<float*>(base);
+  // On the host the forward reads the weights where they are (the owned arena or the mapped file).
+  // A device gets one copy in its memory; the host pages are left to the page cache: mapped file
+  // pages are clean, so the kernel drops them under memory pressure without writing anything.
+  ModelParams<const float> params = weights;
   if (!backend.isHost()) {
     ownedWeights_ = backend.allocate(weights.totalFloats());
-    backend.upload(ownedWeights_.data(), base, weights.totalFloats());
-    target = ownedWeights_.data();
+    for (size_t i = 0; i < weights.layout().size(); ++i) {
+      const ParamSpec& spec = weights.layout()[i];
+      backend.upload(ownedWeights_.data() + spec.offset, weights.tensor(i), spec.numel());
+    }
+    params = weights.placedAt<const float>(ownedWeights_.data());
   }
-  // The same parameter in backend memory (null stays null).
-  auto relocate = [&](const float* p) -> float* { return p ? target + (p - base) : nullptr; };
-  auto relocateFeedForward = [&](FeedForwardWeights f) {
-    for (float** p : {&f.fcWeight, &f.fcBias, &f.gateWeight, &f.gateBias, &f.projWeight, &f.projBias}) *p = relocate(*p);
-    return f;
-  };
-  wte_ = relocate(weights.wte);
-  unembedding_ = relocate(weights.unembedding());
-  lnfWeight_ = relocate(weights.lnfWeight);
-  lnfBias_ = relocate(weights.lnfBias);
-  for (const auto& w : weights.layers) {
-    LayerWeights r = w;
-    for (float** p : {&r.ln1Weight, &r.ln1Bias, &r.qkvWeight, &r.qkvBias, &r.attnProjWeight, &r.attnProjBias, &r.ln2Weight,
-                      &r.ln2Bias, &r.routerWeight})
-      *p = relocate(*p);
-    r.mlp = relocateFeedForward(w.mlp);
-    for (auto& expert : r.experts) expert = relocateFeedForward(expert);
-    layers_.push_back(std::move(r));
-  }
+  wte_ = params.wte;
+  unembedding_ = params.unembedding();
+  lnfWeight_ = params.lnfWeight;
+  lnfBias_ = params.lnfBias;
+  layers_ = params.layers;
   switch (config_.position_encoding) {
-    case PositionEncoding::Learned: positions_ = relocate(weights.wpe); break;
+    case PositionEncoding::Learned: positions_ = params.wpe; break;
     case PositionEncoding::Sinusoidal: {
       const auto table = sinusoidalEncoding(config_.n_positions, config_.n_embd, config_.position_base);
       sinusoidTable_ = backend.allocate(table.size());
@@ -98,7 +89,7 @@ void Transformer::norm(float* out, const float* in, const float* weight, const f
 }
 
 // out (rows, C) = proj(act(in Wfc + bfc)) or, for SwiGLU, proj(silu(in Wgate + bgate) * (in Wfc + bfc)).
-void Transformer::feedForward(const FeedForwardWeights& w, const float* in, float* out, int rows) {
+void Transformer::feedForward(const ConstFeedForwardWeights& w, const float* in, float* out, int rows) {
   const int C = config_.n_embd, F = config_.dFF();
   if (config_.activation == Activation::SwiGlu) {
     backend_->matmul(hidden_.data(), in, w.fcWeight, w.fcBias, rows, C, F);
@@ -111,7 +102,7 @@ void Transformer::feedForward(const FeedForwardWeights& w, const float* in, floa
 }
 
 // out (T, C) = sum over each token's kept assignments of gate * expert(in row).
-void Transformer::mixtureOfExperts(const LayerWeights& w, const float* in, float* out, int T, MoeRouting& routing) {
+void Transformer::mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int T, MoeRouting& routing) {
   const int C = config_.n_embd, E = config_.n_experts;
   backend_->matmul(routerLogits_.data(), in, w.routerWeight, nullptr, T, C, E);
   hostRouterLogits_.resize((size_t)T * E);
@@ -194,8 +185,8 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
   MoeRouting scratchRouting;
   bool normed = false;  // normed_ holds the pre-norm of x for the next sublayer
   for (int l = 0; l < config_.n_layer; ++l) {
-    const LayerWeights& w = layers_[l];
-    const LayerWeights* next = l + 1 < config_.n_layer ? &layers_[l + 1] : nullptr;
+    const ConstLayerWeights& w = layers_[l];
+    const ConstLayerWeights* next = l + 1 < config_.n_layer ? &layers_[l + 1] : nullptr;
     // After this layer comes the next layer's ln1, or the final norm (pre-norm models).
     const float* nextWeight = next ? next->ln1Weight : lnfWeight_;
     const float* nextBias = next ? next->ln1Bias : lnfBias_;

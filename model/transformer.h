@@ -74,8 +74,8 @@ class Transformer {
   void recordNorms(Trace* trace, int slot, int T);
   void issueStep(KVCache& cache, const SamplingParams& params);
   void norm(float* out, const float* in, const float* weight, const float* bias, int rows);
-  void feedForward(const FeedForwardWeights& w, const float* in, float* out, int rows);
-  void mixtureOfExperts(const LayerWeights& w, const float* in, float* out, int T, MoeRouting& routing);
+  void feedForward(const ConstFeedForwardWeights& w, const float* in, float* out, int rows);
+  void mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int T, MoeRouting& routing);
   void captureLens(Trace& trace, int layerIndex, const float* resid, int T);
 
   ModelConfig config_;
@@ -86,7 +86,7 @@ class Transformer {
   const float* positions_ = nullptr;    // (n_positions, C): learned wpe or the sinusoidal table; null otherwise
   Buffer sinusoidTable_;                // (n_positions, C) sinusoidal encodings
   std::vector<float> alibiSlopes_;      // (H) host, ALiBi only
-  std::vector<LayerWeights> layers_;    // pointers into backend memory
+  std::vector<ConstLayerWeights> layers_;  // pointers into backend memory
   const float* lnfWeight_ = nullptr;    // (C) pre-norm only
   const float* lnfBias_ = nullptr;      // (C)
   MoeRoutingParams moeParams_;

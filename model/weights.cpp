@@ -1,6 +1,8 @@
-// Parameter layout and the weight arena: one allocation, named views into it.
+// Parameter layout and the weight storage: an owned arena, or parameters read in place from a
+// mapped file plus an arena for the converted ones; named read-only views into either.
 #include "model/weights.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -62,59 +64,100 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
   return specs;
 }
 
-Weights::Weights(const ModelConfig& config) : config_(config), layout_(parameterLayout(config)) {
+namespace {
+constexpr size_t kInPlace = static_cast<size_t>(-1);
+size_t roundedToCacheLine(size_t floats) { return (floats + 15) / 16 * 16; }
+}  // namespace
+
+void Weights::indexLayout(const ModelConfig& config) {
   if (auto msg = validateConfig(config); !msg.empty()) throw Error("invalid config: " + msg);
-  const auto& last = layout_.back();
-  arena_.assign(last.offset + (last.numel() + 15) / 16 * 16, 0.0f);
+  config_ = config;
+  layout_ = parameterLayout(config);
   for (size_t i = 0; i < layout_.size(); ++i) index_[layout_[i].name] = i;
+}
+
+Weights::Weights(const ModelConfig& config) {
+  indexLayout(config);
+  arena_.assign(totalFloats(), 0.0f);
+  for (const auto& spec : layout_) arenaOffsets_.push_back(spec.offset);
   bindPointers();
 }
 
-float* Weights::param(const std::string& name) {
-  auto it = index_.find(name);
-  if (it == index_.end()) throw Error("unknown parameter '" + name + "'");
-  return arena_.data() + layout_[it->second].offset;
+Weights::Weights(const ModelConfig& config, std::shared_ptr<const MappedFile> mapping, const std::vector<const float*>& inPlace)
+    : mapping_(std::move(mapping)) {
+  indexLayout(config);
+  if (inPlace.size() != layout_.size()) throw Error("loaded weights: one in-place pointer per parameter expected");
+  // The converted parameters are packed in layout order with the layout's 64-byte rounding, so
+  // when none is read in place the arena is exactly the contiguous image.
+  size_t owned = 0;
+  for (size_t i = 0; i < layout_.size(); ++i) {
+    arenaOffsets_.push_back(inPlace[i] ? kInPlace : owned);
+    if (!inPlace[i]) owned += roundedToCacheLine(layout_[i].numel());
+  }
+  arena_.assign(owned, 0.0f);
+  if (std::count(arenaOffsets_.begin(), arenaOffsets_.end(), kInPlace) == 0) mapping_.reset();
+  tensors_ = inPlace;
+  bindPointers();
 }
 
-const float* Weights::param(const std::string& name) const { return const_cast<Weights*>(this)->param(name); }
+size_t Weights::totalFloats() const {
+  if (layout_.empty()) return 0;
+  return layout_.back().offset + roundedToCacheLine(layout_.back().numel());
+}
 
+size_t Weights::indexOf(const std::string& name) const {
+  auto it = index_.find(name);
+  if (it == index_.end()) throw Error("unknown parameter '" + name + "'");
+  return it->second;
+}
+
+const float* Weights::param(const std::string& name) const { return tensors_[indexOf(name)]; }
+
+float* Weights::param(const std::string& name) {
+  const size_t i = indexOf(name);
+  makeWritable();
+  return arena_.data() + arenaOffsets_[i];
+}
+
+float* Weights::convertedParam(const std::string& name) {
+  const size_t i = indexOf(name);
+  if (arenaOffsets_[i] == kInPlace) throw Error("parameter '" + name + "' is read in place from the mapped file");
+  return arena_.data() + arenaOffsets_[i];
+}
+
+bool Weights::readsInPlace(const std::string& name) const { return arenaOffsets_[indexOf(name)] == kInPlace; }
+
+float* Weights::arena() {
+  makeWritable();
+  return arena_.data();
+}
+
+const float* Weights::arena() const {
+  if (mapping_) throw Error("these weights are read in place from a mapped file and have no single arena");
+  return arena_.data();
+}
+
+void Weights::makeWritable() {
+  if (!mapping_) return;
+  AlignedFloats image(totalFloats(), 0.0f);
+  for (size_t i = 0; i < layout_.size(); ++i)
+    std::copy(tensors_[i], tensors_[i] + layout_[i].numel(), image.data() + layout_[i].offset);
+  arena_ = std::move(image);
+  for (size_t i = 0; i < layout_.size(); ++i) arenaOffsets_[i] = layout_[i].offset;
+  mapping_.reset();
+  bindPointers();
+}
+
+// Points every parameter held in the owned arena at its place there (tensors_ already holds the
+// in-place ones), then the named pointers at tensors_.
 void Weights::bindPointers() {
-  auto optional = [this](const std::string& name) { return has(name) ? param(name) : nullptr; };
-  auto bindFeedForward = [&](const std::string& prefix) {
-    FeedForwardWeights f;
-    f.fcWeight = param(prefix + "c_fc.weight");
-    f.fcBias = param(prefix + "c_fc.bias");
-    f.gateWeight = optional(prefix + "c_gate.weight");
-    f.gateBias = optional(prefix + "c_gate.bias");
-    f.projWeight = param(prefix + "c_proj.weight");
-    f.projBias = param(prefix + "c_proj.bias");
-    return f;
-  };
-  wte = param("wte.weight");
-  wpe = optional("wpe.weight");
-  layers.assign(config_.n_layer, LayerWeights{});
-  for (int l = 0; l < config_.n_layer; ++l) {
-    const std::string p = "h." + std::to_string(l) + ".";
-    auto& w = layers[l];
-    w.ln1Weight = param(p + "ln_1.weight");
-    w.ln1Bias = optional(p + "ln_1.bias");
-    w.qkvWeight = param(p + "attn.c_attn.weight");
-    w.qkvBias = param(p + "attn.c_attn.bias");
-    w.attnProjWeight = param(p + "attn.c_proj.weight");
-    w.attnProjBias = param(p + "attn.c_proj.bias");
-    if (!config_.hasFeedForward()) continue;
-    w.ln2Weight = param(p + "ln_2.weight");
-    w.ln2Bias = optional(p + "ln_2.bias");
-    if (config_.isMoe()) {
-      w.routerWeight = param(p + "mlp.router.weight");
-      for (int e = 0; e < config_.n_experts; ++e) w.experts.push_back(bindFeedForward(p + "mlp.experts." + std::to_string(e) + "."));
-    } else {
-      w.mlp = bindFeedForward(p + "mlp.");
-    }
-  }
-  lnfWeight = optional("ln_f.weight");
-  lnfBias = optional("ln_f.bias");
-  lmHead = optional("lm_head.weight");
+  tensors_.resize(layout_.size(), nullptr);
+  for (size_t i = 0; i < layout_.size(); ++i)
+    if (arenaOffsets_[i] != kInPlace) tensors_[i] = arena_.data() + arenaOffsets_[i];
+  *static_cast<ModelParams<const float>*>(this) = bindParams<const float>(config_, [this](const std::string& name) -> const float* {
+    auto it = index_.find(name);
+    return it == index_.end() ? nullptr : tensors_[it->second];
+  });
 }
 
 void Weights::initRandom(uint64_t seed, double std) {
@@ -126,8 +169,9 @@ void Weights::initRandom(uint64_t seed, double std) {
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   };
   const double projStd = std / std::sqrt(2.0 * config_.n_layer);
+  float* arena = this->arena();
   for (const auto& s : layout_) {
-    float* p = arena_.data() + s.offset;
+    float* p = arena + s.offset;
     const bool isNormWeight = s.name.find("ln_") != std::string::npos && s.name.ends_with(".weight");
     const bool isBias = s.name.ends_with(".bias");
     const bool isProj = s.name.ends_with("c_proj.weight");

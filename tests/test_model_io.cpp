@@ -71,8 +71,14 @@ void writeLlmc(const fs::path& file, const Weights& w, int paddedVocab, int magi
   out.write(reinterpret_cast<const char*>(body.data()), (std::streamsize)(body.size() * sizeof(float)));
 }
 
+// Every parameter bit for bit (loaded weights may read some in place, so there is no one arena).
 bool sameWeights(const Weights& a, const Weights& b) {
-  return a.totalFloats() == b.totalFloats() && std::memcmp(a.arena(), b.arena(), a.totalFloats() * sizeof(float)) == 0;
+  if (a.layout().size() != b.layout().size()) return false;
+  for (size_t i = 0; i < a.layout().size(); ++i)
+    if (a.layout()[i].name != b.layout()[i].name ||
+        std::memcmp(a.tensor(i), b.tensor(i), a.layout()[i].numel() * sizeof(float)) != 0)
+      return false;
+  return true;
 }
 
 }  // namespace
@@ -94,6 +100,10 @@ TEST(ModelIo, LlmcCheckpointLoadsTransposedAndUnpadded) {
   writeLlmc(dir.path() / "m.bin", w, 32);
   Weights loaded = loadLlmcCheckpoint((dir.path() / "m.bin").string());
   EXPECT_TRUE(sameWeights(loaded, w));
+  // Vectors and wte are read in place from the mapped file; the (out, in) matrices are transposed copies.
+  for (const char* name : {"wte.weight", "wpe.weight", "h.1.ln_2.bias", "h.0.attn.c_attn.bias", "ln_f.weight"})
+    EXPECT_TRUE(loaded.readsInPlace(name)) << name;
+  for (const char* name : {"h.0.attn.c_attn.weight", "h.1.mlp.c_proj.weight"}) EXPECT_FALSE(loaded.readsInPlace(name)) << name;
 }
 
 TEST(ModelIo, LlmcCorruptionsAreNamed) {
