@@ -177,7 +177,7 @@ class App:
 
     def type(self, text):
         self.actions += 1
-        self.x("type", "--delay", "8", "--", text)
+        self.x("type", "--delay", "25", "--", text)
 
     def paste(self, data):
         """Puts bytes on the clipboard and presses Ctrl+V (the prompt must have focus)."""

@@ -242,7 +242,7 @@ def click_every_control(app, panel):
     app.click(f"tab_{panel}")
     app.wait(lambda r: r["panel"] == panel, f"the {panel} panel", 10)
     x0, y0, x1, y1 = app.region("panel")
-    step = 70
+    step = 110
     clicks = 0
     for y in range(y0 + 12, y1 - 4, step):
         for x in range(x0 + 20, x1 - 4, step):
