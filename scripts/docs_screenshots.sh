@@ -20,5 +20,7 @@ for panel in prompt residual sampling positional architecture scaling; do
   shot "$panel" --model $small --panel $panel --prompt "$prompt"
 done
 shot moe --model $moe --panel moe --prompt "$prompt"
+# A prompt past the context: induction-2l holds 31 characters, the rest are dropped (greyed).
+shot prompt-past-context --model $induction --panel residual --prompt "Attention is a soft dictionary lookup: every query is compared with every key"
 shot training-panel --model $small --panel training --train-preset induction --train-steps 1000 --layer 1 --head 5
 shot training-panel-moe --model $small --panel training --train-preset brown-moe --train-steps 750 --layer 1 --head 0
