@@ -1,5 +1,5 @@
-# Bad-input test for tscope-cli forward: missing or damaged model files, an invalid config, an
-# over-long input and an unknown flag must each end with a non-zero exit (not a signal) and exactly
+# Bad-input test for tscope-cli forward: missing or damaged model files, an invalid config, a
+# token id outside the vocabulary and an unknown flag must each end with a non-zero exit (not a signal) and exactly
 # one non-empty line on stderr. Builds the damaged inputs from make_reference.py's output.
 import sys
 
@@ -21,7 +21,7 @@ def copy_model_dir(source, target):
     return target
 
 
-def make_cases(ref, scratch, n_positions):
+def make_cases(ref, scratch, vocab_size):
     """-> [(description, argument list after the CLI path)]; damaged inputs are made in scratch."""
     ids = "464,2068,7586"
     plain = os.path.join(ref, "hf_plain")
@@ -55,9 +55,9 @@ def make_cases(ref, scratch, n_positions):
         f.write(struct.pack("<i", 20240327))
     cases.append(("llm.c file with the wrong magic", ["forward", "--model", bad_magic, "--ids", ids]))
 
-    too_long = ",".join(["464"] * (n_positions + 1))
-    cases.append((f"{n_positions + 1} ids for a {n_positions}-position model",
-                  ["forward", "--model", plain, "--ids", too_long]))
+    # (An input longer than the context is not an error: the last n_ctx tokens run, as in the app;
+    # tests/test_cli_edges.cpp checks that.)
+    cases.append((f"an id past the {vocab_size}-token vocabulary", ["forward", "--model", plain, "--ids", f"464,{vocab_size}"]))
     cases.append(("unknown flag", ["forward", "--model", plain, "--ids", ids, "--no-such-flag"]))
     return cases
 
@@ -86,11 +86,11 @@ def main():
     parser.add_argument("--ref", required=True, help="folder written by make_reference.py")
     args = parser.parse_args()
     with open(os.path.join(args.ref, "manifest.json")) as f:
-        n_positions = json.load(f)["config"]["n_positions"]
+        vocab_size = json.load(f)["config"]["vocab_size"]
 
     failures = 0
     with tempfile.TemporaryDirectory(prefix="tscope_bad_inputs_") as scratch:
-        for description, arguments in make_cases(args.ref, scratch, n_positions):
+        for description, arguments in make_cases(args.ref, scratch, vocab_size):
             problem, message = check_case(args.cli, arguments)
             if problem:
                 failures += 1
