@@ -1,6 +1,7 @@
 // The fast CPU backend: Eigen GEMMs for multi-token work, hand-parallelised GEMV for single-token
 // decode (Eigen's GEMV is single-threaded and batch-1 decode is bound by memory bandwidth, so each
-// thread streams a contiguous block of weight rows), Eigen's vectorised tanh for GELU.
+// thread streams a contiguous block of weight rows) and a multi-row GEMV for the unembedding of a
+// few rows (up to 16), Eigen's vectorised tanh for GELU.
 #include <omp.h>
 
 #include <Eigen/Core>
@@ -96,16 +97,8 @@ class CpuBackend : public HostBackend {
   }
 
   void matmulTransposed(float* out, const float* in, const float* weight, int T, int K, int N) override {
-    if (T == 1) {
-      // One dot product per weight row; rows split across threads.
-#pragma omp parallel for num_threads(threads_) schedule(static)
-      for (int n = 0; n < N; ++n) {
-        const float* w = weight + static_cast<size_t>(n) * K;
-        float sum = 0;
-#pragma omp simd reduction(+ : sum)
-        for (int k = 0; k < K; ++k) sum += in[k] * w[k];
-        out[n] = sum;
-      }
+    if (T <= kFewRows) {
+      fewRowsTransposed(out, in, weight, T, K, N);
       return;
     }
     RowMap(out, T, N).noalias() = ConstRowMap(in, T, K) * ConstRowMap(weight, N, K).transpose();
@@ -240,6 +233,112 @@ class CpuBackend : public HostBackend {
     }
   }
 
+  // out (T, N) = in (T, K) . weight (N, K)^T for T <= kFewRows (the unembedding of a decode step,
+  // or of an edit's logits and logit-lens rows): a multi-row GEMV bound by reading the weights.
+  // Threads split the weight rows; each streams its rows once, four at a time, and sums their dot
+  // products with up to four input rows at once in SIMD registers (Eigen's packet primitives), so
+  // one load of a weight packet feeds four FMAs. Eigen's GEMM would first pack the whole (N, K)
+  // weight: a second pass over it.
+  void fewRowsTransposed(float* out, const float* in, const float* weight, int T, int K, int N) const {
+    const int blocks = (N + 3) / 4;
+    const int threads = (static_cast<size_t>(K) * N < 65536) ? 1 : threads_;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int block = 0; block < blocks; ++block) {
+      const int n0 = block * 4;
+      const float* w = weight + static_cast<size_t>(n0) * K;
+      if (n0 + 4 > N) {  // the last 1..3 weight rows: plain dot products
+        for (int t = 0; t < T; ++t)
+          for (int n = n0; n < N; ++n) out[static_cast<size_t>(t) * N + n] = dot(in + static_cast<size_t>(t) * K, weight + static_cast<size_t>(n) * K, K);
+        continue;
+      }
+      // The first tile over these rows also prefetches the rows kAhead further on.
+      const float* ahead = n0 + kAhead + 4 <= N ? w + static_cast<size_t>(kAhead) * K : nullptr;
+      int t = 0;
+      for (; t + 4 <= T; t += 4, ahead = nullptr) dot4x4(out + static_cast<size_t>(t) * N + n0, in + static_cast<size_t>(t) * K, w, ahead, K, N);
+      for (; t < T; ++t, ahead = nullptr) dot1x4(out + static_cast<size_t>(t) * N + n0, in + static_cast<size_t>(t) * K, w, ahead, K);
+    }
+  }
+
+  // SIMD packets of Eigen's (its primitives: load, multiply-add, horizontal sum), so the tiles
+  // below keep their sums in named registers on every instruction set Eigen supports.
+  using Packet = Eigen::internal::packet_traits<float>::type;
+  static constexpr int kLanes = Eigen::internal::packet_traits<float>::size;
+  static Packet load(const float* p) { return Eigen::internal::ploadu<Packet>(p); }
+  static Packet zeroPacket() { return Eigen::internal::pset1<Packet>(0.0f); }
+  static Packet fma(const Packet& a, const Packet& b, const Packet& c) { return Eigen::internal::pmadd(a, b, c); }
+  static float sum(const Packet& a) { return Eigen::internal::predux(a); }
+  static void prefetch(const float* p) { Eigen::internal::prefetch(p); }
+  static constexpr int kAhead = 8;  // weight rows to prefetch ahead: the hardware prefetcher alone falls behind
+
+  // x (K) . w (K)
+  static float dot(const float* x, const float* w, int K) {
+    Packet s = zeroPacket();
+    int k = 0;
+    for (; k + kLanes <= K; k += kLanes) s = fma(load(x + k), load(w + k), s);
+    float total = sum(s);
+    for (; k < K; ++k) total += x[k] * w[k];
+    return total;
+  }
+
+  // o (4) = x (K) . w (4, K)^T; prefetches the 4 rows at `ahead` (K each) unless null.
+  static void dot1x4(float* o, const float* x, const float* w, const float* ahead, int K) {
+    const float *w0 = w, *w1 = w0 + K, *w2 = w1 + K, *w3 = w2 + K;
+    Packet s0 = zeroPacket(), s1 = s0, s2 = s0, s3 = s0;
+    int k = 0;
+    for (; k + kLanes <= K; k += kLanes) {
+      if (ahead)
+        for (int j = 0; j < 4; ++j) prefetch(ahead + static_cast<size_t>(j) * K + k);
+      const Packet xv = load(x + k);
+      s0 = fma(xv, load(w0 + k), s0);
+      s1 = fma(xv, load(w1 + k), s1);
+      s2 = fma(xv, load(w2 + k), s2);
+      s3 = fma(xv, load(w3 + k), s3);
+    }
+    float t0 = sum(s0), t1 = sum(s1), t2 = sum(s2), t3 = sum(s3);
+    for (; k < K; ++k) {
+      t0 += x[k] * w0[k];
+      t1 += x[k] * w1[k];
+      t2 += x[k] * w2[k];
+      t3 += x[k] * w3[k];
+    }
+    o[0] = t0, o[1] = t1, o[2] = t2, o[3] = t3;
+  }
+
+  // o (4, 4) at row stride N = x (4, K) . w (4, K)^T: one load of each weight packet feeds four
+  // multiply-adds, 16 sums in registers. Prefetches the 4 rows at `ahead` (K each) unless null.
+  static void dot4x4(float* o, const float* x, const float* w, const float* ahead, int K, int N) {
+    const float *x0 = x, *x1 = x0 + K, *x2 = x1 + K, *x3 = x2 + K;
+    const float *w0 = w, *w1 = w0 + K, *w2 = w1 + K, *w3 = w2 + K;
+    Packet s00 = zeroPacket(), s01 = s00, s02 = s00, s03 = s00, s10 = s00, s11 = s00, s12 = s00, s13 = s00;
+    Packet s20 = s00, s21 = s00, s22 = s00, s23 = s00, s30 = s00, s31 = s00, s32 = s00, s33 = s00;
+    int k = 0;
+    for (; k + kLanes <= K; k += kLanes) {
+      const Packet a = load(w0 + k), b = load(w1 + k), c = load(w2 + k), d = load(w3 + k);
+      if (ahead)
+        for (int j = 0; j < 4; ++j) prefetch(ahead + static_cast<size_t>(j) * K + k);
+      Packet xv = load(x0 + k);
+      s00 = fma(xv, a, s00), s01 = fma(xv, b, s01), s02 = fma(xv, c, s02), s03 = fma(xv, d, s03);
+      xv = load(x1 + k);
+      s10 = fma(xv, a, s10), s11 = fma(xv, b, s11), s12 = fma(xv, c, s12), s13 = fma(xv, d, s13);
+      xv = load(x2 + k);
+      s20 = fma(xv, a, s20), s21 = fma(xv, b, s21), s22 = fma(xv, c, s22), s23 = fma(xv, d, s23);
+      xv = load(x3 + k);
+      s30 = fma(xv, a, s30), s31 = fma(xv, b, s31), s32 = fma(xv, c, s32), s33 = fma(xv, d, s33);
+    }
+    float sums[4][4] = {{sum(s00), sum(s01), sum(s02), sum(s03)},
+                        {sum(s10), sum(s11), sum(s12), sum(s13)},
+                        {sum(s20), sum(s21), sum(s22), sum(s23)},
+                        {sum(s30), sum(s31), sum(s32), sum(s33)}};
+    const float* xs[4] = {x0, x1, x2, x3};
+    const float* ws[4] = {w0, w1, w2, w3};
+    for (int r = 0; r < 4; ++r)
+      for (int j = 0; j < 4; ++j) {
+        for (int kk = k; kk < K; ++kk) sums[r][j] += xs[r][kk] * ws[j][kk];
+        o[static_cast<size_t>(r) * N + j] = sums[r][j];
+      }
+  }
+
+  static constexpr int kFewRows = 16;  // matmulTransposed: up to this many rows by fewRowsTransposed
   int threads_ = 1;
   std::vector<AlignedFloats> partials_;        // per-thread GEMV partial sums (N)
   AlignedFloats scratch_;                     // attention probabilities when the caller wants none

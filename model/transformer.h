@@ -76,7 +76,9 @@ class Transformer {
   void norm(float* out, const float* in, const float* weight, const float* bias, int rows);
   void feedForward(const ConstFeedForwardWeights& w, const float* in, float* out, int rows);
   void mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int T, MoeRouting& routing);
-  void captureLens(Trace& trace, int layerIndex, const float* resid, int T);
+  void stageLensRows(const Trace& trace, int layerIndex, const float* resid, int T);
+  void unembed(Trace* trace, const float* finalIn, int rows, std::vector<float>& logits);
+  void lensTopK(Trace& trace, int lensRow, const float* row);
 
   ModelConfig config_;
   Backend* backend_;
@@ -105,10 +107,16 @@ class Transformer {
   Buffer expertIn_;    // (T, C) MoE only: the rows routed to one expert
   Buffer expertOut_;   // (T, C) MoE only
   Buffer routerLogits_;  // (T, E) MoE only
-  Buffer logitsBuf_;   // (T, V)
+  // Rows the logits buffer holds: the largest T seen, and at least the few rows of one joint
+  // lens + logits pass (the CPU backend's multi-row GEMV handles up to that many rows).
+  static constexpr int kFewUnembedRows = 16;
+  int logitsRows_ = 0;
+  Buffer logitsBuf_;   // (logitsRows_, V)
+  Buffer lensIn_;      // (Lc P + final rows, C) trace only: staged lens rows, then the final rows
   Buffer attnProbs_;   // (H, T, Tk) when captured
   Buffer attnScores_;  // (H, T, Tk) when captured
-  std::vector<float> hostRow_;          // (V) logit-lens staging
+  std::vector<float> hostRow_;          // (rows, V) logit-lens logits on the host
+  std::vector<int> lensOrder_;          // (V) token ids ranked by the lens top-K selection
   std::vector<float> hostResidual_;     // (T, C) trace only: residual norms on the host
   // What the recorded decode step baked in (decodeRecorded records again when it changes).
   struct RecordedStep {
