@@ -23,7 +23,7 @@ nlohmann::json readJsonFile(const fs::path& path) {
   if (!in) throw Error(path.string() + ": cannot open (" + std::strerror(errno) + ")");
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     throw Error(path.string() + ": malformed JSON (" + e.what() + ")");
   }
 }
@@ -81,10 +81,14 @@ std::string defaultGpt2TokenizerDir() {
 
 Weights loadLlmcCheckpoint(const std::string& path) {
   MappedFile file(path);
+  return llmcCheckpointFromBytes(path, file.data(), file.size());
+}
+
+Weights llmcCheckpointFromBytes(const std::string& path, const uint8_t* bytes, size_t size) {
   constexpr size_t headerBytes = 256 * sizeof(int32_t);
-  if (file.size() < headerBytes) throw Error(path + ": truncated llm.c checkpoint (" + std::to_string(file.size()) + " bytes, header needs 1024)");
+  if (size < headerBytes) throw Error(path + ": truncated llm.c checkpoint (" + std::to_string(size) + " bytes, header needs 1024)");
   int32_t header[256];
-  std::memcpy(header, file.data(), headerBytes);
+  std::memcpy(header, bytes, headerBytes);
   if (header[0] != 20240326) throw Error(path + ": not an llm.c checkpoint (magic " + std::to_string(header[0]) + ", expected 20240326)");
   if (header[1] != 3)
     throw Error(path + ": llm.c checkpoint version " + std::to_string(header[1]) + " is not supported (only 3, float32)");
@@ -105,11 +109,11 @@ Weights loadLlmcCheckpoint(const std::string& path) {
   int64_t total = 0;
   for (auto n : counts) total += n;
   const uint64_t expected = headerBytes + static_cast<uint64_t>(total) * sizeof(float);
-  if (file.size() != expected)
-    throw Error(path + ": size " + std::to_string(file.size()) + " bytes does not match the header's shapes (" + std::to_string(expected) +
+  if (size != expected)
+    throw Error(path + ": size " + std::to_string(size) + " bytes does not match the header's shapes (" + std::to_string(expected) +
                 " bytes expected)");
   Weights weights(config);
-  const float* cursor = reinterpret_cast<const float*>(file.data() + headerBytes);
+  const float* cursor = reinterpret_cast<const float*>(bytes + headerBytes);
   std::vector<const float*> tensor(16);
   for (int i = 0; i < 16; ++i) {
     tensor[i] = cursor;

@@ -1,0 +1,81 @@
+// Inputs the fuzz targets (tests/fuzz/) found, or that writing them exposed, each fed to the parser
+// that failed on it: every one must now be refused with one tscope::Error line naming the problem
+// instead of an uncaught nlohmann exception, undefined behaviour or a silently wrong value.
+// The same inputs are in the fuzz seed corpus as tests/fuzz/corpus/<target>/regression-*.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "app/gui/session_file.h"
+#include "model/config.h"
+#include "model/model_io.h"
+#include "model/trainer.h"
+#include "test_files.h"
+
+namespace tscope {
+namespace {
+
+using testing::errorMessage;
+using testing::expectMentions;
+using testing::ScratchDir;
+
+std::string corpusFile(const std::string& target, const std::string& name) {
+  return testing::readBytes(std::string(TSCOPE_SOURCE_DIR) + "/tests/fuzz/corpus/" + target + "/" + name);
+}
+
+// fuzz_session_file: a number too large for a double ("1e400") made nlohmann throw out_of_range,
+// which the loader did not catch (it caught parse_error only), so opening the file ended the app.
+TEST(FuzzRegressions, SessionFileWithAnOverflowingNumberIsRefused) {
+  const std::string input = corpusFile("session_file", "regression-number-overflow");
+  ASSERT_FALSE(input.empty());
+  expectMentions(errorMessage([&] { gui::sessionFileFromJsonText("found.json", input); }),
+                 {"found.json", "not a session file", "1e400"});
+  expectMentions(errorMessage([] { gui::sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "temperature": 1e400})"); }),
+                 {"s.json", "not a session file"});
+}
+
+// fuzz_config: the same overflow in config.json escaped loadModel as an nlohmann exception.
+TEST(FuzzRegressions, ConfigJsonWithAnOverflowingNumberIsRefused) {
+  ScratchDir dir;
+  testing::writeBytes(dir.file("config.json"), R"({"n_layer": 2, "layer_norm_epsilon": 1e400})");
+  expectMentions(errorMessage([&] { loadModel(dir.path().string()); }), {"config.json", "malformed JSON", "1e400"});
+  testing::writeBytes(dir.file("config.json"), corpusFile("config", "regression-number-overflow"));
+  expectMentions(errorMessage([&] { loadModel(dir.path().string()); }), {"config.json", "malformed JSON"});
+}
+
+// Found while writing the fuzz targets' round-trip checks: nlohmann's get<int>() truncated 12.5,
+// wrapped 4294967297 to 1 (a 1-layer model from a file that asked for 2^32 + 1) and cast 1e10 to
+// int (undefined behaviour); an infinite value was accepted and written back as null.
+TEST(FuzzRegressions, ConfigIntegersMustBeExact) {
+  auto refusal = [](const nlohmann::json& json) { return errorMessage([&] { configFromJson(json); }); };
+  expectMentions(refusal({{"n_layer", 4294967297ull}}), {"n_layer", "out of range", "4294967297"});
+  expectMentions(refusal({{"n_layer", 1e10}}), {"n_layer", "out of range"});
+  expectMentions(refusal({{"n_layer", 12.5}}), {"n_layer", "not an integer", "12.5"});
+  expectMentions(refusal({{"n_head", -1e300}}), {"n_head", "out of range"});
+  expectMentions(refusal({{"position_base", std::numeric_limits<double>::infinity()}}), {"position_base", "finite"});
+  expectMentions(refusal({{"causal", 1}}), {"causal", "not true or false"});
+  expectMentions(refusal({{"norm", 3}}), {"norm", "not a string"});
+  EXPECT_EQ(configFromJson({{"n_layer", 4.0}}).n_layer, 4);  // a whole number written as a float is fine
+}
+
+TEST(FuzzRegressions, TrainConfigIntegersMustBeExact) {
+  auto refusal = [](const nlohmann::json& json) { return errorMessage([&] { trainConfigFromJson(json); }); };
+  expectMentions(refusal({{"train", {{"batch", 1e10}}}}), {"train config", "batch", "out of range"});
+  expectMentions(refusal({{"train", {{"seed", -1}}}}), {"train config", "seed", "out of range"});
+  expectMentions(refusal({{"train", {{"lr", 1e300}}}}), {"train config", "lr", "finite"});
+  expectMentions(refusal({{"train", {{"steps", 4294967297ull}}}}), {"train config", "steps", "out of range"});
+}
+
+TEST(FuzzRegressions, SessionFieldsMustBeExact) {
+  auto refusal = [](const std::string& fields) {
+    return errorMessage([&] { gui::sessionFileFromJsonText("s.json", R"({"tscope_session": 1, )" + fields + "}"); });
+  };
+  expectMentions(refusal(R"("layer": 1e10)"), {"s.json", "layer", "out of range"});
+  expectMentions(refusal(R"("head": 4294967296)"), {"s.json", "head", "out of range"});
+  expectMentions(refusal(R"("seed": -3)"), {"s.json", "seed", "out of range"});
+  expectMentions(refusal(R"("moe_capacity_factor": 1e308, "font_scale": 1e300)"), {"s.json", "font_scale", "finite"});
+}
+
+}  // namespace
+}  // namespace tscope
