@@ -33,15 +33,33 @@ bool isIgnoredBuffer(const std::string& name) {
   return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias");
 }
 
+// config.json's sizes decide how large the weight arena is: every tensor they ask for must be in the
+// file with its shape before the arena is allocated, so a config cannot ask for more memory than the
+// file holds (a 1024-layer, 65536-wide config beside a small file used to attempt a terabyte).
+void checkTensorsBeforeAllocating(const SafetensorsFile& st, const ModelConfig& config, const std::string& prefix) {
+  auto shapeText = [](const std::vector<int64_t>& shape) {
+    std::string text = "[";
+    for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+    return text + "]";
+  };
+  for (const auto& spec : parameterLayout(config)) {
+    const std::string stored = prefix + spec.name;
+    if (!st.has(stored)) throw Error(st.path() + ": missing tensor '" + stored + "'");
+    if (st.info(stored).shape != spec.shape)
+      throw Error(st.path() + ": tensor '" + stored + "' has shape " + shapeText(st.info(stored).shape) + " but the config needs " +
+                  shapeText(spec.shape));
+  }
+}
+
 Weights loadHfSafetensors(const fs::path& file, const ModelConfig& config) {
   SafetensorsFile st(file.string());
+  checkTensorsBeforeAllocating(st, config, st.has("transformer.wte.weight") ? "transformer." : "");
   Weights weights(config);
   const bool prefixed = st.has("transformer.wte.weight");
   const std::string prefix = prefixed ? "transformer." : "";
   std::set<std::string> expected;
   for (const auto& spec : weights.layout()) {
     const std::string stored = prefix + spec.name;
-    if (!st.has(stored)) throw Error(file.string() + ": missing tensor '" + stored + "'");
     st.readFloat(stored, weights.param(spec.name), spec.shape);
     expected.insert(stored);
   }

@@ -10,6 +10,7 @@
 #include "app/gui/session_file.h"
 #include "model/config.h"
 #include "model/model_io.h"
+#include "model/safetensors.h"
 #include "model/trainer.h"
 #include "test_files.h"
 
@@ -57,6 +58,19 @@ TEST(FuzzRegressions, ConfigIntegersMustBeExact) {
   expectMentions(refusal({{"causal", 1}}), {"causal", "not true or false"});
   expectMentions(refusal({{"norm", 3}}), {"norm", "not a string"});
   EXPECT_EQ(configFromJson({{"n_layer", 4.0}}).n_layer, 4);  // a whole number written as a float is fine
+}
+
+// Found while writing the fuzz targets: config.json's sizes allocated the weight arena before the
+// safetensors file was checked against them, so a valid but huge config beside a small file asked
+// for about a terabyte (bad_alloc, or the out-of-memory killer) instead of naming the mismatch.
+TEST(FuzzRegressions, HugeConfigBesideASmallFileIsRefusedBeforeAllocating) {
+  ScratchDir dir;
+  testing::writeBytes(dir.file("config.json"),
+                      R"({"n_layer": 1024, "n_head": 1, "n_embd": 65536, "vocab_size": 4194304, "n_positions": 1048576})");
+  const std::vector<float> small = {1, 2, 3, 4};
+  writeSafetensors(dir.file("model.safetensors"), {{"wte.weight", {2, 2}, small.data()}});
+  expectMentions(errorMessage([&] { loadModel(dir.path().string()); }),
+                 {"model.safetensors", "tensor 'wte.weight' has shape [2, 2] but the config needs [4194304, 65536]"});
 }
 
 TEST(FuzzRegressions, TrainConfigIntegersMustBeExact) {
