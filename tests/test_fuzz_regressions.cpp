@@ -89,6 +89,8 @@ TEST(FuzzRegressions, SessionFieldsMustBeExact) {
   expectMentions(refusal(R"("head": 4294967296)"), {"s.json", "head", "out of range"});
   expectMentions(refusal(R"("seed": -3)"), {"s.json", "seed", "out of range"});
   expectMentions(refusal(R"("moe_capacity_factor": 1e308, "font_scale": 1e300)"), {"s.json", "font_scale", "finite"});
+  expectMentions(refusal(R"("token": -2)"), {"s.json", "token must be >= -1"});
+  expectMentions(refusal(R"("moe_top_k": -1)"), {"s.json", "moe_top_k must be 0..1024"});
 }
 
 }  // namespace

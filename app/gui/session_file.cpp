@@ -101,6 +101,8 @@ SessionFile sessionFileFromJsonText(const std::string& path, const std::string& 
   read(j, "projector", s.projector, path);
   if (const char* msg = validateSamplingParams(s.sampling); msg && *msg) throw Error(path + ": " + msg);
   if (s.layer < 0 || s.head < 0) throw Error(path + ": layer and head must be >= 0");
+  if (s.token < -1) throw Error(path + ": token must be >= -1 (-1: the last one)");
+  if (s.moeTopK < 0 || s.moeTopK > 1024) throw Error(path + ": moe_top_k must be 0..1024 (0: the model's own)");
   if (!(s.fontScale >= 0.5f && s.fontScale <= 4.0f)) throw Error(path + ": font_scale must be between 0.5 and 4");
   if (s.beamWidth < 0 || s.beamWidth > 16 || s.beamSteps < 1 || s.beamSteps > 64) throw Error(path + ": beam_width must be 0..16 and beam_steps 1..64");
   return session;

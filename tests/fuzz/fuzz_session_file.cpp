@@ -1,5 +1,7 @@
 // Fuzzes the app's session files (JSON: model, prompt, knobs, panel). An accepted session must keep
 // its knobs inside the ranges the app relies on and must survive a save and a reload unchanged.
+#include <cmath>
+
 #include "app/gui/session_file.h"
 #include "fuzz_check.h"
 #include "model/error.h"
@@ -17,6 +19,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(static_cast<int>(state.panel) >= 0 && state.panel < gui::PanelId::Count, "panel");
   FUZZ_CHECK(*validateSamplingParams(state.sampling) == '\0', validateSamplingParams(state.sampling));
   FUZZ_CHECK(state.fontScale >= 0.5f && state.fontScale <= 4.0f, "font_scale");
+  FUZZ_CHECK(state.layer >= 0 && state.head >= 0 && state.token >= -1, "selection");
+  FUZZ_CHECK(state.beamWidth >= 0 && state.beamWidth <= 16 && state.beamSteps >= 1 && state.beamSteps <= 64, "beam");
+  FUZZ_CHECK(state.moeTopK >= 0 && state.moeTopK <= 1024 && std::isfinite(state.moeCapacityFactor), "moe knobs");
   const std::string saved = gui::sessionFileToJsonText(session);
   gui::SessionFile reloaded;
   try {
