@@ -4,6 +4,7 @@
 // The same inputs are in the fuzz seed corpus as tests/fuzz/corpus/<target>/regression-*.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,7 @@
 #include "model/config.h"
 #include "model/model_io.h"
 #include "model/safetensors.h"
+#include "model/tokenizer.h"
 #include "model/trainer.h"
 #include "test_files.h"
 
@@ -91,6 +93,38 @@ TEST(FuzzRegressions, SessionFieldsMustBeExact) {
   expectMentions(refusal(R"("moe_capacity_factor": 1e308, "font_scale": 1e300)"), {"s.json", "font_scale", "finite"});
   expectMentions(refusal(R"("token": -2)"), {"s.json", "token must be >= -1"});
   expectMentions(refusal(R"("moe_top_k": -1)"), {"s.json", "moe_top_k must be 0..1024"});
+}
+
+// The valid seeds of the fuzz corpus must stay valid as the formats evolve, or the fuzzers would
+// start from nothing but refusals.
+TEST(FuzzRegressions, ValidSeedsParse) {
+  const std::string safetensors = corpusFile("safetensors", "valid-three-dtypes");
+  const SafetensorsHeader header =
+      parseSafetensorsHeader("seed", reinterpret_cast<const uint8_t*>(safetensors.data()), safetensors.size());
+  EXPECT_EQ(header.tensors.size(), 3u);
+  EXPECT_EQ(header.metadata.at("format"), "pt");
+
+  const std::string bin = corpusFile("llmc_checkpoint", "tiny-valid");
+  const std::vector<float> aligned = [&] {
+    std::vector<float> floats(bin.size() / sizeof(float));
+    std::memcpy(floats.data(), bin.data(), floats.size() * sizeof(float));
+    return floats;
+  }();
+  const Weights weights = llmcCheckpointFromBytes("seed", reinterpret_cast<const uint8_t*>(aligned.data()), bin.size());
+  EXPECT_EQ(weights.config().n_embd, 2);
+
+  const std::string files = corpusFile("gpt2_tokenizer_files", "tiny-valid");
+  const size_t nul = files.find('\0');
+  ASSERT_NE(nul, std::string::npos);
+  const auto bpe = gpt2TokenizerFromText("vocab", files.substr(0, nul), "merges", files.substr(nul + 1));
+  EXPECT_EQ(bpe->encode(" the"), std::vector<int>{258});  // " t" + "he" -> " the", the third merge
+
+  EXPECT_EQ(charTokenizerFromJsonText("seed", corpusFile("chars_json", "multibyte"))->vocabSize(), 7);
+  EXPECT_EQ(gui::sessionFileFromJsonText("seed", corpusFile("session_file", "full")).state.head, 2);
+  EXPECT_EQ(configFromJson(nlohmann::json::parse(corpusFile("config", "lab-variants"))).n_experts, 4);
+  const std::string setup = corpusFile("train_setup", "modadd");
+  EXPECT_EQ(parseDataSpec(setup.substr(0, setup.find('\n'))).task.modulus, 13);
+  EXPECT_EQ(trainConfigFromJson(nlohmann::json::parse(setup.substr(setup.find('\n') + 1))).batch, 4);
 }
 
 }  // namespace
