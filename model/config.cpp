@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/error.h"
+#include "model/json_field.h"
 
 namespace tscope {
 
@@ -46,11 +47,8 @@ template <typename T>
 void readField(const nlohmann::json& j, const char* key, T& out) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return;
-  try {
-    out = it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw Error(std::string("field '") + key + "' has the wrong type (" + it->type_name() + ")");
-  }
+  if (const char* problem = jsonFieldProblem(*it, out))
+    throw Error(std::string("field '") + key + "' " + problem + " (got " + (it->is_number() ? it->dump() : it->type_name()) + ")");
 }
 
 template <typename Enum, size_t N>

@@ -26,7 +26,7 @@ nlohmann::json readJsonFile(const fs::path& path) {
   if (!in) throw Error(path.string() + ": cannot open (" + std::strerror(errno) + ")");
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     throw Error(path.string() + ": malformed JSON (" + e.what() + ")");
   }
 }
@@ -36,11 +36,30 @@ bool isIgnoredBuffer(const std::string& name) {
   return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias");
 }
 
+// config.json's sizes decide how large the weight arena is: every tensor they ask for must be in the
+// file with its shape before the arena is allocated, so a config cannot ask for more memory than the
+// file holds (a 1024-layer, 65536-wide config beside a small file used to attempt a terabyte).
+void checkTensorsBeforeAllocating(const SafetensorsFile& st, const ModelConfig& config, const std::string& prefix) {
+  auto shapeText = [](const std::vector<int64_t>& shape) {
+    std::string text = "[";
+    for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+    return text + "]";
+  };
+  for (const auto& spec : parameterLayout(config)) {
+    const std::string stored = prefix + spec.name;
+    if (!st.has(stored)) throw Error(st.path() + ": missing tensor '" + stored + "'");
+    if (st.info(stored).shape != spec.shape)
+      throw Error(st.path() + ": tensor '" + stored + "' has shape " + shapeText(st.info(stored).shape) + " but the config needs " +
+                  shapeText(spec.shape));
+  }
+}
+
 // F32 tensors are read in place from the mapping; others are converted into the owned arena and
 // their pages in the mapping released.
 Weights loadHfSafetensors(const fs::path& file, const ModelConfig& config) {
   if (auto msg = validateConfig(config); !msg.empty()) throw Error("invalid config: " + msg);
   SafetensorsFile st(file.string());
+  checkTensorsBeforeAllocating(st, config, st.has("transformer.wte.weight") ? "transformer." : "");
   const std::vector<ParamSpec> layout = parameterLayout(config);
   const bool prefixed = st.has("transformer.wte.weight");
   const std::string prefix = prefixed ? "transformer." : "";
@@ -101,12 +120,15 @@ std::string defaultGpt2TokenizerDir() {
 }
 
 Weights loadLlmcCheckpoint(const std::string& path) {
-  const auto mapping = std::make_shared<const MappedFile>(path);
-  const MappedFile& file = *mapping;
+  auto mapping = std::make_shared<const MappedFile>(path);
+  return llmcCheckpointFromBytes(path, mapping->data(), mapping->size(), mapping);
+}
+
+Weights llmcCheckpointFromBytes(const std::string& path, const uint8_t* bytes, size_t size, std::shared_ptr<const MappedFile> mapping) {
   constexpr size_t headerBytes = 256 * sizeof(int32_t);
-  if (file.size() < headerBytes) throw Error(path + ": truncated llm.c checkpoint (" + std::to_string(file.size()) + " bytes, header needs 1024)");
+  if (size < headerBytes) throw Error(path + ": truncated llm.c checkpoint (" + std::to_string(size) + " bytes, header needs 1024)");
   int32_t header[256];
-  std::memcpy(header, file.data(), headerBytes);
+  std::memcpy(header, bytes, headerBytes);
   if (header[0] != 20240326) throw Error(path + ": not an llm.c checkpoint (magic " + std::to_string(header[0]) + ", expected 20240326)");
   if (header[1] != 3)
     throw Error(path + ": llm.c checkpoint version " + std::to_string(header[1]) + " is not supported (only 3, float32)");
@@ -127,11 +149,12 @@ Weights loadLlmcCheckpoint(const std::string& path) {
   int64_t total = 0;
   for (auto n : counts) total += n;
   const uint64_t expected = headerBytes + static_cast<uint64_t>(total) * sizeof(float);
-  if (file.size() != expected)
-    throw Error(path + ": size " + std::to_string(file.size()) + " bytes does not match the header's shapes (" + std::to_string(expected) +
+  if (size != expected)
+    throw Error(path + ": size " + std::to_string(size) + " bytes does not match the header's shapes (" + std::to_string(expected) +
                 " bytes expected)");
-  // The body starts 1024 bytes into a page-aligned mapping, so every tensor is float-aligned.
-  const float* cursor = reinterpret_cast<const float*>(file.data() + headerBytes);
+  // The body starts 1024 bytes into a page-aligned mapping (or the caller's 4-byte aligned bytes),
+  // so every tensor is float-aligned.
+  const float* cursor = reinterpret_cast<const float*>(bytes + headerBytes);
   std::vector<const float*> tensor(16);
   for (int i = 0; i < 16; ++i) {
     tensor[i] = cursor;
@@ -152,12 +175,18 @@ Weights loadLlmcCheckpoint(const std::string& path) {
     inPlaceByName[p + "mlp.c_fc.bias"] = tensor[11] + l * F;
     inPlaceByName[p + "mlp.c_proj.bias"] = tensor[13] + l * C;
   }
+  // Without a mapping to keep alive (bytes the caller owns), the vectors are copied too.
+  const std::vector<ParamSpec> layout = parameterLayout(config);
   std::vector<const float*> inPlace;
-  for (const auto& spec : parameterLayout(config)) {
+  for (const auto& spec : layout) {
     auto it = inPlaceByName.find(spec.name);
-    inPlace.push_back(it == inPlaceByName.end() ? nullptr : it->second);
+    inPlace.push_back(it == inPlaceByName.end() || !mapping ? nullptr : it->second);
   }
   Weights weights(config, mapping, inPlace);
+  if (!mapping)
+    for (const auto& spec : layout)
+      if (auto it = inPlaceByName.find(spec.name); it != inPlaceByName.end())
+        std::memcpy(weights.convertedParam(spec.name), it->second, spec.numel() * sizeof(float));
   // (out, in) -> (in, out)
   auto transposeInto = [](float* dst, const float* src, int64_t out, int64_t in) {
     for (int64_t o = 0; o < out; ++o)
@@ -170,7 +199,8 @@ Weights loadLlmcCheckpoint(const std::string& path) {
     transposeInto(weights.convertedParam(p + "mlp.c_fc.weight"), tensor[10] + l * F * C, F, C);
     transposeInto(weights.convertedParam(p + "mlp.c_proj.weight"), tensor[12] + l * C * F, C, F);
   }
-  for (int i : {4, 6, 10, 12}) file.releasePages(tensor[i], static_cast<size_t>(counts[i]) * sizeof(float));
+  if (mapping)
+    for (int i : {4, 6, 10, 12}) mapping->releasePages(tensor[i], static_cast<size_t>(counts[i]) * sizeof(float));
   return weights;
 }
 

@@ -2,6 +2,8 @@
 // files), llm.c's gpt2_124M.bin, and tscope's own directories (the same layout). Saving writes
 // tscope's layout atomically.
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -9,6 +11,8 @@
 #include "model/weights.h"
 
 namespace tscope {
+
+class MappedFile;  // model/safetensors.h
 
 struct LoadedModel {
   Weights weights;
@@ -25,6 +29,10 @@ LoadedModel loadModel(const std::string& path);
 // llm.c checkpoint (header of 256 int32, magic 20240326, version 3 = fp32; the 16 tensors
 // layer-major with weights in (out, in) layout). Documented in karpathy/llm.c train_gpt2.c.
 Weights loadLlmcCheckpoint(const std::string& path);
+// The same from the checkpoint's bytes in memory (`size` bytes, 4-byte aligned; `name` starts every
+// error message). With `mapping` (holding the bytes) vectors are read in place; without, copied.
+Weights llmcCheckpointFromBytes(const std::string& name, const uint8_t* bytes, size_t size,
+                                std::shared_ptr<const MappedFile> mapping = nullptr);
 
 // Writes config.json + model.safetensors (+ the tokenizer when given) into `dir`.
 void saveModelDir(const std::string& dir, const Weights& weights, const Tokenizer* tokenizer, const std::string& vocabJsonSrc = "",

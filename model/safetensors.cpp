@@ -318,30 +318,38 @@ void MappedFile::releasePages(const void* begin, size_t bytes) const {
     fail(path_, "madvise(MADV_DONTNEED) failed: " + errnoText(errno));
 }
 
-SafetensorsFile::SafetensorsFile(const std::string& path)
-    : mapping_(std::make_shared<const MappedFile>(path)), file_(*mapping_) {
-  const size_t fileBytes = file_.size();
+SafetensorsHeader parseSafetensorsHeader(const std::string& path, const uint8_t* bytes, size_t fileBytes) {
   if (fileBytes < 8)
     fail(path, "truncated: " + std::to_string(fileBytes) + " bytes, too short for the 8-byte header length");
   uint64_t headerBytes = 0;
-  std::memcpy(&headerBytes, file_.data(), 8);  // little-endian, checked above
+  std::memcpy(&headerBytes, bytes, 8);  // little-endian, checked above
   if (headerBytes > kMaxHeaderBytes)
     fail(path, "header length " + std::to_string(headerBytes) + " is absurdly large (limit " +
                    std::to_string(kMaxHeaderBytes) + ")");
   if (headerBytes > fileBytes - 8)
     fail(path, "truncated: header length " + std::to_string(headerBytes) + " runs past the end of the file (" +
                    std::to_string(fileBytes) + " bytes)");
-  dataStart_ = 8 + static_cast<size_t>(headerBytes);
+  SafetensorsHeader parsed;
+  parsed.dataStart = 8 + static_cast<size_t>(headerBytes);
 
-  const Json header = parseHeaderJson(path, reinterpret_cast<const char*>(file_.data()) + 8, headerBytes);
+  const Json header = parseHeaderJson(path, reinterpret_cast<const char*>(bytes) + 8, headerBytes);
   if (!header.is_object()) fail(path, "header is not a JSON object");
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__")
-      metadata_ = parseMetadata(path, entry);
+      parsed.metadata = parseMetadata(path, entry);
     else
-      tensors_.emplace(name, parseTensorEntry(path, name, entry, fileBytes - dataStart_));
+      parsed.tensors.emplace(name, parseTensorEntry(path, name, entry, fileBytes - parsed.dataStart));
   }
-  checkNoOverlap(path, tensors_);
+  checkNoOverlap(path, parsed.tensors);
+  return parsed;
+}
+
+SafetensorsFile::SafetensorsFile(const std::string& path)
+    : mapping_(std::make_shared<const MappedFile>(path)), file_(*mapping_) {
+  SafetensorsHeader header = parseSafetensorsHeader(path, file_.data(), file_.size());
+  dataStart_ = header.dataStart;
+  tensors_ = std::move(header.tensors);
+  metadata_ = std::move(header.metadata);
 }
 
 const TensorInfo& SafetensorsFile::info(const std::string& name) const {

@@ -46,6 +46,17 @@ class MappedFile {
   size_t size_ = 0;
 };
 
+// The validated header of a safetensors file held in memory: where the data area starts (bytes from
+// the start of the file) and every tensor's entry, its offsets checked against the data area.
+struct SafetensorsHeader {
+  size_t dataStart = 0;
+  std::map<std::string, TensorInfo> tensors;
+  std::map<std::string, std::string> metadata;
+};
+// Validates the whole header of the file `bytes` (all `size` bytes of it); `name` starts every
+// error message. Throws tscope::Error as SafetensorsFile does (SafetensorsFile calls it on its map).
+SafetensorsHeader parseSafetensorsHeader(const std::string& name, const uint8_t* bytes, size_t size);
+
 class SafetensorsFile {
  public:
   // Maps the file and validates the whole header: throws tscope::Error naming the problem

@@ -38,6 +38,9 @@ class Gpt2BpeTokenizer;  // defined in tokenizer_bpe.cpp
 // GPT-2's tokenizer from vocab.json + merges.txt (same formats as encoder.json + vocab.bpe).
 // Throws tscope::Error naming the file and the problem on a malformed file.
 std::unique_ptr<Tokenizer> loadGpt2Tokenizer(const std::string& vocabJsonPath, const std::string& mergesPath);
+// The same from the two files' contents in memory; the names start the error messages.
+std::unique_ptr<Tokenizer> gpt2TokenizerFromText(const std::string& vocabJsonName, const std::string& vocabJson,
+                                                 const std::string& mergesName, const std::string& merges);
 
 // The GPT-2 pre-tokenization (the regex of GPT-2's encoder.py, implemented by hand): splits text
 // into the byte strings that BPE then works on one at a time.
@@ -58,6 +61,8 @@ std::vector<BpeStep> bpeMergeSteps(const Tokenizer& tokenizer, std::string_view 
 std::unique_ptr<Tokenizer> makeCharTokenizer(const std::vector<std::string>& characters);
 // chars.json: {"chars": ["<unk>", "a", ...]} (id = index; index 0 is the unknown character).
 std::unique_ptr<Tokenizer> loadCharTokenizer(const std::string& charsJsonPath);
+// The same from chars.json's contents in memory; `name` starts the error messages.
+std::unique_ptr<Tokenizer> charTokenizerFromJsonText(const std::string& name, const std::string& charsJson);
 void saveCharTokenizer(const Tokenizer& tokenizer, const std::string& charsJsonPath);
 
 // Finds and loads the tokenizer in a model directory: vocab.json + merges.txt, or encoder.json +

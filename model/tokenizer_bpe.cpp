@@ -61,9 +61,11 @@ uint64_t pairKey(int left, int right) {
 
 class Gpt2BpeTokenizer final : public Tokenizer {
  public:
-  Gpt2BpeTokenizer(const std::string& vocabPath, const std::string& mergesPath) {
-    auto idOfTokenString = loadVocab(vocabPath);
-    loadMerges(mergesPath, idOfTokenString);
+  // The contents of vocab.json and merges.txt; the paths name them in error messages.
+  Gpt2BpeTokenizer(const std::string& vocabPath, const std::string& vocabText, const std::string& mergesPath,
+                   const std::string& mergesText) {
+    auto idOfTokenString = loadVocab(vocabPath, vocabText);
+    loadMerges(mergesPath, mergesText, idOfTokenString);
   }
 
   std::string kind() const override { return "gpt2-bpe"; }
@@ -198,10 +200,10 @@ class Gpt2BpeTokenizer final : public Tokenizer {
   }
 
   // Reads vocab.json / encoder.json ({"token string": id}); returns token string -> id for the merges.
-  std::unordered_map<std::string, int> loadVocab(const std::string& path) {
+  std::unordered_map<std::string, int> loadVocab(const std::string& path, const std::string& text) {
     nlohmann::json vocab;
     try {
-      vocab = nlohmann::json::parse(readWholeFile(path));
+      vocab = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
       throw Error(path + ": bad JSON: " + e.what());
     }
@@ -244,8 +246,8 @@ class Gpt2BpeTokenizer final : public Tokenizer {
   }
 
   // Reads merges.txt / vocab.bpe: an optional "#version" line, then one "left right" pair per line.
-  void loadMerges(const std::string& path, const std::unordered_map<std::string, int>& idOfTokenString) {
-    std::istringstream lines(readWholeFile(path));
+  void loadMerges(const std::string& path, const std::string& text, const std::unordered_map<std::string, int>& idOfTokenString) {
+    std::istringstream lines(text);
     std::string line;
     int lineNumber = 0, rank = 0;
     auto idOf = [&](const std::string& tokenString) {
@@ -289,7 +291,12 @@ class Gpt2BpeTokenizer final : public Tokenizer {
 };
 
 std::unique_ptr<Tokenizer> loadGpt2Tokenizer(const std::string& vocabJsonPath, const std::string& mergesPath) {
-  return std::make_unique<Gpt2BpeTokenizer>(vocabJsonPath, mergesPath);
+  return gpt2TokenizerFromText(vocabJsonPath, readWholeFile(vocabJsonPath), mergesPath, readWholeFile(mergesPath));
+}
+
+std::unique_ptr<Tokenizer> gpt2TokenizerFromText(const std::string& vocabJsonName, const std::string& vocabJson,
+                                                 const std::string& mergesName, const std::string& merges) {
+  return std::make_unique<Gpt2BpeTokenizer>(vocabJsonName, vocabJson, mergesName, merges);
 }
 
 std::vector<BpeStep> bpeMergeSteps(const Tokenizer& tokenizer, std::string_view word) {

@@ -95,9 +95,14 @@ std::unique_ptr<Tokenizer> loadCharTokenizer(const std::string& charsJsonPath) {
   if (!in) throw Error(charsJsonPath + ": cannot open file");
   std::ostringstream contents;
   contents << in.rdbuf();
+  if (in.bad()) throw Error(charsJsonPath + ": read error");
+  return charTokenizerFromJsonText(charsJsonPath, contents.str());
+}
+
+std::unique_ptr<Tokenizer> charTokenizerFromJsonText(const std::string& charsJsonPath, const std::string& text) {
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(contents.str());
+    json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(charsJsonPath + ": bad JSON: " + e.what());
   }

@@ -380,7 +380,7 @@ int runInit(const Argv& argv) {
     if (!in) throw Error(path + ": cannot open");
     try {
       c = configFromJson(json::parse(in));
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
       throw Error(path + ": malformed JSON (" + e.what() + ")");
     } catch (const Error& e) {
       throw Error(path + ": " + e.what());

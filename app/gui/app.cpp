@@ -20,15 +20,6 @@
 
 namespace tscope::gui {
 
-namespace {
-constexpr const char* kPanelNames[] = {"prompt", "attention", "residual", "sampling", "positional", "moe", "architecture", "scaling", "training"};
-constexpr const char* kPanelTitles[] = {"Prompt & tokens", "Attention",           "Residual & logit lens", "Next token", "Positional encodings",
-                                        "Experts",         "Architecture & cost", "Scaling laws",          "Training"};
-}  // namespace
-
-const char* panelName(PanelId id) { return kPanelNames[static_cast<int>(id)]; }
-const char* panelTitle(PanelId id) { return kPanelTitles[static_cast<int>(id)]; }
-
 App::App(std::unique_ptr<Session> session, AppState state)
     : session_(std::move(session)), training_(std::make_unique<TrainingSession>()), state_(std::move(state)) {
   // The models shipped in assets/models, offered by the model picker.
@@ -43,7 +34,7 @@ App::App(std::unique_ptr<Session> session, AppState state)
 
 bool App::selectPanel(const std::string& name) {
   for (int i = 0; i < static_cast<int>(PanelId::Count); ++i)
-    if (name == kPanelNames[i]) {
+    if (name == panelName(static_cast<PanelId>(i))) {
       selectPanel(static_cast<PanelId>(i));
       return true;
     }

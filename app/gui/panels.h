@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "app_state.h"
 #include "heatmap.h"
 #include "lab_views.h"
 #include "model/sampling.h"
@@ -16,36 +17,6 @@
 #include "training_session.h"
 
 namespace tscope::gui {
-
-enum class PanelId { Prompt, Attention, Residual, Sampling, Positional, Moe, Architecture, Scaling, Training, Count };
-const char* panelName(PanelId id);   // "attention", ... (for --panel)
-const char* panelTitle(PanelId id);  // "Attention", ... (tab titles)
-
-// What the user chose: saved in session files, shared by every panel.
-struct AppState {
-  std::string prompt = "The quick brown fox jumps over the lazy dog because it";
-  PanelId panel = PanelId::Attention;
-  // Selection shared by every panel.
-  int layer = 0, head = 0;
-  int token = -1;             // selected position (-1: the last one)
-  bool averageHeads = false;  // attention: mean over heads
-  bool showScores = false;    // attention: pre-softmax scores instead of probabilities
-  bool linesView = false;     // attention: lines between two token columns
-  bool showGrid = false;      // attention: every layer x head as thumbnails
-  SamplingParams sampling;
-  // The Next-token panel's generated tokens after the text generatedFrom (Request has the rule;
-  // not saved: a session file's prompt is text).
-  std::string generatedFrom;
-  std::vector<int> generatedIds;
-  int beamWidth = 0;          // 0 = off
-  int beamSteps = 4;
-  bool measureKvCache = false;
-  int moeTopK = 0;                  // 0 = the model's own
-  double moeCapacityFactor = -1;    // < 0 = the model's own
-  bool moeExpertChoice = false;
-  float fontScale = 1.0f;
-  bool projector = false;           // high-contrast light theme, large font
-};
 
 // Textures and caches built from snapshots (never saved).
 struct AttentionView {

@@ -2,9 +2,11 @@
 #include "session_file.h"
 
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "model/error.h"
+#include "model/json_field.h"
 #include "model/npy.h"
 
 namespace tscope::gui {
@@ -14,15 +16,12 @@ template <typename T>
 void read(const nlohmann::json& j, const char* key, T& out, const std::string& path) {
   auto it = j.find(key);
   if (it == j.end()) return;
-  try {
-    out = it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw Error(path + ": field '" + key + "' has the wrong type (" + it->type_name() + ")");
-  }
+  if (const char* problem = jsonFieldProblem(*it, out))
+    throw Error(path + ": field '" + key + "' " + problem + " (got " + (it->is_number() ? it->dump() : it->type_name()) + ")");
 }
 }  // namespace
 
-void saveSessionFile(const std::string& path, const SessionFile& session) {
+std::string sessionFileToJsonText(const SessionFile& session) {
   const AppState& s = session.state;
   const nlohmann::json j = {{"tscope_session", 1},
                             {"model", session.modelPath},
@@ -48,16 +47,27 @@ void saveSessionFile(const std::string& path, const SessionFile& session) {
                             {"moe_expert_choice", s.moeExpertChoice},
                             {"font_scale", s.fontScale},
                             {"projector", s.projector}};
-  writeFileAtomically(path, j.dump(2) + "\n");
+  return j.dump(2) + "\n";
+}
+
+void saveSessionFile(const std::string& path, const SessionFile& session) {
+  writeFileAtomically(path, sessionFileToJsonText(session));
 }
 
 SessionFile loadSessionFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open the session file");
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) throw Error(path + ": read error");
+  return sessionFileFromJsonText(path, contents.str());
+}
+
+SessionFile sessionFileFromJsonText(const std::string& path, const std::string& text) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
     throw Error(path + ": not a session file (malformed JSON: " + e.what() + ")");
   }
   if (!j.is_object() || !j.contains("tscope_session")) throw Error(path + ": not a tscope session file (no \"tscope_session\" field)");
@@ -91,6 +101,8 @@ SessionFile loadSessionFile(const std::string& path) {
   read(j, "projector", s.projector, path);
   if (const char* msg = validateSamplingParams(s.sampling); msg && *msg) throw Error(path + ": " + msg);
   if (s.layer < 0 || s.head < 0) throw Error(path + ": layer and head must be >= 0");
+  if (s.token < -1) throw Error(path + ": token must be >= -1 (-1: the last one)");
+  if (s.moeTopK < 0 || s.moeTopK > 1024) throw Error(path + ": moe_top_k must be 0..1024 (0: the model's own)");
   if (!(s.fontScale >= 0.5f && s.fontScale <= 4.0f)) throw Error(path + ": font_scale must be between 0.5 and 4");
   if (s.beamWidth < 0 || s.beamWidth > 16 || s.beamSteps < 1 || s.beamSteps > 64) throw Error(path + ": beam_width must be 0..16 and beam_steps 1..64");
   return session;

@@ -1,0 +1,57 @@
+// Reading one JSON value into a C++ field with nothing lost on the way, shared by every parser of
+// JSON files (config.json, the training config, session files). nlohmann's get<int>() truncates 12.7,
+// wraps 2^32 + 1 to 1, and casting a double outside int's range is undefined behaviour; 1e400 parses
+// to inf, which is then written back as null. jsonFieldProblem refuses all of these.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace tscope {
+
+// Stores `value` in `out` and returns nullptr when it converts exactly; otherwise leaves `out` alone
+// and returns what is wrong ("is not an integer", ...), to follow the field's name in a message.
+// Integers must be whole numbers (12 or 12.0) inside T's range, floating-point fields finite numbers
+// inside T's range, booleans booleans, strings strings.
+template <typename T>
+const char* jsonFieldProblem(const nlohmann::json& value, T& out) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!value.is_boolean()) return "is not true or false";
+    out = value.get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (value.is_number_unsigned()) {
+      if (!std::in_range<T>(value.get<uint64_t>())) return "is out of range";
+      out = static_cast<T>(value.get<uint64_t>());
+    } else if (value.is_number_integer()) {
+      if (!std::in_range<T>(value.get<int64_t>())) return "is out of range";
+      out = static_cast<T>(value.get<int64_t>());
+    } else if (value.is_number_float()) {
+      const double number = value.get<double>();
+      if (!std::isfinite(number) || number != std::trunc(number)) return "is not an integer";
+      // Exact bounds: [min, max + 1) holds every whole double that fits T.
+      const double below = static_cast<double>(std::numeric_limits<T>::min());
+      const double above = static_cast<double>(std::numeric_limits<T>::max()) + 1.0;
+      if (number < below || number >= above) return "is out of range";
+      out = static_cast<T>(number);
+    } else {
+      return "is not an integer";
+    }
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!value.is_number()) return "is not a number";
+    const double number = value.get<double>();
+    if (!std::isfinite(number) || std::fabs(number) > static_cast<double>(std::numeric_limits<T>::max()))
+      return "is not a finite number in range";
+    out = static_cast<T>(number);
+  } else {
+    static_assert(std::is_same_v<T, std::string>, "jsonFieldProblem reads bool, integers, floating point and strings");
+    if (!value.is_string()) return "is not a string";
+    out = value.get<std::string>();
+  }
+  return nullptr;
+}
+
+}  // namespace tscope

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of every fuzz target into tests/fuzz/corpus/<target>/: small valid files
+and edge cases (kept to tens of KB per target). Run from anywhere; the corpus is committed, so this
+only needs re-running when a seed is added here. Regression inputs the fuzzers found are added by
+hand as corpus/<target>/regression-*."""
+import json
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def write(target, name, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def safetensors(tensors, metadata=None, pad=True):
+    """tensors: list of (name, dtype, shape, bytes)."""
+    header, data = {}, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, dtype, shape, payload in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(payload)]}
+        data += payload
+    text = json.dumps(header).encode()
+    if pad:
+        text += b" " * ((8 - len(text) % 8) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+# --- safetensors
+f32 = struct.pack("<4f", 1.0, -2.5, 0.0, 3.25)
+f16 = struct.pack("<4H", 0x3C00, 0xC000, 0x0001, 0x7C00)  # 1, -2, smallest subnormal, inf
+bf16 = struct.pack("<2H", 0x3F80, 0xFFC0)  # 1, NaN
+write("safetensors", "valid-three-dtypes", safetensors(
+    [("wte.weight", "F32", [2, 2], f32), ("h.0.ln_1.weight", "F16", [4], f16), ("ln_f.bias", "BF16", [2], bf16)],
+    {"format": "pt"}))
+write("safetensors", "empty-header", safetensors([]))
+write("safetensors", "zero-dim-tensor", safetensors([("empty", "F32", [0, 3], b""), ("scalar", "F32", [], f32[:4])]))
+write("safetensors", "truncated", safetensors([("a", "F32", [4], f32)])[:-3])
+write("safetensors", "unsupported-dtype", safetensors([("a", "I64", [2], b"\0" * 16)]))
+write("safetensors", "short", b"\x08\0\0")
+
+# --- config.json
+for name in ("brown-small", "brown-moe", "induction-2l"):
+    with open(os.path.join(ROOT, "assets", "models", name, "config.json"), "rb") as f:
+        write("config", name, f.read())
+write("config", "hf-gpt2", json.dumps({
+    "activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "layer_norm_epsilon": 1e-05,
+    "model_type": "gpt2", "n_ctx": 1024, "n_embd": 768, "n_head": 12, "n_inner": None, "n_layer": 12,
+    "n_positions": 1024, "vocab_size": 50257}))
+write("config", "lab-variants", json.dumps({
+    "n_layer": 2, "n_head": 4, "n_embd": 32, "n_kv_head": 2, "position_encoding": "sinusoidal", "position_base": 500.0,
+    "norm": "rmsnorm", "norm_position": "post", "activation_function": "swiglu", "causal": False, "attention_window": 4,
+    "n_experts": 4, "moe_top_k": 1, "moe_routing": "expert_choice", "moe_capacity_factor": 2.0, "tokenizer": "char"}))
+write("config", "wrong-type", '{"n_layer": "12"}')
+
+# --- GPT-2 tokenizer files: a byte-level vocab (all 256 bytes) and a few merges, NUL-separated.
+def byte_alphabet():
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    out, shifted = {}, 256
+    for b in range(256):
+        if b in printable:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(shifted)
+            shifted += 1
+    return out
+
+alphabet = byte_alphabet()
+vocab = {alphabet[b]: b for b in range(256)}
+merges = [("\u0120", "t"), ("h", "e"), ("\u0120t", "he"), ("i", "n"), ("in", "g"), ("e", "r")]
+for left, right in merges:
+    vocab[left + right] = len(vocab)
+vocab["<|endoftext|>"] = len(vocab)
+merges_text = "#version: 0.2\n" + "".join(f"{l} {r}\n" for l, r in merges)
+write("gpt2_tokenizer_files", "tiny-valid", json.dumps(vocab, ensure_ascii=False) + "\0" + merges_text)
+write("gpt2_tokenizer_files", "crlf-merges", json.dumps(vocab, ensure_ascii=False) + "\0" + merges_text.replace("\n", "\r\n"))
+write("gpt2_tokenizer_files", "missing-byte", json.dumps({k: v for k, v in vocab.items() if v != 10 and v < 256}) + "\0")
+write("gpt2_tokenizer_files", "bad-merge", json.dumps(vocab, ensure_ascii=False) + "\0" + "q z\n")
+
+# --- chars.json
+with open(os.path.join(ROOT, "assets", "models", "induction-2l", "chars.json"), "rb") as f:
+    write("chars_json", "induction-2l", f.read())
+write("chars_json", "multibyte", json.dumps({"chars": ["<unk>", "a", "\u00e9", "\u20ac", "\U0001F600", " ", "\n"]}, ensure_ascii=False))
+write("chars_json", "duplicate", json.dumps({"chars": ["<unk>", "a", "a"]}))
+write("chars_json", "two-code-points", json.dumps({"chars": ["<unk>", "ab"]}))
+
+# --- llm.c checkpoint: a tiny valid one (L=1, C=2, H=1, V=3, padded V=4, T=2) and bad headers.
+def llmc(L=1, C=2, H=1, V=3, Vp=4, P=2, magic=20240326, version=3, drop=0):
+    header = [0] * 256
+    header[:8] = [magic, version, P, V, L, H, C, Vp]
+    F = 4 * C
+    counts = [Vp * C, P * C, L * C, L * C, L * 3 * C * C, L * 3 * C, L * C * C, L * C, L * C, L * C, L * F * C,
+              L * F, L * C * F, L * C, C, C]
+    floats = [((i * 37) % 11 - 5) / 8.0 for i in range(sum(counts))]
+    data = struct.pack("<256i", *header) + struct.pack(f"<{len(floats)}f", *floats)
+    return data[:len(data) - drop]
+
+write("llmc_checkpoint", "tiny-valid", llmc())
+write("llmc_checkpoint", "truncated", llmc(drop=4))
+write("llmc_checkpoint", "bad-version", llmc(version=5))
+write("llmc_checkpoint", "head-not-dividing", llmc(C=3, H=2))
+
+# --- session files
+session = {"tscope_session": 1, "model": "assets/models/brown-small", "prompt": "The quick brown fox",
+           "panel": "attention", "layer": 1, "head": 2, "token": -1, "average_heads": False, "show_scores": True,
+           "lines_view": False, "show_grid": False, "temperature": 0.8, "top_k": 40, "top_p": 0.95, "greedy": False,
+           "seed": 7, "beam_width": 0, "beam_steps": 4, "measure_kv_cache": False, "moe_top_k": 0,
+           "moe_capacity_factor": -1.0, "moe_expert_choice": False, "font_scale": 1.5, "projector": True}
+write("session_file", "full", json.dumps(session, indent=2))
+write("session_file", "minimal", '{"tscope_session": 1}')
+write("session_file", "unicode-prompt", json.dumps({"tscope_session": 1, "prompt": "caf\u00e9 \u20ac \U0001F600", "panel": "moe"}, ensure_ascii=False))
+write("session_file", "bad-temperature", '{"tscope_session": 1, "temperature": 0}')
+
+# --- training set-up: a --data spec line, then a --config file
+for name in ("brown-small", "brown-moe", "induction-2l"):
+    with open(os.path.join(ROOT, "assets", "models", "configs", name + ".json"), "rb") as f:
+        spec = b"brown:vocab=4096,val=0.05\n" if name.startswith("brown") else b"induction:vocab=16,length=8\n"
+        write("train_setup", name, spec + f.read())
+write("train_setup", "modadd", 'modadd:modulus=13\n{"model": {"n_layer": 1, "n_head": 1, "n_embd": 8}, "train": {"batch": 4, "seq_len": 4, "steps": 10, "warmup": 0}}')
+write("train_setup", "copy-unknown-key", 'copy:vocab=5,length=3\n{"train": {"batchsize": 4}}')
+write("train_setup", "reverse", 'reverse:vocab=3,length=2\n{}')
+
+# --- texts for the encoders
+texts = {
+    "english": "The quick brown fox jumps over the lazy dog. It's 2026; we'll see what they've done.\n\n",
+    "unicode": "caf\u00e9 na\u00efve \u4f60\u597d \U0001F600 \u0391\u03b2\u03b3 \u0661\u0662\u0663 \u00a0\u2003x",
+    "spaces": "a    b\t\t\n  \n\n   ",
+    "contractions": "I'm, you're, he's, 'll 'd 've 'S 'T",
+    "digits": "123456789 0.5 1e10 \u00bd",
+}
+for name, text in texts.items():
+    write("bpe_encode", name, text)
+    write("char_encode", name, text)
+write("bpe_encode", "invalid-utf8", b"ok \xff\xfe \xc0\x80 \xed\xa0\x80 \xf4\x90\x80\x80 \xe2\x82 end")
+write("char_encode", "invalid-utf8", b"a\xff\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xe2\x82|")
+write("char_encode", "vocab", "abzA 0|<\u00e9\u20ac\u4f60\U0001F600\x7f\x01\n")
