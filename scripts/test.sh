@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite from a fresh clone: set-up (packages, configure, build), every CTest
-# test (unit, golden against PyTorch and GPT-2's JS tokenizer, CLI bad-input checks), then the
-# file-parsing and bad-input tests again under AddressSanitizer + UBSan in build-asan/, then a short
-# libFuzzer run of every parser of outside input (tests/fuzz/run_fuzz.sh, clang, build-fuzz/).
+# test (unit, golden against PyTorch and GPT-2's JS tokenizer, CLI bad-input checks, the GUI driven
+# as hands use it under Xvfb, a 2-minute monkey run), then the file-parsing and bad-input tests
+# again under AddressSanitizer + UBSan in build-asan/, then a libFuzzer smoke run of every parser.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -18,7 +18,7 @@ if [[ "${TSCOPE_SKIP_ASAN:-0}" != 1 ]]; then
   cmake --build build-asan --parallel "$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure --parallel "$jobs" \
-    -R 'Safetensors|Npy|Tokenizer|tokenizer_brown|ModelIo|KvCache|Forward|Sampling|BeamSearch|Generate|Architecture|Moe|Positional|Cli\.|cli_bad_inputs|golden_forward|Backward|TrainModel|TrainCli|Optimizer|RecordedSteps|BackendChoice|CliEdges|PrefixReuse|SessionGenerate|WeightsInPlace|Generation'
+    -R 'Safetensors|Npy|Tokenizer|tokenizer_brown|ModelIo|KvCache|Forward|Sampling|BeamSearch|Generate|Architecture|Moe|Positional|Cli\.|cli_bad_inputs|golden_forward|Backward|TrainModel|TrainCli|Optimizer|RecordedSteps|BackendChoice|CliEdges|PrefixReuse|SessionGenerate|WeightsInPlace|Generation|FuzzRegressions|LogitLens|CpuOps'
 fi
 
 if [[ "${TSCOPE_SKIP_FUZZ:-0}" != 1 ]]; then
