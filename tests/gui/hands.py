@@ -159,8 +159,23 @@ class App:
             frame_ms = 50
         return max(0.06, 2.5 * frame_ms / 1000)
 
+    def stable_region(self, name, timeout=10.0):
+        """The region as laid out in two reports of different frames: after a new snapshot the
+        layout can move for a frame or two (the token strip takes its new height), and a report
+        may be 100 ms old."""
+        deadline = time.monotonic() + timeout
+        last = self.report()
+        while True:
+            time.sleep(0.05)
+            report = self.report()
+            if report["frame"] != last["frame"] and self.region(name, report) == self.region(name, last):
+                return self.region(name, report)
+            if time.monotonic() > deadline:
+                raise Failure(f"the region '{name}' kept moving for {timeout} s")
+            last = report
+
     def click(self, name):
-        x0, y0, x1, y1 = self.region(name)
+        x0, y0, x1, y1 = self.stable_region(name)
         self.click_at((x0 + x1) / 2, (y0 + y1) / 2)
         self.pause(0.1)
 
@@ -207,8 +222,7 @@ class App:
 
     def defocus(self):
         """Clicks the status bar's blank right end, so key presses go to shortcuts, not a text field."""
-        report = self.report()
-        x0, y0, x1, y1 = self.region("panel", report)
+        x0, y0, x1, y1 = self.stable_region("panel")
         self.click_at(x1 - 5, y1 + 8)
         self.pause(0.1)
 
