@@ -39,13 +39,13 @@ bool isIgnoredBuffer(const std::string& name) {
 // config.json's sizes decide how large the weight arena is: every tensor they ask for must be in the
 // file with its shape before the arena is allocated, so a config cannot ask for more memory than the
 // file holds (a 1024-layer, 65536-wide config beside a small file used to attempt a terabyte).
-void checkTensorsBeforeAllocating(const SafetensorsFile& st, const ModelConfig& config, const std::string& prefix) {
+void checkTensorsBeforeAllocating(const SafetensorsFile& st, const std::vector<ParamSpec>& layout, const std::string& prefix) {
   auto shapeText = [](const std::vector<int64_t>& shape) {
     std::string text = "[";
     for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
     return text + "]";
   };
-  for (const auto& spec : parameterLayout(config)) {
+  for (const auto& spec : layout) {
     const std::string stored = prefix + spec.name;
     if (!st.has(stored)) throw Error(st.path() + ": missing tensor '" + stored + "'");
     if (st.info(stored).shape != spec.shape)
@@ -59,15 +59,13 @@ void checkTensorsBeforeAllocating(const SafetensorsFile& st, const ModelConfig& 
 Weights loadHfSafetensors(const fs::path& file, const ModelConfig& config) {
   if (auto msg = validateConfig(config); !msg.empty()) throw Error("invalid config: " + msg);
   SafetensorsFile st(file.string());
-  checkTensorsBeforeAllocating(st, config, st.has("transformer.wte.weight") ? "transformer." : "");
+  const std::string prefix = st.has("transformer.wte.weight") ? "transformer." : "";
   const std::vector<ParamSpec> layout = parameterLayout(config);
-  const bool prefixed = st.has("transformer.wte.weight");
-  const std::string prefix = prefixed ? "transformer." : "";
+  checkTensorsBeforeAllocating(st, layout, prefix);
   std::set<std::string> expected;
   std::vector<const float*> inPlace;
   for (const auto& spec : layout) {
     const std::string stored = prefix + spec.name;
-    if (!st.has(stored)) throw Error(file.string() + ": missing tensor '" + stored + "'");
     inPlace.push_back(st.floatsInPlace(stored, spec.shape));
     expected.insert(stored);
   }
