@@ -1,17 +1,15 @@
 // Writes the GUI tests' report of the live window (see ui_report.h).
 #include "ui_report.h"
 
-#include <nlohmann/json.hpp>
-
 #include "app.h"
 #include "model/npy.h"
 
 namespace tscope::gui {
 
-std::string regionsJson(const PanelViews& views) {
+nlohmann::json regionsJson(const PanelViews& views) {
   nlohmann::json regions = nlohmann::json::object();
   for (const auto& [name, r] : views.regions) regions[name] = {std::lround(r.x0), std::lround(r.y0), std::lround(r.x1), std::lround(r.y1)};
-  return regions.dump();
+  return regions;
 }
 
 void UiReport::maybeWrite(const App& app, float frameMs) {
@@ -47,7 +45,7 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"font_scale", state.fontScale},
       {"projector", state.projector},
       {"help", app.helpOpen()},
-      {"regions", nlohmann::json::parse(regionsJson(app.views()))},
+      {"regions", regionsJson(app.views())},
   };
   try {
     writeFileAtomically(path_, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -5,6 +5,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "panels.h"
@@ -14,7 +15,7 @@ namespace tscope::gui {
 class App;
 
 // {"name": [x0, y0, x1, y1], ...} in window pixels (also printed by --screenshot).
-std::string regionsJson(const PanelViews& views);
+nlohmann::json regionsJson(const PanelViews& views);
 
 class UiReport {
  public:

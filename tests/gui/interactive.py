@@ -248,9 +248,9 @@ def click_every_control(app, panel):
         for x in range(x0 + 20, x1 - 4, step):
             app.click_at(x, y)
             clicks += 1
-            app.report()
-            if app.report()["panel"] != panel:  # a click opened another model or panel: come back
-                app.click(f"tab_{panel}") if f"tab_{panel}" in app.report()["regions"] else None
+            report = app.report()
+            if report["panel"] != panel and f"tab_{panel}" in report["regions"]:
+                app.click(f"tab_{panel}")  # a click opened another model or panel: come back
     for y in range(y0 + 20, y1 - 4, step * 3):
         app.drag(x0 + 30, y, x0 + (x1 - x0) // 2, y)
         app.report()
