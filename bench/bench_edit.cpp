@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "app/gui/session.h"
-#include "model/error.h"
-#include "model/tokenizer.h"
+#include "app/session/session.h"
+#include "model/core/error.h"
+#include "model/tokenize/tokenizer.h"
 
 using namespace tscope;
 using Clock = std::chrono::steady_clock;

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "kernels/cuda_check.h"
-#include "model/error.h"
+#include "model/core/error.h"
 
 namespace {
 

@@ -23,14 +23,14 @@
 #include <string>
 #include <vector>
 
-#include "model/backend.h"
-#include "model/backend_select.h"
-#include "model/cost.h"
-#include "model/error.h"
-#include "model/generate.h"
-#include "model/model_io.h"
-#include "model/sampling.h"
-#include "model/transformer.h"
+#include "model/nn/backend.h"
+#include "model/nn/backend_select.h"
+#include "model/theory/cost.h"
+#include "model/core/error.h"
+#include "model/generate/generate.h"
+#include "model/io/model_io.h"
+#include "model/generate/sampling.h"
+#include "model/nn/transformer.h"
 
 using namespace tscope;
 using Clock = std::chrono::steady_clock;

@@ -21,12 +21,12 @@
 #include <string>
 #include <vector>
 
-#include "model/backend.h"
-#include "model/error.h"
-#include "model/kv_cache.h"
-#include "model/model_io.h"
-#include "model/safetensors.h"
-#include "model/transformer.h"
+#include "model/nn/backend.h"
+#include "model/core/error.h"
+#include "model/nn/kv_cache.h"
+#include "model/io/model_io.h"
+#include "model/io/safetensors.h"
+#include "model/nn/transformer.h"
 
 namespace {
 

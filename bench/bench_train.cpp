@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "model/backend.h"
-#include "model/backend_select.h"
-#include "model/backward.h"
-#include "model/optimizer.h"
-#include "model/sampling.h"
-#include "model/train_model.h"
+#include "model/nn/backend.h"
+#include "model/nn/backend_select.h"
+#include "model/train/backward.h"
+#include "model/train/optimizer.h"
+#include "model/generate/sampling.h"
+#include "model/train/train_model.h"
 
 using namespace tscope;
 using Clock = std::chrono::steady_clock;

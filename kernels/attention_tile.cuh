@@ -6,7 +6,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include "model/backend.h"
+#include "model/nn/backend.h"
 
 namespace tscope::cuda {
 

@@ -22,8 +22,8 @@
 #include "kernels/cuda_check.h"
 #include "kernels/device_scratch.h"
 #include "kernels/launchers.h"
-#include "model/error.h"
-#include "model/sampling.h"
+#include "model/core/error.h"
+#include "model/generate/sampling.h"
 
 namespace tscope {
 namespace {

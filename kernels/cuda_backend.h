@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "model/backend.h"
+#include "model/nn/backend.h"
 
 namespace tscope {
 

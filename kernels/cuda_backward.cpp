@@ -18,7 +18,7 @@
 #include "kernels/cuda_check.h"
 #include "kernels/device_scratch.h"
 #include "kernels/launchers.h"
-#include "model/error.h"
+#include "model/core/error.h"
 
 namespace tscope {
 namespace {

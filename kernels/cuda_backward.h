@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "model/backend.h"
-#include "model/backward.h"
-#include "model/optimizer.h"
+#include "model/nn/backend.h"
+#include "model/train/backward.h"
+#include "model/train/optimizer.h"
 
 namespace tscope {
 

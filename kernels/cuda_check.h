@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "model/error.h"
+#include "model/core/error.h"
 
 namespace tscope::cuda {
 

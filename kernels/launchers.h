@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "model/backend.h"
-#include "model/config.h"
+#include "model/nn/backend.h"
+#include "model/core/config.h"
 
 namespace tscope::cuda {
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-# Generates model/unicode_tables.inc: sorted code-point ranges for the three character classes the
+# Generates model/tokenize/unicode_tables.inc: sorted code-point ranges for the three character classes the
 # GPT-2 pre-tokenizer needs (\p{L}, \p{N}, \s = White_Space), from Python's unicodedata.
-# Usage: python3 scripts/gen_unicode_tables.py > model/unicode_tables.inc
+# Usage: python3 scripts/gen_unicode_tables.py > model/tokenize/unicode_tables.inc
 import sys
 import unicodedata
 

@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
-#include "model/cost.h"
-#include "model/error.h"
-#include "model/model_io.h"
-#include "model/transformer.h"
+#include "model/theory/cost.h"
+#include "model/core/error.h"
+#include "model/io/model_io.h"
+#include "model/nn/transformer.h"
 #include "tests/test_files.h"
 #include "tests/test_helpers.h"
 

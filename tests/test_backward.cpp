@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "model/backend.h"
-#include "model/backward.h"
-#include "model/backward_reference.h"
-#include "model/error.h"
-#include "model/ops_reference.h"
-#include "model/positional.h"
-#include "model/sampling.h"
+#include "model/nn/backend.h"
+#include "model/train/backward.h"
+#include "model/train/backward_reference.h"
+#include "model/core/error.h"
+#include "model/nn/ops_reference.h"
+#include "model/nn/positional.h"
+#include "model/generate/sampling.h"
 #include "tests/test_backward_helpers.h"
 
 using namespace tscope;

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "model/backward.h"
-#include "model/error.h"
-#include "model/positional.h"
+#include "model/train/backward.h"
+#include "model/core/error.h"
+#include "model/nn/positional.h"
 #include "tests/test_backward_helpers.h"
 #include "test_helpers.h"
 

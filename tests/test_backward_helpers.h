@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/backend.h"
-#include "model/positional.h"
-#include "model/sampling.h"
+#include "model/nn/backend.h"
+#include "model/nn/positional.h"
+#include "model/generate/sampling.h"
 
 namespace tscope::testing {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "model/error.h"
-#include "model/sampling.h"
+#include "model/core/error.h"
+#include "model/generate/sampling.h"
 
 namespace tscope {
 namespace {

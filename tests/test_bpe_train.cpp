@@ -8,8 +8,8 @@
 #include <random>
 #include <set>
 
-#include "model/bpe_train.h"
-#include "model/tokenizer.h"
+#include "model/tokenize/bpe_train.h"
+#include "model/tokenize/tokenizer.h"
 #include "tests/test_files.h"
 
 namespace {

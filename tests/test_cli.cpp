@@ -6,7 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/cost.h"
+#include "model/theory/cost.h"
 #include "tests/test_files.h"
 
 using tscope::testing::CliRun;

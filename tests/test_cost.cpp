@@ -1,8 +1,8 @@
 // Parameter and FLOP counts against closed forms and the published GPT-2 sizes.
 #include <gtest/gtest.h>
 
-#include "model/cost.h"
-#include "model/weights.h"
+#include "model/theory/cost.h"
+#include "model/core/weights.h"
 #include "tests/test_helpers.h"
 
 using namespace tscope;

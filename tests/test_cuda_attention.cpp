@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "model/backend.h"
-#include "model/backend_select.h"
-#include "model/error.h"
-#include "model/positional.h"
-#include "model/sampling.h"
+#include "model/nn/backend.h"
+#include "model/nn/backend_select.h"
+#include "model/core/error.h"
+#include "model/nn/positional.h"
+#include "model/generate/sampling.h"
 #include "tests/test_cuda_helpers.h"
 #include "tests/test_helpers.h"
 

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "model/backend_select.h"
-#include "model/error.h"
-#include "model/ops_reference.h"
-#include "model/positional.h"
-#include "model/transformer.h"
+#include "model/nn/backend_select.h"
+#include "model/core/error.h"
+#include "model/nn/ops_reference.h"
+#include "model/nn/positional.h"
+#include "model/nn/transformer.h"
 #include "tests/test_cuda_helpers.h"
 #include "tests/test_helpers.h"
 

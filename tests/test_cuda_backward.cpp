@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "model/backend_select.h"
-#include "model/error.h"
-#include "model/optimizer.h"
-#include "model/positional.h"
-#include "model/train_model.h"
-#include "model/trainer.h"
+#include "model/nn/backend_select.h"
+#include "model/core/error.h"
+#include "model/train/optimizer.h"
+#include "model/nn/positional.h"
+#include "model/train/train_model.h"
+#include "model/train/trainer.h"
 #include "tests/test_backward_helpers.h"
 #include "test_helpers.h"
 #include "tests/test_cuda_helpers.h"

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "model/backend.h"
-#include "model/backend_select.h"
-#include "model/error.h"
-#include "model/sampling.h"
+#include "model/nn/backend.h"
+#include "model/nn/backend_select.h"
+#include "model/core/error.h"
+#include "model/generate/sampling.h"
 
 namespace tscope::testing {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "model/backend_select.h"
-#include "model/error.h"
-#include "model/sampling.h"
+#include "model/nn/backend_select.h"
+#include "model/core/error.h"
+#include "model/generate/sampling.h"
 #include "tests/test_cuda_helpers.h"
 #include "tests/test_helpers.h"
 

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "model/backend_select.h"
-#include "model/error.h"
-#include "model/generate.h"
-#include "model/sampling.h"
-#include "model/transformer.h"
+#include "model/nn/backend_select.h"
+#include "model/core/error.h"
+#include "model/generate/generate.h"
+#include "model/generate/sampling.h"
+#include "model/nn/transformer.h"
 #include "tests/test_cuda_helpers.h"
 #include "tests/test_helpers.h"
 

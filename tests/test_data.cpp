@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "model/data.h"
+#include "model/train/data.h"
 #include "test_files.h"
 
 #ifndef TSCOPE_CACHE_DIR

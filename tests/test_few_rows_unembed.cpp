@@ -8,9 +8,9 @@
 #include <cmath>
 #include <numeric>
 
-#include "model/backend.h"
-#include "model/ops_reference.h"
-#include "model/transformer.h"
+#include "model/nn/backend.h"
+#include "model/nn/ops_reference.h"
+#include "model/nn/transformer.h"
 #include "tests/test_helpers.h"
 
 using namespace tscope;

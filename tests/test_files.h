@@ -15,7 +15,7 @@
 #include <sstream>
 #include <string>
 
-#include "model/error.h"
+#include "model/core/error.h"
 
 namespace tscope::testing {
 

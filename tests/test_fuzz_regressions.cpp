@@ -8,12 +8,12 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "app/gui/session_file.h"
-#include "model/config.h"
-#include "model/model_io.h"
-#include "model/safetensors.h"
-#include "model/tokenizer.h"
-#include "model/trainer.h"
+#include "app/session/session_file.h"
+#include "model/core/config.h"
+#include "model/io/model_io.h"
+#include "model/io/safetensors.h"
+#include "model/tokenize/tokenizer.h"
+#include "model/train/trainer.h"
 #include "test_files.h"
 
 namespace tscope {

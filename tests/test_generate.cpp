@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "model/error.h"
-#include "model/generate.h"
+#include "model/core/error.h"
+#include "model/generate/generate.h"
 #include "tests/test_helpers.h"
 
 using namespace tscope;

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "model/sampling.h"
-#include "model/weights.h"
+#include "model/generate/sampling.h"
+#include "model/core/weights.h"
 
 namespace tscope::testing {
 

@@ -6,9 +6,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/error.h"
-#include "model/model_io.h"
-#include "model/safetensors.h"
+#include "model/core/error.h"
+#include "model/io/model_io.h"
+#include "model/io/safetensors.h"
 #include "tests/test_files.h"
 #include "tests/test_helpers.h"
 

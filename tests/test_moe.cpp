@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "model/error.h"
-#include "model/moe.h"
+#include "model/core/error.h"
+#include "model/nn/moe.h"
 
 using namespace tscope;
 

@@ -1,7 +1,7 @@
 // Tests for model/npy: the header layout numpy's format docs prescribe (numpy/lib/format.py),
 // bit-exact round trips, version 2.0 and numpy-style headers, one test per rejected input, a
 // seeded fuzz of byte flips and truncations, and writeFileAtomically's failure behaviour.
-#include "model/npy.h"
+#include "model/io/npy.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@
 #include <random>
 #include <sstream>
 
-#include "model/error.h"
+#include "model/core/error.h"
 
 namespace {
 

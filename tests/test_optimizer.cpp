@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "model/error.h"
-#include "model/optimizer.h"
+#include "model/core/error.h"
+#include "model/train/optimizer.h"
 
 using namespace tscope;
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "model/error.h"
-#include "model/positional.h"
+#include "model/core/error.h"
+#include "model/nn/positional.h"
 
 using namespace tscope;
 

@@ -9,8 +9,8 @@
 
 #include <algorithm>
 
-#include "model/incremental_forward.h"
-#include "model/transformer.h"
+#include "model/nn/incremental_forward.h"
+#include "model/nn/transformer.h"
 #include "tests/test_helpers.h"
 
 namespace tscope {

@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "model/cost.h"
-#include "model/presets.h"
+#include "model/theory/cost.h"
+#include "model/theory/presets.h"
 
 using namespace tscope;
 

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "model/error.h"
-#include "model/generate.h"
-#include "model/sampling.h"
-#include "model/transformer.h"
+#include "model/core/error.h"
+#include "model/generate/generate.h"
+#include "model/generate/sampling.h"
+#include "model/nn/transformer.h"
 #include "tests/test_helpers.h"
 
 using namespace tscope;

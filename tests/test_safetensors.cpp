@@ -1,7 +1,7 @@
 // Tests for model/safetensors: a bit-exact round trip, F16/BF16 decoding against hand-computed
 // values, one test per kind of corrupt file (each checks that the one-line message names the
 // problem and the tensor), a seeded fuzz of byte flips and truncations, and the atomic writer.
-#include "model/safetensors.h"
+#include "model/io/safetensors.h"
 
 #include <gtest/gtest.h>
 
@@ -19,7 +19,7 @@
 #include <random>
 #include <sstream>
 
-#include "model/error.h"
+#include "model/core/error.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Tests for model/sampling.h: the PRNG, every stage of the logit pipeline, the statistics of seeded
 // draws (chi-squared fit, plus a check that the same test rejects a slightly wrong sampler).
 // Beam search is tested in test_beam_search.cpp.
-#include "model/sampling.h"
+#include "model/generate/sampling.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "model/error.h"
+#include "model/core/error.h"
 
 namespace tscope {
 namespace {

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "model/error.h"
-#include "model/scaling.h"
+#include "model/core/error.h"
+#include "model/theory/scaling.h"
 
 using namespace tscope;
 

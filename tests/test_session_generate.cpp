@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "app/gui/session.h"
-#include "model/model_io.h"
+#include "app/session/session.h"
+#include "model/io/model_io.h"
 #include "tests/test_files.h"
 
 using tscope::testing::CliRun;

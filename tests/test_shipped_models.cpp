@@ -10,13 +10,13 @@
 #include <set>
 #include <sstream>
 
-#include "model/backend.h"
-#include "model/data.h"
-#include "model/error.h"
-#include "model/generate.h"
-#include "model/model_io.h"
-#include "model/trainer.h"
-#include "model/transformer.h"
+#include "model/nn/backend.h"
+#include "model/train/data.h"
+#include "model/core/error.h"
+#include "model/generate/generate.h"
+#include "model/io/model_io.h"
+#include "model/train/trainer.h"
+#include "model/nn/transformer.h"
 
 namespace fs = std::filesystem;
 using namespace tscope;

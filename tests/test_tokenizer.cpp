@@ -8,8 +8,8 @@
 #include <random>
 #include <unistd.h>
 
-#include "model/error.h"
-#include "model/tokenizer.h"
+#include "model/core/error.h"
+#include "model/tokenize/tokenizer.h"
 
 namespace fs = std::filesystem;
 using tscope::Tokenizer;

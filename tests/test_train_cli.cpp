@@ -9,8 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/model_io.h"
-#include "model/trainer.h"
+#include "model/io/model_io.h"
+#include "model/train/trainer.h"
 #include "tests/test_files.h"
 
 namespace fs = std::filesystem;

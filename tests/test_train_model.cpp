@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "model/backend.h"
-#include "model/backward.h"
-#include "model/error.h"
-#include "model/optimizer.h"
-#include "model/train_model.h"
+#include "model/nn/backend.h"
+#include "model/train/backward.h"
+#include "model/core/error.h"
+#include "model/train/optimizer.h"
+#include "model/train/train_model.h"
 #include "test_helpers.h"
 
 using namespace tscope;

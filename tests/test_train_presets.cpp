@@ -7,8 +7,8 @@
 #include <cmath>
 #include <set>
 
-#include "model/cost.h"
-#include "model/train_presets.h"
+#include "model/theory/cost.h"
+#include "model/train/train_presets.h"
 
 using namespace tscope;
 

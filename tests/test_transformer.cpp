@@ -4,10 +4,10 @@
 
 #include <numeric>
 
-#include "model/backend.h"
-#include "model/error.h"
-#include "model/ops_reference.h"
-#include "model/transformer.h"
+#include "model/nn/backend.h"
+#include "model/core/error.h"
+#include "model/nn/ops_reference.h"
+#include "model/nn/transformer.h"
 #include "tests/test_helpers.h"
 
 using namespace tscope;

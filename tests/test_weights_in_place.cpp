@@ -7,10 +7,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/model_io.h"
-#include "model/safetensors.h"
-#include "model/train_model.h"
-#include "model/transformer.h"
+#include "model/io/model_io.h"
+#include "model/io/safetensors.h"
+#include "model/train/train_model.h"
+#include "model/nn/transformer.h"
 #include "tests/test_files.h"
 #include "tests/test_helpers.h"
 

@@ -16,14 +16,14 @@
 #include <numeric>
 
 #include "app/cli/args.h"
-#include "model/backend_select.h"
-#include "model/cost.h"
-#include "model/error.h"
-#include "model/generate.h"
-#include "model/model_io.h"
-#include "model/npy.h"
-#include "model/sampling.h"
-#include "model/transformer.h"
+#include "model/nn/backend_select.h"
+#include "model/theory/cost.h"
+#include "model/core/error.h"
+#include "model/generate/generate.h"
+#include "model/io/model_io.h"
+#include "model/io/npy.h"
+#include "model/generate/sampling.h"
+#include "model/nn/transformer.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

@@ -8,7 +8,7 @@
 
 #include "app/cli/args.h"
 #include "app/cli/commands.h"
-#include "model/error.h"
+#include "model/core/error.h"
 
 namespace {
 

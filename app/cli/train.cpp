@@ -13,10 +13,10 @@
 
 #include "app/cli/args.h"
 #include "app/cli/commands.h"
-#include "model/backend_select.h"
-#include "model/cost.h"
-#include "model/error.h"
-#include "model/trainer.h"
+#include "model/nn/backend_select.h"
+#include "model/theory/cost.h"
+#include "model/core/error.h"
+#include "model/train/trainer.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

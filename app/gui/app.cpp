@@ -1,6 +1,6 @@
 // The main window: prompt strip, panel tabs, status bar, help overlay and keyboard shortcuts.
 // Knob changes post a new Request; the newest Snapshot is picked up at the start of each frame.
-#include "app.h"
+#include "app/gui/app.h"
 
 #include <imgui.h>
 
@@ -12,11 +12,11 @@
 
 #include <filesystem>
 
-#include "layout.h"
-#include "model/npy.h"
-#include "session_file.h"
+#include "app/gui/widgets/layout.h"
+#include "model/io/npy.h"
+#include "app/session/session_file.h"
 
-#include "platform.h"
+#include "app/gui/platform.h"
 
 namespace tscope::gui {
 

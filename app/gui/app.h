@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "heatmap.h"
-#include "panels.h"
-#include "session.h"
-#include "training_session.h"
+#include "app/gui/widgets/heatmap.h"
+#include "app/gui/panels/panels.h"
+#include "app/session/session.h"
+#include "app/session/training_session.h"
 
 namespace tscope::gui {
 

@@ -1,5 +1,5 @@
 // GL object creation and error reporting.
-#include "gfx.h"
+#include "app/gui/gfx.h"
 
 #include <stdexcept>
 #include <vector>

@@ -14,11 +14,11 @@
 
 #include <imgui.h>
 
-#include "app.h"
-#include "model/error.h"
-#include "platform.h"
-#include "session_file.h"
-#include "ui_report.h"
+#include "app/gui/app.h"
+#include "model/core/error.h"
+#include "app/gui/platform.h"
+#include "app/session/session_file.h"
+#include "app/gui/ui_report.h"
 
 namespace {
 

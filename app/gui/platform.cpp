@@ -1,7 +1,7 @@
 // GLFW + OpenGL 3.3 + ImGui set-up, a crisp TrueType font (DejaVu Sans from Debian's
 // fonts-dejavu-core) rasterised at the final size rather than scaled, the two themes, and PNG
 // capture through stb_image_write.
-#include "platform.h"
+#include "app/gui/platform.h"
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "gfx.h"
+#include "app/gui/gfx.h"
 
 namespace tscope::gui {
 

@@ -1,8 +1,8 @@
 // Writes the GUI tests' report of the live window (see ui_report.h).
-#include "ui_report.h"
+#include "app/gui/ui_report.h"
 
-#include "app.h"
-#include "model/npy.h"
+#include "app/gui/app.h"
+#include "model/io/npy.h"
 
 namespace tscope::gui {
 

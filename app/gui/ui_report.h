@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "panels.h"
+#include "app/gui/panels/panels.h"
 
 namespace tscope::gui {
 

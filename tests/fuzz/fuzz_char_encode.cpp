@@ -5,8 +5,8 @@
 #include <set>
 
 #include "fuzz_check.h"
-#include "model/error.h"
-#include "model/tokenizer.h"
+#include "model/core/error.h"
+#include "model/tokenize/tokenizer.h"
 
 using namespace tscope;
 

@@ -1,8 +1,8 @@
 // Fuzzes chars.json, the character tokenizer's file. A tokenizer that loads must map each of its
 // characters to its own id and back, and any text to ids inside its vocab.
 #include "fuzz_check.h"
-#include "model/error.h"
-#include "model/tokenizer.h"
+#include "model/core/error.h"
+#include "model/tokenize/tokenizer.h"
 
 using namespace tscope;
 

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_check.h"
-#include "model/config.h"
-#include "model/error.h"
+#include "model/core/config.h"
+#include "model/core/error.h"
 
 using namespace tscope;
 

@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "model/config.h"
-#include "model/error.h"
-#include "model/model_io.h"
+#include "model/core/config.h"
+#include "model/core/error.h"
+#include "model/io/model_io.h"
 
 using namespace tscope;
 

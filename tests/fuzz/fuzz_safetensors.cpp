@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "model/error.h"
-#include "model/safetensors.h"
+#include "model/core/error.h"
+#include "model/io/safetensors.h"
 
 using namespace tscope;
 

@@ -2,9 +2,9 @@
 // its knobs inside the ranges the app relies on and must survive a save and a reload unchanged.
 #include <cmath>
 
-#include "app/gui/session_file.h"
+#include "app/session/session_file.h"
 #include "fuzz_check.h"
-#include "model/error.h"
+#include "model/core/error.h"
 
 using namespace tscope;
 

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_check.h"
-#include "model/data.h"
-#include "model/error.h"
-#include "model/trainer.h"
+#include "model/train/data.h"
+#include "model/core/error.h"
+#include "model/train/trainer.h"
 
 using namespace tscope;
 

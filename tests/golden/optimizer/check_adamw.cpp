@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "model/npy.h"
-#include "model/optimizer.h"
+#include "model/io/npy.h"
+#include "model/train/optimizer.h"
 
 namespace {
 

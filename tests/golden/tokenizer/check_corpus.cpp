@@ -9,8 +9,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "model/error.h"
-#include "model/tokenizer.h"
+#include "model/core/error.h"
+#include "model/tokenize/tokenizer.h"
 
 namespace {
 

@@ -1,0 +1,237 @@
+// Attention panel: the (layer, head) heatmap (probabilities or pre-softmax scores, one head or
+// the mean over heads), the causal mask in grey, hover read-out, the lines view, and the grid of
+// every layer x head as thumbnails (click one to open it). Arrow keys step layer and head.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "app/gui/widgets/layout.h"
+#include "app/gui/panels/panels.h"
+
+namespace tscope::gui {
+
+namespace {
+
+// Show what the model can never see (the causal mask) in grey, not as a zero.
+void maskAsNaN(const AttentionRows& maps, int layerIndex, std::vector<float>& m) {
+  const std::vector<float> first = maps.map(layerIndex, 0, true);
+  for (size_t i = 0; i < m.size(); ++i)
+    if (std::isinf(first[i])) m[i] = std::numeric_limits<float>::quiet_NaN();
+}
+
+// The matrix on screen for the current selection: (T, Tk), masked cells -inf (scores) or NaN.
+std::vector<float> selectedMatrix(const Snapshot& s, int layerIndex, int head, bool average, bool scores) {
+  const AttentionRows& maps = s.attention;
+  if (!average) {
+    std::vector<float> m = maps.map(layerIndex, head, scores);
+    if (!scores) maskAsNaN(maps, layerIndex, m);
+    return m;
+  }
+  std::vector<float> m(maps.map(layerIndex, 0, scores).size(), 0.0f);
+  for (int h = 0; h < maps.heads(); ++h) {
+    const std::vector<float> one = maps.map(layerIndex, h, scores);
+    for (size_t i = 0; i < m.size(); ++i) m[i] += one[i] / maps.heads();  // -inf stays -inf where masked
+  }
+  if (!scores) maskAsNaN(maps, layerIndex, m);
+  return m;
+}
+
+void range(const std::vector<float>& m, float& lo, float& hi) {
+  lo = std::numeric_limits<float>::infinity();
+  hi = -lo;
+  for (float v : m)
+    if (std::isfinite(v)) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  if (!(lo <= hi)) lo = hi = 0;
+}
+
+void drawLinesView(const Snapshot& s, const std::vector<float>& m, ImVec2 size) {
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const int T = s.trace.T, Tk = s.trace.Tk;
+  const float rowHeight = std::max(ImGui::GetTextLineHeight(), size.y / std::max(T, Tk));
+  const float left = origin.x + size.x * 0.30f, right = origin.x + size.x * 0.70f;
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  for (int j = 0; j < Tk; ++j) {
+    const std::string& label = s.tokenText[std::min<size_t>(j, s.tokenText.size() - 1)];
+    draw->AddText(ImVec2(right + 8, origin.y + (j + 0.5f) * rowHeight - ImGui::GetTextLineHeight() / 2), text, label.c_str());
+  }
+  for (int t = 0; t < T; ++t) {
+    const std::string& label = s.tokenText[t];
+    const float width = ImGui::CalcTextSize(label.c_str()).x;
+    draw->AddText(ImVec2(left - 8 - width, origin.y + (t + 0.5f) * rowHeight - ImGui::GetTextLineHeight() / 2), text, label.c_str());
+    for (int j = 0; j < Tk; ++j) {
+      const float w = m[(size_t)t * Tk + j];
+      if (!(w > 0.01f)) continue;
+      const float y0 = origin.y + (t + 0.5f) * rowHeight, y1 = origin.y + (j + 0.5f) * rowHeight;
+      draw->AddLine(ImVec2(left, y0), ImVec2(right, y1), IM_COL32(60, 140, 255, (int)(40 + 215 * w)), 1.0f + 5.0f * w);
+    }
+  }
+  ImGui::Dummy(ImVec2(size.x, rowHeight * std::max(T, Tk)));
+}
+
+// Thumbnails need no more texels than pixels: max-pool long prompts down to at most 128 x 128
+// (max keeps the sharp peaks a teacher looks for; a cell is masked only if all it covers is).
+std::vector<float> poolForThumbnail(const std::vector<float>& m, int rows, int cols, int& outRows, int& outCols) {
+  const int factor = std::max(1, (std::max(rows, cols) + 127) / 128);
+  outRows = (rows + factor - 1) / factor;
+  outCols = (cols + factor - 1) / factor;
+  if (factor == 1) return m;
+  std::vector<float> pooled((size_t)outRows * outCols, std::numeric_limits<float>::quiet_NaN());
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const float v = m[(size_t)r * cols + c];
+      float& cell = pooled[(size_t)(r / factor) * outCols + c / factor];
+      if (!std::isnan(v) && (std::isnan(cell) || v > cell)) cell = v;
+    }
+  return pooled;
+}
+
+void drawGrid(PanelContext& ctx, const Snapshot& s) {
+  const Trace& trace = s.trace;
+  AttentionView& view = ctx.views.attention;
+  const int L = (int)trace.layers.size(), H = trace.H;
+  if (!view.thumbnailsBuilt) {
+    view.thumbnails.resize((size_t)L * H);
+    for (int l = 0; l < L; ++l)
+      for (int h = 0; h < H; ++h) {
+        int rows = 0, cols = 0;
+        const auto m = poolForThumbnail(selectedMatrix(s, l, h, false, false), trace.T, trace.Tk, rows, cols);
+        view.thumbnails[(size_t)l * H + h].setData(ctx.renderer, m.data(), rows, cols, 0.0f, 1.0f, Colormap::Perceptual);
+      }
+    view.thumbnailsBuilt = true;
+  }
+  const float available = ImGui::GetContentRegionAvail().x;
+  const float rowsAvailable = ImGui::GetContentRegionAvail().y / (L + 0.5f) - ImGui::GetStyle().ItemSpacing.y;
+  const float cell = std::clamp(std::min(available / (H + 1.0f) - ImGui::GetStyle().ItemSpacing.x, rowsAvailable), 24.0f, 240.0f);
+  if (ImGui::BeginTable("grid", H + 1, ImGuiTableFlags_SizingFixedFit)) {
+    ImGui::TableNextColumn();
+    for (int h = 0; h < H; ++h) {
+      ImGui::TableNextColumn();
+      ImGui::Text("head %d", h);
+    }
+    for (int l = 0; l < L; ++l) {
+      ImGui::TableNextColumn();
+      ImGui::Text("layer %d", trace.layers[l]);
+      for (int h = 0; h < H; ++h) {
+        ImGui::TableNextColumn();
+        ImGui::PushID(l * H + h);
+        const bool selected = ctx.state.layer == trace.layers[l] && ctx.state.head == h;
+        const ImVec2 corner = ImGui::GetCursorScreenPos();
+        int row, col;
+        view.thumbnails[(size_t)l * H + h].draw(ImVec2(cell, cell), &row, &col);
+        if (ImGui::IsItemClicked()) {
+          ctx.state.layer = trace.layers[l];
+          ctx.state.head = h;
+          ctx.state.showGrid = false;
+        }
+        if (selected)
+          ImGui::GetWindowDrawList()->AddRect(corner, ImVec2(corner.x + cell, corner.y + cell), IM_COL32(255, 80, 80, 255), 0, 0, 3.0f);
+        ImGui::PopID();
+      }
+    }
+    ImGui::EndTable();
+  }
+}
+
+}  // namespace
+
+void drawAttentionPanel(PanelContext& ctx) {
+  AppState& st = ctx.state;
+  const ModelConfig& c = ctx.session.config();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  ImGui::SliderInt("layer", &st.layer, 0, c.n_layer - 1);
+  sameLineIfFits("head", ImGui::GetFontSize() * 8);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  ImGui::BeginDisabled(st.averageHeads);
+  ImGui::SliderInt("head", &st.head, 0, c.n_head - 1);
+  ImGui::EndDisabled();
+  sameLineIfFits("mean over heads (A)", ImGui::GetFrameHeight());
+  ImGui::Checkbox("mean over heads (A)", &st.averageHeads);
+  sameLineIfFits("pre-softmax scores (S)", ImGui::GetFrameHeight());
+  ImGui::Checkbox("pre-softmax scores (S)", &st.showScores);
+  sameLineIfFits("lines (L)", ImGui::GetFrameHeight());
+  ImGui::Checkbox("lines (L)", &st.linesView);
+  sameLineIfFits("all heads (G)", ImGui::GetFrameHeight());
+  ImGui::Checkbox("all heads (G)", &st.showGrid);
+  const Snapshot* s = ctx.snapshot;
+  if (!s || s->attention.empty()) {
+    ImGui::TextDisabled(s && !s->error.empty() ? "%s" : "computing...", s ? s->error.c_str() : "");
+    return;
+  }
+  const Trace& trace = s->trace;
+  AttentionView& view = ctx.views.attention;
+  if (view.builtFor != s->id) view.thumbnailsBuilt = false;
+  if (st.showGrid) {
+    drawGrid(ctx, *s);
+    return;
+  }
+  const int layerIndex = std::max(0, trace.capturedIndex(st.layer));
+  const auto m = selectedMatrix(*s, layerIndex, st.head, st.averageHeads, st.showScores);
+  if (view.builtFor != s->id || view.layer != st.layer || view.head != st.head || view.average != st.averageHeads ||
+      view.scores != st.showScores) {
+    view.lo = 0;
+    view.hi = 1;
+    if (st.showScores) range(m, view.lo, view.hi);
+    view.main.setData(ctx.renderer, m.data(), trace.T, trace.Tk, view.lo, view.hi, st.showScores ? Colormap::Diverging : Colormap::Perceptual);
+    view.builtFor = s->id;
+    view.layer = st.layer;
+    view.head = st.head;
+    view.average = st.averageHeads;
+    view.scores = st.showScores;
+  }
+  ImGui::TextWrapped("Layer %d, %s: each row is a query token, each column the key it attends to%s", st.layer,
+              st.averageHeads ? "mean over heads" : ("head " + std::to_string(st.head)).c_str(),
+              st.showScores ? " (q.k / sqrt(d), before softmax)" : " (softmax probabilities; grey = masked)");
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  if (st.linesView) {
+    drawLinesView(*s, m, ImVec2(avail.x, avail.y - ImGui::GetTextLineHeightWithSpacing()));
+    return;
+  }
+  // Square cells, token labels on both axes.
+  const float labelWidth = ImGui::GetFontSize() * 7;
+  const float scaleWidth = ImGui::GetFontSize() * 4.5f;
+  const float side = std::max(64.0f, std::min(avail.x - labelWidth - scaleWidth, avail.y - ImGui::GetTextLineHeightWithSpacing()));
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImGui::SetCursorScreenPos(ImVec2(origin.x + labelWidth, origin.y));
+  int row = -1, col = -1;
+  const bool hovered = view.main.draw(ImVec2(side, side), &row, &col);
+  ctx.views.regions["attention_heatmap"] = {origin.x + labelWidth, origin.y, origin.x + labelWidth + side, origin.y + side};
+  ImGui::SameLine();
+  if (st.showScores) {
+    const float bound = std::max(std::abs(view.lo), std::abs(view.hi));  // the diverging map is centred on 0
+    view.scale.draw(ctx.renderer, -bound, bound, Colormap::Diverging, ImVec2(ImGui::GetFontSize(), side));
+  } else {
+    view.scale.draw(ctx.renderer, view.lo, view.hi, Colormap::Perceptual, ImVec2(ImGui::GetFontSize(), side));
+  }
+  ctx.views.exportable = {"attention_l" + std::to_string(st.layer) + (st.averageHeads ? "_mean" : "_h" + std::to_string(st.head)) +
+                              (st.showScores ? "_scores" : "_probs"),
+                          m, trace.T, trace.Tk};
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float cellH = side / trace.T, cellW = side / trace.Tk;
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  if (cellH >= ImGui::GetTextLineHeight() * 0.8f)
+    for (int t = 0; t < trace.T; ++t) {
+      const std::string& label = s->tokenText[t];
+      const float width = std::min(labelWidth - 6, ImGui::CalcTextSize(label.c_str()).x);
+      draw->AddText(ImVec2(origin.x + labelWidth - 6 - width, origin.y + (t + 0.5f) * cellH - ImGui::GetTextLineHeight() / 2), text,
+                    label.c_str());
+    }
+  if (hovered) {
+    const float v = view.main.value(row, col);
+    ImGui::BeginTooltip();
+    ImGui::Text("query %d '%s' -> key %d '%s'", row, s->tokenText[row].c_str(), col, s->tokenText[std::min<size_t>(col, s->tokenText.size() - 1)].c_str());
+    if (std::isnan(v) || std::isinf(v)) ImGui::TextUnformatted("masked: a token cannot attend to later tokens");
+    else ImGui::Text(st.showScores ? "score %.4f" : "probability %.4f", v);
+    ImGui::EndTooltip();
+    if (ImGui::IsMouseClicked(0)) st.token = row;
+    draw->AddRect(ImVec2(origin.x + labelWidth + col * cellW, origin.y + row * cellH),
+                  ImVec2(origin.x + labelWidth + (col + 1) * cellW, origin.y + (row + 1) * cellH), IM_COL32(255, 60, 60, 255));
+  }
+}
+
+}  // namespace tscope::gui

@@ -1,0 +1,243 @@
+// Experts panel (mixture-of-experts models only): for the selected layer, the token x expert
+// gate matrix with each token's chosen experts outlined and capacity drops marked, the load per
+// expert against the capacity, f_i and P_i of the load-balancing loss, and the routing knobs
+// (top-k, capacity factor, token or expert choice), which re-run the model live.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "app/gui/widgets/bar_chart.h"
+#include "app/gui/widgets/column_chart.h"
+#include "app/gui/widgets/figure.h"
+#include "app/gui/panels/panels.h"
+
+namespace tscope::gui {
+
+namespace {
+
+constexpr ImU32 kChosen = IM_COL32(255, 255, 255, 255);
+constexpr ImU32 kDropped = IM_COL32(235, 50, 50, 255);
+
+// The routing knobs; they apply to every layer and post a new request when changed.
+void drawKnobs(PanelContext& ctx) {
+  AppState& st = ctx.state;
+  const ModelConfig& c = ctx.session.config();
+  const float width = ImGui::GetFontSize() * 8;
+  ImGui::SetNextItemWidth(width);
+  ImGui::SliderInt("layer", &st.layer, 0, c.n_layer - 1);
+  sameLineIfFits(width + ImGui::CalcTextSize("top-k").x);
+  int topK = st.moeTopK > 0 ? st.moeTopK : c.moe_top_k;
+  ImGui::SetNextItemWidth(width);
+  if (ImGui::SliderInt("top-k", &topK, 1, c.n_experts)) {
+    st.moeTopK = std::clamp(topK, 1, c.n_experts);
+    ctx.repost = true;
+  }
+  sameLineIfFits(width + ImGui::CalcTextSize("capacity factor").x);
+  float factor = static_cast<float>(st.moeCapacityFactor >= 0 ? st.moeCapacityFactor : std::max(0.0, c.moe_capacity_factor));
+  const float minFactor = st.moeExpertChoice ? 0.25f : 0.0f;  // expert choice needs a capacity
+  ImGui::SetNextItemWidth(width);
+  if (ImGui::SliderFloat("capacity factor", &factor, minFactor, 4.0f, factor <= 0 ? "unlimited" : "%.2f")) {
+    st.moeCapacityFactor = std::clamp(factor, minFactor, 4.0f);
+    ctx.repost = true;
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each expert takes at most ceil(T / E x factor) tokens (0 = no limit).");
+  sameLineIfFits(ImGui::CalcTextSize("tokens choose experts  experts choose tokens").x + ImGui::GetFontSize() * 4);
+  int choice = st.moeExpertChoice ? 1 : 0;
+  bool changed = ImGui::RadioButton("tokens choose experts", &choice, 0);
+  ImGui::SameLine();
+  changed |= ImGui::RadioButton("experts choose tokens", &choice, 1);
+  if (changed) {
+    st.moeExpertChoice = choice == 1;
+    if (st.moeExpertChoice && factor <= 0) {
+      st.moeCapacityFactor = 1.0;
+      ctx.message = "expert choice needs a capacity: the capacity factor is now 1";
+    }
+    ctx.repost = true;
+  }
+  sameLineIfFits(ImGui::CalcTextSize("model's routing").x + ImGui::GetFontSize());
+  if (ImGui::Button("model's routing")) {
+    st.moeTopK = 0;
+    st.moeCapacityFactor = -1;
+    st.moeExpertChoice = c.moe_routing == MoeRoutingKind::ExpertChoice;
+    ctx.repost = true;
+  }
+}
+
+// (T, E): gates at the chosen experts and 0 elsewhere, or the router's full softmax.
+std::vector<float> gateMatrix(const MoeRouting& r, bool probabilities) {
+  if (probabilities) return r.routerProbs;
+  std::vector<float> gates(static_cast<size_t>(r.tokens) * r.experts, 0.0f);
+  for (const MoeAssignment& a : r.assignments) gates[static_cast<size_t>(a.token) * r.experts + a.expert] = a.gate;
+  return gates;
+}
+
+void drawSummary(const Snapshot& s, const MoeRouting& r) {
+  int droppedAssignments = 0;
+  for (const MoeAssignment& a : r.assignments) droppedAssignments += a.dropped ? 1 : 0;
+  const bool expertChoice = s.request.moe && s.request.moe->expertChoice;
+  const double factor = s.request.moe ? s.request.moe->capacityFactor : 0;
+  std::string capacity = "unlimited";
+  if (r.capacity >= 0) {
+    char text[96];
+    std::snprintf(text, sizeof text, "%d tokens per expert = ceil(%s x %.2f)", r.capacity, expertChoice ? "T k / E" : "T / E", factor);
+    capacity = text;
+  }
+  ImGui::Text("T = %d tokens, E = %d experts, %s, k = %d; capacity %s", r.tokens, r.experts,
+              expertChoice ? "experts choose tokens (Zhou et al. 2022)" : "tokens choose experts (top-k, Shazeer et al. 2017)", r.topK,
+              capacity.c_str());
+  ImGui::Text("dropped: %d of %zu assignments; %zu %s no expert and %s through on the residual stream unchanged", droppedAssignments,
+              r.assignments.size(), r.droppedTokens.size(), r.droppedTokens.size() == 1 ? "token gets" : "tokens get",
+              r.droppedTokens.size() == 1 ? "passes" : "pass");
+}
+
+// The gate heatmap with token labels, chosen cells outlined and drops marked in red.
+void drawGates(PanelContext& ctx, const Snapshot& s, const MoeRouting& r, MoeView& v, ImVec2 area) {
+  const float line = ImGui::GetTextLineHeight();
+  const float labelWidth = ImGui::GetFontSize() * 7;
+  const float markerWidth = line * 1.2f;
+  // Rows stay one text line high (token labels readable; the panel scrolls) up to 64 tokens.
+  const float cellH = std::clamp((area.y - line * 4) / r.tokens, r.tokens <= 64 ? line : 2.0f, line * 1.5f);
+  const float cellW = std::clamp((area.x - labelWidth - markerWidth) / r.experts, line, line * 3.5f);
+  ImGui::TextUnformatted(v.showProbs ? "Router probabilities softmax(W_g x) over all experts" : "Gates at the chosen experts (0 elsewhere)");
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  // Expert numbers above the columns.
+  const ImVec2 head = ImGui::GetCursorScreenPos();
+  const float left = head.x + labelWidth + markerWidth;
+  for (int e = 0; e < r.experts; ++e) {
+    const std::string label = std::to_string(e);
+    draw->AddText(ImVec2(left + (e + 0.5f) * cellW - ImGui::CalcTextSize(label.c_str()).x * 0.5f, head.y), text, label.c_str());
+  }
+  ImGui::Dummy(ImVec2(labelWidth, line));
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImGui::SetCursorScreenPos(ImVec2(left, origin.y));
+  int row = -1, col = -1;
+  const ImVec2 size(cellW * r.experts, cellH * r.tokens);
+  const bool hovered = v.gates.draw(size, &row, &col);
+  ctx.views.regions["moe_gates"] = {left, origin.y, left + size.x, origin.y + size.y};
+  if (cellH >= line * 0.8f)
+    for (int t = 0; t < r.tokens && t < static_cast<int>(s.tokenText.size()); ++t) {
+      const std::string label = tokenLabel(s.tokenText[t], 10);
+      const float w = std::min(labelWidth - 4, ImGui::CalcTextSize(label.c_str()).x);
+      draw->AddText(ImVec2(origin.x + labelWidth - 4 - w, origin.y + (t + 0.5f) * cellH - line * 0.5f), text, label.c_str());
+    }
+  const float thickness = std::max(1.5f, cellH * 0.12f);
+  for (const MoeAssignment& a : r.assignments) {
+    const ImVec2 p0(left + a.expert * cellW, origin.y + a.token * cellH), p1(p0.x + cellW, p0.y + cellH);
+    if (a.dropped) {
+      draw->AddLine(ImVec2(p0.x + 2, p0.y + 2), ImVec2(p1.x - 2, p1.y - 2), kDropped, thickness);
+      draw->AddLine(ImVec2(p0.x + 2, p1.y - 2), ImVec2(p1.x - 2, p0.y + 2), kDropped, thickness);
+    }
+    draw->AddRect(p0, p1, a.dropped ? kDropped : kChosen, 0, 0, thickness);
+  }
+  for (int t : r.droppedTokens) {  // a red dot left of a row whose token reached no expert
+    const ImVec2 centre(origin.x + labelWidth + markerWidth * 0.5f, origin.y + (t + 0.5f) * cellH);
+    draw->AddCircleFilled(centre, std::min(markerWidth, cellH) * 0.35f, kDropped);
+  }
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + size.y + 4));
+  v.gatesBar.draw(ctx.renderer, 0.0f, v.gatesMax, Colormap::Perceptual, std::min(size.x + labelWidth, ImGui::GetFontSize() * 14),
+                  v.showProbs ? "probability" : "gate");
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + std::max(area.x, ImGui::GetFontSize() * 12));
+  ImGui::TextDisabled("white outline: chosen; red cross: dropped (expert full); red dot: token with no expert");
+  ImGui::PopTextWrapPos();
+  if (hovered) {
+    ImGui::BeginTooltip();
+    ImGui::Text("token %d %s, expert %d", row, tokenLabel(s.tokenText[std::min<size_t>(row, s.tokenText.size() - 1)]).c_str(), col);
+    ImGui::Text("router probability %.4f, logit %.3f", r.routerProbs[static_cast<size_t>(row) * r.experts + col],
+                r.routerLogits[static_cast<size_t>(row) * r.experts + col]);
+    for (const MoeAssignment& a : r.assignments)
+      if (a.token == row && a.expert == col)
+        ImGui::Text("chosen (rank %d), gate %.4f%s", a.rank, a.gate, a.dropped ? ": DROPPED, the expert was full" : "");
+    ImGui::EndTooltip();
+  }
+}
+
+void drawBalance(const Snapshot& s, const MoeRouting& r, ImVec2 area) {
+  const int E = r.experts;
+  area.x = std::min(area.x, ImGui::GetFontSize() * std::max(45.0f, 5.0f * E));  // few experts: no giant bars
+  std::vector<float> kept(E, 0.0f), dropped(E, 0.0f);
+  for (const MoeAssignment& a : r.assignments) (a.dropped ? dropped : kept)[a.expert] += 1.0f;
+  float most = r.capacity >= 0 ? static_cast<float>(r.capacity) : 1.0f;
+  for (int e = 0; e < E; ++e) most = std::max(most, kept[e] + dropped[e]);
+  ColumnChart load;
+  load.title = "Load per expert (tokens routed to it)";
+  load.series = {{"kept", kept, IM_COL32(70, 130, 230, 255)}, {"dropped", dropped, kDropped}};
+  load.stacked = true;
+  load.yMax = std::ceil(most);
+  load.yFormat = "%.0f";
+  load.reference = static_cast<float>(r.capacity);
+  load.referenceLabel = r.capacity >= 0 ? "capacity " + std::to_string(r.capacity) : "";
+  load.categoryLabel = "expert";
+  const float chartHeight = std::max(ImGui::GetTextLineHeight() * 9, (area.y - ImGui::GetTextLineHeightWithSpacing() * 3) * 0.5f);
+  int hovered = drawColumnChart(load, ImVec2(area.x, chartHeight));
+  ColumnChart balance;
+  balance.title = "Load balance: f_i (share of assignments) and P_i (mean router probability)";
+  balance.series = {{"f_i", r.fraction, IM_COL32(70, 130, 230, 255)}, {"P_i", r.meanProb, IM_COL32(240, 150, 40, 255)}};
+  float top = 1.0f / E;
+  for (int e = 0; e < E; ++e) top = std::max({top, r.fraction[e], r.meanProb[e]});
+  balance.yMax = std::min(1.0f, std::ceil(top * 10.0f) / 10.0f);
+  balance.reference = 1.0f / E;
+  balance.referenceLabel = "uniform 1/E";
+  balance.categoryLabel = "expert";
+  const int hoveredBalance = drawColumnChart(balance, ImVec2(area.x, chartHeight));
+  if (hovered < 0) hovered = hoveredBalance;
+  const double alpha = s.request.moe ? s.request.moe->auxLossAlpha : 0.0;
+  ImGui::Text("aux loss = alpha E sum_i f_i P_i = %.5f", r.auxLoss);
+  ImGui::SameLine();
+  ImGui::TextDisabled("(alpha = %g; perfectly balanced routing gives alpha; Fedus et al. 2021)", alpha);
+  if (hovered >= 0) {
+    ImGui::BeginTooltip();
+    ImGui::Text("expert %d: %d kept, %d dropped", hovered, static_cast<int>(kept[hovered]), static_cast<int>(dropped[hovered]));
+    ImGui::Text("f_i = %.4f, P_i = %.4f (uniform: %.4f)", r.fraction[hovered], r.meanProb[hovered], 1.0 / E);
+    ImGui::EndTooltip();
+  }
+}
+
+}  // namespace
+
+void drawMoePanel(PanelContext& ctx) {
+  const ModelConfig& c = ctx.session.config();
+  if (!c.isMoe()) {
+    ImGui::TextDisabled("This model has no mixture-of-experts layers.");
+    return;
+  }
+  drawKnobs(ctx);
+  const Snapshot* s = ctx.snapshot;
+  const int layer = std::clamp(ctx.state.layer, 0, c.n_layer - 1);
+  if (!s || s->trace.moe.size() <= static_cast<size_t>(layer) || s->trace.moe[layer].tokens == 0) {
+    ImGui::TextDisabled(s && !s->error.empty() ? "%s" : "computing...", s ? s->error.c_str() : "");
+    return;
+  }
+  const MoeRouting& r = s->trace.moe[layer];
+  MoeView& v = ctx.views.lab.moe;
+  sameLineIfFits(ImGui::CalcTextSize("router probabilities").x + ImGui::GetFontSize() * 2);
+  ImGui::Checkbox("router probabilities", &v.showProbs);
+  drawSummary(*s, r);
+  if (v.builtFor != s->id || v.layer != layer || v.builtProbs != v.showProbs) {
+    const auto m = gateMatrix(r, v.showProbs);
+    v.gatesMax = std::max(1e-6f, *std::max_element(m.begin(), m.end()));  // expert-choice gates sit near 1/E
+    v.gates.setData(ctx.renderer, m.data(), r.tokens, r.experts, 0.0f, v.gatesMax, Colormap::Perceptual);
+    v.builtFor = s->id;
+    v.layer = layer;
+    v.builtProbs = v.showProbs;
+  }
+  ctx.views.exportable = {std::string(v.showProbs ? "moe_router_probs_l" : "moe_gates_l") + std::to_string(layer), gateMatrix(r, v.showProbs),
+                          r.tokens, r.experts};
+  // Gates and charts side by side when the window is wide for its text size, else stacked.
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float fontSize = ImGui::GetFontSize();
+  const bool sideBySide = avail.x > fontSize * 60;
+  const float gatesWidth = std::min(sideBySide ? avail.x * 0.45f : avail.x, fontSize * 9 + r.experts * ImGui::GetTextLineHeight() * 3.5f);
+  ImGui::BeginGroup();
+  drawGates(ctx, *s, r, v, ImVec2(gatesWidth, avail.y));
+  ImGui::EndGroup();
+  if (sideBySide) ImGui::SameLine(0, fontSize * 2);
+  ImGui::BeginGroup();
+  drawBalance(*s, r, ImVec2(ImGui::GetContentRegionAvail().x, sideBySide ? avail.y : std::max(avail.y, fontSize * 24)));
+  ImGui::EndGroup();
+}
+
+}  // namespace tscope::gui

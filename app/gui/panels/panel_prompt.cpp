@@ -1,0 +1,185 @@
+// The prompt strip (always on top: the editable prompt and the token strip, hover a token for
+// its id and bytes) and the Prompt panel: every token in a table and, for a chosen word, GPT-2's
+// BPE merges applied one by one.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "model/tokenize/tokenizer.h"
+#include "app/gui/widgets/layout.h"
+#include "app/gui/panels/panels.h"
+
+namespace tscope::gui {
+
+namespace {
+
+std::string hexBytes(const std::string& bytes) {
+  std::string out;
+  char buffer[4];
+  for (unsigned char b : bytes) {
+    std::snprintf(buffer, sizeof buffer, "%02X", b);
+    out += (out.empty() ? "" : " ") + std::string(buffer);
+  }
+  return out;
+}
+
+// One token as a small framed chip. Drawn by hand rather than as an ImGui button, whose label
+// would treat "##" inside a token as an ID marker; returns true when clicked.
+bool tokenChip(const std::string& text, bool selected, bool dropped) {
+  std::string label = text.empty() ? " " : text;
+  for (char& ch : label)
+    if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';
+  const ImVec2 padding(ImGui::GetStyle().FramePadding.x, 0);
+  const ImVec2 textSize = ImGui::CalcTextSize(label.c_str(), nullptr, false);
+  const ImVec2 size(textSize.x + padding.x * 2, ImGui::GetTextLineHeight());
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  const bool clicked = ImGui::InvisibleButton("chip", size) && !dropped;
+  const bool hovered = ImGui::IsItemHovered();
+  ImGuiCol fill = selected ? ImGuiCol_ButtonActive : hovered && !dropped ? ImGuiCol_ButtonHovered : ImGuiCol_Button;
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const float alpha = dropped ? 0.35f : 1.0f;
+  draw->AddRectFilled(at, ImVec2(at.x + size.x, at.y + size.y), ImGui::GetColorU32(fill, alpha), ImGui::GetStyle().FrameRounding);
+  draw->AddText(ImVec2(at.x + padding.x, at.y), ImGui::GetColorU32(dropped ? ImGuiCol_TextDisabled : ImGuiCol_Text), label.c_str(),
+                label.c_str() + label.size());
+  return clicked;
+}
+
+void tokenTooltip(const Tokenizer* tokenizer, int id, const char* where) {
+  if (!ImGui::IsItemHovered() || !tokenizer) return;
+  ImGui::BeginTooltip();
+  ImGui::Text("%s, id %d", where, id);
+  ImGui::Text("bytes: %s", hexBytes(tokenizer->tokenBytes(id)).c_str());
+  ImGui::EndTooltip();
+}
+
+}  // namespace
+
+void drawPromptStrip(PanelContext& ctx) {
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::InputTextMultiline("##prompt", &ctx.state.prompt, ImVec2(-1, ImGui::GetTextLineHeight() * 2.6f))) ctx.repost = true;
+  recordItem(ctx.views, "prompt");
+  const Snapshot* s = ctx.snapshot;
+  if (!s) {
+    ImGui::TextDisabled("computing...");
+    return;
+  }
+  const Tokenizer* tokenizer = ctx.session.tokenizer();
+  const int context = ctx.session.config().n_positions;
+  // The token strip wraps, and scrolls after three rows so long prompts keep the panels in view.
+  const float rowHeight = ImGui::GetFrameHeightWithSpacing();
+  const float contentHeight = ctx.views.tokenStripHeight > 0 ? ctx.views.tokenStripHeight : rowHeight;
+  ImGui::BeginChild("token strip", ImVec2(0, std::min(rowHeight * 3.0f, contentHeight)), false);
+  const size_t dropped = s->droppedIds.size();
+  if (dropped > 0) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.95f, 0.6f, 0.1f, 1.0f));
+    ImGui::Text("%zu earlier tokens dropped (greyed): the model's context holds %d tokens, so every panel shows the last %d", dropped, context,
+                context);
+    ImGui::PopStyleColor();
+    recordItem(ctx.views, "dropped_note");
+  }
+  ImGui::TextDisabled("%zu / %d tokens", s->ids.size(), context);
+  // The last few dropped tokens, greyed and not selectable, before the kept ones.
+  const size_t droppedShown = s->droppedText.size();
+  if (dropped > droppedShown) {
+    sameLineIfFits("...");
+    ImGui::TextDisabled("...");
+  }
+  for (size_t i = 0; i < droppedShown; ++i) {
+    const size_t position = dropped - droppedShown + i;
+    sameLineIfFits(s->droppedText[i].c_str());
+    ImGui::PushID(-1 - static_cast<int>(i));
+    tokenChip(s->droppedText[i], false, true);
+    tokenTooltip(tokenizer, s->droppedIds[position], ("dropped token " + std::to_string(position)).c_str());
+    ImGui::PopID();
+  }
+  const size_t T = std::min(s->ids.size(), s->tokenText.size());
+  for (size_t i = 0; i < T; ++i) {
+    sameLineIfFits(s->tokenText[i].c_str());
+    ImGui::PushID(static_cast<int>(i));
+    const bool selected = ctx.state.token == static_cast<int>(i) || (ctx.state.token < 0 && i + 1 == T);
+    if (tokenChip(s->tokenText[i], selected, false)) ctx.state.token = static_cast<int>(i);
+    tokenTooltip(tokenizer, s->ids[i], ("position " + std::to_string(i)).c_str());
+    ImGui::PopID();
+  }
+  // A new prompt scrolls the strip to its end, where the newest (and the selected last) token is.
+  if (ctx.views.tokenStripScrolledFor != s->id) {
+    ImGui::SetScrollHereY(1.0f);
+    ctx.views.tokenStripScrolledFor = s->id;
+  }
+  ctx.views.tokenStripHeight = ImGui::GetCursorPosY() + ImGui::GetStyle().ItemSpacing.y;  // sizes next frame's strip
+  ImGui::EndChild();
+  recordItem(ctx.views, "token_strip");
+}
+
+void drawPromptPanel(PanelContext& ctx) {
+  const Snapshot* s = ctx.snapshot;
+  const Tokenizer* tokenizer = ctx.session.tokenizer();
+  if (!s || !tokenizer) {
+    ImGui::TextDisabled(s ? "this model has no tokenizer" : "computing...");
+    return;
+  }
+  ImGui::BeginChild("tokens", ImVec2(ImGui::GetContentRegionAvail().x * 0.45f, 0), true);
+  if (ImGui::BeginTable("token table", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY)) {
+    ImGui::TableSetupColumn("pos");
+    ImGui::TableSetupColumn("token");
+    ImGui::TableSetupColumn("id");
+    ImGui::TableSetupColumn("bytes");
+    ImGui::TableHeadersRow();
+    for (size_t i = 0; i < s->ids.size(); ++i) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%zu", i);
+      ImGui::TableNextColumn();
+      // The label is only an ID: a token's own text may contain "##".
+      ImGui::PushID(static_cast<int>(i));
+      if (ImGui::Selectable("##row", ctx.state.token == (int)i, ImGuiSelectableFlags_SpanAllColumns)) ctx.state.token = static_cast<int>(i);
+      ImGui::PopID();
+      ImGui::SameLine();
+      ImGui::TextUnformatted(("'" + s->tokenText[i] + "'").c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%d", s->ids[i]);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(hexBytes(tokenizer->tokenBytes(s->ids[i])).c_str());
+    }
+    ImGui::EndTable();
+  }
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("merges", ImVec2(0, 0), true);
+  if (tokenizer->kind() != "gpt2-bpe") {
+    ImGui::TextWrapped("This model uses a character-level tokenizer: every character is one token, no merges.");
+    ImGui::EndChild();
+    return;
+  }
+  // The word containing the selected token: the pre-tokenizer's piece at that spot.
+  const std::vector<std::string> words = gpt2PreTokenize(s->request.prompt);
+  const int position = ctx.state.token >= 0 && ctx.state.token < (int)s->ids.size() ? ctx.state.token : (int)s->ids.size() - 1;
+  size_t byteOffset = 0;  // of the selected token in the prompt: the dropped tokens come first
+  for (int id : s->droppedIds) byteOffset += tokenizer->tokenBytes(id).size();
+  for (int i = 0; i < position && i < (int)s->ids.size(); ++i) byteOffset += tokenizer->tokenBytes(s->ids[i]).size();
+  std::string word;
+  size_t seen = 0;
+  for (const auto& w : words) {
+    if (byteOffset < seen + w.size()) {
+      word = w;
+      break;
+    }
+    seen += w.size();
+  }
+  ImGui::Text("BPE merges for the word '%s'", word.c_str());
+  ImGui::TextDisabled("start from single bytes; each step merges the adjacent pair with the lowest rank in merges.txt");
+  if (!word.empty()) {
+    const auto steps = bpeMergeSteps(*tokenizer, word);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const auto& step = steps[i];
+      std::string pieces;
+      for (const auto& piece : step.pieces) pieces += "[" + piece + "] ";
+      if (step.rank < 0) ImGui::Text("start:  %s", pieces.c_str());
+      else ImGui::Text("%2zu. merge '%s' + '%s' (rank %d):  %s", i, step.left.c_str(), step.right.c_str(), step.rank, pieces.c_str());
+    }
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace tscope::gui

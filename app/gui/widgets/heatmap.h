@@ -1,0 +1,58 @@
+// A matrix drawn as a texture: the floats go up as an R32F texture (one texel per cell) and the
+// colormap shader (shaders/heatmap.frag) paints them into an RGBA texture once per data change;
+// ImGui then shows that texture scaled with nearest filtering. Hovering reports the cell.
+#pragma once
+#include <imgui.h>
+
+#include <vector>
+
+#include "app/gui/gfx.h"
+
+namespace tscope::gui {
+
+enum class Colormap { Perceptual = 0, Diverging = 1 };
+
+// The shader program and vertex array every heatmap shares (created once the GL context exists).
+class HeatmapRenderer {
+ public:
+  HeatmapRenderer();
+  void paint(GLuint valuesTexture, GLuint framebuffer, int cols, int rows, float lo, float hi, Colormap colormap);
+
+ private:
+  Program program_;
+  VertexArray emptyVao_;
+  GLint loLocation_, hiLocation_, colormapLocation_, maskLocation_, valuesLocation_;
+};
+
+class Heatmap {
+ public:
+  // Row-major (rows, cols) values; range lo..hi (diverging maps centre on 0). Repaints the texture.
+  void setData(HeatmapRenderer& renderer, const float* values, int rows, int cols, float lo, float hi, Colormap colormap);
+  bool empty() const { return rows_ == 0; }
+  int rows() const { return rows_; }
+  int cols() const { return cols_; }
+  float value(int row, int col) const { return values_[(size_t)row * cols_ + col]; }
+  // Draws at `size` pixels; returns true and sets row/col when the mouse is over a cell.
+  bool draw(ImVec2 size, int* hoveredRow, int* hoveredCol) const;
+  GLuint texture() const { return colored_.id(); }
+
+ private:
+  std::vector<float> values_;
+  int rows_ = 0, cols_ = 0;
+  Texture raw_, colored_;
+  Framebuffer framebuffer_;
+};
+
+// A vertical colour scale (hi at the top) with its end values, for beside a heatmap.
+class ColorScale {
+ public:
+  void draw(HeatmapRenderer& renderer, float lo, float hi, Colormap colormap, ImVec2 size);
+
+ private:
+  Heatmap bar_;
+  float lo_ = 0, hi_ = 0;
+  Colormap colormap_ = Colormap::Perceptual;
+  bool built_ = false;
+};
+
+}  // namespace tscope::gui

@@ -1,0 +1,42 @@
+// What the user chose (the panel on screen, the selection, the sampling and MoE knobs, the text
+// size): the per-session view state that session files save. Plain data with no GL or ImGui
+// headers, so session files parse (and are fuzzed) without a window.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model/generate/sampling.h"
+
+namespace tscope::gui {
+
+enum class PanelId { Prompt, Attention, Residual, Sampling, Positional, Moe, Architecture, Scaling, Training, Count };
+const char* panelName(PanelId id);   // "attention", ... (for --panel)
+const char* panelTitle(PanelId id);  // "Attention", ... (tab titles)
+
+// What the user chose: saved in session files, shared by every panel.
+struct AppState {
+  std::string prompt = "The quick brown fox jumps over the lazy dog because it";
+  PanelId panel = PanelId::Attention;
+  // Selection shared by every panel.
+  int layer = 0, head = 0;
+  int token = -1;             // selected position (-1: the last one)
+  bool averageHeads = false;  // attention: mean over heads
+  bool showScores = false;    // attention: pre-softmax scores instead of probabilities
+  bool linesView = false;     // attention: lines between two token columns
+  bool showGrid = false;      // attention: every layer x head as thumbnails
+  SamplingParams sampling;
+  // The Next-token panel's generated tokens after the text generatedFrom (Request has the rule;
+  // not saved: a session file's prompt is text).
+  std::string generatedFrom;
+  std::vector<int> generatedIds;
+  int beamWidth = 0;          // 0 = off
+  int beamSteps = 4;
+  bool measureKvCache = false;
+  int moeTopK = 0;                  // 0 = the model's own
+  double moeCapacityFactor = -1;    // < 0 = the model's own
+  bool moeExpertChoice = false;
+  float fontScale = 1.0f;
+  bool projector = false;           // high-contrast light theme, large font
+};
+
+}  // namespace tscope::gui

@@ -1,0 +1,188 @@
+// The worker thread behind the UI: tokenize, the prompt's forward with its trace (reusing the
+// unchanged prefix), the sampling stages, and optional beam search and KV-cache timing, published
+// as one immutable Snapshot. Every forward reports its layers and stops when a newer request waits.
+#include "app/session/session.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "model/nn/backend_select.h"
+#include "model/theory/cost.h"
+#include "model/core/error.h"
+#include "model/generate/generate.h"
+
+namespace tscope::gui {
+
+Session::Session(LoadedModel model, const std::string& backendName) : model_(std::move(model)), backendChoice_(backendName) {
+  // Leave one core to the UI thread (and the GL driver) so frames stay smooth while the model runs.
+  const int cores = makeCpuBackend()->threadCount();
+  backend_ = makeBackend(backendName, std::max(1, cores - 1), &backendNote_);
+  transformer_ = std::make_unique<Transformer>(model_.weights, *backend_);
+  transformer_->setLayerCallback([this](int done, int layers) {
+    layersDone_ = done;
+    layers_ = layers;
+    return !stopRequested_.load();
+  });
+  prompt_ = std::make_unique<IncrementalForward>(*transformer_);
+  worker_ = std::thread([this] { run(); });
+}
+
+std::string Session::backendDescription() const {
+  if (backend_->name() == "cuda") return backendNote_.empty() ? "CUDA" : backendNote_;
+  const int threads = backend_->threadCount();
+  std::string why = "CPU chosen";
+  if (backendNote_.rfind("CPU: ", 0) == 0) why = backendNote_.substr(5);  // "no CUDA device (...)"
+  else if (backendNote_.rfind("CPU (", 0) == 0) why = backendNote_.substr(5, backendNote_.size() - 6);  // "no CUDA in this build"
+  return "CPU (Eigen, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + "; " + why + ")";
+}
+
+Session::~Session() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  stopRequested_ = true;
+  wake_.notify_all();
+  worker_.join();
+}
+
+void Session::post(Request request) {
+  {
+    std::lock_guard lock(mutex_);
+    if (request.generateTokens > 0) stopGeneration_ = false;  // a Stop pressed earlier is not for this one
+    pending_ = std::move(request);
+    busy_ = true;
+    stopRequested_ = true;
+  }
+  ++posted_;
+  wake_.notify_one();
+}
+
+std::shared_ptr<const Snapshot> Session::latest() const {
+  std::lock_guard lock(mutex_);
+  return latest_;
+}
+
+void Session::run() {
+  uint64_t computed = 0;
+  for (;;) {
+    Request request;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || pending_.has_value(); });
+      if (stopping_) return;
+      request = std::move(*pending_);
+      pending_.reset();
+      stopRequested_ = false;
+    }
+    auto snapshot = compute(request, computed + 1);
+    setStage(ComputeProgress::Stage::Idle);
+    std::lock_guard lock(mutex_);
+    if (snapshot) {  // else a newer request stopped it: that one is next
+      ++computed;
+      latest_ = std::move(snapshot);
+    }
+    // A newer request may have arrived meanwhile; stay busy until it is done too.
+    busy_ = pending_.has_value();
+  }
+}
+
+const char* ComputeProgress::stageName() const {
+  switch (stage) {
+    case Stage::Idle: return "idle";
+    case Stage::Forward: return "forward";
+    case Stage::BeamSearch: return "beam search";
+    case Stage::KvCacheTiming: return "KV-cache timing";
+  }
+  return "";
+}
+
+ComputeProgress Session::progress() const {
+  ComputeProgress p;
+  p.stage = static_cast<ComputeProgress::Stage>(stage_.load());
+  p.layersDone = layersDone_.load();
+  p.layers = layers_.load();
+  return p;
+}
+
+void Session::setStage(ComputeProgress::Stage stage) {
+  layersDone_ = 0;
+  stage_ = static_cast<int>(stage);
+}
+
+TraceOptions sessionTraceOptions(const ModelConfig& config, int tokens) {
+  TraceOptions options;
+  options.residuals = false;
+  options.logitLensTopK = 5;
+  // Large vocabularies: the lens at every position would dominate the forward.
+  options.logitLensLastOnly = (size_t)config.vocab_size * config.n_embd * tokens > (size_t)400'000'000;
+  return options;
+}
+
+std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
+  auto snapshot = std::make_shared<Snapshot>();
+  snapshot->id = id;
+  const Request request = posted.generateTokens > 0 ? runGeneration(posted, *snapshot) : posted;  // Step / Generate N first
+  snapshot->request = request;
+  try {
+    const ModelConfig& c = config();
+    if (!model_.tokenizer) throw Error("this model has no tokenizer: " + model_.tokenizerNote);
+    ContextFit fit = fitToContext(promptIds(request), c.n_positions);
+    snapshot->ids = std::move(fit.kept);
+    snapshot->droppedIds = std::move(fit.dropped);
+    for (int id : snapshot->ids) snapshot->tokenText.push_back(model_.tokenizer->tokenText(id));
+    const size_t shownFrom = snapshot->droppedIds.size() - std::min(snapshot->droppedIds.size(), Snapshot::kMaxDroppedShown);
+    for (size_t i = shownFrom; i < snapshot->droppedIds.size(); ++i)
+      snapshot->droppedText.push_back(model_.tokenizer->tokenText(snapshot->droppedIds[i]));
+    if (snapshot->ids.empty()) throw Error("the prompt is empty: type some text");
+    if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
+    setStage(ComputeProgress::Stage::Forward);
+    PromptForward prompt = prompt_->run(snapshot->ids, sessionTraceOptions(c, (int)snapshot->ids.size()));
+    snapshot->trace = std::move(prompt.trace);
+    snapshot->attention = std::move(prompt.attention);
+    snapshot->reusedTokens = prompt.reusedTokens;
+    snapshot->forwardMs = snapshot->trace.forwardMs;
+    snapshot->tokensPerSecond = (snapshot->ids.size() - prompt.reusedTokens) / (snapshot->forwardMs / 1e3);
+    snapshot->kvCacheBytes = (size_t)kvCacheBytesPerToken(c, 4) * snapshot->ids.size();
+    const std::vector<float>& logits = prompt.logits;
+    if (const char* msg = validateSamplingParams(request.sampling); msg && *msg) throw Error(msg);
+    snapshot->stages = processLogits(logits, request.sampling);
+    if (request.beamWidth > 0) {
+      const int steps = std::min(request.beamSteps, c.n_positions - (int)snapshot->ids.size());
+      if (steps > 0) {
+        setStage(ComputeProgress::Stage::BeamSearch);
+        TransformerBeamModel beamModel(*transformer_, 2 * request.beamWidth, (int)snapshot->ids.size() + steps);
+        snapshot->beam = beamSearch(beamModel, snapshot->ids, request.beamWidth, steps, model_.tokenizer->eotId());
+      }
+    }
+    if (request.measureKvCache) {
+      const int steps = std::min(16, c.n_positions - (int)snapshot->ids.size());
+      if (steps > 0) {
+        setStage(ComputeProgress::Stage::KvCacheTiming);
+        KvCacheTiming timing;
+        timing.tokens = steps;
+        SamplingParams greedy;
+        greedy.greedy = true;
+        const auto withCache = generate(*transformer_, snapshot->ids, steps, greedy);
+        timing.withCacheMsPerToken = withCache.decodeMs / std::max(1, withCache.decodeSteps);
+        // Without a cache every new token reruns the whole sequence.
+        std::vector<int> sequence = snapshot->ids;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i + 1 < (int)withCache.ids.size(); ++i) {
+          sequence.push_back(withCache.ids[i]);
+          transformer_->logitsFor(sequence);
+        }
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        timing.withoutCacheMsPerToken = ms / std::max(1, (int)withCache.ids.size() - 1);
+        snapshot->kvTiming = timing;
+      }
+    }
+  } catch (const Cancelled&) {
+    return nullptr;
+  } catch (const std::exception& e) {
+    snapshot->error = e.what();
+  }
+  return snapshot;
+}
+
+}  // namespace tscope::gui

@@ -1,0 +1,160 @@
+// The model session: owns the loaded model and runs every forward on a worker thread. The UI
+// posts Requests (latest wins: a request still waiting is replaced, and one being computed stops
+// at the next layer) and reads the newest immutable Snapshot once per frame, so it never waits on
+// the model. Prompt edits reuse the unchanged token prefix (IncrementalForward).
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/nn/incremental_forward.h"
+#include "model/generate/generate.h"
+#include "model/io/model_io.h"
+#include "model/generate/sampling.h"
+#include "model/nn/trace.h"
+#include "model/nn/transformer.h"
+
+namespace tscope::gui {
+
+struct Request {
+  std::string prompt;
+  SamplingParams sampling;
+  std::optional<MoeRoutingParams> moe;  // routing knobs to use (MoE models)
+  int beamWidth = 0;                    // > 0: also run beam search from the prompt
+  int beamSteps = 4;
+  bool measureKvCache = false;          // also time decoding with and without the KV cache
+  // Tokens generated after the text `generatedFrom`: while prompt == generatedFrom + their text, the
+  // model runs encode(generatedFrom) + these ids, exactly what was generated (re-encoding the text
+  // could merge tokens differently); any edit of the prompt drops them (session_generate.cpp).
+  std::string generatedFrom;
+  std::vector<int> generatedIds;
+  int generateTokens = 0;               // > 0: first generate this many tokens (Step, Generate N)
+};
+
+// What a Step or Generate N did (session_generate.cpp).
+struct GenerationReport {
+  std::string promptBefore;     // the prompt it started from (the app takes the result only if it still shows it)
+  int asked = 0;                // tokens asked for
+  std::vector<int> newIds;      // tokens drawn by this request
+  int streamTokens = 0;         // tokens drawn so far in this random stream (prompt, knobs and seed)
+  float lastProbability = 0;    // of the newest token in the distribution it was drawn from (NaN: unknown)
+  bool greedy = false;
+  std::string stopReason;       // one line when it made fewer than asked ("" otherwise)
+  bool superseded = false;      // cut short by a newer request: the app keeps the prompt it has
+};
+
+struct KvCacheTiming {
+  int tokens = 0;                 // tokens decoded in the measurement
+  double withCacheMsPerToken = 0;
+  double withoutCacheMsPerToken = 0;
+};
+
+struct Snapshot {
+  uint64_t id = 0;                    // increases with every computed request
+  Request request;                    // what was computed
+  std::vector<int> ids;               // (T) prompt tokens
+  std::vector<std::string> tokenText; // (T) printable token text
+  // A prompt longer than the context: the tokens before the last n_ctx, not run (fitToContext).
+  std::vector<int> droppedIds;             // (dropped) every dropped token, in order
+  std::vector<std::string> droppedText;    // text of the last kMaxDroppedShown of them (the strip shows these greyed)
+  static constexpr size_t kMaxDroppedShown = 64;
+  Trace trace;                        // what the panels show (sessionTraceOptions): residual norms, logit lens, MoE, logits;
+                                      // attn and scores are empty: the maps are in `attention`
+  AttentionRows attention;            // attention maps (Lc, H, T, T), rows shared with earlier snapshots
+  int reusedTokens = 0;               // prompt prefix whose work was kept from the previous snapshot
+  LogitStages stages;                 // next-token distribution at each sampling stage (V)
+  std::optional<BeamResult> beam;     // when requested
+  std::optional<KvCacheTiming> kvTiming;
+  size_t kvCacheBytes = 0;            // the cache after the prompt
+  double forwardMs = 0;
+  double tokensPerSecond = 0;         // tokens computed (not reused) / forward time
+  std::optional<GenerationReport> generation;  // when the request generated tokens first
+  std::string error;                  // one line when the request could not be computed
+};
+
+// Progress of a Step or Generate N on the worker.
+struct GenerationProgress {
+  int done = 0;   // tokens drawn so far
+  int asked = 0;  // 0 when no generation is running
+};
+
+// What the worker is doing now, for the status bar.
+struct ComputeProgress {
+  enum class Stage { Idle, Forward, BeamSearch, KvCacheTiming } stage = Stage::Idle;
+  int layersDone = 0, layers = 0;  // of the forward running now (beam search and timing run many)
+  const char* stageName() const;
+};
+
+// What the panels need of a prompt's trace: attention maps and scores of every layer (under the
+// memory cap), the logit lens, residual norms and MoE routing; not the residual vectors (no panel
+// shows them). The lens runs at the last position only where the vocabulary makes it costly.
+TraceOptions sessionTraceOptions(const ModelConfig& config, int tokens);
+
+class Session {
+ public:
+  // backendName: auto (the GPU when a CUDA device is usable, else the CPU), cpu or cuda; throws
+  // tscope::Error (one line) for an unknown or unavailable one.
+  explicit Session(LoadedModel model, const std::string& backendName = "auto");
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void post(Request request);                         // latest wins
+  std::shared_ptr<const Snapshot> latest() const;     // null until the first result
+  bool busy() const { return busy_.load(); }
+  uint64_t postedCount() const { return posted_.load(); }
+  ComputeProgress progress() const;
+
+  GenerationProgress generationProgress() const { return {generationDone_.load(), generationAsked_.load()}; }
+  void stopGeneration() { stopGeneration_ = true; }  // the running generation keeps what it drew so far
+
+  const ModelConfig& config() const { return model_.weights.config(); }
+  const Weights& weights() const { return model_.weights; }
+  const Tokenizer* tokenizer() const { return model_.tokenizer.get(); }
+  const std::string& modelPath() const { return model_.path; }
+  std::string backendName() const { return backend_->name(); }
+  const std::string& backendChoice() const { return backendChoice_; }
+  // For the status bar, e.g. "CUDA: NVIDIA H200 (device 0, sm_90, 139 GiB)" or "CPU (Eigen,
+  // 3 threads; no CUDA device: cudaGetDeviceCount: ...)".
+  std::string backendDescription() const;
+
+ private:
+  void run();
+  // Null when a newer request (or the end of the session) stopped it.
+  std::shared_ptr<Snapshot> compute(const Request& posted, uint64_t id);
+  void setStage(ComputeProgress::Stage stage);
+  // session_generate.cpp: the prompt's ids (with the generated ones kept), and the generation a
+  // request asks for, returning the request for the text it produced (without generateTokens).
+  std::vector<int> promptIds(const Request& request) const;
+  Request runGeneration(const Request& request, Snapshot& snapshot);
+  bool newerRequestWaiting() const;  // or the session is closing
+
+  LoadedModel model_;
+  std::string backendChoice_;  // as asked for (auto, cpu, cuda)
+  std::string backendNote_;    // makeBackend's note: what auto chose and why
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Transformer> transformer_;
+  std::unique_ptr<IncrementalForward> prompt_;  // the prompt's cache and trace, reused across edits
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::optional<Request> pending_;
+  std::shared_ptr<const Snapshot> latest_;
+  std::atomic<bool> busy_{false};
+  std::atomic<uint64_t> posted_{0};
+  std::atomic<bool> stopRequested_{false};  // a newer request is waiting, or the session ends
+  std::atomic<int> stage_{0}, layersDone_{0}, layers_{0};
+  std::unique_ptr<Generation> generation_;  // worker only: the stream the next Step continues
+  std::vector<int> generationStart_;        // (T) every prompt id (dropped ones too) when it began
+  std::optional<MoeRoutingParams> generationMoe_;  // the routing it ran with
+  std::atomic<int> generationDone_{0}, generationAsked_{0};
+  std::atomic<bool> stopGeneration_{false};
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace tscope::gui

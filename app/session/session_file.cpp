@@ -1,0 +1,111 @@
+// Session file (de)serialisation with strict type checks on every field.
+#include "app/session/session_file.h"
+
+#include <fstream>
+#include <sstream>
+#include <nlohmann/json.hpp>
+
+#include "model/core/error.h"
+#include "model/core/json_field.h"
+#include "model/io/npy.h"
+
+namespace tscope::gui {
+
+namespace {
+template <typename T>
+void read(const nlohmann::json& j, const char* key, T& out, const std::string& path) {
+  auto it = j.find(key);
+  if (it == j.end()) return;
+  if (const char* problem = jsonFieldProblem(*it, out))
+    throw Error(path + ": field '" + key + "' " + problem + " (got " + (it->is_number() ? it->dump() : it->type_name()) + ")");
+}
+}  // namespace
+
+std::string sessionFileToJsonText(const SessionFile& session) {
+  const AppState& s = session.state;
+  const nlohmann::json j = {{"tscope_session", 1},
+                            {"model", session.modelPath},
+                            {"prompt", s.prompt},
+                            {"panel", panelName(s.panel)},
+                            {"layer", s.layer},
+                            {"head", s.head},
+                            {"token", s.token},
+                            {"average_heads", s.averageHeads},
+                            {"show_scores", s.showScores},
+                            {"lines_view", s.linesView},
+                            {"show_grid", s.showGrid},
+                            {"temperature", s.sampling.temperature},
+                            {"top_k", s.sampling.topK},
+                            {"top_p", s.sampling.topP},
+                            {"greedy", s.sampling.greedy},
+                            {"seed", s.sampling.seed},
+                            {"beam_width", s.beamWidth},
+                            {"beam_steps", s.beamSteps},
+                            {"measure_kv_cache", s.measureKvCache},
+                            {"moe_top_k", s.moeTopK},
+                            {"moe_capacity_factor", s.moeCapacityFactor},
+                            {"moe_expert_choice", s.moeExpertChoice},
+                            {"font_scale", s.fontScale},
+                            {"projector", s.projector}};
+  return j.dump(2) + "\n";
+}
+
+void saveSessionFile(const std::string& path, const SessionFile& session) {
+  writeFileAtomically(path, sessionFileToJsonText(session));
+}
+
+SessionFile loadSessionFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open the session file");
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) throw Error(path + ": read error");
+  return sessionFileFromJsonText(path, contents.str());
+}
+
+SessionFile sessionFileFromJsonText(const std::string& path, const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
+    throw Error(path + ": not a session file (malformed JSON: " + e.what() + ")");
+  }
+  if (!j.is_object() || !j.contains("tscope_session")) throw Error(path + ": not a tscope session file (no \"tscope_session\" field)");
+  SessionFile session;
+  AppState& s = session.state;
+  read(j, "model", session.modelPath, path);
+  read(j, "prompt", s.prompt, path);
+  std::string panel;
+  read(j, "panel", panel, path);
+  for (int i = 0; i < static_cast<int>(PanelId::Count); ++i)
+    if (panel == panelName(static_cast<PanelId>(i))) s.panel = static_cast<PanelId>(i);
+  read(j, "layer", s.layer, path);
+  read(j, "head", s.head, path);
+  read(j, "token", s.token, path);
+  read(j, "average_heads", s.averageHeads, path);
+  read(j, "show_scores", s.showScores, path);
+  read(j, "lines_view", s.linesView, path);
+  read(j, "show_grid", s.showGrid, path);
+  read(j, "temperature", s.sampling.temperature, path);
+  read(j, "top_k", s.sampling.topK, path);
+  read(j, "top_p", s.sampling.topP, path);
+  read(j, "greedy", s.sampling.greedy, path);
+  read(j, "seed", s.sampling.seed, path);
+  read(j, "beam_width", s.beamWidth, path);
+  read(j, "beam_steps", s.beamSteps, path);
+  read(j, "measure_kv_cache", s.measureKvCache, path);
+  read(j, "moe_top_k", s.moeTopK, path);
+  read(j, "moe_capacity_factor", s.moeCapacityFactor, path);
+  read(j, "moe_expert_choice", s.moeExpertChoice, path);
+  read(j, "font_scale", s.fontScale, path);
+  read(j, "projector", s.projector, path);
+  if (const char* msg = validateSamplingParams(s.sampling); msg && *msg) throw Error(path + ": " + msg);
+  if (s.layer < 0 || s.head < 0) throw Error(path + ": layer and head must be >= 0");
+  if (s.token < -1) throw Error(path + ": token must be >= -1 (-1: the last one)");
+  if (s.moeTopK < 0 || s.moeTopK > 1024) throw Error(path + ": moe_top_k must be 0..1024 (0: the model's own)");
+  if (!(s.fontScale >= 0.5f && s.fontScale <= 4.0f)) throw Error(path + ": font_scale must be between 0.5 and 4");
+  if (s.beamWidth < 0 || s.beamWidth > 16 || s.beamSteps < 1 || s.beamSteps > 64) throw Error(path + ": beam_width must be 0..16 and beam_steps 1..64");
+  return session;
+}
+
+}  // namespace tscope::gui

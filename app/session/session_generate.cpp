@@ -1,0 +1,114 @@
+// The Next-token panel's Step and Generate N on the worker thread: the engine's Generation (the
+// code `tscope-cli generate` runs), kept between requests so that each Step continues the same
+// random stream, drawn one token at a time so the panel can show progress and stop it. The new
+// tokens travel as ids beside the prompt text, so nothing is re-tokenized.
+#include <algorithm>
+
+#include "model/core/error.h"
+#include "app/session/session.h"
+
+namespace tscope::gui {
+
+namespace {
+
+bool sameSampling(const SamplingParams& a, const SamplingParams& b) {
+  return a.temperature == b.temperature && a.topK == b.topK && a.topP == b.topP && a.greedy == b.greedy && a.seed == b.seed;
+}
+
+bool sameRouting(const std::optional<MoeRoutingParams>& a, const std::optional<MoeRoutingParams>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || (a->experts == b->experts && a->topK == b->topK && a->capacityFactor == b->capacityFactor &&
+                a->expertChoice == b->expertChoice && a->auxLossAlpha == b->auxLossAlpha);
+}
+
+// True while the prompt is still generatedFrom followed by the generated tokens' text.
+bool keepsGeneratedIds(const Request& request, const Tokenizer& tokenizer) {
+  if (request.generatedIds.empty() || request.prompt.compare(0, request.generatedFrom.size(), request.generatedFrom) != 0) return false;
+  try {
+    return request.prompt.size() > request.generatedFrom.size() &&
+           request.prompt.substr(request.generatedFrom.size()) == tokenizer.decode(request.generatedIds);
+  } catch (const Error&) {
+    return false;  // an id outside this model's vocabulary (another model's session): use the text
+  }
+}
+
+}  // namespace
+
+std::vector<int> Session::promptIds(const Request& request) const {
+  const Tokenizer& tokenizer = *model_.tokenizer;
+  if (!keepsGeneratedIds(request, tokenizer)) return tokenizer.encode(request.prompt);
+  std::vector<int> ids = tokenizer.encode(request.generatedFrom);
+  ids.insert(ids.end(), request.generatedIds.begin(), request.generatedIds.end());
+  return ids;
+}
+
+bool Session::newerRequestWaiting() const {
+  std::lock_guard lock(mutex_);
+  return pending_.has_value() || stopping_;  // stopping: the session is closing (a model switch, quit)
+}
+
+Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
+  GenerationReport report;
+  report.promptBefore = request.prompt;
+  report.asked = request.generateTokens;
+  report.greedy = request.sampling.greedy;
+  Request result = request;
+  result.generateTokens = 0;
+  generationDone_ = 0;
+  generationAsked_ = request.generateTokens;
+  try {
+    if (!model_.tokenizer) throw Error("this model has no tokenizer: " + model_.tokenizerNote);
+    const Tokenizer& tokenizer = *model_.tokenizer;
+    const ModelConfig& c = config();
+    const std::vector<int> ids = promptIds(request);
+    if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
+    // Continue the kept stream when this prompt is where it left off, with the same knobs.
+    bool continues = generation_ && sameSampling(generation_->params(), request.sampling) && sameRouting(generationMoe_, request.moe) &&
+                     ids.size() == generationStart_.size() + generation_->ids().size();
+    continues = continues && std::equal(generationStart_.begin(), generationStart_.end(), ids.begin()) &&
+                std::equal(generation_->ids().begin(), generation_->ids().end(), ids.begin() + generationStart_.size());
+    if (!continues) {
+      generation_.reset();  // its cache goes before the new one is made
+      generation_ = std::make_unique<Generation>(*transformer_, fitToContext(ids, c.n_positions).kept, request.sampling, tokenizer.eotId());
+      generationStart_ = ids;
+      generationMoe_ = request.moe;
+    }
+    const size_t before = generation_->ids().size();
+    while (static_cast<int>(generation_->ids().size() - before) < request.generateTokens && generation_->stopped() == GenerationStop::None) {
+      if (stopGeneration_) {
+        report.stopReason = "generation stopped";
+        break;
+      }
+      if (newerRequestWaiting()) {
+        report.stopReason = "generation stopped: the prompt or a knob changed";
+        report.superseded = true;
+        break;
+      }
+      if (generation_->next(1) == 0) break;
+      generationDone_ = static_cast<int>(generation_->ids().size() - before);
+    }
+    report.newIds.assign(generation_->ids().begin() + static_cast<long>(before), generation_->ids().end());
+    report.streamTokens = static_cast<int>(generation_->ids().size());
+    report.lastProbability = generation_->lastProbability();
+    if (generation_->stopped() == GenerationStop::EndOfText)
+      report.stopReason = "the model drew the end-of-text token: generation stopped";
+    else if (generation_->stopped() == GenerationStop::ContextFull && static_cast<int>(report.newIds.size()) < report.asked)
+      report.stopReason = "the context (" + std::to_string(c.n_positions) + " tokens) is full: generation stopped";
+    if (!report.newIds.empty()) {
+      if (!keepsGeneratedIds(request, tokenizer)) {
+        result.generatedFrom = request.prompt;
+        result.generatedIds.clear();
+      }
+      result.generatedIds.insert(result.generatedIds.end(), report.newIds.begin(), report.newIds.end());
+      result.prompt = request.prompt + tokenizer.decode(report.newIds);
+    }
+  } catch (const std::exception& e) {
+    generation_.reset();  // a half-run step leaves nothing to continue
+    report.stopReason = std::string("cannot generate: ") + e.what();
+  }
+  generationAsked_ = 0;
+  snapshot.generation = std::move(report);
+  return result;
+}
+
+}  // namespace tscope::gui

@@ -1,0 +1,173 @@
+// Config parsing and validation. Every rule names its field so the UI and CLI can show it, and
+// is checked before any work starts.
+#include "model/core/config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "model/core/error.h"
+#include "model/core/json_field.h"
+
+namespace tscope {
+
+namespace {
+
+struct Names {
+  const char* text;
+  int value;
+};
+constexpr Names kPositionNames[] = {{"learned", (int)PositionEncoding::Learned}, {"sinusoidal", (int)PositionEncoding::Sinusoidal},
+                                    {"rope", (int)PositionEncoding::Rope},       {"alibi", (int)PositionEncoding::Alibi},
+                                    {"none", (int)PositionEncoding::None}};
+constexpr Names kNormNames[] = {{"layernorm", (int)NormKind::LayerNorm}, {"rmsnorm", (int)NormKind::RmsNorm}};
+// HF names: gelu_new and gelu_pytorch_tanh are the tanh approximation GPT-2 uses; gelu is erf's.
+constexpr Names kActivationNames[] = {{"gelu_new", (int)Activation::GeluTanh},
+                                      {"gelu_pytorch_tanh", (int)Activation::GeluTanh},
+                                      {"gelu", (int)Activation::GeluErf},
+                                      {"relu", (int)Activation::Relu},
+                                      {"swiglu", (int)Activation::SwiGlu}};
+constexpr Names kRoutingNames[] = {{"token_choice", (int)MoeRoutingKind::TokenChoice}, {"expert_choice", (int)MoeRoutingKind::ExpertChoice}};
+
+template <size_t N>
+const char* nameOf(const Names (&names)[N], int value) {
+  for (const auto& n : names)
+    if (n.value == value) return n.text;
+  return "?";
+}
+
+template <size_t N>
+int valueOf(const Names (&names)[N], const std::string& text, const char* field) {
+  for (const auto& n : names)
+    if (text == n.text) return n.value;
+  std::string allowed;
+  for (const auto& n : names) allowed += std::string(allowed.empty() ? "" : ", ") + n.text;
+  throw Error(std::string(field) + " '" + text + "' is not one of: " + allowed);
+}
+
+template <typename T>
+void readField(const nlohmann::json& j, const char* key, T& out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  if (const char* problem = jsonFieldProblem(*it, out))
+    throw Error(std::string("field '") + key + "' " + problem + " (got " + (it->is_number() ? it->dump() : it->type_name()) + ")");
+}
+
+template <typename Enum, size_t N>
+void readEnum(const nlohmann::json& j, const char* key, const Names (&names)[N], Enum& out) {
+  std::string text;
+  readField(j, key, text);
+  if (!text.empty()) out = static_cast<Enum>(valueOf(names, text, key));
+}
+
+std::string rangeRule(const char* name, long v, long min, long max) {
+  if (v < min || v > max)
+    return std::string(name) + " must be between " + std::to_string(min) + " and " + std::to_string(max) + " (got " + std::to_string(v) + ")";
+  return "";
+}
+
+}  // namespace
+
+const char* toString(PositionEncoding v) { return nameOf(kPositionNames, (int)v); }
+const char* toString(NormKind v) { return nameOf(kNormNames, (int)v); }
+const char* toString(Activation v) { return nameOf(kActivationNames, (int)v); }
+const char* toString(MoeRoutingKind v) { return nameOf(kRoutingNames, (int)v); }
+
+std::string validateConfig(const ModelConfig& c) {
+  for (auto msg : {rangeRule("n_layer", c.n_layer, 1, 1024), rangeRule("n_head", c.n_head, 1, 1024),
+                   rangeRule("n_embd", c.n_embd, 1, 65536), rangeRule("n_positions", c.n_positions, 1, 1 << 20),
+                   rangeRule("vocab_size", c.vocab_size, 1, 1 << 22), rangeRule("d_ff", c.d_ff, 0, 1 << 20),
+                   rangeRule("n_kv_head", c.n_kv_head, 0, 1024), rangeRule("attention_window", c.attention_window, 0, 1 << 20),
+                   rangeRule("n_experts", c.n_experts, 0, 1024)}) {
+    if (!msg.empty()) return msg;
+  }
+  if (c.n_embd % c.n_head != 0)
+    return "n_head (" + std::to_string(c.n_head) + ") must divide n_embd (" + std::to_string(c.n_embd) + ")";
+  if (c.n_head % c.kvHeads() != 0)
+    return "n_kv_head (" + std::to_string(c.kvHeads()) + ") must divide n_head (" + std::to_string(c.n_head) + ")";
+  if (!(c.layer_norm_epsilon > 0.0) || c.layer_norm_epsilon > 1.0) return "layer_norm_epsilon must be in (0, 1]";
+  if (c.tokenizer != "gpt2-bpe" && c.tokenizer != "char")
+    return "tokenizer must be \"gpt2-bpe\" or \"char\" (got \"" + c.tokenizer + "\")";
+  if (c.position_encoding == PositionEncoding::Rope && c.headDim() % 2 != 0)
+    return "position_encoding rope needs an even head dimension (n_embd / n_head = " + std::to_string(c.headDim()) + ")";
+  if ((c.position_encoding == PositionEncoding::Sinusoidal || c.position_encoding == PositionEncoding::Rope) &&
+      !(c.position_base > 1.0 && c.position_base < 1e12))
+    return "position_base must be greater than 1 (got " + std::to_string(c.position_base) + ")";
+  if (c.attention_only && c.n_experts > 0) return "attention_only models have no feed-forward, so n_experts must be 0";
+  if (c.isMoe()) {
+    if (c.moe_top_k < 1) return "moe_top_k must be at least 1 (got " + std::to_string(c.moe_top_k) + ")";
+    if (c.moe_top_k > c.n_experts)
+      return "moe_top_k (" + std::to_string(c.moe_top_k) + ") must be at most n_experts (" + std::to_string(c.n_experts) + ")";
+    if (!(c.moe_capacity_factor < 1e6)) return "moe_capacity_factor must be finite";
+    if (c.moe_routing == MoeRoutingKind::ExpertChoice && !(c.moe_capacity_factor > 0))
+      return "moe_capacity_factor must be positive for expert_choice routing";
+    if (!(c.moe_aux_loss_alpha >= 0 && c.moe_aux_loss_alpha < 1e6)) return "moe_aux_loss_alpha must be >= 0";
+  }
+  return "";
+}
+
+ModelConfig configFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) throw Error("expected a JSON object at the top level");
+  ModelConfig c;
+  readField(j, "n_layer", c.n_layer);
+  readField(j, "n_head", c.n_head);
+  readField(j, "n_embd", c.n_embd);
+  readField(j, "n_positions", c.n_positions);
+  readField(j, "vocab_size", c.vocab_size);
+  readField(j, "layer_norm_epsilon", c.layer_norm_epsilon);
+  readEnum(j, "activation_function", kActivationNames, c.activation);
+  readField(j, "tokenizer", c.tokenizer);
+  readEnum(j, "position_encoding", kPositionNames, c.position_encoding);
+  readField(j, "position_base", c.position_base);
+  readEnum(j, "norm", kNormNames, c.norm);
+  std::string normPosition;
+  readField(j, "norm_position", normPosition);
+  if (!normPosition.empty()) {
+    if (normPosition != "pre" && normPosition != "post") throw Error("norm_position '" + normPosition + "' is not one of: pre, post");
+    c.pre_norm = normPosition == "pre";
+  }
+  readField(j, "d_ff", c.d_ff);
+  readField(j, "n_inner", c.d_ff);  // HF GPT-2's name for d_ff (null = 4C)
+  readField(j, "n_kv_head", c.n_kv_head);
+  readField(j, "causal", c.causal);
+  readField(j, "attention_window", c.attention_window);
+  readField(j, "tie_word_embeddings", c.tie_word_embeddings);
+  readField(j, "n_experts", c.n_experts);
+  readField(j, "moe_top_k", c.moe_top_k);
+  readField(j, "moe_capacity_factor", c.moe_capacity_factor);
+  readEnum(j, "moe_routing", kRoutingNames, c.moe_routing);
+  readField(j, "moe_aux_loss_alpha", c.moe_aux_loss_alpha);
+  readField(j, "attention_only", c.attention_only);
+  if (auto msg = validateConfig(c); !msg.empty()) throw Error(msg);
+  return c;
+}
+
+nlohmann::json configToJson(const ModelConfig& c) {
+  nlohmann::json j = {{"model_type", "gpt2"},
+                      {"n_layer", c.n_layer},
+                      {"n_head", c.n_head},
+                      {"n_embd", c.n_embd},
+                      {"n_positions", c.n_positions},
+                      {"vocab_size", c.vocab_size},
+                      {"layer_norm_epsilon", c.layer_norm_epsilon},
+                      {"activation_function", toString(c.activation)},
+                      {"tokenizer", c.tokenizer},
+                      {"position_encoding", toString(c.position_encoding)},
+                      {"position_base", c.position_base},
+                      {"norm", toString(c.norm)},
+                      {"norm_position", c.pre_norm ? "pre" : "post"},
+                      {"d_ff", c.dFF()},
+                      {"n_kv_head", c.kvHeads()},
+                      {"causal", c.causal},
+                      {"attention_window", c.attention_window},
+                      {"tie_word_embeddings", c.tie_word_embeddings},
+                      {"n_experts", c.n_experts}};
+  if (c.attention_only) j["attention_only"] = true;
+  if (c.isMoe()) {
+    j["moe_top_k"] = c.moe_top_k;
+    j["moe_capacity_factor"] = c.moe_capacity_factor;
+    j["moe_routing"] = toString(c.moe_routing);
+    j["moe_aux_loss_alpha"] = c.moe_aux_loss_alpha;
+  }
+  return j;
+}
+
+}  // namespace tscope

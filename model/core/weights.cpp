@@ -1,0 +1,186 @@
+// Parameter layout and the weight storage: an owned arena, or parameters read in place from a
+// mapped file plus an arena for the converted ones; named read-only views into either.
+#include "model/core/weights.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "model/core/error.h"
+#include "model/generate/sampling.h"
+
+namespace tscope {
+
+size_t ParamSpec::numel() const {
+  size_t n = 1;
+  for (auto d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
+  const int64_t C = c.n_embd, F = c.dFF(), V = c.vocab_size, P = c.n_positions, QKV = c.qkvDim(), E = c.n_experts;
+  std::vector<ParamSpec> specs;
+  auto add = [&](std::string name, std::vector<int64_t> shape) { specs.push_back({std::move(name), std::move(shape), 0}); };
+  auto addNorm = [&](const std::string& name) {
+    add(name + ".weight", {C});
+    if (c.hasNormBias()) add(name + ".bias", {C});
+  };
+  auto addFeedForward = [&](const std::string& prefix) {
+    add(prefix + "c_fc.weight", {C, F});
+    add(prefix + "c_fc.bias", {F});
+    if (c.activation == Activation::SwiGlu) {
+      add(prefix + "c_gate.weight", {C, F});
+      add(prefix + "c_gate.bias", {F});
+    }
+    add(prefix + "c_proj.weight", {F, C});
+    add(prefix + "c_proj.bias", {C});
+  };
+  add("wte.weight", {V, C});
+  if (c.hasLearnedPositions()) add("wpe.weight", {P, C});
+  for (int l = 0; l < c.n_layer; ++l) {
+    const std::string p = "h." + std::to_string(l) + ".";
+    addNorm(p + "ln_1");
+    add(p + "attn.c_attn.weight", {C, QKV});
+    add(p + "attn.c_attn.bias", {QKV});
+    add(p + "attn.c_proj.weight", {C, C});
+    add(p + "attn.c_proj.bias", {C});
+    if (!c.hasFeedForward()) continue;
+    addNorm(p + "ln_2");
+    if (c.isMoe()) {
+      add(p + "mlp.router.weight", {C, E});
+      for (int e = 0; e < E; ++e) addFeedForward(p + "mlp.experts." + std::to_string(e) + ".");
+    } else {
+      addFeedForward(p + "mlp.");
+    }
+  }
+  if (c.hasFinalNorm()) addNorm("ln_f");
+  if (!c.tie_word_embeddings) add("lm_head.weight", {V, C});
+  size_t offset = 0;
+  for (auto& s : specs) {
+    s.offset = offset;
+    // Keep every tensor 64-byte aligned inside the arena for vector loads.
+    offset += (s.numel() + 15) / 16 * 16;
+  }
+  return specs;
+}
+
+namespace {
+constexpr size_t kInPlace = static_cast<size_t>(-1);
+size_t roundedToCacheLine(size_t floats) { return (floats + 15) / 16 * 16; }
+}  // namespace
+
+void Weights::indexLayout(const ModelConfig& config) {
+  if (auto msg = validateConfig(config); !msg.empty()) throw Error("invalid config: " + msg);
+  config_ = config;
+  layout_ = parameterLayout(config);
+  for (size_t i = 0; i < layout_.size(); ++i) index_[layout_[i].name] = i;
+}
+
+Weights::Weights(const ModelConfig& config) {
+  indexLayout(config);
+  arena_.assign(totalFloats(), 0.0f);
+  for (const auto& spec : layout_) arenaOffsets_.push_back(spec.offset);
+  bindPointers();
+}
+
+Weights::Weights(const ModelConfig& config, std::shared_ptr<const MappedFile> mapping, const std::vector<const float*>& inPlace)
+    : mapping_(std::move(mapping)) {
+  indexLayout(config);
+  if (inPlace.size() != layout_.size()) throw Error("loaded weights: one in-place pointer per parameter expected");
+  // The converted parameters are packed in layout order with the layout's 64-byte rounding, so
+  // when none is read in place the arena is exactly the contiguous image.
+  size_t owned = 0;
+  for (size_t i = 0; i < layout_.size(); ++i) {
+    arenaOffsets_.push_back(inPlace[i] ? kInPlace : owned);
+    if (!inPlace[i]) owned += roundedToCacheLine(layout_[i].numel());
+  }
+  arena_.assign(owned, 0.0f);
+  if (std::count(arenaOffsets_.begin(), arenaOffsets_.end(), kInPlace) == 0) mapping_.reset();
+  tensors_ = inPlace;
+  bindPointers();
+}
+
+size_t Weights::totalFloats() const {
+  if (layout_.empty()) return 0;
+  return layout_.back().offset + roundedToCacheLine(layout_.back().numel());
+}
+
+size_t Weights::indexOf(const std::string& name) const {
+  auto it = index_.find(name);
+  if (it == index_.end()) throw Error("unknown parameter '" + name + "'");
+  return it->second;
+}
+
+const float* Weights::param(const std::string& name) const { return tensors_[indexOf(name)]; }
+
+float* Weights::param(const std::string& name) {
+  const size_t i = indexOf(name);
+  makeWritable();
+  return arena_.data() + arenaOffsets_[i];
+}
+
+float* Weights::convertedParam(const std::string& name) {
+  const size_t i = indexOf(name);
+  if (arenaOffsets_[i] == kInPlace) throw Error("parameter '" + name + "' is read in place from the mapped file");
+  return arena_.data() + arenaOffsets_[i];
+}
+
+bool Weights::readsInPlace(const std::string& name) const { return arenaOffsets_[indexOf(name)] == kInPlace; }
+
+float* Weights::arena() {
+  makeWritable();
+  return arena_.data();
+}
+
+const float* Weights::arena() const {
+  if (mapping_) throw Error("these weights are read in place from a mapped file and have no single arena");
+  return arena_.data();
+}
+
+void Weights::makeWritable() {
+  if (!mapping_) return;
+  AlignedFloats image(totalFloats(), 0.0f);
+  for (size_t i = 0; i < layout_.size(); ++i)
+    std::copy(tensors_[i], tensors_[i] + layout_[i].numel(), image.data() + layout_[i].offset);
+  arena_ = std::move(image);
+  for (size_t i = 0; i < layout_.size(); ++i) arenaOffsets_[i] = layout_[i].offset;
+  mapping_.reset();
+  bindPointers();
+}
+
+// Points every parameter held in the owned arena at its place there (tensors_ already holds the
+// in-place ones), then the named pointers at tensors_.
+void Weights::bindPointers() {
+  tensors_.resize(layout_.size(), nullptr);
+  for (size_t i = 0; i < layout_.size(); ++i)
+    if (arenaOffsets_[i] != kInPlace) tensors_[i] = arena_.data() + arenaOffsets_[i];
+  *static_cast<ModelParams<const float>*>(this) = bindParams<const float>(config_, [this](const std::string& name) -> const float* {
+    auto it = index_.find(name);
+    return it == index_.end() ? nullptr : tensors_[it->second];
+  });
+}
+
+void Weights::initRandom(uint64_t seed, double std) {
+  Rng rng(seed);
+  // Box-Muller on our own PRNG so the weights are identical on every platform.
+  auto normal = [&rng]() {
+    double u1 = rng.uniform(), u2 = rng.uniform();
+    if (u1 < 1e-300) u1 = 1e-300;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  };
+  const double projStd = std / std::sqrt(2.0 * config_.n_layer);
+  float* arena = this->arena();
+  for (const auto& s : layout_) {
+    float* p = arena + s.offset;
+    const bool isNormWeight = s.name.find("ln_") != std::string::npos && s.name.ends_with(".weight");
+    const bool isBias = s.name.ends_with(".bias");
+    const bool isProj = s.name.ends_with("c_proj.weight");
+    for (size_t i = 0; i < s.numel(); ++i) {
+      if (isNormWeight) p[i] = 1.0f;
+      else if (isBias) p[i] = 0.0f;
+      else p[i] = static_cast<float>(normal() * (isProj ? projStd : std));
+    }
+  }
+}
+
+}  // namespace tscope

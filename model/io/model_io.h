@@ -1,0 +1,45 @@
+// Loading models: HuggingFace GPT-2 directories (config.json + model.safetensors + tokenizer
+// files), llm.c's gpt2_124M.bin, and tscope's own directories (the same layout). Saving writes
+// tscope's layout atomically.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "model/tokenize/tokenizer.h"
+#include "model/core/weights.h"
+
+namespace tscope {
+
+class MappedFile;  // model/safetensors.h
+
+struct LoadedModel {
+  Weights weights;
+  std::unique_ptr<Tokenizer> tokenizer;  // null when none was found (ids still work)
+  std::string format;                    // "hf-gpt2", "llmc-bin" or "tscope"
+  std::string path;
+  std::string tokenizerNote;             // why there is no tokenizer, when there is none
+};
+
+// `path` is a model directory or an llm.c .bin file. Throws tscope::Error naming the file and
+// the problem (missing file, corrupt safetensors, tensor missing or of the wrong shape, ...).
+LoadedModel loadModel(const std::string& path);
+
+// llm.c checkpoint (header of 256 int32, magic 20240326, version 3 = fp32; the 16 tensors
+// layer-major with weights in (out, in) layout). Documented in karpathy/llm.c train_gpt2.c.
+Weights loadLlmcCheckpoint(const std::string& path);
+// The same from the checkpoint's bytes in memory (`size` bytes, 4-byte aligned; `name` starts every
+// error message). With `mapping` (holding the bytes) vectors are read in place; without, copied.
+Weights llmcCheckpointFromBytes(const std::string& name, const uint8_t* bytes, size_t size,
+                                std::shared_ptr<const MappedFile> mapping = nullptr);
+
+// Writes config.json + model.safetensors (+ the tokenizer when given) into `dir`.
+void saveModelDir(const std::string& dir, const Weights& weights, const Tokenizer* tokenizer, const std::string& vocabJsonSrc = "",
+                  const std::string& mergesSrc = "");
+
+// Where to find GPT-2's tokenizer when a model (an llm.c .bin) ships none: $TSCOPE_GPT2_TOKENIZER,
+// or the copy the set-up installs under .cache/npm. Returns "" if neither exists.
+std::string defaultGpt2TokenizerDir();
+
+}  // namespace tscope

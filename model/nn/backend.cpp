@@ -1,0 +1,69 @@
+// Buffer's RAII plumbing and the host memory shared by the CPU backends (the ops live in
+// backend_reference.cpp and backend_cpu.cpp).
+#include "model/nn/backend.h"
+
+#include <cstring>
+#include <vector>
+
+#include "model/core/error.h"
+#include "model/generate/sampling.h"
+
+namespace tscope {
+
+Buffer::~Buffer() {
+  if (owner_ && data_) owner_->release(data_);
+}
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    if (owner_ && data_) owner_->release(data_);
+    owner_ = other.owner_;
+    data_ = other.data_;
+    count_ = other.count_;
+    other.owner_ = nullptr;
+    other.data_ = nullptr;
+    other.count_ = 0;
+  }
+  return *this;
+}
+
+Buffer HostBackend::allocate(size_t count) { return Buffer(this, count ? new float[count]() : nullptr, count); }
+void HostBackend::release(float* data) { delete[] data; }
+void HostBackend::upload(float* dst, const float* src, size_t n) { std::memcpy(dst, src, n * sizeof(float)); }
+void HostBackend::download(float* dst, const float* src, size_t n) { std::memcpy(dst, src, n * sizeof(float)); }
+void HostBackend::copy(float* dst, const float* src, size_t n) { std::memcpy(dst, src, n * sizeof(float)); }
+
+void Backend::addNorm(float* x, const float* y, float* out, const float* weight, const float* bias, int T, int C, float eps,
+                      NormKind kind) {
+  add(x, y, (size_t)T * C);
+  if (kind == NormKind::RmsNorm) rmsNorm(out, x, weight, T, C, eps);
+  else layerNorm(out, x, weight, bias, T, C, eps);
+}
+
+void Backend::matmulActivate(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N,
+                             Activation activation) {
+  matmul(out, in, weight, bias, T, K, N);
+  activate(out, (size_t)T * N, activation);
+}
+
+int Backend::sampleToken(const float* logits, int V, const SamplingParams& params, Rng& rng) {
+  std::vector<float> host(V);
+  download(host.data(), logits, V);
+  return sampleNext(host, params, rng);
+}
+
+namespace {
+[[noreturn]] void noRecording(const Backend& backend) {
+  throw Error("the " + backend.name() + " backend cannot record decode steps");
+}
+}  // namespace
+
+void Backend::beginRecording() { noRecording(*this); }
+void Backend::endRecording() { noRecording(*this); }
+void Backend::setStep(int, int, const Rng&) { noRecording(*this); }
+int Backend::replayStep(Rng*) { noRecording(*this); }
+int Backend::stepResult(Rng*) { noRecording(*this); }
+void Backend::embedStep(float*, const float*, const float*, int) { noRecording(*this); }
+void Backend::sampleStep(const float*, int, const SamplingParams&) { noRecording(*this); }
+
+}  // namespace tscope

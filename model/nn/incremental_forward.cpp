@@ -1,0 +1,180 @@
+// Prefix reuse for live prompt edits. Exact for causal models because a token's keys, values,
+// residuals, logit lens and (per-token) MoE routing depend only on the tokens up to it; the rows
+// of the kept prefix are copied (small per-row data) or shared (attention maps, AttentionRows).
+// Routing that depends on the whole sequence (expert choice; token choice under a capacity limit,
+// whose capacity grows with T and whose drops follow earlier tokens' loads) is recomputed.
+#include "model/nn/incremental_forward.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <numeric>
+
+#include "model/core/error.h"
+
+namespace tscope {
+
+namespace {
+
+bool sameOptions(const TraceOptions& a, const TraceOptions& b) {
+  return a.attention == b.attention && a.residuals == b.residuals && a.logitLensTopK == b.logitLensTopK &&
+         a.logitLensLastOnly == b.logitLensLastOnly && a.layers == b.layers && a.heads == b.heads && a.memoryCapBytes == b.memoryCapBytes;
+}
+
+bool sameRouting(const MoeRoutingParams& a, const MoeRoutingParams& b) {
+  return a.experts == b.experts && a.topK == b.topK && a.capacityFactor == b.capacityFactor && a.expertChoice == b.expertChoice &&
+         a.auxLossAlpha == b.auxLossAlpha;
+}
+
+// The capture plan of a forward over the whole prompt of `tokens` tokens.
+Trace planFor(int tokens, const TraceOptions& options, const ModelConfig& config) {
+  Trace plan;
+  plan.T = plan.Tk = tokens;
+  plan.H = config.n_head;
+  plan.C = config.n_embd;
+  planCapture(plan, options, config);
+  return plan;
+}
+
+// `blocks` blocks of rows of `width` floats: the first `keep` rows of each block of `kept` (which
+// has keptRows rows per block), then every row of the same block of `added` (addedRows per block).
+template <typename Value>
+std::vector<Value> mergeRows(const std::vector<Value>& kept, int keptRows, const std::vector<Value>& added, int addedRows, int keep,
+                             size_t blocks, size_t width) {
+  if (kept.size() != blocks * keptRows * width || added.size() != blocks * addedRows * width)
+    throw Error("incremental forward: trace rows of an unexpected size");
+  const size_t rows = keep + addedRows;
+  std::vector<Value> out(blocks * rows * width);
+  for (size_t b = 0; b < blocks; ++b) {
+    auto to = out.begin() + b * rows * width;
+    to = std::copy_n(kept.begin() + b * keptRows * width, keep * width, to);
+    std::copy_n(added.begin() + b * addedRows * width, addedRows * width, to);
+  }
+  return out;
+}
+
+}  // namespace
+
+IncrementalForward::IncrementalForward(Transformer& model) : model_(model), cache_(model.backend(), model.config()) {}
+
+void IncrementalForward::reset() {
+  ids_.clear();
+  kept_ = Trace{};
+  attention_.clear();
+}
+
+// Why the next run cannot reuse a prefix whatever the tokens ("" when it can).
+std::string IncrementalForward::reuseBlocker(const TraceOptions& options, int tokens) const {
+  const ModelConfig& config = model_.config();
+  if (!config.causal) return "bidirectional attention: every token sees the edit";
+  if (config.isMoe()) {
+    const MoeRoutingParams& routing = model_.moeRouting();
+    if (routing.expertChoice) return "expert-choice routing ranks the tokens of the whole sequence";
+    if (routing.capacityFactor > 0) return "a capacity limit grows with the sequence and drops depend on earlier tokens' loads";
+    if (!sameRouting(routing, moe_)) return "the routing knobs changed";
+  }
+  if (!sameOptions(options, options_)) return "the trace options changed";
+  if (planFor(tokens, options, config).layers != kept_.layers) return "the memory cap captures other layers at this length";
+  return "";
+}
+
+int IncrementalForward::reusableTokens(std::span<const int> ids, const TraceOptions& options, std::string* whyNot) const {
+  if (ids_.empty() || ids.empty()) return 0;
+  if (std::string blocker = reuseBlocker(options, static_cast<int>(ids.size())); !blocker.empty()) {
+    if (whyNot) *whyNot = std::move(blocker);
+    return 0;
+  }
+  const auto firstDifference = std::mismatch(ids.begin(), ids.end(), ids_.begin(), ids_.end()).first;
+  // At least the last token runs: its logits are the result.
+  return std::min(static_cast<int>(firstDifference - ids.begin()), static_cast<int>(ids.size()) - 1);
+}
+
+PromptForward IncrementalForward::run(std::span<const int> ids, const TraceOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  if (ids.empty()) throw Error("forward: no tokens");
+  const int keep = reusableTokens(ids, options);
+  TraceOptions suffixOptions = options;
+  if (keep > 0) {
+    // The layers the whole prompt captures (checked equal to the kept ones), uncapped for the rows.
+    suffixOptions.layers = kept_.layers.empty() ? std::vector<int>{-1} : kept_.layers;
+    suffixOptions.memoryCapBytes = SIZE_MAX;
+  }
+  // From here on only the shared prefix is trusted, whatever happens below.
+  cache_.truncate(std::min(keep, cache_.length()));
+  ids_.resize(keep);
+  Trace suffix;
+  std::vector<float> logits;
+  model_.forward(ids.subspan(keep), cache_, logits, false, &suffix, suffixOptions);
+
+  PromptForward result;
+  if (keep > 0) {
+    result = merge(ids, keep, suffix);
+    attention_.keepRows(keep);
+  } else {
+    attention_.clear();
+  }
+  if (!suffix.attn.empty()) attention_.append(suffix);  // moves the new rows' maps
+  if (keep == 0) result.trace = std::move(suffix);
+  result.attention = attention_;
+  result.logits = std::move(logits);
+  result.reusedTokens = keep;
+  result.trace.forwardMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  kept_ = result.trace;
+  ids_.assign(ids.begin(), ids.end());
+  options_ = options;
+  if (model_.config().isMoe()) moe_ = model_.moeRouting();
+  return result;
+}
+
+// The whole prompt's trace from the kept rows [0, keep) and the suffix forward's rows.
+PromptForward IncrementalForward::merge(std::span<const int> ids, int keep, Trace& suffix) const {
+  const ModelConfig& config = model_.config();
+  const Trace& old = kept_;
+  const int n = static_cast<int>(ids.size()), added = suffix.T, L = config.n_layer;
+  PromptForward result;
+  Trace& t = result.trace;
+  const Trace plan = planFor(n, options_, config);
+  t.T = t.Tk = n;
+  t.pos0 = 0;
+  t.L = suffix.L;
+  t.H = suffix.H;
+  t.C = suffix.C;
+  t.V = suffix.V;
+  t.tokens.assign(ids.begin(), ids.end());
+  t.layers = plan.layers;
+  t.truncated = plan.truncated;
+  t.note = plan.note;
+  const size_t Lc = t.layers.size();
+  if (!suffix.residAfterAttn.empty()) {
+    t.residAfterAttn = mergeRows(old.residAfterAttn, old.T, suffix.residAfterAttn, added, keep, Lc, t.C);
+    t.residAfterMlp = mergeRows(old.residAfterMlp, old.T, suffix.residAfterMlp, added, keep, Lc, t.C);
+  }
+  t.residNorm = mergeRows(old.residNorm, old.T, suffix.residNorm, added, keep, L + 1, 1);
+  t.lensK = suffix.lensK;
+  if (t.lensK > 0 && options_.logitLensLastOnly) {
+    t.lensPositions = {n - 1};
+    t.lensIds = suffix.lensIds;
+    t.lensProbs = suffix.lensProbs;
+  } else if (t.lensK > 0) {
+    t.lensPositions.resize(n);
+    std::iota(t.lensPositions.begin(), t.lensPositions.end(), 0);
+    t.lensIds = mergeRows(old.lensIds, old.T, suffix.lensIds, added, keep, Lc, t.lensK);
+    t.lensProbs = mergeRows(old.lensProbs, old.T, suffix.lensProbs, added, keep, Lc, t.lensK);
+  }
+  t.logits = suffix.logits;
+  // Token-choice routing without a capacity limit is per token: routing the merged router logits
+  // gives the kept tokens' assignments again and the whole-sequence load, f_i, P_i and aux loss.
+  t.moe.resize(L);
+  for (int l = 0; l < L; ++l) {
+    const MoeRouting& addedRouting = suffix.moe[l];
+    if (addedRouting.tokens == 0) continue;  // a dense layer
+    const int E = addedRouting.experts;
+    std::vector<float> routerLogits(old.moe[l].routerLogits.begin(), old.moe[l].routerLogits.begin() + (size_t)keep * E);
+    routerLogits.insert(routerLogits.end(), addedRouting.routerLogits.begin(), addedRouting.routerLogits.end());
+    t.moe[l] = routeTokens(routerLogits, n, model_.moeRouting());
+    t.moeAuxLoss += t.moe[l].auxLoss;
+  }
+  return result;
+}
+
+}  // namespace tscope

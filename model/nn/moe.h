@@ -1,0 +1,57 @@
+// Mixture-of-experts routing as a pure host function: from router logits to each token's chosen
+// experts, gates, capacity drops, per-expert load and the Switch Transformer load-balancing loss.
+// Token choice: G(x) = softmax(KeepTopK(h, k)) (Shazeer et al. 2017; Switch, Fedus et al. 2021
+// for k = 1). Expert choice: each expert takes its top tokens (Zhou et al. 2022).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model/core/config.h"
+
+namespace tscope {
+
+struct MoeRoutingParams {
+  int experts = 8;                  // E
+  int topK = 2;                     // k: experts per token (token choice); average experts per token (expert choice)
+  double capacityFactor = 1.25;     // <= 0: no capacity limit (token choice only)
+  bool expertChoice = false;        // experts pick their top tokens instead of tokens picking experts
+  double auxLossAlpha = 0.01;       // alpha of the load-balancing loss
+};
+
+// The routing a config's MoE layers are built with (its n_experts, moe_top_k, capacity factor,
+// routing kind and aux-loss alpha).
+MoeRoutingParams moeRoutingParams(const ModelConfig& config);
+
+// Expert capacity for `tokens` tokens:
+//   token choice:  ceil(tokens / E * capacityFactor)  (no limit when capacityFactor <= 0)
+//   expert choice: ceil(tokens * k / E * capacityFactor), at most `tokens`
+int expertCapacity(int tokens, const MoeRoutingParams& params);
+
+// One routing decision: a (token, expert) assignment.
+struct MoeAssignment {
+  int token = 0;
+  int expert = 0;
+  float gate = 0;        // weight of this expert's output in the token's sum
+  int rank = 0;          // 0 = the token's first choice (token choice); the expert's pick order (expert choice)
+  bool dropped = false;  // over capacity: not computed, contributes nothing
+};
+
+struct MoeRouting {
+  int tokens = 0, experts = 0, topK = 0, capacity = 0;  // capacity -1 = unlimited
+  std::vector<float> routerLogits;        // (T, E) as given
+  std::vector<float> routerProbs;         // (T, E) softmax over all experts
+  std::vector<MoeAssignment> assignments; // token choice: T * k in (token, rank) order; expert choice: by (expert, pick order)
+  std::vector<int> load;                  // (E) assignments kept (not dropped) per expert
+  std::vector<float> fraction;            // (E) f_i: fraction of routed assignments sent to expert i (before drops; sums to 1)
+  std::vector<float> meanProb;            // (E) P_i: mean router probability of expert i over tokens
+  float auxLoss = 0;                      // alpha * E * sum_i f_i * P_i  (= alpha under uniform routing)
+  std::vector<int> droppedTokens;         // tokens with no kept assignment (they pass through on the residual)
+};
+
+// Routes T tokens given their router logits (T, E) row-major. Token choice assigns in token
+// order, each token's choices in rank order, dropping an assignment when its expert is full.
+// Ties in logits go to the lower expert id (and, for expert choice, the lower token id).
+// Throws tscope::Error when k < 1 or k > E, E < 1, or the logits are not finite.
+MoeRouting routeTokens(const std::vector<float>& routerLogits, int tokens, const MoeRoutingParams& params);
+
+}  // namespace tscope

@@ -1,0 +1,26 @@
+// The plain-loop reference ops as free functions (shapes as in backend.h), so tests and the
+// fast paths can call the ground truth directly. Accumulation is in double.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "model/nn/backend.h"
+
+namespace tscope::ref {
+
+void embed(float* out, const int* tokens, const float* wte, const float* positions, int T, int C, int pos0);
+void layerNorm(float* out, const float* in, const float* weight, const float* bias, int T, int C, float eps);
+void rmsNorm(float* out, const float* in, const float* weight, int T, int C, float eps);
+void matmul(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N);
+void matmulTransposed(float* out, const float* in, const float* weight, int T, int K, int N);
+float geluTanh(float x);
+float geluErf(float x);
+float silu(float x);
+void activate(float* x, size_t n, Activation activation);
+void swiglu(float* value, const float* gate, size_t n);
+void add(float* x, const float* y, size_t n);
+void gatherRows(float* out, const float* in, const int* rows, int n, int C);
+void scatterAddRows(float* out, const float* in, const int* rows, const float* weights, int n, int C);
+void attention(float* out, float* probs, float* scores, float* qkv, float* kCache, float* vCache, const AttentionShape& shape);
+
+}  // namespace tscope::ref

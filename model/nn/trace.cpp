@@ -1,0 +1,130 @@
+// Trace bookkeeping: the capture plan under the memory cap, and AttentionRows, the prompt's
+// attention maps as shared immutable row pieces (an edit appends rows without copying the rest).
+#include "model/nn/trace.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "model/core/error.h"
+
+namespace tscope {
+
+int Trace::capturedIndex(int layer) const {
+  auto it = std::find(layers.begin(), layers.end(), layer);
+  return it == layers.end() ? -1 : static_cast<int>(it - layers.begin());
+}
+
+// Which layers to capture, within the memory cap.
+void planCapture(Trace& trace, const TraceOptions& options, const ModelConfig& config) {
+  std::vector<int> wanted = options.layers;
+  if (wanted.empty()) {
+    wanted.resize(config.n_layer);
+    std::iota(wanted.begin(), wanted.end(), 0);
+  }
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  const size_t P = options.logitLensTopK > 0 ? (options.logitLensLastOnly ? 1 : trace.T) : 0;
+  const size_t perLayer = (options.attention ? 2 * sizeof(float) * (size_t)trace.H * trace.T * trace.Tk : 0) +
+                          (options.residuals ? 2 * sizeof(float) * (size_t)trace.T * trace.C : 0) +
+                          P * options.logitLensTopK * (sizeof(int) + sizeof(float));
+  size_t used = 0;
+  for (int layer : wanted) {
+    if (layer < 0 || layer >= config.n_layer) continue;
+    if (perLayer > 0 && used + perLayer > options.memoryCapBytes) {
+      trace.truncated = true;
+      trace.note = "trace memory cap of " + std::to_string(options.memoryCapBytes >> 20) + " MiB reached: captured " +
+                   std::to_string(trace.layers.size()) + " of " + std::to_string(wanted.size()) + " layers";
+      break;
+    }
+    used += perLayer;
+    trace.layers.push_back(layer);
+  }
+}
+
+void AttentionRows::append(Trace& forwardTrace) {
+  const Trace& t = forwardTrace;
+  const int Lc = static_cast<int>(t.layers.size());
+  if (t.attn.empty()) throw Error("attention rows: the trace holds no attention maps");
+  if (t.pos0 != rows()) throw Error("attention rows: rows from " + std::to_string(t.pos0) + " cannot follow " + std::to_string(rows()));
+  if (!pieces_.empty() && (Lc != Lc_ || t.H != H_)) throw Error("attention rows: a piece with other layers or heads");
+  Lc_ = Lc;
+  H_ = t.H;
+  Piece piece;
+  piece.firstRow = t.pos0;
+  piece.rows = piece.storedRows = t.T;
+  piece.keys = t.Tk;
+  piece.attn = std::make_shared<const std::vector<float>>(std::move(forwardTrace.attn));
+  piece.scores = std::make_shared<const std::vector<float>>(std::move(forwardTrace.scores));
+  forwardTrace.attn.clear();
+  forwardTrace.scores.clear();
+  pieces_.push_back(std::move(piece));
+  if (pieces_.size() > kMaxPieces) compact();
+}
+
+void AttentionRows::keepRows(int rowCount) {
+  if (rowCount < 0 || rowCount > rows()) throw Error("attention rows: cannot keep " + std::to_string(rowCount) + " rows");
+  while (!pieces_.empty() && pieces_.back().firstRow >= rowCount) pieces_.pop_back();
+  if (!pieces_.empty()) pieces_.back().rows = rowCount - pieces_.back().firstRow;
+}
+
+void AttentionRows::map(int layerIndex, int head, bool scores, float* out) const {
+  const size_t T = rows();
+  const float masked = scores ? -std::numeric_limits<float>::infinity() : 0.0f;
+  for (const Piece& p : pieces_) {
+    const float* source = (scores ? p.scores : p.attn)->data() + ((size_t)layerIndex * H_ + head) * p.storedRows * p.keys;
+    const size_t keys = std::min<size_t>(p.keys, T);  // a cut piece has keys past the kept rows (masked)
+    for (int r = 0; r < p.rows; ++r) {
+      float* row = out + (p.firstRow + r) * T;
+      std::copy_n(source + (size_t)r * p.keys, keys, row);
+      std::fill(row + keys, row + T, masked);
+    }
+  }
+}
+
+std::vector<float> AttentionRows::map(int layerIndex, int head, bool scores) const {
+  std::vector<float> out((size_t)rows() * rows());
+  map(layerIndex, head, scores, out.data());
+  return out;
+}
+
+void AttentionRows::flattenInto(Trace& trace) const {
+  const size_t mapFloats = (size_t)rows() * rows();
+  trace.attn.assign(Lc_ * H_ * mapFloats, 0.0f);
+  trace.scores.assign(Lc_ * H_ * mapFloats, 0.0f);
+  for (int l = 0; l < Lc_; ++l)
+    for (int h = 0; h < H_; ++h) {
+      map(l, h, false, trace.attn.data() + ((size_t)l * H_ + h) * mapFloats);
+      map(l, h, true, trace.scores.data() + ((size_t)l * H_ + h) * mapFloats);
+    }
+}
+
+// Merges every piece after the first (usually the long unchanged prefix) into one, over the
+// last row's key count: a copy of the rows computed since, not of the whole prompt.
+void AttentionRows::compact() {
+  const int firstRow = pieces_[1].firstRow, T = rows(), R = T - firstRow;
+  Piece merged;
+  merged.firstRow = firstRow;
+  merged.rows = merged.storedRows = R;
+  merged.keys = T;
+  auto attn = std::make_shared<std::vector<float>>((size_t)Lc_ * H_ * R * T);
+  auto scores = std::make_shared<std::vector<float>>(attn->size());
+  for (size_t i = 1; i < pieces_.size(); ++i) {
+    const Piece& p = pieces_[i];
+    const int keys = std::min(p.keys, T);
+    for (int m = 0; m < Lc_ * H_; ++m)
+      for (int r = 0; r < p.rows; ++r) {
+        const size_t from = ((size_t)m * p.storedRows + r) * p.keys, to = ((size_t)m * R + p.firstRow - firstRow + r) * T;
+        std::copy_n(p.attn->data() + from, keys, attn->data() + to);
+        std::fill(attn->data() + to + keys, attn->data() + to + T, 0.0f);
+        std::copy_n(p.scores->data() + from, keys, scores->data() + to);
+        std::fill(scores->data() + to + keys, scores->data() + to + T, -std::numeric_limits<float>::infinity());
+      }
+  }
+  merged.attn = std::move(attn);
+  merged.scores = std::move(scores);
+  pieces_.resize(1);
+  pieces_.push_back(std::move(merged));
+}
+
+}  // namespace tscope

@@ -1,0 +1,456 @@
+// The forward pass over the Backend ops, plus trace capture (attention maps, residuals, logit
+// lens, MoE routing) for the layers the caller asks for. The logit lens of every captured layer
+// goes through the unembedding together with the final logits: one pass over it, not one per
+// layer. The dense per-token decode path allocates nothing once the scratch buffers have grown to
+// the largest T seen; MoE routing runs on the host over (T, E) router logits.
+#include "model/nn/transformer.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "model/core/error.h"
+#include "model/nn/positional.h"
+
+namespace tscope {
+
+Transformer::Transformer(const Weights& weights, Backend& backend) : config_(weights.config()), backend_(&backend) {
+  // On the host the forward reads the weights where they are (the owned arena or the mapped file).
+  // A device gets one copy in its memory; the host pages are left to the page cache: mapped file
+  // pages are clean, so the kernel drops them under memory pressure without writing anything.
+  ModelParams<const float> params = weights;
+  if (!backend.isHost()) {
+    ownedWeights_ = backend.allocate(weights.totalFloats());
+    for (size_t i = 0; i < weights.layout().size(); ++i) {
+      const ParamSpec& spec = weights.layout()[i];
+      backend.upload(ownedWeights_.data() + spec.offset, weights.tensor(i), spec.numel());
+    }
+    params = weights.placedAt<const float>(ownedWeights_.data());
+  }
+  wte_ = params.wte;
+  unembedding_ = params.unembedding();
+  lnfWeight_ = params.lnfWeight;
+  lnfBias_ = params.lnfBias;
+  layers_ = params.layers;
+  switch (config_.position_encoding) {
+    case PositionEncoding::Learned: positions_ = params.wpe; break;
+    case PositionEncoding::Sinusoidal: {
+      const auto table = sinusoidalEncoding(config_.n_positions, config_.n_embd, config_.position_base);
+      sinusoidTable_ = backend.allocate(table.size());
+      backend.upload(sinusoidTable_.data(), table.data(), table.size());
+      positions_ = sinusoidTable_.data();
+      break;
+    }
+    case PositionEncoding::Alibi: alibiSlopes_ = alibiSlopes(config_.n_head); break;
+    case PositionEncoding::Rope:
+    case PositionEncoding::None: break;
+  }
+  if (config_.isMoe()) {
+    moeParams_ = moeRoutingParams(config_);
+    expertRows_.resize(config_.n_experts);
+    expertGates_.resize(config_.n_experts);
+  }
+}
+
+void Transformer::setMoeRouting(const MoeRoutingParams& params) {
+  if (!config_.isMoe()) throw Error("this model has no mixture-of-experts layers");
+  if (params.experts != config_.n_experts) throw Error("the number of experts is fixed by the weights (n_experts)");
+  if (params.topK < 1 || params.topK > params.experts)
+    throw Error("moe_top_k (" + std::to_string(params.topK) + ") must be between 1 and n_experts (" + std::to_string(params.experts) + ")");
+  if (params.expertChoice && !(params.capacityFactor > 0)) throw Error("moe_capacity_factor must be positive for expert_choice routing");
+  moeParams_ = params;
+}
+
+void Transformer::ensureScratch(int T) {
+  if (T <= scratchT_) return;
+  const size_t C = config_.n_embd, F = config_.dFF(), V = config_.vocab_size;
+  residual_ = backend_->allocate(T * C);
+  normed_ = backend_->allocate(T * C);
+  qkv_ = backend_->allocate(T * config_.qkvDim());
+  attnOut_ = backend_->allocate(T * C);
+  projected_ = backend_->allocate(T * C);
+  hidden_ = backend_->allocate(T * F);
+  if (config_.activation == Activation::SwiGlu) gate_ = backend_->allocate(T * F);
+  if (config_.isMoe()) {
+    expertIn_ = backend_->allocate(T * C);
+    expertOut_ = backend_->allocate(T * C);
+    routerLogits_ = backend_->allocate(T * config_.n_experts);
+  }
+  logitsRows_ = std::max(T, kFewUnembedRows);
+  logitsBuf_ = backend_->allocate((size_t)logitsRows_ * V);
+  scratchT_ = T;
+  ++scratchGeneration_;
+}
+
+void Transformer::norm(float* out, const float* in, const float* weight, const float* bias, int rows) {
+  const float eps = static_cast<float>(config_.layer_norm_epsilon);
+  if (config_.norm == NormKind::RmsNorm) backend_->rmsNorm(out, in, weight, rows, config_.n_embd, eps);
+  else backend_->layerNorm(out, in, weight, bias, rows, config_.n_embd, eps);
+}
+
+// out (rows, C) = proj(act(in Wfc + bfc)) or, for SwiGLU, proj(silu(in Wgate + bgate) * (in Wfc + bfc)).
+void Transformer::feedForward(const ConstFeedForwardWeights& w, const float* in, float* out, int rows) {
+  const int C = config_.n_embd, F = config_.dFF();
+  if (config_.activation == Activation::SwiGlu) {
+    backend_->matmul(hidden_.data(), in, w.fcWeight, w.fcBias, rows, C, F);
+    backend_->matmul(gate_.data(), in, w.gateWeight, w.gateBias, rows, C, F);
+    backend_->swiglu(hidden_.data(), gate_.data(), (size_t)rows * F);
+  } else {
+    backend_->matmulActivate(hidden_.data(), in, w.fcWeight, w.fcBias, rows, C, F, config_.activation);
+  }
+  backend_->matmul(out, hidden_.data(), w.projWeight, w.projBias, rows, F, C);
+}
+
+// out (T, C) = sum over each token's kept assignments of gate * expert(in row).
+void Transformer::mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int T, MoeRouting& routing) {
+  const int C = config_.n_embd, E = config_.n_experts;
+  backend_->matmul(routerLogits_.data(), in, w.routerWeight, nullptr, T, C, E);
+  hostRouterLogits_.resize((size_t)T * E);
+  backend_->download(hostRouterLogits_.data(), routerLogits_.data(), (size_t)T * E);
+  routing = routeTokens(hostRouterLogits_, T, moeParams_);
+  for (int e = 0; e < E; ++e) {
+    expertRows_[e].clear();
+    expertGates_[e].clear();
+  }
+  for (const auto& a : routing.assignments) {
+    if (a.dropped) continue;
+    expertRows_[a.expert].push_back(a.token);
+    expertGates_[a.expert].push_back(a.gate);
+  }
+  backend_->zero(out, (size_t)T * C);
+  for (int e = 0; e < E; ++e) {
+    const int n = static_cast<int>(expertRows_[e].size());
+    if (n == 0) continue;
+    backend_->gatherRows(expertIn_.data(), in, expertRows_[e].data(), n, C);
+    feedForward(w.experts[e], expertIn_.data(), expertOut_.data(), n);
+    backend_->scatterAddRows(out, expertOut_.data(), expertRows_[e].data(), expertGates_[e].data(), n, C);
+  }
+}
+
+namespace {
+
+double l2norm(const float* x, int n) {
+  double sum = 0;
+  for (int i = 0; i < n; ++i) sum += (double)x[i] * x[i];
+  return std::sqrt(sum);
+}
+
+}  // namespace
+
+AttentionShape Transformer::attentionShape(int T, int pos0, const KVCache& cache) const {
+  AttentionShape shape{T, pos0, config_.n_head, config_.headDim(), cache.capacity()};
+  shape.nKvHead = config_.kvHeads();
+  shape.causal = config_.causal;
+  shape.window = config_.attention_window;
+  shape.ropeBase = config_.position_encoding == PositionEncoding::Rope ? config_.position_base : 0.0;
+  shape.alibiSlopes = alibiSlopes_.empty() ? nullptr : alibiSlopes_.data();
+  return shape;
+}
+
+void Transformer::recordNorms(Trace* trace, int slot, int T) {
+  if (!trace) return;
+  const int C = config_.n_embd;
+  hostResidual_.resize((size_t)T * C);
+  backend_->download(hostResidual_.data(), residual_.data(), (size_t)T * C);
+  for (int t = 0; t < T; ++t) trace->residNorm[(size_t)slot * T + t] = static_cast<float>(l2norm(hostResidual_.data() + (size_t)t * C, C));
+}
+
+// The residual add after a sublayer. Pre-norm: x += y, and when a norm of x comes next (the next
+// sublayer's, or the final norm: nextWeight) one fused addNorm also leaves it in normed_ and sets
+// *normed. Post-norm: x = norm(x + y) with the sublayer's own norm (postWeight).
+void Transformer::residualAdd(const float* y, int T, const float* nextWeight, const float* nextBias, const float* postWeight,
+                              const float* postBias, bool* normed) {
+  float* x = residual_.data();
+  const int C = config_.n_embd;
+  const float eps = static_cast<float>(config_.layer_norm_epsilon);
+  *normed = false;
+  if (!config_.pre_norm) {
+    backend_->addNorm(x, y, normed_.data(), postWeight, postBias, T, C, eps, config_.norm);
+    backend_->copy(x, normed_.data(), (size_t)T * C);
+  } else if (nextWeight) {
+    backend_->addNorm(x, y, normed_.data(), nextWeight, nextBias, T, C, eps, config_.norm);
+    *normed = true;
+  } else {
+    backend_->add(x, y, (size_t)T * C);
+  }
+}
+
+// The blocks over the T new rows in residual_ (embedded already). Returns true when normed_ then
+// holds the final norm of every row (pre-norm models: fused into the last residual add).
+bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, Trace* trace, const TraceOptions& options,
+                            const LayerCallback* callback) {
+  const int C = config_.n_embd, H = config_.n_head;
+  const size_t activations = (size_t)T * C;
+  float* x = residual_.data();
+  MoeRouting scratchRouting;
+  bool normed = false;  // normed_ holds the pre-norm of x for the next sublayer
+  for (int l = 0; l < config_.n_layer; ++l) {
+    const ConstLayerWeights& w = layers_[l];
+    const ConstLayerWeights* next = l + 1 < config_.n_layer ? &layers_[l + 1] : nullptr;
+    // After this layer comes the next layer's ln1, or the final norm (pre-norm models).
+    const float* nextWeight = next ? next->ln1Weight : lnfWeight_;
+    const float* nextBias = next ? next->ln1Bias : lnfBias_;
+    const int li = trace ? trace->capturedIndex(l) : -1;
+    const bool captureAttn = li >= 0 && options.attention;
+    // Attention sublayer. Pre-norm: x = x + attn(norm(x)); post-norm: x = norm(x + attn(x)).
+    const float* attnIn = x;
+    if (config_.pre_norm) {
+      if (!normed) norm(normed_.data(), x, w.ln1Weight, w.ln1Bias, T);
+      attnIn = normed_.data();
+    }
+    backend_->matmul(qkv_.data(), attnIn, w.qkvWeight, w.qkvBias, T, C, config_.qkvDim());
+    AttentionShape layerShape = shape;
+    if (captureAttn && !options.heads.empty()) {
+      layerShape.traceHeads = options.heads.data();
+      layerShape.traceHeadCount = static_cast<int>(options.heads.size());
+    }
+    backend_->attention(attnOut_.data(), captureAttn ? attnProbs_.data() : nullptr, captureAttn ? attnScores_.data() : nullptr,
+                        qkv_.data(), cache.keys(l), cache.values(l), layerShape);
+    backend_->matmul(projected_.data(), attnOut_.data(), w.attnProjWeight, w.attnProjBias, T, C, C);
+    if (config_.hasFeedForward()) residualAdd(projected_.data(), T, w.ln2Weight, w.ln2Bias, w.ln1Weight, w.ln1Bias, &normed);
+    else residualAdd(projected_.data(), T, nextWeight, nextBias, w.ln1Weight, w.ln1Bias, &normed);
+    if (captureAttn) {
+      const size_t mapFloats = (size_t)H * T * shape.keys();
+      backend_->download(trace->attn.data() + li * mapFloats, attnProbs_.data(), mapFloats);
+      backend_->download(trace->scores.data() + li * mapFloats, attnScores_.data(), mapFloats);
+    }
+    if (li >= 0 && options.residuals) backend_->download(trace->residAfterAttn.data() + (size_t)li * T * C, x, activations);
+    if (config_.hasFeedForward()) {
+      // Feed-forward sublayer (dense MLP or mixture of experts), in the same pre/post form.
+      const float* ffIn = config_.pre_norm ? normed_.data() : x;
+      if (config_.isMoe()) mixtureOfExperts(w, ffIn, projected_.data(), T, trace ? trace->moe[l] : scratchRouting);
+      else feedForward(w.mlp, ffIn, projected_.data(), T);
+      residualAdd(projected_.data(), T, nextWeight, nextBias, w.ln2Weight, w.ln2Bias, &normed);
+    }
+    if (li >= 0 && options.residuals) backend_->download(trace->residAfterMlp.data() + (size_t)li * T * C, x, activations);
+    recordNorms(trace, l + 1, T);
+    if (li >= 0 && trace->lensK > 0) stageLensRows(*trace, li, x, T);
+    if (callback && *callback && !(*callback)(l + 1, config_.n_layer)) throw Cancelled();
+  }
+  return normed;
+}
+
+void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vector<float>& logits, bool allPositions,
+                          Trace* trace, const TraceOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  const int T = static_cast<int>(tokens.size());
+  const int C = config_.n_embd, H = config_.n_head, V = config_.vocab_size;
+  const int pos0 = cache.length();
+  if (T == 0) throw Error("forward: no tokens");
+  if (pos0 + T > cache.capacity())
+    throw Error("the input is " + std::to_string(pos0 + T) + " tokens but the context holds at most " + std::to_string(cache.capacity()));
+  for (int id : tokens)
+    if (id < 0 || id >= V) throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
+  ensureScratch(T);
+  const AttentionShape shape = attentionShape(T, pos0, cache);
+
+  if (trace) {
+    *trace = Trace{};
+    trace->T = T;
+    trace->Tk = pos0 + T;
+    trace->pos0 = pos0;
+    trace->L = config_.n_layer;
+    trace->H = H;
+    trace->C = C;
+    trace->V = V;
+    trace->tokens.assign(tokens.begin(), tokens.end());
+    planCapture(*trace, options, config_);
+    const size_t Lc = trace->layers.size(), mapFloats = (size_t)H * T * shape.keys();
+    if (options.attention && Lc) {
+      trace->attn.resize(Lc * mapFloats);
+      trace->scores.resize(Lc * mapFloats);
+      if (attnProbs_.size() < mapFloats) {
+        attnProbs_ = backend_->allocate(mapFloats);
+        attnScores_ = backend_->allocate(mapFloats);
+      }
+    }
+    if (options.residuals) {
+      trace->residAfterAttn.resize(Lc * T * C);
+      trace->residAfterMlp.resize(Lc * T * C);
+    }
+    trace->residNorm.resize((size_t)(config_.n_layer + 1) * T);
+    if (options.logitLensTopK > 0 && Lc) {
+      trace->lensK = std::min(options.logitLensTopK, V);
+      if (options.logitLensLastOnly) trace->lensPositions = {T - 1};
+      else {
+        trace->lensPositions.resize(T);
+        std::iota(trace->lensPositions.begin(), trace->lensPositions.end(), 0);
+      }
+      const size_t P = trace->lensPositions.size();
+      trace->lensIds.resize(Lc * P * trace->lensK);
+      trace->lensProbs.resize(Lc * P * trace->lensK);
+      const size_t unembedRows = Lc * P + (allPositions ? T : 1);
+      if (lensIn_.size() < unembedRows * C) lensIn_ = backend_->allocate(unembedRows * C);
+    }
+    trace->moe.resize(config_.n_layer);
+  }
+
+  float* x = residual_.data();
+  backend_->embed(x, tokens.data(), wte_, positions_, T, C, pos0);
+  recordNorms(trace, 0, T);
+  const bool finalNormed = runBlocks(T, shape, cache, trace, options, &layerCallback_);
+  cache.advance(T);
+  if (trace)
+    for (const auto& routing : trace->moe) trace->moeAuxLoss += routing.auxLoss;
+
+  // Final norm (pre-norm models; usually fused into the last residual add) and the unembedding.
+  const int firstRow = allPositions ? 0 : T - 1, rows = T - firstRow;
+  const float* finalIn = x + (size_t)firstRow * C;
+  if (finalNormed) {
+    finalIn = normed_.data() + (size_t)firstRow * C;
+  } else if (config_.hasFinalNorm()) {
+    norm(normed_.data(), finalIn, lnfWeight_, lnfBias_, rows);
+    finalIn = normed_.data();
+  }
+  unembed(trace, finalIn, rows, logits);
+  if (trace) {
+    trace->logits = logits;
+    trace->forwardMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  }
+}
+
+bool Transformer::canRecordSteps() const { return backend_->canRecordSteps() && !config_.isMoe(); }
+
+// One decode step as backend ops reading the token and position from the backend's step state:
+// the same blocks as forward(), then the unembedding and the sampler. Recorded once per cache and
+// sampling setting, replayed per token.
+void Transformer::issueStep(KVCache& cache, const SamplingParams& params) {
+  const int C = config_.n_embd, V = config_.vocab_size;
+  AttentionShape shape = attentionShape(1, cache.capacity() - 1, cache);
+  shape.stepPosition = true;
+  backend_->embedStep(residual_.data(), wte_, positions_, C);
+  const bool finalNormed = runBlocks(1, shape, cache, nullptr, TraceOptions::nothing(), nullptr);
+  const float* finalIn = residual_.data();
+  if (finalNormed) {
+    finalIn = normed_.data();
+  } else if (config_.hasFinalNorm()) {
+    norm(normed_.data(), finalIn, lnfWeight_, lnfBias_, 1);
+    finalIn = normed_.data();
+  }
+  backend_->matmulTransposed(logitsBuf_.data(), finalIn, unembedding_, 1, C, V);
+  backend_->sampleStep(logitsBuf_.data(), V, params);
+}
+
+std::vector<int> Transformer::decodeRecorded(KVCache& cache, int token, int count, const SamplingParams& params, Rng& rng, int stopId) {
+  if (!canRecordSteps()) throw Error("decode steps cannot be recorded with the " + backend_->name() + " backend for this model");
+  if (const char* problem = validateSamplingParams(params); *problem) throw Error(problem);
+  const int V = config_.vocab_size;
+  if (token < 0 || token >= V) throw Error("token id " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
+  count = std::min(count, cache.capacity() - cache.length());
+  std::vector<int> sampled;
+  if (count <= 0) return sampled;
+  ensureScratch(1);
+  // The recording bakes in the cache's memory, the sampling settings and the buffers: record again
+  // when any of them changed. The first step then runs unrecorded (it sizes every scratch area the
+  // recording will use, since nothing may grow while recording) and is a real step.
+  RecordedStep key{cache.keys(0), cache.values(0), cache.capacity(), params.temperature, params.topK, params.topP, params.greedy, scratchGeneration_,
+                   backend_->recordingCount()};
+  backend_->setStep(token, cache.length(), rng);
+  if (!(recorded_ == key)) {
+    recorded_ = RecordedStep{};
+    issueStep(cache, params);
+    const int first = backend_->stepResult(&rng);
+    cache.advance(1);
+    sampled.push_back(first);
+    if (first == stopId || count == 1) return sampled;
+    backend_->beginRecording();
+    try {
+      issueStep(cache, params);
+    } catch (...) {
+      try {
+        backend_->endRecording();
+      } catch (...) {  // the first error is the one to report
+      }
+      throw;
+    }
+    backend_->endRecording();
+    key.backendRecording = backend_->recordingCount();
+    recorded_ = key;
+  }
+  sampled.reserve(count);
+  while (static_cast<int>(sampled.size()) < count) {
+    const int next = backend_->replayStep(&rng);
+    cache.advance(1);
+    sampled.push_back(next);
+    if (next == stopId) break;
+  }
+  return sampled;
+}
+
+// Logit lens: what the model would predict if it stopped after this layer,
+// softmax(unembed(final_norm(resid))), reduced to the top K tokens per position. The blocks only
+// stage each captured layer's normed rows at the lens positions in lensIn_ (Lc, P, C); unembed()
+// multiplies them by the unembedding together with the final rows.
+void Transformer::stageLensRows(const Trace& trace, int layerIndex, const float* resid, int T) {
+  const int C = config_.n_embd;
+  const int P = static_cast<int>(trace.lensPositions.size());
+  const int firstRow = P == T ? 0 : T - 1;  // all positions, or the last one only
+  const float* lensIn = resid + (size_t)firstRow * C;
+  float* staged = lensIn_.data() + (size_t)layerIndex * P * C;
+  if (config_.hasFinalNorm()) norm(staged, lensIn, lnfWeight_, lnfBias_, P);
+  else backend_->copy(staged, lensIn, (size_t)P * C);
+}
+
+// logits (rows, V) = finalIn (rows, C) . unembedding^T, and with a logit lens in the trace, the
+// lens of every captured layer from the same product: the staged lens rows (Lc P, C) and the final
+// rows go through the unembedding together, in chunks of logitsRows_ rows. For the few rows of an
+// edit (a lens at the last position of a few layers, one logits row) that is one pass over the
+// (V, C) unembedding instead of one per captured layer plus one: the product of few rows is bound
+// by reading the weights.
+void Transformer::unembed(Trace* trace, const float* finalIn, int rows, std::vector<float>& logits) {
+  const int C = config_.n_embd, V = config_.vocab_size;
+  const int lensRows = trace && trace->lensK > 0 ? static_cast<int>(trace->layers.size() * trace->lensPositions.size()) : 0;
+  const float* source = finalIn;
+  if (lensRows > 0) {
+    backend_->copy(lensIn_.data() + (size_t)lensRows * C, finalIn, (size_t)rows * C);
+    source = lensIn_.data();
+  }
+  logits.resize((size_t)rows * V);
+  const int total = lensRows + rows;
+  for (int first = 0; first < total; first += logitsRows_) {
+    const int count = std::min(logitsRows_, total - first), end = first + count;
+    backend_->matmulTransposed(logitsBuf_.data(), source + (size_t)first * C, unembedding_, count, C, V);
+    if (first < lensRows) {  // lens rows [first, min(end, lensRows))
+      const int lensCount = std::min(end, lensRows) - first;
+      hostRow_.resize((size_t)lensCount * V);
+      backend_->download(hostRow_.data(), logitsBuf_.data(), (size_t)lensCount * V);
+      for (int r = 0; r < lensCount; ++r) lensTopK(*trace, first + r, hostRow_.data() + (size_t)r * V);
+    }
+    if (end > lensRows) {  // final rows [max(first, lensRows), end)
+      const int from = std::max(first, lensRows);
+      backend_->download(logits.data() + (size_t)(from - lensRows) * V, logitsBuf_.data() + (size_t)(from - first) * V,
+                         (size_t)(end - from) * V);
+    }
+  }
+}
+
+// The lens row `lensRow` (= layer index * P + position index) from its logits (V): the top K ids,
+// highest first with ties to the lower id, and their softmax probabilities.
+void Transformer::lensTopK(Trace& trace, int lensRow, const float* row) {
+  const int V = config_.vocab_size, K = trace.lensK;
+  const Eigen::Map<const Eigen::ArrayXf> logits(row, V);
+  const float maxLogit = logits.maxCoeff();
+  const double sum = (logits - maxLogit).exp().cast<double>().sum();  // vectorised exp: V can be 50k
+  lensOrder_.resize(V);
+  std::iota(lensOrder_.begin(), lensOrder_.end(), 0);
+  // Ties go to the lower id. partial_sort's heap selection (one compare per id for most ids) measured
+  // ~10x faster than nth_element and a sort of K for K = 5 at V = 50k, with the same output.
+  std::partial_sort(lensOrder_.begin(), lensOrder_.begin() + K, lensOrder_.end(),
+                    [row](int a, int b) { return row[a] > row[b] || (row[a] == row[b] && a < b); });
+  for (int k = 0; k < K; ++k) {
+    const size_t at = (size_t)lensRow * K + k;
+    trace.lensIds[at] = lensOrder_[k];
+    trace.lensProbs[at] = static_cast<float>(std::exp((double)row[lensOrder_[k]] - maxLogit) / sum);
+  }
+}
+
+std::vector<float> Transformer::logitsFor(std::span<const int> tokens, Trace* trace, const TraceOptions& traceOptions) {
+  KVCache cache(*backend_, config_, std::clamp<int>(static_cast<int>(tokens.size()), 1, config_.n_positions));
+  std::vector<float> logits;
+  forward(tokens, cache, logits, true, trace, traceOptions);
+  return logits;
+}
+
+}  // namespace tscope

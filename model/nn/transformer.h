@@ -1,0 +1,140 @@
+// The transformer forward pass, written once against the Backend interface: token embedding plus
+// the configured positional encoding, blocks in pre- or post-norm form (multi-head attention in
+// every variant of AttentionShape; a dense GELU/ReLU/SwiGLU MLP or a mixture of experts), the
+// final norm and the (tied or untied) unembedding. It appends to a KV cache, so prefill and
+// decode are the same call. A layer callback set by the caller sees progress after every layer of
+// forward() and can stop it (Cancelled), leaving the KV cache as it was.
+#pragma once
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "model/nn/backend.h"
+#include "model/core/error.h"
+#include "model/nn/kv_cache.h"
+#include "model/nn/moe.h"
+#include "model/generate/sampling.h"
+#include "model/nn/trace.h"
+#include "model/core/weights.h"
+
+namespace tscope {
+
+// Thrown by forward() when the layer callback asked it to stop. The KV cache keeps its length
+// (rows written past it are not trusted) and the trace is incomplete.
+struct Cancelled : Error {
+  Cancelled() : Error("cancelled: a newer request replaced this one") {}
+};
+
+// Called by forward() after each layer with (layers done, layers in the model); returning false
+// stops the forward with Cancelled. Not called by the recorded decode steps.
+using LayerCallback = std::function<bool(int layersDone, int layers)>;
+
+class Transformer {
+ public:
+  // Keeps a reference to `backend`; copies the weights into backend memory unless the backend
+  // shares host memory, in which case it reads `weights` in place (keep them alive).
+  Transformer(const Weights& weights, Backend& backend);
+
+  const ModelConfig& config() const { return config_; }
+  Backend& backend() { return *backend_; }
+
+  // Runs `tokens` after what `cache` holds and appends them to it. Writes logits (T, V) for every
+  // new position when allPositions, else (1, V) for the last one. Throws tscope::Error for an
+  // out-of-range id or when the context would overflow. Fills `trace` when given.
+  void forward(std::span<const int> tokens, KVCache& cache, std::vector<float>& logits, bool allPositions,
+               Trace* trace = nullptr, const TraceOptions& traceOptions = {});
+
+  // Convenience: a fresh cache, all positions.
+  std::vector<float> logitsFor(std::span<const int> tokens, Trace* trace = nullptr, const TraceOptions& traceOptions = {});
+
+  // Decoding by recorded steps (CUDA graphs): whether this backend and model allow it (dense
+  // models only: MoE routing runs on the host).
+  bool canRecordSteps() const;
+  // Feeds `token` after what `cache` holds, samples the next token on the backend, and repeats:
+  // up to `count` tokens (fewer when the cache fills, or after `stopId`). The same tokens as
+  // forward() + sampleNext() with `rng`, which is advanced. The step is recorded on first use
+  // and replayed per token. Throws tscope::Error when !canRecordSteps() or for bad arguments.
+  std::vector<int> decodeRecorded(KVCache& cache, int token, int count, const SamplingParams& params, Rng& rng, int stopId = -1);
+
+  // Mixture-of-experts routing knobs (top-k, capacity factor, routing kind) used from the next
+  // forward on; the UI turns them live. Throws tscope::Error on an invalid combination.
+  void setMoeRouting(const MoeRoutingParams& params);
+  const MoeRoutingParams& moeRouting() const { return moeParams_; }
+
+  // Used by every forward() from now on (beam search and generation included); empty = none.
+  void setLayerCallback(LayerCallback callback) { layerCallback_ = std::move(callback); }
+
+ private:
+  void ensureScratch(int T);
+  AttentionShape attentionShape(int T, int pos0, const KVCache& cache) const;
+  bool runBlocks(int T, const AttentionShape& shape, KVCache& cache, Trace* trace, const TraceOptions& options,
+                 const LayerCallback* callback);
+  void residualAdd(const float* y, int T, const float* nextWeight, const float* nextBias, const float* postWeight,
+                   const float* postBias, bool* normed);
+  void recordNorms(Trace* trace, int slot, int T);
+  void issueStep(KVCache& cache, const SamplingParams& params);
+  void norm(float* out, const float* in, const float* weight, const float* bias, int rows);
+  void feedForward(const ConstFeedForwardWeights& w, const float* in, float* out, int rows);
+  void mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int T, MoeRouting& routing);
+  void stageLensRows(const Trace& trace, int layerIndex, const float* resid, int T);
+  void unembed(Trace* trace, const float* finalIn, int rows, std::vector<float>& logits);
+  void lensTopK(Trace& trace, int lensRow, const float* row);
+
+  ModelConfig config_;
+  Backend* backend_;
+  Buffer ownedWeights_;                 // device copy when the backend is not host memory
+  const float* wte_ = nullptr;          // (V, C)
+  const float* unembedding_ = nullptr;  // (V, C): wte or lm_head
+  const float* positions_ = nullptr;    // (n_positions, C): learned wpe or the sinusoidal table; null otherwise
+  Buffer sinusoidTable_;                // (n_positions, C) sinusoidal encodings
+  std::vector<float> alibiSlopes_;      // (H) host, ALiBi only
+  std::vector<ConstLayerWeights> layers_;  // pointers into backend memory
+  const float* lnfWeight_ = nullptr;    // (C) pre-norm only
+  const float* lnfBias_ = nullptr;      // (C)
+  MoeRoutingParams moeParams_;
+  LayerCallback layerCallback_;
+
+  // Activations for up to scratchT_ tokens (grown on demand, never in the decode loop).
+  int scratchT_ = 0;
+  int scratchGeneration_ = 0;  // bumped when the scratch buffers are reallocated
+  Buffer residual_;    // (T, C)
+  Buffer normed_;      // (T, C)
+  Buffer qkv_;         // (T, C + 2 Hkv D)
+  Buffer attnOut_;     // (T, C)
+  Buffer projected_;   // (T, C)
+  Buffer hidden_;      // (T, F)
+  Buffer gate_;        // (T, F) SwiGLU only
+  Buffer expertIn_;    // (T, C) MoE only: the rows routed to one expert
+  Buffer expertOut_;   // (T, C) MoE only
+  Buffer routerLogits_;  // (T, E) MoE only
+  // Rows the logits buffer holds: the largest T seen, and at least the few rows of one joint
+  // lens + logits pass (the CPU backend's multi-row GEMV handles up to that many rows).
+  static constexpr int kFewUnembedRows = 16;
+  int logitsRows_ = 0;
+  Buffer logitsBuf_;   // (logitsRows_, V)
+  Buffer lensIn_;      // (Lc P + final rows, C) trace only: staged lens rows, then the final rows
+  Buffer attnProbs_;   // (H, T, Tk) when captured
+  Buffer attnScores_;  // (H, T, Tk) when captured
+  std::vector<float> hostRow_;          // (rows, V) logit-lens logits on the host
+  std::vector<int> lensOrder_;          // (V) token ids ranked by the lens top-K selection
+  std::vector<float> hostResidual_;     // (T, C) trace only: residual norms on the host
+  // What the recorded decode step baked in (decodeRecorded records again when it changes).
+  struct RecordedStep {
+    const float* cacheKeys = nullptr;
+    const float* cacheValues = nullptr;
+    int cacheCapacity = 0;
+    float temperature = 0;
+    int topK = 0;
+    float topP = 0;
+    bool greedy = false;
+    int scratchGeneration = 0;   // ensureScratch() reallocations
+    uint64_t backendRecording = 0;  // the backend's recordingCount() just after this recording
+    bool operator==(const RecordedStep&) const = default;
+  };
+  RecordedStep recorded_;
+  std::vector<float> hostRouterLogits_; // (T, E)
+  std::vector<std::vector<int>> expertRows_;     // (E) rows routed to each expert (reused)
+  std::vector<std::vector<float>> expertGates_;  // (E) their gates
+};
+
+}  // namespace tscope

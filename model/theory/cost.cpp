@@ -1,0 +1,61 @@
+// Closed-form parameter, FLOP and memory counts for every architecture-lab config.
+#include "model/theory/cost.h"
+
+#include <algorithm>
+
+namespace tscope {
+
+ParamCounts countParameters(const ModelConfig& c) {
+  const int64_t L = c.n_layer, C = c.n_embd, F = c.dFF(), V = c.vocab_size, P = c.n_positions, E = c.n_experts;
+  ParamCounts p;
+  p.tokenEmbedding = V * C;
+  p.positionEmbedding = c.hasLearnedPositions() ? P * C : 0;
+  p.unembedding = c.tie_word_embeddings ? 0 : V * C;
+  const int64_t qkv = c.qkvDim();
+  const int64_t attentionPerLayer = (C * qkv + qkv) + (C * C + C);
+  const int64_t matrices = c.activation == Activation::SwiGlu ? 2 : 1;  // SwiGLU adds a gate matrix
+  const int64_t feedForward = matrices * (C * F + F) + (F * C + C);
+  const int64_t normSize = c.hasNormBias() ? 2 * C : C;
+  const int64_t routerPerLayer = c.isMoe() ? C * E : 0;
+  const int64_t mlpPerLayer = !c.hasFeedForward() ? 0 : c.isMoe() ? routerPerLayer + E * feedForward : feedForward;
+  const int64_t activeMlpPerLayer =
+      !c.hasFeedForward() ? 0 : c.isMoe() ? routerPerLayer + std::min<int64_t>(c.moe_top_k, E) * feedForward : feedForward;
+  const int64_t normsPerLayer = c.hasFeedForward() ? 2 : 1;  // ln_1, ln_2 (attention-only: ln_1)
+  p.perExpert = c.isMoe() ? feedForward : 0;
+  p.perLayer = attentionPerLayer + mlpPerLayer + normsPerLayer * normSize;
+  p.attention = L * attentionPerLayer;
+  p.mlp = L * mlpPerLayer;
+  p.router = L * routerPerLayer;
+  p.layerNorm = L * normsPerLayer * normSize + (c.hasFinalNorm() ? normSize : 0);
+  p.embedding = p.tokenEmbedding + p.positionEmbedding + p.unembedding;
+  p.nonEmbedding = p.attention + p.mlp + p.layerNorm;
+  p.total = p.embedding + p.nonEmbedding;
+  p.activeNonEmbedding = p.attention + L * activeMlpPerLayer + p.layerNorm;
+  p.active = p.activeNonEmbedding + p.embedding;
+  return p;
+}
+
+FlopCounts flopsPerToken(const ModelConfig& c, int contextLength) {
+  const ParamCounts p = countParameters(c);
+  const int attended = c.attention_window > 0 ? std::min(contextLength, c.attention_window) : contextLength;
+  FlopCounts f;
+  f.matmulForward = 2.0 * static_cast<double>(p.activeNonEmbedding);
+  f.attentionForward = 2.0 * c.n_layer * static_cast<double>(attended) * c.n_embd;
+  f.unembedForward = 2.0 * static_cast<double>(c.vocab_size) * c.n_embd;
+  f.forward = f.matmulForward + f.attentionForward;
+  f.training = 3.0 * f.forward;
+  f.trainingCheckpointed = 4.0 * f.forward;
+  return f;
+}
+
+int64_t kvCacheBytesPerToken(const ModelConfig& c, int bytesPerValue) {
+  return 2LL * c.n_layer * c.kvHeads() * c.headDim() * bytesPerValue;
+}
+
+int64_t weightBytes(const ModelConfig& c, int bytesPerValue) { return countParameters(c).total * bytesPerValue; }
+
+int64_t attentionMapBytes(const ModelConfig& c, int n, int bytesPerValue) {
+  return static_cast<int64_t>(c.n_layer) * c.n_head * n * n * bytesPerValue;
+}
+
+}  // namespace tscope

@@ -1,0 +1,108 @@
+// The transformer's training pass: a forward over B sequences of T tokens that keeps every
+// activation the backward needs, the mean cross-entropy (plus the MoE load-balancing loss), and
+// the backward into a gradient Weights with the same layout as the parameters. Written once:
+// forward ops come from a Backend (reference, Eigen or CUDA), backward ops from the BackwardOps on its memory.
+// Every architecture-lab variant trains (positions, norms, pre/post norm, activations, MoE token
+// or expert choice, masks, GQA, tied or untied, attention-only).
+// Memory: activations live in the forward backend's memory (host arrays on the CPU backends, as
+// always; device Buffers on CUDA, where the MoE routing downloads the router logits and runs on
+// the host). Parameters and gradients come as Weights (host) or as ParamView (pointers into the
+// forward backend's memory, e.g. a device copy that the Trainer keeps on the GPU).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "model/nn/backend.h"
+#include "model/train/backward.h"
+#include "model/nn/moe.h"
+#include "model/train/optimizer.h"
+#include "model/core/weights.h"
+
+namespace tscope {
+
+// B sequences of T tokens, row-major (B, T); scored may be null (every target counts).
+struct BatchView {
+  int batch = 0;                     // B
+  int steps = 0;                     // T (<= n_positions)
+  const int* inputs = nullptr;       // (B, T)
+  const int* targets = nullptr;      // (B, T)
+  const uint8_t* scored = nullptr;   // (B, T) 1 where the loss counts targets[b, t]
+};
+
+// The pointers of a Weights (same layout), possibly into another memory: `arena` holds
+// totalFloats floats and every named pointer points into it (null where the model has none).
+struct ParamView : ModelParams<float> {
+  float* arena = nullptr;
+  size_t totalFloats = 0;
+  // The view of `weights` itself (host memory: its owned arena, so not weights read in place from
+  // a file: throws tscope::Error for those), or of the same layout at `base` (totalFloats floats).
+  static ParamView of(const Weights& weights);
+  static ParamView at(const Weights& layout, float* base);
+};
+
+struct LossReport {
+  double loss = 0;          // mean cross-entropy over scored targets (nats/token)
+  double auxLoss = 0;       // MoE load-balancing loss, summed over layers (already alpha-weighted)
+  int scoredTokens = 0;
+  std::vector<int> expertLoad;  // (L, E) assignments kept per expert, summed over the batch (MoE only)
+};
+
+// AdamW on a backend's memory, so the training loop is written once: params and grads point into
+// the backend's memory. makeHostAdamW is optimizer.h's AdamW and clipGradNorm, bit for bit;
+// backend_select.h's makeAdamW adds the device one (kernels/cuda_backward.h).
+class BackendAdamW {
+ public:
+  virtual ~BackendAdamW() = default;
+  // Host (n) bytes copied for every later step; null = decay all.
+  virtual void setDecayMask(const uint8_t* hostMask) = 0;
+  virtual void step(float* params, const float* grads, float lr) = 0;
+  // clipGradNorm (optimizer.h) on backend memory; returns the norm before clipping.
+  virtual float clipGradNorm(float* grads, size_t n, float maxNorm) = 0;
+  // x (n) *= factor in backend memory (averaging accumulated gradients)
+  virtual void scale(float* x, size_t n, float factor) = 0;
+  virtual int64_t stepCount() const = 0;
+  virtual AdamWState saveState() const = 0;
+  virtual void loadState(const AdamWState& state) = 0;
+};
+std::unique_ptr<BackendAdamW> makeHostAdamW(size_t n, AdamWConfig config);
+
+class TrainModel {
+ public:
+  // Keeps references to both; `backward` must work on `forward`'s memory (makeBackwardOps).
+  TrainModel(const ModelConfig& config, Backend& forward, BackwardOps& backward);
+  ~TrainModel();
+  TrainModel(const TrainModel&) = delete;
+  TrainModel& operator=(const TrainModel&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+
+  // Forward only (evaluation): the loss of `weights` on the batch.
+  LossReport loss(const Weights& weights, const BatchView& batch);
+
+  // Forward and backward: grads (same config as weights) are OVERWRITTEN with the gradient of
+  // loss + auxLoss with respect to every parameter. Throws tscope::Error on a bad batch (shape,
+  // token id out of range, T > n_positions, no scored target).
+  LossReport lossAndGradients(const Weights& weights, Weights& grads, const BatchView& batch);
+  // The same on a device backend only with copies: these upload weights (and download grads) on
+  // every call. The ParamView forms work in the forward backend's memory with no copy.
+  LossReport loss(const ParamView& weights, const BatchView& batch);
+  LossReport lossAndGradients(const ParamView& weights, const ParamView& grads, const BatchView& batch);
+
+ private:
+  struct Activations;  // everything the forward keeps for the backward (train_model.cpp)
+  LossReport run(const ParamView& weights, const ParamView* grads, const BatchView& batch);
+  void checkBatch(const BatchView& batch) const;
+
+  ModelConfig config_;
+  Backend* forward_;
+  BackwardOps* backward_;
+  std::vector<float> sinusoids_;     // (n_positions, C) sinusoidal table when used
+  Buffer deviceSinusoids_;           // the table in device memory (non-host forward backend)
+  Buffer deviceWeights_, deviceGrads_;  // copies for the Weights forms on a device backend
+  std::vector<float> alibiSlopes_;   // (H) ALiBi only
+  MoeRoutingParams moeParams_;
+  std::unique_ptr<Activations> acts_;  // reused between calls
+};
+
+}  // namespace tscope

