@@ -84,13 +84,19 @@ bool waitIdle(IntWorker& worker, Log& log, size_t finished) {
   return done && !worker.busy();
 }
 
+// Posts `first`, waits until it runs, then posts plain jobs 2..last while it still runs.
+bool postWhileFirstRuns(IntWorker& worker, Log& log, Job first, int last) {
+  worker.post(first);
+  if (!log.waitUntil([&] { return log.started.size() == 1; })) return false;
+  for (int n = 2; n <= last; ++n) worker.post({n, false, false});
+  return true;
+}
+
 TEST(Worker, LatestWinsDropsSupersededJobs) {
   Log log;
   IntWorker worker(WorkerPolicy::LatestWins);
   worker.start(recording(worker, log));
-  worker.post({1, true, false});
-  ASSERT_TRUE(log.waitUntil([&] { return log.started.size() == 1; }));
-  for (int n = 2; n <= 5; ++n) worker.post({n, false, false});  // 2, 3, 4 are replaced while 1 runs
+  ASSERT_TRUE(postWhileFirstRuns(worker, log, {1, true, false}, 5));  // 2, 3, 4 are replaced while 1 runs
   EXPECT_TRUE(worker.busy());
   log.open();
   ASSERT_TRUE(waitIdle(worker, log, 2));
@@ -105,10 +111,8 @@ TEST(Worker, CancellationReachesTheRunningJob) {
   Log log;
   IntWorker worker(WorkerPolicy::LatestWins);
   worker.start(recording(worker, log));
-  worker.post({1, false, true});  // spins until cancelled (or the 20 s bound)
-  ASSERT_TRUE(log.waitUntil([&] { return log.started.size() == 1; }));
   const auto t0 = std::chrono::steady_clock::now();
-  worker.post({2, false, false});
+  ASSERT_TRUE(postWhileFirstRuns(worker, log, {1, false, true}, 2));  // 1 spins until cancelled (or the 20 s bound)
   ASSERT_TRUE(waitIdle(worker, log, 2));
   EXPECT_LT(std::chrono::steady_clock::now() - t0, kTimeout / 2) << "job 1 ran to its bound instead of seeing the token";
   EXPECT_EQ(log.finished, (std::vector<int>{1, 2}));
@@ -119,9 +123,7 @@ TEST(Worker, QueueRunsEveryJobInOrderWithoutCancelling) {
   Log log;
   IntWorker worker(WorkerPolicy::Queue);
   worker.start(recording(worker, log));
-  worker.post({1, true, false});
-  ASSERT_TRUE(log.waitUntil([&] { return log.started.size() == 1; }));
-  for (int n = 2; n <= 6; ++n) worker.post({n, false, false});
+  ASSERT_TRUE(postWhileFirstRuns(worker, log, {1, true, false}, 6));
   log.open();
   ASSERT_TRUE(waitIdle(worker, log, 6));
   EXPECT_EQ(log.finished, (std::vector<int>{1, 2, 3, 4, 5, 6}));
