@@ -2,17 +2,24 @@
 // progress the test sees through a condition variable: latest-wins drops superseded jobs, the
 // cancel token reaches a running job, the destructor joins a running job, results are published in
 // order, idle work runs between queued jobs, and a job that throws leaves an error, not a crash.
+// Then the TrainingSession on it: pause at a step, save, resume to the end, stop, reset, errors.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "app/session/training_session.h"
 #include "app/session/worker.h"
+#include "tests/test_files.h"
 
 using namespace tscope::gui;
 
@@ -264,6 +271,92 @@ TEST(Worker, AThrowingJobBecomesAnErrorAndTheWorkerCarriesOn) {
   std::lock_guard lock(mutex);
   EXPECT_EQ(failures, (std::vector<std::string>{"job 1 failed", "idle failed", "unknown error"}));
   EXPECT_EQ(worker.lastError(), "unknown error");
+}
+
+// --- TrainingSession: commands in order, training as the worker's idle work ---------------------
+
+TrainingStart tinyInductionRun(int maxSteps, int pauseAtStep) {
+  TrainingStart run;
+  run.name = "tiny";
+  run.config = tscope::trainConfigFromJson(nlohmann::json::parse(R"({"model": {"n_layer": 1, "n_head": 2, "n_embd": 16,
+      "attention_only": true}, "train": {"batch": 4, "lr": 3e-3, "warmup": 2, "eval_every": 5, "eval_batches": 1,
+      "checkpoint_every": 0, "seed": 5, "threads": 1}})"));
+  run.config.maxSteps = maxSteps;
+  run.data = tscope::parseDataSpec("induction:vocab=12,length=6");
+  run.pauseAtStep = pauseAtStep;
+  return run;
+}
+
+// Waits (bounded) for a published view that satisfies `ready`; returns it (or the last one seen).
+std::shared_ptr<const TrainingView> waitForView(const TrainingSession& session, const std::function<bool(const TrainingView&)>& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  auto view = session.latest();
+  while (!ready(*view) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    view = session.latest();
+  }
+  return view;
+}
+
+TEST(TrainingSessionOnWorker, PausesAtTheStepSavesResumesAndFinishes) {
+  tscope::testing::ScratchDir dir("tscope_training_session");
+  TrainingSession session;
+  EXPECT_EQ(session.latest()->status, TrainingStatus::Idle);
+  session.start(tinyInductionRun(20, 8));
+  auto view = waitForView(session, [](const TrainingView& v) { return v.status == TrainingStatus::Paused; });
+  ASSERT_EQ(view->status, TrainingStatus::Paused) << view->message;
+  EXPECT_EQ(view->stepsDone, 8);
+  EXPECT_EQ(view->trainLoss.size(), 8u);
+  const uint64_t pausedVersion = view->version;
+
+  session.save(dir.file("checkpoint"));
+  view = waitForView(session, [](const TrainingView& v) { return v.saveCount == 1; });
+  ASSERT_EQ(view->saveCount, 1u);
+  EXPECT_EQ(view->saveError, "");
+  EXPECT_TRUE(std::filesystem::exists(dir.file("checkpoint/model.safetensors")));
+  EXPECT_EQ(view->stepsDone, 8) << "a save between steps does not train";
+  EXPECT_GT(view->version, pausedVersion);
+
+  session.resume();
+  view = waitForView(session, [](const TrainingView& v) { return v.status == TrainingStatus::Done; });
+  ASSERT_EQ(view->status, TrainingStatus::Done) << view->message;
+  EXPECT_EQ(view->stepsDone, 20);
+  EXPECT_EQ(view->trainLoss.size(), 20u);
+  ASSERT_FALSE(view->timeline.empty());
+  EXPECT_EQ(view->timeline.back()->step, 20);
+}
+
+TEST(TrainingSessionOnWorker, StopEndsARunningRunAndResetForgetsIt) {
+  TrainingSession session;
+  session.start(tinyInductionRun(1'000'000, 0));
+  auto view = waitForView(session, [](const TrainingView& v) { return v.stepsDone >= 3; });
+  ASSERT_EQ(view->status, TrainingStatus::Running) << view->message;
+  session.stop();
+  view = waitForView(session, [](const TrainingView& v) { return v.status == TrainingStatus::Done; });
+  ASSERT_EQ(view->status, TrainingStatus::Done);
+  EXPECT_EQ(view->message.rfind("stopped at step ", 0), 0u) << view->message;
+  EXPECT_LT(view->stepsDone, 1'000'000);
+
+  session.reset();
+  session.save("");  // after the reset there is nothing to save: an error line, no crash
+  view = waitForView(session, [](const TrainingView& v) { return v.saveCount == 1; });
+  EXPECT_EQ(view->status, TrainingStatus::Idle);
+  EXPECT_EQ(view->stepsDone, 0);
+  EXPECT_NE(view->saveError.find("nothing to save"), std::string::npos) << view->saveError;
+}
+
+TEST(TrainingSessionOnWorker, ABadRunBecomesAnErrorAndTheNextRunTrains) {
+  TrainingSession session;
+  TrainingStart bad = tinyInductionRun(5, 0);
+  bad.config.model.n_head = 3;  // does not divide n_embd 16: the Trainer throws on the worker
+  session.start(std::move(bad));
+  auto view = waitForView(session, [](const TrainingView& v) { return v.status == TrainingStatus::Error; });
+  ASSERT_EQ(view->status, TrainingStatus::Error);
+  EXPECT_NE(view->message.find("n_head"), std::string::npos) << view->message;
+  session.start(tinyInductionRun(5, 0));
+  view = waitForView(session, [](const TrainingView& v) { return v.status == TrainingStatus::Done; });
+  ASSERT_EQ(view->status, TrainingStatus::Done) << view->message;
+  EXPECT_EQ(view->stepsDone, 5);
 }
 
 }  // namespace
