@@ -136,16 +136,17 @@ class Worker {
           cancel_.flag_ = false;
         }
       }
-      if (job) guarded([&] { handlers_.run(*job); });
-      else guarded([&] {
-        wantsIdle = false;  // an idle step that throws waits for the next job
-        wantsIdle = handlers_.idle();
-      });
-      if (job) {
-        wantsIdle = bool(handlers_.idle);  // a job may have started background work: ask again
-        std::lock_guard lock(mutex_);
-        busy_ = !jobs_.empty();  // a newer job may have arrived meanwhile: busy until it is done too
+      if (!job) {
+        guarded([&] {
+          wantsIdle = false;  // an idle step that throws waits for the next job
+          wantsIdle = handlers_.idle();
+        });
+        continue;
       }
+      guarded([&] { handlers_.run(*job); });
+      wantsIdle = bool(handlers_.idle);  // the job may have started background work: ask again
+      std::lock_guard lock(mutex_);
+      busy_ = !jobs_.empty();  // a newer job may have arrived meanwhile: busy until it is done too
     }
   }
 
