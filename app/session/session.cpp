@@ -19,12 +19,12 @@ Session::Session(LoadedModel model, const std::string& backendName) : model_(std
   backend_ = makeBackend(backendName, std::max(1, cores - 1), &backendNote_);
   transformer_ = std::make_unique<Transformer>(model_.weights, *backend_);
   transformer_->setLayerCallback([this](int done, int layers) {
-    layersDone_ = done;
-    layers_ = layers;
-    return !stopRequested_.load();
+    worker_.setProgress(done, layers);
+    return !worker_.cancelToken().cancelled();
   });
   prompt_ = std::make_unique<IncrementalForward>(*transformer_);
-  worker_ = std::thread([this] { run(); });
+  worker_.start({[this](Request& request) { run(request); }, {},
+                 [this](const std::string&) { setStage(ComputeProgress::Stage::Idle); }});  // no snapshot: the next request tries again
 }
 
 std::string Session::backendDescription() const {
@@ -36,55 +36,19 @@ std::string Session::backendDescription() const {
   return "CPU (Eigen, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + "; " + why + ")";
 }
 
-Session::~Session() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  stopRequested_ = true;
-  wake_.notify_all();
-  worker_.join();
-}
+Session::~Session() = default;  // worker_ goes first: it cancels the running request and joins
 
 void Session::post(Request request) {
-  {
-    std::lock_guard lock(mutex_);
-    if (request.generateTokens > 0) stopGeneration_ = false;  // a Stop pressed earlier is not for this one
-    pending_ = std::move(request);
-    busy_ = true;
-    stopRequested_ = true;
-  }
-  ++posted_;
-  wake_.notify_one();
+  if (request.generateTokens > 0) stopGeneration_ = false;  // a Stop pressed earlier is not for this one
+  worker_.post(std::move(request));
 }
 
-std::shared_ptr<const Snapshot> Session::latest() const {
-  std::lock_guard lock(mutex_);
-  return latest_;
-}
-
-void Session::run() {
-  uint64_t computed = 0;
-  for (;;) {
-    Request request;
-    {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || pending_.has_value(); });
-      if (stopping_) return;
-      request = std::move(*pending_);
-      pending_.reset();
-      stopRequested_ = false;
-    }
-    auto snapshot = compute(request, computed + 1);
-    setStage(ComputeProgress::Stage::Idle);
-    std::lock_guard lock(mutex_);
-    if (snapshot) {  // else a newer request stopped it: that one is next
-      ++computed;
-      latest_ = std::move(snapshot);
-    }
-    // A newer request may have arrived meanwhile; stay busy until it is done too.
-    busy_ = pending_.has_value();
-  }
+void Session::run(const Request& request) {
+  auto snapshot = compute(request, computed_ + 1);
+  setStage(ComputeProgress::Stage::Idle);
+  if (!snapshot) return;  // a newer request stopped it: that one is next
+  ++computed_;
+  worker_.publish(std::move(snapshot));
 }
 
 const char* ComputeProgress::stageName() const {
@@ -100,13 +64,14 @@ const char* ComputeProgress::stageName() const {
 ComputeProgress Session::progress() const {
   ComputeProgress p;
   p.stage = static_cast<ComputeProgress::Stage>(stage_.load());
-  p.layersDone = layersDone_.load();
-  p.layers = layers_.load();
+  const WorkProgress layers = worker_.progress();
+  p.layersDone = layers.done;
+  p.layers = layers.total;
   return p;
 }
 
 void Session::setStage(ComputeProgress::Stage stage) {
-  layersDone_ = 0;
+  worker_.setProgress(0, worker_.progress().total);
   stage_ = static_cast<int>(stage);
 }
 

@@ -4,13 +4,12 @@
 // the model. Prompt edits reuse the unchanged token prefix (IncrementalForward).
 #pragma once
 #include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "app/session/worker.h"
 
 #include "model/nn/incremental_forward.h"
 #include "model/generate/generate.h"
@@ -105,9 +104,9 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   void post(Request request);                         // latest wins
-  std::shared_ptr<const Snapshot> latest() const;     // null until the first result
-  bool busy() const { return busy_.load(); }
-  uint64_t postedCount() const { return posted_.load(); }
+  std::shared_ptr<const Snapshot> latest() const { return worker_.latest(); }  // null until the first result
+  bool busy() const { return worker_.busy(); }
+  uint64_t postedCount() const { return worker_.postedCount(); }
   ComputeProgress progress() const;
 
   GenerationProgress generationProgress() const { return {generationDone_.load(), generationAsked_.load()}; }
@@ -124,7 +123,7 @@ class Session {
   std::string backendDescription() const;
 
  private:
-  void run();
+  void run(const Request& request);  // on the worker: compute and publish
   // Null when a newer request (or the end of the session) stopped it.
   std::shared_ptr<Snapshot> compute(const Request& posted, uint64_t id);
   void setStage(ComputeProgress::Stage stage);
@@ -132,7 +131,8 @@ class Session {
   // request asks for, returning the request for the text it produced (without generateTokens).
   std::vector<int> promptIds(const Request& request) const;
   Request runGeneration(const Request& request, Snapshot& snapshot);
-  bool newerRequestWaiting() const;  // or the session is closing
+  // A newer request waits, or the session is closing (a model switch, quit).
+  bool newerRequestWaiting() const { return worker_.cancelToken().cancelled(); }
 
   LoadedModel model_;
   std::string backendChoice_;  // as asked for (auto, cpu, cuda)
@@ -140,21 +140,15 @@ class Session {
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Transformer> transformer_;
   std::unique_ptr<IncrementalForward> prompt_;  // the prompt's cache and trace, reused across edits
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::optional<Request> pending_;
-  std::shared_ptr<const Snapshot> latest_;
-  std::atomic<bool> busy_{false};
-  std::atomic<uint64_t> posted_{0};
-  std::atomic<bool> stopRequested_{false};  // a newer request is waiting, or the session ends
-  std::atomic<int> stage_{0}, layersDone_{0}, layers_{0};
+  uint64_t computed_ = 0;          // worker only: requests computed to the end (the snapshots' ids)
+  std::atomic<int> stage_{0};      // ComputeProgress::Stage; the layers are the worker's progress
   std::unique_ptr<Generation> generation_;  // worker only: the stream the next Step continues
   std::vector<int> generationStart_;        // (T) every prompt id (dropped ones too) when it began
   std::optional<MoeRoutingParams> generationMoe_;  // the routing it ran with
   std::atomic<int> generationDone_{0}, generationAsked_{0};
   std::atomic<bool> stopGeneration_{false};
-  bool stopping_ = false;
-  std::thread worker_;
+  // Last: its destructor cancels and joins the running request before anything above goes.
+  Worker<Request, Snapshot> worker_{WorkerPolicy::LatestWins};
 };
 
 }  // namespace tscope::gui

@@ -42,11 +42,6 @@ std::vector<int> Session::promptIds(const Request& request) const {
   return ids;
 }
 
-bool Session::newerRequestWaiting() const {
-  std::lock_guard lock(mutex_);
-  return pending_.has_value() || stopping_;  // stopping: the session is closing (a model switch, quit)
-}
-
 Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
   GenerationReport report;
   report.promptBefore = request.prompt;

@@ -52,25 +52,15 @@ const char* toString(TrainingStatus status) {
 
 TrainingSession::TrainingSession() {
   view_.message = "choose a preset and press Start";
-  latest_ = std::make_shared<const TrainingView>(view_);
-  worker_ = std::thread([this] { run(); });
+  worker_.publish(std::make_shared<const TrainingView>(view_));
+  worker_.start({[this](Command& command) { handle(command); }, [this] { return trainIfRunning(); },
+                 [this](const std::string& message) { fail(message); }});
 }
 
-TrainingSession::~TrainingSession() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  worker_.join();
-}
+TrainingSession::~TrainingSession() = default;  // worker_ goes first: it joins between steps
 
 void TrainingSession::post(CommandKind kind, std::unique_ptr<TrainingStart> run, std::string dir) {
-  {
-    std::lock_guard lock(mutex_);
-    commands_.push_back(Command{kind, std::move(run), std::move(dir)});
-  }
-  wake_.notify_one();
+  worker_.post(Command{kind, std::move(run), std::move(dir)});
 }
 
 void TrainingSession::start(TrainingStart run) { post(CommandKind::Start, std::make_unique<TrainingStart>(std::move(run)), ""); }
@@ -80,36 +70,18 @@ void TrainingSession::stop() { post(CommandKind::Stop, nullptr, ""); }
 void TrainingSession::reset() { post(CommandKind::Reset, nullptr, ""); }
 void TrainingSession::save(const std::string& dir) { post(CommandKind::Save, nullptr, dir); }
 
-std::shared_ptr<const TrainingView> TrainingSession::latest() const {
-  std::lock_guard lock(mutex_);
-  return latest_;
+bool TrainingSession::trainIfRunning() {
+  if (!running_) return false;
+  trainStep();
+  return true;
 }
 
-void TrainingSession::run() {
-  for (;;) {
-    Command command;
-    bool haveCommand = false;
-    {
-      std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !commands_.empty() || running_; });
-      if (stopping_) return;
-      if (!commands_.empty()) {
-        command = std::move(commands_.front());
-        commands_.pop_front();
-        haveCommand = true;
-      }
-    }
-    try {
-      if (haveCommand) handle(command);
-      else trainStep();
-    } catch (const std::exception& e) {
-      // Bad config, corpus not installed, divergence: the run ends; the app carries on.
-      running_ = false;
-      view_.status = TrainingStatus::Error;
-      view_.message = e.what();
-      publish(true);
-    }
-  }
+void TrainingSession::fail(const std::string& message) {
+  // Bad config, corpus not installed, divergence: the run ends; the app carries on.
+  running_ = false;
+  view_.status = TrainingStatus::Error;
+  view_.message = message;
+  publish(true);
 }
 
 void TrainingSession::handle(Command& command) {
@@ -316,9 +288,7 @@ void TrainingSession::publish(bool force) {
   if (!force && now - lastPublish_ < kPublishInterval) return;
   lastPublish_ = now;
   ++view_.version;
-  auto published = std::make_shared<const TrainingView>(view_);
-  std::lock_guard lock(mutex_);
-  latest_ = std::move(published);
+  worker_.publish(std::make_shared<const TrainingView>(view_));
 }
 
 }  // namespace tscope::gui

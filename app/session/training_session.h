@@ -1,20 +1,18 @@
-// The training session behind the Training panel: a worker thread that owns a Trainer, takes
-// commands from the UI (start, pause, resume, stop, reset, save) through a mutex and condition
-// variable, and publishes an immutable TrainingView the UI reads once per frame. Every few steps
+// The training session behind the Training panel: a Worker (worker.h) whose thread owns a Trainer,
+// takes commands from the UI (start, pause, resume, stop, reset, save) in order, trains between
+// them, and publishes an immutable TrainingView the UI reads once per frame. Every few steps
 // it runs the current weights on the data's probe sequence with a Trace and keeps the attention
 // maps and expert load as a timeline the UI scrubs through. The UI thread never runs model math.
 #pragma once
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "app/session/worker.h"
 #include "model/train/trainer.h"
 
 namespace tscope::gui {
@@ -79,7 +77,7 @@ class TrainingSession {
   void stop();                    // ends the run early; it can still be saved
   void reset();                   // forgets the run
   void save(const std::string& dir);  // writes a checkpoint (a model directory) between steps
-  std::shared_ptr<const TrainingView> latest() const;
+  std::shared_ptr<const TrainingView> latest() const { return worker_.latest(); }
 
  private:
   enum class CommandKind { Start, Pause, Resume, Stop, Reset, Save };
@@ -89,7 +87,8 @@ class TrainingSession {
     std::string dir;                     // Save only
   };
   void post(CommandKind kind, std::unique_ptr<TrainingStart> run, std::string dir);
-  void run();
+  bool trainIfRunning();  // the worker's idle work: one step while running
+  void fail(const std::string& message);
   void handle(Command& command);
   void begin(const TrainingStart& run);
   void trainStep();
@@ -111,12 +110,8 @@ class TrainingSession {
   std::chrono::steady_clock::time_point lastStepEnd_, lastPublish_;
   double elapsedBefore_ = 0;   // wall seconds of earlier running stretches
 
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Command> commands_;
-  std::shared_ptr<const TrainingView> latest_;
-  bool stopping_ = false;
-  std::thread worker_;
+  // Last: its destructor joins the thread (after the step or command it is in) before anything above goes.
+  Worker<Command, TrainingView> worker_{WorkerPolicy::Queue};
 };
 
 }  // namespace tscope::gui
