@@ -6,48 +6,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "app/gui/widgets/layout.h"
 #include "app/gui/panels/panels.h"
+#include "model/nn/trace_views.h"
 
 namespace tscope::gui {
 
 namespace {
-
-// Show what the model can never see (the causal mask) in grey, not as a zero.
-void maskAsNaN(const AttentionRows& maps, int layerIndex, std::vector<float>& m) {
-  const std::vector<float> first = maps.map(layerIndex, 0, true);
-  for (size_t i = 0; i < m.size(); ++i)
-    if (std::isinf(first[i])) m[i] = std::numeric_limits<float>::quiet_NaN();
-}
-
-// The matrix on screen for the current selection: (T, Tk), masked cells -inf (scores) or NaN.
-std::vector<float> selectedMatrix(const Snapshot& s, int layerIndex, int head, bool average, bool scores) {
-  const AttentionRows& maps = s.attention;
-  if (!average) {
-    std::vector<float> m = maps.map(layerIndex, head, scores);
-    if (!scores) maskAsNaN(maps, layerIndex, m);
-    return m;
-  }
-  std::vector<float> m(maps.map(layerIndex, 0, scores).size(), 0.0f);
-  for (int h = 0; h < maps.heads(); ++h) {
-    const std::vector<float> one = maps.map(layerIndex, h, scores);
-    for (size_t i = 0; i < m.size(); ++i) m[i] += one[i] / maps.heads();  // -inf stays -inf where masked
-  }
-  if (!scores) maskAsNaN(maps, layerIndex, m);
-  return m;
-}
-
-void range(const std::vector<float>& m, float& lo, float& hi) {
-  lo = std::numeric_limits<float>::infinity();
-  hi = -lo;
-  for (float v : m)
-    if (std::isfinite(v)) {
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-    }
-  if (!(lo <= hi)) lo = hi = 0;
-}
 
 void drawLinesView(const Snapshot& s, const std::vector<float>& m, ImVec2 size) {
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -100,7 +67,7 @@ void drawGrid(PanelContext& ctx, const Snapshot& s) {
     for (int l = 0; l < L; ++l)
       for (int h = 0; h < H; ++h) {
         int rows = 0, cols = 0;
-        const auto m = poolForThumbnail(selectedMatrix(s, l, h, false, false), trace.T, trace.Tk, rows, cols);
+        const auto m = poolForThumbnail(attentionShown(s.attention, ctx.session.config(), l, h, false, false), trace.T, trace.Tk, rows, cols);
         view.thumbnails[(size_t)l * H + h].setData(ctx.renderer, m.data(), rows, cols, 0.0f, 1.0f, Colormap::Perceptual);
       }
     view.thumbnailsBuilt = true;
@@ -171,12 +138,12 @@ void drawAttentionPanel(PanelContext& ctx) {
     return;
   }
   const int layerIndex = std::max(0, trace.capturedIndex(st.layer));
-  const auto m = selectedMatrix(*s, layerIndex, st.head, st.averageHeads, st.showScores);
+  const auto m = attentionShown(s->attention, c, layerIndex, st.head, st.averageHeads, st.showScores);
   if (view.builtFor != s->id || view.layer != st.layer || view.head != st.head || view.average != st.averageHeads ||
       view.scores != st.showScores) {
     view.lo = 0;
     view.hi = 1;
-    if (st.showScores) range(m, view.lo, view.hi);
+    if (st.showScores) std::tie(view.lo, view.hi) = finiteRange(m);
     view.main.setData(ctx.renderer, m.data(), trace.T, trace.Tk, view.lo, view.hi, st.showScores ? Colormap::Diverging : Colormap::Perceptual);
     view.builtFor = s->id;
     view.layer = st.layer;

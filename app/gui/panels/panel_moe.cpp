@@ -13,6 +13,7 @@
 #include "app/gui/widgets/column_chart.h"
 #include "app/gui/widgets/figure.h"
 #include "app/gui/panels/panels.h"
+#include "model/nn/trace_views.h"
 
 namespace tscope::gui {
 
@@ -67,16 +68,10 @@ void drawKnobs(PanelContext& ctx) {
 }
 
 // (T, E): gates at the chosen experts and 0 elsewhere, or the router's full softmax.
-std::vector<float> gateMatrix(const MoeRouting& r, bool probabilities) {
-  if (probabilities) return r.routerProbs;
-  std::vector<float> gates(static_cast<size_t>(r.tokens) * r.experts, 0.0f);
-  for (const MoeAssignment& a : r.assignments) gates[static_cast<size_t>(a.token) * r.experts + a.expert] = a.gate;
-  return gates;
-}
+std::vector<float> gateMatrix(const MoeRouting& r, bool probabilities) { return probabilities ? r.routerProbs : activeExperts(r); }
 
 void drawSummary(const Snapshot& s, const MoeRouting& r) {
-  int droppedAssignments = 0;
-  for (const MoeAssignment& a : r.assignments) droppedAssignments += a.dropped ? 1 : 0;
+  const int droppedAssignments = expertLoadSplit(r).droppedAssignments;
   const bool expertChoice = s.request.moe && s.request.moe->expertChoice;
   const double factor = s.request.moe ? s.request.moe->capacityFactor : 0;
   std::string capacity = "unlimited";
@@ -158,8 +153,7 @@ void drawGates(PanelContext& ctx, const Snapshot& s, const MoeRouting& r, MoeVie
 void drawBalance(const Snapshot& s, const MoeRouting& r, ImVec2 area) {
   const int E = r.experts;
   area.x = std::min(area.x, ImGui::GetFontSize() * std::max(45.0f, 5.0f * E));  // few experts: no giant bars
-  std::vector<float> kept(E, 0.0f), dropped(E, 0.0f);
-  for (const MoeAssignment& a : r.assignments) (a.dropped ? dropped : kept)[a.expert] += 1.0f;
+  const auto [kept, dropped, droppedAssignments] = expertLoadSplit(r);
   float most = r.capacity >= 0 ? static_cast<float>(r.capacity) : 1.0f;
   for (int e = 0; e < E; ++e) most = std::max(most, kept[e] + dropped[e]);
   ColumnChart load;

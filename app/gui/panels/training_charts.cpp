@@ -2,6 +2,7 @@
 // published view (long runs are averaged into at most kMaxPoints points); the attention textures
 // only when the shown snapshot, layer or head change. Clicking a curve jumps the timeline there.
 #include "app/gui/panels/training_charts.h"
+#include "model/nn/trace_views.h"
 
 #include <imgui.h>
 
@@ -133,25 +134,15 @@ void drawLrPlot(PanelContext& ctx, TrainingPanelView& v, const TrainingView& vie
   recordRegion(ctx, "training_lr");
 }
 
-// (T, T) attention of one head; what the causal mask hides is NaN (drawn grey, as in Attention).
-std::vector<float> attentionMatrix(const TrainingSnapshot& s, int layer, int head, bool causal) {
-  const int T = s.T;
-  std::vector<float> m(s.attnMap(layer, head), s.attnMap(layer, head) + (size_t)T * T);
-  if (causal)
-    for (int i = 0; i < T; ++i)
-      for (int j = i + 1; j < T; ++j) m[(size_t)i * T + j] = std::numeric_limits<float>::quiet_NaN();
-  return m;
-}
-
-void buildTextures(PanelContext& ctx, TrainingPanelView& v, const std::shared_ptr<const TrainingSnapshot>& s, bool causal) {
+void buildTextures(PanelContext& ctx, TrainingPanelView& v, const std::shared_ptr<const TrainingSnapshot>& s, const ModelConfig& model) {
   if (v.builtFor == s && v.builtLayer == v.layer && v.builtHead == v.head) return;
-  const auto m = attentionMatrix(*s, v.layer, v.head, causal);
+  const auto m = probabilitiesShown(s->attnMap(v.layer, v.head), s->T, model);
   v.attention.setData(ctx.renderer, m.data(), s->T, s->T, 0.0f, 1.0f, Colormap::Perceptual);
   if (v.builtFor != s) {
     v.thumbnails.resize((size_t)s->L * s->H);
     for (int l = 0; l < s->L; ++l)
       for (int h = 0; h < s->H; ++h) {
-        const auto t = attentionMatrix(*s, l, h, causal);
+        const auto t = probabilitiesShown(s->attnMap(l, h), s->T, model);
         v.thumbnails[(size_t)l * s->H + h].setData(ctx.renderer, t.data(), s->T, s->T, 0.0f, 1.0f, Colormap::Perceptual);
       }
   }
@@ -324,7 +315,7 @@ void drawTrainingCharts(PanelContext& ctx, TrainingPanelView& v, const TrainingV
   v.layer = std::clamp(v.layer, 0, s->L - 1);
   v.head = std::clamp(v.head, 0, s->H - 1);
   if (s->T == 0 || s->attention.empty()) return;
-  buildTextures(ctx, v, s, view.config.model.causal);
+  buildTextures(ctx, v, s, view.config.model);
   const ImVec2 area = ImGui::GetContentRegionAvail();
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const bool moe = s->experts > 0;

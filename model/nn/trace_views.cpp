@@ -1,0 +1,80 @@
+// The derived numbers the panels show (trace_views.h): masks, head means, colour ranges and the
+// chosen experts, each computed from the trace and the config alone.
+#include "model/nn/trace_views.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tscope {
+
+std::vector<uint8_t> attentionMask(const ModelConfig& config, int T, int Tk, int pos0) {
+  std::vector<uint8_t> mask(static_cast<size_t>(T) * Tk, 0);
+  for (int t = 0; t < T; ++t) {
+    const int position = pos0 + t;
+    for (int j = 0; j < Tk; ++j) {
+      const bool later = config.causal && j > position;
+      const bool outsideWindow = config.attention_window > 0 && std::abs(position - j) >= config.attention_window;
+      mask[static_cast<size_t>(t) * Tk + j] = later || outsideWindow;
+    }
+  }
+  return mask;
+}
+
+void hideMasked(std::vector<float>& m, const std::vector<uint8_t>& mask) {
+  for (size_t i = 0; i < m.size() && i < mask.size(); ++i)
+    if (mask[i]) m[i] = std::numeric_limits<float>::quiet_NaN();
+}
+
+std::vector<float> meanOverHeads(const AttentionRows& maps, int layerIndex, bool scores) {
+  const int T = maps.rows(), H = maps.heads();
+  std::vector<float> mean(static_cast<size_t>(T) * T, 0.0f), one(mean.size());
+  for (int h = 0; h < H; ++h) {
+    maps.map(layerIndex, h, scores, one.data());
+    for (size_t i = 0; i < mean.size(); ++i) mean[i] += one[i] / H;  // -inf stays -inf where masked
+  }
+  return mean;
+}
+
+std::vector<float> attentionShown(const AttentionRows& maps, const ModelConfig& config, int layerIndex, int head, bool average,
+                                  bool scores) {
+  std::vector<float> m = average ? meanOverHeads(maps, layerIndex, scores) : maps.map(layerIndex, head, scores);
+  if (!scores) hideMasked(m, attentionMask(config, maps.rows(), maps.rows()));
+  return m;
+}
+
+std::vector<float> probabilitiesShown(const float* map, int T, const ModelConfig& config) {
+  std::vector<float> m(map, map + static_cast<size_t>(T) * T);
+  hideMasked(m, attentionMask(config, T, T));
+  return m;
+}
+
+std::pair<float, float> finiteRange(const std::vector<float>& m) {
+  float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+  for (float v : m)
+    if (std::isfinite(v)) {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  if (!(lo <= hi)) return {0.0f, 0.0f};
+  return {lo, hi};
+}
+
+std::vector<float> activeExperts(const MoeRouting& routing) {
+  std::vector<float> gates(static_cast<size_t>(routing.tokens) * routing.experts, 0.0f);
+  for (const MoeAssignment& a : routing.assignments) gates[static_cast<size_t>(a.token) * routing.experts + a.expert] = a.gate;
+  return gates;
+}
+
+ExpertLoadSplit expertLoadSplit(const MoeRouting& routing) {
+  ExpertLoadSplit split;
+  split.kept.assign(routing.experts, 0.0f);
+  split.dropped.assign(routing.experts, 0.0f);
+  for (const MoeAssignment& a : routing.assignments) {
+    (a.dropped ? split.dropped : split.kept)[a.expert] += 1.0f;
+    split.droppedAssignments += a.dropped ? 1 : 0;
+  }
+  return split;
+}
+
+}  // namespace tscope
