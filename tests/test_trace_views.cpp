@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "model/generate/sampling.h"
 #include "model/nn/backend.h"
 #include "model/nn/trace_views.h"
 #include "model/nn/transformer.h"
@@ -139,4 +140,23 @@ TEST(TraceViews, ActiveExpertsAreTheRoutedGatesAndTheLoadSplitsAtCapacity) {
   EXPECT_EQ(split.dropped, (std::vector<float>{4, 0, 0}));
   EXPECT_EQ(split.droppedAssignments, 4);
   for (int e = 0; e < E; ++e) EXPECT_EQ(split.kept[e], static_cast<float>(r.load[e])) << "expert " << e;  // routeTokens' own count
+}
+
+TEST(TraceViews, TokensKeptCountsWhatEachSamplingStageLeaves) {
+  // 10 distinct logits; top-k 4 keeps exactly 4; top-p 0.5 keeps at most those 4 and at least 1.
+  std::vector<float> logits(10);
+  for (int i = 0; i < 10; ++i) logits[i] = 0.3f * i;
+  SamplingParams params;
+  params.topK = 4;
+  params.topP = 0.5f;
+  const LogitStages stages = processLogits(logits, params);
+  EXPECT_EQ(tokensKept(stages.raw), 10);
+  EXPECT_EQ(tokensKept(stages.afterTemperature), 10);
+  EXPECT_EQ(tokensKept(stages.afterTopK), 4);
+  // The nucleus by hand: the fewest of the top 4 (renormalised) whose mass reaches 0.5.
+  std::vector<double> top(stages.afterTopK.rbegin(), stages.afterTopK.rbegin() + 4);  // best first
+  int nucleus = 0;
+  for (double mass = 0; mass < 0.5; ++nucleus) mass += top[nucleus];
+  EXPECT_EQ(tokensKept(stages.afterTopP), nucleus);
+  EXPECT_EQ(tokensKept({0.0f, -0.0f, 1e-30f}), 1);
 }

@@ -60,6 +60,10 @@ std::pair<float, float> finiteRange(const std::vector<float>& m) {
   return {lo, hi};
 }
 
+int tokensKept(const std::vector<float>& probs) {
+  return static_cast<int>(std::count_if(probs.begin(), probs.end(), [](float p) { return p > 0; }));
+}
+
 std::vector<float> activeExperts(const MoeRouting& routing) {
   std::vector<float> gates(static_cast<size_t>(routing.tokens) * routing.experts, 0.0f);
   for (const MoeAssignment& a : routing.assignments) gates[static_cast<size_t>(a.token) * routing.experts + a.expert] = a.gate;

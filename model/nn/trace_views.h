@@ -34,6 +34,9 @@ std::vector<float> probabilitiesShown(const float* map, int T, const ModelConfig
 // {lo, hi}: the smallest and largest finite values of m ({0, 0} when there is none).
 std::pair<float, float> finiteRange(const std::vector<float>& m);
 
+// (V) probabilities after a sampling stage: how many tokens can still be drawn (probability > 0).
+int tokensKept(const std::vector<float>& probs);
+
 // (T, E) the active experts: each token's gate at the experts it chose (dropped ones included),
 // 0 at the others.
 std::vector<float> activeExperts(const MoeRouting& routing);

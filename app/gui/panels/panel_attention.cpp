@@ -9,7 +9,7 @@
 #include <tuple>
 
 #include "app/gui/widgets/layout.h"
-#include "app/gui/panels/panels.h"
+#include "app/gui/panels/panel_attention.h"
 #include "model/nn/trace_views.h"
 
 namespace tscope::gui {
@@ -58,9 +58,8 @@ std::vector<float> poolForThumbnail(const std::vector<float>& m, int rows, int c
   return pooled;
 }
 
-void drawGrid(PanelContext& ctx, const Snapshot& s) {
+void drawGrid(PanelContext& ctx, AttentionView& view, const Snapshot& s) {
   const Trace& trace = s.trace;
-  AttentionView& view = ctx.views.attention;
   const int L = (int)trace.layers.size(), H = trace.H;
   if (!view.thumbnailsBuilt) {
     view.thumbnails.resize((size_t)L * H);
@@ -107,7 +106,7 @@ void drawGrid(PanelContext& ctx, const Snapshot& s) {
 
 }  // namespace
 
-void drawAttentionPanel(PanelContext& ctx) {
+void AttentionPanel::draw(PanelContext& ctx) {
   AppState& st = ctx.state;
   const ModelConfig& c = ctx.session.config();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
@@ -131,10 +130,10 @@ void drawAttentionPanel(PanelContext& ctx) {
     return;
   }
   const Trace& trace = s->trace;
-  AttentionView& view = ctx.views.attention;
+  AttentionView& view = view_;
   if (view.builtFor != s->id) view.thumbnailsBuilt = false;
   if (st.showGrid) {
-    drawGrid(ctx, *s);
+    drawGrid(ctx, view, *s);
     return;
   }
   const int layerIndex = std::max(0, trace.capturedIndex(st.layer));
@@ -167,7 +166,7 @@ void drawAttentionPanel(PanelContext& ctx) {
   ImGui::SetCursorScreenPos(ImVec2(origin.x + labelWidth, origin.y));
   int row = -1, col = -1;
   const bool hovered = view.main.draw(ImVec2(side, side), &row, &col);
-  ctx.views.regions["attention_heatmap"] = {origin.x + labelWidth, origin.y, origin.x + labelWidth + side, origin.y + side};
+  ctx.shared.regions["attention_heatmap"] = {origin.x + labelWidth, origin.y, origin.x + labelWidth + side, origin.y + side};
   ImGui::SameLine();
   if (st.showScores) {
     const float bound = std::max(std::abs(view.lo), std::abs(view.hi));  // the diverging map is centred on 0
@@ -175,7 +174,7 @@ void drawAttentionPanel(PanelContext& ctx) {
   } else {
     view.scale.draw(ctx.renderer, view.lo, view.hi, Colormap::Perceptual, ImVec2(ImGui::GetFontSize(), side));
   }
-  ctx.views.exportable = {"attention_l" + std::to_string(st.layer) + (st.averageHeads ? "_mean" : "_h" + std::to_string(st.head)) +
+  ctx.shared.exportable = {"attention_l" + std::to_string(st.layer) + (st.averageHeads ? "_mean" : "_h" + std::to_string(st.head)) +
                               (st.showScores ? "_scores" : "_probs"),
                           m, trace.T, trace.Tk};
   ImDrawList* draw = ImGui::GetWindowDrawList();

@@ -12,7 +12,7 @@
 #include "app/gui/widgets/bar_chart.h"
 #include "app/gui/widgets/column_chart.h"
 #include "app/gui/widgets/figure.h"
-#include "app/gui/panels/panels.h"
+#include "app/gui/panels/panel_moe.h"
 #include "model/nn/trace_views.h"
 
 namespace tscope::gui {
@@ -112,7 +112,7 @@ void drawGates(PanelContext& ctx, const Snapshot& s, const MoeRouting& r, MoeVie
   int row = -1, col = -1;
   const ImVec2 size(cellW * r.experts, cellH * r.tokens);
   const bool hovered = v.gates.draw(size, &row, &col);
-  ctx.views.regions["moe_gates"] = {left, origin.y, left + size.x, origin.y + size.y};
+  ctx.shared.regions["moe_gates"] = {left, origin.y, left + size.x, origin.y + size.y};
   if (cellH >= line * 0.8f)
     for (int t = 0; t < r.tokens && t < static_cast<int>(s.tokenText.size()); ++t) {
       const std::string label = tokenLabel(s.tokenText[t], 10);
@@ -192,7 +192,7 @@ void drawBalance(const Snapshot& s, const MoeRouting& r, ImVec2 area) {
 
 }  // namespace
 
-void drawMoePanel(PanelContext& ctx) {
+void MoePanel::draw(PanelContext& ctx) {
   const ModelConfig& c = ctx.session.config();
   if (!c.isMoe()) {
     ImGui::TextDisabled("This model has no mixture-of-experts layers.");
@@ -206,7 +206,7 @@ void drawMoePanel(PanelContext& ctx) {
     return;
   }
   const MoeRouting& r = s->trace.moe[layer];
-  MoeView& v = ctx.views.lab.moe;
+  MoeView& v = view_;
   sameLineIfFits(ImGui::CalcTextSize("router probabilities").x + ImGui::GetFontSize() * 2);
   ImGui::Checkbox("router probabilities", &v.showProbs);
   drawSummary(*s, r);
@@ -218,7 +218,7 @@ void drawMoePanel(PanelContext& ctx) {
     v.layer = layer;
     v.builtProbs = v.showProbs;
   }
-  ctx.views.exportable = {std::string(v.showProbs ? "moe_router_probs_l" : "moe_gates_l") + std::to_string(layer), gateMatrix(r, v.showProbs),
+  ctx.shared.exportable = {std::string(v.showProbs ? "moe_router_probs_l" : "moe_gates_l") + std::to_string(layer), gateMatrix(r, v.showProbs),
                           r.tokens, r.experts};
   // Gates and charts side by side when the window is wide for its text size, else stacked.
   const ImVec2 avail = ImGui::GetContentRegionAvail();

@@ -64,11 +64,6 @@ int nearestSnapshot(const TrainingView& view, double step) {
   return best;
 }
 
-void recordRegion(PanelContext& ctx, const char* name) {
-  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-  ctx.views.regions[name] = {a.x, a.y, b.x, b.y};
-}
-
 void drawLossPlot(PanelContext& ctx, TrainingPanelView& v, const TrainingView& view, const ModelConfig& model, ImVec2 size) {
   Plot plot("training_loss", size);
   plot.setTitle("Loss");
@@ -99,7 +94,7 @@ void drawLossPlot(PanelContext& ctx, TrainingPanelView& v, const TrainingView& v
     plot.vline(view.timeline[v.snapshot]->step, "", kMarkerColour);
   plot.setLegend(LegendPlacement::TopRight);
   const PlotHover hover = plot.draw();
-  recordRegion(ctx, "training_loss");
+  recordItem(ctx.shared, "training_loss");
   if ((hover.clicked || hover.held) && !view.timeline.empty()) {
     v.snapshot = nearestSnapshot(view, hover.x);
     v.followLatest = false;
@@ -131,7 +126,7 @@ void drawLrPlot(PanelContext& ctx, TrainingPanelView& v, const TrainingView& vie
     plot.vline(view.timeline[v.snapshot]->step, "", kMarkerColour);
   plot.setLegend(LegendPlacement::TopRight);
   plot.draw();
-  recordRegion(ctx, "training_lr");
+  recordItem(ctx.shared, "training_lr");
 }
 
 void buildTextures(PanelContext& ctx, TrainingPanelView& v, const std::shared_ptr<const TrainingSnapshot>& s, const ModelConfig& model) {
@@ -159,7 +154,7 @@ void drawAttention(PanelContext& ctx, TrainingPanelView& v, const TrainingView& 
   ImGui::SetCursorScreenPos(ImVec2(origin.x + labelWidth, origin.y));
   int row = -1, col = -1;
   const bool hovered = v.attention.draw(ImVec2(side, side), &row, &col);
-  ctx.views.regions["training_attention"] = {origin.x + labelWidth, origin.y, origin.x + labelWidth + side, origin.y + side};
+  ctx.shared.regions["training_attention"] = {origin.x + labelWidth, origin.y, origin.x + labelWidth + side, origin.y + side};
   ImGui::SameLine();
   v.scale.draw(ctx.renderer, 0.0f, 1.0f, Colormap::Perceptual, ImVec2(ImGui::GetFontSize(), side));
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -203,7 +198,7 @@ void drawAttention(PanelContext& ctx, TrainingPanelView& v, const TrainingView& 
     ImGui::EndTooltip();
   }
   const float* map = s.attnMap(v.layer, v.head);
-  ctx.views.exportable = {"training_attention_step" + std::to_string(s.step) + "_l" + std::to_string(v.layer) + "_h" + std::to_string(v.head),
+  ctx.shared.exportable = {"training_attention_step" + std::to_string(s.step) + "_l" + std::to_string(v.layer) + "_h" + std::to_string(v.head),
                           std::vector<float>(map, map + (size_t)s.T * s.T), s.T, s.T};
 }
 
@@ -241,7 +236,7 @@ void drawHeadGrid(PanelContext& ctx, TrainingPanelView& v, const TrainingSnapsho
   ImGui::SetCursorScreenPos(start);
   const ImVec2 size(labelWidth + s.H * (cell + spacing), s.L * (cell + line + spacing));
   ImGui::Dummy(size);
-  ctx.views.regions["training_heads"] = {start.x, start.y, start.x + size.x, start.y + size.y};
+  ctx.shared.regions["training_heads"] = {start.x, start.y, start.x + size.x, start.y + size.y};
 }
 
 // Share of the probe's routed assignments per expert, one chart per layer, side by side when
