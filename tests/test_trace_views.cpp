@@ -1,6 +1,7 @@
 // The derived numbers the panels draw (model/nn/trace_views.h) against independent computations:
 // the mask against the -inf cells of a real forward's scores (causal, windowed, bidirectional),
-// the head mean against a sum over the trace's own maps, and the active experts against routeTokens.
+// the head mean against a sum over the trace's own maps, the active experts against routeTokens,
+// and the loss smoothing against sums written out here.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -159,4 +160,30 @@ TEST(TraceViews, TokensKeptCountsWhatEachSamplingStageLeaves) {
   for (double mass = 0; mass < 0.5; ++nucleus) mass += top[nucleus];
   EXPECT_EQ(tokensKept(stages.afterTopP), nucleus);
   EXPECT_EQ(tokensKept({0.0f, -0.0f, 1e-30f}), 1);
+}
+
+TEST(TraceViews, TrailingMeanAndBucketMeansMatchSumsWrittenOut) {
+  std::vector<float> loss(23);
+  for (size_t i = 0; i < loss.size(); ++i) loss[i] = static_cast<float>(5.0 / (1 + i) + 0.1 * (i % 3));
+  const std::vector<double> smooth = trailingMean(loss, 4);
+  double largest = 0;
+  for (size_t i = 0; i < loss.size(); ++i) {
+    const size_t first = i >= 3 ? i - 3 : 0;
+    double sum = 0;
+    for (size_t j = first; j <= i; ++j) sum += loss[j];
+    largest = std::max(largest, std::abs(smooth[i] - sum / static_cast<double>(i - first + 1)));
+  }
+  EXPECT_LT(largest, 1e-12) << "largest difference " << largest;
+  // 23 values into at most 5 points: buckets of ceil(23 / 5) = 5 steps, the last one of 3.
+  const std::vector<double> values(loss.begin(), loss.end());
+  std::vector<double> steps, means;
+  bucketMeans(values, 5, steps, means);
+  ASSERT_EQ(steps.size(), 5u);
+  EXPECT_DOUBLE_EQ(steps[0], 3.0);   // steps 1..5
+  EXPECT_DOUBLE_EQ(steps[4], 22.0);  // steps 21..23
+  EXPECT_NEAR(means[4], (values[20] + values[21] + values[22]) / 3, 1e-12);
+  std::vector<double> fewSteps, fewMeans;
+  bucketMeans({1.0, 4.0}, 800, fewSteps, fewMeans);  // fewer values than points: each its own
+  EXPECT_EQ(fewSteps, (std::vector<double>{1.0, 2.0}));
+  EXPECT_EQ(fewMeans, (std::vector<double>{1.0, 4.0}));
 }

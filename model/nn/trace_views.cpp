@@ -81,4 +81,29 @@ ExpertLoadSplit expertLoadSplit(const MoeRouting& routing) {
   return split;
 }
 
+std::vector<double> trailingMean(const std::vector<float>& values, size_t window) {
+  std::vector<double> out(values.size());
+  double sum = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    sum += values[i];
+    if (i >= window) sum -= values[i - window];
+    out[i] = sum / static_cast<double>(std::min(i + 1, window));
+  }
+  return out;
+}
+
+void bucketMeans(const std::vector<double>& values, size_t maxPoints, std::vector<double>& stepsOut, std::vector<double>& meansOut) {
+  const size_t n = values.size(), per = std::max<size_t>(1, (n + maxPoints - 1) / std::max<size_t>(1, maxPoints));
+  for (size_t i = 0; i < n; i += per) {
+    const size_t end = std::min(n, i + per);
+    double step = 0, value = 0;
+    for (size_t j = i; j < end; ++j) {
+      step += static_cast<double>(j + 1);
+      value += values[j];
+    }
+    stepsOut.push_back(step / static_cast<double>(end - i));
+    meansOut.push_back(value / static_cast<double>(end - i));
+  }
+}
+
 }  // namespace tscope

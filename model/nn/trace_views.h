@@ -1,6 +1,7 @@
 // The numbers the panels show that are derived from a Trace rather than stored in it: the mean of
 // attention over heads, the attention mask (causal and sliding window) drawn grey, the colour range
-// of a map, and the chosen experts of a MoE layer. Pure functions, so the tests check what is drawn.
+// of a map, the chosen experts of a MoE layer, and the smoothing of the training-loss curves. Pure
+// functions, so the tests check what is drawn.
 #pragma once
 #include <cstdint>
 #include <utility>
@@ -48,5 +49,12 @@ struct ExpertLoadSplit {
   int droppedAssignments = 0;  // sum of dropped
 };
 ExpertLoadSplit expertLoadSplit(const MoeRouting& routing);
+
+// (n) the mean of each value and the window - 1 before it (fewer at the start): the smoothed loss.
+std::vector<double> trailingMean(const std::vector<float>& values, size_t window);
+
+// The values of steps 1..n averaged in consecutive buckets of ceil(n / maxPoints) steps, at most
+// maxPoints of them; appends each bucket's mean step to stepsOut and mean value to meansOut.
+void bucketMeans(const std::vector<double>& values, size_t maxPoints, std::vector<double>& stepsOut, std::vector<double>& meansOut);
 
 }  // namespace tscope

@@ -1,6 +1,6 @@
-// Attention panel: the (layer, head) heatmap (probabilities or pre-softmax scores, one head or
-// the mean over heads), the causal mask in grey, hover read-out, the lines view, and the grid of
-// every layer x head as thumbnails (click one to open it). Arrow keys step layer and head.
+// AttentionPanel: the (layer, head) heatmap (probabilities or pre-softmax scores, one head or the
+// mean over heads, both from model/nn/trace_views.h), the mask in grey, hover read-out, the lines
+// view, and the grid of every layer x head as thumbnails (click one to open it).
 #include <imgui.h>
 
 #include <algorithm>

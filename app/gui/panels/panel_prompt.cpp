@@ -1,5 +1,5 @@
-// The prompt strip (always on top: the editable prompt and the token strip, hover a token for
-// its id and bytes) and the Prompt panel: every token in a table and, for a chosen word, GPT-2's
+// TokenStrip (always on top: the editable prompt and the token strip, hover a token for its id
+// and bytes) and PromptPanel: every token in a table and, for a chosen word, GPT-2's
 // BPE merges applied one by one.
 #include <imgui.h>
 #include <imgui_stdlib.h>

@@ -27,34 +27,7 @@ constexpr ImU32 kValColour = IM_COL32(240, 150, 40, 255);
 constexpr ImU32 kLrColour = IM_COL32(100, 185, 100, 255);
 constexpr ImU32 kPlannedColour = IM_COL32(140, 140, 140, 160);
 constexpr ImU32 kMarkerColour = IM_COL32(230, 70, 70, 230);
-constexpr size_t kMaxPoints = 800;
-
-// Values of steps 1..n averaged into at most kMaxPoints buckets (x: the bucket's mean step).
-void stepSeries(const std::vector<double>& ys, std::vector<double>& xsOut, std::vector<double>& ysOut) {
-  const size_t n = ys.size(), per = std::max<size_t>(1, (n + kMaxPoints - 1) / kMaxPoints);
-  for (size_t i = 0; i < n; i += per) {
-    const size_t end = std::min(n, i + per);
-    double x = 0, y = 0;
-    for (size_t j = i; j < end; ++j) {
-      x += static_cast<double>(j + 1);
-      y += ys[j];
-    }
-    xsOut.push_back(x / static_cast<double>(end - i));
-    ysOut.push_back(y / static_cast<double>(end - i));
-  }
-}
-
-// The mean of each step's value and the window - 1 before it.
-std::vector<double> trailingMean(const std::vector<float>& ys, size_t window) {
-  std::vector<double> out(ys.size());
-  double sum = 0;
-  for (size_t i = 0; i < ys.size(); ++i) {
-    sum += ys[i];
-    if (i >= window) sum -= ys[i - window];
-    out[i] = sum / static_cast<double>(std::min(i + 1, window));
-  }
-  return out;
-}
+constexpr size_t kMaxPoints = 800;  // a curve's points at most (long runs are averaged)
 
 // The timeline entry nearest `step`.
 int nearestSnapshot(const TrainingView& view, double step) {
@@ -69,8 +42,8 @@ void drawLossPlot(PanelContext& ctx, TrainingPanelView& v, const TrainingView& v
   plot.setTitle("Loss");
   std::vector<double> rawX, rawY, meanX, meanY, valX, valY;
   std::vector<double> raw(view.trainLoss.begin(), view.trainLoss.end());
-  stepSeries(raw, rawX, rawY);
-  stepSeries(trailingMean(view.trainLoss, std::max<size_t>(5, view.trainLoss.size() / 40)), meanX, meanY);
+  bucketMeans(raw, kMaxPoints, rawX, rawY);
+  bucketMeans(trailingMean(view.trainLoss, std::max<size_t>(5, view.trainLoss.size() / 40)), kMaxPoints, meanX, meanY);
   for (size_t i = 0; i < view.valLoss.size(); ++i) {
     valX.push_back(view.evalSteps[i]);
     valY.push_back(view.valLoss[i]);
@@ -117,7 +90,7 @@ void drawLrPlot(PanelContext& ctx, TrainingPanelView& v, const TrainingView& vie
     plannedY.clear();
   }
   std::vector<double> lr(view.learningRate.begin(), view.learningRate.end());
-  stepSeries(lr, doneX, doneY);
+  bucketMeans(lr, kMaxPoints, doneX, doneY);
   plot.setAxes(0, total, false, 0, std::max(1e-9, static_cast<double>(config.maxLr)) * 1.15, false, "step", "");
   plot.setFormats(formatGeneral, formatScientific);
   plot.line("planned", plannedX, plannedY, kPlannedColour, 1.5f);
