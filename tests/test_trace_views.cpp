@@ -187,3 +187,10 @@ TEST(TraceViews, TrailingMeanAndBucketMeansMatchSumsWrittenOut) {
   EXPECT_EQ(fewSteps, (std::vector<double>{1.0, 2.0}));
   EXPECT_EQ(fewMeans, (std::vector<double>{1.0, 4.0}));
 }
+
+TEST(TraceViews, TopTokenIdsAreTheLargestWithTiesToTheLowerId) {
+  const std::vector<float> probs = {0.1f, 0.3f, 0.05f, 0.3f, 0.25f};
+  EXPECT_EQ(topTokenIds(probs, 3), (std::vector<int>{1, 3, 4}));
+  EXPECT_EQ(topTokenIds(probs, 9), (std::vector<int>{1, 3, 4, 0, 2}));  // more than V: all of them
+  EXPECT_TRUE(topTokenIds(probs, 0).empty());
+}

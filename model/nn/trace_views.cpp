@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 namespace tscope {
 
@@ -58,6 +59,16 @@ std::pair<float, float> finiteRange(const std::vector<float>& m) {
     }
   if (!(lo <= hi)) return {0.0f, 0.0f};
   return {lo, hi};
+}
+
+std::vector<int> topTokenIds(const std::vector<float>& values, int count) {
+  std::vector<int> order(values.size());
+  std::iota(order.begin(), order.end(), 0);
+  const size_t shown = std::min(order.size(), static_cast<size_t>(std::max(0, count)));
+  std::partial_sort(order.begin(), order.begin() + shown, order.end(),
+                    [&](int a, int b) { return values[a] > values[b] || (values[a] == values[b] && a < b); });
+  order.resize(shown);
+  return order;
 }
 
 int tokensKept(const std::vector<float>& probs) {

@@ -35,6 +35,9 @@ std::vector<float> probabilitiesShown(const float* map, int T, const ModelConfig
 // {lo, hi}: the smallest and largest finite values of m ({0, 0} when there is none).
 std::pair<float, float> finiteRange(const std::vector<float>& m);
 
+// The ids of the `count` largest values (logits or probabilities), largest first, ties to the lower id.
+std::vector<int> topTokenIds(const std::vector<float>& values, int count);
+
 // (V) probabilities after a sampling stage: how many tokens can still be drawn (probability > 0).
 int tokensKept(const std::vector<float>& probs);
 

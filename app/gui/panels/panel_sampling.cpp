@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <numeric>
 #include <stdexcept>
 
 #include "app/gui/widgets/bar_chart.h"
@@ -41,12 +40,7 @@ bool isCurrent(const Snapshot& s, const AppState& st) {
 }
 
 void rebuild(SamplingView& view, const Snapshot& s) {
-  const std::vector<float>& raw = s.stages.raw;
-  std::vector<int> order(raw.size());
-  std::iota(order.begin(), order.end(), 0);
-  const int shown = std::min<int>(kTopTokens, (int)order.size());
-  std::partial_sort(order.begin(), order.begin() + shown, order.end(), [&](int a, int b) { return raw[a] > raw[b]; });
-  view.topIds.assign(order.begin(), order.begin() + shown);
+  view.topIds = topTokenIds(s.stages.raw, kTopTokens);
   view.keptCounts.resize(kStages);
   for (int stage = 0; stage < kStages; ++stage) view.keptCounts[stage] = tokensKept(stageProbs(s.stages, stage));
   view.builtFor = s.id;
