@@ -12,6 +12,14 @@
 
 #include <filesystem>
 
+#include "app/gui/panels/panel_architecture.h"
+#include "app/gui/panels/panel_attention.h"
+#include "app/gui/panels/panel_moe.h"
+#include "app/gui/panels/panel_positional.h"
+#include "app/gui/panels/panel_residual.h"
+#include "app/gui/panels/panel_sampling.h"
+#include "app/gui/panels/panel_scaling.h"
+#include "app/gui/panels/panel_training.h"
 #include "app/gui/widgets/layout.h"
 #include "model/io/npy.h"
 #include "app/session/session_file.h"
@@ -28,8 +36,30 @@ App::App(std::unique_ptr<Session> session, AppState state)
     if (std::filesystem::exists(entry.path() / "config.json", ec)) shippedModels_.push_back(entry.path().string());
   std::sort(shippedModels_.begin(), shippedModels_.end());
   modelPathInput_ = session_->modelPath();
+  makeModelPanels();
   selectPanel(state_.panel);  // a session file's panel opens first
   post();
+}
+
+void App::makeModelPanels() {
+  panels_.resize(static_cast<size_t>(PanelId::Count));
+  auto at = [&](PanelId id) -> std::unique_ptr<Panel>& { return panels_[static_cast<size_t>(id)]; };
+  auto sampling = std::make_unique<SamplingPanel>();
+  samplingPanel_ = sampling.get();
+  at(PanelId::Prompt) = std::make_unique<PromptPanel>();
+  at(PanelId::Attention) = std::make_unique<AttentionPanel>();
+  at(PanelId::Residual) = std::make_unique<ResidualPanel>();
+  at(PanelId::Sampling) = std::move(sampling);
+  at(PanelId::Positional) = std::make_unique<PositionalPanel>();
+  at(PanelId::Moe) = std::make_unique<MoePanel>();
+  at(PanelId::Architecture) = std::make_unique<ArchitecturePanel>();
+  at(PanelId::Scaling) = std::make_unique<ScalingPanel>();
+  if (!trainingPanel_) {
+    auto training = std::make_unique<TrainingPanel>();
+    trainingPanel_ = training.get();
+    at(PanelId::Training) = std::move(training);
+  }
+  tokenStrip_ = TokenStrip{};
 }
 
 bool App::selectPanel(const std::string& name) {
@@ -111,7 +141,7 @@ void App::frame(float frameMs) {
   }
   if (auto newest = session_->latest(); newest != snapshot_) {
     snapshot_ = std::move(newest);
-    if (std::string line = takeGeneratedText(state_, views_.sampling, *snapshot_); !line.empty()) message_ = line;
+    if (std::string line = samplingPanel_->takeGeneratedText(state_, *snapshot_); !line.empty()) message_ = line;
   }
   handleShortcuts();
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
@@ -120,11 +150,10 @@ void App::frame(float frameMs) {
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                                  ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground;  // glClear paints it: one full-screen pass less
   ImGui::Begin("tscope", nullptr, flags);
-  views_.regions.clear();
-  views_.exportable = {};
-  PanelContext ctx{*session_, state_, snapshot_.get(), renderer_, views_, false, {}, training_.get(), {}, {}};
+  shared_ = {};
+  PanelContext ctx{.session = *session_, .state = state_, .snapshot = snapshot_.get(), .renderer = renderer_, .shared = shared_, .training = training_.get()};
   drawToolbar();
-  drawPromptStrip(ctx);
+  tokenStrip_.draw(ctx);
   const float statusHeight = this->statusHeight(frameMs);
   if (ImGui::BeginTabBar("panels")) {
     for (int i = 0; i < static_cast<int>(PanelId::Count); ++i) {
@@ -133,24 +162,13 @@ void App::frame(float frameMs) {
       ImGuiTabItemFlags tabFlags = 0;
       if (requestedTab_ == i) tabFlags |= ImGuiTabItemFlags_SetSelected;
       const bool open = ImGui::BeginTabItem(panelTitle(id), nullptr, tabFlags);
-      recordItem(views_, std::string("tab_") + panelName(id));
+      recordItem(shared_, std::string("tab_") + panelName(id));
       if (open) {
         state_.panel = id;
         ImGui::BeginChild("panel", ImVec2(0, -statusHeight));
         const ImVec2 panelMin = ImGui::GetWindowPos(), panelSize = ImGui::GetWindowSize();
-        views_.regions["panel"] = {panelMin.x, panelMin.y, panelMin.x + panelSize.x, panelMin.y + panelSize.y};
-        switch (id) {
-          case PanelId::Prompt: drawPromptPanel(ctx); break;
-          case PanelId::Attention: drawAttentionPanel(ctx); break;
-          case PanelId::Residual: drawResidualPanel(ctx); break;
-          case PanelId::Sampling: drawSamplingPanel(ctx); break;
-          case PanelId::Positional: drawPositionalPanel(ctx); break;
-          case PanelId::Moe: drawMoePanel(ctx); break;
-          case PanelId::Architecture: drawArchitecturePanel(ctx); break;
-          case PanelId::Scaling: drawScalingPanel(ctx); break;
-          case PanelId::Training: drawTrainingPanel(ctx); break;
-          case PanelId::Count: break;
-        }
+        shared_.regions["panel"] = {panelMin.x, panelMin.y, panelMin.x + panelSize.x, panelMin.y + panelSize.y};
+        panels_[static_cast<size_t>(i)]->draw(ctx);
         ImGui::EndChild();
         ImGui::EndTabItem();
       }
@@ -159,7 +177,7 @@ void App::frame(float frameMs) {
     ImGui::EndTabBar();
   }
   if (!ctx.message.empty()) message_ = ctx.message;
-  if (!views_.exportable.values.empty()) lastExportable_ = views_.exportable;
+  if (!shared_.exportable.values.empty()) lastExportable_ = shared_.exportable;
   drawStatusBar(frameMs);
   ImGui::End();
   if (showHelp_) drawHelpOverlay();
@@ -169,9 +187,8 @@ void App::frame(float frameMs) {
 }
 
 bool App::startTraining(const std::string& preset, int pauseAtStep, int layer, int head) {
-  if (!startTrainingPreset(views_, *training_, preset, pauseAtStep)) return false;
-  if (layer >= 0) views_.training.layer = layer;  // clamped to the run's model when drawn
-  if (head >= 0) views_.training.head = head;
+  if (!trainingPanel_->startPreset(*training_, preset, pauseAtStep)) return false;
+  trainingPanel_->showHead(layer, head);
   trainingRequested_ = true;
   return true;
 }
@@ -188,9 +205,7 @@ void App::openModel(const std::string& path, const std::string& prompt) {
     session_ = std::move(next);  // the old session finishes its forward and joins its worker
     snapshot_.reset();
     // Every cache was built from the old model's snapshots (whose ids the new session reuses).
-    TrainingPanelView training = std::move(views_.training);
-    views_ = PanelViews{};
-    views_.training = std::move(training);
+    makeModelPanels();
     lastExportable_ = {};
     const ModelConfig& c = session_->config();
     state_.layer = std::min(state_.layer, c.n_layer - 1);
@@ -221,24 +236,24 @@ std::string timestamp() {
 
 void App::drawToolbar() {
   const bool savePng = ImGui::Button("Save PNG");
-  recordItem(views_, "save_png");
+  recordItem(shared_, "save_png");
   if (savePng) pendingScreenshot_ = std::string("tscope-") + panelName(state_.panel) + "-" + timestamp() + ".png";
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("save the panel on screen as a PNG in the current folder");
   sameLineIfFits("Export CSV");
-  ImGui::BeginDisabled(views_.exportable.values.empty() && lastExportable_.values.empty());
+  ImGui::BeginDisabled(shared_.exportable.values.empty() && lastExportable_.values.empty());
   if (ImGui::Button("Export CSV")) exportMatrix(false);
-  recordItem(views_, "export_csv");
+  recordItem(shared_, "export_csv");
   sameLineIfFits("Export NPY");
   if (ImGui::Button("Export NPY")) exportMatrix(true);
-  recordItem(views_, "export_npy");
+  recordItem(shared_, "export_npy");
   ImGui::EndDisabled();
   sameLineIfFits("", ImGui::GetFontSize() * 14);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   ImGui::InputText("##session", &sessionPath_);
-  recordItem(views_, "session_path");
+  recordItem(shared_, "session_path");
   sameLineIfFits("Save session");
   const bool saveSession = ImGui::Button("Save session");
-  recordItem(views_, "save_session");
+  recordItem(shared_, "save_session");
   if (saveSession) {
     try {
       saveSessionFile(sessionPath_, {session_->modelPath(), state_});
@@ -249,17 +264,17 @@ void App::drawToolbar() {
   }
   sameLineIfFits("Load session");
   if (ImGui::Button("Load session")) loadSession();
-  recordItem(views_, "load_session");
+  recordItem(shared_, "load_session");
   sameLineIfFits("projector (P)", ImGui::GetFrameHeight());
   ImGui::Checkbox("projector (P)", &state_.projector);
-  recordItem(views_, "projector");
+  recordItem(shared_, "projector");
   sameLineIfFits("text size", ImGui::GetFontSize() * 6);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   ImGui::SliderFloat("text size", &state_.fontScale, 0.75f, 3.0f, "%.2fx");
-  recordItem(views_, "text_size");
+  recordItem(shared_, "text_size");
   sameLineIfFits("Help (F1)");
   if (ImGui::Button("Help (F1)")) showHelp_ = !showHelp_;
-  recordItem(views_, "help");
+  recordItem(shared_, "help");
   drawModelPicker();
 }
 
@@ -275,14 +290,14 @@ void App::drawModelPicker() {
     ImGui::EndCombo();
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("switch to a shipped model (the prompt stays)");
-  recordItem(views_, "model_combo");
+  recordItem(shared_, "model_combo");
   sameLineIfFits("", ImGui::GetFontSize() * 14);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   const bool entered = ImGui::InputText("##modelpath", &modelPathInput_, ImGuiInputTextFlags_EnterReturnsTrue);
-  recordItem(views_, "model_path");
+  recordItem(shared_, "model_path");
   sameLineIfFits("Open model");
   if ((ImGui::Button("Open model") || entered) && !modelPathInput_.empty()) pendingOpen_ = {modelPathInput_, ""};
-  recordItem(views_, "open_model");
+  recordItem(shared_, "open_model");
 }
 
 // A session names its model: a different one is opened first (next frame), then the state applied.
@@ -308,7 +323,7 @@ void App::applyState(AppState state) {
 }
 
 void App::exportMatrix(bool npy) {
-  const ExportableMatrix& m = views_.exportable.values.empty() ? lastExportable_ : views_.exportable;
+  const ExportableMatrix& m = shared_.exportable.values.empty() ? lastExportable_ : shared_.exportable;
   const std::string path = "tscope-" + m.name + "-" + timestamp() + (npy ? ".npy" : ".csv");
   try {
     if (npy) {
@@ -335,8 +350,8 @@ bool App::takeScreenshotRequest(std::string& path, ScreenRect& crop) {
   if (pendingScreenshot_.empty()) return false;
   path = std::move(pendingScreenshot_);
   pendingScreenshot_.clear();
-  auto it = views_.regions.find("panel");
-  crop = it != views_.regions.end() ? it->second : ScreenRect{};
+  auto it = shared_.regions.find("panel");
+  crop = it != shared_.regions.end() ? it->second : ScreenRect{};
   return true;
 }
 

@@ -1,6 +1,6 @@
 // The App: one main window with the prompt and token strip on top, a tab per panel, and the
-// status bar. It owns the per-session view state (AppState, saved in session files), the
-// per-panel view caches, and the Session that runs the model. Panels live in panel_*.cpp.
+// status bar. It owns the per-session view state (AppState, saved in session files), the panels
+// (each with its own view state, panels/panel_*.h), and the Session that runs the model.
 #pragma once
 #include <chrono>
 #include <memory>
@@ -10,11 +10,15 @@
 #include <vector>
 
 #include "app/gui/widgets/heatmap.h"
+#include "app/gui/panels/panel_prompt.h"
 #include "app/gui/panels/panels.h"
 #include "app/session/session.h"
 #include "app/session/training_session.h"
 
 namespace tscope::gui {
+
+class SamplingPanel;
+class TrainingPanel;
 
 class App {
  public:
@@ -38,7 +42,7 @@ class App {
   // A PNG the user asked for this frame (path, and the panel's rectangle to crop to), or none.
   bool takeScreenshotRequest(std::string& path, ScreenRect& crop);
   void screenshotDone(const std::string& path, const std::string& error);
-  const PanelViews& views() const { return views_; }
+  const SharedView& shared() const { return shared_; }  // this frame's screen regions and exportable matrix
   const AppState& state() const { return state_; }
   const Session& session() const { return *session_; }
   const Snapshot* snapshot() const { return snapshot_.get(); }
@@ -64,6 +68,9 @@ class App {
   void drawHelpOverlay();
   void handleShortcuts();
   void post(int generateTokens = 0);  // > 0: the Next-token panel's Step / Generate N
+  // Makes every panel but Training anew (fresh caches for a new model); Training once, its run
+  // outlives the explorer's model.
+  void makeModelPanels();
 
   std::unique_ptr<Session> session_;
   std::unique_ptr<TrainingSession> training_;
@@ -74,7 +81,11 @@ class App {
   std::string modelPathInput_;                       // the picker's path field
   AppState state_;
   HeatmapRenderer renderer_;
-  PanelViews views_;
+  SharedView shared_;
+  TokenStrip tokenStrip_;
+  std::vector<std::unique_ptr<Panel>> panels_;  // (PanelId::Count) one per tab
+  SamplingPanel* samplingPanel_ = nullptr;      // panels_[Sampling]: takes generated text into the prompt
+  TrainingPanel* trainingPanel_ = nullptr;      // panels_[Training]: --train-preset starts a run there
   std::shared_ptr<const Snapshot> snapshot_;
   std::string message_;
   bool quit_ = false;

@@ -170,7 +170,7 @@ int run(const Options& options) {
     platform.saveScreenshot(options.screenshot);
     // Where things are on screen, for the GUI tests: {"regions": {"panel": [x0, y0, x1, y1], ...}}.
     std::printf("{\"screenshot\": \"%s\", \"panel\": \"%s\", \"regions\": %s}\n", options.screenshot.c_str(), options.panel.c_str(),
-                regionsJson(app.views()).dump().c_str());
+                regionsJson(app.shared()).dump().c_str());
     return 0;
   }
   if (options.benchFrames > 0) {

@@ -6,9 +6,9 @@
 
 namespace tscope::gui {
 
-nlohmann::json regionsJson(const PanelViews& views) {
+nlohmann::json regionsJson(const SharedView& shared) {
   nlohmann::json regions = nlohmann::json::object();
-  for (const auto& [name, r] : views.regions) regions[name] = {std::lround(r.x0), std::lround(r.y0), std::lround(r.x1), std::lround(r.y1)};
+  for (const auto& [name, r] : shared.regions) regions[name] = {std::lround(r.x0), std::lround(r.y0), std::lround(r.x1), std::lround(r.y1)};
   return regions;
 }
 
@@ -45,7 +45,7 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"font_scale", state.fontScale},
       {"projector", state.projector},
       {"help", app.helpOpen()},
-      {"regions", regionsJson(app.views())},
+      {"regions", regionsJson(app.shared())},
   };
   try {
     writeFileAtomically(path_, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -15,7 +15,7 @@ namespace tscope::gui {
 class App;
 
 // {"name": [x0, y0, x1, y1], ...} in window pixels (also printed by --screenshot).
-nlohmann::json regionsJson(const PanelViews& views);
+nlohmann::json regionsJson(const SharedView& shared);
 
 class UiReport {
  public:

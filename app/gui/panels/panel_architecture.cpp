@@ -13,7 +13,7 @@
 #include "app/gui/panels/cost_tables.h"
 #include "model/theory/cost.h"
 #include "model/theory/presets.h"
-#include "app/gui/panels/panels.h"
+#include "app/gui/panels/panel_architecture.h"
 #include "app/gui/widgets/plot.h"  // formatCount
 
 namespace tscope::gui {
@@ -174,8 +174,8 @@ void drawNumbers(PanelContext& ctx, ArchitectureView& v) {
 
 }  // namespace
 
-void drawArchitecturePanel(PanelContext& ctx) {
-  ArchitectureView& v = ctx.views.lab.architecture;
+void ArchitecturePanel::draw(PanelContext& ctx) {
+  ArchitectureView& v = view_;
   if (!v.initialized) {
     selectPreset(v, ctx.session.config(), kLoaded);
     v.lastValid = v.edited;

@@ -1,53 +1,20 @@
-// Attention panel: the (layer, head) heatmap (probabilities or pre-softmax scores, one head or
-// the mean over heads), the causal mask in grey, hover read-out, the lines view, and the grid of
-// every layer x head as thumbnails (click one to open it). Arrow keys step layer and head.
+// AttentionPanel: the (layer, head) heatmap (probabilities or pre-softmax scores, one head or the
+// mean over heads, both from model/nn/trace_views.h), the mask in grey, hover read-out, the lines
+// view, and the grid of every layer x head as thumbnails (click one to open it).
 #include <imgui.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "app/gui/widgets/layout.h"
-#include "app/gui/panels/panels.h"
+#include "app/gui/panels/panel_attention.h"
+#include "model/nn/trace_views.h"
 
 namespace tscope::gui {
 
 namespace {
-
-// Show what the model can never see (the causal mask) in grey, not as a zero.
-void maskAsNaN(const AttentionRows& maps, int layerIndex, std::vector<float>& m) {
-  const std::vector<float> first = maps.map(layerIndex, 0, true);
-  for (size_t i = 0; i < m.size(); ++i)
-    if (std::isinf(first[i])) m[i] = std::numeric_limits<float>::quiet_NaN();
-}
-
-// The matrix on screen for the current selection: (T, Tk), masked cells -inf (scores) or NaN.
-std::vector<float> selectedMatrix(const Snapshot& s, int layerIndex, int head, bool average, bool scores) {
-  const AttentionRows& maps = s.attention;
-  if (!average) {
-    std::vector<float> m = maps.map(layerIndex, head, scores);
-    if (!scores) maskAsNaN(maps, layerIndex, m);
-    return m;
-  }
-  std::vector<float> m(maps.map(layerIndex, 0, scores).size(), 0.0f);
-  for (int h = 0; h < maps.heads(); ++h) {
-    const std::vector<float> one = maps.map(layerIndex, h, scores);
-    for (size_t i = 0; i < m.size(); ++i) m[i] += one[i] / maps.heads();  // -inf stays -inf where masked
-  }
-  if (!scores) maskAsNaN(maps, layerIndex, m);
-  return m;
-}
-
-void range(const std::vector<float>& m, float& lo, float& hi) {
-  lo = std::numeric_limits<float>::infinity();
-  hi = -lo;
-  for (float v : m)
-    if (std::isfinite(v)) {
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
-    }
-  if (!(lo <= hi)) lo = hi = 0;
-}
 
 void drawLinesView(const Snapshot& s, const std::vector<float>& m, ImVec2 size) {
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -91,16 +58,15 @@ std::vector<float> poolForThumbnail(const std::vector<float>& m, int rows, int c
   return pooled;
 }
 
-void drawGrid(PanelContext& ctx, const Snapshot& s) {
+void drawGrid(PanelContext& ctx, AttentionView& view, const Snapshot& s) {
   const Trace& trace = s.trace;
-  AttentionView& view = ctx.views.attention;
   const int L = (int)trace.layers.size(), H = trace.H;
   if (!view.thumbnailsBuilt) {
     view.thumbnails.resize((size_t)L * H);
     for (int l = 0; l < L; ++l)
       for (int h = 0; h < H; ++h) {
         int rows = 0, cols = 0;
-        const auto m = poolForThumbnail(selectedMatrix(s, l, h, false, false), trace.T, trace.Tk, rows, cols);
+        const auto m = poolForThumbnail(attentionShown(s.attention, ctx.session.config(), l, h, false, false), trace.T, trace.Tk, rows, cols);
         view.thumbnails[(size_t)l * H + h].setData(ctx.renderer, m.data(), rows, cols, 0.0f, 1.0f, Colormap::Perceptual);
       }
     view.thumbnailsBuilt = true;
@@ -140,7 +106,7 @@ void drawGrid(PanelContext& ctx, const Snapshot& s) {
 
 }  // namespace
 
-void drawAttentionPanel(PanelContext& ctx) {
+void AttentionPanel::draw(PanelContext& ctx) {
   AppState& st = ctx.state;
   const ModelConfig& c = ctx.session.config();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
@@ -164,19 +130,19 @@ void drawAttentionPanel(PanelContext& ctx) {
     return;
   }
   const Trace& trace = s->trace;
-  AttentionView& view = ctx.views.attention;
+  AttentionView& view = view_;
   if (view.builtFor != s->id) view.thumbnailsBuilt = false;
   if (st.showGrid) {
-    drawGrid(ctx, *s);
+    drawGrid(ctx, view, *s);
     return;
   }
   const int layerIndex = std::max(0, trace.capturedIndex(st.layer));
-  const auto m = selectedMatrix(*s, layerIndex, st.head, st.averageHeads, st.showScores);
+  const auto m = attentionShown(s->attention, c, layerIndex, st.head, st.averageHeads, st.showScores);
   if (view.builtFor != s->id || view.layer != st.layer || view.head != st.head || view.average != st.averageHeads ||
       view.scores != st.showScores) {
     view.lo = 0;
     view.hi = 1;
-    if (st.showScores) range(m, view.lo, view.hi);
+    if (st.showScores) std::tie(view.lo, view.hi) = finiteRange(m);
     view.main.setData(ctx.renderer, m.data(), trace.T, trace.Tk, view.lo, view.hi, st.showScores ? Colormap::Diverging : Colormap::Perceptual);
     view.builtFor = s->id;
     view.layer = st.layer;
@@ -200,7 +166,7 @@ void drawAttentionPanel(PanelContext& ctx) {
   ImGui::SetCursorScreenPos(ImVec2(origin.x + labelWidth, origin.y));
   int row = -1, col = -1;
   const bool hovered = view.main.draw(ImVec2(side, side), &row, &col);
-  ctx.views.regions["attention_heatmap"] = {origin.x + labelWidth, origin.y, origin.x + labelWidth + side, origin.y + side};
+  ctx.shared.regions["attention_heatmap"] = {origin.x + labelWidth, origin.y, origin.x + labelWidth + side, origin.y + side};
   ImGui::SameLine();
   if (st.showScores) {
     const float bound = std::max(std::abs(view.lo), std::abs(view.hi));  // the diverging map is centred on 0
@@ -208,7 +174,7 @@ void drawAttentionPanel(PanelContext& ctx) {
   } else {
     view.scale.draw(ctx.renderer, view.lo, view.hi, Colormap::Perceptual, ImVec2(ImGui::GetFontSize(), side));
   }
-  ctx.views.exportable = {"attention_l" + std::to_string(st.layer) + (st.averageHeads ? "_mean" : "_h" + std::to_string(st.head)) +
+  ctx.shared.exportable = {"attention_l" + std::to_string(st.layer) + (st.averageHeads ? "_mean" : "_h" + std::to_string(st.head)) +
                               (st.showScores ? "_scores" : "_probs"),
                           m, trace.T, trace.Tk};
   ImDrawList* draw = ImGui::GetWindowDrawList();

@@ -12,7 +12,8 @@
 #include "app/gui/widgets/bar_chart.h"
 #include "app/gui/widgets/column_chart.h"
 #include "app/gui/widgets/figure.h"
-#include "app/gui/panels/panels.h"
+#include "app/gui/panels/panel_moe.h"
+#include "model/nn/trace_views.h"
 
 namespace tscope::gui {
 
@@ -67,16 +68,10 @@ void drawKnobs(PanelContext& ctx) {
 }
 
 // (T, E): gates at the chosen experts and 0 elsewhere, or the router's full softmax.
-std::vector<float> gateMatrix(const MoeRouting& r, bool probabilities) {
-  if (probabilities) return r.routerProbs;
-  std::vector<float> gates(static_cast<size_t>(r.tokens) * r.experts, 0.0f);
-  for (const MoeAssignment& a : r.assignments) gates[static_cast<size_t>(a.token) * r.experts + a.expert] = a.gate;
-  return gates;
-}
+std::vector<float> gateMatrix(const MoeRouting& r, bool probabilities) { return probabilities ? r.routerProbs : activeExperts(r); }
 
 void drawSummary(const Snapshot& s, const MoeRouting& r) {
-  int droppedAssignments = 0;
-  for (const MoeAssignment& a : r.assignments) droppedAssignments += a.dropped ? 1 : 0;
+  const int droppedAssignments = expertLoadSplit(r).droppedAssignments;
   const bool expertChoice = s.request.moe && s.request.moe->expertChoice;
   const double factor = s.request.moe ? s.request.moe->capacityFactor : 0;
   std::string capacity = "unlimited";
@@ -117,7 +112,7 @@ void drawGates(PanelContext& ctx, const Snapshot& s, const MoeRouting& r, MoeVie
   int row = -1, col = -1;
   const ImVec2 size(cellW * r.experts, cellH * r.tokens);
   const bool hovered = v.gates.draw(size, &row, &col);
-  ctx.views.regions["moe_gates"] = {left, origin.y, left + size.x, origin.y + size.y};
+  ctx.shared.regions["moe_gates"] = {left, origin.y, left + size.x, origin.y + size.y};
   if (cellH >= line * 0.8f)
     for (int t = 0; t < r.tokens && t < static_cast<int>(s.tokenText.size()); ++t) {
       const std::string label = tokenLabel(s.tokenText[t], 10);
@@ -158,8 +153,7 @@ void drawGates(PanelContext& ctx, const Snapshot& s, const MoeRouting& r, MoeVie
 void drawBalance(const Snapshot& s, const MoeRouting& r, ImVec2 area) {
   const int E = r.experts;
   area.x = std::min(area.x, ImGui::GetFontSize() * std::max(45.0f, 5.0f * E));  // few experts: no giant bars
-  std::vector<float> kept(E, 0.0f), dropped(E, 0.0f);
-  for (const MoeAssignment& a : r.assignments) (a.dropped ? dropped : kept)[a.expert] += 1.0f;
+  const auto [kept, dropped, droppedAssignments] = expertLoadSplit(r);
   float most = r.capacity >= 0 ? static_cast<float>(r.capacity) : 1.0f;
   for (int e = 0; e < E; ++e) most = std::max(most, kept[e] + dropped[e]);
   ColumnChart load;
@@ -198,7 +192,7 @@ void drawBalance(const Snapshot& s, const MoeRouting& r, ImVec2 area) {
 
 }  // namespace
 
-void drawMoePanel(PanelContext& ctx) {
+void MoePanel::draw(PanelContext& ctx) {
   const ModelConfig& c = ctx.session.config();
   if (!c.isMoe()) {
     ImGui::TextDisabled("This model has no mixture-of-experts layers.");
@@ -212,7 +206,7 @@ void drawMoePanel(PanelContext& ctx) {
     return;
   }
   const MoeRouting& r = s->trace.moe[layer];
-  MoeView& v = ctx.views.lab.moe;
+  MoeView& v = view_;
   sameLineIfFits(ImGui::CalcTextSize("router probabilities").x + ImGui::GetFontSize() * 2);
   ImGui::Checkbox("router probabilities", &v.showProbs);
   drawSummary(*s, r);
@@ -224,7 +218,7 @@ void drawMoePanel(PanelContext& ctx) {
     v.layer = layer;
     v.builtProbs = v.showProbs;
   }
-  ctx.views.exportable = {std::string(v.showProbs ? "moe_router_probs_l" : "moe_gates_l") + std::to_string(layer), gateMatrix(r, v.showProbs),
+  ctx.shared.exportable = {std::string(v.showProbs ? "moe_router_probs_l" : "moe_gates_l") + std::to_string(layer), gateMatrix(r, v.showProbs),
                           r.tokens, r.experts};
   // Gates and charts side by side when the window is wide for its text size, else stacked.
   const ImVec2 avail = ImGui::GetContentRegionAvail();

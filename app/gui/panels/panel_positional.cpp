@@ -41,13 +41,13 @@ const char* positionSchemeName(PositionEncoding p) {
 void publishFigures(PanelContext& ctx, const FigureHover& layout, const std::string& name, const Heatmap& exported, int figures) {
   for (int i = 0; i < figures; ++i) {
     const ImVec2 o = layout.plotOrigin[i];
-    ctx.views.regions["positional_" + name + (i ? "_similarity" : "")] = {o.x, o.y, o.x + layout.plotSide, o.y + layout.plotSide};
+    ctx.shared.regions["positional_" + name + (i ? "_similarity" : "")] = {o.x, o.y, o.x + layout.plotSide, o.y + layout.plotSide};
   }
   ExportableMatrix matrix{"positional_" + name, {}, exported.rows(), exported.cols()};
   matrix.values.reserve(static_cast<size_t>(matrix.rows) * matrix.cols);
   for (int r = 0; r < matrix.rows; ++r)
     for (int c = 0; c < matrix.cols; ++c) matrix.values.push_back(exported.value(r, c));
-  ctx.views.exportable = std::move(matrix);
+  ctx.shared.exportable = std::move(matrix);
 }
 
 namespace {
@@ -178,8 +178,8 @@ void drawLearnedTab(PanelContext& ctx, PositionalView& v) {
 
 }  // namespace
 
-void drawPositionalPanel(PanelContext& ctx) {
-  PositionalView& v = ctx.views.lab.positional;
+void PositionalPanel::draw(PanelContext& ctx) {
+  PositionalView& v = view_;
   const ModelConfig& c = ctx.session.config();
   if (!v.initialized) initializeKnobs(v, c);
   ImGui::TextWrapped("This model uses %s: %s. The other tabs show what the alternatives would do with this model's sizes.",

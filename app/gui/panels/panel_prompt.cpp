@@ -1,5 +1,5 @@
-// The prompt strip (always on top: the editable prompt and the token strip, hover a token for
-// its id and bytes) and the Prompt panel: every token in a table and, for a chosen word, GPT-2's
+// TokenStrip (always on top: the editable prompt and the token strip, hover a token for its id
+// and bytes) and PromptPanel: every token in a table and, for a chosen word, GPT-2's
 // BPE merges applied one by one.
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -9,7 +9,7 @@
 
 #include "model/tokenize/tokenizer.h"
 #include "app/gui/widgets/layout.h"
-#include "app/gui/panels/panels.h"
+#include "app/gui/panels/panel_prompt.h"
 
 namespace tscope::gui {
 
@@ -56,10 +56,10 @@ void tokenTooltip(const Tokenizer* tokenizer, int id, const char* where) {
 
 }  // namespace
 
-void drawPromptStrip(PanelContext& ctx) {
+void TokenStrip::draw(PanelContext& ctx) {
   ImGui::SetNextItemWidth(-1);
   if (ImGui::InputTextMultiline("##prompt", &ctx.state.prompt, ImVec2(-1, ImGui::GetTextLineHeight() * 2.6f))) ctx.repost = true;
-  recordItem(ctx.views, "prompt");
+  recordItem(ctx.shared, "prompt");
   const Snapshot* s = ctx.snapshot;
   if (!s) {
     ImGui::TextDisabled("computing...");
@@ -69,7 +69,7 @@ void drawPromptStrip(PanelContext& ctx) {
   const int context = ctx.session.config().n_positions;
   // The token strip wraps, and scrolls after three rows so long prompts keep the panels in view.
   const float rowHeight = ImGui::GetFrameHeightWithSpacing();
-  const float contentHeight = ctx.views.tokenStripHeight > 0 ? ctx.views.tokenStripHeight : rowHeight;
+  const float contentHeight = contentHeight_ > 0 ? contentHeight_ : rowHeight;
   ImGui::BeginChild("token strip", ImVec2(0, std::min(rowHeight * 3.0f, contentHeight)), false);
   const size_t dropped = s->droppedIds.size();
   if (dropped > 0) {
@@ -77,7 +77,7 @@ void drawPromptStrip(PanelContext& ctx) {
     ImGui::Text("%zu earlier tokens dropped (greyed): the model's context holds %d tokens, so every panel shows the last %d", dropped, context,
                 context);
     ImGui::PopStyleColor();
-    recordItem(ctx.views, "dropped_note");
+    recordItem(ctx.shared, "dropped_note");
   }
   ImGui::TextDisabled("%zu / %d tokens", s->ids.size(), context);
   // The last few dropped tokens, greyed and not selectable, before the kept ones.
@@ -104,16 +104,16 @@ void drawPromptStrip(PanelContext& ctx) {
     ImGui::PopID();
   }
   // A new prompt scrolls the strip to its end, where the newest (and the selected last) token is.
-  if (ctx.views.tokenStripScrolledFor != s->id) {
+  if (scrolledFor_ != s->id) {
     ImGui::SetScrollHereY(1.0f);
-    ctx.views.tokenStripScrolledFor = s->id;
+    scrolledFor_ = s->id;
   }
-  ctx.views.tokenStripHeight = ImGui::GetCursorPosY() + ImGui::GetStyle().ItemSpacing.y;  // sizes next frame's strip
+  contentHeight_ = ImGui::GetCursorPosY() + ImGui::GetStyle().ItemSpacing.y;  // sizes next frame's strip
   ImGui::EndChild();
-  recordItem(ctx.views, "token_strip");
+  recordItem(ctx.shared, "token_strip");
 }
 
-void drawPromptPanel(PanelContext& ctx) {
+void PromptPanel::draw(PanelContext& ctx) {
   const Snapshot* s = ctx.snapshot;
   const Tokenizer* tokenizer = ctx.session.tokenizer();
   if (!s || !tokenizer) {

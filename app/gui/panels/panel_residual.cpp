@@ -10,7 +10,8 @@
 #include <limits>
 
 #include "app/gui/widgets/bar_chart.h"
-#include "app/gui/panels/panels.h"
+#include "app/gui/panels/panel_residual.h"
+#include "model/nn/trace_views.h"
 
 namespace tscope::gui {
 
@@ -63,7 +64,7 @@ void drawLensTooltip(const PanelContext& ctx, const Snapshot& s, int lensRow, in
 }
 
 // One cell: the top-1 token and its probability on a background coloured by that probability.
-void drawLensCell(PanelContext& ctx, const Snapshot& s, int lensRow, int column, bool selected) {
+void drawLensCell(PanelContext& ctx, ResidualView& view, const Snapshot& s, int lensRow, int column, bool selected) {
   const Trace& trace = s.trace;
   const size_t at = ((size_t)lensRow * trace.lensPositions.size() + column) * trace.lensK;
   const float prob = trace.lensProbs[at];
@@ -84,14 +85,13 @@ void drawLensCell(PanelContext& ctx, const Snapshot& s, int lensRow, int column,
   if (!selected) return;
   ImGui::GetWindowDrawList()->AddRect(start, end, kSelectedColor, 0, 0, 2.0f);
   // Bring a newly selected token's column into view (once, so the user can still scroll away).
-  ResidualView& view = ctx.views.residual;
   if (lensRow == 0 && view.scrolledTo != trace.lensPositions[column]) {
     ImGui::SetScrollHereX(0.5f);
     view.scrolledTo = trace.lensPositions[column];
   }
 }
 
-void drawLensTable(PanelContext& ctx, const Snapshot& s, int selectedPosition, float maxHeight) {
+void drawLensTable(PanelContext& ctx, ResidualView& view, const Snapshot& s, int selectedPosition, float maxHeight) {
   const Trace& trace = s.trace;
   const int P = (int)trace.lensPositions.size(), Lc = (int)trace.layers.size();
   // ImGui tables hold at most 64 columns: a long prompt shows a window of positions around the
@@ -137,7 +137,7 @@ void drawLensTable(PanelContext& ctx, const Snapshot& s, int selectedPosition, f
     if (layer + 1 == trace.L) ImGui::TextDisabled("= output");
     for (int c = first; c < first + count; ++c) {
       ImGui::TableSetColumnIndex(c - first + 1);
-      drawLensCell(ctx, s, row, c, trace.lensPositions[c] == selectedPosition);
+      drawLensCell(ctx, view, s, row, c, trace.lensPositions[c] == selectedPosition);
     }
   }
   ImGui::TableNextRow();
@@ -152,18 +152,11 @@ void drawLensTable(PanelContext& ctx, const Snapshot& s, int selectedPosition, f
   ImGui::EndTable();
 }
 
-void drawNormHeatmap(PanelContext& ctx, const Snapshot& s, int selectedPosition) {
+void drawNormHeatmap(PanelContext& ctx, ResidualView& view, const Snapshot& s, int selectedPosition) {
   const Trace& trace = s.trace;
-  ResidualView& view = ctx.views.residual;
   const int rows = trace.L + 1, T = trace.T;
   if (view.builtFor != s.id) {
-    view.lo = std::numeric_limits<float>::infinity();
-    view.hi = -view.lo;
-    for (float v : trace.residNorm) {
-      view.lo = std::min(view.lo, v);
-      view.hi = std::max(view.hi, v);
-    }
-    if (!(view.lo <= view.hi)) view.lo = view.hi = 0;
+    std::tie(view.lo, view.hi) = finiteRange(trace.residNorm);
     view.norms.setData(ctx.renderer, trace.residNorm.data(), rows, T, view.lo, view.hi, Colormap::Perceptual);
     view.builtFor = s.id;
   }
@@ -185,8 +178,8 @@ void drawNormHeatmap(PanelContext& ctx, const Snapshot& s, int selectedPosition)
   int row = -1, col = -1;
   const bool hovered = view.norms.draw(ImVec2(width, height), &row, &col);
   const float left = origin.x + labelWidth;
-  ctx.views.regions["residual_norm_heatmap"] = {left, origin.y, left + width, origin.y + height};
-  ctx.views.exportable = {"residual_norm", trace.residNorm, rows, T};
+  ctx.shared.regions["residual_norm_heatmap"] = {left, origin.y, left + width, origin.y + height};
+  ctx.shared.exportable = {"residual_norm", trace.residNorm, rows, T};
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   for (int r = 0; r < rows; ++r) {
@@ -225,7 +218,7 @@ void drawNormHeatmap(PanelContext& ctx, const Snapshot& s, int selectedPosition)
 
 }  // namespace
 
-void drawResidualPanel(PanelContext& ctx) {
+void ResidualPanel::draw(PanelContext& ctx) {
   const Snapshot* s = ctx.snapshot;
   if (!s || s->trace.T == 0) {
     ImGui::TextDisabled(s && !s->error.empty() ? "%s" : "computing...", s ? s->error.c_str() : "");
@@ -255,10 +248,10 @@ void drawResidualPanel(PanelContext& ctx) {
                          "forward fast. Shorten the prompt to see every position.",
                          trace.V, trace.T - 1);
     // About half the height, but room for a few rows at large font scales (the panel scrolls).
-    drawLensTable(ctx, *s, selectedPosition, std::max(ImGui::GetContentRegionAvail().y * 0.55f, ImGui::GetFontSize() * 14));
+    drawLensTable(ctx, view_, *s, selectedPosition, std::max(ImGui::GetContentRegionAvail().y * 0.55f, ImGui::GetFontSize() * 14));
   }
   ImGui::Spacing();
-  if (trace.residNorm.size() == (size_t)(trace.L + 1) * trace.T) drawNormHeatmap(ctx, *s, selectedPosition);
+  if (trace.residNorm.size() == (size_t)(trace.L + 1) * trace.T) drawNormHeatmap(ctx, view_, *s, selectedPosition);
   else ImGui::TextDisabled("this trace has no residual norms");
 }
 

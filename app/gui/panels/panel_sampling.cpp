@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <numeric>
 #include <stdexcept>
 
 #include "app/gui/widgets/bar_chart.h"
 #include "app/gui/widgets/beam_tree.h"
 #include "model/theory/cost.h"
-#include "app/gui/panels/panels.h"
+#include "app/gui/panels/panel_sampling.h"
+#include "model/nn/trace_views.h"
 
 namespace tscope::gui {
 
@@ -40,15 +40,9 @@ bool isCurrent(const Snapshot& s, const AppState& st) {
 }
 
 void rebuild(SamplingView& view, const Snapshot& s) {
-  const std::vector<float>& raw = s.stages.raw;
-  std::vector<int> order(raw.size());
-  std::iota(order.begin(), order.end(), 0);
-  const int shown = std::min<int>(kTopTokens, (int)order.size());
-  std::partial_sort(order.begin(), order.begin() + shown, order.end(), [&](int a, int b) { return raw[a] > raw[b]; });
-  view.topIds.assign(order.begin(), order.begin() + shown);
-  view.keptCounts.assign(kStages, 0);
-  for (int stage = 0; stage < kStages; ++stage)
-    for (float p : stageProbs(s.stages, stage)) view.keptCounts[stage] += p > 0;
+  view.topIds = topTokenIds(s.stages.raw, kTopTokens);
+  view.keptCounts.resize(kStages);
+  for (int stage = 0; stage < kStages; ++stage) view.keptCounts[stage] = tokensKept(stageProbs(s.stages, stage));
   view.builtFor = s.id;
 }
 
@@ -186,7 +180,7 @@ void drawGenerateControls(PanelContext& ctx, SamplingView& view, bool canStep, b
   const bool generating = view.awaitingGeneration || progress.asked > 0;
   ImGui::BeginDisabled(!canStep || generating);
   if (ImGui::Button("Step")) requestGeneration(ctx, view, 1);
-  recordItem(ctx.views, "step");
+  recordItem(ctx.shared, "step");
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip("Draw the next token and append it. Steps continue one random stream: k Steps give the tokens of\n"
                       "tscope-cli generate --prompt P --seed S --max-new k with the same knobs.");
@@ -194,7 +188,7 @@ void drawGenerateControls(PanelContext& ctx, SamplingView& view, bool canStep, b
   char generateLabel[32];
   std::snprintf(generateLabel, sizeof generateLabel, "Generate %d", view.generateCount);
   if (ImGui::Button(generateLabel)) requestGeneration(ctx, view, view.generateCount);
-  recordItem(ctx.views, "generate");
+  recordItem(ctx.shared, "generate");
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
@@ -202,7 +196,7 @@ void drawGenerateControls(PanelContext& ctx, SamplingView& view, bool canStep, b
   ImGui::SameLine();
   ImGui::BeginDisabled(!generating);
   if (ImGui::Button("Stop")) ctx.session.stopGeneration();
-  recordItem(ctx.views, "stop");
+  recordItem(ctx.shared, "stop");
   ImGui::EndDisabled();
   if (generating) {
     char overlay[64];
@@ -312,7 +306,8 @@ void drawKvCacheSection(PanelContext& ctx, const Snapshot* s, ImVec2 size) {
 
 }  // namespace
 
-std::string takeGeneratedText(AppState& state, SamplingView& view, const Snapshot& s) {
+std::string SamplingPanel::takeGeneratedText(AppState& state, const Snapshot& s) {
+  SamplingView& view = view_;
   if (!s.generation || view.takenGeneration == s.id) return "";
   view.takenGeneration = s.id;
   const GenerationReport& g = *s.generation;
@@ -335,8 +330,8 @@ std::string takeGeneratedText(AppState& state, SamplingView& view, const Snapsho
   return g.stopReason;
 }
 
-void drawSamplingPanel(PanelContext& ctx) {
-  SamplingView& view = ctx.views.sampling;
+void SamplingPanel::draw(PanelContext& ctx) {
+  SamplingView& view = view_;
   const Snapshot* s = ctx.snapshot;
   drawKnobs(ctx, view);
   if (!s || s->stages.raw.empty()) {

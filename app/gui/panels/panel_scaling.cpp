@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "app/gui/panels/panels.h"
+#include "app/gui/panels/panel_scaling.h"
 #include "app/gui/widgets/plot.h"
 
 namespace tscope::gui {
@@ -59,11 +59,6 @@ bool positiveInput(const char* label, double* value, const char* format) {
   return true;
 }
 
-void recordRegion(PanelContext& ctx, const char* name) {
-  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-  ctx.views.regions[name] = ScreenRect{a.x, a.y, b.x, b.y};
-}
-
 void yRange(const std::vector<double>& ys, double& lo, double& hi) {
   for (double y : ys)
     if (std::isfinite(y)) lo = std::min(lo, y), hi = std::max(hi, y);
@@ -71,8 +66,7 @@ void yRange(const std::vector<double>& ys, double& lo, double& hi) {
 
 // ---- Chinchilla ------------------------------------------------------------------------------
 
-void drawIsoFlopPlot(PanelContext& ctx, ImVec2 size, bool compact) {
-  const ScalingView& v = ctx.views.scaling;
+void drawIsoFlopPlot(PanelContext& ctx, const ScalingView& v, ImVec2 size, bool compact) {
   const bool projector = ctx.state.projector;
   const ChinchillaConstants& c = v.chinchilla;
   const ComputeOptimum chosen = chinchillaOptimum(c, v.computeFlops);
@@ -99,7 +93,7 @@ void drawIsoFlopPlot(PanelContext& ctx, ImVec2 size, bool compact) {
   plot.line("iso-FLOP curves, 1e18 .. 1e26 FLOP", {}, {}, budgetColour(0.5, projector), 1.6f);
   for (const MarkedRun& m : markedRuns()) plot.point(m.run.name, m.run.params, chinchillaLoss(c, m.run.params, m.run.tokens), m.colour, m.side);
   plot.draw();
-  recordRegion(ctx, "scaling_isoflop");
+  recordItem(ctx.shared, "scaling_isoflop");
 }
 
 void drawChinchillaConstants(ScalingView& v) {
@@ -155,8 +149,7 @@ void drawBudgetSlider(ScalingView& v) {
 }
 
 // The compute-optimal allocation at the budget, in large type: four cells of the current table.
-void drawOptimumCells(PanelContext& ctx, bool shortCaptions) {
-  const ScalingView& v = ctx.views.scaling;
+void drawOptimumCells(PanelContext& ctx, const ScalingView& v, bool shortCaptions) {
   const ComputeOptimum o = chinchillaOptimum(v.chinchilla, v.computeFlops);
   const ImU32 accent = highlightColour(ctx.state.projector), text = ImGui::GetColorU32(ImGuiCol_Text);
   char value[32];
@@ -192,8 +185,7 @@ void drawChinchillaFit(ScalingView& v) {
 
 // ---- Kaplan ----------------------------------------------------------------------------------
 
-void drawKaplanPlot(PanelContext& ctx, int which, ImVec2 size) {
-  const ScalingView& v = ctx.views.scaling;
+void drawKaplanPlot(PanelContext& ctx, const ScalingView& v, int which, ImVec2 size) {
   const KaplanConstants& k = v.kaplan;
   const bool projector = ctx.state.projector;
   const ImU32 lawColour = projector ? IM_COL32(30, 90, 200, 255) : IM_COL32(90, 160, 255, 255);
@@ -239,7 +231,7 @@ void drawKaplanPlot(PanelContext& ctx, int which, ImVec2 size) {
   plot.setAxes(law.x.front(), law.x.back(), true, lo * 0.95, hi * 1.05, true, xLabels[which], "loss (nats/token)");
   plot.setLegend(which == 0 ? LegendPlacement::BottomLeft : LegendPlacement::Hidden);
   plot.draw();
-  recordRegion(ctx, id);
+  recordItem(ctx.shared, id);
 }
 
 void drawKaplanConstants(ScalingView& v) {
@@ -254,8 +246,7 @@ void drawKaplanConstants(ScalingView& v) {
   if (ImGui::Button("Reset to Kaplan et al. 2020")) k = KaplanConstants{};
 }
 
-void drawWorkedExample(PanelContext& ctx) {
-  ScalingView& v = ctx.views.scaling;
+void drawWorkedExample(PanelContext& ctx, ScalingView& v) {
   ImGui::TextWrapped("Worked example: scale a measured loss to a new size");
   positiveInput("measured loss (nats)", &v.exampleLoss, "%.3g");
   positiveInput("at N (parameters)", &v.exampleParams, "%.4g");
@@ -278,14 +269,13 @@ void drawKaplanNotes(ScalingView& v) {
   drawKaplanConstants(v);
 }
 
-void drawKaplanPlots(PanelContext& ctx, float width, float height) {
-  ScalingView& v = ctx.views.scaling;
+void drawKaplanPlots(PanelContext& ctx, ScalingView& v, float width, float height) {
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   if (width / 3 - spacing >= ImGui::GetFontSize() * 17) {  // three side by side
     const ImVec2 size(width / 3 - spacing * 2 / 3, height);
     for (int which = 0; which < 3; ++which) {
       if (which > 0) ImGui::SameLine();
-      drawKaplanPlot(ctx, which, size);
+      drawKaplanPlot(ctx, v, which, size);
     }
     return;
   }
@@ -294,7 +284,7 @@ void drawKaplanPlots(PanelContext& ctx, float width, float height) {
     if (which > 0) ImGui::SameLine();
     ImGui::RadioButton(names[which], &v.kaplanPlot, which);
   }
-  drawKaplanPlot(ctx, v.kaplanPlot, ImVec2(width, height - ImGui::GetFrameHeightWithSpacing()));
+  drawKaplanPlot(ctx, v, v.kaplanPlot, ImVec2(width, height - ImGui::GetFrameHeightWithSpacing()));
 }
 
 // Two blocks side by side in a borderless table (the stacked layout's control rows).
@@ -310,8 +300,8 @@ void twoColumns(const char* id, Left left, Right right) {
 
 }  // namespace
 
-void drawScalingPanel(PanelContext& ctx) {
-  ScalingView& v = ctx.views.scaling;
+void ScalingPanel::draw(PanelContext& ctx) {
+  ScalingView& v = view_;
   const float font = ImGui::GetFontSize();
   const ImVec2 spacing = ImGui::GetStyle().ItemSpacing;
   if (ImGui::GetContentRegionAvail().x >= font * 60 && ImGui::GetContentRegionAvail().y >= font * 34) {
@@ -322,12 +312,12 @@ void drawScalingPanel(PanelContext& ctx) {
     const float sideWidth = font * 22, plotWidth = avail.x - sideWidth - spacing.x;
     const float topHeight = std::max(font * 18, (avail.y - spacing.y) * 0.6f);
     const float bottomHeight = std::max(font * 14, avail.y - topHeight - spacing.y);
-    drawIsoFlopPlot(ctx, ImVec2(plotWidth, topHeight), false);
+    drawIsoFlopPlot(ctx, v, ImVec2(plotWidth, topHeight), false);
     ImGui::SameLine();
     ImGui::BeginChild("chinchilla_side", ImVec2(sideWidth, topHeight));
     drawBudgetSlider(v);
     if (ImGui::BeginTable("optimum", 2)) {
-      drawOptimumCells(ctx, false);
+      drawOptimumCells(ctx, v, false);
       ImGui::EndTable();
     }
     drawBudgetFacts(v);
@@ -337,11 +327,11 @@ void drawScalingPanel(PanelContext& ctx) {
     drawNamedRuns(v);
     ImGui::EndChild();
     ImGui::BeginGroup();
-    drawKaplanPlots(ctx, plotWidth, bottomHeight);
+    drawKaplanPlots(ctx, v, plotWidth, bottomHeight);
     ImGui::EndGroup();
     ImGui::SameLine();
     ImGui::BeginChild("kaplan_side", ImVec2(sideWidth, bottomHeight));
-    drawWorkedExample(ctx);
+    drawWorkedExample(ctx, v);
     ImGui::Spacing();
     drawKaplanNotes(v);
     ImGui::EndChild();
@@ -354,15 +344,15 @@ void drawScalingPanel(PanelContext& ctx) {
     for (const char* name : {"n", "d", "ratio", "loss"}) ImGui::TableSetupColumn(name, ImGuiTableColumnFlags_WidthStretch, 1.0f);
     ImGui::TableNextColumn();
     drawBudgetSlider(v);
-    drawOptimumCells(ctx, true);
+    drawOptimumCells(ctx, v, true);
     ImGui::EndTable();
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  drawIsoFlopPlot(ctx, ImVec2(avail.x, std::max(font * 12, avail.y)), true);
+  drawIsoFlopPlot(ctx, v, ImVec2(avail.x, std::max(font * 12, avail.y)), true);
   twoColumns("chinchilla_controls", [&] { drawBudgetFacts(v); ImGui::Spacing(); drawNamedRuns(v); }, [&] { drawChinchillaFit(v); });
   ImGui::Separator();
-  drawKaplanPlots(ctx, avail.x, std::max(font * 12, avail.y));
-  twoColumns("kaplan_controls", [&] { drawWorkedExample(ctx); }, [&] { drawKaplanNotes(v); });
+  drawKaplanPlots(ctx, v, avail.x, std::max(font * 12, avail.y));
+  twoColumns("kaplan_controls", [&] { drawWorkedExample(ctx, v); }, [&] { drawKaplanNotes(v); });
 }
 
 }  // namespace tscope::gui

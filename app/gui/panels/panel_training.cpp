@@ -13,7 +13,7 @@
 
 #include "model/theory/cost.h"
 #include "model/train/train_presets.h"
-#include "app/gui/panels/panels.h"
+#include "app/gui/panels/panel_training.h"
 #include "app/gui/widgets/plot.h"
 #include "app/gui/panels/training_charts.h"
 
@@ -232,18 +232,23 @@ void drawControls(PanelContext& ctx, TrainingPanelView& v, const TrainingView& v
 
 }  // namespace
 
-bool startTrainingPreset(PanelViews& views, TrainingSession& training, const std::string& preset, int pauseAtStep) {
+bool TrainingPanel::startPreset(TrainingSession& training, const std::string& preset, int pauseAtStep) {
   const TrainPreset* found = findTrainPreset(preset);
   if (!found) return false;
-  TrainingPanelView& v = views.training;
+  TrainingPanelView& v = view_;
   v.initialized = true;
   selectPreset(v, static_cast<int>(found - trainPresets().data()));
   training.start({found->name, found->config, found->data, pauseAtStep});
   return true;
 }
 
-void drawTrainingPanel(PanelContext& ctx) {
-  TrainingPanelView& v = ctx.views.training;
+void TrainingPanel::showHead(int layer, int head) {
+  if (layer >= 0) view_.layer = layer;
+  if (head >= 0) view_.head = head;
+}
+
+void TrainingPanel::draw(PanelContext& ctx) {
+  TrainingPanelView& v = view_;
   if (!ctx.training) return;
   if (!v.initialized) {
     selectPreset(v, 0);

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "app/gui/widgets/figure.h"
-#include "app/gui/panels/panels.h"
+#include "app/gui/panels/panel_positional.h"
 
 namespace tscope::gui {
 

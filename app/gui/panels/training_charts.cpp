@@ -2,6 +2,7 @@
 // published view (long runs are averaged into at most kMaxPoints points); the attention textures
 // only when the shown snapshot, layer or head change. Clicking a curve jumps the timeline there.
 #include "app/gui/panels/training_charts.h"
+#include "model/nn/trace_views.h"
 
 #include <imgui.h>
 
@@ -26,34 +27,7 @@ constexpr ImU32 kValColour = IM_COL32(240, 150, 40, 255);
 constexpr ImU32 kLrColour = IM_COL32(100, 185, 100, 255);
 constexpr ImU32 kPlannedColour = IM_COL32(140, 140, 140, 160);
 constexpr ImU32 kMarkerColour = IM_COL32(230, 70, 70, 230);
-constexpr size_t kMaxPoints = 800;
-
-// Values of steps 1..n averaged into at most kMaxPoints buckets (x: the bucket's mean step).
-void stepSeries(const std::vector<double>& ys, std::vector<double>& xsOut, std::vector<double>& ysOut) {
-  const size_t n = ys.size(), per = std::max<size_t>(1, (n + kMaxPoints - 1) / kMaxPoints);
-  for (size_t i = 0; i < n; i += per) {
-    const size_t end = std::min(n, i + per);
-    double x = 0, y = 0;
-    for (size_t j = i; j < end; ++j) {
-      x += static_cast<double>(j + 1);
-      y += ys[j];
-    }
-    xsOut.push_back(x / static_cast<double>(end - i));
-    ysOut.push_back(y / static_cast<double>(end - i));
-  }
-}
-
-// The mean of each step's value and the window - 1 before it.
-std::vector<double> trailingMean(const std::vector<float>& ys, size_t window) {
-  std::vector<double> out(ys.size());
-  double sum = 0;
-  for (size_t i = 0; i < ys.size(); ++i) {
-    sum += ys[i];
-    if (i >= window) sum -= ys[i - window];
-    out[i] = sum / static_cast<double>(std::min(i + 1, window));
-  }
-  return out;
-}
+constexpr size_t kMaxPoints = 800;  // a curve's points at most (long runs are averaged)
 
 // The timeline entry nearest `step`.
 int nearestSnapshot(const TrainingView& view, double step) {
@@ -63,18 +37,13 @@ int nearestSnapshot(const TrainingView& view, double step) {
   return best;
 }
 
-void recordRegion(PanelContext& ctx, const char* name) {
-  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-  ctx.views.regions[name] = {a.x, a.y, b.x, b.y};
-}
-
 void drawLossPlot(PanelContext& ctx, TrainingPanelView& v, const TrainingView& view, const ModelConfig& model, ImVec2 size) {
   Plot plot("training_loss", size);
   plot.setTitle("Loss");
   std::vector<double> rawX, rawY, meanX, meanY, valX, valY;
   std::vector<double> raw(view.trainLoss.begin(), view.trainLoss.end());
-  stepSeries(raw, rawX, rawY);
-  stepSeries(trailingMean(view.trainLoss, std::max<size_t>(5, view.trainLoss.size() / 40)), meanX, meanY);
+  bucketMeans(raw, kMaxPoints, rawX, rawY);
+  bucketMeans(trailingMean(view.trainLoss, std::max<size_t>(5, view.trainLoss.size() / 40)), kMaxPoints, meanX, meanY);
   for (size_t i = 0; i < view.valLoss.size(); ++i) {
     valX.push_back(view.evalSteps[i]);
     valY.push_back(view.valLoss[i]);
@@ -98,7 +67,7 @@ void drawLossPlot(PanelContext& ctx, TrainingPanelView& v, const TrainingView& v
     plot.vline(view.timeline[v.snapshot]->step, "", kMarkerColour);
   plot.setLegend(LegendPlacement::TopRight);
   const PlotHover hover = plot.draw();
-  recordRegion(ctx, "training_loss");
+  recordItem(ctx.shared, "training_loss");
   if ((hover.clicked || hover.held) && !view.timeline.empty()) {
     v.snapshot = nearestSnapshot(view, hover.x);
     v.followLatest = false;
@@ -121,7 +90,7 @@ void drawLrPlot(PanelContext& ctx, TrainingPanelView& v, const TrainingView& vie
     plannedY.clear();
   }
   std::vector<double> lr(view.learningRate.begin(), view.learningRate.end());
-  stepSeries(lr, doneX, doneY);
+  bucketMeans(lr, kMaxPoints, doneX, doneY);
   plot.setAxes(0, total, false, 0, std::max(1e-9, static_cast<double>(config.maxLr)) * 1.15, false, "step", "");
   plot.setFormats(formatGeneral, formatScientific);
   plot.line("planned", plannedX, plannedY, kPlannedColour, 1.5f);
@@ -130,28 +99,18 @@ void drawLrPlot(PanelContext& ctx, TrainingPanelView& v, const TrainingView& vie
     plot.vline(view.timeline[v.snapshot]->step, "", kMarkerColour);
   plot.setLegend(LegendPlacement::TopRight);
   plot.draw();
-  recordRegion(ctx, "training_lr");
+  recordItem(ctx.shared, "training_lr");
 }
 
-// (T, T) attention of one head; what the causal mask hides is NaN (drawn grey, as in Attention).
-std::vector<float> attentionMatrix(const TrainingSnapshot& s, int layer, int head, bool causal) {
-  const int T = s.T;
-  std::vector<float> m(s.attnMap(layer, head), s.attnMap(layer, head) + (size_t)T * T);
-  if (causal)
-    for (int i = 0; i < T; ++i)
-      for (int j = i + 1; j < T; ++j) m[(size_t)i * T + j] = std::numeric_limits<float>::quiet_NaN();
-  return m;
-}
-
-void buildTextures(PanelContext& ctx, TrainingPanelView& v, const std::shared_ptr<const TrainingSnapshot>& s, bool causal) {
+void buildTextures(PanelContext& ctx, TrainingPanelView& v, const std::shared_ptr<const TrainingSnapshot>& s, const ModelConfig& model) {
   if (v.builtFor == s && v.builtLayer == v.layer && v.builtHead == v.head) return;
-  const auto m = attentionMatrix(*s, v.layer, v.head, causal);
+  const auto m = probabilitiesShown(s->attnMap(v.layer, v.head), s->T, model);
   v.attention.setData(ctx.renderer, m.data(), s->T, s->T, 0.0f, 1.0f, Colormap::Perceptual);
   if (v.builtFor != s) {
     v.thumbnails.resize((size_t)s->L * s->H);
     for (int l = 0; l < s->L; ++l)
       for (int h = 0; h < s->H; ++h) {
-        const auto t = attentionMatrix(*s, l, h, causal);
+        const auto t = probabilitiesShown(s->attnMap(l, h), s->T, model);
         v.thumbnails[(size_t)l * s->H + h].setData(ctx.renderer, t.data(), s->T, s->T, 0.0f, 1.0f, Colormap::Perceptual);
       }
   }
@@ -168,7 +127,7 @@ void drawAttention(PanelContext& ctx, TrainingPanelView& v, const TrainingView& 
   ImGui::SetCursorScreenPos(ImVec2(origin.x + labelWidth, origin.y));
   int row = -1, col = -1;
   const bool hovered = v.attention.draw(ImVec2(side, side), &row, &col);
-  ctx.views.regions["training_attention"] = {origin.x + labelWidth, origin.y, origin.x + labelWidth + side, origin.y + side};
+  ctx.shared.regions["training_attention"] = {origin.x + labelWidth, origin.y, origin.x + labelWidth + side, origin.y + side};
   ImGui::SameLine();
   v.scale.draw(ctx.renderer, 0.0f, 1.0f, Colormap::Perceptual, ImVec2(ImGui::GetFontSize(), side));
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -212,7 +171,7 @@ void drawAttention(PanelContext& ctx, TrainingPanelView& v, const TrainingView& 
     ImGui::EndTooltip();
   }
   const float* map = s.attnMap(v.layer, v.head);
-  ctx.views.exportable = {"training_attention_step" + std::to_string(s.step) + "_l" + std::to_string(v.layer) + "_h" + std::to_string(v.head),
+  ctx.shared.exportable = {"training_attention_step" + std::to_string(s.step) + "_l" + std::to_string(v.layer) + "_h" + std::to_string(v.head),
                           std::vector<float>(map, map + (size_t)s.T * s.T), s.T, s.T};
 }
 
@@ -250,7 +209,7 @@ void drawHeadGrid(PanelContext& ctx, TrainingPanelView& v, const TrainingSnapsho
   ImGui::SetCursorScreenPos(start);
   const ImVec2 size(labelWidth + s.H * (cell + spacing), s.L * (cell + line + spacing));
   ImGui::Dummy(size);
-  ctx.views.regions["training_heads"] = {start.x, start.y, start.x + size.x, start.y + size.y};
+  ctx.shared.regions["training_heads"] = {start.x, start.y, start.x + size.x, start.y + size.y};
 }
 
 // Share of the probe's routed assignments per expert, one chart per layer, side by side when
@@ -324,7 +283,7 @@ void drawTrainingCharts(PanelContext& ctx, TrainingPanelView& v, const TrainingV
   v.layer = std::clamp(v.layer, 0, s->L - 1);
   v.head = std::clamp(v.head, 0, s->H - 1);
   if (s->T == 0 || s->attention.empty()) return;
-  buildTextures(ctx, v, s, view.config.model.causal);
+  buildTextures(ctx, v, s, view.config.model);
   const ImVec2 area = ImGui::GetContentRegionAvail();
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const bool moe = s->experts > 0;

@@ -2,7 +2,7 @@
 // the ln V of a uniform guess), the learning-rate schedule (planned and done), the timeline slider
 // over the run's snapshots, and the selected snapshot's attention maps and expert load.
 #pragma once
-#include "app/gui/panels/panels.h"
+#include "app/gui/panels/panel_training.h"
 
 namespace tscope::gui {
 

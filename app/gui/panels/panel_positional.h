@@ -1,14 +1,12 @@
-// Per-panel view state and texture caches of the architecture-lab panels (Positional encodings,
-// Architecture & cost, Experts). Knob values live here (not in AppState: they never change what
-// the model computes); textures are rebuilt only when the knobs they were built from change.
+// Positional encodings panel: sinusoidal (Vaswani et al. 2017), the loaded model's learned table,
+// RoPE and ALiBi, each as heatmaps with knobs. Knob values live here (not in AppState: they never
+// change what the model computes); textures are rebuilt only when the knobs they were built from change.
 #pragma once
-#include <cstdint>
-#include <string>
 #include <vector>
 
+#include "app/gui/panels/panels.h"
 #include "app/gui/widgets/figure.h"
 #include "app/gui/widgets/heatmap.h"
-#include "model/core/config.h"
 
 namespace tscope::gui {
 
@@ -42,29 +40,12 @@ struct PositionalView {
   float sinSimilarityMax = 1, learnedMax = 1, learnedSimilarityMax = 1, ropeDotMax = 1, alibiMin = -1;
 };
 
-struct ArchitectureView {
-  bool initialized = false;
-  ModelConfig edited;           // what the editor shows (starts as the loaded config)
-  ModelConfig lastValid;        // the numbers shown while `edited` is invalid
-  std::string problem;          // validateConfig(edited), "" when valid
-  int preset = -1;              // index into gpt3Presets(), -1 = the loaded model / own edits
-  int contextLength = 1024;     // n for FLOPs and memory
-};
+class PositionalPanel : public Panel {
+ public:
+  void draw(PanelContext& ctx) override;
 
-struct MoeView {
-  uint64_t builtFor = 0;
-  int layer = -1;
-  bool showProbs = false;       // router probabilities (all experts) instead of gates
-  bool builtProbs = false;
-  float gatesMax = 1;           // colour range 0 .. the largest value shown
-  Heatmap gates;
-  Colorbar gatesBar;
-};
-
-struct LabViews {
-  PositionalView positional;
-  ArchitectureView architecture;
-  MoeView moe;
+ private:
+  PositionalView view_;
 };
 
 }  // namespace tscope::gui

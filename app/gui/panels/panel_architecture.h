@@ -1,0 +1,28 @@
+// Architecture & cost panel: edit a config (or pick a GPT-3 size) and see its parameters, FLOPs
+// per token and memory, all from model/theory/cost.h (tables in cost_tables.cpp).
+#pragma once
+#include <string>
+
+#include "app/gui/panels/panels.h"
+#include "model/core/config.h"
+
+namespace tscope::gui {
+
+struct ArchitectureView {
+  bool initialized = false;
+  ModelConfig edited;           // what the editor shows (starts as the loaded config)
+  ModelConfig lastValid;        // the numbers shown while `edited` is invalid
+  std::string problem;          // validateConfig(edited), "" when valid
+  int preset = -1;              // index into gpt3Presets(), -1 = the loaded model / own edits
+  int contextLength = 1024;     // n for FLOPs and memory
+};
+
+class ArchitecturePanel : public Panel {
+ public:
+  void draw(PanelContext& ctx) override;
+
+ private:
+  ArchitectureView view_;
+};
+
+}  // namespace tscope::gui

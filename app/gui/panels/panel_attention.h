@@ -1,0 +1,31 @@
+// Attention panel: the (layer, head) heatmap (probabilities or pre-softmax scores, one head or the
+// mean over heads) with the mask in grey, the lines view, and the grid of every layer x head.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "app/gui/panels/panels.h"
+
+namespace tscope::gui {
+
+// The textures of the snapshot on screen, rebuilt when it or the selection changes.
+struct AttentionView {
+  uint64_t builtFor = 0;
+  int layer = -1, head = -1;
+  bool average = false, scores = false;
+  Heatmap main;
+  ColorScale scale;
+  float lo = 0, hi = 1;             // colour range of `main`
+  std::vector<Heatmap> thumbnails;  // (L * H) when the grid is shown
+  bool thumbnailsBuilt = false;
+};
+
+class AttentionPanel : public Panel {
+ public:
+  void draw(PanelContext& ctx) override;
+
+ private:
+  AttentionView view_;
+};
+
+}  // namespace tscope::gui

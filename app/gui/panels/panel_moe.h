@@ -1,0 +1,30 @@
+// Experts panel (mixture-of-experts models only): the token x expert gates of the selected layer,
+// the load per expert against the capacity, the load-balancing loss, and the routing knobs.
+#pragma once
+#include <cstdint>
+
+#include "app/gui/panels/panels.h"
+#include "app/gui/widgets/figure.h"
+#include "app/gui/widgets/heatmap.h"
+
+namespace tscope::gui {
+
+struct MoeView {
+  uint64_t builtFor = 0;
+  int layer = -1;
+  bool showProbs = false;       // router probabilities (all experts) instead of gates
+  bool builtProbs = false;
+  float gatesMax = 1;           // colour range 0 .. the largest value shown
+  Heatmap gates;
+  Colorbar gatesBar;
+};
+
+class MoePanel : public Panel {
+ public:
+  void draw(PanelContext& ctx) override;
+
+ private:
+  MoeView view_;
+};
+
+}  // namespace tscope::gui

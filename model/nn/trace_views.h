@@ -1,0 +1,63 @@
+// The numbers the panels show that are derived from a Trace rather than stored in it: the mean of
+// attention over heads, the attention mask (causal and sliding window) drawn grey, the colour range
+// of a map, the chosen experts of a MoE layer, and the smoothing of the training-loss curves. Pure
+// functions, so the tests check what is drawn.
+#pragma once
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "model/core/config.h"
+#include "model/nn/moe.h"
+#include "model/nn/trace.h"
+
+namespace tscope {
+
+// (T, Tk) 1 where query t, at position pos0 + t, cannot see key j, as the forward masks it: keys
+// after the query in a causal model, and keys w or more positions away with a window of width w.
+std::vector<uint8_t> attentionMask(const ModelConfig& config, int T, int Tk, int pos0 = 0);
+
+// m (T, Tk) as drawn: the cells `mask` hides become NaN (grey, not a probability of 0).
+void hideMasked(std::vector<float>& m, const std::vector<uint8_t>& mask);
+
+// (T, T) the mean over heads of captured layer `layerIndex`, of probabilities or of scores
+// (a masked score stays -inf).
+std::vector<float> meanOverHeads(const AttentionRows& maps, int layerIndex, bool scores);
+
+// (T, T) what the Attention panel shows: one head or the mean over heads; probabilities with the
+// masked cells NaN, or scores with them -inf.
+std::vector<float> attentionShown(const AttentionRows& maps, const ModelConfig& config, int layerIndex, int head, bool average,
+                                  bool scores);
+
+// (T, T) a copy of one head's probabilities `map` over a prompt of T tokens with the masked cells NaN.
+std::vector<float> probabilitiesShown(const float* map, int T, const ModelConfig& config);
+
+// {lo, hi}: the smallest and largest finite values of m ({0, 0} when there is none).
+std::pair<float, float> finiteRange(const std::vector<float>& m);
+
+// The ids of the `count` largest values (logits or probabilities), largest first, ties to the lower id.
+std::vector<int> topTokenIds(const std::vector<float>& values, int count);
+
+// (V) probabilities after a sampling stage: how many tokens can still be drawn (probability > 0).
+int tokensKept(const std::vector<float>& probs);
+
+// (T, E) the active experts: each token's gate at the experts it chose (dropped ones included),
+// 0 at the others.
+std::vector<float> activeExperts(const MoeRouting& routing);
+
+// Assignments per expert split by whether the expert's capacity let them through.
+struct ExpertLoadSplit {
+  std::vector<float> kept;     // (E) assignments computed
+  std::vector<float> dropped;  // (E) assignments over capacity
+  int droppedAssignments = 0;  // sum of dropped
+};
+ExpertLoadSplit expertLoadSplit(const MoeRouting& routing);
+
+// (n) the mean of each value and the window - 1 before it (fewer at the start): the smoothed loss.
+std::vector<double> trailingMean(const std::vector<float>& values, size_t window);
+
+// The values of steps 1..n averaged in consecutive buckets of ceil(n / maxPoints) steps, at most
+// maxPoints of them; appends each bucket's mean step to stepsOut and mean value to meansOut.
+void bucketMeans(const std::vector<double>& values, size_t maxPoints, std::vector<double>& stepsOut, std::vector<double>& meansOut);
+
+}  // namespace tscope

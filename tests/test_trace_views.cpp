@@ -1,0 +1,196 @@
+// The derived numbers the panels draw (model/nn/trace_views.h) against independent computations:
+// the mask against the -inf cells of a real forward's scores (causal, windowed, bidirectional),
+// the head mean against a sum over the trace's own maps, the active experts against routeTokens,
+// and the loss smoothing against sums written out here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "model/generate/sampling.h"
+#include "model/nn/backend.h"
+#include "model/nn/trace_views.h"
+#include "model/nn/transformer.h"
+#include "tests/test_helpers.h"
+
+using namespace tscope;
+using tscope::testing::randomWeights;
+using tscope::testing::smallConfig;
+
+namespace {
+
+// The trace of a forward over T tokens of a small random model with the given masking.
+Trace forwardTrace(ModelConfig config, int T) {
+  Weights weights = randomWeights(config, 5);
+  auto backend = makeCpuBackend(1);
+  Transformer model(weights, *backend);
+  std::vector<int> ids(T);
+  for (int t = 0; t < T; ++t) ids[t] = (t * 7 + 3) % config.vocab_size;
+  Trace trace;
+  model.logitsFor(ids, &trace, TraceOptions{});
+  return trace;
+}
+
+ModelConfig withMasking(bool causal, int window) {
+  ModelConfig c = smallConfig(2, 3, 24, 29, 16);
+  c.causal = causal;
+  c.attention_window = window;
+  return c;
+}
+
+}  // namespace
+
+TEST(TraceViews, MaskIsWhereTheForwardsScoresAreMinusInfinity) {
+  const int T = 9;
+  for (const auto& [causal, window] : {std::pair{true, 0}, std::pair{true, 3}, std::pair{false, 0}, std::pair{false, 2}}) {
+    const ModelConfig c = withMasking(causal, window);
+    const Trace trace = forwardTrace(c, T);
+    const std::vector<uint8_t> mask = attentionMask(c, T, T);
+    int masked = 0;
+    for (size_t i = 0; i < mask.size(); ++i) {
+      EXPECT_EQ(mask[i] != 0, std::isinf(trace.scoreMap(0, 1)[i])) << "causal " << causal << " window " << window << " cell " << i;
+      masked += mask[i];
+    }
+    // Count check by hand: causal hides T(T-1)/2 cells; a window w hides pairs |i - j| >= w.
+    int expected = 0;
+    for (int i = 0; i < T; ++i)
+      for (int j = 0; j < T; ++j) expected += (causal && j > i) || (window > 0 && std::abs(i - j) >= window);
+    EXPECT_EQ(masked, expected);
+  }
+}
+
+TEST(TraceViews, MaskOfANewRowSeesTheKeysCachedBeforeIt) {
+  const ModelConfig c = withMasking(true, 0);
+  const std::vector<uint8_t> mask = attentionMask(c, 1, 6, 5);  // one new token at position 5
+  EXPECT_EQ(mask, std::vector<uint8_t>(6, 0));
+  const std::vector<uint8_t> windowed = attentionMask(withMasking(true, 2), 1, 6, 5);
+  EXPECT_EQ(windowed, (std::vector<uint8_t>{1, 1, 1, 1, 0, 0}));
+}
+
+TEST(TraceViews, MeanOverHeadsMatchesTheTracesOwnMaps) {
+  const ModelConfig c = withMasking(true, 0);
+  const int T = 7;
+  Trace trace = forwardTrace(c, T);
+  const Trace copy = trace;  // append() takes the maps out of `trace`
+  AttentionRows rows;
+  rows.append(trace);
+  for (bool scores : {false, true}) {
+    const std::vector<float> mean = meanOverHeads(rows, 1, scores);
+    double largest = 0;
+    for (int i = 0; i < T * T; ++i) {
+      double sum = 0;
+      for (int h = 0; h < copy.H; ++h) sum += (scores ? copy.scoreMap(1, h) : copy.attnMap(1, h))[i];
+      const double expected = sum / copy.H;
+      if (std::isinf(expected)) {
+        EXPECT_TRUE(std::isinf(mean[i]) && mean[i] < 0) << "cell " << i;
+        continue;
+      }
+      largest = std::max(largest, std::abs(mean[i] - expected));
+    }
+    EXPECT_LT(largest, 1e-6) << "scores " << scores << ": largest difference " << largest;
+  }
+  // What the panel shows: the mean of probabilities, each row a distribution, masked cells NaN.
+  const std::vector<float> shown = attentionShown(rows, c, 1, 0, true, false);
+  for (int t = 0; t < T; ++t) {
+    double rowSum = 0;
+    for (int j = 0; j < T; ++j) {
+      const float v = shown[(size_t)t * T + j];
+      EXPECT_EQ(std::isnan(v), j > t) << "row " << t << " key " << j;
+      if (!std::isnan(v)) rowSum += v;
+    }
+    EXPECT_NEAR(rowSum, 1.0, 1e-5) << "row " << t;
+  }
+  // One head: its own map, masked cells NaN.
+  const std::vector<float> head2 = attentionShown(rows, c, 0, 2, false, false);
+  const std::vector<float> direct = probabilitiesShown(copy.attnMap(0, 2), T, c);
+  for (int i = 0; i < T * T; ++i) {
+    EXPECT_EQ(std::isnan(head2[i]), std::isnan(direct[i]));
+    if (!std::isnan(direct[i])) {
+      EXPECT_EQ(head2[i], direct[i]);
+    }
+  }
+}
+
+TEST(TraceViews, FiniteRangeSkipsInfinitiesAndNaN) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(finiteRange({-inf, 2.5f, nan, -1.0f, 0.5f}), std::make_pair(-1.0f, 2.5f));
+  EXPECT_EQ(finiteRange({-inf, nan}), std::make_pair(0.0f, 0.0f));
+}
+
+TEST(TraceViews, ActiveExpertsAreTheRoutedGatesAndTheLoadSplitsAtCapacity) {
+  // 6 tokens, 3 experts, top-1, capacity ceil(6 / 3 x 0.5) = 1: every token wants expert 0 except
+  // token 4 (expert 2), so expert 0 keeps token 0 and drops tokens 1, 2, 3, 5.
+  const int T = 6, E = 3;
+  std::vector<float> logits(T * E, 0.0f);
+  for (int t = 0; t < T; ++t) logits[t * E + (t == 4 ? 2 : 0)] = 2.0f;
+  MoeRoutingParams p;
+  p.experts = E;
+  p.topK = 1;
+  p.capacityFactor = 0.5;
+  const MoeRouting r = routeTokens(logits, T, p);
+  const std::vector<float> gates = activeExperts(r);
+  ASSERT_EQ(gates.size(), static_cast<size_t>(T * E));
+  for (int t = 0; t < T; ++t)
+    for (int e = 0; e < E; ++e) {
+      const bool chosen = e == (t == 4 ? 2 : 0);
+      // Gates are the softmax over the chosen experts' logits: 1 for top-1; 0 at the others.
+      EXPECT_NEAR(gates[t * E + e], chosen ? 1.0f : 0.0f, 1e-6) << "token " << t << " expert " << e;
+    }
+  const ExpertLoadSplit split = expertLoadSplit(r);
+  EXPECT_EQ(split.kept, (std::vector<float>{1, 0, 1}));
+  EXPECT_EQ(split.dropped, (std::vector<float>{4, 0, 0}));
+  EXPECT_EQ(split.droppedAssignments, 4);
+  for (int e = 0; e < E; ++e) EXPECT_EQ(split.kept[e], static_cast<float>(r.load[e])) << "expert " << e;  // routeTokens' own count
+}
+
+TEST(TraceViews, TokensKeptCountsWhatEachSamplingStageLeaves) {
+  // 10 distinct logits; top-k 4 keeps exactly 4; top-p 0.5 keeps at most those 4 and at least 1.
+  std::vector<float> logits(10);
+  for (int i = 0; i < 10; ++i) logits[i] = 0.3f * i;
+  SamplingParams params;
+  params.topK = 4;
+  params.topP = 0.5f;
+  const LogitStages stages = processLogits(logits, params);
+  EXPECT_EQ(tokensKept(stages.raw), 10);
+  EXPECT_EQ(tokensKept(stages.afterTemperature), 10);
+  EXPECT_EQ(tokensKept(stages.afterTopK), 4);
+  // The nucleus by hand: the fewest of the top 4 (renormalised) whose mass reaches 0.5.
+  std::vector<double> top(stages.afterTopK.rbegin(), stages.afterTopK.rbegin() + 4);  // best first
+  int nucleus = 0;
+  for (double mass = 0; mass < 0.5; ++nucleus) mass += top[nucleus];
+  EXPECT_EQ(tokensKept(stages.afterTopP), nucleus);
+  EXPECT_EQ(tokensKept({0.0f, -0.0f, 1e-30f}), 1);
+}
+
+TEST(TraceViews, TrailingMeanAndBucketMeansMatchSumsWrittenOut) {
+  std::vector<float> loss(23);
+  for (size_t i = 0; i < loss.size(); ++i) loss[i] = static_cast<float>(5.0 / (1 + i) + 0.1 * (i % 3));
+  const std::vector<double> smooth = trailingMean(loss, 4);
+  double largest = 0;
+  for (size_t i = 0; i < loss.size(); ++i) {
+    const size_t first = i >= 3 ? i - 3 : 0;
+    double sum = 0;
+    for (size_t j = first; j <= i; ++j) sum += loss[j];
+    largest = std::max(largest, std::abs(smooth[i] - sum / static_cast<double>(i - first + 1)));
+  }
+  EXPECT_LT(largest, 1e-12) << "largest difference " << largest;
+  // 23 values into at most 5 points: buckets of ceil(23 / 5) = 5 steps, the last one of 3.
+  const std::vector<double> values(loss.begin(), loss.end());
+  std::vector<double> steps, means;
+  bucketMeans(values, 5, steps, means);
+  ASSERT_EQ(steps.size(), 5u);
+  EXPECT_DOUBLE_EQ(steps[0], 3.0);   // steps 1..5
+  EXPECT_DOUBLE_EQ(steps[4], 22.0);  // steps 21..23
+  EXPECT_NEAR(means[4], (values[20] + values[21] + values[22]) / 3, 1e-12);
+  std::vector<double> fewSteps, fewMeans;
+  bucketMeans({1.0, 4.0}, 800, fewSteps, fewMeans);  // fewer values than points: each its own
+  EXPECT_EQ(fewSteps, (std::vector<double>{1.0, 2.0}));
+  EXPECT_EQ(fewMeans, (std::vector<double>{1.0, 4.0}));
+}
+
+TEST(TraceViews, TopTokenIdsAreTheLargestWithTiesToTheLowerId) {
+  const std::vector<float> probs = {0.1f, 0.3f, 0.05f, 0.3f, 0.25f};
+  EXPECT_EQ(topTokenIds(probs, 3), (std::vector<int>{1, 3, 4}));
+  EXPECT_EQ(topTokenIds(probs, 9), (std::vector<int>{1, 3, 4, 0, 2}));  // more than V: all of them
+  EXPECT_TRUE(topTokenIds(probs, 0).empty());
+}
