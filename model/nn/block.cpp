@@ -59,6 +59,13 @@ void BlockForward::norm(float* out, const float* in, const float* weight, const 
   else backend_.layerNorm(out, in, weight, bias, rows, config_.n_embd, eps);
 }
 
+const float* BlockForward::unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias,
+                                           int rows) {
+  if (!config_.hasFinalNorm()) return x;
+  if (!normed) norm(out, x, weight, bias, rows);
+  return out;
+}
+
 // The residual add after a sublayer. Pre-norm: x += y, and when a norm of x comes next one fused
 // addNorm also leaves it in next.out (returns true). Post-norm: x = norm(x + y) with the
 // sublayer's own norm (postWeight) through normScratch; keepSum keeps x + y.

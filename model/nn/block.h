@@ -106,6 +106,11 @@ class BlockForward {
   // out (rows, C) = the configured norm (LayerNorm or RMSNorm) of in.
   void norm(float* out, const float* in, const float* weight, const float* bias, int rows);
 
+  // The unembedding's input for `rows` rows of the residual x (rows, C): x itself when the model has
+  // no final norm, else its final norm (weight, bias) in out, already there when `normed` (fused
+  // into the last residual add).
+  const float* unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias, int rows);
+
   // One block over the residual x (R, C) = B sequences of shape.T rows, in place. Each sequence
   // attends with the K/V store keys/values (cacheRows, Hkv D): rows pos0.. are written. `normed`:
   // t.normed1 already holds ln_1(x) (fused into the previous residual add). Returns whether

@@ -1,7 +1,7 @@
-// The forward pass over the Backend ops, plus trace capture (attention maps, residuals, logit
-// lens, MoE routing) for the layers the caller asks for. The logit lens of every captured layer
-// goes through the unembedding together with the final logits: one pass over it, not one per
-// layer. The dense per-token decode path allocates nothing once the scratch buffers have grown to
+// Inference around the block forward (block.h): embedding, trace capture (attention maps,
+// residuals, logit lens, MoE routing) for the layers the caller asks for, the unembedding. The
+// logit lens of every captured layer goes through the unembedding together with the final
+// logits: one pass over it, not one per layer. The dense per-token decode path allocates nothing once the scratch buffers have grown to
 // the largest T seen; MoE routing runs on the host over (T, E) router logits.
 #include "model/nn/transformer.h"
 
@@ -210,13 +210,8 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
 
   // Final norm (pre-norm models; usually fused into the last residual add) and the unembedding.
   const int firstRow = allPositions ? 0 : T - 1, rows = T - firstRow;
-  const float* finalIn = x + (size_t)firstRow * C;
-  if (finalNormed) {
-    finalIn = normed_.data() + (size_t)firstRow * C;
-  } else if (config_.hasFinalNorm()) {
-    block_.norm(normed_.data(), finalIn, lnfWeight_, lnfBias_, rows);
-    finalIn = normed_.data();
-  }
+  const float* finalIn =
+      block_.unembeddingInput(x + (size_t)firstRow * C, normed_.data() + (size_t)firstRow * C, finalNormed, lnfWeight_, lnfBias_, rows);
   unembed(trace, finalIn, rows, logits);
   if (trace) {
     trace->logits = logits;
@@ -235,13 +230,7 @@ void Transformer::issueStep(KVCache& cache, const SamplingParams& params) {
   shape.stepPosition = true;
   backend_->embedStep(residual_.data(), wte_, positions_, C);
   const bool finalNormed = runBlocks(1, shape, cache, nullptr, TraceOptions::nothing(), nullptr);
-  const float* finalIn = residual_.data();
-  if (finalNormed) {
-    finalIn = normed_.data();
-  } else if (config_.hasFinalNorm()) {
-    block_.norm(normed_.data(), finalIn, lnfWeight_, lnfBias_, 1);
-    finalIn = normed_.data();
-  }
+  const float* finalIn = block_.unembeddingInput(residual_.data(), normed_.data(), finalNormed, lnfWeight_, lnfBias_, 1);
   backend_->matmulTransposed(logitsBuf_.data(), finalIn, unembedding_, 1, C, V);
   backend_->sampleStep(logitsBuf_.data(), V, params);
 }
