@@ -38,7 +38,7 @@ const float* hostView(Backend& backend, const float* data, size_t n, std::vector
   return copy.data();
 }
 
-BlockForward::BlockForward(const ModelConfig& config, Backend& backend) : config_(config), backend_(backend) {
+BlockForward::BlockForward(const ModelConfig& config, Backend& backend) : config_(config), backend_(&backend) {
   if (config_.position_encoding == PositionEncoding::Alibi) alibiSlopes_ = alibiSlopes(config_.n_head);
   if (config_.isMoe()) moeParams_ = moeRoutingParams(config_);
 }
@@ -55,8 +55,8 @@ AttentionShape BlockForward::attentionShape(int T, int pos0, int cacheRows) cons
 
 void BlockForward::norm(float* out, const float* in, const float* weight, const float* bias, int rows) {
   const float eps = static_cast<float>(config_.layer_norm_epsilon);
-  if (config_.norm == NormKind::RmsNorm) backend_.rmsNorm(out, in, weight, rows, config_.n_embd, eps);
-  else backend_.layerNorm(out, in, weight, bias, rows, config_.n_embd, eps);
+  if (config_.norm == NormKind::RmsNorm) backend_->rmsNorm(out, in, weight, rows, config_.n_embd, eps);
+  else backend_->layerNorm(out, in, weight, bias, rows, config_.n_embd, eps);
 }
 
 const float* BlockForward::unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias,
@@ -75,16 +75,16 @@ bool BlockForward::residualAdd(float* x, const float* y, int R, const NextNorm& 
   const size_t RC = (size_t)R * C;
   const float eps = static_cast<float>(config_.layer_norm_epsilon);
   if (!config_.pre_norm) {
-    backend_.addNorm(x, y, normScratch, postWeight, postBias, R, C, eps, config_.norm);
-    if (keepSum) backend_.copy(keepSum, x, RC);
-    backend_.copy(x, normScratch, RC);
+    backend_->addNorm(x, y, normScratch, postWeight, postBias, R, C, eps, config_.norm);
+    if (keepSum) backend_->copy(keepSum, x, RC);
+    backend_->copy(x, normScratch, RC);
     return false;
   }
   if (next.weight) {
-    backend_.addNorm(x, y, next.out, next.weight, next.bias, R, C, eps, config_.norm);
+    backend_->addNorm(x, y, next.out, next.weight, next.bias, R, C, eps, config_.norm);
     return true;
   }
-  backend_.add(x, y, RC);
+  backend_->add(x, y, RC);
   return false;
 }
 
@@ -96,18 +96,18 @@ void BlockForward::feedForward(const ConstFeedForwardWeights& w, const float* in
   const size_t n = (size_t)rows * F;
   float* activated = act ? act : hidden;
   if (config_.activation == Activation::SwiGlu) {
-    backend_.matmul(hidden, in, w.fcWeight, w.fcBias, rows, C, F);
-    backend_.matmul(gate, in, w.gateWeight, w.gateBias, rows, C, F);
-    if (act) backend_.copy(act, hidden, n);
-    backend_.swiglu(activated, gate, n);
+    backend_->matmul(hidden, in, w.fcWeight, w.fcBias, rows, C, F);
+    backend_->matmul(gate, in, w.gateWeight, w.gateBias, rows, C, F);
+    if (act) backend_->copy(act, hidden, n);
+    backend_->swiglu(activated, gate, n);
   } else if (act) {
-    backend_.matmul(hidden, in, w.fcWeight, w.fcBias, rows, C, F);
-    backend_.copy(act, hidden, n);
-    backend_.activate(act, n, config_.activation);
+    backend_->matmul(hidden, in, w.fcWeight, w.fcBias, rows, C, F);
+    backend_->copy(act, hidden, n);
+    backend_->activate(act, n, config_.activation);
   } else {
-    backend_.matmulActivate(hidden, in, w.fcWeight, w.fcBias, rows, C, F, config_.activation);
+    backend_->matmulActivate(hidden, in, w.fcWeight, w.fcBias, rows, C, F, config_.activation);
   }
-  backend_.matmul(out, activated, w.projWeight, w.projBias, rows, F, C);
+  backend_->matmul(out, activated, w.projWeight, w.projBias, rows, F, C);
 }
 
 // out (R, C) = sum over each row's kept assignments of gate * expert(in row). Each of the B
@@ -116,9 +116,9 @@ void BlockForward::mixtureOfExperts(const ConstLayerWeights& w, const float* in,
                                     MoeActivations& m) {
   const int C = config_.n_embd, E = config_.n_experts, F = config_.dFF(), R = B * T;
   const bool swiglu = config_.activation == Activation::SwiGlu;
-  float* routerLogits = m.routerLogits.sized(backend_, (size_t)R * E);
-  backend_.matmul(routerLogits, in, w.routerWeight, nullptr, R, C, E);
-  const float* hostLogits = hostView(backend_, routerLogits, (size_t)R * E, m.routerLogitsHost);
+  float* routerLogits = m.routerLogits.sized(*backend_, (size_t)R * E);
+  backend_->matmul(routerLogits, in, w.routerWeight, nullptr, R, C, E);
+  const float* hostLogits = hostView(*backend_, routerLogits, (size_t)R * E, m.routerLogitsHost);
   m.routing.resize(B);
   m.experts.resize(E);
   for (auto& ex : m.experts) {
@@ -141,17 +141,18 @@ void BlockForward::mixtureOfExperts(const ConstLayerWeights& w, const float* in,
       ex.assignment.push_back(static_cast<int>(i));
     }
   }
-  backend_.zero(out, (size_t)R * C);
+  backend_->zero(out, (size_t)R * C);
   for (ExpertActivations& ex : m.experts) {
     const int n = static_cast<int>(ex.rows.size());
     if (n == 0) continue;
     const size_t e = &ex - m.experts.data();
-    float* expertIn = ex.in.sized(backend_, (size_t)n * C);
-    float* expertOut = ex.out.sized(backend_, (size_t)n * C);
-    backend_.gatherRows(expertIn, in, ex.rows.data(), n, C);
-    feedForward(w.experts[e], expertIn, n, ex.hidden.sized(backend_, (size_t)n * F), swiglu ? ex.gate.sized(backend_, (size_t)n * F) : nullptr,
-                keepActivated ? ex.act.sized(backend_, (size_t)n * F) : nullptr, expertOut);
-    backend_.scatterAddRows(out, expertOut, ex.rows.data(), ex.gates.data(), n, C);
+    float* expertIn = ex.in.sized(*backend_, (size_t)n * C);
+    float* expertOut = ex.out.sized(*backend_, (size_t)n * C);
+    backend_->gatherRows(expertIn, in, ex.rows.data(), n, C);
+    const size_t nF = (size_t)n * F;
+    feedForward(w.experts[e], expertIn, n, ex.hidden.sized(*backend_, nF), swiglu ? ex.gate.sized(*backend_, nF) : nullptr,
+                keepActivated ? ex.act.sized(*backend_, nF) : nullptr, expertOut);
+    backend_->scatterAddRows(out, expertOut, ex.rows.data(), ex.gates.data(), n, C);
   }
 }
 
@@ -159,26 +160,26 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
                          float* values, float* x, bool normed, const LayerTensors& t) {
   const int C = config_.n_embd, T = shape.T, R = B * T, QKV = config_.qkvDim();
   const size_t RC = (size_t)R * C;
-  if (t.in) backend_.copy(t.in, x, RC);
+  if (t.in) backend_->copy(t.in, x, RC);
   // Attention sublayer. Pre-norm: x = x + attn(norm(x)); post-norm: x = norm(x + attn(x)).
   const float* attnIn = x;
   if (config_.pre_norm) {
     if (!normed) norm(t.normed1, x, w.ln1Weight, w.ln1Bias, R);
     attnIn = t.normed1;
   }
-  backend_.matmul(t.qkv, attnIn, w.qkvWeight, w.qkvBias, R, C, QKV);
+  backend_->matmul(t.qkv, attnIn, w.qkvWeight, w.qkvBias, R, C, QKV);
   AttentionShape traced = shape;  // sequence 0, whose maps may be captured
   if (t.probs) {
     traced.traceHeads = t.traceHeads;
     traced.traceHeadCount = t.traceHeadCount;
   }
   for (int b = 0; b < B; ++b)
-    backend_.attention(t.attn + (size_t)b * T * C, b == 0 ? t.probs : nullptr, b == 0 ? t.scores : nullptr, t.qkv + (size_t)b * T * QKV,
+    backend_->attention(t.attn + (size_t)b * T * C, b == 0 ? t.probs : nullptr, b == 0 ? t.scores : nullptr, t.qkv + (size_t)b * T * QKV,
                        keys, values, b == 0 ? traced : shape);
-  backend_.matmul(t.out, t.attn, w.attnProjWeight, w.attnProjBias, R, C, C);
+  backend_->matmul(t.out, t.attn, w.attnProjWeight, w.attnProjBias, R, C, C);
   const NextNorm afterAttention = config_.hasFeedForward() ? NextNorm{w.ln2Weight, w.ln2Bias, t.normed2} : next;
   normed = residualAdd(x, t.out, R, afterAttention, w.ln1Weight, w.ln1Bias, t.normed1, t.sum1);
-  if (t.mid) backend_.copy(t.mid, x, RC);
+  if (t.mid) backend_->copy(t.mid, x, RC);
   if (!config_.hasFeedForward()) return normed;
   // Feed-forward sublayer (dense MLP or mixture of experts), in the same pre/post form.
   const float* ffIn = x;

@@ -125,7 +125,7 @@ class BlockForward {
   void mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int B, int T, bool keepActivated, MoeActivations& m);
 
   ModelConfig config_;
-  Backend& backend_;
+  Backend* backend_;  // a pointer, so the owners stay movable
   MoeRoutingParams moeParams_;
   std::vector<float> alibiSlopes_;  // (H) host, ALiBi only
 };

@@ -191,8 +191,8 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
     fw.download(captured_.data(), a.probs.data(), captured_.size());
   }
   a.final.copyFrom(fw, x);
-  const float* unembedIn =
-      block_.unembeddingInput(a.final.data(), c.hasFinalNorm() ? a.normedF.sized(fw, RC) : nullptr, normed, weights.lnfWeight, weights.lnfBias, R);
+  float* normedF = c.hasFinalNorm() ? a.normedF.sized(fw, RC) : nullptr;
+  const float* unembedIn = block_.unembeddingInput(a.final.data(), normedF, normed, weights.lnfWeight, weights.lnfBias, R);
   a.logits.resize(fw, (size_t)R * V);
   fw.matmulTransposed(a.logits.data(), unembedIn, weights.unembedding(), R, C, V);
 
