@@ -1,7 +1,7 @@
-// The forward pass over the Backend ops, plus trace capture (attention maps, residuals, logit
-// lens, MoE routing) for the layers the caller asks for. The logit lens of every captured layer
-// goes through the unembedding together with the final logits: one pass over it, not one per
-// layer. The dense per-token decode path allocates nothing once the scratch buffers have grown to
+// Inference around the block forward (block.h): embedding, trace capture (attention maps,
+// residuals, logit lens, MoE routing) for the layers the caller asks for, the unembedding. The
+// logit lens of every captured layer goes through the unembedding together with the final
+// logits: one pass over it, not one per layer. The dense per-token decode path allocates nothing once the scratch buffers have grown to
 // the largest T seen; MoE routing runs on the host over (T, E) router logits.
 #include "model/nn/transformer.h"
 
@@ -16,7 +16,8 @@
 
 namespace tscope {
 
-Transformer::Transformer(const Weights& weights, Backend& backend) : config_(weights.config()), backend_(&backend) {
+Transformer::Transformer(const Weights& weights, Backend& backend)
+    : config_(weights.config()), backend_(&backend), block_(config_, backend) {
   // On the host the forward reads the weights where they are (the owned arena or the mapped file).
   // A device gets one copy in its memory; the host pages are left to the page cache: mapped file
   // pages are clean, so the kernel drops them under memory pressure without writing anything.
@@ -43,14 +44,9 @@ Transformer::Transformer(const Weights& weights, Backend& backend) : config_(wei
       positions_ = sinusoidTable_.data();
       break;
     }
-    case PositionEncoding::Alibi: alibiSlopes_ = alibiSlopes(config_.n_head); break;
+    case PositionEncoding::Alibi:
     case PositionEncoding::Rope:
     case PositionEncoding::None: break;
-  }
-  if (config_.isMoe()) {
-    moeParams_ = moeRoutingParams(config_);
-    expertRows_.resize(config_.n_experts);
-    expertGates_.resize(config_.n_experts);
   }
 }
 
@@ -60,7 +56,7 @@ void Transformer::setMoeRouting(const MoeRoutingParams& params) {
   if (params.topK < 1 || params.topK > params.experts)
     throw Error("moe_top_k (" + std::to_string(params.topK) + ") must be between 1 and n_experts (" + std::to_string(params.experts) + ")");
   if (params.expertChoice && !(params.capacityFactor > 0)) throw Error("moe_capacity_factor must be positive for expert_choice routing");
-  moeParams_ = params;
+  block_.setMoeRouting(params);
 }
 
 void Transformer::ensureScratch(int T) {
@@ -73,60 +69,10 @@ void Transformer::ensureScratch(int T) {
   projected_ = backend_->allocate(T * C);
   hidden_ = backend_->allocate(T * F);
   if (config_.activation == Activation::SwiGlu) gate_ = backend_->allocate(T * F);
-  if (config_.isMoe()) {
-    expertIn_ = backend_->allocate(T * C);
-    expertOut_ = backend_->allocate(T * C);
-    routerLogits_ = backend_->allocate(T * config_.n_experts);
-  }
   logitsRows_ = std::max(T, kFewUnembedRows);
   logitsBuf_ = backend_->allocate((size_t)logitsRows_ * V);
   scratchT_ = T;
   ++scratchGeneration_;
-}
-
-void Transformer::norm(float* out, const float* in, const float* weight, const float* bias, int rows) {
-  const float eps = static_cast<float>(config_.layer_norm_epsilon);
-  if (config_.norm == NormKind::RmsNorm) backend_->rmsNorm(out, in, weight, rows, config_.n_embd, eps);
-  else backend_->layerNorm(out, in, weight, bias, rows, config_.n_embd, eps);
-}
-
-// out (rows, C) = proj(act(in Wfc + bfc)) or, for SwiGLU, proj(silu(in Wgate + bgate) * (in Wfc + bfc)).
-void Transformer::feedForward(const ConstFeedForwardWeights& w, const float* in, float* out, int rows) {
-  const int C = config_.n_embd, F = config_.dFF();
-  if (config_.activation == Activation::SwiGlu) {
-    backend_->matmul(hidden_.data(), in, w.fcWeight, w.fcBias, rows, C, F);
-    backend_->matmul(gate_.data(), in, w.gateWeight, w.gateBias, rows, C, F);
-    backend_->swiglu(hidden_.data(), gate_.data(), (size_t)rows * F);
-  } else {
-    backend_->matmulActivate(hidden_.data(), in, w.fcWeight, w.fcBias, rows, C, F, config_.activation);
-  }
-  backend_->matmul(out, hidden_.data(), w.projWeight, w.projBias, rows, F, C);
-}
-
-// out (T, C) = sum over each token's kept assignments of gate * expert(in row).
-void Transformer::mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int T, MoeRouting& routing) {
-  const int C = config_.n_embd, E = config_.n_experts;
-  backend_->matmul(routerLogits_.data(), in, w.routerWeight, nullptr, T, C, E);
-  hostRouterLogits_.resize((size_t)T * E);
-  backend_->download(hostRouterLogits_.data(), routerLogits_.data(), (size_t)T * E);
-  routing = routeTokens(hostRouterLogits_, T, moeParams_);
-  for (int e = 0; e < E; ++e) {
-    expertRows_[e].clear();
-    expertGates_[e].clear();
-  }
-  for (const auto& a : routing.assignments) {
-    if (a.dropped) continue;
-    expertRows_[a.expert].push_back(a.token);
-    expertGates_[a.expert].push_back(a.gate);
-  }
-  backend_->zero(out, (size_t)T * C);
-  for (int e = 0; e < E; ++e) {
-    const int n = static_cast<int>(expertRows_[e].size());
-    if (n == 0) continue;
-    backend_->gatherRows(expertIn_.data(), in, expertRows_[e].data(), n, C);
-    feedForward(w.experts[e], expertIn_.data(), expertOut_.data(), n);
-    backend_->scatterAddRows(out, expertOut_.data(), expertRows_[e].data(), expertGates_[e].data(), n, C);
-  }
 }
 
 namespace {
@@ -140,13 +86,7 @@ double l2norm(const float* x, int n) {
 }  // namespace
 
 AttentionShape Transformer::attentionShape(int T, int pos0, const KVCache& cache) const {
-  AttentionShape shape{T, pos0, config_.n_head, config_.headDim(), cache.capacity()};
-  shape.nKvHead = config_.kvHeads();
-  shape.causal = config_.causal;
-  shape.window = config_.attention_window;
-  shape.ropeBase = config_.position_encoding == PositionEncoding::Rope ? config_.position_base : 0.0;
-  shape.alibiSlopes = alibiSlopes_.empty() ? nullptr : alibiSlopes_.data();
-  return shape;
+  return block_.attentionShape(T, pos0, cache.capacity());
 }
 
 void Transformer::recordNorms(Trace* trace, int slot, int T) {
@@ -157,74 +97,46 @@ void Transformer::recordNorms(Trace* trace, int slot, int T) {
   for (int t = 0; t < T; ++t) trace->residNorm[(size_t)slot * T + t] = static_cast<float>(l2norm(hostResidual_.data() + (size_t)t * C, C));
 }
 
-// The residual add after a sublayer. Pre-norm: x += y, and when a norm of x comes next (the next
-// sublayer's, or the final norm: nextWeight) one fused addNorm also leaves it in normed_ and sets
-// *normed. Post-norm: x = norm(x + y) with the sublayer's own norm (postWeight).
-void Transformer::residualAdd(const float* y, int T, const float* nextWeight, const float* nextBias, const float* postWeight,
-                              const float* postBias, bool* normed) {
-  float* x = residual_.data();
-  const int C = config_.n_embd;
-  const float eps = static_cast<float>(config_.layer_norm_epsilon);
-  *normed = false;
-  if (!config_.pre_norm) {
-    backend_->addNorm(x, y, normed_.data(), postWeight, postBias, T, C, eps, config_.norm);
-    backend_->copy(x, normed_.data(), (size_t)T * C);
-  } else if (nextWeight) {
-    backend_->addNorm(x, y, normed_.data(), nextWeight, nextBias, T, C, eps, config_.norm);
-    *normed = true;
-  } else {
-    backend_->add(x, y, (size_t)T * C);
-  }
-}
-
-// The blocks over the T new rows in residual_ (embedded already). Returns true when normed_ then
-// holds the final norm of every row (pre-norm models: fused into the last residual add).
+// The blocks over the T new rows in residual_ (embedded already), keeping what the trace asks for.
+// Returns true when normed_ then holds the final norm of every row (pre-norm models: fused into
+// the last residual add).
 bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, Trace* trace, const TraceOptions& options,
                             const LayerCallback* callback) {
   const int C = config_.n_embd, H = config_.n_head;
   const size_t activations = (size_t)T * C;
   float* x = residual_.data();
-  MoeRouting scratchRouting;
+  // Every layer writes the same scratch; normed_ is each sublayer's (pre-)norm.
+  LayerTensors t;
+  t.normed1 = t.normed2 = normed_.data();
+  t.qkv = qkv_.data();
+  t.attn = attnOut_.data();
+  t.out = projected_.data();
+  t.hidden = hidden_.data();
+  t.gate = gate_.data();
+  t.moe = &moe_;
   bool normed = false;  // normed_ holds the pre-norm of x for the next sublayer
   for (int l = 0; l < config_.n_layer; ++l) {
-    const ConstLayerWeights& w = layers_[l];
-    const ConstLayerWeights* next = l + 1 < config_.n_layer ? &layers_[l + 1] : nullptr;
     // After this layer comes the next layer's ln1, or the final norm (pre-norm models).
-    const float* nextWeight = next ? next->ln1Weight : lnfWeight_;
-    const float* nextBias = next ? next->ln1Bias : lnfBias_;
+    const ConstLayerWeights* next = l + 1 < config_.n_layer ? &layers_[l + 1] : nullptr;
+    const NextNorm nextNorm{next ? next->ln1Weight : lnfWeight_, next ? next->ln1Bias : lnfBias_, normed_.data()};
     const int li = trace ? trace->capturedIndex(l) : -1;
-    const bool captureAttn = li >= 0 && options.attention;
-    // Attention sublayer. Pre-norm: x = x + attn(norm(x)); post-norm: x = norm(x + attn(x)).
-    const float* attnIn = x;
-    if (config_.pre_norm) {
-      if (!normed) norm(normed_.data(), x, w.ln1Weight, w.ln1Bias, T);
-      attnIn = normed_.data();
-    }
-    backend_->matmul(qkv_.data(), attnIn, w.qkvWeight, w.qkvBias, T, C, config_.qkvDim());
-    AttentionShape layerShape = shape;
-    if (captureAttn && !options.heads.empty()) {
-      layerShape.traceHeads = options.heads.data();
-      layerShape.traceHeadCount = static_cast<int>(options.heads.size());
-    }
-    backend_->attention(attnOut_.data(), captureAttn ? attnProbs_.data() : nullptr, captureAttn ? attnScores_.data() : nullptr,
-                        qkv_.data(), cache.keys(l), cache.values(l), layerShape);
-    backend_->matmul(projected_.data(), attnOut_.data(), w.attnProjWeight, w.attnProjBias, T, C, C);
-    if (config_.hasFeedForward()) residualAdd(projected_.data(), T, w.ln2Weight, w.ln2Bias, w.ln1Weight, w.ln1Bias, &normed);
-    else residualAdd(projected_.data(), T, nextWeight, nextBias, w.ln1Weight, w.ln1Bias, &normed);
+    const bool captureAttn = li >= 0 && options.attention, captureResid = li >= 0 && options.residuals;
+    t.probs = captureAttn ? attnProbs_.data() : nullptr;
+    t.scores = captureAttn ? attnScores_.data() : nullptr;
+    t.traceHeads = options.heads.empty() ? nullptr : options.heads.data();
+    t.traceHeadCount = static_cast<int>(options.heads.size());
+    t.mid = captureResid ? residMid_.data() : nullptr;
+    normed = block_.layer(layers_[l], nextNorm, 1, shape, cache.keys(l), cache.values(l), x, normed, t);
     if (captureAttn) {
       const size_t mapFloats = (size_t)H * T * shape.keys();
       backend_->download(trace->attn.data() + li * mapFloats, attnProbs_.data(), mapFloats);
       backend_->download(trace->scores.data() + li * mapFloats, attnScores_.data(), mapFloats);
     }
-    if (li >= 0 && options.residuals) backend_->download(trace->residAfterAttn.data() + (size_t)li * T * C, x, activations);
-    if (config_.hasFeedForward()) {
-      // Feed-forward sublayer (dense MLP or mixture of experts), in the same pre/post form.
-      const float* ffIn = config_.pre_norm ? normed_.data() : x;
-      if (config_.isMoe()) mixtureOfExperts(w, ffIn, projected_.data(), T, trace ? trace->moe[l] : scratchRouting);
-      else feedForward(w.mlp, ffIn, projected_.data(), T);
-      residualAdd(projected_.data(), T, nextWeight, nextBias, w.ln2Weight, w.ln2Bias, &normed);
+    if (captureResid) {
+      backend_->download(trace->residAfterAttn.data() + (size_t)li * T * C, residMid_.data(), activations);
+      backend_->download(trace->residAfterMlp.data() + (size_t)li * T * C, x, activations);
     }
-    if (li >= 0 && options.residuals) backend_->download(trace->residAfterMlp.data() + (size_t)li * T * C, x, activations);
+    if (trace && config_.isMoe()) trace->moe[l] = std::move(moe_.routing[0]);
     recordNorms(trace, l + 1, T);
     if (li >= 0 && trace->lensK > 0) stageLensRows(*trace, li, x, T);
     if (callback && *callback && !(*callback)(l + 1, config_.n_layer)) throw Cancelled();
@@ -267,6 +179,7 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
       }
     }
     if (options.residuals) {
+      if (residMid_.size() < (size_t)T * C) residMid_ = backend_->allocate((size_t)T * C);
       trace->residAfterAttn.resize(Lc * T * C);
       trace->residAfterMlp.resize(Lc * T * C);
     }
@@ -297,13 +210,8 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
 
   // Final norm (pre-norm models; usually fused into the last residual add) and the unembedding.
   const int firstRow = allPositions ? 0 : T - 1, rows = T - firstRow;
-  const float* finalIn = x + (size_t)firstRow * C;
-  if (finalNormed) {
-    finalIn = normed_.data() + (size_t)firstRow * C;
-  } else if (config_.hasFinalNorm()) {
-    norm(normed_.data(), finalIn, lnfWeight_, lnfBias_, rows);
-    finalIn = normed_.data();
-  }
+  const float* finalIn =
+      block_.unembeddingInput(x + (size_t)firstRow * C, normed_.data() + (size_t)firstRow * C, finalNormed, lnfWeight_, lnfBias_, rows);
   unembed(trace, finalIn, rows, logits);
   if (trace) {
     trace->logits = logits;
@@ -322,13 +230,7 @@ void Transformer::issueStep(KVCache& cache, const SamplingParams& params) {
   shape.stepPosition = true;
   backend_->embedStep(residual_.data(), wte_, positions_, C);
   const bool finalNormed = runBlocks(1, shape, cache, nullptr, TraceOptions::nothing(), nullptr);
-  const float* finalIn = residual_.data();
-  if (finalNormed) {
-    finalIn = normed_.data();
-  } else if (config_.hasFinalNorm()) {
-    norm(normed_.data(), finalIn, lnfWeight_, lnfBias_, 1);
-    finalIn = normed_.data();
-  }
+  const float* finalIn = block_.unembeddingInput(residual_.data(), normed_.data(), finalNormed, lnfWeight_, lnfBias_, 1);
   backend_->matmulTransposed(logitsBuf_.data(), finalIn, unembedding_, 1, C, V);
   backend_->sampleStep(logitsBuf_.data(), V, params);
 }
@@ -389,7 +291,7 @@ void Transformer::stageLensRows(const Trace& trace, int layerIndex, const float*
   const int firstRow = P == T ? 0 : T - 1;  // all positions, or the last one only
   const float* lensIn = resid + (size_t)firstRow * C;
   float* staged = lensIn_.data() + (size_t)layerIndex * P * C;
-  if (config_.hasFinalNorm()) norm(staged, lensIn, lnfWeight_, lnfBias_, P);
+  if (config_.hasFinalNorm()) block_.norm(staged, lensIn, lnfWeight_, lnfBias_, P);
   else backend_->copy(staged, lensIn, (size_t)P * C);
 }
 

@@ -1,7 +1,7 @@
-// The transformer forward pass, written once against the Backend interface: token embedding plus
-// the configured positional encoding, blocks in pre- or post-norm form (multi-head attention in
-// every variant of AttentionShape; a dense GELU/ReLU/SwiGLU MLP or a mixture of experts), the
-// final norm and the (tied or untied) unembedding. It appends to a KV cache, so prefill and
+// Inference: token embedding plus the configured positional encoding, the blocks (block.h's
+// BlockForward, the same block forward training runs, here over one sequence with the layer's
+// KV cache rows as its K/V store, keeping only the trace the caller asked for), the final norm and
+// the (tied or untied) unembedding with the logit lens. It appends to a KV cache, so prefill and
 // decode are the same call. A layer callback set by the caller sees progress after every layer of
 // forward() and can stop it (Cancelled), leaving the KV cache as it was.
 #pragma once
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/nn/backend.h"
+#include "model/nn/block.h"
 #include "model/core/error.h"
 #include "model/nn/kv_cache.h"
 #include "model/nn/moe.h"
@@ -59,7 +60,7 @@ class Transformer {
   // Mixture-of-experts routing knobs (top-k, capacity factor, routing kind) used from the next
   // forward on; the UI turns them live. Throws tscope::Error on an invalid combination.
   void setMoeRouting(const MoeRoutingParams& params);
-  const MoeRoutingParams& moeRouting() const { return moeParams_; }
+  const MoeRoutingParams& moeRouting() const { return block_.moeRouting(); }
 
   // Used by every forward() from now on (beam search and generation included); empty = none.
   void setLayerCallback(LayerCallback callback) { layerCallback_ = std::move(callback); }
@@ -69,13 +70,8 @@ class Transformer {
   AttentionShape attentionShape(int T, int pos0, const KVCache& cache) const;
   bool runBlocks(int T, const AttentionShape& shape, KVCache& cache, Trace* trace, const TraceOptions& options,
                  const LayerCallback* callback);
-  void residualAdd(const float* y, int T, const float* nextWeight, const float* nextBias, const float* postWeight,
-                   const float* postBias, bool* normed);
   void recordNorms(Trace* trace, int slot, int T);
   void issueStep(KVCache& cache, const SamplingParams& params);
-  void norm(float* out, const float* in, const float* weight, const float* bias, int rows);
-  void feedForward(const ConstFeedForwardWeights& w, const float* in, float* out, int rows);
-  void mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int T, MoeRouting& routing);
   void stageLensRows(const Trace& trace, int layerIndex, const float* resid, int T);
   void unembed(Trace* trace, const float* finalIn, int rows, std::vector<float>& logits);
   void lensTopK(Trace& trace, int lensRow, const float* row);
@@ -87,11 +83,11 @@ class Transformer {
   const float* unembedding_ = nullptr;  // (V, C): wte or lm_head
   const float* positions_ = nullptr;    // (n_positions, C): learned wpe or the sinusoidal table; null otherwise
   Buffer sinusoidTable_;                // (n_positions, C) sinusoidal encodings
-  std::vector<float> alibiSlopes_;      // (H) host, ALiBi only
   std::vector<ConstLayerWeights> layers_;  // pointers into backend memory
   const float* lnfWeight_ = nullptr;    // (C) pre-norm only
   const float* lnfBias_ = nullptr;      // (C)
-  MoeRoutingParams moeParams_;
+  BlockForward block_;
+  MoeActivations moe_;                  // MoE layers' routing and dispatch (reused by every layer)
   LayerCallback layerCallback_;
 
   // Activations for up to scratchT_ tokens (grown on demand, never in the decode loop).
@@ -104,9 +100,6 @@ class Transformer {
   Buffer projected_;   // (T, C)
   Buffer hidden_;      // (T, F)
   Buffer gate_;        // (T, F) SwiGLU only
-  Buffer expertIn_;    // (T, C) MoE only: the rows routed to one expert
-  Buffer expertOut_;   // (T, C) MoE only
-  Buffer routerLogits_;  // (T, E) MoE only
   // Rows the logits buffer holds: the largest T seen, and at least the few rows of one joint
   // lens + logits pass (the CPU backend's multi-row GEMV handles up to that many rows).
   static constexpr int kFewUnembedRows = 16;
@@ -115,6 +108,7 @@ class Transformer {
   Buffer lensIn_;      // (Lc P + final rows, C) trace only: staged lens rows, then the final rows
   Buffer attnProbs_;   // (H, T, Tk) when captured
   Buffer attnScores_;  // (H, T, Tk) when captured
+  Buffer residMid_;    // (T, C) trace only: the residual after the attention sublayer
   std::vector<float> hostRow_;          // (rows, V) logit-lens logits on the host
   std::vector<int> lensOrder_;          // (V) token ids ranked by the lens top-K selection
   std::vector<float> hostResidual_;     // (T, C) trace only: residual norms on the host
@@ -132,9 +126,6 @@ class Transformer {
     bool operator==(const RecordedStep&) const = default;
   };
   RecordedStep recorded_;
-  std::vector<float> hostRouterLogits_; // (T, E)
-  std::vector<std::vector<int>> expertRows_;     // (E) rows routed to each expert (reused)
-  std::vector<std::vector<float>> expertGates_;  // (E) their gates
 };
 
 }  // namespace tscope

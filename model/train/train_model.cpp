@@ -1,6 +1,6 @@
-// The training pass (see train_model.h). The forward mirrors Transformer::forward op for op (so a
-// trained model behaves the same at inference) but runs B sequences of T tokens as B*T rows and
-// keeps each layer's activations; the backward walks the layers in reverse, calling BackwardOps.
+// The training pass (see train_model.h). The forward is the block forward inference runs
+// (model/nn/block.h) over B sequences of T tokens as B*T rows, keeping each layer's activations;
+// the backward walks the layers in reverse, calling BackwardOps.
 // MoE: each sequence is routed on its own (as a prompt is at inference); the gradient reaches the
 // router through the gates (softmax over the kept top-k logits, or the full softmax for expert
 // choice) and through the load-balancing loss alpha * E * sum_i f_i * P_i (f_i held constant, as
@@ -19,62 +19,14 @@ namespace tscope {
 
 namespace {
 
-// Activation storage in the forward backend's memory: a host array on the CPU backends (exactly
-// the arrays, and so the bits, the CPU path always had) or a device Buffer that only grows.
-class Floats {
- public:
-  float* data() { return onHost_ ? host_.data() : device_.data(); }
-  const float* data() const { return onHost_ ? host_.data() : device_.data(); }
-  size_t size() const { return size_; }
-  void resize(Backend& fw, size_t n) {
-    onHost_ = fw.isHost();
-    if (onHost_) host_.resize(n);
-    else if (device_.size() < n) device_ = fw.allocate(n);
-    size_ = n;
-  }
-  // this = other (resized to other's size)
-  void copyFrom(Backend& fw, const Floats& other) { copyFrom(fw, other.data(), other.size()); }
-  void copyFrom(Backend& fw, const float* src, size_t n) {
-    resize(fw, n);
-    if (n) fw.copy(data(), src, n);
-  }
-
- private:
-  bool onHost_ = true;
-  AlignedFloats host_;
-  Buffer device_;
-  size_t size_ = 0;
-};
-
 void zeroVector(Backend& fw, Floats& v, size_t n) {
   v.resize(fw, n);
   if (n) fw.zero(v.data(), n);
 }
 
-// `n` floats of backend memory readable on the host: the memory itself on a host backend, else a
-// download into `copy`.
-const float* hostView(Backend& fw, const float* data, size_t n, std::vector<float>& copy) {
-  if (fw.isHost()) return data;
-  copy.resize(n);
-  if (n) fw.download(copy.data(), data, n);
-  return copy.data();
-}
-
 }  // namespace
 
-// One expert's share of a MoE layer: the rows it computed and what the backward needs.
-struct ExpertActivations {
-  std::vector<int> rows;        // (n) global rows (b*T + t) of the kept assignments
-  std::vector<float> gates;     // (n) (host: scatterAddRows takes host gates)
-  std::vector<int> sequence;    // (n) which sequence's routing each row came from
-  std::vector<int> assignment;  // (n) index into that routing's assignments (for the gate gradient)
-  Floats in;        // (n, C) gathered inputs
-  Floats hidden;    // (n, F) pre-activation (x Wfc + bfc)
-  Floats gate;      // (n, F) SwiGLU gate pre-activation
-  Floats act;       // (n, F) activated hidden (input of c_proj)
-  Floats out;       // (n, C) expert output before the gate
-};
-
+// What the block forward keeps of one layer for the backward.
 struct LayerActivations {
   Floats in;       // (R, C) residual entering the layer
   Floats normed1;  // (R, C) ln_1(in) (pre-norm)
@@ -87,11 +39,7 @@ struct LayerActivations {
   Floats gate;     // (R, F) dense SwiGLU gate
   Floats act;      // (R, F) dense: activated
   Floats sum2;     // (R, C) post-norm: mid + feed-forward (input of ln_2)
-  // MoE
-  Floats routerLogits;          // (R, E)
-  std::vector<float> routerLogitsHost;  // (R, E) the same on the host, for the routing (device backends)
-  std::vector<MoeRouting> routing;          // (B) one routing per sequence
-  std::vector<ExpertActivations> experts;   // (E)
+  MoeActivations moe;  // MoE: routing per sequence, each expert's rows and activations
 };
 
 struct TrainModel::Activations {
@@ -101,6 +49,8 @@ struct TrainModel::Activations {
   Floats logits;   // (R, V) then dlogits
   Floats kCache, vCache;  // (T, Hkv D) per-sequence scratch for the forward attention
   Floats ffOut;    // (R, C)
+  Floats normScratch;  // (R, C) post-norm: the norm before it replaces the residual
+  Floats probs, scores;  // (H, T, T) sequence 0's attention maps of the captured layer
   // backward scratch
   Floats x;         // (R, C) the residual stream of the forward
   Floats dx, dmid, dnormed, dattn, dqkv, dhidden, dgate, dact, dsum, dff, drouter, dExpertOut, dExpertIn;
@@ -108,7 +58,7 @@ struct TrainModel::Activations {
 };
 
 TrainModel::TrainModel(const ModelConfig& config, Backend& forward, BackwardOps& backward)
-    : config_(config), forward_(&forward), backward_(&backward), acts_(std::make_unique<Activations>()) {
+    : config_(config), forward_(&forward), backward_(&backward), block_(config, forward), acts_(std::make_unique<Activations>()) {
   if (auto msg = validateConfig(config_); !msg.empty()) throw Error(msg);
   if (forward.isHost() != (backward.name() != "cuda"))
     throw Error("training: the backward ops '" + backward.name() + "' do not work on the '" + forward.name() + "' backend's memory");
@@ -119,8 +69,6 @@ TrainModel::TrainModel(const ModelConfig& config, Backend& forward, BackwardOps&
       forward.upload(deviceSinusoids_.data(), sinusoids_.data(), sinusoids_.size());
     }
   }
-  if (config_.position_encoding == PositionEncoding::Alibi) alibiSlopes_ = alibiSlopes(config_.n_head);
-  if (config_.isMoe()) moeParams_ = moeRoutingParams(config_);
 }
 
 TrainModel::~TrainModel() = default;
@@ -181,138 +129,70 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
   Activations& a = *acts_;
   a.layers.resize(L);
 
-  auto norm = [&](float* out, const float* in, const float* weight, const float* bias) {
-    if (c.norm == NormKind::RmsNorm) fw.rmsNorm(out, in, weight, R, C, eps);
-    else fw.layerNorm(out, in, weight, bias, R, C, eps);
-  };
   auto normBackward = [&](float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight) {
     if (c.norm == NormKind::RmsNorm) backward_->rmsNorm(din, dweight, dout, in, weight, R, C, eps);
     else backward_->layerNorm(din, dweight, dbias, dout, in, weight, R, C, eps);
   };
 
-  AttentionShape shape{T, 0, c.n_head, c.headDim(), T};
-  shape.nKvHead = c.kvHeads();
-  shape.causal = c.causal;
-  shape.window = c.attention_window;
-  shape.ropeBase = c.position_encoding == PositionEncoding::Rope ? c.position_base : 0.0;
-  shape.alibiSlopes = alibiSlopes_.empty() ? nullptr : alibiSlopes_.data();
+  // Each sequence attends over a scratch K/V store of its T rows (pos0 = 0).
+  const AttentionShape shape = block_.attentionShape(T, 0, T);
   a.kCache.resize(fw, (size_t)T * c.kvDim());
   a.vCache.resize(fw, (size_t)T * c.kvDim());
 
   const float* sinusoids = fw.isHost() ? sinusoids_.data() : deviceSinusoids_.data();
   const float* positions = c.hasLearnedPositions() ? weights.wpe : sinusoids_.empty() ? nullptr : sinusoids;
 
-  // Feed-forward of n rows: in (n, C) -> out (n, C), keeping hidden/gate/act.
-  auto feedForward = [&](const FeedForwardWeights& w, const float* in, int n, Floats& hidden, Floats& gate,
-                         Floats& act, float* out) {
-    hidden.resize(fw, (size_t)n * F);
-    act.resize(fw, (size_t)n * F);
-    fw.matmul(hidden.data(), in, w.fcWeight, w.fcBias, n, C, F);
-    if (swiglu) {
-      gate.resize(fw, (size_t)n * F);
-      fw.matmul(gate.data(), in, w.gateWeight, w.gateBias, n, C, F);
-      fw.copy(act.data(), hidden.data(), (size_t)n * F);
-      fw.swiglu(act.data(), gate.data(), (size_t)n * F);
-    } else {
-      fw.copy(act.data(), hidden.data(), (size_t)n * F);
-      fw.activate(act.data(), (size_t)n * F, c.activation);
-    }
-    fw.matmul(out, act.data(), w.projWeight, w.projBias, n, F, C);
-  };
-
-  // ---- forward ----------------------------------------------------------------------------------
+  // ---- forward: the block forward of inference, keeping every activation the backward needs ------
   LossReport report;
   Floats& x = a.x;
   x.resize(fw, RC);
   for (int b = 0; b < B; ++b) fw.embed(x.data() + (size_t)b * T * C, batch.inputs + (size_t)b * T, weights.wte, positions, T, C, 0);
-  a.ffOut.resize(fw, RC);
   if (c.isMoe()) report.expertLoad.assign((size_t)L * E, 0);
   double auxLoss = 0;
+  bool normed = false;  // the layer's normed1 already holds ln_1 of its input
   for (int l = 0; l < L; ++l) {
-    const LayerWeights& w = weights.layers[l];
     LayerActivations& la = a.layers[l];
-    la.in.copyFrom(fw, x);
-    const float* attnIn = x.data();
+    LayerTensors t;
+    t.in = la.in.sized(fw, RC);
+    t.normed1 = (c.pre_norm ? la.normed1 : a.normScratch).sized(fw, RC);
+    t.qkv = la.qkv.sized(fw, (size_t)R * QKV);
+    t.attn = la.attn.sized(fw, RC);
+    t.out = a.ffOut.sized(fw, RC);
+    t.sum1 = c.pre_norm ? nullptr : la.sum1.sized(fw, RC);
+    t.mid = la.mid.sized(fw, RC);
+    t.normed2 = (c.pre_norm && c.hasFeedForward() ? la.normed2 : a.normScratch).sized(fw, RC);
+    t.sum2 = c.pre_norm || !c.hasFeedForward() ? nullptr : la.sum2.sized(fw, RC);
+    t.keepActivated = true;
+    if (c.hasFeedForward() && !c.isMoe()) {
+      t.hidden = la.hidden.sized(fw, (size_t)R * F);
+      t.gate = c.activation == Activation::SwiGlu ? la.gate.sized(fw, (size_t)R * F) : nullptr;
+      t.act = la.act.sized(fw, (size_t)R * F);
+    }
+    t.moe = &la.moe;
+    if (l == captureLayer_) {
+      t.probs = a.probs.sized(fw, (size_t)c.n_head * T * T);
+      t.scores = a.scores.sized(fw, (size_t)c.n_head * T * T);
+    }
+    // Pre-norm: the next layer's ln_1 (or the final norm) is fused into this layer's last residual add.
+    NextNorm next;
     if (c.pre_norm) {
-      la.normed1.resize(fw, RC);
-      norm(la.normed1.data(), x.data(), w.ln1Weight, w.ln1Bias);
-      attnIn = la.normed1.data();
+      const bool last = l + 1 == L;
+      next = {last ? weights.lnfWeight : weights.layers[l + 1].ln1Weight, last ? weights.lnfBias : weights.layers[l + 1].ln1Bias,
+              (last ? a.normedF : a.layers[l + 1].normed1).sized(fw, RC)};
     }
-    la.qkv.resize(fw, (size_t)R * QKV);
-    la.attn.resize(fw, RC);
-    fw.matmul(la.qkv.data(), attnIn, w.qkvWeight, w.qkvBias, R, C, QKV);
-    for (int b = 0; b < B; ++b)
-      fw.attention(la.attn.data() + (size_t)b * T * C, nullptr, nullptr, la.qkv.data() + (size_t)b * T * QKV, a.kCache.data(),
-                   a.vCache.data(), shape);
-    fw.matmul(a.ffOut.data(), la.attn.data(), w.attnProjWeight, w.attnProjBias, R, C, C);
-    fw.add(x.data(), a.ffOut.data(), RC);
-    if (!c.pre_norm) {
-      la.sum1.copyFrom(fw, x);
-      norm(x.data(), la.sum1.data(), w.ln1Weight, w.ln1Bias);
-    }
-    la.mid.copyFrom(fw, x);
-    if (!c.hasFeedForward()) continue;
-    const float* ffIn = x.data();
-    if (c.pre_norm) {
-      la.normed2.resize(fw, RC);
-      norm(la.normed2.data(), x.data(), w.ln2Weight, w.ln2Bias);
-      ffIn = la.normed2.data();
-    }
+    normed = block_.layer(constLayer(weights.layers[l]), next, B, shape, a.kCache.data(), a.vCache.data(), x.data(), normed, t);
     if (c.isMoe()) {
-      la.routerLogits.resize(fw, (size_t)R * E);
-      fw.matmul(la.routerLogits.data(), ffIn, w.routerWeight, nullptr, R, C, E);
-      const float* routerLogits = hostView(fw, la.routerLogits.data(), (size_t)R * E, la.routerLogitsHost);
-      la.routing.resize(B);
-      la.experts.resize(E);
-      for (auto& ex : la.experts) {
-        ex.rows.clear();
-        ex.gates.clear();
-        ex.assignment.clear();
-        ex.sequence.clear();
-      }
-      for (int b = 0; b < B; ++b) {
-        std::vector<float> logits(routerLogits + (size_t)b * T * E, routerLogits + (size_t)(b + 1) * T * E);
-        la.routing[b] = routeTokens(logits, T, moeParams_);
-        const MoeRouting& routing = la.routing[b];
-        auxLoss += routing.auxLoss / B;
-        for (size_t i = 0; i < routing.assignments.size(); ++i) {
-          const MoeAssignment& as = routing.assignments[i];
-          if (as.dropped) continue;
-          ExpertActivations& ex = la.experts[as.expert];
-          ex.rows.push_back(b * T + as.token);
-          ex.gates.push_back(as.gate);
-          ex.sequence.push_back(b);
-          ex.assignment.push_back(static_cast<int>(i));
-        }
-      }
-      fw.zero(a.ffOut.data(), RC);
-      for (int e = 0; e < E; ++e) {
-        ExpertActivations& ex = la.experts[e];
-        const int n = static_cast<int>(ex.rows.size());
-        report.expertLoad[(size_t)l * E + e] += n;
-        if (n == 0) continue;
-        ex.in.resize(fw, (size_t)n * C);
-        ex.out.resize(fw, (size_t)n * C);
-        fw.gatherRows(ex.in.data(), ffIn, ex.rows.data(), n, C);
-        feedForward(w.experts[e], ex.in.data(), n, ex.hidden, ex.gate, ex.act, ex.out.data());
-        fw.scatterAddRows(a.ffOut.data(), ex.out.data(), ex.rows.data(), ex.gates.data(), n, C);
-      }
-    } else {
-      feedForward(w.mlp, ffIn, R, la.hidden, la.gate, la.act, a.ffOut.data());
+      for (const MoeRouting& routing : la.moe.routing) auxLoss += routing.auxLoss / B;
+      for (int e = 0; e < E; ++e) report.expertLoad[(size_t)l * E + e] += static_cast<int>(la.moe.experts[e].rows.size());
     }
-    fw.add(x.data(), a.ffOut.data(), RC);
-    if (!c.pre_norm) {
-      la.sum2.copyFrom(fw, x);
-      norm(x.data(), la.sum2.data(), w.ln2Weight, w.ln2Bias);
-    }
+  }
+  if (captureLayer_ >= 0 && captureLayer_ < L) {
+    captured_.resize((size_t)c.n_head * T * T);
+    fw.download(captured_.data(), a.probs.data(), captured_.size());
   }
   a.final.copyFrom(fw, x);
-  const float* unembedIn = a.final.data();
-  if (c.hasFinalNorm()) {
-    a.normedF.resize(fw, RC);
-    norm(a.normedF.data(), a.final.data(), weights.lnfWeight, weights.lnfBias);
-    unembedIn = a.normedF.data();
-  }
+  float* normedF = c.hasFinalNorm() ? a.normedF.sized(fw, RC) : nullptr;
+  const float* unembedIn = block_.unembeddingInput(a.final.data(), normedF, normed, weights.lnfWeight, weights.lnfBias, R);
   a.logits.resize(fw, (size_t)R * V);
   fw.matmulTransposed(a.logits.data(), unembedIn, weights.unembedding(), R, C, V);
 
@@ -385,9 +265,9 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
         const float* dffHost = hostView(fw, dff, RC, a.dffCopy);
         // Gradient of each kept assignment's gate: dot(dff[row], expert output).
         std::vector<std::vector<float>> dgates(B);
-        for (int b = 0; b < B; ++b) dgates[b].assign(la.routing[b].assignments.size(), 0.0f);
+        for (int b = 0; b < B; ++b) dgates[b].assign(la.moe.routing[b].assignments.size(), 0.0f);
         for (int e = 0; e < E; ++e) {
-          ExpertActivations& ex = la.experts[e];
+          ExpertActivations& ex = la.moe.experts[e];
           const int n = static_cast<int>(ex.rows.size());
           if (n == 0) continue;
           a.dExpertOutHost.resize((size_t)n * C);
@@ -413,10 +293,10 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
         }
         // Router logits: through the gates and through the load-balancing loss.
         for (int b = 0; b < B; ++b) {
-          const MoeRouting& routing = la.routing[b];
+          const MoeRouting& routing = la.moe.routing[b];
           float* dlog = a.drouterHost.data() + (size_t)b * T * E;
           const float* probs = routing.routerProbs.data();
-          if (!moeParams_.expertChoice) {
+          if (!block_.moeRouting().expertChoice) {
             // Gates of token t: softmax over its k chosen logits; assignments are in (token, rank) order.
             const int k = routing.topK;
             for (int t = 0; t < T; ++t) {
@@ -444,9 +324,9 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
             }
           }
           // Aux loss / B: d/dP_i = alpha E f_i / B, P_i = mean_t probs[t, i].
-          if (moeParams_.auxLossAlpha > 0) {
+          if (block_.moeRouting().auxLossAlpha > 0) {
             std::vector<double> dp(E);  // d aux / d probs[t, e], the same for every token t
-            for (int e = 0; e < E; ++e) dp[e] = moeParams_.auxLossAlpha * E * routing.fraction[e] / ((double)T * B);
+            for (int e = 0; e < E; ++e) dp[e] = block_.moeRouting().auxLossAlpha * E * routing.fraction[e] / ((double)T * B);
             for (int t = 0; t < T; ++t) {
               const float* p = probs + (size_t)t * E;
               double weighted = 0;

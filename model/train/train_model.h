@@ -1,7 +1,8 @@
-// The transformer's training pass: a forward over B sequences of T tokens that keeps every
-// activation the backward needs, the mean cross-entropy (plus the MoE load-balancing loss), and
-// the backward into a gradient Weights with the same layout as the parameters. Written once:
-// forward ops come from a Backend (reference, Eigen or CUDA), backward ops from the BackwardOps on its memory.
+// The transformer's training pass: the block forward inference runs (model/nn/block.h's
+// BlockForward) over B sequences of T tokens, keeping every activation the backward needs; then
+// what is training's own: the mean cross-entropy (plus the MoE load-balancing loss) and the
+// backward into a gradient Weights with the same layout as the parameters. Forward ops come from
+// a Backend (reference, Eigen or CUDA), backward ops from the BackwardOps on its memory.
 // Every architecture-lab variant trains (positions, norms, pre/post norm, activations, MoE token
 // or expert choice, masks, GQA, tied or untied, attention-only).
 // Memory: activations live in the forward backend's memory (host arrays on the CPU backends, as
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "model/nn/backend.h"
+#include "model/nn/block.h"
 #include "model/train/backward.h"
 #include "model/nn/moe.h"
 #include "model/train/optimizer.h"
@@ -89,6 +91,12 @@ class TrainModel {
   LossReport loss(const ParamView& weights, const BatchView& batch);
   LossReport lossAndGradients(const ParamView& weights, const ParamView& grads, const BatchView& batch);
 
+  // From the next forward on, keep sequence 0's attention probabilities (H, T, T) of `layer`
+  // (-1 = none): capturedAttention() returns those of the last forward (what Trace::attn holds
+  // for that layer after Transformer::forward over the same tokens).
+  void captureAttention(int layer) { captureLayer_ = layer; }
+  const std::vector<float>& capturedAttention() const { return captured_; }
+
  private:
   struct Activations;  // everything the forward keeps for the backward (train_model.cpp)
   LossReport run(const ParamView& weights, const ParamView* grads, const BatchView& batch);
@@ -100,8 +108,9 @@ class TrainModel {
   std::vector<float> sinusoids_;     // (n_positions, C) sinusoidal table when used
   Buffer deviceSinusoids_;           // the table in device memory (non-host forward backend)
   Buffer deviceWeights_, deviceGrads_;  // copies for the Weights forms on a device backend
-  std::vector<float> alibiSlopes_;   // (H) ALiBi only
-  MoeRoutingParams moeParams_;
+  BlockForward block_;               // the block forward inference runs too
+  int captureLayer_ = -1;            // layer whose attention maps the forward captures (-1 = none)
+  std::vector<float> captured_;      // (H, T, T) sequence 0's probabilities of that layer
   std::unique_ptr<Activations> acts_;  // reused between calls
 };
 

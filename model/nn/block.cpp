@@ -1,0 +1,195 @@
+// The block forward (see block.h): attention per sequence over its own K/V store, the residual add
+// with the next sublayer's norm fused into it (Backend::addNorm: CUDA fuses it, the CPU default is
+// add then norm), a dense GELU/ReLU/SwiGLU MLP or a mixture of experts routed on the host per
+// sequence and dispatched with gatherRows / scatterAddRows. The dense path allocates nothing.
+#include "model/nn/block.h"
+
+#include "model/nn/positional.h"
+
+namespace tscope {
+
+void Floats::resize(Backend& backend, size_t n) {
+  onHost_ = backend.isHost();
+  if (onHost_) host_.resize(n);
+  else if (device_.size() < n) device_ = backend.allocate(n);
+  size_ = n;
+}
+
+void Floats::copyFrom(Backend& backend, const float* src, size_t n) {
+  resize(backend, n);
+  if (n) backend.copy(data(), src, n);
+}
+
+ConstLayerWeights constLayer(const LayerWeights& w) {
+  auto constFf = [](const FeedForwardWeights& f) {
+    return ConstFeedForwardWeights{f.fcWeight, f.fcBias, f.gateWeight, f.gateBias, f.projWeight, f.projBias};
+  };
+  ConstLayerWeights c{w.ln1Weight, w.ln1Bias, w.qkvWeight, w.qkvBias, w.attnProjWeight, w.attnProjBias, w.ln2Weight, w.ln2Bias,
+                      constFf(w.mlp), w.routerWeight, {}};
+  c.experts.reserve(w.experts.size());
+  for (const auto& e : w.experts) c.experts.push_back(constFf(e));
+  return c;
+}
+
+const float* hostView(Backend& backend, const float* data, size_t n, std::vector<float>& copy) {
+  if (backend.isHost()) return data;
+  copy.resize(n);
+  if (n) backend.download(copy.data(), data, n);
+  return copy.data();
+}
+
+BlockForward::BlockForward(const ModelConfig& config, Backend& backend) : config_(config), backend_(&backend) {
+  if (config_.position_encoding == PositionEncoding::Alibi) alibiSlopes_ = alibiSlopes(config_.n_head);
+  if (config_.isMoe()) moeParams_ = moeRoutingParams(config_);
+}
+
+AttentionShape BlockForward::attentionShape(int T, int pos0, int cacheRows) const {
+  AttentionShape shape{T, pos0, config_.n_head, config_.headDim(), cacheRows};
+  shape.nKvHead = config_.kvHeads();
+  shape.causal = config_.causal;
+  shape.window = config_.attention_window;
+  shape.ropeBase = config_.position_encoding == PositionEncoding::Rope ? config_.position_base : 0.0;
+  shape.alibiSlopes = alibiSlopes_.empty() ? nullptr : alibiSlopes_.data();
+  return shape;
+}
+
+void BlockForward::norm(float* out, const float* in, const float* weight, const float* bias, int rows) {
+  const float eps = static_cast<float>(config_.layer_norm_epsilon);
+  if (config_.norm == NormKind::RmsNorm) backend_->rmsNorm(out, in, weight, rows, config_.n_embd, eps);
+  else backend_->layerNorm(out, in, weight, bias, rows, config_.n_embd, eps);
+}
+
+const float* BlockForward::unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias,
+                                           int rows) {
+  if (!config_.hasFinalNorm()) return x;
+  if (!normed) norm(out, x, weight, bias, rows);
+  return out;
+}
+
+// The residual add after a sublayer. Pre-norm: x += y, and when a norm of x comes next one fused
+// addNorm also leaves it in next.out (returns true). Post-norm: x = norm(x + y) with the
+// sublayer's own norm (postWeight) through normScratch; keepSum keeps x + y.
+bool BlockForward::residualAdd(float* x, const float* y, int R, const NextNorm& next, const float* postWeight, const float* postBias,
+                               float* normScratch, float* keepSum) {
+  const int C = config_.n_embd;
+  const size_t RC = (size_t)R * C;
+  const float eps = static_cast<float>(config_.layer_norm_epsilon);
+  if (!config_.pre_norm) {
+    backend_->addNorm(x, y, normScratch, postWeight, postBias, R, C, eps, config_.norm);
+    if (keepSum) backend_->copy(keepSum, x, RC);
+    backend_->copy(x, normScratch, RC);
+    return false;
+  }
+  if (next.weight) {
+    backend_->addNorm(x, y, next.out, next.weight, next.bias, R, C, eps, config_.norm);
+    return true;
+  }
+  backend_->add(x, y, RC);
+  return false;
+}
+
+// out (rows, C) = proj(act(in Wfc + bfc)) or, for SwiGLU, proj(silu(in Wgate + bgate) * (in Wfc + bfc)).
+// With act (kept), hidden keeps the pre-activation; else it is activated in place (fused matmul).
+void BlockForward::feedForward(const ConstFeedForwardWeights& w, const float* in, int rows, float* hidden, float* gate, float* act,
+                               float* out) {
+  const int C = config_.n_embd, F = config_.dFF();
+  const size_t n = (size_t)rows * F;
+  float* activated = act ? act : hidden;
+  if (config_.activation == Activation::SwiGlu) {
+    backend_->matmul(hidden, in, w.fcWeight, w.fcBias, rows, C, F);
+    backend_->matmul(gate, in, w.gateWeight, w.gateBias, rows, C, F);
+    if (act) backend_->copy(act, hidden, n);
+    backend_->swiglu(activated, gate, n);
+  } else if (act) {
+    backend_->matmul(hidden, in, w.fcWeight, w.fcBias, rows, C, F);
+    backend_->copy(act, hidden, n);
+    backend_->activate(act, n, config_.activation);
+  } else {
+    backend_->matmulActivate(hidden, in, w.fcWeight, w.fcBias, rows, C, F, config_.activation);
+  }
+  backend_->matmul(out, activated, w.projWeight, w.projBias, rows, F, C);
+}
+
+// out (R, C) = sum over each row's kept assignments of gate * expert(in row). Each of the B
+// sequences of T rows is routed on its own from the (R, E) router logits.
+void BlockForward::mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int B, int T, bool keepActivated,
+                                    MoeActivations& m) {
+  const int C = config_.n_embd, E = config_.n_experts, F = config_.dFF(), R = B * T;
+  const bool swiglu = config_.activation == Activation::SwiGlu;
+  float* routerLogits = m.routerLogits.sized(*backend_, (size_t)R * E);
+  backend_->matmul(routerLogits, in, w.routerWeight, nullptr, R, C, E);
+  const float* hostLogits = hostView(*backend_, routerLogits, (size_t)R * E, m.routerLogitsHost);
+  m.routing.resize(B);
+  m.experts.resize(E);
+  for (auto& ex : m.experts) {
+    ex.rows.clear();
+    ex.gates.clear();
+    ex.sequence.clear();
+    ex.assignment.clear();
+  }
+  for (int b = 0; b < B; ++b) {
+    m.sequenceLogits.assign(hostLogits + (size_t)b * T * E, hostLogits + (size_t)(b + 1) * T * E);
+    m.routing[b] = routeTokens(m.sequenceLogits, T, moeParams_);
+    const MoeRouting& routing = m.routing[b];
+    for (size_t i = 0; i < routing.assignments.size(); ++i) {
+      const MoeAssignment& as = routing.assignments[i];
+      if (as.dropped) continue;
+      ExpertActivations& ex = m.experts[as.expert];
+      ex.rows.push_back(b * T + as.token);
+      ex.gates.push_back(as.gate);
+      ex.sequence.push_back(b);
+      ex.assignment.push_back(static_cast<int>(i));
+    }
+  }
+  backend_->zero(out, (size_t)R * C);
+  for (ExpertActivations& ex : m.experts) {
+    const int n = static_cast<int>(ex.rows.size());
+    if (n == 0) continue;
+    const size_t e = &ex - m.experts.data();
+    float* expertIn = ex.in.sized(*backend_, (size_t)n * C);
+    float* expertOut = ex.out.sized(*backend_, (size_t)n * C);
+    backend_->gatherRows(expertIn, in, ex.rows.data(), n, C);
+    const size_t nF = (size_t)n * F;
+    feedForward(w.experts[e], expertIn, n, ex.hidden.sized(*backend_, nF), swiglu ? ex.gate.sized(*backend_, nF) : nullptr,
+                keepActivated ? ex.act.sized(*backend_, nF) : nullptr, expertOut);
+    backend_->scatterAddRows(out, expertOut, ex.rows.data(), ex.gates.data(), n, C);
+  }
+}
+
+bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B, const AttentionShape& shape, float* keys,
+                         float* values, float* x, bool normed, const LayerTensors& t) {
+  const int C = config_.n_embd, T = shape.T, R = B * T, QKV = config_.qkvDim();
+  const size_t RC = (size_t)R * C;
+  if (t.in) backend_->copy(t.in, x, RC);
+  // Attention sublayer. Pre-norm: x = x + attn(norm(x)); post-norm: x = norm(x + attn(x)).
+  const float* attnIn = x;
+  if (config_.pre_norm) {
+    if (!normed) norm(t.normed1, x, w.ln1Weight, w.ln1Bias, R);
+    attnIn = t.normed1;
+  }
+  backend_->matmul(t.qkv, attnIn, w.qkvWeight, w.qkvBias, R, C, QKV);
+  AttentionShape traced = shape;  // sequence 0, whose maps may be captured
+  if (t.probs) {
+    traced.traceHeads = t.traceHeads;
+    traced.traceHeadCount = t.traceHeadCount;
+  }
+  for (int b = 0; b < B; ++b)
+    backend_->attention(t.attn + (size_t)b * T * C, b == 0 ? t.probs : nullptr, b == 0 ? t.scores : nullptr, t.qkv + (size_t)b * T * QKV,
+                       keys, values, b == 0 ? traced : shape);
+  backend_->matmul(t.out, t.attn, w.attnProjWeight, w.attnProjBias, R, C, C);
+  const NextNorm afterAttention = config_.hasFeedForward() ? NextNorm{w.ln2Weight, w.ln2Bias, t.normed2} : next;
+  normed = residualAdd(x, t.out, R, afterAttention, w.ln1Weight, w.ln1Bias, t.normed1, t.sum1);
+  if (t.mid) backend_->copy(t.mid, x, RC);
+  if (!config_.hasFeedForward()) return normed;
+  // Feed-forward sublayer (dense MLP or mixture of experts), in the same pre/post form.
+  const float* ffIn = x;
+  if (config_.pre_norm) {
+    if (!normed) norm(t.normed2, x, w.ln2Weight, w.ln2Bias, R);
+    ffIn = t.normed2;
+  }
+  if (config_.isMoe()) mixtureOfExperts(w, ffIn, t.out, B, T, t.keepActivated, *t.moe);
+  else feedForward(w.mlp, ffIn, R, t.hidden, t.gate, t.keepActivated ? t.act : nullptr, t.out);
+  return residualAdd(x, t.out, R, next, w.ln2Weight, w.ln2Bias, t.normed2, t.sum2);
+}
+
+}  // namespace tscope

@@ -1,0 +1,140 @@
+// THE transformer block forward, written once against Backend and called by inference
+// (Transformer: KV cache, trace) and by training (TrainModel: every activation for the backward).
+// What to keep is an argument, as in llm.c's ActivationTensors: LayerTensors says where each
+// intermediate goes (shared scratch reused by every layer, or the layer's own kept storage).
+#pragma once
+#include <vector>
+
+#include "model/core/aligned.h"
+#include "model/core/config.h"
+#include "model/core/weights.h"
+#include "model/nn/backend.h"
+#include "model/nn/moe.h"
+
+namespace tscope {
+
+// Activation storage in a backend's memory: a host array on the CPU backends or a device Buffer
+// that only grows.
+class Floats {
+ public:
+  float* data() { return onHost_ ? host_.data() : device_.data(); }
+  const float* data() const { return onHost_ ? host_.data() : device_.data(); }
+  size_t size() const { return size_; }
+  void resize(Backend& backend, size_t n);
+  // this = src (n floats of the same backend's memory)
+  void copyFrom(Backend& backend, const float* src, size_t n);
+  void copyFrom(Backend& backend, const Floats& other) { copyFrom(backend, other.data(), other.size()); }
+  // resize(n) and point at it: the storage one forward writes into
+  float* sized(Backend& backend, size_t n) {
+    resize(backend, n);
+    return data();
+  }
+
+ private:
+  bool onHost_ = true;
+  AlignedFloats host_;
+  Buffer device_;
+  size_t size_ = 0;
+};
+
+// One expert's share of a MoE layer: the rows it computed (n of the R rows) and its activations.
+struct ExpertActivations {
+  std::vector<int> rows;        // (n) global rows (b*T + t) of the kept assignments
+  std::vector<float> gates;     // (n) (host: scatterAddRows takes host gates)
+  std::vector<int> sequence;    // (n) which sequence's routing each row came from
+  std::vector<int> assignment;  // (n) index into that routing's assignments (for the gate gradient)
+  Floats in;        // (n, C) gathered inputs
+  Floats hidden;    // (n, F) pre-activation (x Wfc + bfc); activated in place when act is not kept
+  Floats gate;      // (n, F) SwiGLU gate pre-activation
+  Floats act;       // (n, F) activated hidden (input of c_proj), kept for the backward only
+  Floats out;       // (n, C) expert output before the gate
+};
+
+// A MoE layer's routing (host, one per sequence, as a prompt is routed at inference) and dispatch.
+struct MoeActivations {
+  Floats routerLogits;                  // (R, E)
+  std::vector<float> routerLogitsHost;  // (R, E) the same on the host (device backends)
+  std::vector<float> sequenceLogits;    // (T, E) one sequence's router logits (routeTokens' input)
+  std::vector<MoeRouting> routing;      // (B) one routing per sequence
+  std::vector<ExpertActivations> experts;  // (E)
+};
+
+// Where one layer's forward writes, all (R, .) in backend memory. Required: normed1 and normed2
+// (pre-norm: the sublayers' inputs; post-norm: norm scratch), qkv, attn, out, hidden (and gate
+// for SwiGLU) on dense layers, moe on MoE layers. Null optional members are not kept.
+struct LayerTensors {
+  float* in = nullptr;       // (R, C) optional: copy of the residual entering the layer
+  float* normed1 = nullptr;  // (R, C) ln_1(x) (pre-norm)
+  float* qkv = nullptr;      // (R, C + 2 Hkv D) as the attention left it (RoPE rotated)
+  float* attn = nullptr;     // (R, C) concatenated heads
+  float* out = nullptr;      // (R, C) a sublayer's output before the residual add
+  float* sum1 = nullptr;     // (R, C) optional, post-norm: x + attention (input of ln_1)
+  float* mid = nullptr;      // (R, C) optional: copy of the residual after the attention sublayer
+  float* normed2 = nullptr;  // (R, C) ln_2(mid) (pre-norm)
+  float* hidden = nullptr;   // (R, F) dense: pre-activation (activated in place when act is null)
+  float* gate = nullptr;     // (R, F) dense SwiGLU gate
+  float* act = nullptr;      // (R, F) dense, with keepActivated: activated hidden (input of c_proj)
+  bool keepActivated = false;  // keep the activated hidden apart from the pre-activation (dense: in act; experts: their own)
+  float* sum2 = nullptr;     // (R, C) optional, post-norm: mid + feed-forward (input of ln_2)
+  MoeActivations* moe = nullptr;
+  // Attention maps of sequence 0, (H, T, Tk) each, or null; traceHeads as in AttentionShape.
+  float* probs = nullptr;
+  float* scores = nullptr;
+  const int* traceHeads = nullptr;
+  int traceHeadCount = 0;
+};
+
+// The norm that follows a layer (the next layer's ln_1, or the final norm of a pre-norm model)
+// and where the fused residual add writes it; weight null = none follows.
+struct NextNorm {
+  const float* weight = nullptr;
+  const float* bias = nullptr;
+  float* out = nullptr;  // (R, C)
+};
+
+class BlockForward {
+ public:
+  BlockForward(const ModelConfig& config, Backend& backend);
+
+  // Routing knobs of the MoE layers (validated by the caller).
+  void setMoeRouting(const MoeRoutingParams& params) { moeParams_ = params; }
+  const MoeRoutingParams& moeRouting() const { return moeParams_; }
+
+  // The shape of each sequence's attention: T new rows after pos0 cached ones, cacheRows rows of K/V.
+  AttentionShape attentionShape(int T, int pos0, int cacheRows) const;
+
+  // out (rows, C) = the configured norm (LayerNorm or RMSNorm) of in.
+  void norm(float* out, const float* in, const float* weight, const float* bias, int rows);
+
+  // The unembedding's input for `rows` rows of the residual x (rows, C): x itself when the model has
+  // no final norm, else its final norm (weight, bias) in out, already there when `normed` (fused
+  // into the last residual add).
+  const float* unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias, int rows);
+
+  // One block over the residual x (R, C) = B sequences of shape.T rows, in place. Each sequence
+  // attends with the K/V store keys/values (cacheRows, Hkv D): rows pos0.. are written. `normed`:
+  // t.normed1 already holds ln_1(x) (fused into the previous residual add). Returns whether
+  // next.out now holds the next norm of x (pre-norm; fused into the last residual add).
+  bool layer(const ConstLayerWeights& w, const NextNorm& next, int B, const AttentionShape& shape, float* keys, float* values,
+             float* x, bool normed, const LayerTensors& t);
+
+ private:
+  bool residualAdd(float* x, const float* y, int R, const NextNorm& next, const float* postWeight, const float* postBias,
+                   float* normScratch, float* keepSum);
+  void feedForward(const ConstFeedForwardWeights& w, const float* in, int rows, float* hidden, float* gate, float* act, float* out);
+  void mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int B, int T, bool keepActivated, MoeActivations& m);
+
+  ModelConfig config_;
+  Backend* backend_;  // a pointer, so the owners stay movable
+  MoeRoutingParams moeParams_;
+  std::vector<float> alibiSlopes_;  // (H) host, ALiBi only
+};
+
+// The const view of writable parameters (the block reads weights only).
+ConstLayerWeights constLayer(const LayerWeights& w);
+
+// `n` floats of backend memory readable on the host: the memory itself on a host backend, else a
+// download into `copy`.
+const float* hostView(Backend& backend, const float* data, size_t n, std::vector<float>& copy);
+
+}  // namespace tscope

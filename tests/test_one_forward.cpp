@@ -1,0 +1,121 @@
+// Pins inference and training to the one block forward: in every architecture-lab variant, on the
+// reference and cpu backends, TrainModel::loss over B = 2 sequences equals the mean cross-entropy
+// of Transformer's logits for the same weights and tokens, and the attention maps the training
+// forward captures equal Transformer::forward's Trace::attn. Each check prints its largest difference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "model/nn/backend.h"
+#include "model/nn/transformer.h"
+#include "model/train/backward.h"
+#include "model/train/train_model.h"
+#include "test_helpers.h"
+
+using namespace tscope;
+using tscope::testing::architectureVariants;
+using tscope::testing::compare;
+using tscope::testing::randomWeights;
+using tscope::testing::sequence;
+using tscope::testing::variantConfig;
+
+namespace {
+
+constexpr int kSequences = 2;  // B
+constexpr int kTokens = 9;     // T
+constexpr double kLossTolerance = 1e-5;  // relative
+constexpr double kMapTolerance = 1e-5;   // absolute, on probabilities
+
+// Mean over the (B, T) targets of -log softmax(logits)[target], in double; logits (B, T, V).
+double meanCrossEntropy(const std::vector<float>& logits, const std::vector<int>& targets, int V) {
+  double sum = 0;
+  for (size_t r = 0; r < targets.size(); ++r) {
+    const float* row = logits.data() + r * V;
+    double maxLogit = row[0];
+    for (int v = 1; v < V; ++v) maxLogit = std::max(maxLogit, (double)row[v]);
+    double z = 0;
+    for (int v = 0; v < V; ++v) z += std::exp(row[v] - maxLogit);
+    sum += std::log(z) + maxLogit - row[targets[r]];
+  }
+  return sum / static_cast<double>(targets.size());
+}
+
+struct Backends {
+  std::unique_ptr<Backend> forward;
+  std::unique_ptr<BackwardOps> backward;
+};
+
+std::vector<Backends> backendPairs() {
+  std::vector<Backends> pairs;
+  pairs.push_back({makeReferenceBackend(), makeReferenceBackwardOps()});
+  pairs.push_back({makeCpuBackend(2), makeCpuBackwardOps(2)});
+  return pairs;
+}
+
+}  // namespace
+
+TEST(OneForward, TrainingLossIsTheCrossEntropyOfInferenceLogitsInEveryVariant) {
+  for (Backends& pair : backendPairs()) {
+    for (const auto& variant : architectureVariants()) {
+      const ModelConfig config = variantConfig(variant);
+      const int V = config.vocab_size;
+      const Weights weights = randomWeights(config, 11);
+      std::vector<int> inputs, targets;
+      for (int b = 0; b < kSequences; ++b) {
+        const auto ids = sequence(kTokens + 1, V, 3 + b);
+        inputs.insert(inputs.end(), ids.begin(), ids.end() - 1);
+        targets.insert(targets.end(), ids.begin() + 1, ids.end());
+      }
+      Transformer model(weights, *pair.forward);
+      std::vector<float> logits;  // (B, T, V)
+      for (int b = 0; b < kSequences; ++b) {
+        const auto sequenceLogits = model.logitsFor(std::span<const int>(inputs).subspan((size_t)b * kTokens, kTokens));
+        logits.insert(logits.end(), sequenceLogits.begin(), sequenceLogits.end());
+      }
+      const double inferenceLoss = meanCrossEntropy(logits, targets, V);
+
+      TrainModel training(config, *pair.forward, *pair.backward);
+      const LossReport report = training.loss(weights, {kSequences, kTokens, inputs.data(), targets.data(), nullptr});
+      const double difference = std::fabs(report.loss - inferenceLoss) / std::fabs(inferenceLoss);
+      EXPECT_LT(difference, kLossTolerance) << pair.forward->name() << " " << variant.name << ": training " << report.loss
+                                            << ", inference " << inferenceLoss;
+      std::printf("%-9s %-26s loss %.7f, relative difference %.2e\n", pair.forward->name().c_str(), variant.name.c_str(), report.loss,
+                  difference);
+      EXPECT_EQ(report.scoredTokens, kSequences * kTokens);
+    }
+  }
+}
+
+TEST(OneForward, TrainingCapturesTheAttentionMapsOfInferenceInEveryVariant) {
+  for (Backends& pair : backendPairs()) {
+    for (const auto& variant : architectureVariants()) {
+      const ModelConfig config = variantConfig(variant);
+      const Weights weights = randomWeights(config, 12);
+      std::vector<int> inputs, targets;
+      for (int b = 0; b < kSequences; ++b) {
+        const auto ids = sequence(kTokens + 1, config.vocab_size, 5 + b);
+        inputs.insert(inputs.end(), ids.begin(), ids.end() - 1);
+        targets.insert(targets.end(), ids.begin() + 1, ids.end());
+      }
+      Transformer model(weights, *pair.forward);
+      Trace trace;
+      model.logitsFor(std::span<const int>(inputs).first(kTokens), &trace);  // sequence 0
+      ASSERT_EQ(trace.layers.size(), (size_t)config.n_layer) << variant.name;
+
+      TrainModel training(config, *pair.forward, *pair.backward);
+      EXPECT_TRUE(training.capturedAttention().empty());
+      for (int layer = 0; layer < config.n_layer; ++layer) {
+        training.captureAttention(layer);
+        training.loss(weights, {kSequences, kTokens, inputs.data(), targets.data(), nullptr});
+        const size_t mapFloats = (size_t)config.n_head * kTokens * kTokens;
+        ASSERT_EQ(training.capturedAttention().size(), mapFloats) << variant.name;
+        const auto d = compare(training.capturedAttention().data(), trace.attnMap(layer, 0), mapFloats);
+        EXPECT_LT(d.maxAbs, kMapTolerance) << pair.forward->name() << " " << variant.name << " layer " << layer << ": " << d.describe();
+        std::printf("%-9s %-26s layer %d attention: %s\n", pair.forward->name().c_str(), variant.name.c_str(), layer,
+                    d.describe().c_str());
+      }
+    }
+  }
+}
