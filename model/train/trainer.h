@@ -6,7 +6,6 @@
 // files) that tscope and tscope-cli load; train_state.safetensors holds what resuming needs.
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -15,6 +14,7 @@
 #include "model/train/data.h"
 #include "model/train/optimizer.h"
 #include "model/tokenize/tokenizer.h"
+#include "model/train/device.h"
 #include "model/train/train_model.h"
 #include "model/core/weights.h"
 
@@ -119,23 +119,17 @@ struct TrainHistory {
   std::vector<EvalReport> evals;
 };
 
-// What a run computes with. Empty (the default): the CPU backend and Eigen backward ops with
-// config.threads and optimizer.h's AdamW, all on the host (bit-reproducible). backend_select.h's
-// makeTrainCompute("cuda") gives the device: weights, gradients and AdamW state then stay in device
-// memory, and weights() / checkpoints download them. A run may resume on another backend than the
-// one that saved it; it continues correctly, but not bit for bit as it would have on the first.
-struct TrainCompute {
-  std::unique_ptr<Backend> forward;
-  std::unique_ptr<BackwardOps> backward;  // working on forward's memory
-  std::function<std::unique_ptr<BackendAdamW>(Backend&, size_t, AdamWConfig)> makeAdamW;
-};
-
 class Trainer {
  public:
-  // A new run: random initialisation from config.seed.
-  Trainer(const TrainConfig& config, const DataSpec& data, TrainCompute compute = {});
-  // Continues the run saved in a checkpoint directory exactly where it stopped.
-  static std::unique_ptr<Trainer> resume(const std::string& dir, TrainCompute compute = {});
+  // A new run: random initialisation from config.seed. device: what the run computes with (null:
+  // makeCpuDevice(config.threads), bit-reproducible). On a non-host device (backend_select.h's
+  // makeDevice("cuda")) weights, gradients and AdamW state stay in device memory, and weights() /
+  // checkpoints download them.
+  Trainer(const TrainConfig& config, const DataSpec& data, std::unique_ptr<Device> device = nullptr);
+  // Continues the run saved in a checkpoint directory exactly where it stopped. It may resume on
+  // another device than the one that saved it: it continues correctly, but not bit for bit as it
+  // would have on the first (devices sum in other orders).
+  static std::unique_ptr<Trainer> resume(const std::string& dir, std::unique_ptr<Device> device = nullptr);
   ~Trainer();
 
   StepReport step();        // one optimizer step (gradAccumulation micro-batches)
@@ -156,32 +150,27 @@ class Trainer {
   double totalSeconds() const { return totalSeconds_; }
 
  private:
-  Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, TrainCompute compute);
-  StepReport deviceStep();
-  void uploadState();  // weights_ (and nothing else) to the device copy
+  Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, std::unique_ptr<Device> device);
+  void uploadWeights();  // weights_ to the device's copy (nothing to do on the host)
   TrainConfig config_;
   DataSpec dataSpec_;
   std::unique_ptr<DataSource> data_;
-  std::unique_ptr<Backend> forward_;
-  std::unique_ptr<BackwardOps> backward_;
+  std::unique_ptr<Device> device_;
+  std::string backendName_;
   std::unique_ptr<TrainModel> model_;
-  mutable Weights weights_;  // on a device: a host copy, refreshed by weights()
-  Weights grads_;
-  std::unique_ptr<AdamW> adam_;
-  std::vector<uint8_t> decayMask_;
+  std::unique_ptr<DeviceAdamW> adam_;
+  mutable Weights weights_;  // the parameters; on a non-host device a host copy, refreshed by weights()
+  // In the device's memory, (parameters) each: the parameters (on the host weights_'s own arena, so
+  // deviceParams_ stays empty), the gradient, and the sum of micro-batch gradients (accumulation only).
+  Buffer deviceParams_, grads_, gradientSum_;
+  ParamView params_, gradView_;
+  mutable bool hostWeightsStale_ = false;
   LrSchedule schedule_;
   int stepsDone_ = 0;
   double totalSeconds_ = 0;
   TrainHistory history_;
   std::vector<int> inputs_, targets_;
   std::vector<uint8_t> scored_;
-  std::vector<float> gradientSum_;  // (parameters) gradient accumulation over micro-batches
-  // Device runs (forward_ not a host backend):
-  std::string backendName_;
-  std::unique_ptr<BackendAdamW> deviceAdam_;
-  Buffer deviceParams_, deviceGrads_, deviceSum_;  // (parameters) each, in forward_'s memory
-  mutable bool hostWeightsStale_ = false;
-  bool onDevice() const { return deviceAdam_ != nullptr; }
 };
 
 }  // namespace tscope
