@@ -126,7 +126,7 @@ int runTrain(const Argv& argv) {
   if (!quiet && trainer->backendName() != "cuda" && !backendNote.empty()) std::fprintf(stderr, "tscope-cli: training on the %s\n", backendNote.c_str());
   if (!quiet)
     std::fprintf(stderr, "%s\nmodel: %lld parameters; %d steps of %d x %d tokens%s\n", trainer->data().describe().c_str(),
-                 (long long)countParameters(config.model).total, config.maxSteps, config.batch, config.steps,
+                 (long long)countParameters(config.model).total, config.maxSteps, config.batch, config.seqLen,
                  trainer->stepsDone() > 0 ? (", resuming after step " + std::to_string(trainer->stepsDone())).c_str() : "");
 
   std::signal(SIGINT, onInterrupt);

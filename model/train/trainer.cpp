@@ -42,10 +42,10 @@ Trainer::Trainer(const TrainConfig& config, const DataSpec& data, std::unique_pt
 Trainer::Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, std::unique_ptr<Device> device)
     : config_(config), dataSpec_(data) {
   validate(config_);
-  data_ = makeDataSource(dataSpec_, config_.steps, config_.seed);
-  config_.steps = data_->sequenceLength();
+  data_ = makeDataSource(dataSpec_, config_.seqLen, config_.seed);
+  config_.seqLen = data_->sequenceLength();
   config_.model.vocab_size = data_->vocabSize();
-  config_.model.n_positions = config_.steps;
+  config_.model.n_positions = config_.seqLen;
   config_.model.tokenizer = data_->tokenizer().kind();
   if (auto msg = validateConfig(config_.model); !msg.empty()) throw Error("model config: " + msg);
   device_ = device ? std::move(device) : makeCpuDevice(config_.threads);
@@ -67,7 +67,7 @@ Trainer::Trainer(const TrainConfig& config, const DataSpec& data, bool initialis
   uploadWeights();
   schedule_ = {config_.maxLr, config_.minLr, config_.warmupSteps, config_.maxSteps};
   schedule_.validate();
-  const size_t cells = (size_t)config_.batch * config_.steps;
+  const size_t cells = (size_t)config_.batch * config_.seqLen;
   inputs_.resize(cells);
   targets_.resize(cells);
   scored_.resize(cells);
@@ -96,7 +96,7 @@ StepReport Trainer::step() {
   const auto started = std::chrono::steady_clock::now();
   Backend& memory = device_->forward();
   StepReport report;
-  const int B = config_.batch, T = config_.steps, micro = config_.gradAccumulation;
+  const int B = config_.batch, T = config_.seqLen, micro = config_.gradAccumulation;
   const size_t n = weights_.totalFloats();
   float* grads = grads_.data();
   for (int m = 0; m < micro; ++m) {
@@ -132,7 +132,7 @@ StepReport Trainer::step() {
 EvalReport Trainer::evaluate() {
   EvalReport report;
   report.step = stepsDone_;
-  const int B = config_.batch, T = config_.steps;
+  const int B = config_.batch, T = config_.seqLen;
   double lossSum = 0;
   long scored = 0;
   for (int i = 0; i < config_.evalBatches; ++i) {
@@ -246,7 +246,7 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& dirString, std::uniq
       s.gradNorm = steps["grad_norm"][i].get<double>();
       s.lr = steps["lr"][i].get<float>();
       s.seconds = steps["seconds"][i].get<double>();
-      s.tokens = config.batch * trainer->config_.steps * config.gradAccumulation;
+      s.tokens = config.batch * trainer->config_.seqLen * config.gradAccumulation;
       trainer->history_.steps.push_back(s);
     }
     const json& evals = history.at("evals");

@@ -59,9 +59,9 @@ class DataSource {
   virtual std::string describe() const = 0;  // one line, e.g. "Brown: 1.31M train tokens, 4096-token BPE"
 };
 
-// Builds the source; `steps` is T for Brown (ignored for tasks). Throws tscope::Error naming the
+// Builds the source; `seqLen` is T for Brown (ignored for tasks). Throws tscope::Error naming the
 // problem (corpus not installed, bad spec).
-std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int steps, uint64_t seed);
+std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int seqLen, uint64_t seed);
 
 // Tasks are saved with a character tokenizer: id 0 "<unk>", task id i is model id i + 1, symbols
 // are the characters "a".."z", "A".."Z", "0".."9" (at most 62) and SEP "|", "+", "=".
@@ -71,10 +71,10 @@ std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int steps, uint
 struct TrainConfig {
   ModelConfig model;          // vocab_size and n_positions are set from the data source
   int batch = 16;             // B sequences per micro-batch
-  int steps = 128;            // T tokens per sequence (Brown; tasks use their own length)
+  int seqLen = 128;           // T tokens per sequence ("seq_len"; Brown: this; tasks: their own length)
   int gradAccumulation = 1;   // micro-batches per optimizer step
   int maxSteps = 1000;        // optimizer steps of the whole run
-  AdamWConfig adam;
+  AdamWConfig adam;           // beta1, beta2, eps, weight decay; adam.lr is never read (maxLr is the peak)
   float maxLr = 1e-3f, minLr = 1e-4f;
   int warmupSteps = 100;
   float gradClip = 1.0f;      // <= 0: no clipping
