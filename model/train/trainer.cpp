@@ -1,7 +1,7 @@
-// The Trainer (see trainer.h): AdamW steps over micro-batches, validation, checkpoints and exact
-// resume. Determinism: the batch of step s, micro-batch m comes from Rng(hash(seed, s, m)), so a
-// resumed run draws the same data as an uninterrupted one without saving any RNG state; the
-// optimiser state and the weights are saved bit for bit.
+// The Trainer (see trainer.h): AdamW steps over micro-batches on one Device, validation,
+// checkpoints and exact resume. Determinism: the batch of step s, micro-batch m comes from
+// Rng(trainBatchSeed(seed, s, m)), so a resumed run draws the same data as an uninterrupted one
+// without saving any RNG state; the optimiser state and the weights are saved bit for bit.
 #include "model/train/trainer.h"
 
 #include <algorithm>
@@ -26,13 +26,13 @@ namespace {
 
 constexpr const char* kStateFile = "train_state.safetensors";
 
-uint64_t batchSeed(uint64_t seed, int step, int micro) {
+}  // namespace
+
+uint64_t trainBatchSeed(uint64_t seed, int step, int micro) {
   uint64_t x = seed * 0x9E3779B97F4A7C15ull + (uint64_t)step * 0xBF58476D1CE4E5B9ull + (uint64_t)micro * 0x94D049BB133111EBull;
   x ^= x >> 31;
   return x;
 }
-
-}  // namespace
 
 // --- Trainer ---------------------------------------------------------------------------------------
 
@@ -100,7 +100,7 @@ StepReport Trainer::step() {
   const size_t n = weights_.totalFloats();
   float* grads = grads_.data();
   for (int m = 0; m < micro; ++m) {
-    Rng rng(batchSeed(config_.seed, stepsDone_, m));
+    Rng rng(trainBatchSeed(config_.seed, stepsDone_, m));
     data_->trainBatch(B, rng, inputs_.data(), targets_.data(), scored_.data());
     const LossReport loss = model_->lossAndGradients(params_, gradView_, {B, T, inputs_.data(), targets_.data(), scored_.data()});
     report.loss += loss.loss / micro;

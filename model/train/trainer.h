@@ -1,6 +1,7 @@
 // Training runs: a run config (model architecture + optimiser + schedule + batch), a data source
 // (the Brown corpus with a BPE vocabulary learned on its training documents, or a synthetic task),
-// and the Trainer that steps AdamW, evaluates on validation data, and writes checkpoints that a
+// and the Trainer that steps AdamW on one Device (device.h; one step loop whether the parameters
+// live in host or GPU memory), evaluates on validation data, and writes checkpoints that a
 // kill at any moment leaves loadable (every file: temporary, flush, rename) and that resume exactly.
 // A checkpoint directory is also a model directory (config.json, model.safetensors, tokenizer
 // files) that tscope and tscope-cli load; train_state.safetensors holds what resuming needs.
@@ -118,6 +119,10 @@ struct TrainHistory {
   std::vector<StepReport> steps;  // one per optimizer step
   std::vector<EvalReport> evals;
 };
+
+// The seed of the Rng that draws micro-batch `micro` of optimizer step `step` (0-based) of a run
+// seeded `seed`: a resumed run draws the same data without saving any RNG state.
+uint64_t trainBatchSeed(uint64_t seed, int step, int micro);
 
 class Trainer {
  public:
