@@ -50,37 +50,32 @@ int main(int argc, char** argv) {
   c.n_embd = embd;
   c.vocab_size = vocab;
   c.n_positions = ctx;
-  std::unique_ptr<Backend> forward;
+  std::unique_ptr<Device> device;
   try {
-    forward = makeBackend(backendName, threads);
+    device = makeDevice(backendName, threads);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
   }
-  auto backward = makeBackwardOps(*forward, threads);
-  TrainModel model(c, *forward, *backward);
+  Backend& forward = device->forward();
+  TrainModel model(c, *device);
   Weights weights(c);
   weights.initRandom(1);
   AdamWConfig adamConfig;
   adamConfig.lr = 1e-3f;
   const size_t total = weights.totalFloats();
-  auto adam = makeAdamW(*forward, total, adamConfig);
+  auto adam = device->makeAdamW(total, adamConfig);
   const auto mask = weightDecayMask(weights.layout(), total);
   adam->setDecayMask(mask.data());
-  // Parameters and gradients in the backend's memory (the host arena itself on the CPU).
-  Buffer deviceParams, deviceGrads;
-  Weights hostGrads;
-  ParamView params = ParamView::of(weights), grads;
-  if (forward->isHost()) {
-    hostGrads = Weights(c);
-    grads = ParamView::of(hostGrads);
-  } else {
-    deviceParams = forward->allocate(total);
-    deviceGrads = forward->allocate(total);
-    forward->upload(deviceParams.data(), weights.arena(), total);
+  // Parameters and gradients in the device's memory (the host arena itself on the CPU).
+  Buffer deviceParams, grads = forward.allocate(total);
+  ParamView params = ParamView::of(weights);
+  if (!forward.isHost()) {
+    deviceParams = forward.allocate(total);
+    forward.upload(deviceParams.data(), weights.arena(), total);
     params = ParamView::at(weights, deviceParams.data());
-    grads = ParamView::at(weights, deviceGrads.data());
   }
+  const ParamView gradView = ParamView::at(weights, grads.data());
   // Eight pre-generated random batches used in turn (as the peer does).
   Rng rng(7);
   const size_t n = (size_t)batch * ctx;
@@ -95,10 +90,10 @@ int main(int argc, char** argv) {
   for (int s = 0; s < warmup + steps; ++s) {
     const auto t0 = Clock::now();
     const BatchView view{batch, ctx, inputs[s % 8].data(), targets[s % 8].data(), nullptr};
-    const LossReport loss = model.lossAndGradients(params, grads, view);
-    adam->clipGradNorm(grads.arena, total, 1.0f);
-    adam->step(params.arena, grads.arena, adamConfig.lr);
-    forward->sync();
+    const LossReport loss = model.lossAndGradients(params, gradView, view);
+    adam->clipGradNorm(grads.data(), total, 1.0f);
+    adam->step(params.arena, grads.data(), adamConfig.lr);
+    forward.sync();
     const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (s == 0) firstLoss = loss.loss;
     lastLoss = loss.loss;
@@ -113,7 +108,7 @@ int main(int argc, char** argv) {
       "\"ctx\": %d, \"batch\": %d, \"timed_steps\": %d, \"median_s_per_step\": %.5f, \"best_s_per_step\": %.5f, "
       "\"median_tokens_per_s\": %.1f, \"best_tokens_per_s\": %.1f, \"median_gflop_per_s\": %.2f, \"flops_per_token\": %.0f, "
       "\"loss_first\": %.4f, \"loss_last\": %.4f}\n",
-      forward->name().c_str(), backward->threadCount(), backward->name().c_str(), layers, heads, embd, vocab, ctx, batch, steps, median, best, n / median,
+      device->name().c_str(), device->backward().threadCount(), device->backward().name().c_str(), layers, heads, embd, vocab, ctx, batch, steps, median, best, n / median,
       n / best, flopsPerToken * n / median / 1e9, flopsPerToken, firstLoss, lastLoss);
   return 0;
 }

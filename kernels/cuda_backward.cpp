@@ -189,9 +189,8 @@ void CudaAdamW::step(float* params, const float* grads, float lr) {
   launchAdamW(params, grads, m_.data(), v_.data(), mask, n_, s, static_cast<cudaStream_t>(context_.stream));
 }
 
-float CudaAdamW::clipGradNorm(float* grads, size_t n, float maxNorm) {
-  if (!(std::isfinite(maxNorm) && maxNorm > 0))
-    throw Error("clipGradNorm: maxNorm must be finite and > 0, got " + std::to_string(maxNorm));
+double CudaAdamW::clipGradNorm(float* grads, size_t n, float maxNorm) {
+  if (std::isnan(maxNorm) || std::isinf(maxNorm)) throw Error("clipGradNorm: maxNorm must be finite, got " + std::to_string(maxNorm));
   auto stream = static_cast<cudaStream_t>(context_.stream);
   auto* partials = reinterpret_cast<double*>(normScratch_.data());
   double* result = partials + sumSquaresScratchDoubles();
@@ -202,11 +201,14 @@ float CudaAdamW::clipGradNorm(float* grads, size_t n, float maxNorm) {
     TSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
   const double norm = std::sqrt(sumSquares);
+  if (maxNorm <= 0) return norm;  // measured only
   if (std::isfinite(norm) && norm > maxNorm) launchScale(grads, n, static_cast<float>(double(maxNorm) / norm), stream);
   return static_cast<float>(norm);
 }
 
-void CudaAdamW::scale(float* x, size_t n, float factor) { launchScale(x, n, factor, static_cast<cudaStream_t>(context_.stream)); }
+void CudaAdamW::divide(float* x, size_t n, float divisor) {
+  launchScale(x, n, 1.0f / divisor, static_cast<cudaStream_t>(context_.stream));
+}
 
 AdamWState CudaAdamW::saveState() const {
   AdamWState state;

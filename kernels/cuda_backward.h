@@ -10,6 +10,7 @@
 
 #include "model/nn/backend.h"
 #include "model/train/backward.h"
+#include "model/train/device.h"
 #include "model/train/optimizer.h"
 
 namespace tscope {
@@ -34,32 +35,34 @@ CudaStreamContext cudaStreamContext(Backend& backend);
 // Keeps a reference to the backend, which must outlive it.
 std::unique_ptr<BackwardOps> makeCudaBackwardOps(Backend& cudaBackend);
 
-// AdamW (model/optimizer.h) with m and v in device memory of `cudaBackend`; params and grads are
-// device pointers. Each element gets the same float operations as AdamW::step (no FMA
-// contraction on the device), with the scalars computed on the host exactly as AdamW::step does.
-class CudaAdamW {
+// AdamW (model/train/optimizer.h) with m and v in device memory of `cudaBackend`: the DeviceAdamW
+// of the CUDA Device (kernels/cuda_device.h); params and grads are device pointers. Each element
+// gets the same float operations as AdamW::step (no FMA contraction on the device), with the
+// scalars computed on the host exactly as AdamW::step does.
+class CudaAdamW : public DeviceAdamW {
  public:
   CudaAdamW(Backend& cudaBackend, size_t n, AdamWConfig config);
-  ~CudaAdamW();
+  ~CudaAdamW() override;
   CudaAdamW(const CudaAdamW&) = delete;
   CudaAdamW& operator=(const CudaAdamW&) = delete;
 
   // The decay mask for every later step: host (n) bytes, copied to the device; null = decay all.
-  void setDecayMask(const uint8_t* hostMask);
+  void setDecayMask(const uint8_t* hostMask) override;
   // One update of params (n) from grads (n), both device memory; lr finite and >= 0. Enqueues only.
-  void step(float* params, const float* grads, float lr);
-  // clipGradNorm (optimizer.h) on device grads (n): the squared norm is summed in double on the
+  void step(float* params, const float* grads, float lr) override;
+  // DeviceAdamW::clipGradNorm on device grads (n): the squared norm is summed in double on the
   // device (deterministic, but not in the CPU's index order), then downloaded (waits for the
-  // stream); grads are scaled by float(maxNorm / norm) when the norm is finite and above maxNorm.
-  float clipGradNorm(float* grads, size_t n, float maxNorm);
-  // x (n, device) *= factor (averaging accumulated gradients). Enqueues only.
-  void scale(float* x, size_t n, float factor);
+  // stream); with maxNorm > 0, grads are scaled by float(maxNorm / norm) when the norm is finite
+  // and above maxNorm.
+  double clipGradNorm(float* grads, size_t n, float maxNorm) override;
+  // x (n, device) *= 1 / divisor (averaging accumulated gradients). Enqueues only.
+  void divide(float* x, size_t n, float divisor) override;
 
   size_t size() const { return n_; }
-  int64_t stepCount() const { return step_; }
+  int64_t stepCount() const override { return step_; }
   const AdamWConfig& config() const { return config_; }
-  AdamWState saveState() const;  // downloads m and v
-  void loadState(const AdamWState& state);  // throws tscope::Error as AdamW::loadState
+  AdamWState saveState() const override;  // downloads m and v
+  void loadState(const AdamWState& state) override;  // throws tscope::Error as AdamW::loadState
 
  private:
   Backend* backend_;

@@ -1,10 +1,10 @@
-// The device BackwardOps and AdamW (kernels/cuda_backward.h, reached through the plain-C++
-// chooser in model/backend_select.h) against the plain-loop reference: every op on fresh random
+// The CUDA Device's BackwardOps and AdamW (kernels/cuda_backward.h, reached through the plain-C++
+// chooser makeDevice in model/nn/backend_select.h) against the plain-loop reference: every op on fresh random
 // inputs with the gradients pre-filled with noise (so += is checked), every attention variant,
 // cross-entropy in place, repeat runs bit-identical, and AdamW + clipping over several steps
 // against the CPU AdamW. Errors are max |device - reference| / max |reference| per output.
 // CudaBackward* tests SKIP (with the reason) without a CUDA build or device; the
-// BackendChoice* tests check the chooser on the CPU and run everywhere.
+// DeviceChoice* tests check the chooser on the CPU and run everywhere.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -46,11 +46,12 @@ using Op = std::function<void(BackwardOps&, const Pointers& in, const Pointers& 
 // Runs `op` with the reference ops on host copies and with the device ops on device copies of the
 // same inputs and (pre-filled) outputs, and expects every output to agree within tolerance.
 // Returns the device outputs.
-std::vector<std::vector<float>> expectMatchesReference(Backend& cuda, const std::string& what, const std::vector<std::vector<float>>& inputs,
+std::vector<std::vector<float>> expectMatchesReference(Device& cudaDevice, const std::string& what, const std::vector<std::vector<float>>& inputs,
                                                        const std::vector<std::vector<float>>& outputs, const Op& op,
                                                        double tolerance = kTolerance) {
+  Backend& cuda = cudaDevice.forward();
   auto reference = makeReferenceBackwardOps();
-  auto device = makeBackwardOps(cuda);
+  BackwardOps* device = &cudaDevice.backward();
   EXPECT_EQ(device->name(), "cuda");
   std::vector<std::vector<float>> hostIn = inputs, expected = outputs;
   Pointers in, out;
@@ -74,7 +75,7 @@ std::vector<std::vector<float>> expectMatchesReference(Backend& cuda, const std:
 }  // namespace
 
 TEST(CudaBackward, EmbedMatchesReferenceAndRepeatsBitwise) {
-  REQUIRE_CUDA(cuda);
+  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
   const int B = 3, T = 37, C = 300, V = 11, rows = B * T;  // C > 256: two column tiles; V << rows: tokens repeat
   std::vector<int> tokens(rows);
   Rng rng(1);
@@ -86,8 +87,8 @@ TEST(CudaBackward, EmbedMatchesReferenceAndRepeatsBitwise) {
     const Op op = [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
       ops.embed(out[0], positions ? out[1] : nullptr, in[0], tokens.data(), rows, T, C);
     };
-    const auto first = expectMatchesReference(*cuda, positions ? "embed with positions" : "embed without positions", inputs, outputs, op);
-    const auto again = expectMatchesReference(*cuda, "embed again", inputs, outputs, op);
+    const auto first = expectMatchesReference(*cudaDevice, positions ? "embed with positions" : "embed without positions", inputs, outputs, op);
+    const auto again = expectMatchesReference(*cudaDevice, "embed again", inputs, outputs, op);
     for (size_t i = 0; i < first.size(); ++i)
       EXPECT_EQ(std::memcmp(first[i].data(), again[i].data(), first[i].size() * sizeof(float)), 0) << "embed output " << i << " not repeatable";
     if (!positions) {
@@ -97,7 +98,7 @@ TEST(CudaBackward, EmbedMatchesReferenceAndRepeatsBitwise) {
 }
 
 TEST(CudaBackward, NormsMatchReference) {
-  REQUIRE_CUDA(cuda);
+  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
   const int rows = 150, C = 300;  // rows: three column chunks of 64, the last ragged
   auto weight = randomVector(C, 7);
   for (auto& w : weight) w += 1.0f;
@@ -105,56 +106,56 @@ TEST(CudaBackward, NormsMatchReference) {
                                                   randomVector(static_cast<size_t>(rows) * C, 6), weight};
   const std::vector<std::vector<float>> outputs = {randomVector(static_cast<size_t>(rows) * C, 8, 0.1), randomVector(C, 9, 0.1),
                                                    randomVector(C, 10, 0.1)};
-  expectMatchesReference(*cuda, "layerNorm", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
+  expectMatchesReference(*cudaDevice, "layerNorm", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
     ops.layerNorm(out[0], out[1], out[2], in[1], in[0], in[2], rows, C, 1e-5f);
   });
-  const auto noBias = expectMatchesReference(*cuda, "layerNorm without bias", inputs, outputs,
+  const auto noBias = expectMatchesReference(*cudaDevice, "layerNorm without bias", inputs, outputs,
                                              [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
                                                ops.layerNorm(out[0], out[1], nullptr, in[1], in[0], in[2], rows, C, 1e-5f);
                                              });
   EXPECT_EQ(noBias[2], outputs[2]) << "null dbias: untouched";
-  expectMatchesReference(*cuda, "rmsNorm", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
+  expectMatchesReference(*cudaDevice, "rmsNorm", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
     ops.rmsNorm(out[0], out[1], in[1], in[0], in[2], rows, C, 1e-6f);
   });
 }
 
 TEST(CudaBackward, MatmulsMatchReference) {
-  REQUIRE_CUDA(cuda);
+  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
   const int rows = 150, K = 70, N = 190;
   const std::vector<std::vector<float>> inputs = {randomVector(static_cast<size_t>(rows) * K, 11), randomVector(static_cast<size_t>(rows) * N, 12),
                                                   randomVector(static_cast<size_t>(K) * N, 13)};
   const std::vector<std::vector<float>> outputs = {randomVector(static_cast<size_t>(rows) * K, 14, 0.1),
                                                    randomVector(static_cast<size_t>(K) * N, 15, 0.1), randomVector(N, 16, 0.1)};
-  expectMatchesReference(*cuda, "matmul", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
+  expectMatchesReference(*cudaDevice, "matmul", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
     ops.matmul(out[0], out[1], out[2], in[1], in[0], in[2], rows, K, N);
   });
-  const auto partial = expectMatchesReference(*cuda, "matmul without din and dbias", inputs, outputs,
+  const auto partial = expectMatchesReference(*cudaDevice, "matmul without din and dbias", inputs, outputs,
                                               [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
                                                 ops.matmul(nullptr, out[1], nullptr, in[1], in[0], in[2], rows, K, N);
                                               });
   EXPECT_EQ(partial[0], outputs[0]) << "null din: untouched";
   EXPECT_EQ(partial[2], outputs[2]) << "null dbias: untouched";
-  expectMatchesReference(*cuda, "matmul, 3 rows", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
+  expectMatchesReference(*cudaDevice, "matmul, 3 rows", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
     ops.matmul(out[0], out[1], out[2], in[1], in[0], in[2], 3, K, N);
   });
-  expectMatchesReference(*cuda, "matmulTransposed", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
+  expectMatchesReference(*cudaDevice, "matmulTransposed", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
     ops.matmulTransposed(out[0], out[1], in[1], in[0], in[2], rows, K, N);  // weight read as (N, K)
   });
 }
 
 TEST(CudaBackward, ActivationsAndSwigluMatchReference) {
-  REQUIRE_CUDA(cuda);
+  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
   const size_t n = 20011;
   const std::vector<std::vector<float>> inputs = {randomVector(n, 17, 4.0), randomVector(n, 18), randomVector(n, 19, 2.0)};
   for (Activation activation : {Activation::GeluTanh, Activation::GeluErf, Activation::Relu})
-    expectMatchesReference(*cuda, std::string("activation ") + toString(activation), inputs, {randomVector(n, 20, 0.1)},
+    expectMatchesReference(*cudaDevice, std::string("activation ") + toString(activation), inputs, {randomVector(n, 20, 0.1)},
                            [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.activation(out[0], in[1], in[0], n, activation); });
-  expectMatchesReference(*cuda, "swiglu", inputs, {randomVector(n, 21, 0.1), randomVector(n, 22, 0.1)},
+  expectMatchesReference(*cudaDevice, "swiglu", inputs, {randomVector(n, 21, 0.1), randomVector(n, 22, 0.1)},
                          [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.swiglu(out[0], out[1], in[1], in[0], in[2], n); });
 }
 
 TEST(CudaBackward, AttentionMatchesReferenceInEveryVariant) {
-  REQUIRE_CUDA(cuda);
+  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
   // T = 45, 70, 200: not multiples of the 128-thread block; D = 6 and 80: fewer and more than a warp.
   auto cases = attentionCases();
   cases.push_back({"long rows, wide heads, RoPE", 200, 2, 2, 80, true, 0, 10000, false});
@@ -165,13 +166,13 @@ TEST(CudaBackward, AttentionMatchesReferenceInEveryVariant) {
     const size_t qkvSize = static_cast<size_t>(batch) * c.T * shape.qkvDim();
     const std::vector<std::vector<float>> inputs = {forwardQkv(shape, batch, 23),
                                                     randomVector(static_cast<size_t>(batch) * c.T * c.H * c.D, 24)};
-    expectMatchesReference(*cuda, std::string("attention ") + c.name, inputs, {randomVector(qkvSize, 25, 0.01)},
+    expectMatchesReference(*cudaDevice, std::string("attention ") + c.name, inputs, {randomVector(qkvSize, 25, 0.01)},
                            [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.attention(out[0], in[1], in[0], shape, batch); });
   }
 }
 
 TEST(CudaBackward, CrossEntropyMatchesReferenceAlsoInPlace) {
-  REQUIRE_CUDA(cuda);
+  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
   const int rows = 40, V = 3001;
   const auto logits = randomVector(static_cast<size_t>(rows) * V, 26, 5.0);
   std::vector<int> targets(rows);
@@ -182,27 +183,27 @@ TEST(CudaBackward, CrossEntropyMatchesReferenceAlsoInPlace) {
     scored[r] = r % 3 != 1;
   }
   auto reference = makeReferenceBackwardOps();
-  auto device = makeBackwardOps(*cuda);
+  BackwardOps* device = &cudaDevice->backward();
   for (const uint8_t* mask : {static_cast<const uint8_t*>(nullptr), static_cast<const uint8_t*>(scored.data())}) {
     const char* what = mask ? "with a mask" : "every row scored";
     std::vector<float> expected(logits.size(), 7.0f);
     const double expectedLoss = reference->crossEntropy(expected.data(), logits.data(), targets.data(), mask, rows, V, 0.05f);
-    Buffer in = toDevice(*cuda, logits), out = toDevice(*cuda, std::vector<float>(logits.size(), 7.0f));
+    Buffer in = toDevice(cuda, logits), out = toDevice(cuda, std::vector<float>(logits.size(), 7.0f));
     const double loss = device->crossEntropy(out.data(), in.data(), targets.data(), mask, rows, V, 0.05f);
     const double inPlaceLoss = device->crossEntropy(in.data(), in.data(), targets.data(), mask, rows, V, 0.05f);
     EXPECT_NEAR(loss, expectedLoss, 1e-5 * expectedLoss) << what;
     EXPECT_EQ(inPlaceLoss, loss) << what << ": in place";
-    const auto difference = compare(toHost(*cuda, out), expected), inPlaceDifference = compare(toHost(*cuda, in), expected);
+    const auto difference = compare(toHost(cuda, out), expected), inPlaceDifference = compare(toHost(cuda, in), expected);
     EXPECT_LT(difference.relative(), kTolerance) << what << ": " << difference.describe();
     EXPECT_LT(inPlaceDifference.relative(), kTolerance) << what << ", in place: " << inPlaceDifference.describe();
   }
-  Buffer out = cuda->allocate(logits.size()), in = toDevice(*cuda, logits);
+  Buffer out = cuda.allocate(logits.size()), in = toDevice(cuda, logits);
   targets[0] = V;
   EXPECT_THROW(device->crossEntropy(out.data(), in.data(), targets.data(), nullptr, rows, V, 1.0f), Error);
 }
 
 TEST(CudaBackward, AdamWWithClippingMatchesCpuOverSeveralSteps) {
-  REQUIRE_CUDA(cuda);
+  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
   const size_t n = 300007;  // more than the norm's 1024 x 256 threads: grid-stride loops run twice
   AdamWConfig config;
   config.lr = 1e-2f;
@@ -211,21 +212,21 @@ TEST(CudaBackward, AdamWWithClippingMatchesCpuOverSeveralSteps) {
   for (size_t i = 0; i < n; ++i) mask[i] = i % 5 != 0;
   auto params = randomVector(n, 40);
   AdamW cpu(n, config);
-  auto device = makeAdamW(*cuda, n, config);
+  auto device = cudaDevice->makeAdamW(n, config);
   device->setDecayMask(mask.data());
-  Buffer dParams = toDevice(*cuda, params);
+  Buffer dParams = toDevice(cuda, params);
   for (int step = 0; step < 5; ++step) {
     auto grads = randomVector(n, 41 + step, step == 2 ? 10.0 : 0.001);  // norms ~3000 (step 2, clipped) and ~0.3 (not clipped)
-    Buffer dGrads = toDevice(*cuda, grads);
+    Buffer dGrads = toDevice(cuda, grads);
     const float norm = clipGradNorm(grads.data(), grads.size(), 1.0f);
     const float deviceNorm = device->clipGradNorm(dGrads.data(), n, 1.0f);
     EXPECT_NEAR(deviceNorm, norm, 1e-6 * norm) << "step " << step;
-    const auto clipped = compare(toHost(*cuda, dGrads), grads);
+    const auto clipped = compare(toHost(cuda, dGrads), grads);
     EXPECT_LT(clipped.relative(), 1e-6) << "clipped gradients, step " << step << ": " << clipped.describe();
     const float lr = 1e-2f / (step + 1);
     cpu.step(params.data(), grads.data(), mask.data(), lr);
     device->step(dParams.data(), dGrads.data(), lr);
-    const auto difference = compare(toHost(*cuda, dParams), params);
+    const auto difference = compare(toHost(cuda, dParams), params);
     // The same float operations per element; the host compiler may contract into FMA
     // (-march=native), the device never does: allow a few ulps.
     EXPECT_LT(difference.relative(), 1e-6) << "params after step " << step << ": " << difference.describe();
@@ -237,19 +238,17 @@ TEST(CudaBackward, AdamWWithClippingMatchesCpuOverSeveralSteps) {
   EXPECT_LT(compare(deviceState.v, cpuState.v).relative(), 1e-6) << compare(deviceState.v, cpuState.v).describe();
   // Loading the CPU state and stepping on both again agrees too.
   device->loadState(cpuState);
-  cuda->upload(dParams.data(), params.data(), n);
+  cuda.upload(dParams.data(), params.data(), n);
   const auto grads = randomVector(n, 60, 0.01);
-  Buffer dGrads = toDevice(*cuda, grads);
+  Buffer dGrads = toDevice(cuda, grads);
   cpu.step(params.data(), grads.data(), mask.data(), 1e-3f);
   device->step(dParams.data(), dGrads.data(), 1e-3f);
-  EXPECT_LT(compare(toHost(*cuda, dParams), params).relative(), 1e-6);
+  EXPECT_LT(compare(toHost(cuda, dParams), params).relative(), 1e-6);
 }
 
 TEST(CudaBackward, TrainModelMatchesCpuInEveryVariant) {
-  REQUIRE_CUDA(cuda);
-  auto cpu = makeBackend("cpu", 2);
-  auto cpuOps = makeBackwardOps(*cpu, 2);
-  auto deviceOps = makeBackwardOps(*cuda);
+  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
+  auto cpu = makeCpuDevice(2);
   const int B = 3, T = 20;
   for (const auto& variant : tscope::testing::architectureVariants()) {
     const ModelConfig config = tscope::testing::variantConfig(variant);
@@ -263,7 +262,7 @@ TEST(CudaBackward, TrainModelMatchesCpuInEveryVariant) {
       scored[i] = i % 7 != 3;
     }
     const BatchView batch{B, T, inputs.data(), targets.data(), scored.data()};
-    TrainModel onCpu(config, *cpu, *cpuOps), onDevice(config, *cuda, *deviceOps);
+    TrainModel onCpu(config, *cpu), onDevice(config, *cudaDevice);
     Weights expected(config), actual(config);
     const LossReport a = onCpu.lossAndGradients(weights, expected, batch);
     const LossReport b = onDevice.lossAndGradients(weights, actual, batch);  // uploads weights, downloads grads
@@ -275,18 +274,18 @@ TEST(CudaBackward, TrainModelMatchesCpuInEveryVariant) {
       EXPECT_LT(d.maxAbs, 1e-4 * std::max(1.0, d.maxRef)) << variant.name << ": " << spec.name << " " << d.describe();
     }
     // The ParamView form on device memory gives the same gradient as the Weights form.
-    Buffer deviceWeights = cuda->allocate(weights.totalFloats()), deviceGrads = cuda->allocate(weights.totalFloats());
-    cuda->upload(deviceWeights.data(), weights.arena(), weights.totalFloats());
+    Buffer deviceWeights = cuda.allocate(weights.totalFloats()), deviceGrads = cuda.allocate(weights.totalFloats());
+    cuda.upload(deviceWeights.data(), weights.arena(), weights.totalFloats());
     const LossReport c = onDevice.lossAndGradients(ParamView::at(weights, deviceWeights.data()), ParamView::at(weights, deviceGrads.data()), batch);
     EXPECT_EQ(c.loss, b.loss) << variant.name;
     std::vector<float> viewGrads(weights.totalFloats());
-    cuda->download(viewGrads.data(), deviceGrads.data(), viewGrads.size());
+    cuda.download(viewGrads.data(), deviceGrads.data(), viewGrads.size());
     EXPECT_EQ(std::memcmp(viewGrads.data(), actual.arena(), viewGrads.size() * sizeof(float)), 0) << variant.name << ": not repeatable";
   }
 }
 
 TEST(CudaBackward, AdamWStepsOnTheDeviceLowerTheLossAsOnTheCpu) {
-  REQUIRE_CUDA(cuda);
+  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
   // 30 steps of clip + AdamW on one batch, all in device memory, beside the same loop on the CPU.
   const ModelConfig config = tscope::testing::smallConfig(2, 4, 32, 41, 24);
   const Weights initial = randomWeights(config, 90);
@@ -300,14 +299,14 @@ TEST(CudaBackward, AdamWStepsOnTheDeviceLowerTheLossAsOnTheCpu) {
   AdamWConfig adam;
   adam.lr = 1e-2f;
   const auto mask = weightDecayMask(initial.layout(), initial.totalFloats());
-  auto run = [&](Backend& backend) {
-    auto ops = makeBackwardOps(backend);
-    TrainModel model(config, backend, *ops);
+  auto run = [&](Device& device) {
+    Backend& backend = device.forward();
+    TrainModel model(config, device);
     const size_t n = initial.totalFloats();
     Buffer params = backend.allocate(n), grads = backend.allocate(n);
     backend.upload(params.data(), initial.arena(), n);
     const ParamView p = ParamView::at(initial, params.data()), g = ParamView::at(initial, grads.data());
-    auto adamw = makeAdamW(backend, n, adam);
+    auto adamw = device.makeAdamW(n, adam);
     adamw->setDecayMask(mask.data());
     std::vector<double> losses;
     for (int step = 0; step < 30; ++step) {
@@ -318,8 +317,8 @@ TEST(CudaBackward, AdamWStepsOnTheDeviceLowerTheLossAsOnTheCpu) {
     losses.push_back(model.loss(p, batch).loss);
     return losses;
   };
-  auto cpu = makeBackend("cpu", 2);
-  const auto onCpu = run(*cpu), onDevice = run(*cuda);
+  auto cpu = makeCpuDevice(2);
+  const auto onCpu = run(*cpu), onDevice = run(*cudaDevice);
   EXPECT_NEAR(onDevice.front(), onCpu.front(), 1e-5 * onCpu.front());
   EXPECT_LT(onDevice.back(), 0.5 * onDevice.front()) << "loss " << onDevice.front() << " -> " << onDevice.back();
   // Float differences grow through 30 Adam steps, but the runs must stay close.
@@ -327,8 +326,8 @@ TEST(CudaBackward, AdamWStepsOnTheDeviceLowerTheLossAsOnTheCpu) {
 }
 
 TEST(CudaBackward, TrainerRunsOnTheDeviceAndResumesOnTheCpu) {
-  REQUIRE_CUDA(cuda);
-  cuda.reset();  // the Trainer makes its own
+  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
+  cudaDevice.reset();  // the Trainer makes its own
   TrainConfig config;
   config.model = tscope::testing::smallConfig(2, 4, 32, 41, 24);
   config.batch = 4;
@@ -340,7 +339,7 @@ TEST(CudaBackward, TrainerRunsOnTheDeviceAndResumesOnTheCpu) {
   config.threads = 2;
   const DataSpec data = parseDataSpec("induction:vocab=20,length=8");
   Trainer onCpu(config, data);
-  Trainer onDevice(config, data, makeTrainCompute("cuda"));
+  Trainer onDevice(config, data, makeDevice("cuda"));
   EXPECT_EQ(onDevice.backendName(), "cuda");
   for (int i = 0; i < 4; ++i) {
     const StepReport a = onCpu.step(), b = onDevice.step();
@@ -365,19 +364,27 @@ TEST(CudaBackward, TrainerRunsOnTheDeviceAndResumesOnTheCpu) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(BackendChoice, BackwardOpsAndAdamWFollowTheForwardBackend) {
-  auto cpu = makeBackend("cpu", 2);
-  auto reference = makeBackend("reference");
-  EXPECT_EQ(makeBackwardOps(*cpu, 2)->name(), "cpu");
-  EXPECT_EQ(makeBackwardOps(*reference)->name(), "reference");
-  // On a host backend makeAdamW is optimizer.h's AdamW and clipGradNorm, bit for bit.
+TEST(DeviceChoice, HostDevicesHoldTheirOwnOpsAndOptimizerAdamW) {
+  auto cpu = makeDevice("cpu", 2);
+  auto reference = makeDevice("reference");
+  EXPECT_EQ(cpu->name(), "cpu");
+  EXPECT_EQ(cpu->backward().name(), "cpu");
+  EXPECT_EQ(reference->name(), "reference");
+  EXPECT_EQ(reference->backward().name(), "reference");
+  EXPECT_THROW(makeDevice("gpu"), Error);
+  std::string note;
+  EXPECT_FALSE(makeDevice("auto", 2, &note)->name().empty());
+  if (!buildHasCuda()) {
+    EXPECT_EQ(note, "CPU (no CUDA in this build)");
+  }
+  // On the host the device's AdamW is optimizer.h's AdamW and clipGradNorm, bit for bit.
   const size_t n = 1000;
   AdamWConfig config;
   std::vector<uint8_t> mask(n);
   for (size_t i = 0; i < n; ++i) mask[i] = i % 3 != 0;
   auto params = randomVector(n, 70), same = params;
   AdamW direct(n, config);
-  auto chosen = makeAdamW(*cpu, n, config);
+  auto chosen = cpu->makeAdamW(n, config);
   chosen->setDecayMask(mask.data());
   for (int step = 0; step < 3; ++step) {
     auto grads = randomVector(n, 71 + step, 5.0), grads2 = grads;
@@ -387,4 +394,12 @@ TEST(BackendChoice, BackwardOpsAndAdamWFollowTheForwardBackend) {
   }
   EXPECT_EQ(std::memcmp(params.data(), same.data(), n * sizeof(float)), 0);
   EXPECT_EQ(chosen->stepCount(), 3);
+  // maxNorm <= 0 measures only (the double norm, grads untouched); divide divides.
+  auto grads = randomVector(n, 80, 5.0), untouched = grads;
+  double sumSquares = 0;
+  for (float g : grads) sumSquares += (double)g * g;
+  EXPECT_EQ(chosen->clipGradNorm(grads.data(), n, 0.0f), std::sqrt(sumSquares));
+  EXPECT_EQ(grads, untouched);
+  chosen->divide(grads.data(), n, 3.0f);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(grads[i], untouched[i] / 3.0f) << i;
 }

@@ -17,14 +17,18 @@
 
 namespace tscope::testing {
 
-// The CUDA backend, or null with *why set.
-inline std::unique_ptr<Backend> cudaOrNull(std::string* why) {
+// make() (the CUDA backend or training device), or null with *why set.
+template <class Make>
+auto cudaOrNull(std::string* why, Make make) -> decltype(make()) {
   try {
-    return makeBackend("cuda", 0, nullptr);
+    return make();
   } catch (const Error& e) {
     *why = e.what();
     return nullptr;
   }
+}
+inline std::unique_ptr<Backend> cudaOrNull(std::string* why) {
+  return cudaOrNull(why, [] { return makeBackend("cuda"); });
 }
 
 // n floats uniform in [-scale, scale) from Rng(seed).
@@ -51,7 +55,15 @@ inline std::vector<float> toHost(Backend& device, const Buffer& buffer) {
 }  // namespace tscope::testing
 
 // Declares `backend` (the CUDA backend) or skips the test, saying why.
-#define REQUIRE_CUDA(backend)                                          \
-  std::string whyNoCuda_;                                              \
-  auto backend = ::tscope::testing::cudaOrNull(&whyNoCuda_);           \
+#define REQUIRE_CUDA(backend)                                                                                \
+  std::string whyNoCuda_;                                                                                    \
+  auto backend = ::tscope::testing::cudaOrNull(&whyNoCuda_);                                                 \
   if (!backend) GTEST_SKIP() << "no CUDA backend: " << whyNoCuda_
+
+// Declares `device` (the CUDA training Device) and `backend` (its forward ops and memory), or
+// skips the test, saying why.
+#define REQUIRE_CUDA_DEVICE(device, backend)                                                                \
+  std::string whyNoCuda_;                                                                                   \
+  auto device = ::tscope::testing::cudaOrNull(&whyNoCuda_, [] { return ::tscope::makeDevice("cuda"); });   \
+  if (!device) GTEST_SKIP() << "no CUDA device: " << whyNoCuda_;                                           \
+  [[maybe_unused]] ::tscope::Backend& backend = device->forward()

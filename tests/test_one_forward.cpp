@@ -10,7 +10,7 @@
 
 #include "model/nn/backend.h"
 #include "model/nn/transformer.h"
-#include "model/train/backward.h"
+#include "model/train/device.h"
 #include "model/train/train_model.h"
 #include "test_helpers.h"
 
@@ -42,22 +42,17 @@ double meanCrossEntropy(const std::vector<float>& logits, const std::vector<int>
   return sum / static_cast<double>(targets.size());
 }
 
-struct Backends {
-  std::unique_ptr<Backend> forward;
-  std::unique_ptr<BackwardOps> backward;
-};
-
-std::vector<Backends> backendPairs() {
-  std::vector<Backends> pairs;
-  pairs.push_back({makeReferenceBackend(), makeReferenceBackwardOps()});
-  pairs.push_back({makeCpuBackend(2), makeCpuBackwardOps(2)});
-  return pairs;
+std::vector<std::unique_ptr<Device>> devices() {
+  std::vector<std::unique_ptr<Device>> all;
+  all.push_back(makeReferenceDevice());
+  all.push_back(makeCpuDevice(2));
+  return all;
 }
 
 }  // namespace
 
 TEST(OneForward, TrainingLossIsTheCrossEntropyOfInferenceLogitsInEveryVariant) {
-  for (Backends& pair : backendPairs()) {
+  for (const auto& device : devices()) {
     for (const auto& variant : architectureVariants()) {
       const ModelConfig config = variantConfig(variant);
       const int V = config.vocab_size;
@@ -68,7 +63,7 @@ TEST(OneForward, TrainingLossIsTheCrossEntropyOfInferenceLogitsInEveryVariant) {
         inputs.insert(inputs.end(), ids.begin(), ids.end() - 1);
         targets.insert(targets.end(), ids.begin() + 1, ids.end());
       }
-      Transformer model(weights, *pair.forward);
+      Transformer model(weights, device->forward());
       std::vector<float> logits;  // (B, T, V)
       for (int b = 0; b < kSequences; ++b) {
         const auto sequenceLogits = model.logitsFor(std::span<const int>(inputs).subspan((size_t)b * kTokens, kTokens));
@@ -76,12 +71,12 @@ TEST(OneForward, TrainingLossIsTheCrossEntropyOfInferenceLogitsInEveryVariant) {
       }
       const double inferenceLoss = meanCrossEntropy(logits, targets, V);
 
-      TrainModel training(config, *pair.forward, *pair.backward);
+      TrainModel training(config, *device);
       const LossReport report = training.loss(weights, {kSequences, kTokens, inputs.data(), targets.data(), nullptr});
       const double difference = std::fabs(report.loss - inferenceLoss) / std::fabs(inferenceLoss);
-      EXPECT_LT(difference, kLossTolerance) << pair.forward->name() << " " << variant.name << ": training " << report.loss
+      EXPECT_LT(difference, kLossTolerance) << device->name() << " " << variant.name << ": training " << report.loss
                                             << ", inference " << inferenceLoss;
-      std::printf("%-9s %-26s loss %.7f, relative difference %.2e\n", pair.forward->name().c_str(), variant.name.c_str(), report.loss,
+      std::printf("%-9s %-26s loss %.7f, relative difference %.2e\n", device->name().c_str(), variant.name.c_str(), report.loss,
                   difference);
       EXPECT_EQ(report.scoredTokens, kSequences * kTokens);
     }
@@ -89,7 +84,7 @@ TEST(OneForward, TrainingLossIsTheCrossEntropyOfInferenceLogitsInEveryVariant) {
 }
 
 TEST(OneForward, TrainingCapturesTheAttentionMapsOfInferenceInEveryVariant) {
-  for (Backends& pair : backendPairs()) {
+  for (const auto& device : devices()) {
     for (const auto& variant : architectureVariants()) {
       const ModelConfig config = variantConfig(variant);
       const Weights weights = randomWeights(config, 12);
@@ -99,12 +94,12 @@ TEST(OneForward, TrainingCapturesTheAttentionMapsOfInferenceInEveryVariant) {
         inputs.insert(inputs.end(), ids.begin(), ids.end() - 1);
         targets.insert(targets.end(), ids.begin() + 1, ids.end());
       }
-      Transformer model(weights, *pair.forward);
+      Transformer model(weights, device->forward());
       Trace trace;
       model.logitsFor(std::span<const int>(inputs).first(kTokens), &trace);  // sequence 0
       ASSERT_EQ(trace.layers.size(), (size_t)config.n_layer) << variant.name;
 
-      TrainModel training(config, *pair.forward, *pair.backward);
+      TrainModel training(config, *device);
       EXPECT_TRUE(training.capturedAttention().empty());
       for (int layer = 0; layer < config.n_layer; ++layer) {
         training.captureAttention(layer);
@@ -112,8 +107,8 @@ TEST(OneForward, TrainingCapturesTheAttentionMapsOfInferenceInEveryVariant) {
         const size_t mapFloats = (size_t)config.n_head * kTokens * kTokens;
         ASSERT_EQ(training.capturedAttention().size(), mapFloats) << variant.name;
         const auto d = compare(training.capturedAttention().data(), trace.attnMap(layer, 0), mapFloats);
-        EXPECT_LT(d.maxAbs, kMapTolerance) << pair.forward->name() << " " << variant.name << " layer " << layer << ": " << d.describe();
-        std::printf("%-9s %-26s layer %d attention: %s\n", pair.forward->name().c_str(), variant.name.c_str(), layer,
+        EXPECT_LT(d.maxAbs, kMapTolerance) << device->name() << " " << variant.name << " layer " << layer << ": " << d.describe();
+        std::printf("%-9s %-26s layer %d attention: %s\n", device->name().c_str(), variant.name.c_str(), layer,
                     d.describe().c_str());
       }
     }

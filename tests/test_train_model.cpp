@@ -137,9 +137,8 @@ class TrainModelGradient : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(TrainModelGradient, MatchesFiniteDifferencesPerTensor) {
   const ModelConfig& c = GetParam().config;
-  auto backend = makeReferenceBackend();
-  auto ops = makeReferenceBackwardOps();
-  TrainModel model(c, *backend, *ops);
+  auto device = makeReferenceDevice();
+  TrainModel model(c, *device);
   Weights w = testWeights(c, 11);
   Weights g(c);
   const int B = 2, T = 6;
@@ -175,11 +174,9 @@ TEST_P(TrainModelGradient, MatchesFiniteDifferencesPerTensor) {
 
 TEST_P(TrainModelGradient, EigenPathMatchesReference) {
   const ModelConfig& c = GetParam().config;
-  auto refBackend = makeReferenceBackend();
-  auto refOps = makeReferenceBackwardOps();
-  auto cpuBackend = makeCpuBackend(2);
-  auto cpuOps = makeCpuBackwardOps(2);
-  TrainModel reference(c, *refBackend, *refOps), fast(c, *cpuBackend, *cpuOps);
+  auto referenceDevice = makeReferenceDevice();
+  auto cpuDevice = makeCpuDevice(2);
+  TrainModel reference(c, *referenceDevice), fast(c, *cpuDevice);
   const Weights w = testWeights(c, 3);
   Weights gRef(c), gFast(c);
   const int B = 3, T = 7;
@@ -196,9 +193,8 @@ TEST_P(TrainModelGradient, EigenPathMatchesReference) {
 
 TEST_P(TrainModelGradient, AdamWStepsLowerTheLossOnAFixedBatch) {
   const ModelConfig& c = GetParam().config;
-  auto backend = makeCpuBackend(1);
-  auto ops = makeCpuBackwardOps(1);
-  TrainModel model(c, *backend, *ops);
+  auto device = makeCpuDevice(1);
+  TrainModel model(c, *device);
   Weights w = testWeights(c, 4);
   Weights g(c);
   const int B = 2, T = 8;
@@ -221,9 +217,8 @@ INSTANTIATE_TEST_SUITE_P(Variants, TrainModelGradient, ::testing::ValuesIn(varia
 
 TEST(TrainModel, RejectsBadBatches) {
   const ModelConfig c = smallConfig(1, 2, 8, 11, 4);
-  auto backend = makeReferenceBackend();
-  auto ops = makeReferenceBackwardOps();
-  TrainModel model(c, *backend, *ops);
+  auto device = makeReferenceDevice();
+  TrainModel model(c, *device);
   const Weights w = testWeights(c, 1);
   Batch batch = randomBatch(1, 5, 11, 1);
   EXPECT_THROW(model.loss(w, batch.view(1, 5)), Error);  // longer than n_positions 4

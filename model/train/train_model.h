@@ -1,8 +1,8 @@
 // The transformer's training pass: the block forward inference runs (model/nn/block.h's
 // BlockForward) over B sequences of T tokens, keeping every activation the backward needs; then
 // what is training's own: the mean cross-entropy (plus the MoE load-balancing loss) and the
-// backward into a gradient Weights with the same layout as the parameters. Forward ops come from
-// a Backend (reference, Eigen or CUDA), backward ops from the BackwardOps on its memory.
+// backward into a gradient Weights with the same layout as the parameters. Forward and backward
+// ops come from one Device (device.h: reference, Eigen or CUDA).
 // Every architecture-lab variant trains (positions, norms, pre/post norm, activations, MoE token
 // or expert choice, masks, GQA, tied or untied, attention-only).
 // Memory: activations live in the forward backend's memory (host arrays on the CPU backends, as
@@ -17,6 +17,7 @@
 #include "model/nn/backend.h"
 #include "model/nn/block.h"
 #include "model/train/backward.h"
+#include "model/train/device.h"
 #include "model/nn/moe.h"
 #include "model/train/optimizer.h"
 #include "model/core/weights.h"
@@ -50,29 +51,10 @@ struct LossReport {
   std::vector<int> expertLoad;  // (L, E) assignments kept per expert, summed over the batch (MoE only)
 };
 
-// AdamW on a backend's memory, so the training loop is written once: params and grads point into
-// the backend's memory. makeHostAdamW is optimizer.h's AdamW and clipGradNorm, bit for bit;
-// backend_select.h's makeAdamW adds the device one (kernels/cuda_backward.h).
-class BackendAdamW {
- public:
-  virtual ~BackendAdamW() = default;
-  // Host (n) bytes copied for every later step; null = decay all.
-  virtual void setDecayMask(const uint8_t* hostMask) = 0;
-  virtual void step(float* params, const float* grads, float lr) = 0;
-  // clipGradNorm (optimizer.h) on backend memory; returns the norm before clipping.
-  virtual float clipGradNorm(float* grads, size_t n, float maxNorm) = 0;
-  // x (n) *= factor in backend memory (averaging accumulated gradients)
-  virtual void scale(float* x, size_t n, float factor) = 0;
-  virtual int64_t stepCount() const = 0;
-  virtual AdamWState saveState() const = 0;
-  virtual void loadState(const AdamWState& state) = 0;
-};
-std::unique_ptr<BackendAdamW> makeHostAdamW(size_t n, AdamWConfig config);
-
 class TrainModel {
  public:
-  // Keeps references to both; `backward` must work on `forward`'s memory (makeBackwardOps).
-  TrainModel(const ModelConfig& config, Backend& forward, BackwardOps& backward);
+  // Computes with the device's forward and backward ops, in its memory; keeps a reference to it.
+  TrainModel(const ModelConfig& config, Device& device);
   ~TrainModel();
   TrainModel(const TrainModel&) = delete;
   TrainModel& operator=(const TrainModel&) = delete;

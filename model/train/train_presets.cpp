@@ -43,7 +43,7 @@ TrainConfig brownRun() {
   c.model.n_head = 4;
   c.model.n_embd = 64;
   c.batch = 16;
-  c.steps = 64;
+  c.seqLen = 64;
   c.maxSteps = 1500;
   c.maxLr = 3e-3f;
   c.minLr = 3e-4f;
@@ -134,7 +134,7 @@ ModelConfig resolvedModelConfig(const TrainConfig& config, const DataSpec& data)
   ModelConfig m = config.model;
   if (data.brown) {
     m.vocab_size = data.bpeVocab;
-    m.n_positions = config.steps;
+    m.n_positions = config.seqLen;
     m.tokenizer = "gpt2-bpe";
   } else {
     m.vocab_size = taskVocabSize(data.task) + 1;  // id 0 is the character tokenizer's "<unk>"

@@ -1,7 +1,7 @@
-// The Trainer (see trainer.h): AdamW steps over micro-batches, validation, checkpoints and exact
-// resume. Determinism: the batch of step s, micro-batch m comes from Rng(hash(seed, s, m)), so a
-// resumed run draws the same data as an uninterrupted one without saving any RNG state; the
-// optimiser state and the weights are saved bit for bit.
+// The Trainer (see trainer.h): AdamW steps over micro-batches on one Device, validation,
+// checkpoints and exact resume. Determinism: the batch of step s, micro-batch m comes from
+// Rng(trainBatchSeed(seed, s, m)), so a resumed run draws the same data as an uninterrupted one
+// without saving any RNG state; the optimiser state and the weights are saved bit for bit.
 #include "model/train/trainer.h"
 
 #include <algorithm>
@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "model/core/error.h"
@@ -27,157 +26,103 @@ namespace {
 
 constexpr const char* kStateFile = "train_state.safetensors";
 
-uint64_t batchSeed(uint64_t seed, int step, int micro) {
+}  // namespace
+
+uint64_t trainBatchSeed(uint64_t seed, int step, int micro) {
   uint64_t x = seed * 0x9E3779B97F4A7C15ull + (uint64_t)step * 0xBF58476D1CE4E5B9ull + (uint64_t)micro * 0x94D049BB133111EBull;
   x ^= x >> 31;
   return x;
 }
 
-}  // namespace
-
 // --- Trainer ---------------------------------------------------------------------------------------
 
-Trainer::Trainer(const TrainConfig& config, const DataSpec& data, TrainCompute compute) : Trainer(config, data, true, std::move(compute)) {}
+Trainer::Trainer(const TrainConfig& config, const DataSpec& data, std::unique_ptr<Device> device)
+    : Trainer(config, data, true, std::move(device)) {}
 
-Trainer::Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, TrainCompute compute) : config_(config), dataSpec_(data) {
+Trainer::Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, std::unique_ptr<Device> device)
+    : config_(config), dataSpec_(data) {
   validate(config_);
-  data_ = makeDataSource(dataSpec_, config_.steps, config_.seed);
-  config_.steps = data_->sequenceLength();
+  data_ = makeDataSource(dataSpec_, config_.seqLen, config_.seed);
+  config_.seqLen = data_->sequenceLength();
   config_.model.vocab_size = data_->vocabSize();
-  config_.model.n_positions = config_.steps;
+  config_.model.n_positions = config_.seqLen;
   config_.model.tokenizer = data_->tokenizer().kind();
   if (auto msg = validateConfig(config_.model); !msg.empty()) throw Error("model config: " + msg);
-  if (compute.forward && compute.forward->isHost()) {
-    forward_ = std::move(compute.forward);  // a host backend: the CPU path below, with these ops
-    backward_ = std::move(compute.backward);
-    compute = {};
-  }
-  if (!compute.forward) {
-    if (!forward_) forward_ = makeCpuBackend(config_.threads);
-    if (!backward_) backward_ = makeCpuBackwardOps(config_.threads);
-  } else {
-    if (!compute.backward || !compute.makeAdamW) throw Error("training on '" + compute.forward->name() + "' needs its backward ops and AdamW");
-    forward_ = std::move(compute.forward);
-    backward_ = std::move(compute.backward);
-  }
-  backendName_ = forward_->name();
-  model_ = std::make_unique<TrainModel>(config_.model, *forward_, *backward_);
+  device_ = device ? std::move(device) : makeCpuDevice(config_.threads);
+  backendName_ = device_->name();
+  Backend& memory = device_->forward();
+  model_ = std::make_unique<TrainModel>(config_.model, *device_);
   weights_ = Weights(config_.model);
   if (initialise) weights_.initRandom(config_.seed, config_.initStd);
+  const size_t n = weights_.totalFloats();
   AdamWConfig adam = config_.adam;
   adam.lr = config_.maxLr;
-  decayMask_ = weightDecayMask(weights_.layout(), weights_.totalFloats());
-  if (forward_->isHost()) {
-    grads_ = Weights(config_.model);
-    adam_ = std::make_unique<AdamW>(weights_.totalFloats(), adam);
-  } else {
-    const size_t n = weights_.totalFloats();
-    deviceAdam_ = compute.makeAdamW(*forward_, n, adam);
-    deviceAdam_->setDecayMask(decayMask_.data());
-    deviceParams_ = forward_->allocate(n);
-    deviceGrads_ = forward_->allocate(n);
-    if (config_.gradAccumulation > 1) deviceSum_ = forward_->allocate(n);
-    uploadState();
-  }
+  adam_ = device_->makeAdamW(n, adam);
+  adam_->setDecayMask(weightDecayMask(weights_.layout(), n).data());
+  if (!memory.isHost()) deviceParams_ = memory.allocate(n);
+  grads_ = memory.allocate(n);
+  if (config_.gradAccumulation > 1) gradientSum_ = memory.allocate(n);
+  params_ = memory.isHost() ? ParamView::of(weights_) : ParamView::at(weights_, deviceParams_.data());
+  gradView_ = ParamView::at(weights_, grads_.data());
+  uploadWeights();
   schedule_ = {config_.maxLr, config_.minLr, config_.warmupSteps, config_.maxSteps};
   schedule_.validate();
-  const size_t n = (size_t)config_.batch * config_.steps;
-  inputs_.resize(n);
-  targets_.resize(n);
-  scored_.resize(n);
+  const size_t cells = (size_t)config_.batch * config_.seqLen;
+  inputs_.resize(cells);
+  targets_.resize(cells);
+  scored_.resize(cells);
 }
 
 Trainer::~Trainer() = default;
 
-void Trainer::uploadState() {
-  forward_->upload(deviceParams_.data(), weights_.arena(), weights_.totalFloats());
+void Trainer::uploadWeights() {
+  if (deviceParams_.data()) device_->forward().upload(deviceParams_.data(), weights_.arena(), weights_.totalFloats());
   hostWeightsStale_ = false;
 }
 
 const Weights& Trainer::weights() const {
-  if (onDevice() && hostWeightsStale_) {
-    forward_->download(weights_.arena(), deviceParams_.data(), weights_.totalFloats());
+  if (hostWeightsStale_) {
+    device_->forward().download(weights_.arena(), deviceParams_.data(), weights_.totalFloats());
     hostWeightsStale_ = false;
   }
   return weights_;
 }
 
-// The step on the device: the same sequence as step() with every array in device memory; the
-// gradient's average is sum * (1 / k) rather than sum / k, and the norm is summed in another order,
-// so a device run is close to, not bit-identical with, the CPU run.
-StepReport Trainer::deviceStep() {
-  const auto started = std::chrono::steady_clock::now();
-  StepReport report;
-  const int B = config_.batch, T = config_.steps, micro = config_.gradAccumulation;
-  const size_t n = weights_.totalFloats();
-  const ParamView params = ParamView::at(weights_, deviceParams_.data()), grads = ParamView::at(weights_, deviceGrads_.data());
-  for (int m = 0; m < micro; ++m) {
-    Rng rng(batchSeed(config_.seed, stepsDone_, m));
-    data_->trainBatch(B, rng, inputs_.data(), targets_.data(), scored_.data());
-    const LossReport loss = model_->lossAndGradients(params, grads, {B, T, inputs_.data(), targets_.data(), scored_.data()});
-    report.loss += loss.loss / micro;
-    report.auxLoss += loss.auxLoss / micro;
-    report.tokens += B * T;
-    if (micro > 1) {
-      if (m == 0) forward_->copy(deviceSum_.data(), deviceGrads_.data(), n);
-      else forward_->add(deviceSum_.data(), deviceGrads_.data(), n);
-    }
-  }
-  float* g = deviceGrads_.data();
-  if (micro > 1) {
-    forward_->copy(g, deviceSum_.data(), n);
-    deviceAdam_->scale(g, n, 1.0f / static_cast<float>(micro));
-  }
-  // Without clipping, a bound no finite norm exceeds gives the norm and leaves grads alone.
-  report.gradNorm = deviceAdam_->clipGradNorm(g, n, config_.gradClip > 0 ? config_.gradClip : std::numeric_limits<float>::max());
-  if (!std::isfinite(report.gradNorm)) throw Error("the gradient is not finite at step " + std::to_string(stepsDone_ + 1) + " (lower lr)");
-  report.lr = schedule_.at(stepsDone_);
-  deviceAdam_->step(deviceParams_.data(), g, report.lr);
-  hostWeightsStale_ = true;
-  ++stepsDone_;
-  report.step = stepsDone_;
-  forward_->sync();
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  totalSeconds_ += report.seconds;
-  history_.steps.push_back(report);
-  return report;
-}
-
+// One loop for every device, in its memory. The micro-batch gradients are summed in float in the
+// order drawn, then divided by their count; the norm and AdamW are DeviceAdamW's. On the host this
+// is optimizer.h's arithmetic, bit for bit; a device sums the norm in another order and averages by
+// multiplying by 1 / k, so it is close to, not bit-identical with, the CPU run.
 StepReport Trainer::step() {
-  if (onDevice()) return deviceStep();
   const auto started = std::chrono::steady_clock::now();
+  Backend& memory = device_->forward();
   StepReport report;
-  const int B = config_.batch, T = config_.steps, micro = config_.gradAccumulation;
-  std::vector<float>& sum = gradientSum_;
-  sum.clear();
+  const int B = config_.batch, T = config_.seqLen, micro = config_.gradAccumulation;
+  const size_t n = weights_.totalFloats();
+  float* grads = grads_.data();
   for (int m = 0; m < micro; ++m) {
-    Rng rng(batchSeed(config_.seed, stepsDone_, m));
+    Rng rng(trainBatchSeed(config_.seed, stepsDone_, m));
     data_->trainBatch(B, rng, inputs_.data(), targets_.data(), scored_.data());
-    const LossReport loss = model_->lossAndGradients(weights_, grads_, {B, T, inputs_.data(), targets_.data(), scored_.data()});
+    const LossReport loss = model_->lossAndGradients(params_, gradView_, {B, T, inputs_.data(), targets_.data(), scored_.data()});
     report.loss += loss.loss / micro;
     report.auxLoss += loss.auxLoss / micro;
     report.tokens += B * T;
     if (micro > 1) {
-      if (sum.empty()) sum.assign(grads_.arena(), grads_.arena() + grads_.totalFloats());
-      else
-        for (size_t i = 0; i < sum.size(); ++i) sum[i] += grads_.arena()[i];
+      if (m == 0) memory.copy(gradientSum_.data(), grads, n);
+      else memory.add(gradientSum_.data(), grads, n);
     }
   }
-  float* grads = grads_.arena();
   if (micro > 1) {
-    for (size_t i = 0; i < sum.size(); ++i) grads[i] = sum[i] / micro;
+    memory.copy(grads, gradientSum_.data(), n);
+    adam_->divide(grads, n, static_cast<float>(micro));
   }
-  const size_t n = grads_.totalFloats();
-  report.gradNorm = config_.gradClip > 0 ? clipGradNorm(grads, n, config_.gradClip) : [&] {
-    double s = 0;
-    for (size_t i = 0; i < n; ++i) s += (double)grads[i] * grads[i];
-    return std::sqrt(s);
-  }();
+  report.gradNorm = adam_->clipGradNorm(grads, n, config_.gradClip);  // gradClip <= 0: only measured
   if (!std::isfinite(report.gradNorm)) throw Error("the gradient is not finite at step " + std::to_string(stepsDone_ + 1) + " (lower lr)");
   report.lr = schedule_.at(stepsDone_);
-  adam_->step(weights_.arena(), grads, decayMask_.data(), report.lr);
+  adam_->step(params_.arena, grads, report.lr);
+  hostWeightsStale_ = deviceParams_.data() != nullptr;
   ++stepsDone_;
   report.step = stepsDone_;
+  memory.sync();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   totalSeconds_ += report.seconds;
   history_.steps.push_back(report);
@@ -187,14 +132,13 @@ StepReport Trainer::step() {
 EvalReport Trainer::evaluate() {
   EvalReport report;
   report.step = stepsDone_;
-  const int B = config_.batch, T = config_.steps;
+  const int B = config_.batch, T = config_.seqLen;
   double lossSum = 0;
   long scored = 0;
   for (int i = 0; i < config_.evalBatches; ++i) {
     data_->validationBatch(B, i, inputs_.data(), targets_.data(), scored_.data());
     const BatchView batch{B, T, inputs_.data(), targets_.data(), scored_.data()};
-    const LossReport loss =
-        onDevice() ? model_->loss(ParamView::at(weights_, deviceParams_.data()), batch) : model_->loss(weights_, batch);
+    const LossReport loss = model_->loss(params_, batch);
     lossSum += loss.loss * loss.scoredTokens;
     scored += loss.scoredTokens;
     if (report.expertLoad.empty()) report.expertLoad = loss.expertLoad;
@@ -229,7 +173,7 @@ void Trainer::saveCheckpoint(const std::string& dirString) const {
     evals["loss"].push_back(e.loss);
     evals["expert_load"].push_back(e.expertLoad);
   }
-  const AdamWState adam = onDevice() ? deviceAdam_->saveState() : adam_->saveState();
+  const AdamWState adam = adam_->saveState();
   weights();  // a device run: bring the host copy up to date
   const int64_t n = static_cast<int64_t>(weights_.totalFloats());
   const std::map<std::string, std::string> metadata = {{"producer", "tscope"},
@@ -254,7 +198,7 @@ void Trainer::saveCheckpoint(const std::string& dirString) const {
   data_->saveTokenizer(dirString);
 }
 
-std::unique_ptr<Trainer> Trainer::resume(const std::string& dirString, TrainCompute compute) {
+std::unique_ptr<Trainer> Trainer::resume(const std::string& dirString, std::unique_ptr<Device> device) {
   const std::string statePath = (fs::path(dirString) / kStateFile).string();
   if (!fs::exists(statePath)) throw Error(dirString + ": no checkpoint to resume (" + kStateFile + " is missing)");
   const SafetensorsFile state(statePath);
@@ -281,19 +225,15 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& dirString, TrainComp
   } catch (const std::exception& e) {
     throw Error(statePath + ": corrupt metadata (" + std::string(e.what()) + ")");
   }
-  std::unique_ptr<Trainer> trainer(new Trainer(config, data, false, std::move(compute)));
+  std::unique_ptr<Trainer> trainer(new Trainer(config, data, false, std::move(device)));
   const int64_t n = static_cast<int64_t>(trainer->weights_.totalFloats());
   state.readFloat("params", trainer->weights_.arena(), {n});
   AdamWState adam;
   adam.m = state.readFloat("adam.m");
   adam.v = state.readFloat("adam.v");
   adam.step = adamStep;
-  if (trainer->onDevice()) {
-    trainer->deviceAdam_->loadState(adam);
-    trainer->uploadState();
-  } else {
-    trainer->adam_->loadState(adam);
-  }
+  trainer->adam_->loadState(adam);
+  trainer->uploadWeights();
   trainer->stepsDone_ = stepsDone;
   trainer->totalSeconds_ = seconds;
   try {
@@ -306,7 +246,7 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& dirString, TrainComp
       s.gradNorm = steps["grad_norm"][i].get<double>();
       s.lr = steps["lr"][i].get<float>();
       s.seconds = steps["seconds"][i].get<double>();
-      s.tokens = config.batch * trainer->config_.steps * config.gradAccumulation;
+      s.tokens = config.batch * trainer->config_.seqLen * config.gradAccumulation;
       trainer->history_.steps.push_back(s);
     }
     const json& evals = history.at("evals");

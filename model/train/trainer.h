@@ -1,12 +1,12 @@
 // Training runs: a run config (model architecture + optimiser + schedule + batch), a data source
 // (the Brown corpus with a BPE vocabulary learned on its training documents, or a synthetic task),
-// and the Trainer that steps AdamW, evaluates on validation data, and writes checkpoints that a
+// and the Trainer that steps AdamW on one Device (device.h; one step loop whether the parameters
+// live in host or GPU memory), evaluates on validation data, and writes checkpoints that a
 // kill at any moment leaves loadable (every file: temporary, flush, rename) and that resume exactly.
 // A checkpoint directory is also a model directory (config.json, model.safetensors, tokenizer
 // files) that tscope and tscope-cli load; train_state.safetensors holds what resuming needs.
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -15,6 +15,7 @@
 #include "model/train/data.h"
 #include "model/train/optimizer.h"
 #include "model/tokenize/tokenizer.h"
+#include "model/train/device.h"
 #include "model/train/train_model.h"
 #include "model/core/weights.h"
 
@@ -59,9 +60,9 @@ class DataSource {
   virtual std::string describe() const = 0;  // one line, e.g. "Brown: 1.31M train tokens, 4096-token BPE"
 };
 
-// Builds the source; `steps` is T for Brown (ignored for tasks). Throws tscope::Error naming the
+// Builds the source; `seqLen` is T for Brown (ignored for tasks). Throws tscope::Error naming the
 // problem (corpus not installed, bad spec).
-std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int steps, uint64_t seed);
+std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int seqLen, uint64_t seed);
 
 // Tasks are saved with a character tokenizer: id 0 "<unk>", task id i is model id i + 1, symbols
 // are the characters "a".."z", "A".."Z", "0".."9" (at most 62) and SEP "|", "+", "=".
@@ -71,10 +72,10 @@ std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int steps, uint
 struct TrainConfig {
   ModelConfig model;          // vocab_size and n_positions are set from the data source
   int batch = 16;             // B sequences per micro-batch
-  int steps = 128;            // T tokens per sequence (Brown; tasks use their own length)
+  int seqLen = 128;           // T tokens per sequence ("seq_len"; Brown: this; tasks: their own length)
   int gradAccumulation = 1;   // micro-batches per optimizer step
   int maxSteps = 1000;        // optimizer steps of the whole run
-  AdamWConfig adam;
+  AdamWConfig adam;           // beta1, beta2, eps, weight decay; adam.lr is never read (maxLr is the peak)
   float maxLr = 1e-3f, minLr = 1e-4f;
   int warmupSteps = 100;
   float gradClip = 1.0f;      // <= 0: no clipping
@@ -119,23 +120,21 @@ struct TrainHistory {
   std::vector<EvalReport> evals;
 };
 
-// What a run computes with. Empty (the default): the CPU backend and Eigen backward ops with
-// config.threads and optimizer.h's AdamW, all on the host (bit-reproducible). backend_select.h's
-// makeTrainCompute("cuda") gives the device: weights, gradients and AdamW state then stay in device
-// memory, and weights() / checkpoints download them. A run may resume on another backend than the
-// one that saved it; it continues correctly, but not bit for bit as it would have on the first.
-struct TrainCompute {
-  std::unique_ptr<Backend> forward;
-  std::unique_ptr<BackwardOps> backward;  // working on forward's memory
-  std::function<std::unique_ptr<BackendAdamW>(Backend&, size_t, AdamWConfig)> makeAdamW;
-};
+// The seed of the Rng that draws micro-batch `micro` of optimizer step `step` (0-based) of a run
+// seeded `seed`: a resumed run draws the same data without saving any RNG state.
+uint64_t trainBatchSeed(uint64_t seed, int step, int micro);
 
 class Trainer {
  public:
-  // A new run: random initialisation from config.seed.
-  Trainer(const TrainConfig& config, const DataSpec& data, TrainCompute compute = {});
-  // Continues the run saved in a checkpoint directory exactly where it stopped.
-  static std::unique_ptr<Trainer> resume(const std::string& dir, TrainCompute compute = {});
+  // A new run: random initialisation from config.seed. device: what the run computes with (null:
+  // makeCpuDevice(config.threads), bit-reproducible). On a non-host device (backend_select.h's
+  // makeDevice("cuda")) weights, gradients and AdamW state stay in device memory, and weights() /
+  // checkpoints download them.
+  Trainer(const TrainConfig& config, const DataSpec& data, std::unique_ptr<Device> device = nullptr);
+  // Continues the run saved in a checkpoint directory exactly where it stopped. It may resume on
+  // another device than the one that saved it: it continues correctly, but not bit for bit as it
+  // would have on the first (devices sum in other orders).
+  static std::unique_ptr<Trainer> resume(const std::string& dir, std::unique_ptr<Device> device = nullptr);
   ~Trainer();
 
   StepReport step();        // one optimizer step (gradAccumulation micro-batches)
@@ -156,32 +155,27 @@ class Trainer {
   double totalSeconds() const { return totalSeconds_; }
 
  private:
-  Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, TrainCompute compute);
-  StepReport deviceStep();
-  void uploadState();  // weights_ (and nothing else) to the device copy
+  Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, std::unique_ptr<Device> device);
+  void uploadWeights();  // weights_ to the device's copy (nothing to do on the host)
   TrainConfig config_;
   DataSpec dataSpec_;
   std::unique_ptr<DataSource> data_;
-  std::unique_ptr<Backend> forward_;
-  std::unique_ptr<BackwardOps> backward_;
+  std::unique_ptr<Device> device_;
+  std::string backendName_;
   std::unique_ptr<TrainModel> model_;
-  mutable Weights weights_;  // on a device: a host copy, refreshed by weights()
-  Weights grads_;
-  std::unique_ptr<AdamW> adam_;
-  std::vector<uint8_t> decayMask_;
+  std::unique_ptr<DeviceAdamW> adam_;
+  mutable Weights weights_;  // the parameters; on a non-host device a host copy, refreshed by weights()
+  // In the device's memory, (parameters) each: the parameters (on the host weights_'s own arena, so
+  // deviceParams_ stays empty), the gradient, and the sum of micro-batch gradients (accumulation only).
+  Buffer deviceParams_, grads_, gradientSum_;
+  ParamView params_, gradView_;
+  mutable bool hostWeightsStale_ = false;
   LrSchedule schedule_;
   int stepsDone_ = 0;
   double totalSeconds_ = 0;
   TrainHistory history_;
   std::vector<int> inputs_, targets_;
   std::vector<uint8_t> scored_;
-  std::vector<float> gradientSum_;  // (parameters) gradient accumulation over micro-batches
-  // Device runs (forward_ not a host backend):
-  std::string backendName_;
-  std::unique_ptr<BackendAdamW> deviceAdam_;
-  Buffer deviceParams_, deviceGrads_, deviceSum_;  // (parameters) each, in forward_'s memory
-  mutable bool hostWeightsStale_ = false;
-  bool onDevice() const { return deviceAdam_ != nullptr; }
 };
 
 }  // namespace tscope

@@ -72,7 +72,7 @@ bool drawFields(TrainingPanelView& v, bool locked) {
     }
     if (d.brown) {
       changed |= intRow("BPE vocab", "##V", d.bpeVocab, 256, "tokens in the BPE vocabulary learned on the training documents");
-      changed |= intRow("seq len T", "##T", c.steps, 16, "tokens per training sequence (the model's context)");
+      changed |= intRow("seq len T", "##T", c.seqLen, 16, "tokens per training sequence (the model's context)");
     } else if (d.task.task == SyntheticTask::ModularAddition) {
       changed |= intRow("modulus", "##m", d.task.modulus, 1, "a + b = (a + b) mod this");
     } else {
