@@ -41,6 +41,22 @@ const float* hostView(Backend& backend, const float* data, size_t n, std::vector
 BlockForward::BlockForward(const ModelConfig& config, Backend& backend) : config_(config), backend_(&backend) {
   if (config_.position_encoding == PositionEncoding::Alibi) alibiSlopes_ = alibiSlopes(config_.n_head);
   if (config_.isMoe()) moeParams_ = moeRoutingParams(config_);
+  if (config_.position_encoding == PositionEncoding::Sinusoidal) {
+    const auto table = sinusoidalEncoding(config_.n_positions, config_.n_embd, config_.position_base);
+    sinusoids_ = backend.allocate(table.size());
+    backend.upload(sinusoids_.data(), table.data(), table.size());
+  }
+}
+
+const float* BlockForward::positionTable(const float* wpe) const {
+  if (config_.hasLearnedPositions()) return wpe;
+  return sinusoids_.size() ? sinusoids_.data() : nullptr;
+}
+
+void BlockForward::embed(float* x, const int* hostTokens, const float* wte, const float* wpe, int B, int T, int pos0) {
+  const int C = config_.n_embd;
+  const float* positions = positionTable(wpe);
+  for (int b = 0; b < B; ++b) backend_->embed(x + (size_t)b * T * C, hostTokens + (size_t)b * T, wte, positions, T, C, pos0);
 }
 
 AttentionShape BlockForward::attentionShape(int T, int pos0, int cacheRows) const {

@@ -100,6 +100,12 @@ class BlockForward {
   void setMoeRouting(const MoeRoutingParams& params) { moeParams_ = params; }
   const MoeRoutingParams& moeRouting() const { return moeParams_; }
 
+  // The additive position table the embedding uses: the learned `wpe` (from the weights), the
+  // sinusoidal table this object keeps in backend memory, or null (RoPE, ALiBi, none).
+  const float* positionTable(const float* wpe) const;
+  // x (B*T, C) = wte[tokens] + positions[pos0 + t] for each of B sequences of T host tokens.
+  void embed(float* x, const int* hostTokens, const float* wte, const float* wpe, int B, int T, int pos0);
+
   // The shape of each sequence's attention: T new rows after pos0 cached ones, cacheRows rows of K/V.
   AttentionShape attentionShape(int T, int pos0, int cacheRows) const;
 
@@ -128,6 +134,7 @@ class BlockForward {
   Backend* backend_;  // a pointer, so the owners stay movable
   MoeRoutingParams moeParams_;
   std::vector<float> alibiSlopes_;  // (H) host, ALiBi only
+  Buffer sinusoids_;                // (n_positions, C) sinusoidal position table, sinusoidal models only
 };
 
 // The const view of writable parameters (the block reads weights only).

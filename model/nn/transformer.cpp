@@ -12,7 +12,6 @@
 #include <numeric>
 
 #include "model/core/error.h"
-#include "model/nn/positional.h"
 
 namespace tscope {
 
@@ -35,19 +34,7 @@ Transformer::Transformer(const Weights& weights, Backend& backend)
   lnfWeight_ = params.lnfWeight;
   lnfBias_ = params.lnfBias;
   layers_ = params.layers;
-  switch (config_.position_encoding) {
-    case PositionEncoding::Learned: positions_ = params.wpe; break;
-    case PositionEncoding::Sinusoidal: {
-      const auto table = sinusoidalEncoding(config_.n_positions, config_.n_embd, config_.position_base);
-      sinusoidTable_ = backend.allocate(table.size());
-      backend.upload(sinusoidTable_.data(), table.data(), table.size());
-      positions_ = sinusoidTable_.data();
-      break;
-    }
-    case PositionEncoding::Alibi:
-    case PositionEncoding::Rope:
-    case PositionEncoding::None: break;
-  }
+  positions_ = block_.positionTable(params.wpe);
 }
 
 void Transformer::setMoeRouting(const MoeRoutingParams& params) {
@@ -201,7 +188,7 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   }
 
   float* x = residual_.data();
-  backend_->embed(x, tokens.data(), wte_, positions_, T, C, pos0);
+  block_.embed(x, tokens.data(), wte_, positions_, 1, T, pos0);
   recordNorms(trace, 0, T);
   const bool finalNormed = runBlocks(T, shape, cache, trace, options, &layerCallback_);
   cache.advance(T);

@@ -81,8 +81,7 @@ class Transformer {
   Buffer ownedWeights_;                 // device copy when the backend is not host memory
   const float* wte_ = nullptr;          // (V, C)
   const float* unembedding_ = nullptr;  // (V, C): wte or lm_head
-  const float* positions_ = nullptr;    // (n_positions, C): learned wpe or the sinusoidal table; null otherwise
-  Buffer sinusoidTable_;                // (n_positions, C) sinusoidal encodings
+  const float* positions_ = nullptr;    // (n_positions, C): learned wpe (block_'s table when sinusoidal); null otherwise
   std::vector<ConstLayerWeights> layers_;  // pointers into backend memory
   const float* lnfWeight_ = nullptr;    // (C) pre-norm only
   const float* lnfBias_ = nullptr;      // (C)

@@ -13,7 +13,6 @@
 #include <string>
 
 #include "model/core/error.h"
-#include "model/nn/positional.h"
 
 namespace tscope {
 
@@ -61,14 +60,6 @@ TrainModel::TrainModel(const ModelConfig& config, Device& device)
     : config_(config), forward_(&device.forward()), backward_(&device.backward()), block_(config, device.forward()),
       acts_(std::make_unique<Activations>()) {
   if (auto msg = validateConfig(config_); !msg.empty()) throw Error(msg);
-  Backend& forward = *forward_;
-  if (config_.position_encoding == PositionEncoding::Sinusoidal) {
-    sinusoids_ = sinusoidalEncoding(config_.n_positions, config_.n_embd, config_.position_base);
-    if (!forward.isHost()) {
-      deviceSinusoids_ = forward.allocate(sinusoids_.size());
-      forward.upload(deviceSinusoids_.data(), sinusoids_.data(), sinusoids_.size());
-    }
-  }
 }
 
 TrainModel::~TrainModel() = default;
@@ -139,14 +130,11 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
   a.kCache.resize(fw, (size_t)T * c.kvDim());
   a.vCache.resize(fw, (size_t)T * c.kvDim());
 
-  const float* sinusoids = fw.isHost() ? sinusoids_.data() : deviceSinusoids_.data();
-  const float* positions = c.hasLearnedPositions() ? weights.wpe : sinusoids_.empty() ? nullptr : sinusoids;
-
   // ---- forward: the block forward of inference, keeping every activation the backward needs ------
   LossReport report;
   Floats& x = a.x;
   x.resize(fw, RC);
-  for (int b = 0; b < B; ++b) fw.embed(x.data() + (size_t)b * T * C, batch.inputs + (size_t)b * T, weights.wte, positions, T, C, 0);
+  block_.embed(x.data(), batch.inputs, weights.wte, weights.wpe, B, T, 0);
   if (c.isMoe()) report.expertLoad.assign((size_t)L * E, 0);
   double auxLoss = 0;
   bool normed = false;  // the layer's normed1 already holds ln_1 of its input

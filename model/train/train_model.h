@@ -87,8 +87,6 @@ class TrainModel {
   ModelConfig config_;
   Backend* forward_;
   BackwardOps* backward_;
-  std::vector<float> sinusoids_;     // (n_positions, C) sinusoidal table when used
-  Buffer deviceSinusoids_;           // the table in device memory (non-host forward backend)
   Buffer deviceWeights_, deviceGrads_;  // copies for the Weights forms on a device backend
   BlockForward block_;               // the block forward inference runs too
   int captureLayer_ = -1;            // layer whose attention maps the forward captures (-1 = none)
