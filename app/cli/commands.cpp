@@ -23,6 +23,7 @@
 #include "model/io/model_io.h"
 #include "model/io/npy.h"
 #include "model/generate/sampling.h"
+#include "model/nn/trace_views.h"
 #include "model/nn/transformer.h"
 
 namespace fs = std::filesystem;
@@ -134,16 +135,9 @@ json topTokens(const LoadedModel& model, const float* logits, int V, int count) 
   const float maxLogit = *std::max_element(logits, logits + V);
   double sum = 0;
   for (int v = 0; v < V; ++v) sum += std::exp(static_cast<double>(logits[v]) - maxLogit);
-  std::vector<int> order(V);
-  std::iota(order.begin(), order.end(), 0);
-  count = std::min(count, V);
-  std::partial_sort(order.begin(), order.begin() + count, order.end(),
-                    [logits](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
   json out = json::array();
-  for (int i = 0; i < count; ++i) {
-    const int id = order[i];
+  for (const int id : topTokenIds(std::vector<float>(logits, logits + V), count))
     out.push_back({{"id", id}, {"token", tokenString(model, id)}, {"prob", std::exp(logits[id] - maxLogit) / sum}, {"logit", logits[id]}});
-  }
   return out;
 }
 
