@@ -55,7 +55,7 @@ def main():
             forward = run_json([os.path.join(build, "bench", "bench_forward"), "--threads", str(args.threads), "--repeats", "1"])
             add(side, "prefill tokens/s (128 tokens)", forward["prefill_tokens_per_s"])
             add(side, "decode ms/token (128 tokens)", forward["decode_ms_per_token"])
-            floors.append(forward["decode_floor_ms"])
+            floors.append((forward["decode_floor_ms"], forward["decode_read_floor_ms"]))
             train = run_json([os.path.join(build, "bench", "bench_train"), "--threads", str(args.threads), "--steps",
                               str(args.train_steps), "--warmup", "2"])
             add(side, "training tokens/s (median step)", train["median_tokens_per_s"])
@@ -87,7 +87,8 @@ def main():
         runs = lambda values: " ".join(f"{v:g}" for v in values)  # noqa: E731
         print(f"| {name} | {mo:g} ({runs(old)}) | {mn:g} ({runs(new)}) | {mn / mo:.3f} |")
     print()
-    print(f"Decode floor (weight bytes per token / measured memcpy bandwidth), median of the runs: {statistics.median(floors):.1f} ms")
+    print("Decode floors, medians of the runs: weight bytes per token / measured memcpy bandwidth "
+          f"{statistics.median(f[0] for f in floors):.1f} ms; / measured read bandwidth {statistics.median(f[1] for f in floors):.1f} ms")
     if peer:
         best_prefill_ms = peer["forward"]["best_prefill_ms"]
         print(f"PyTorch peer (best thread setting): prefill {128 / (best_prefill_ms / 1e3):.1f} tokens/s, "
