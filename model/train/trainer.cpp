@@ -111,8 +111,8 @@ StepReport Trainer::step() {
       else memory.add(gradientSum_.data(), grads, n);
     }
   }
-  if (micro > 1) {
-    memory.copy(grads, gradientSum_.data(), n);
+  if (micro > 1) {  // the mean of the micro-batch gradients, in place in the sum
+    grads = gradientSum_.data();
     adam_->divide(grads, n, static_cast<float>(micro));
   }
   report.gradNorm = adam_->clipGradNorm(grads, n, config_.gradClip);  // gradClip <= 0: only measured
