@@ -12,6 +12,7 @@
 #include "app/session/worker.h"
 
 #include "model/nn/incremental_forward.h"
+#include "model/nn/intervention.h"
 #include "model/generate/generate.h"
 #include "model/io/model_io.h"
 #include "model/generate/sampling.h"
@@ -33,6 +34,13 @@ struct Request {
   std::string generatedFrom;
   std::vector<int> generatedIds;
   int generateTokens = 0;               // > 0: first generate this many tokens (Step, Generate N)
+  // The Inside-the-block panel: capture every layer's components (the direct logit attribution's
+  // inputs) and the internals of one layer (-1: none); see TraceOptions.
+  bool components = false;
+  int inspectLayer = -1;
+  // Applied to every forward of this request (the prompt, generation, beam search, KV timing).
+  std::vector<InterventionSpec> interventions;
+  std::string patchSource;              // the second prompt Patch edits take their values from
 };
 
 // What a Step or Generate N did (session_generate.cpp).
@@ -73,6 +81,10 @@ struct Snapshot {
   double forwardMs = 0;
   double tokensPerSecond = 0;         // tokens computed (not reused) / forward time
   std::optional<GenerationReport> generation;  // when the request generated tokens first
+  // With interventions: the next-token logits (V) at the last position without them, for the
+  // before / after comparison (empty without interventions).
+  std::vector<float> cleanLogits;
+  std::vector<int> patchSourceIds;    // the source prompt's tokens (Patch edits), as run
   std::string error;                  // one line when the request could not be computed
 };
 

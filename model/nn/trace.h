@@ -21,6 +21,12 @@ struct TraceOptions {
   std::vector<int> heads;       // heads whose attention maps are needed; empty = all (maps of other
                                 // heads may stay 0: the CUDA backend recomputes only these)
   size_t memoryCapBytes = size_t(512) << 20;
+  // Every layer's components, the inputs of the direct logit attribution (trace_views.h): the
+  // embedding, each head's output before W_O, each feed-forward output, the final residual.
+  bool components = false;
+  // Layers whose internals are captured: q, k, v per head, the attention sublayer's output after
+  // W_O, the two norms' statistics per token and the MLP's activations. Empty = none.
+  std::vector<int> internalLayers;
 
   static TraceOptions nothing() {
     TraceOptions o;
@@ -48,6 +54,23 @@ struct Trace {
   std::vector<int> lensIds;           // (Lc, P, K) top-K ids of softmax(unembed(ln_f(resid)))
   std::vector<float> lensProbs;       // (Lc, P, K) their probabilities
   std::vector<float> logits;          // (T or 1, V) as returned by the forward
+  // Components (options.components), every layer:
+  std::vector<float> embedded;        // (T, C) token + position embedding (the residual entering layer 0)
+  std::vector<float> headMix;         // (L, T, C) every head's output before W_O, concatenated (head h: columns h D .. h D + D - 1)
+  std::vector<float> mlpOut;          // (L, T, C) the feed-forward sublayer's output before the residual add (0: attention-only)
+  std::vector<float> finalResid;      // (T, C) the residual after the last block (the final norm's input)
+  // Internals (options.internalLayers), captured layers Li ascending:
+  std::vector<int> internalLayers;    // (Li) layer indices
+  int D = 0, Hkv = 0, F = 0;          // head width, key/value heads, MLP hidden width
+  std::vector<float> q;               // (Li, H, T, D) queries as compared with the keys (after RoPE; not scaled)
+  std::vector<float> k;               // (Li, Hkv, Tk, D) every key the queries could see (after RoPE), from the KV cache
+  std::vector<float> v;               // (Li, Hkv, Tk, D) every value
+  std::vector<float> attnOut;         // (Li, T, C) the attention sublayer's output after W_O (its bias included)
+  std::vector<float> normMean;        // (Li, 2, T) mean over C of each norm's input (ln_1, then ln_2)
+  std::vector<float> normRstd;        // (Li, 2, T) 1 / sqrt(var + eps) (LayerNorm) or 1 / sqrt(mean square + eps) (RMSNorm)
+  std::vector<float> mlpPre;          // (Li, T, F) dense MLP: x W_fc + b_fc before the nonlinearity (empty for MoE / attention-only)
+  std::vector<float> mlpGate;         // (Li, T, F) SwiGLU only: the gate's pre-activation x W_gate + b_gate
+  std::vector<float> mlpPost;         // (Li, T, F) after the nonlinearity (SwiGLU: silu(gate) * up), the input of c_proj
   std::vector<MoeRouting> moe;        // (L) routing of every mixture-of-experts layer (empty for dense layers)
   float moeAuxLoss = 0;               // sum over layers of the load-balancing loss
   double forwardMs = 0;               // wall time of the forward, capture included
@@ -55,6 +78,7 @@ struct Trace {
   std::string note;                   // why, when truncated
 
   int capturedIndex(int layer) const;  // index into `layers`, or -1
+  int internalIndex(int layer) const;  // index into `internalLayers`, or -1
   const float* attnMap(int layerIndex, int head) const { return attn.data() + ((size_t)layerIndex * H + head) * T * Tk; }
   const float* scoreMap(int layerIndex, int head) const { return scores.data() + ((size_t)layerIndex * H + head) * T * Tk; }
 };

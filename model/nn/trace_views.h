@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/core/config.h"
+#include "model/core/weights.h"
 #include "model/nn/moe.h"
 #include "model/nn/trace.h"
 
@@ -59,5 +60,22 @@ std::vector<double> trailingMean(const std::vector<float>& values, size_t window
 // The values of steps 1..n averaged in consecutive buckets of ceil(n / maxPoints) steps, at most
 // maxPoints of them; appends each bucket's mean step to stepsOut and mean value to meansOut.
 void bucketMeans(const std::vector<double>& values, size_t maxPoints, std::vector<double>& stepsOut, std::vector<double>& meansOut);
+
+// Direct logit attribution: how much each component writing to the residual stream adds to the
+// logit of `token` at `position`, through the final norm frozen at that position (its scale and
+// centering are linear once the statistics are fixed). The parts sum to the logit (sum()).
+// Needs a trace with components (TraceOptions::components) and a pre-norm model; throws
+// tscope::Error otherwise, or for a position or token out of range.
+struct LogitAttribution {
+  int position = 0, token = 0;
+  float logit = 0;              // the model's logit (the trace's, when it holds that row)
+  float embedding = 0;          // token + position embedding
+  std::vector<float> heads;     // (L, H) each head's output through its rows of W_O
+  std::vector<float> attnBias;  // (L) the bias of W_O
+  std::vector<float> mlp;       // (L) each feed-forward output (0 for attention-only models)
+  float normBias = 0;           // the final norm's bias (0 without one)
+  double sum() const;           // every part: equals the logit
+};
+LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weights, int position, int token);
 
 }  // namespace tscope
