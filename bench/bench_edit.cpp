@@ -4,7 +4,9 @@
 // the forward with the trace options the app asks for, the sampling stages): the incremental path
 // (the unchanged prefix reused) beside a full recompute in the same run, the full recompute being
 // an edit of the FIRST word, which shares no prefix and so runs the same code over every token.
-// Usage: bench_edit [--tokens N] [--repeats R] [--tokenizer DIR] (DIR holds encoder.json and vocab.bpe).
+// With --inside L the requests also ask for what the Inside-the-block panel shows (every layer's
+// components and layer L's internals), so a run with and one without give the capture's cost.
+// Usage: bench_edit [--tokens N] [--repeats R] [--inside L] [--tokenizer DIR] (DIR holds encoder.json and vocab.bpe).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,10 +25,14 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 // Posts `prompt` and waits for the snapshot that answers it; returns milliseconds.
+int insideLayer = -1;  // --inside
+
 double editToSnapshot(gui::Session& session, const std::string& prompt, std::shared_ptr<const gui::Snapshot>& snapshot) {
   const uint64_t before = session.latest() ? session.latest()->id : 0;
   gui::Request request;
   request.prompt = prompt;
+  request.components = insideLayer >= 0;
+  request.inspectLayer = insideLayer;
   const auto t0 = Clock::now();
   session.post(request);
   for (;;) {
@@ -67,6 +73,7 @@ int main(int argc, char** argv) {
     if (flag == "--tokens" && i + 1 < argc) tokens = std::atoi(argv[++i]);
     else if (flag == "--repeats" && i + 1 < argc) repeats = std::atoi(argv[++i]);
     else if (flag == "--tokenizer" && i + 1 < argc) tokenizerDir = argv[++i];
+    else if (flag == "--inside" && i + 1 < argc) insideLayer = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr, "bench_edit: unknown flag %s\n", flag.c_str());
       return 2;
@@ -89,7 +96,8 @@ int main(int argc, char** argv) {
     editToSnapshot(session, prompt, snapshot);  // the first prompt (and warm-up)
     if (!snapshot->error.empty()) throw Error(snapshot->error);
     const int T = static_cast<int>(snapshot->ids.size());
-    std::printf("prompt: %d tokens; backend %s; captured layers %zu of %d (%s)\n", T, session.backendDescription().c_str(),
+    std::printf("prompt: %d tokens; inside-the-block capture: %s; backend %s; captured layers %zu of %d (%s)\n", T,
+                insideLayer >= 0 ? ("components + layer " + std::to_string(insideLayer) + " internals").c_str() : "off", session.backendDescription().c_str(),
                 snapshot->trace.layers.size(), config.n_layer, snapshot->trace.note.empty() ? "no cap reached" : snapshot->trace.note.c_str());
 
     const char* lastWords[] = {" cat", " river", " theorem", " window"};
