@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "app/session/session.h"
+#include "tests/test_session_helpers.h"
 #include "model/io/model_io.h"
 #include "tests/test_files.h"
 
@@ -21,13 +22,8 @@ using namespace tscope::gui;
 
 namespace {
 
-// Posts `request` and waits for the snapshot computed for it.
 std::shared_ptr<const Snapshot> compute(Session& session, const Request& request) {
-  session.post(request);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  while (session.busy() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  EXPECT_FALSE(session.busy()) << "the session did not finish within 2 minutes";
-  return session.latest();
+  return tscope::testing::computeSnapshot(session, request);
 }
 
 struct Knobs {

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "app/session/session.h"
+#include "tests/test_session_helpers.h"
 #include "model/io/model_io.h"
 #include "model/nn/trace_views.h"
 
@@ -18,11 +19,7 @@ using namespace tscope::gui;
 namespace {
 
 std::shared_ptr<const Snapshot> compute(Session& session, const Request& request) {
-  session.post(request);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  while (session.busy() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  EXPECT_FALSE(session.busy());
-  return session.latest();
+  return tscope::testing::computeSnapshot(session, request);
 }
 
 int argmax(const std::vector<float>& v) { return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin()); }
