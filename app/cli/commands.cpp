@@ -1,7 +1,6 @@
-// The tscope-cli commands: model inspection (info, tokenize, detokenize), running the model
-// (forward with optional .npy dumps, generate with sampling or beam search) and init (a model
-// directory with seeded random weights, for benchmarks and smoke runs). Prompts come as text, a
-// file of bytes or ids; every command treats an empty, too long or unknown input the same way.
+// The tscope-cli commands: model inspection (info, tokenize, detokenize), generate (sampling or
+// beam search, optionally with ablations) and init (a model directory with seeded random weights,
+// for benchmarks and smoke runs); forward is in forward.cpp, train in train.cpp.
 #include "app/cli/commands.h"
 
 #include <algorithm>
@@ -15,13 +14,14 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "app/cli/ablation.h"
 #include "app/cli/args.h"
+#include "app/cli/cli_common.h"
 #include "model/nn/backend_select.h"
 #include "model/theory/cost.h"
 #include "model/core/error.h"
 #include "model/generate/generate.h"
 #include "model/io/model_io.h"
-#include "model/io/npy.h"
 #include "model/generate/sampling.h"
 #include "model/nn/trace_views.h"
 #include "model/nn/transformer.h"
@@ -30,124 +30,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace tscope::cli {
-namespace {
-
-void print(const json& j) { std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n"; }
-
-const Tokenizer& requireTokenizer(const LoadedModel& model) {
-  if (!model.tokenizer) throw Error(model.path + ": no tokenizer found (" + model.tokenizerNote + "); use --ids instead of text");
-  return *model.tokenizer;
-}
-
-// A prompt given as bytes in a file (any bytes: NUL and control characters cannot be in argv).
-std::string readTextFile(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw Error(path + ": is a directory, not a text file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
-  constexpr std::streamoff kMaxBytes = std::streamoff(256) << 20;
-  std::string text;
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    text.append(buffer, static_cast<size_t>(in.gcount()));
-    if (static_cast<std::streamoff>(text.size()) > kMaxBytes) throw Error(path + ": larger than 256 MiB; a prompt that long cannot run");
-  }
-  if (in.bad()) throw Error(path + ": read failed");
-  return text;
-}
-
-// The text of a prompt: --NAME S or --NAME-file PATH (exactly one of them, or --ids).
-std::string inputText(const Args& args, const std::string& textFlag) {
-  if (args.has(textFlag + "-file")) return readTextFile(args.str(textFlag + "-file"));
-  return args.str(textFlag);
-}
-
-// What a command runs: the last n_ctx tokens of the input, and what it says about the rest.
-struct Input {
-  std::vector<int> ids;  // (T <= n_ctx) the tokens that run
-  size_t dropped = 0;    // tokens before them (a too-long input), not run
-  size_t unknown = 0;    // characters a character-level model does not know, run as <unk> (id 0)
-  bool characterLevel = false;
-};
-
-// Tokens from --TEXTFLAG, --TEXTFLAG-file or --ids. An input with no tokens is an error; a longer
-// one than the context runs its last n_ctx tokens (fitToContext, as the app does) with a note on
-// stderr; unknown characters of a character-level model are counted and noted.
-Input inputIds(const Args& args, const LoadedModel& model, const std::string& textFlag) {
-  const int sources = args.has(textFlag) + args.has(textFlag + "-file") + args.has("ids");
-  if (sources != 1) throw UsageError("give exactly one of --" + textFlag + ", --" + textFlag + "-file and --ids");
-  Input input;
-  std::vector<int> ids;
-  if (args.has("ids")) {
-    ids = args.intList("ids");
-  } else {
-    const Tokenizer& tokenizer = requireTokenizer(model);
-    ids = tokenizer.encode(inputText(args, textFlag));
-    input.characterLevel = tokenizer.kind() == "char";
-  }
-  const int context = model.weights.config().n_positions, V = model.weights.config().vocab_size;
-  if (ids.empty()) throw Error("the input is empty (no tokens): give some text");
-  for (int id : ids)
-    if (id < 0 || id >= V) throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
-  if (input.characterLevel) {
-    input.unknown = static_cast<size_t>(std::count(ids.begin(), ids.end(), 0));
-    if (input.unknown > 0)
-      std::fprintf(stderr, "tscope-cli: %zu character%s of the input %s not in the model's vocabulary: run as <unk> (id 0)\n", input.unknown,
-                   input.unknown == 1 ? "" : "s", input.unknown == 1 ? "is" : "are");
-  }
-  ContextFit fit = fitToContext(std::move(ids), context);
-  input.dropped = fit.dropped.size();
-  if (input.dropped > 0)  // the app keeps the same last n_ctx tokens
-    std::fprintf(stderr, "tscope-cli: the input is %zu tokens but the model's context holds %d: running the last %d (%zu dropped)\n",
-                 fit.kept.size() + input.dropped, context, context, input.dropped);
-  input.ids = std::move(fit.kept);
-  return input;
-}
-
-// What every command that runs a prompt reports about it.
-void describeInput(json& out, const Input& input) {
-  out["dropped_tokens"] = input.dropped;
-  if (input.characterLevel) out["unknown_characters"] = input.unknown;
-}
-
-// --backend cpu|reference|cuda|auto (default auto: the GPU when there is a usable one, else the
-// CPU, and then one line on stderr says so and why). An unknown or unavailable backend is a
-// tscope::Error: one line, exit 1. `note` says what "auto" chose and why.
-std::unique_ptr<Backend> chooseBackend(const Args& args, std::string* note) {
-  const int threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
-  const std::string name = args.str("backend", "auto");
-  auto backend = makeBackend(name, threads, note);
-  if (name == "auto" && backend->name() != "cuda" && !note->empty()) std::fprintf(stderr, "tscope-cli: running on the %s\n", note->c_str());
-  return backend;
-}
-
-// Adds "backend" and, when there is one, "backend_note" to a command's output.
-void describeBackend(json& out, const Backend& backend, const std::string& note) {
-  out["backend"] = backend.name();
-  if (!note.empty()) out["backend_note"] = note;
-}
-
-std::string tokenString(const LoadedModel& model, int id) {
-  return model.tokenizer && id < model.tokenizer->vocabSize() ? model.tokenizer->tokenText(id) : "";
-}
-
-json topTokens(const LoadedModel& model, const float* logits, int V, int count) {
-  const float maxLogit = *std::max_element(logits, logits + V);
-  double sum = 0;
-  for (int v = 0; v < V; ++v) sum += std::exp(static_cast<double>(logits[v]) - maxLogit);
-  json out = json::array();
-  for (const int id : topTokenIds(std::vector<float>(logits, logits + V), count))
-    out.push_back({{"id", id}, {"token", tokenString(model, id)}, {"prob", std::exp(logits[id] - maxLogit) / sum}, {"logit", logits[id]}});
-  return out;
-}
-
-json tokensJson(const LoadedModel& model, const std::vector<int>& ids) {
-  json out = json::array();
-  for (int id : ids) out.push_back(tokenString(model, id));
-  return out;
-}
-
-}  // namespace
 
 int runInfo(const Argv& argv) {
   Args args("info", argv, {"model", "context", "backend", "threads"}, {});
@@ -222,81 +104,14 @@ int runDetokenize(const Argv& argv) {
   return 0;
 }
 
-int runForward(const Argv& argv) {
-  Args args("forward", argv, {"model", "text", "text-file", "ids", "dump", "top", "backend", "threads"}, {});
-  LoadedModel model = loadModel(args.str("model"));
-  const Input input = inputIds(args, model, "text");
-  const std::vector<int>& ids = input.ids;
-  const int top = static_cast<int>(args.integer("top", 10, 1, 1000));
-  std::string backendNote;
-  auto backend = chooseBackend(args, &backendNote);
-  Transformer transformer(model.weights, *backend);
-  const ModelConfig& c = model.weights.config();
-  const int T = static_cast<int>(ids.size()), V = c.vocab_size;
-  const bool dump = args.has("dump");
-  TraceOptions options;
-  options.logitLensTopK = 0;
-  options.memoryCapBytes = size_t(8) << 30;
-  Trace trace;
-  KVCache cache(*backend, c, T);
-  std::vector<float> logits;
-  transformer.forward(ids, cache, logits, dump, dump ? &trace : nullptr, options);
-  const float* last = logits.data() + logits.size() - V;
-  json out = {{"model", model.path}, {"backend", backend->name()}, {"ids", ids}, {"tokens", tokensJson(model, ids)},
-              {"next", topTokens(model, last, V, top)}};
-  describeInput(out, input);
-  if (!backendNote.empty()) out["backend_note"] = backendNote;
-  if (dump) {
-    const fs::path dir(args.str("dump"));
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw Error(dir.string() + ": cannot create directory (" + ec.message() + ")");
-    writeNpy((dir / "logits.npy").string(), logits.data(), {T, V});
-    const std::vector<int32_t> ids32(ids.begin(), ids.end());
-    writeNpy((dir / "ids.npy").string(), ids32.data(), {T});
-    const int H = c.n_head, C = c.n_embd;
-    for (size_t li = 0; li < trace.layers.size(); ++li) {
-      const std::string l = std::to_string(trace.layers[li]);
-      writeNpy((dir / ("attn_" + l + ".npy")).string(), trace.attnMap(static_cast<int>(li), 0), {H, T, T});
-      writeNpy((dir / ("resid_" + l + ".npy")).string(), trace.residAfterMlp.data() + li * T * C, {T, C});
-    }
-    size_t moeFiles = 0;
-    for (int l = 0; l < c.n_layer; ++l) {
-      const MoeRouting& routing = trace.moe[l];
-      if (routing.experts == 0) continue;
-      json assignments = json::array();
-      for (const auto& a : routing.assignments)
-        assignments.push_back({{"token", a.token}, {"expert", a.expert}, {"gate", a.gate}, {"rank", a.rank}, {"dropped", a.dropped}});
-      const json moe = {{"layer", l},
-                        {"tokens", routing.tokens},
-                        {"experts", routing.experts},
-                        {"top_k", routing.topK},
-                        {"capacity", routing.capacity},
-                        {"router_logits", routing.routerLogits},
-                        {"router_probs", routing.routerProbs},
-                        {"assignments", assignments},
-                        {"dropped_tokens", routing.droppedTokens},
-                        {"load", routing.load},
-                        {"fraction", routing.fraction},
-                        {"mean_prob", routing.meanProb},
-                        {"aux_loss", routing.auxLoss}};
-      writeFileAtomically((dir / ("moe_" + std::to_string(l) + ".json")).string(), moe.dump(1) + "\n");
-      ++moeFiles;
-    }
-    out["dump"] = {{"dir", dir.string()}, {"files", 2 + 2 * trace.layers.size() + moeFiles}};
-  }
-  out["forward_ms"] = trace.forwardMs;
-  if (c.isMoe() && dump) out["moe_aux_loss"] = trace.moeAuxLoss;
-  print(out);
-  return 0;
-}
-
 int runGenerate(const Argv& argv) {
-  Args args("generate", argv, {"model", "prompt", "prompt-file", "ids", "max-new", "temperature", "top-k", "top-p", "seed", "beam", "backend", "threads"},
+  Args args("generate", argv,
+            withAblationFlags({"model", "prompt", "prompt-file", "ids", "max-new", "temperature", "top-k", "top-p", "seed", "beam", "backend", "threads"}),
             {"greedy"});
   LoadedModel model = loadModel(args.str("model"));
   const Input input = inputIds(args, model, "prompt");
   const std::vector<int>& prompt = input.ids;
+  const Ablation ablation = parseAblation(args, model);
   const ModelConfig& c = model.weights.config();
   const int maxNew = static_cast<int>(args.integer("max-new", 32, 0, c.n_positions));
   const bool sampling = args.has("temperature") || args.has("top-k") || args.has("top-p") || args.has("seed");
@@ -306,6 +121,7 @@ int runGenerate(const Argv& argv) {
   auto backend = chooseBackend(args, &backendNote);
   Transformer transformer(model.weights, *backend);
   json out = {{"model", model.path}, {"prompt_ids", prompt}};
+  if (!ablation.empty()) out["interventions"] = applyAblation(ablation, transformer, prompt);
   describeInput(out, input);
   describeBackend(out, *backend, backendNote);
   // The prompt and the new tokens share the context: a prompt that fills it gets none.

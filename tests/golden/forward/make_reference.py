@@ -1,7 +1,9 @@
 # Builds the golden forward data: a small random GPT-2 written as HF safetensors (prefixed F32,
 # plain F32, BF16) and as an llm.c checkpoint, plus float64 PyTorch reference outputs for a fixed
 # id sequence. Before writing anything it checks the reference against two other formulations and
-# reads every written file back. Usage: make_reference.py OUTDIR [--tokenizer-dir DIR]
+# reads every written file back. The expected arrays include each layer's internals (q, k, v, head
+# outputs, attention output, MLP activation), the direct logit attribution and ablated runs.
+# Usage: make_reference.py OUTDIR [--tokenizer-dir DIR]
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree free of __pycache__
@@ -147,12 +149,60 @@ def check_llmc_file(path, params, config, expected):
     print(f"read back {path}: header and all tensors exact, forward from it matches ({worst:.1e})")
 
 
-def write_expected(directory, outputs, config):
+# Ablations the golden test runs on hf_plain: (name, --ablate, --ablate-mode). The reference takes a
+# mean ablation's values from the clean run, as resolveInterventions does.
+ABLATIONS = [("ablate_zero", "0.1,1.mlp", "zero"), ("ablate_mean", "2.3,0.mlp", "mean")]
+
+
+def ablation_values(spec, mode, clean):
+    """{(layer, head or "mlp"): values} for reference_gpt2.forward from "L.H,L.mlp" and the clean run."""
+    interventions = {}
+    for item in spec.split(","):
+        layer, what = item.split(".")
+        key = (int(layer), "mlp" if what == "mlp" else int(what))
+        rows = clean["mlp_out"][key[0]] if what == "mlp" else clean["head_out"][key[0]][key[1]]  # (T, W)
+        interventions[key] = None if mode == "zero" else rows.mean(dim=0)
+    return interventions
+
+
+def dla_json(params, config, outputs):
+    """The reference's direct logit attribution at the last position toward its top token."""
+    position = len(IDS) - 1
+    token = int(outputs["logits"][position].argmax())
+    parts = ref.direct_logit_attribution(params, config, outputs, position, token)
+    return {"position": position, "token": token, "logit": parts["logit"], "embedding": parts["embedding"],
+            "heads": parts["heads"].tolist(), "attn_bias": parts["attn_bias"].tolist(), "mlp": parts["mlp"].tolist(),
+            "norm_bias": parts["norm_bias"]}
+
+
+def check_internals(params, config, outputs, dla, label):
+    """The internals against each other: softmax(q k^T / sqrt D) is the attention, the heads through
+    c_proj are attn_out, and the attribution's parts sum to the logit."""
+    worst = 0.0
+    for layer in range(config.n_layer):
+        q, k = outputs["q"][layer], outputs["k"][layer]
+        scores = q @ k.transpose(1, 2) / config.head_dim**0.5
+        scores = scores.masked_fill(torch.ones_like(scores, dtype=torch.bool).triu(diagonal=1), float("-inf"))
+        worst = max(worst, ref.max_relative_error(torch.softmax(scores, dim=-1), outputs["attn"][layer]))
+        heads = outputs["head_out"][layer].transpose(0, 1).reshape(len(IDS), config.n_embd)
+        p = f"h.{layer}.attn.c_proj."
+        worst = max(worst, ref.max_relative_error(heads @ params[p + "weight"] + params[p + "bias"], outputs["attn_out"][layer]))
+    total = (dla["embedding"] + sum(map(sum, dla["heads"])) + sum(dla["attn_bias"]) + sum(dla["mlp"]) + dla["norm_bias"])
+    worst = max(worst, abs(total - dla["logit"]) / abs(dla["logit"]))
+    print(f"self-check {label}: internals and attribution consistent to {worst:.2e} (logit {dla['logit']:.4f})")
+    if not worst <= FORMULATION_TOLERANCE:
+        raise SystemExit(f"reference internals disagree ({label}): {worst:.2e}")
+
+
+def write_expected(directory, outputs, config, dla=None):
     os.makedirs(directory, exist_ok=True)
     np.save(os.path.join(directory, "logits.npy"), outputs["logits"].numpy().astype(np.float32))
     for layer in range(config.n_layer):
-        np.save(os.path.join(directory, f"attn_{layer}.npy"), outputs["attn"][layer].numpy().astype(np.float32))
-        np.save(os.path.join(directory, f"resid_{layer}.npy"), outputs["resid"][layer].numpy().astype(np.float32))
+        for kind in ["attn", "resid", "q", "k", "v", "head_out", "attn_out", "mlp_act"]:
+            np.save(os.path.join(directory, f"{kind}_{layer}.npy"), outputs[kind][layer].numpy().astype(np.float32))
+    if dla is not None:
+        with open(os.path.join(directory, "dla.json"), "w") as f:
+            json.dump(dla, f, indent=1)
 
 
 def main():
@@ -197,8 +247,19 @@ def main():
     check_hf_dir(os.path.join(out, "hf_bf16"), params_bf16, config, prefixed=False)
     check_llmc_file(llmc_path, params, config, expected)
 
-    write_expected(os.path.join(out, "expected"), expected, config)
-    write_expected(os.path.join(out, "expected_bf16"), expected_bf16, config)
+    for outputs, weights, name in [(expected, params, "expected"), (expected_bf16, params_bf16, "expected_bf16")]:
+        dla = dla_json(weights, config, outputs)
+        check_internals(weights, config, outputs, dla, name)
+        write_expected(os.path.join(out, name), outputs, config, dla)
+    ablations = []
+    for name, spec, mode in ABLATIONS:
+        ablated = ref.forward(params, config, IDS, interventions=ablation_values(spec, mode, expected))
+        shift = ref.max_relative_error(ablated["logits"], expected["logits"])
+        print(f"{name} (--ablate {spec} --ablate-mode {mode}) moves the logits by {shift:.2e} (relative)")
+        assert shift > 1e-3, "an ablation the test could not tell from the clean run"
+        write_expected(os.path.join(out, name), ablated, config)
+        ablations.append({"name": name, "model": "hf_plain", "ablate": spec, "mode": mode, "expected": name,
+                          "clean_expected": "expected"})
     with open(os.path.join(out, "ids.txt"), "w") as f:
         f.write(",".join(str(i) for i in IDS) + "\n")
     manifest = {
@@ -210,6 +271,7 @@ def main():
             {"name": "llmc", "model": "gpt2_llmc.bin", "expected": "expected"},
             {"name": "hf_bf16", "model": "hf_bf16", "expected": "expected_bf16"},
         ],
+        "ablations": ablations,
     }
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2)

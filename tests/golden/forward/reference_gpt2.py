@@ -100,16 +100,19 @@ def gelu_tanh(x):
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
 
 
-def causal_self_attention(h, w_attn, b_attn, n_head):
-    """h (T, C) -> (context (T, C) before c_proj, probs (H, T, T) post-softmax), batched heads."""
+def split_heads(h, w_attn, b_attn, n_head):
+    """h (T, C) -> q, k, v, each (H, T, D): the rows of c_attn's output per head (no RoPE: GPT-2)."""
     T, C = h.shape
     D = C // n_head
     qkv = h @ w_attn + b_attn  # (T, 3C): columns Q | K | V, head i is columns [i*D, (i+1)*D)
-    q, k, v = qkv.split(C, dim=1)  # each (T, C)
-    q = q.reshape(T, n_head, D).transpose(0, 1)  # (H, T, D)
-    k = k.reshape(T, n_head, D).transpose(0, 1)  # (H, T, D)
-    v = v.reshape(T, n_head, D).transpose(0, 1)  # (H, T, D)
-    scores = q @ k.transpose(1, 2) / math.sqrt(D)  # (H, T, T)
+    return [part.reshape(T, n_head, D).transpose(0, 1) for part in qkv.split(C, dim=1)]
+
+
+def causal_self_attention(h, w_attn, b_attn, n_head):
+    """h (T, C) -> (context (T, C) before c_proj, probs (H, T, T) post-softmax), batched heads."""
+    T, C = h.shape
+    q, k, v = split_heads(h, w_attn, b_attn, n_head)  # each (H, T, D)
+    scores = q @ k.transpose(1, 2) / math.sqrt(C // n_head)  # (H, T, T)
     future = torch.ones(T, T, dtype=torch.bool).triu(diagonal=1)  # key after query
     scores = scores.masked_fill(future, float("-inf"))
     probs = torch.softmax(scores, dim=-1)  # (H, T, T)
@@ -117,32 +120,97 @@ def causal_self_attention(h, w_attn, b_attn, n_head):
     return context, probs
 
 
-def forward(params, config, ids, attention=causal_self_attention, layer_norm_fn=None, gelu=gelu_tanh):
+def replace_rows(rows, values):
+    """An intervention on rows (T, W): values None zeroes them, (W) sets every row (a mean),
+    (P, W) sets the first min(P, T) rows (a patch from a P-token prompt)."""
+    if values is None:
+        return torch.zeros_like(rows)
+    out = rows.clone()
+    if values.dim() == 1:
+        out[:] = values
+    else:
+        n = min(values.shape[0], rows.shape[0])
+        out[:n] = values[:n]
+    return out
+
+
+def forward(params, config, ids, attention=causal_self_attention, layer_norm_fn=None, gelu=gelu_tanh,
+            interventions=None):
     """GPT-2 forward over ids (list of T ints), all in float64.
 
-    Returns {"logits": (T, V), "attn": [L x (H, T, T)], "resid": [L x (T, C)]}, where resid[l] is
-    the residual stream after block l (the last one before ln_f)."""
+    interventions: {(layer, head): values} replaces that head's output before c_proj, {(layer,
+    "mlp"): values} the MLP's output before the residual add (values as replace_rows takes them).
+    Returns {"logits": (T, V), "attn": [L x (H, T, T)], "resid": [L x (T, C)]} where resid[l] is
+    the residual stream after block l (the last one before ln_f), and the internals of every
+    layer: "q", "k", "v", "head_out" [L x (H, T, D)], "attn_out" [L x (T, C)] (after c_proj, bias
+    included), "mlp_act" [L x (T, 4C)] (after GELU), "mlp_out" [L x (T, C)], plus "embedded" (T, C)
+    and "final_resid" (T, C), the inputs of direct_logit_attribution."""
     eps = config.layer_norm_epsilon
     norm = layer_norm_fn or (lambda x, w, b: layer_norm(x, w, b, eps))
+    interventions = interventions or {}
     ids_tensor = torch.tensor(ids, dtype=torch.long)
-    T = len(ids)
+    T, H, D = len(ids), config.n_head, config.head_dim
     assert T <= config.n_positions
     x = params["wte.weight"][ids_tensor] + params["wpe.weight"][:T]  # (T, C)
-    attn_probs, residuals = [], []
+    out = {name: [] for name in ["attn", "resid", "q", "k", "v", "head_out", "attn_out", "mlp_act", "mlp_out"]}
+    out["embedded"] = x
     for layer in range(config.n_layer):
         p = f"h.{layer}."
-        h = norm(x, params[p + "ln_1.weight"], params[p + "ln_1.bias"])
-        context, probs = attention(h, params[p + "attn.c_attn.weight"], params[p + "attn.c_attn.bias"],
-                                   config.n_head)
-        x = x + context @ params[p + "attn.c_proj.weight"] + params[p + "attn.c_proj.bias"]
+        attn_in = norm(x, params[p + "ln_1.weight"], params[p + "ln_1.bias"])
+        w_attn, b_attn = params[p + "attn.c_attn.weight"], params[p + "attn.c_attn.bias"]
+        context, probs = attention(attn_in, w_attn, b_attn, H)
+        for head in range(H):
+            if (layer, head) in interventions:
+                columns = slice(head * D, (head + 1) * D)
+                context[:, columns] = replace_rows(context[:, columns], interventions[(layer, head)])
+        attn_out = context @ params[p + "attn.c_proj.weight"] + params[p + "attn.c_proj.bias"]
+        x = x + attn_out
         h = norm(x, params[p + "ln_2.weight"], params[p + "ln_2.bias"])
         hidden = gelu(h @ params[p + "mlp.c_fc.weight"] + params[p + "mlp.c_fc.bias"])  # (T, 4C)
-        x = x + hidden @ params[p + "mlp.c_proj.weight"] + params[p + "mlp.c_proj.bias"]
-        attn_probs.append(probs)
-        residuals.append(x)
+        mlp_out = hidden @ params[p + "mlp.c_proj.weight"] + params[p + "mlp.c_proj.bias"]
+        if (layer, "mlp") in interventions:
+            mlp_out = replace_rows(mlp_out, interventions[(layer, "mlp")])
+        x = x + mlp_out
+        for name, value in zip(["q", "k", "v"], split_heads(attn_in, w_attn, b_attn, H)):
+            out[name].append(value)
+        out["head_out"].append(context.reshape(T, H, D).transpose(0, 1))
+        for name, value in [("attn", probs), ("resid", x), ("attn_out", attn_out), ("mlp_act", hidden), ("mlp_out", mlp_out)]:
+            out[name].append(value)
+    out["final_resid"] = x
     x = norm(x, params["ln_f.weight"], params["ln_f.bias"])
-    logits = x @ params["wte.weight"].T  # (T, V), weights tied to wte
-    return {"logits": logits, "attn": attn_probs, "resid": residuals}
+    out["logits"] = x @ params["wte.weight"].T  # (T, V), weights tied to wte
+    return out
+
+
+def direct_logit_attribution(params, config, outputs, position, token):
+    """Each component's direct contribution to logits[position, token], through ln_f frozen at
+    the position: with a = g_f * U[token], mean and rstd of the final residual's row, component c
+    adds rstd * (c . a - mean(c) * sum(a)); b_f . U[token] is the rest. Heads go through their
+    rows of c_proj. Returns {"embedding", "heads" (L, H), "attn_bias" (L), "mlp" (L), "norm_bias",
+    "logit"} as floats / float64 tensors."""
+    C, H, D = config.n_embd, config.n_head, config.head_dim
+    unembed = params["wte.weight"][token]  # (C)
+    a = params["ln_f.weight"] * unembed
+    final = outputs["final_resid"][position]
+    mean = final.mean()
+    rstd = 1.0 / torch.sqrt(((final - mean) ** 2).mean() + config.layer_norm_epsilon)
+
+    def through_norm(c):  # c (..., C) -> (...)
+        return rstd * (c @ a - c.mean(dim=-1) * a.sum())
+
+    heads = torch.zeros(config.n_layer, H, dtype=torch.float64)
+    attn_bias = torch.zeros(config.n_layer, dtype=torch.float64)
+    mlp = torch.zeros(config.n_layer, dtype=torch.float64)
+    for layer in range(config.n_layer):
+        w_o = params[f"h.{layer}.attn.c_proj.weight"]  # (C, C): rows h D .. h D + D - 1 read head h
+        for head in range(H):
+            rows = slice(head * D, (head + 1) * D)
+            heads[layer, head] = through_norm(outputs["head_out"][layer][head, position] @ w_o[rows])
+        attn_bias[layer] = through_norm(params[f"h.{layer}.attn.c_proj.bias"])
+        mlp[layer] = through_norm(outputs["mlp_out"][layer][position])
+    return {"embedding": float(through_norm(outputs["embedded"][position])), "heads": heads, "attn_bias": attn_bias,
+            "mlp": mlp, "norm_bias": float(params["ln_f.bias"] @ unembed),
+            "logit": float(outputs["logits"][position, token])}
 
 
 # ---- second and third formulations, used only to check the one above ----

@@ -1,0 +1,125 @@
+// The helpers tscope-cli's commands share: prompt input, backend choice and JSON of tokens.
+// A prompt longer than the context runs its last n_ctx tokens, as the app does.
+#include "app/cli/cli_common.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "model/core/error.h"
+#include "model/generate/generate.h"
+#include "model/nn/backend_select.h"
+#include "model/nn/trace_views.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace tscope::cli {
+namespace {
+
+// A prompt given as bytes in a file (any bytes: NUL and control characters cannot be in argv).
+std::string readTextFile(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw Error(path + ": is a directory, not a text file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
+  constexpr std::streamoff kMaxBytes = std::streamoff(256) << 20;
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(in.gcount()));
+    if (static_cast<std::streamoff>(text.size()) > kMaxBytes) throw Error(path + ": larger than 256 MiB; a prompt that long cannot run");
+  }
+  if (in.bad()) throw Error(path + ": read failed");
+  return text;
+}
+
+}  // namespace
+
+void print(const json& j) { std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n"; }
+
+const Tokenizer& requireTokenizer(const LoadedModel& model) {
+  if (!model.tokenizer) throw Error(model.path + ": no tokenizer found (" + model.tokenizerNote + "); use --ids instead of text");
+  return *model.tokenizer;
+}
+
+std::string inputText(const Args& args, const std::string& textFlag) {
+  if (args.has(textFlag + "-file")) return readTextFile(args.str(textFlag + "-file"));
+  return args.str(textFlag);
+}
+
+Input inputIds(const Args& args, const LoadedModel& model, const std::string& textFlag) {
+  const int sources = args.has(textFlag) + args.has(textFlag + "-file") + args.has("ids");
+  if (sources != 1) throw UsageError("give exactly one of --" + textFlag + ", --" + textFlag + "-file and --ids");
+  Input input;
+  std::vector<int> ids;
+  if (args.has("ids")) {
+    ids = args.intList("ids");
+  } else {
+    const Tokenizer& tokenizer = requireTokenizer(model);
+    ids = tokenizer.encode(inputText(args, textFlag));
+    input.characterLevel = tokenizer.kind() == "char";
+  }
+  const int context = model.weights.config().n_positions, V = model.weights.config().vocab_size;
+  if (ids.empty()) throw Error("the input is empty (no tokens): give some text");
+  for (int id : ids)
+    if (id < 0 || id >= V) throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
+  if (input.characterLevel) {
+    input.unknown = static_cast<size_t>(std::count(ids.begin(), ids.end(), 0));
+    if (input.unknown > 0)
+      std::fprintf(stderr, "tscope-cli: %zu character%s of the input %s not in the model's vocabulary: run as <unk> (id 0)\n", input.unknown,
+                   input.unknown == 1 ? "" : "s", input.unknown == 1 ? "is" : "are");
+  }
+  ContextFit fit = fitToContext(std::move(ids), context);
+  input.dropped = fit.dropped.size();
+  if (input.dropped > 0)  // the app keeps the same last n_ctx tokens
+    std::fprintf(stderr, "tscope-cli: the input is %zu tokens but the model's context holds %d: running the last %d (%zu dropped)\n",
+                 fit.kept.size() + input.dropped, context, context, input.dropped);
+  input.ids = std::move(fit.kept);
+  return input;
+}
+
+void describeInput(json& out, const Input& input) {
+  out["dropped_tokens"] = input.dropped;
+  if (input.characterLevel) out["unknown_characters"] = input.unknown;
+}
+
+std::unique_ptr<Backend> chooseBackend(const Args& args, std::string* note) {
+  const int threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
+  const std::string name = args.str("backend", "auto");
+  auto backend = makeBackend(name, threads, note);
+  if (name == "auto" && backend->name() != "cuda" && !note->empty()) std::fprintf(stderr, "tscope-cli: running on the %s\n", note->c_str());
+  return backend;
+}
+
+void describeBackend(json& out, const Backend& backend, const std::string& note) {
+  out["backend"] = backend.name();
+  if (!note.empty()) out["backend_note"] = note;
+}
+
+std::string tokenString(const LoadedModel& model, int id) {
+  return model.tokenizer && id < model.tokenizer->vocabSize() ? model.tokenizer->tokenText(id) : "";
+}
+
+json topTokens(const LoadedModel& model, const float* logits, int V, int count) {
+  const float maxLogit = *std::max_element(logits, logits + V);
+  double sum = 0;
+  for (int v = 0; v < V; ++v) sum += std::exp(static_cast<double>(logits[v]) - maxLogit);
+  json out = json::array();
+  for (const int id : topTokenIds(std::vector<float>(logits, logits + V), count))
+    out.push_back({{"id", id}, {"token", tokenString(model, id)}, {"prob", std::exp(logits[id] - maxLogit) / sum}, {"logit", logits[id]}});
+  return out;
+}
+
+json tokensJson(const LoadedModel& model, const std::vector<int>& ids) {
+  json out = json::array();
+  for (int id : ids) out.push_back(tokenString(model, id));
+  return out;
+}
+
+}  // namespace tscope::cli

@@ -1,0 +1,53 @@
+// What every tscope-cli command that runs a prompt shares: reading the prompt (text, a file of
+// bytes or ids) and fitting it to the context, choosing the backend, and writing tokens and top
+// predictions as JSON. Errors are tscope::Error (bad input) or cli::UsageError (bad flags).
+#pragma once
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "app/cli/args.h"
+#include "model/io/model_io.h"
+#include "model/nn/backend.h"
+
+namespace tscope::cli {
+
+void print(const nlohmann::json& j);  // JSON on stdout
+
+const Tokenizer& requireTokenizer(const LoadedModel& model);
+
+// The text of a prompt: --NAME S or --NAME-file PATH (any bytes: NUL and control characters
+// cannot be in argv).
+std::string inputText(const Args& args, const std::string& textFlag);
+
+// What a command runs: the last n_ctx tokens of the input, and what it says about the rest.
+struct Input {
+  std::vector<int> ids;  // (T <= n_ctx) the tokens that run
+  size_t dropped = 0;    // tokens before them (a too-long input), not run
+  size_t unknown = 0;    // characters a character-level model does not know, run as <unk> (id 0)
+  bool characterLevel = false;
+};
+
+// Tokens from --TEXTFLAG, --TEXTFLAG-file or --ids. An input with no tokens is an error; a longer
+// one than the context runs its last n_ctx tokens (fitToContext, as the app does) with a note on
+// stderr; unknown characters of a character-level model are counted and noted.
+Input inputIds(const Args& args, const LoadedModel& model, const std::string& textFlag);
+
+// What every command that runs a prompt reports about it.
+void describeInput(nlohmann::json& out, const Input& input);
+
+// --backend cpu|reference|cuda|auto (default auto: the GPU when there is a usable one, else the
+// CPU, and then one line on stderr says so and why). An unknown or unavailable backend is a
+// tscope::Error: one line, exit 1. `note` says what "auto" chose and why.
+std::unique_ptr<Backend> chooseBackend(const Args& args, std::string* note);
+
+// Adds "backend" and, when there is one, "backend_note" to a command's output.
+void describeBackend(nlohmann::json& out, const Backend& backend, const std::string& note);
+
+std::string tokenString(const LoadedModel& model, int id);  // "" without a tokenizer
+// [{id, token, prob, logit}] of the `count` largest of logits (V).
+nlohmann::json topTokens(const LoadedModel& model, const float* logits, int V, int count);
+nlohmann::json tokensJson(const LoadedModel& model, const std::vector<int>& ids);
+
+}  // namespace tscope::cli

@@ -1,0 +1,83 @@
+// tscope-cli forward: one forward pass over a prompt, its top next tokens, the mean next-token loss
+// (--loss-from), optional ablations (beside the clean run's top tokens and loss) and --dump files.
+#include <climits>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/ablation.h"
+#include "app/cli/cli_common.h"
+#include "app/cli/commands.h"
+#include "app/cli/forward_dump.h"
+#include "model/core/error.h"
+#include "model/nn/transformer.h"
+
+using nlohmann::json;
+
+namespace tscope::cli {
+namespace {
+
+// Mean cross-entropy (nats) of each next token ids[t + 1] under logits (T, V) row t, over
+// t = from .. T - 2.
+double nextTokenLoss(const std::vector<float>& logits, const std::vector<int>& ids, int V, int from) {
+  double total = 0;
+  const int T = static_cast<int>(ids.size());
+  for (int t = from; t + 1 < T; ++t) {
+    const float* row = logits.data() + static_cast<size_t>(t) * V;
+    double maxLogit = row[0], sum = 0;
+    for (int v = 1; v < V; ++v) maxLogit = std::max<double>(maxLogit, row[v]);
+    for (int v = 0; v < V; ++v) sum += std::exp(row[v] - maxLogit);
+    total += maxLogit + std::log(sum) - row[ids[t + 1]];
+  }
+  return total / (T - 1 - from);
+}
+
+}  // namespace
+
+int runForward(const Argv& argv) {
+  Args args("forward", argv, withAblationFlags({"model", "text", "text-file", "ids", "dump", "top", "backend", "threads", "loss-from"}), {});
+  LoadedModel model = loadModel(args.str("model"));
+  const Input input = inputIds(args, model, "text");
+  const std::vector<int>& ids = input.ids;
+  const Ablation ablation = parseAblation(args, model);
+  const int top = static_cast<int>(args.integer("top", 10, 1, 1000));
+  const ModelConfig& c = model.weights.config();
+  const int T = static_cast<int>(ids.size()), V = c.vocab_size;
+  const bool dump = args.has("dump"), loss = args.has("loss-from");
+  const int lossFrom = static_cast<int>(args.integer("loss-from", 0, 0, INT_MAX));
+  if (loss && lossFrom > T - 2)
+    throw Error("--loss-from " + std::to_string(lossFrom) + " leaves no next token to score: the prompt is " + std::to_string(T) +
+                " tokens (positions 0.." + std::to_string(T - 2) + " have one)");
+  std::string backendNote;
+  auto backend = chooseBackend(args, &backendNote);
+  Transformer transformer(model.weights, *backend);
+  // (T or 1, V): every position when the loss or the dump needs them.
+  auto runOnce = [&](std::vector<float>& logits, Trace* trace) {
+    KVCache cache(*backend, c, T);
+    transformer.forward(ids, cache, logits, dump || loss, trace, trace ? dumpTraceOptions(c) : TraceOptions{});
+  };
+  json out = {{"model", model.path}, {"backend", backend->name()}, {"ids", ids}, {"tokens", tokensJson(model, ids)}};
+  if (!ablation.empty()) {  // the clean run first, then the ablated one
+    std::vector<float> clean;
+    runOnce(clean, nullptr);
+    out["clean_next"] = topTokens(model, clean.data() + clean.size() - V, V, top);
+    if (loss) out["clean_loss"] = nextTokenLoss(clean, ids, V, lossFrom);
+    out["interventions"] = applyAblation(ablation, transformer, ids);
+  }
+  Trace trace;
+  std::vector<float> logits;
+  runOnce(logits, dump ? &trace : nullptr);
+  out["next"] = topTokens(model, logits.data() + logits.size() - V, V, top);
+  if (loss) {
+    out["loss"] = nextTokenLoss(logits, ids, V, lossFrom);
+    out["loss_positions"] = {{"from", lossFrom}, {"count", T - 1 - lossFrom}};
+  }
+  describeInput(out, input);
+  if (!backendNote.empty()) out["backend_note"] = backendNote;
+  if (dump) out["dump"] = {{"dir", args.str("dump")}, {"files", writeForwardDump(args.str("dump"), model, trace, logits, ids)}};
+  out["forward_ms"] = trace.forwardMs;
+  if (c.isMoe() && dump) out["moe_aux_loss"] = trace.moeAuxLoss;
+  print(out);
+  return 0;
+}
+
+}  // namespace tscope::cli

@@ -1,0 +1,134 @@
+// forward --dump: every array the trace holds written as .npy, MoE routing and the direct logit
+// attribution as JSON. head_out is Trace::headMix (T, C) regrouped per head into (H, T, D).
+#include "app/cli/forward_dump.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/cli_common.h"
+#include "model/core/error.h"
+#include "model/io/npy.h"
+#include "model/nn/trace_views.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace tscope::cli {
+namespace {
+
+// Counts the files it writes into one folder.
+class DumpWriter {
+ public:
+  explicit DumpWriter(const std::string& dir) : dir_(dir) {
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    if (ec) throw Error(dir_.string() + ": cannot create directory (" + ec.message() + ")");
+  }
+  template <typename Scalar>
+  void array(const std::string& name, const Scalar* data, const std::vector<int64_t>& shape) {
+    writeNpy((dir_ / name).string(), data, shape);
+    ++files_;
+  }
+  void object(const std::string& name, const json& content) {
+    writeFileAtomically((dir_ / name).string(), content.dump(1, ' ', false, json::error_handler_t::replace) + "\n");
+    ++files_;
+  }
+  size_t files() const { return files_; }
+
+ private:
+  fs::path dir_;
+  size_t files_ = 0;
+};
+
+// (H, T, D) head h's columns h D .. h D + D - 1 of rows (T, C).
+std::vector<float> perHead(const float* rows, int T, int H, int D) {
+  std::vector<float> out(static_cast<size_t>(H) * T * D);
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < T; ++t)
+      std::copy_n(rows + (static_cast<size_t>(t) * H + h) * D, D, out.data() + (static_cast<size_t>(h) * T + t) * D);
+  return out;
+}
+
+json moeJson(int layer, const MoeRouting& routing) {
+  json assignments = json::array();
+  for (const auto& a : routing.assignments)
+    assignments.push_back({{"token", a.token}, {"expert", a.expert}, {"gate", a.gate}, {"rank", a.rank}, {"dropped", a.dropped}});
+  return {{"layer", layer},
+          {"tokens", routing.tokens},
+          {"experts", routing.experts},
+          {"top_k", routing.topK},
+          {"capacity", routing.capacity},
+          {"router_logits", routing.routerLogits},
+          {"router_probs", routing.routerProbs},
+          {"assignments", assignments},
+          {"dropped_tokens", routing.droppedTokens},
+          {"load", routing.load},
+          {"fraction", routing.fraction},
+          {"mean_prob", routing.meanProb},
+          {"aux_loss", routing.auxLoss}};
+}
+
+// The attribution at the last position toward its top token; on a post-norm model (no frozen
+// final norm to attribute through) {"error": why}.
+json dlaJson(const LoadedModel& model, const Trace& trace, const std::vector<float>& logits) {
+  const ModelConfig& c = model.weights.config();
+  const int position = trace.T - 1, V = c.vocab_size;
+  const std::vector<float> last(logits.end() - V, logits.end());
+  const int token = topTokenIds(last, 1).front();
+  LogitAttribution parts;
+  try {
+    parts = directLogitAttribution(trace, model.weights, position, token);
+  } catch (const Error& e) {
+    if (c.pre_norm) throw;
+    return {{"error", e.what()}};
+  }
+  json heads = json::array();
+  for (int l = 0; l < c.n_layer; ++l) heads.push_back(std::vector<float>(parts.heads.begin() + l * c.n_head, parts.heads.begin() + (l + 1) * c.n_head));
+  return {{"position", position}, {"token", token}, {"token_text", tokenString(model, token)},
+          {"logit", parts.logit}, {"embedding", parts.embedding}, {"heads", heads},
+          {"attn_bias", parts.attnBias}, {"mlp", parts.mlp}, {"norm_bias", parts.normBias}, {"sum", parts.sum()}};
+}
+
+}  // namespace
+
+TraceOptions dumpTraceOptions(const ModelConfig& config) {
+  TraceOptions options;
+  options.logitLensTopK = 0;
+  options.memoryCapBytes = size_t(8) << 30;
+  options.components = true;
+  for (int l = 0; l < config.n_layer; ++l) options.internalLayers.push_back(l);
+  return options;
+}
+
+size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const Trace& trace, const std::vector<float>& logits,
+                        const std::vector<int>& ids) {
+  const ModelConfig& c = model.weights.config();
+  const int T = static_cast<int>(ids.size()), V = c.vocab_size, H = c.n_head, C = c.n_embd;
+  DumpWriter out(dir);
+  out.array("logits.npy", logits.data(), {T, V});
+  const std::vector<int32_t> ids32(ids.begin(), ids.end());
+  out.array("ids.npy", ids32.data(), {T});
+  for (size_t li = 0; li < trace.layers.size(); ++li) {
+    const std::string l = std::to_string(trace.layers[li]);
+    out.array("attn_" + l + ".npy", trace.attnMap(static_cast<int>(li), 0), {H, T, T});
+    out.array("resid_" + l + ".npy", trace.residAfterMlp.data() + li * T * C, {T, C});
+  }
+  const int D = trace.D, Hkv = trace.Hkv, Tk = trace.Tk, F = trace.F;
+  for (size_t li = 0; li < trace.internalLayers.size(); ++li) {
+    const int layer = trace.internalLayers[li];
+    const std::string l = std::to_string(layer);
+    const size_t kvSize = static_cast<size_t>(Hkv) * Tk * D;
+    out.array("q_" + l + ".npy", trace.q.data() + li * H * T * D, {H, T, D});
+    out.array("k_" + l + ".npy", trace.k.data() + li * kvSize, {Hkv, Tk, D});
+    out.array("v_" + l + ".npy", trace.v.data() + li * kvSize, {Hkv, Tk, D});
+    if (!trace.headMix.empty()) out.array("head_out_" + l + ".npy", perHead(trace.headMix.data() + static_cast<size_t>(layer) * T * C, T, H, D).data(), {H, T, D});
+    out.array("attn_out_" + l + ".npy", trace.attnOut.data() + li * T * C, {T, C});
+    if (!trace.mlpPost.empty()) out.array("mlp_act_" + l + ".npy", trace.mlpPost.data() + li * T * F, {T, F});
+  }
+  for (int l = 0; l < static_cast<int>(trace.moe.size()); ++l)
+    if (trace.moe[l].experts > 0) out.object("moe_" + std::to_string(l) + ".json", moeJson(l, trace.moe[l]));
+  if (!trace.embedded.empty()) out.object("dla.json", dlaJson(model, trace, logits));
+  return out.files();
+}
+
+}  // namespace tscope::cli

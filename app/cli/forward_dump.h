@@ -1,0 +1,26 @@
+// tscope-cli forward --dump DIR: the trace of one forward as NumPy .npy arrays and JSON files.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "model/io/model_io.h"
+#include "model/nn/trace.h"
+
+namespace tscope::cli {
+
+// What the trace must capture for writeForwardDump: attention, residuals, the components and
+// every layer's internals; no logit lens.
+TraceOptions dumpTraceOptions(const ModelConfig& config);
+
+// Writes into `dir` (created if needed; every file atomically) and returns how many files:
+//   logits.npy (T, V), ids.npy (T) int32; per captured layer l: attn_<l>.npy (H, T, T),
+//   resid_<l>.npy (T, C); per internal layer l: q_<l>.npy (H, T, D), k_<l>.npy and v_<l>.npy
+//   (Hkv, T, D), head_out_<l>.npy (H, T, D), attn_out_<l>.npy (T, C), mlp_act_<l>.npy (T, F)
+//   (dense MLPs only); moe_<l>.json per mixture-of-experts layer; dla.json, the direct logit
+//   attribution at the last position toward its top token ({"error": ...} on a post-norm model).
+// `logits` (T, V) are the forward's for every position.
+size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const Trace& trace, const std::vector<float>& logits,
+                        const std::vector<int>& ids);
+
+}  // namespace tscope::cli
