@@ -111,7 +111,7 @@ PromptForward IncrementalForward::run(std::span<const int> ids, const TraceOptio
   PromptForward result;
   if (keep > 0) {
     result = merge(ids, keep, suffix);
-    attention_.keepRows(keep);
+    if (!attention_.empty()) attention_.keepRows(keep);  // no maps when the options capture none
   } else {
     attention_.clear();
   }
