@@ -69,6 +69,21 @@ void expectSameTrace(const PromptForward& got, const Trace& want, const std::vec
   EXPECT_EQ(t.lensIds, want.lensIds) << label;
   close(t.lensProbs, want.lensProbs, "lensProbs");
   close(t.logits, want.logits, "trace logits");
+  close(t.embedded, want.embedded, "embedded");
+  close(t.headMix, want.headMix, "headMix");
+  close(t.mlpOut, want.mlpOut, "mlpOut");
+  close(t.finalResid, want.finalResid, "finalResid");
+  EXPECT_EQ(t.internalLayers, want.internalLayers) << label;
+  EXPECT_TRUE(t.D == want.D && t.Hkv == want.Hkv && t.F == want.F) << label;
+  close(t.q, want.q, "q");
+  close(t.k, want.k, "k");
+  close(t.v, want.v, "v");
+  close(t.attnOut, want.attnOut, "attnOut");
+  close(t.normMean, want.normMean, "normMean");
+  close(t.normRstd, want.normRstd, "normRstd");
+  close(t.mlpPre, want.mlpPre, "mlpPre");
+  close(t.mlpGate, want.mlpGate, "mlpGate");
+  close(t.mlpPost, want.mlpPost, "mlpPost");
   close(got.logits, wantLogits, "logits");
   ASSERT_EQ(t.moe.size(), want.moe.size()) << label;
   for (size_t l = 0; l < t.moe.size(); ++l) {
@@ -129,10 +144,18 @@ std::vector<std::pair<std::string, std::vector<int>>> editChain(int V) {
   return chain;
 }
 
-void checkVariant(const testing::ArchitectureVariant& variant, Backend& backend, double tolerance, const TraceOptions& options, Worst& worst) {
+// ablate: zero layer 0's head 1 and patch layer 1's MLP (or head 0 of an attention-only model)
+// from another prompt: both act per position, so reuse stays exact.
+void checkVariant(const testing::ArchitectureVariant& variant, Backend& backend, double tolerance, const TraceOptions& options, Worst& worst,
+                  bool ablate = false) {
   const ModelConfig config = testing::variantConfig(variant);
   const Weights weights = testing::randomWeights(config, 7);
   Transformer model(weights, backend);
+  if (ablate) {
+    const std::vector<int> source = testing::sequence(9, config.vocab_size, 5);
+    std::vector<InterventionSpec> specs{{0, 1, AblationKind::Zero}, {1, config.hasFeedForward() ? -1 : 0, AblationKind::Patch}};
+    model.setInterventions(resolveInterventions(model, specs, {}, source));
+  }
   IncrementalForward incremental(model);
   std::vector<int> previous;
   for (const auto& [edit, ids] : editChain(config.vocab_size)) {
@@ -163,12 +186,22 @@ TraceOptions lastOnlyOneLayer() {
   return options;
 }
 
+// The Inside-the-block panel's capture: every layer's components and one layer's internals.
+TraceOptions inside() {
+  TraceOptions options = lastOnlyOneLayer();
+  options.components = true;
+  options.internalLayers = {1};
+  return options;
+}
+
 TEST(PrefixReuse, EveryEditEqualsAFullForwardInEveryVariantReferenceBitExact) {
   auto backend = makeReferenceBackend();
   Worst worst;
   for (const auto& variant : testing::architectureVariants()) {
     checkVariant(variant, *backend, 0.0, everything(), worst);
     checkVariant(variant, *backend, 0.0, lastOnlyOneLayer(), worst);
+    checkVariant(variant, *backend, 0.0, inside(), worst);
+    checkVariant(variant, *backend, 0.0, inside(), worst, true);
   }
   std::printf("reference backend: largest normalised difference %g (%s)\n", worst.relative, worst.where.c_str());
 }
@@ -179,6 +212,8 @@ TEST(PrefixReuse, EveryEditEqualsAFullForwardInEveryVariantEigen) {
   for (const auto& variant : testing::architectureVariants()) {
     checkVariant(variant, *backend, 1e-5, everything(), worst);
     checkVariant(variant, *backend, 1e-5, lastOnlyOneLayer(), worst);
+    checkVariant(variant, *backend, 1e-5, inside(), worst);
+    checkVariant(variant, *backend, 1e-5, inside(), worst, true);
   }
   std::printf("Eigen backend: largest normalised difference %g (%s)\n", worst.relative, worst.where.c_str());
 }

@@ -23,6 +23,7 @@ Session::Session(LoadedModel model, const std::string& backendName) : model_(std
     return !worker_.cancelToken().cancelled();
   });
   prompt_ = std::make_unique<IncrementalForward>(*transformer_);
+  clean_ = std::make_unique<IncrementalForward>(*transformer_);
   worker_.start({[this](Request& request) { run(request); }, {},
                  [this](const std::string&) { setStage(ComputeProgress::Stage::Idle); }});  // no snapshot: the next request tries again
 }
@@ -102,7 +103,12 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     if (snapshot->ids.empty()) throw Error("the prompt is empty: type some text");
     if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
     setStage(ComputeProgress::Stage::Forward);
-    PromptForward prompt = prompt_->run(snapshot->ids, sessionTraceOptions(c, (int)snapshot->ids.size()));
+    applyInterventions(request, snapshot->ids, *snapshot);
+    TraceOptions options = sessionTraceOptions(c, (int)snapshot->ids.size());
+    options.components = request.components;
+    if (request.inspectLayer >= 0 && request.inspectLayer < c.n_layer) options.internalLayers = {request.inspectLayer};
+    PromptForward prompt = prompt_->run(snapshot->ids, options);
+    if (!transformer_->interventions().empty()) snapshot->cleanLogits = cleanLogits(snapshot->ids);
     snapshot->trace = std::move(prompt.trace);
     snapshot->attention = std::move(prompt.attention);
     snapshot->reusedTokens = prompt.reusedTokens;

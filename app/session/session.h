@@ -143,6 +143,11 @@ class Session {
   // request asks for, returning the request for the text it produced (without generateTokens).
   std::vector<int> promptIds(const Request& request) const;
   Request runGeneration(const Request& request, Snapshot& snapshot);
+  // session_interventions.cpp: sets the interventions `request` asks for on the model (means over
+  // the prompt `ids`, patches from its source prompt), reusing the last resolution when nothing it
+  // depends on changed; and the next-token logits of `ids` without them.
+  void applyInterventions(const Request& request, std::span<const int> ids, Snapshot& snapshot);
+  std::vector<float> cleanLogits(std::span<const int> ids);
   // A newer request waits, or the session is closing (a model switch, quit).
   bool newerRequestWaiting() const { return worker_.cancelToken().cancelled(); }
 
@@ -157,6 +162,16 @@ class Session {
   std::unique_ptr<Generation> generation_;  // worker only: the stream the next Step continues
   std::vector<int> generationStart_;        // (T) every prompt id (dropped ones too) when it began
   std::optional<MoeRoutingParams> generationMoe_;  // the routing it ran with
+  Interventions generationInterventions_;          // and the interventions
+  // The last resolved interventions and what they were resolved from (worker only).
+  struct InterventionKey {
+    std::vector<InterventionSpec> specs;
+    std::vector<int> meanIds, sourceIds;
+    bool operator==(const InterventionKey&) const = default;
+  };
+  InterventionKey resolvedKey_;
+  Interventions resolved_;
+  std::unique_ptr<IncrementalForward> clean_;  // the prompt without interventions (before / after)
   std::atomic<int> generationDone_{0}, generationAsked_{0};
   std::atomic<bool> stopGeneration_{false};
   // Last: its destructor cancels and joins the running request before anything above goes.

@@ -57,8 +57,10 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
     const ModelConfig& c = config();
     const std::vector<int> ids = promptIds(request);
     if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
+    applyInterventions(request, fitToContext(ids, c.n_positions).kept, snapshot);
     // Continue the kept stream when this prompt is where it left off, with the same knobs.
     bool continues = generation_ && sameSampling(generation_->params(), request.sampling) && sameRouting(generationMoe_, request.moe) &&
+                     transformer_->interventions() == generationInterventions_ &&
                      ids.size() == generationStart_.size() + generation_->ids().size();
     continues = continues && std::equal(generationStart_.begin(), generationStart_.end(), ids.begin()) &&
                 std::equal(generation_->ids().begin(), generation_->ids().end(), ids.begin() + generationStart_.size());
@@ -67,6 +69,7 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
       generation_ = std::make_unique<Generation>(*transformer_, fitToContext(ids, c.n_positions).kept, request.sampling, tokenizer.eotId());
       generationStart_ = ids;
       generationMoe_ = request.moe;
+      generationInterventions_ = transformer_->interventions();
     }
     const size_t before = generation_->ids().size();
     while (static_cast<int>(generation_->ids().size() - before) < request.generateTokens && generation_->stopped() == GenerationStop::None) {

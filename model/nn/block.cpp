@@ -4,6 +4,7 @@
 // sequence and dispatched with gatherRows / scatterAddRows. The dense path allocates nothing.
 #include "model/nn/block.h"
 
+#include "model/core/error.h"
 #include "model/nn/positional.h"
 
 namespace tscope {
@@ -172,6 +173,19 @@ void BlockForward::mixtureOfExperts(const ConstLayerWeights& w, const float* in,
   }
 }
 
+template <typename Edit>
+void BlockForward::editRows(float* rows, int R, Edit&& edit) {
+  const size_t n = (size_t)R * config_.n_embd;
+  if (backend_->isHost()) {
+    edit(rows);
+    return;
+  }
+  editHost_.resize(n);
+  backend_->download(editHost_.data(), rows, n);
+  edit(editHost_.data());
+  backend_->upload(rows, editHost_.data(), n);
+}
+
 bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B, const AttentionShape& shape, float* keys,
                          float* values, float* x, bool normed, const LayerTensors& t) {
   const int C = config_.n_embd, T = shape.T, R = B * T, QKV = config_.qkvDim();
@@ -192,7 +206,13 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
   for (int b = 0; b < B; ++b)
     backend_->attention(t.attn + (size_t)b * T * C, b == 0 ? t.probs : nullptr, b == 0 ? t.scores : nullptr, t.qkv + (size_t)b * T * QKV,
                        keys, values, b == 0 ? traced : shape);
+  const Interventions* edits = t.interventions;
+  if (edits && edits->touchesHeads(t.layerIndex)) {
+    if (B != 1) throw Error("interventions apply to one sequence at a time");
+    editRows(t.attn, R, [&](float* rows) { edits->applyToHeads(t.layerIndex, rows, T, shape.pos0, C, config_.headDim()); });
+  }
   backend_->matmul(t.out, t.attn, w.attnProjWeight, w.attnProjBias, R, C, C);
+  if (t.attnProjected) backend_->copy(t.attnProjected, t.out, RC);
   const NextNorm afterAttention = config_.hasFeedForward() ? NextNorm{w.ln2Weight, w.ln2Bias, t.normed2} : next;
   normed = residualAdd(x, t.out, R, afterAttention, w.ln1Weight, w.ln1Bias, t.normed1, t.sum1);
   if (t.mid) backend_->copy(t.mid, x, RC);
@@ -205,6 +225,10 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
   }
   if (config_.isMoe()) mixtureOfExperts(w, ffIn, t.out, B, T, t.keepActivated, *t.moe);
   else feedForward(w.mlp, ffIn, R, t.hidden, t.gate, t.keepActivated ? t.act : nullptr, t.out);
+  if (edits && edits->touchesMlp(t.layerIndex)) {
+    if (B != 1) throw Error("interventions apply to one sequence at a time");
+    editRows(t.out, R, [&](float* rows) { edits->applyToMlp(t.layerIndex, rows, T, shape.pos0, C); });
+  }
   return residualAdd(x, t.out, R, next, w.ln2Weight, w.ln2Bias, t.normed2, t.sum2);
 }
 

@@ -9,6 +9,7 @@
 #include "model/core/config.h"
 #include "model/core/weights.h"
 #include "model/nn/backend.h"
+#include "model/nn/intervention.h"
 #include "model/nn/moe.h"
 
 namespace tscope {
@@ -76,12 +77,18 @@ struct LayerTensors {
   float* act = nullptr;      // (R, F) dense, with keepActivated: activated hidden (input of c_proj)
   bool keepActivated = false;  // keep the activated hidden apart from the pre-activation (dense: in act; experts: their own)
   float* sum2 = nullptr;     // (R, C) optional, post-norm: mid + feed-forward (input of ln_2)
+  float* attnProjected = nullptr;  // (R, C) optional: copy of the attention sublayer's output after W_O
   MoeActivations* moe = nullptr;
   // Attention maps of sequence 0, (H, T, Tk) each, or null; traceHeads as in AttentionShape.
   float* probs = nullptr;
   float* scores = nullptr;
   const int* traceHeads = nullptr;
   int traceHeadCount = 0;
+  // Inference (B = 1): the edits of layer `layerIndex` replace rows of attn (the concatenated head
+  // outputs, before W_O) and of the feed-forward output (before the residual add) at positions
+  // shape.pos0 + t. Null = none.
+  const Interventions* interventions = nullptr;
+  int layerIndex = 0;
 };
 
 // The norm that follows a layer (the next layer's ln_1, or the final norm of a pre-norm model)
@@ -128,6 +135,9 @@ class BlockForward {
   bool residualAdd(float* x, const float* y, int R, const NextNorm& next, const float* postWeight, const float* postBias,
                    float* normScratch, float* keepSum);
   void feedForward(const ConstFeedForwardWeights& w, const float* in, int rows, float* hidden, float* gate, float* act, float* out);
+  // Applies `edit` to rows (R, C) of backend memory on the host (a download and upload on a device).
+  template <typename Edit>
+  void editRows(float* rows, int R, Edit&& edit);
   void mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int B, int T, bool keepActivated, MoeActivations& m);
 
   ModelConfig config_;
@@ -135,6 +145,7 @@ class BlockForward {
   MoeRoutingParams moeParams_;
   std::vector<float> alibiSlopes_;  // (H) host, ALiBi only
   Buffer sinusoids_;                // (n_positions, C) sinusoidal position table, sinusoidal models only
+  std::vector<float> editHost_;     // (R, C) rows being edited on the host (device backends)
 };
 
 // The const view of writable parameters (the block reads weights only).

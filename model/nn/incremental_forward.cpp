@@ -18,7 +18,8 @@ namespace {
 
 bool sameOptions(const TraceOptions& a, const TraceOptions& b) {
   return a.attention == b.attention && a.residuals == b.residuals && a.logitLensTopK == b.logitLensTopK &&
-         a.logitLensLastOnly == b.logitLensLastOnly && a.layers == b.layers && a.heads == b.heads && a.memoryCapBytes == b.memoryCapBytes;
+         a.logitLensLastOnly == b.logitLensLastOnly && a.layers == b.layers && a.heads == b.heads && a.memoryCapBytes == b.memoryCapBytes &&
+         a.components == b.components && a.internalLayers == b.internalLayers;
 }
 
 bool sameRouting(const MoeRoutingParams& a, const MoeRoutingParams& b) {
@@ -74,6 +75,7 @@ std::string IncrementalForward::reuseBlocker(const TraceOptions& options, int to
     if (!sameRouting(routing, moe_)) return "the routing knobs changed";
   }
   if (!sameOptions(options, options_)) return "the trace options changed";
+  if (!(model_.interventions() == interventions_)) return "the interventions changed";
   if (planFor(tokens, options, config).layers != kept_.layers) return "the memory cap captures other layers at this length";
   return "";
 }
@@ -123,6 +125,7 @@ PromptForward IncrementalForward::run(std::span<const int> ids, const TraceOptio
   ids_.assign(ids.begin(), ids.end());
   options_ = options;
   if (model_.config().isMoe()) moe_ = model_.moeRouting();
+  interventions_ = model_.interventions();
   return result;
 }
 
@@ -162,6 +165,29 @@ PromptForward IncrementalForward::merge(std::span<const int> ids, int keep, Trac
     t.lensProbs = mergeRows(old.lensProbs, old.T, suffix.lensProbs, added, keep, Lc, t.lensK);
   }
   t.logits = suffix.logits;
+  if (!suffix.headMix.empty()) {  // components: rows of every layer
+    t.embedded = mergeRows(old.embedded, old.T, suffix.embedded, added, keep, 1, t.C);
+    t.headMix = mergeRows(old.headMix, old.T, suffix.headMix, added, keep, L, t.C);
+    t.mlpOut = mergeRows(old.mlpOut, old.T, suffix.mlpOut, added, keep, L, t.C);
+    t.finalResid = mergeRows(old.finalResid, old.T, suffix.finalResid, added, keep, 1, t.C);
+  }
+  t.D = suffix.D;
+  t.Hkv = suffix.Hkv;
+  t.F = suffix.F;
+  t.internalLayers = suffix.internalLayers;
+  if (const size_t Li = t.internalLayers.size()) {  // per-row internals; k and v cover every key already
+    t.q = mergeRows(old.q, old.T, suffix.q, added, keep, Li * t.H, t.D);
+    t.k = std::move(suffix.k);
+    t.v = std::move(suffix.v);
+    t.attnOut = mergeRows(old.attnOut, old.T, suffix.attnOut, added, keep, Li, t.C);
+    t.normMean = mergeRows(old.normMean, old.T, suffix.normMean, added, keep, Li * 2, 1);
+    t.normRstd = mergeRows(old.normRstd, old.T, suffix.normRstd, added, keep, Li * 2, 1);
+    if (!suffix.mlpPre.empty()) {
+      t.mlpPre = mergeRows(old.mlpPre, old.T, suffix.mlpPre, added, keep, Li, t.F);
+      t.mlpPost = mergeRows(old.mlpPost, old.T, suffix.mlpPost, added, keep, Li, t.F);
+    }
+    if (!suffix.mlpGate.empty()) t.mlpGate = mergeRows(old.mlpGate, old.T, suffix.mlpGate, added, keep, Li, t.F);
+  }
   // Token-choice routing without a capacity limit is per token: routing the merged router logits
   // gives the kept tokens' assignments again and the whole-sequence load, f_i, P_i and aux loss.
   t.moe.resize(L);

@@ -15,6 +15,11 @@ int Trace::capturedIndex(int layer) const {
   return it == layers.end() ? -1 : static_cast<int>(it - layers.begin());
 }
 
+int Trace::internalIndex(int layer) const {
+  auto it = std::find(internalLayers.begin(), internalLayers.end(), layer);
+  return it == internalLayers.end() ? -1 : static_cast<int>(it - internalLayers.begin());
+}
+
 // Which layers to capture, within the memory cap.
 void planCapture(Trace& trace, const TraceOptions& options, const ModelConfig& config) {
   std::vector<int> wanted = options.layers;

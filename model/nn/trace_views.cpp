@@ -7,6 +7,8 @@
 #include <limits>
 #include <numeric>
 
+#include "model/core/error.h"
+
 namespace tscope {
 
 std::vector<uint8_t> attentionMask(const ModelConfig& config, int T, int Tk, int pos0) {
@@ -115,6 +117,104 @@ void bucketMeans(const std::vector<double>& values, size_t maxPoints, std::vecto
     stepsOut.push_back(step / static_cast<double>(end - i));
     meansOut.push_back(value / static_cast<double>(end - i));
   }
+}
+
+}  // namespace tscope
+
+namespace tscope {
+
+double LogitAttribution::sum() const {
+  double s = (double)embedding + normBias;
+  for (float v : heads) s += v;
+  for (float v : attnBias) s += v;
+  for (float v : mlp) s += v;
+  return s;
+}
+
+// The final norm frozen at the position: for LayerNorm, logit = rstd (x . a - mean(x) sum(a)) + b . u
+// with a = g * u (u the token's unembedding row), linear in x = the sum of the components; RMSNorm
+// drops the mean; no final norm leaves x . u. Each component c takes its share of the first term.
+LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weights, int position, int token) {
+  const ModelConfig& config = weights.config();
+  const int L = config.n_layer, H = config.n_head, C = config.n_embd, D = config.headDim();
+  if (!config.pre_norm)
+    throw Error("direct logit attribution needs a pre-norm model: a post-norm model renormalises the residual after every sublayer");
+  if (trace.headMix.empty() || trace.finalResid.empty()) throw Error("direct logit attribution needs a trace with components");
+  if (position < 0 || position >= trace.T)
+    throw Error("position " + std::to_string(position) + " is outside the trace's " + std::to_string(trace.T) + " tokens");
+  if (token < 0 || token >= config.vocab_size)
+    throw Error("token id " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(config.vocab_size) + ")");
+  const ModelParams<const float>& params = weights;
+  const float* u = params.unembedding() + (size_t)token * C;
+  const size_t row = (size_t)position * C;
+  // a (C) and the frozen statistics of the final norm's input.
+  std::vector<double> a(u, u + C);
+  double rstd = 1, sumA = 0, normBias = 0;
+  const bool layerNorm = config.hasFinalNorm() && config.norm == NormKind::LayerNorm;
+  if (config.hasFinalNorm()) {
+    const float* x = trace.finalResid.data() + row;
+    double mean = 0, squares = 0;
+    for (int c = 0; c < C; ++c) mean += x[c];
+    mean /= C;
+    for (int c = 0; c < C; ++c) squares += layerNorm ? (x[c] - mean) * (x[c] - mean) : (double)x[c] * x[c];
+    rstd = 1.0 / std::sqrt(squares / C + config.layer_norm_epsilon);
+    for (int c = 0; c < C; ++c) {
+      a[c] *= params.lnfWeight[c];
+      sumA += a[c];
+      if (params.lnfBias) normBias += (double)params.lnfBias[c] * u[c];
+    }
+  }
+  auto share = [&](const std::vector<double>& component) {
+    double dot = 0, mean = 0;
+    for (int c = 0; c < C; ++c) {
+      dot += component[c] * a[c];
+      mean += component[c];
+    }
+    return static_cast<float>(rstd * (dot - (layerNorm ? mean / C * sumA : 0.0)));
+  };
+  LogitAttribution out;
+  out.position = position;
+  out.token = token;
+  out.normBias = static_cast<float>(normBias);
+  std::vector<double> component(C);
+  const float* embedded = trace.embedded.data() + row;
+  component.assign(embedded, embedded + C);
+  out.embedding = share(component);
+  out.heads.resize((size_t)L * H);
+  out.attnBias.assign(L, 0.0f);
+  out.mlp.assign(L, 0.0f);
+  for (int l = 0; l < L; ++l) {
+    const ConstLayerWeights& w = params.layers[l];
+    const float* mix = trace.headMix.data() + ((size_t)l * trace.T + position) * C;
+    for (int h = 0; h < H; ++h) {  // head h's rows of W_O (C_in, C_out): h D .. h D + D - 1
+      std::fill(component.begin(), component.end(), 0.0);
+      for (int d = 0; d < D; ++d) {
+        const double m = mix[h * D + d];
+        const float* wRow = w.attnProjWeight + (size_t)(h * D + d) * C;
+        for (int c = 0; c < C; ++c) component[c] += m * wRow[c];
+      }
+      out.heads[(size_t)l * H + h] = share(component);
+    }
+    if (w.attnProjBias) {
+      component.assign(w.attnProjBias, w.attnProjBias + C);
+      out.attnBias[l] = share(component);
+    }
+    if (config.hasFeedForward()) {
+      const float* mlp = trace.mlpOut.data() + ((size_t)l * trace.T + position) * C;
+      component.assign(mlp, mlp + C);
+      out.mlp[l] = share(component);
+    }
+  }
+  const int V = config.vocab_size;
+  const size_t rows = trace.logits.size() / V;
+  if (rows == (size_t)trace.T) out.logit = trace.logits[(size_t)position * V + token];
+  else if (rows == 1 && position == trace.T - 1) out.logit = trace.logits[token];
+  else {  // the logit from the final residual itself (not from the parts)
+    const float* x = trace.finalResid.data() + row;
+    component.assign(x, x + C);
+    out.logit = share(component) + out.normBias;
+  }
+  return out;
 }
 
 }  // namespace tscope

@@ -84,6 +84,62 @@ void Transformer::recordNorms(Trace* trace, int slot, int T) {
   for (int t = 0; t < T; ++t) trace->residNorm[(size_t)slot * T + t] = static_cast<float>(l2norm(hostResidual_.data() + (size_t)t * C, C));
 }
 
+namespace {
+
+// mean[t] and rstd[t] of each row of x (T, C) as the configured norm computes them.
+void normStatistics(const float* x, int T, int C, const ModelConfig& config, float* mean, float* rstd) {
+  for (int t = 0; t < T; ++t) {
+    const float* row = x + (size_t)t * C;
+    double sum = 0, squares = 0;
+    for (int c = 0; c < C; ++c) sum += row[c];
+    const double mu = sum / C;
+    for (int c = 0; c < C; ++c) {
+      const double centred = config.norm == NormKind::RmsNorm ? row[c] : row[c] - mu;
+      squares += centred * centred;
+    }
+    mean[t] = static_cast<float>(mu);
+    rstd[t] = static_cast<float>(1.0 / std::sqrt(squares / C + config.layer_norm_epsilon));
+  }
+}
+
+}  // namespace
+
+// The internals of layer `layer` (trace.internalLayers) from the scratch its forward left.
+void Transformer::captureInternals(Trace& trace, int layer, int T, KVCache& cache) {
+  const int ii = trace.internalIndex(layer);
+  const int C = config_.n_embd, H = config_.n_head, D = config_.headDim(), Hkv = config_.kvHeads(), F = config_.dFF();
+  const int QKV = config_.qkvDim(), Tk = trace.Tk, KV = Hkv * D;
+  const size_t TC = (size_t)T * C;
+  // q (H, T, D) from the query columns of qkv (T, QKV), as the attention left them (rotated).
+  hostRows_.resize(std::max((size_t)T * QKV, (size_t)Tk * KV));
+  backend_->download(hostRows_.data(), qkv_.data(), (size_t)T * QKV);
+  float* q = trace.q.data() + ii * TC;
+  for (int h = 0; h < H; ++h)
+    for (int t = 0; t < T; ++t) std::copy_n(hostRows_.data() + (size_t)t * QKV + h * D, D, q + ((size_t)h * T + t) * D);
+  // k, v (Hkv, Tk, D) from the cache rows (Tk, Hkv D).
+  for (int which = 0; which < 2; ++which) {
+    backend_->download(hostRows_.data(), which ? cache.values(layer) : cache.keys(layer), (size_t)Tk * KV);
+    float* out = (which ? trace.v : trace.k).data() + (size_t)ii * Hkv * Tk * D;
+    for (int h = 0; h < Hkv; ++h)
+      for (int j = 0; j < Tk; ++j) std::copy_n(hostRows_.data() + (size_t)j * KV + h * D, D, out + ((size_t)h * Tk + j) * D);
+  }
+  backend_->download(trace.attnOut.data() + ii * TC, attnProjected_.data(), TC);
+  // The norms' inputs: pre-norm x and mid; post-norm x + attention and mid + MLP.
+  for (int n = 0; n < (config_.hasFeedForward() ? 2 : 1); ++n) {
+    const Buffer& input = config_.pre_norm ? (n ? residMid_ : residIn_) : (n ? sum2_ : sum1_);
+    hostResidual_.resize(TC);
+    backend_->download(hostResidual_.data(), input.data(), TC);
+    const size_t at = ((size_t)ii * 2 + n) * T;
+    normStatistics(hostResidual_.data(), T, C, config_, trace.normMean.data() + at, trace.normRstd.data() + at);
+  }
+  if (!trace.mlpPre.empty()) {
+    const size_t TF = (size_t)T * F;
+    backend_->download(trace.mlpPre.data() + ii * TF, hidden_.data(), TF);
+    backend_->download(trace.mlpPost.data() + ii * TF, activated_.data(), TF);
+    if (!trace.mlpGate.empty()) backend_->download(trace.mlpGate.data() + ii * TF, gate_.data(), TF);
+  }
+}
+
 // The blocks over the T new rows in residual_ (embedded already), keeping what the trace asks for.
 // Returns true when normed_ then holds the final norm of every row (pre-norm models: fused into
 // the last residual add).
@@ -101,6 +157,8 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
   t.hidden = hidden_.data();
   t.gate = gate_.data();
   t.moe = &moe_;
+  t.interventions = interventions_.empty() ? nullptr : &interventions_;
+  const bool denseMlp = config_.hasFeedForward() && !config_.isMoe();
   bool normed = false;  // normed_ holds the pre-norm of x for the next sublayer
   for (int l = 0; l < config_.n_layer; ++l) {
     // After this layer comes the next layer's ln1, or the final norm (pre-norm models).
@@ -112,7 +170,15 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
     t.scores = captureAttn ? attnScores_.data() : nullptr;
     t.traceHeads = options.heads.empty() ? nullptr : options.heads.data();
     t.traceHeadCount = static_cast<int>(options.heads.size());
-    t.mid = captureResid ? residMid_.data() : nullptr;
+    const bool internals = trace && trace->internalIndex(l) >= 0;
+    t.mid = captureResid || (internals && config_.pre_norm) ? residMid_.data() : nullptr;
+    t.in = internals && config_.pre_norm ? residIn_.data() : nullptr;
+    t.sum1 = internals && !config_.pre_norm ? sum1_.data() : nullptr;
+    t.sum2 = internals && !config_.pre_norm ? sum2_.data() : nullptr;
+    t.attnProjected = internals ? attnProjected_.data() : nullptr;
+    t.keepActivated = internals && denseMlp;
+    t.act = t.keepActivated ? activated_.data() : nullptr;
+    t.layerIndex = l;
     normed = block_.layer(layers_[l], nextNorm, 1, shape, cache.keys(l), cache.values(l), x, normed, t);
     if (captureAttn) {
       const size_t mapFloats = (size_t)H * T * shape.keys();
@@ -123,6 +189,11 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
       backend_->download(trace->residAfterAttn.data() + (size_t)li * T * C, residMid_.data(), activations);
       backend_->download(trace->residAfterMlp.data() + (size_t)li * T * C, x, activations);
     }
+    if (trace && !trace->headMix.empty()) {
+      backend_->download(trace->headMix.data() + l * activations, attnOut_.data(), activations);
+      if (config_.hasFeedForward()) backend_->download(trace->mlpOut.data() + l * activations, projected_.data(), activations);
+    }
+    if (internals) captureInternals(*trace, l, T, cache);
     if (trace && config_.isMoe()) trace->moe[l] = std::move(moe_.routing[0]);
     recordNorms(trace, l + 1, T);
     if (li >= 0 && trace->lensK > 0) stageLensRows(*trace, li, x, T);
@@ -131,11 +202,91 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
   return normed;
 }
 
+// Sizes `trace` for a forward of T new tokens after pos0 cached ones, and the scratch its capture needs.
+void Transformer::prepareTrace(Trace& trace, const TraceOptions& options, int T, int pos0, bool allPositions,
+                               const AttentionShape& shape) {
+  const int C = config_.n_embd, H = config_.n_head, V = config_.vocab_size, L = config_.n_layer;
+  const int D = config_.headDim(), Hkv = config_.kvHeads(), F = config_.dFF();
+  trace = Trace{};
+  trace.T = T;
+  trace.Tk = pos0 + T;
+  trace.pos0 = pos0;
+  trace.L = L;
+  trace.H = H;
+  trace.C = C;
+  trace.V = V;
+  trace.D = D;
+  trace.Hkv = Hkv;
+  trace.F = F;
+  planCapture(trace, options, config_);
+  const size_t Lc = trace.layers.size(), mapFloats = (size_t)H * T * shape.keys(), TC = (size_t)T * C;
+  auto grow = [this](Buffer& b, size_t n) {
+    if (b.size() < n) b = backend_->allocate(n);
+  };
+  if (options.attention && Lc) {
+    trace.attn.resize(Lc * mapFloats);
+    trace.scores.resize(Lc * mapFloats);
+    grow(attnProbs_, mapFloats);
+    grow(attnScores_, mapFloats);
+  }
+  if (options.residuals) {
+    grow(residMid_, TC);
+    trace.residAfterAttn.resize(Lc * TC);
+    trace.residAfterMlp.resize(Lc * TC);
+  }
+  trace.residNorm.resize((size_t)(L + 1) * T);
+  if (options.logitLensTopK > 0 && Lc) {
+    trace.lensK = std::min(options.logitLensTopK, V);
+    if (options.logitLensLastOnly) trace.lensPositions = {T - 1};
+    else {
+      trace.lensPositions.resize(T);
+      std::iota(trace.lensPositions.begin(), trace.lensPositions.end(), 0);
+    }
+    const size_t P = trace.lensPositions.size();
+    trace.lensIds.resize(Lc * P * trace.lensK);
+    trace.lensProbs.resize(Lc * P * trace.lensK);
+    const size_t unembedRows = Lc * P + (allPositions ? T : 1);
+    grow(lensIn_, unembedRows * C);
+  }
+  trace.moe.resize(L);
+  if (options.components) {
+    trace.embedded.resize(TC);
+    trace.headMix.resize(L * TC);
+    trace.mlpOut.assign(L * TC, 0.0f);
+    trace.finalResid.resize(TC);
+  }
+  for (int layer : options.internalLayers)
+    if (layer >= 0 && layer < L) trace.internalLayers.push_back(layer);
+  std::sort(trace.internalLayers.begin(), trace.internalLayers.end());
+  trace.internalLayers.erase(std::unique(trace.internalLayers.begin(), trace.internalLayers.end()), trace.internalLayers.end());
+  if (const size_t Li = trace.internalLayers.size()) {
+    trace.q.resize(Li * TC);
+    trace.k.resize(Li * Hkv * trace.Tk * D);
+    trace.v.resize(trace.k.size());
+    trace.attnOut.resize(Li * TC);
+    trace.normMean.assign(Li * 2 * T, 0.0f);
+    trace.normRstd.assign(Li * 2 * T, 0.0f);
+    grow(residIn_, TC);
+    grow(residMid_, TC);
+    grow(attnProjected_, TC);
+    if (!config_.pre_norm) {
+      grow(sum1_, TC);
+      grow(sum2_, TC);
+    }
+    if (config_.hasFeedForward() && !config_.isMoe()) {
+      trace.mlpPre.resize(Li * T * F);
+      trace.mlpPost.resize(Li * T * F);
+      if (config_.activation == Activation::SwiGlu) trace.mlpGate.resize(Li * T * F);
+      grow(activated_, (size_t)T * F);
+    }
+  }
+}
+
 void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vector<float>& logits, bool allPositions,
                           Trace* trace, const TraceOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   const int T = static_cast<int>(tokens.size());
-  const int C = config_.n_embd, H = config_.n_head, V = config_.vocab_size;
+  const int C = config_.n_embd, V = config_.vocab_size;
   const int pos0 = cache.length();
   if (T == 0) throw Error("forward: no tokens");
   if (pos0 + T > cache.capacity())
@@ -146,51 +297,16 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   const AttentionShape shape = attentionShape(T, pos0, cache);
 
   if (trace) {
-    *trace = Trace{};
-    trace->T = T;
-    trace->Tk = pos0 + T;
-    trace->pos0 = pos0;
-    trace->L = config_.n_layer;
-    trace->H = H;
-    trace->C = C;
-    trace->V = V;
+    prepareTrace(*trace, options, T, pos0, allPositions, shape);
     trace->tokens.assign(tokens.begin(), tokens.end());
-    planCapture(*trace, options, config_);
-    const size_t Lc = trace->layers.size(), mapFloats = (size_t)H * T * shape.keys();
-    if (options.attention && Lc) {
-      trace->attn.resize(Lc * mapFloats);
-      trace->scores.resize(Lc * mapFloats);
-      if (attnProbs_.size() < mapFloats) {
-        attnProbs_ = backend_->allocate(mapFloats);
-        attnScores_ = backend_->allocate(mapFloats);
-      }
-    }
-    if (options.residuals) {
-      if (residMid_.size() < (size_t)T * C) residMid_ = backend_->allocate((size_t)T * C);
-      trace->residAfterAttn.resize(Lc * T * C);
-      trace->residAfterMlp.resize(Lc * T * C);
-    }
-    trace->residNorm.resize((size_t)(config_.n_layer + 1) * T);
-    if (options.logitLensTopK > 0 && Lc) {
-      trace->lensK = std::min(options.logitLensTopK, V);
-      if (options.logitLensLastOnly) trace->lensPositions = {T - 1};
-      else {
-        trace->lensPositions.resize(T);
-        std::iota(trace->lensPositions.begin(), trace->lensPositions.end(), 0);
-      }
-      const size_t P = trace->lensPositions.size();
-      trace->lensIds.resize(Lc * P * trace->lensK);
-      trace->lensProbs.resize(Lc * P * trace->lensK);
-      const size_t unembedRows = Lc * P + (allPositions ? T : 1);
-      if (lensIn_.size() < unembedRows * C) lensIn_ = backend_->allocate(unembedRows * C);
-    }
-    trace->moe.resize(config_.n_layer);
   }
 
   float* x = residual_.data();
   block_.embed(x, tokens.data(), wte_, positions_, 1, T, pos0);
   recordNorms(trace, 0, T);
+  if (trace && !trace->embedded.empty()) backend_->download(trace->embedded.data(), x, (size_t)T * C);
   const bool finalNormed = runBlocks(T, shape, cache, trace, options, &layerCallback_);
+  if (trace && !trace->finalResid.empty()) backend_->download(trace->finalResid.data(), x, (size_t)T * C);
   cache.advance(T);
   if (trace)
     for (const auto& routing : trace->moe) trace->moeAuxLoss += routing.auxLoss;
@@ -206,7 +322,7 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   }
 }
 
-bool Transformer::canRecordSteps() const { return backend_->canRecordSteps() && !config_.isMoe(); }
+bool Transformer::canRecordSteps() const { return backend_->canRecordSteps() && !config_.isMoe() && interventions_.empty(); }
 
 // One decode step as backend ops reading the token and position from the backend's step state:
 // the same blocks as forward(), then the unembedding and the sampler. Recorded once per cache and

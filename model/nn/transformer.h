@@ -62,6 +62,11 @@ class Transformer {
   void setMoeRouting(const MoeRoutingParams& params);
   const MoeRoutingParams& moeRouting() const { return block_.moeRouting(); }
 
+  // Interventions (ablations, patches; intervention.h) applied by every forward() from now on,
+  // generation and beam search included; empty = none. Recorded decode steps are off while any is set.
+  void setInterventions(Interventions interventions) { interventions_ = std::move(interventions); }
+  const Interventions& interventions() const { return interventions_; }
+
   // Used by every forward() from now on (beam search and generation included); empty = none.
   void setLayerCallback(LayerCallback callback) { layerCallback_ = std::move(callback); }
 
@@ -71,6 +76,8 @@ class Transformer {
   bool runBlocks(int T, const AttentionShape& shape, KVCache& cache, Trace* trace, const TraceOptions& options,
                  const LayerCallback* callback);
   void recordNorms(Trace* trace, int slot, int T);
+  void prepareTrace(Trace& trace, const TraceOptions& options, int T, int pos0, bool allPositions, const AttentionShape& shape);
+  void captureInternals(Trace& trace, int layer, int T, KVCache& cache);
   void issueStep(KVCache& cache, const SamplingParams& params);
   void stageLensRows(const Trace& trace, int layerIndex, const float* resid, int T);
   void unembed(Trace* trace, const float* finalIn, int rows, std::vector<float>& logits);
@@ -88,6 +95,7 @@ class Transformer {
   BlockForward block_;
   MoeActivations moe_;                  // MoE layers' routing and dispatch (reused by every layer)
   LayerCallback layerCallback_;
+  Interventions interventions_;
 
   // Activations for up to scratchT_ tokens (grown on demand, never in the decode loop).
   int scratchT_ = 0;
@@ -108,6 +116,10 @@ class Transformer {
   Buffer attnProbs_;   // (H, T, Tk) when captured
   Buffer attnScores_;  // (H, T, Tk) when captured
   Buffer residMid_;    // (T, C) trace only: the residual after the attention sublayer
+  // Internals (trace only): the layer's input, x + attention and mid + MLP (post-norm), the
+  // attention output after W_O, the activated MLP hidden.
+  Buffer residIn_, sum1_, sum2_, attnProjected_, activated_;
+  std::vector<float> hostRows_;         // (T, max(C, QKV, F) or Tk Hkv D) trace only: rows downloaded for the internals
   std::vector<float> hostRow_;          // (rows, V) logit-lens logits on the host
   std::vector<int> lensOrder_;          // (V) token ids ranked by the lens top-K selection
   std::vector<float> hostResidual_;     // (T, C) trace only: residual norms on the host
