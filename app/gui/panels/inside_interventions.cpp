@@ -150,7 +150,8 @@ void InsidePanel::drawAttribution(PanelContext& ctx) {
   const int rows = V > 0 ? (int)(trace.logits.size() / V) : 0;
   const int row = rows == trace.T ? key_.query : rows - 1;
   if (!(attributionKey_ == key_)) {
-    attributionChoices_ = row >= 0 ? topNextTokens(std::span<const float>(trace.logits).subspan((size_t)row * V, V), 5) : std::vector<TokenProbability>{};
+    const bool held = row >= 0 && (size_t)(row + 1) * V <= trace.logits.size();
+    attributionChoices_ = held ? topNextTokens(std::span<const float>(trace.logits).subspan((size_t)row * V, V), 5) : std::vector<TokenProbability>{};
     attributionFor_ = -2;
     attributionKey_ = key_;
   }
