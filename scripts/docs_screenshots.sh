@@ -16,6 +16,7 @@ shot() {
 }
 shot attention --model $small --panel attention --layer 1 --head 2 --prompt "$prompt"
 shot attention-induction --model $induction --panel attention --layer 1 --head 0 --prompt "ZXqwertyuiopqwertyuio"
+shot inside --model $induction --panel inside --layer 1 --head 0 --prompt "xqzkbmwpxqzkbmw"
 for panel in prompt residual sampling positional architecture scaling; do
   shot "$panel" --model $small --panel $panel --prompt "$prompt"
 done

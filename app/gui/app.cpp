@@ -14,6 +14,7 @@
 
 #include "app/gui/panels/panel_architecture.h"
 #include "app/gui/panels/panel_attention.h"
+#include "app/gui/panels/panel_inside.h"
 #include "app/gui/panels/panel_moe.h"
 #include "app/gui/panels/panel_positional.h"
 #include "app/gui/panels/panel_residual.h"
@@ -36,6 +37,7 @@ App::App(std::unique_ptr<Session> session, AppState state)
     if (std::filesystem::exists(entry.path() / "config.json", ec)) shippedModels_.push_back(entry.path().string());
   std::sort(shippedModels_.begin(), shippedModels_.end());
   modelPathInput_ = session_->modelPath();
+  message_ = keepFittingInterventions(state_.interventions, session_->config());  // a session file's, for another model
   makeModelPanels();
   selectPanel(state_.panel);  // a session file's panel opens first
   post();
@@ -48,6 +50,7 @@ void App::makeModelPanels() {
   samplingPanel_ = sampling.get();
   at(PanelId::Prompt) = std::make_unique<PromptPanel>();
   at(PanelId::Attention) = std::make_unique<AttentionPanel>();
+  at(PanelId::Inside) = std::make_unique<InsidePanel>();
   at(PanelId::Residual) = std::make_unique<ResidualPanel>();
   at(PanelId::Sampling) = std::move(sampling);
   at(PanelId::Positional) = std::make_unique<PositionalPanel>();
@@ -95,6 +98,12 @@ void App::post(int generateTokens) {
   request.beamWidth = state_.beamWidth;
   request.beamSteps = state_.beamSteps;
   request.measureKvCache = state_.measureKvCache;
+  // Every panel shows the ablated model; only the Inside panel pays for components and internals.
+  request.interventions = state_.interventions;
+  request.patchSource = state_.patchSource;
+  postedInspectLayer_ = state_.panel == PanelId::Inside ? state_.layer : -1;
+  request.components = postedInspectLayer_ >= 0;
+  request.inspectLayer = postedInspectLayer_;
   const ModelConfig& c = session_->config();
   if (c.isMoe()) {
     // The model's routing with the panel's knobs on top.
@@ -113,8 +122,16 @@ void App::handleShortcuts() {
   const ModelConfig& c = session_->config();
   if (isShortcutPressed(Key::Right)) state_.head = (state_.head + 1) % c.n_head;
   if (isShortcutPressed(Key::Left)) state_.head = (state_.head + c.n_head - 1) % c.n_head;
-  if (isShortcutPressed(Key::Down)) state_.layer = (state_.layer + 1) % c.n_layer;
-  if (isShortcutPressed(Key::Up)) state_.layer = (state_.layer + c.n_layer - 1) % c.n_layer;
+  if (state_.panel == PanelId::Inside) {
+    // The Inside panel steps the query token (-1, the last one, counts as the last position).
+    const int tokens = snapshot_ ? static_cast<int>(snapshot_->ids.size()) : 0;
+    const int token = state_.token < 0 ? tokens - 1 : state_.token;
+    if (tokens > 0 && isShortcutPressed(Key::Down)) state_.token = std::min(tokens - 1, token + 1);
+    if (tokens > 0 && isShortcutPressed(Key::Up)) state_.token = std::max(0, token - 1);
+  } else {
+    if (isShortcutPressed(Key::Down)) state_.layer = (state_.layer + 1) % c.n_layer;
+    if (isShortcutPressed(Key::Up)) state_.layer = (state_.layer + c.n_layer - 1) % c.n_layer;
+  }
   if (isShortcutPressed(Key::F1) || isShortcutPressed(Key::Slash, kShift)) showHelp_ = !showHelp_;
   if (isShortcutPressed(Key::A)) state_.averageHeads = !state_.averageHeads;
   if (isShortcutPressed(Key::S)) state_.showScores = !state_.showScores;
@@ -125,7 +142,7 @@ void App::handleShortcuts() {
   if (isShortcutPressed(Key::Equal, kCtrl) || isShortcutPressed(Key::Equal, kCtrl | kShift)) state_.fontScale = std::min(3.0f, state_.fontScale + 0.25f);
   if (isShortcutPressed(Key::Minus, kCtrl)) state_.fontScale = std::max(0.75f, state_.fontScale - 0.25f);
   for (int i = 0; i < static_cast<int>(PanelId::Count); ++i)
-    if (isShortcutPressed(Key::Digit1, kAlt, i)) selectPanel(static_cast<PanelId>(i));
+    if (isShortcutPressed(Key::Digit1, kAlt, i < 9 ? i : -1)) selectPanel(static_cast<PanelId>(i));  // Alt 1..9, then Alt 0
   if (isShortcutPressed(Key::Q, kCtrl)) quit_ = true;
 }
 
@@ -181,7 +198,8 @@ void App::frame(float frameMs) {
   drawStatusBar(frameMs);
   ImGui::End();
   if (showHelp_) drawHelpOverlay();
-  if (ctx.repost) post(ctx.generateTokens);
+  // Entering or leaving the Inside panel, or another layer there, asks for other internals.
+  if (ctx.repost || (state_.panel == PanelId::Inside ? state_.layer : -1) != postedInspectLayer_) post(ctx.generateTokens);
   // Opened at the start of the next frame: this frame's draw lists still use the old textures.
   if (!ctx.openModel.empty()) pendingOpen_ = {ctx.openModel, ctx.openPrompt};
 }
@@ -216,6 +234,7 @@ void App::openModel(const std::string& path, const std::string& prompt) {
     state_.moeExpertChoice = c.moe_routing == MoeRoutingKind::ExpertChoice;
     if (!prompt.empty()) state_.prompt = prompt;
     state_.generatedIds.clear();  // the old model's token ids
+    keepFittingInterventions(state_.interventions, c);
     message_ = "opened " + path;
     // Stay on the panel on screen (the Training panel opens its model in the Attention panel).
     selectPanel(state_.panel == PanelId::Training ? PanelId::Attention : state_.panel);
@@ -256,7 +275,7 @@ void App::drawToolbar() {
   recordItem(shared_, "save_session");
   if (saveSession) {
     try {
-      saveSessionFile(sessionPath_, {session_->modelPath(), state_});
+      saveSessionFile(sessionPath_, {session_->modelPath(), state_, ""});
       message_ = "saved " + sessionPath_;
     } catch (const std::exception& e) {
       message_ = e.what();
@@ -304,7 +323,7 @@ void App::drawModelPicker() {
 void App::loadSession() {
   try {
     SessionFile file = loadSessionFile(sessionPath_);
-    message_ = "loaded " + sessionPath_;
+    message_ = file.warning.empty() ? "loaded " + sessionPath_ : file.warning;
     if (!file.modelPath.empty() && file.modelPath != session_->modelPath()) pendingOpen_ = {file.modelPath, ""};
     if (pendingOpen_.first.empty()) applyState(std::move(file.state));
     else pendingState_ = std::move(file.state);
@@ -313,10 +332,21 @@ void App::loadSession() {
   }
 }
 
+std::string keepFittingInterventions(std::vector<InterventionSpec>& specs, const ModelConfig& config) {
+  std::string dropped;
+  std::erase_if(specs, [&](const InterventionSpec& spec) {
+    const std::string problem = interventionProblem(spec, config);
+    if (!problem.empty() && dropped.empty()) dropped = "left out an intervention: " + problem;
+    return !problem.empty();
+  });
+  return dropped;
+}
+
 void App::applyState(AppState state) {
   const ModelConfig& c = session_->config();
   state.layer = std::clamp(state.layer, 0, c.n_layer - 1);
   state.head = std::clamp(state.head, 0, c.n_head - 1);
+  if (std::string dropped = keepFittingInterventions(state.interventions, c); !dropped.empty()) message_ = dropped;
   state_ = std::move(state);
   selectPanel(state_.panel);
   post();
@@ -381,12 +411,20 @@ float App::statusHeight(float frameMs) const {
   const Snapshot* s = snapshot_.get();
   const std::string message = s && !s->error.empty() ? s->error : message_;
   float height = ImGui::CalcTextSize(statusLine(frameMs).c_str(), nullptr, false, width).y;
+  if (!state_.interventions.empty()) height += ImGui::CalcTextSize(interventionsLine(state_).c_str(), nullptr, false, width).y;
   if (!message.empty()) height += ImGui::CalcTextSize(message.c_str(), nullptr, false, width).y;
   return height + ImGui::GetStyle().ItemSpacing.y * 3;
 }
 
 void App::drawStatusBar(float frameMs) {
   ImGui::Separator();
+  if (!state_.interventions.empty()) {
+    // A lecturer must not forget that every panel shows a broken model.
+    ImGui::PushStyleColor(ImGuiCol_Text, kInterventionColor);
+    ImGui::TextWrapped("%s", interventionsLine(state_).c_str());
+    ImGui::PopStyleColor();
+    recordItem(shared_, "interventions_status");
+  }
   ImGui::TextWrapped("%s", statusLine(frameMs).c_str());
   const Snapshot* s = snapshot_.get();
   const std::string& line = s && !s->error.empty() ? s->error : message_;
@@ -401,14 +439,14 @@ void App::drawHelpOverlay() {
   ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
   ImGui::Begin("Keyboard shortcuts", &showHelp_, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse);
   const char* rows[][2] = {{"Left / Right", "previous / next head"},
-                           {"Up / Down", "previous / next layer"},
+                           {"Up / Down", "previous / next layer (Inside the block: query token)"},
                            {"A", "average over heads"},
                            {"S", "pre-softmax scores / probabilities"},
                            {"G", "grid of every layer x head"},
                            {"L", "lines view"},
                            {"P", "projector mode (light, high contrast)"},
                            {"Ctrl + / Ctrl -", "larger / smaller text"},
-                           {"Alt 1..9", "switch panel"},
+                           {"Alt 1..9, 0", "switch panel"},
                            {"F1 or ?", "this help"},
                            {"Ctrl Q", "quit"}};
   if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {

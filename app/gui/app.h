@@ -17,6 +17,10 @@
 
 namespace tscope::gui {
 
+// Removes the specs that do not fit `config` (another model's layers or heads); returns one line
+// naming the first one removed, or "".
+std::string keepFittingInterventions(std::vector<InterventionSpec>& specs, const ModelConfig& config);
+
 class SamplingPanel;
 class TrainingPanel;
 
@@ -90,7 +94,8 @@ class App {
   std::string message_;
   bool quit_ = false;
   bool showHelp_ = false;
-  int requestedTab_ = -1;  // a tab to select on the next frame (--panel, Alt+N)
+  int requestedTab_ = -1;
+  int postedInspectLayer_ = -1;  // the layer whose internals the last request asked for (-1: none)  // a tab to select on the next frame (--panel, Alt+N)
   std::string pendingScreenshot_;
   ExportableMatrix lastExportable_;  // the toolbar is drawn before the panel sets this frame's
   std::string sessionPath_ = "tscope-session.json";

@@ -25,17 +25,18 @@ namespace {
 struct Options {
   std::string model, prompt, session, screenshot, panel, trainPreset, backend = "auto";
   int layer = -1, head = -1, benchFrames = 0, trainSteps = 0;
+  int width = 1600, height = 1000;  // the window (--window WxH)
   float fontScale = 1.0f;
   bool projector = false, hasPrompt = false;
 };
 
 const char* kUsage =
-    "usage: tscope [--model DIR] [--prompt S] [--session FILE] [--font-scale X] [--projector]\n"
+    "usage: tscope [--model DIR] [--prompt S] [--session FILE] [--font-scale X] [--projector] [--window WxH]\n"
     "              [--backend auto|cpu|cuda]  (auto, the default: the GPU when a CUDA device is usable, else the CPU)\n"
     "              [--screenshot FILE.png --panel NAME [--layer l --head h]] [--bench-frames N]\n"
     "              [--train-preset KEY [--train-steps N]]  (start a training preset, pause after N steps;\n"
     "                                                      --layer/--head then pick the Training panel's head)\n"
-    "panels: prompt attention residual sampling positional moe architecture scaling training\n"
+    "panels: prompt attention inside residual sampling positional moe architecture scaling training\n"
     "training presets: induction copy reverse sort modadd brown brown-moe\n";
 
 Options parse(int argc, char** argv) {
@@ -80,6 +81,11 @@ Options parse(int argc, char** argv) {
       o.fontScale = std::strtof(v.c_str(), nullptr);
       if (!(o.fontScale >= 0.5f && o.fontScale <= 4.0f)) throw tscope::Error("--font-scale must be between 0.5 and 4 (got '" + v + "')");
     } else if (arg == "--projector") o.projector = true;
+    else if (arg == "--window") {
+      const std::string v = value(i);
+      if (std::sscanf(v.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240 || o.width > 16384 || o.height > 16384)
+        throw tscope::Error("--window must be WIDTHxHEIGHT, at least 320x240 (got '" + v + "')");
+    }
     else if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -104,6 +110,7 @@ int run(const Options& options) {
     try {
       SessionFile file = loadSessionFile(options.session);
       state = file.state;
+      startupMessage = file.warning;
       if (model.empty()) model = file.modelPath;
     } catch (const tscope::Error& e) {
       startupMessage = e.what();  // shown in the app; we carry on with the defaults
@@ -130,6 +137,8 @@ int run(const Options& options) {
   PlatformOptions platformOptions;
   platformOptions.fontScale = state.fontScale;
   platformOptions.projector = state.projector;
+  platformOptions.width = options.width;
+  platformOptions.height = options.height;
   Platform platform(platformOptions);
   auto session = std::make_unique<Session>(std::move(loaded), options.backend);
   // The CPU fallback is said once on stderr too (the status bar keeps saying it).

@@ -45,6 +45,9 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"font_scale", state.fontScale},
       {"projector", state.projector},
       {"help", app.helpOpen()},
+      {"token", state.token},
+      {"interventions", state.interventions.size()},
+      {"shown", app.shared().facts},
       {"regions", regionsJson(app.shared())},
   };
   try {

@@ -2,12 +2,16 @@
 // that session files can be read without it.
 #include "app/session/app_state.h"
 
+#include <iterator>
+
 namespace tscope::gui {
 
 namespace {
-constexpr const char* kPanelNames[] = {"prompt", "attention", "residual", "sampling", "positional", "moe", "architecture", "scaling", "training"};
-constexpr const char* kPanelTitles[] = {"Prompt & tokens", "Attention",           "Residual & logit lens", "Next token", "Positional encodings",
-                                        "Experts",         "Architecture & cost", "Scaling laws",          "Training"};
+constexpr const char* kPanelNames[] = {"prompt", "attention", "inside", "residual", "sampling", "positional", "moe", "architecture", "scaling", "training"};
+constexpr const char* kPanelTitles[] = {"Prompt & tokens", "Attention",    "Inside the block",    "Residual & logit lens", "Next token",
+                                        "Positional encodings", "Experts", "Architecture & cost", "Scaling laws",          "Training"};
+static_assert(std::size(kPanelNames) == static_cast<size_t>(PanelId::Count));
+static_assert(std::size(kPanelTitles) == static_cast<size_t>(PanelId::Count));
 }  // namespace
 
 const char* panelName(PanelId id) { return kPanelNames[static_cast<int>(id)]; }

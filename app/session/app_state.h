@@ -6,10 +6,11 @@
 #include <vector>
 
 #include "model/generate/sampling.h"
+#include "model/nn/intervention.h"
 
 namespace tscope::gui {
 
-enum class PanelId { Prompt, Attention, Residual, Sampling, Positional, Moe, Architecture, Scaling, Training, Count };
+enum class PanelId { Prompt, Attention, Inside, Residual, Sampling, Positional, Moe, Architecture, Scaling, Training, Count };
 const char* panelName(PanelId id);   // "attention", ... (for --panel)
 const char* panelTitle(PanelId id);  // "Attention", ... (tab titles)
 
@@ -35,6 +36,11 @@ struct AppState {
   int moeTopK = 0;                  // 0 = the model's own
   double moeCapacityFactor = -1;    // < 0 = the model's own
   bool moeExpertChoice = false;
+  // Interventions applied to every forward (the Inside-the-block panel's toggles): every panel
+  // shows the ablated model. patchSource: the second prompt Patch edits copy from.
+  std::vector<InterventionSpec> interventions;
+  std::string patchSource = "The slow green turtle walks under the busy road because it";
+  AblationKind ablationKind = AblationKind::Zero;  // the kind new toggles use
   float fontScale = 1.0f;
   bool projector = false;           // high-contrast light theme, large font
 };

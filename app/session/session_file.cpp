@@ -1,6 +1,7 @@
 // Session file (de)serialisation with strict type checks on every field.
 #include "app/session/session_file.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,62 @@ void read(const nlohmann::json& j, const char* key, T& out, const std::string& p
   if (it == j.end()) return;
   if (const char* problem = jsonFieldProblem(*it, out))
     throw Error(path + ": field '" + key + "' " + problem + " (got " + (it->is_number() ? it->dump() : it->type_name()) + ")");
+}
+constexpr AblationKind kAblationKinds[] = {AblationKind::Zero, AblationKind::Mean, AblationKind::Patch};
+constexpr int kMaxLayersOrHeads = 4096;
+
+// "zero" / "mean" / "patch" -> the kind; false for anything else.
+bool ablationKindFromName(const nlohmann::json& name, AblationKind& out) {
+  for (AblationKind kind : kAblationKinds)
+    if (name.is_string() && name.get<std::string>() == ablationKindName(kind)) {
+      out = kind;
+      return true;
+    }
+  return false;
+}
+
+nlohmann::json interventionsJson(const std::vector<InterventionSpec>& specs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const InterventionSpec& spec : specs)
+    out.push_back({{"layer", spec.layer}, {"head", spec.isMlp() ? nlohmann::json("mlp") : nlohmann::json(spec.head)}, {"kind", ablationKindName(spec.kind)}});
+  return out;
+}
+
+// One entry {"layer": L, "head": H or "mlp", "kind": "zero" | "mean" | "patch"}, or why not ("" when fine).
+std::string interventionFromJson(const nlohmann::json& entry, InterventionSpec& spec) {
+  if (!entry.is_object()) return "not an object";
+  auto index = [&](const char* key, int& out) {
+    auto it = entry.find(key);
+    if (it == entry.end() || !it->is_number_integer() || *it < 0 || *it >= kMaxLayersOrHeads) return false;
+    out = it->get<int>();
+    return true;
+  };
+  if (!index("layer", spec.layer)) return "'layer' must be an integer 0.." + std::to_string(kMaxLayersOrHeads - 1);
+  auto head = entry.find("head");
+  if (head != entry.end() && *head == "mlp") spec.head = -1;
+  else if (!index("head", spec.head)) return "'head' must be an integer 0.." + std::to_string(kMaxLayersOrHeads - 1) + " or \"mlp\"";
+  auto kind = entry.find("kind");
+  if (kind == entry.end() || !ablationKindFromName(*kind, spec.kind)) return "'kind' must be \"zero\", \"mean\" or \"patch\"";
+  return "";
+}
+
+// The valid, distinct entries of the "interventions" array; the bad ones are named in `warning`.
+void readInterventions(const nlohmann::json& j, AppState& s, std::string& warning, const std::string& path) {
+  auto it = j.find("interventions");
+  if (it == j.end()) return;
+  if (!it->is_array()) throw Error(path + ": field 'interventions' must be an array (got " + std::string(it->type_name()) + ")");
+  std::string skipped;
+  for (size_t i = 0; i < it->size(); ++i) {
+    InterventionSpec spec;
+    const std::string problem = interventionFromJson((*it)[i], spec);
+    if (!problem.empty()) {
+      if (skipped.empty()) skipped = "interventions[" + std::to_string(i) + "]: " + problem;
+      else skipped += ", [" + std::to_string(i) + "]";
+      continue;
+    }
+    if (std::find(s.interventions.begin(), s.interventions.end(), spec) == s.interventions.end()) s.interventions.push_back(spec);
+  }
+  if (!skipped.empty()) warning = path + ": left out " + skipped;
 }
 }  // namespace
 
@@ -45,6 +102,9 @@ std::string sessionFileToJsonText(const SessionFile& session) {
                             {"moe_top_k", s.moeTopK},
                             {"moe_capacity_factor", s.moeCapacityFactor},
                             {"moe_expert_choice", s.moeExpertChoice},
+                            {"interventions", interventionsJson(s.interventions)},
+                            {"patch_source", s.patchSource},
+                            {"ablation_kind", ablationKindName(s.ablationKind)},
                             {"font_scale", s.fontScale},
                             {"projector", s.projector}};
   return j.dump(2) + "\n";
@@ -97,6 +157,10 @@ SessionFile sessionFileFromJsonText(const std::string& path, const std::string& 
   read(j, "moe_top_k", s.moeTopK, path);
   read(j, "moe_capacity_factor", s.moeCapacityFactor, path);
   read(j, "moe_expert_choice", s.moeExpertChoice, path);
+  readInterventions(j, s, session.warning, path);
+  read(j, "patch_source", s.patchSource, path);
+  if (auto kind = j.find("ablation_kind"); kind != j.end() && !ablationKindFromName(*kind, s.ablationKind))
+    throw Error(path + ": field 'ablation_kind' must be \"zero\", \"mean\" or \"patch\"");
   read(j, "font_scale", s.fontScale, path);
   read(j, "projector", s.projector, path);
   if (const char* msg = validateSamplingParams(s.sampling); msg && *msg) throw Error(path + ": " + msg);

@@ -10,6 +10,7 @@ namespace tscope::gui {
 struct SessionFile {
   std::string modelPath;
   AppState state;
+  std::string warning;  // one line naming the entries that were left out (bad interventions), or ""
 };
 
 void saveSessionFile(const std::string& path, const SessionFile& session);  // throws tscope::Error

@@ -257,3 +257,14 @@ def save_png(path, image):
     with open(path, "wb") as f:
         f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
                 + chunk(b"IDAT", zlib.compress(rows, 3)) + chunk(b"IEND", b""))
+
+
+def save_failure_screen(app, out, log):
+    """Saves the screen at a failure as OUT/failure.png (when the app is still there) and logs where."""
+    if app is None:
+        return
+    try:
+        save_png(os.path.join(out, "failure.png"), app.screenshot())
+        log(f"  the screen at the failure: {os.path.join(out, 'failure.png')}")
+    except Exception:
+        pass

@@ -14,9 +14,9 @@ import subprocess
 import sys
 import time
 
-from hands import App, Display, Failure, differs, save_png
+from hands import App, Display, Failure, differs, save_failure_screen
 
-PANELS = ["prompt", "attention", "residual", "sampling", "positional", "moe", "architecture", "scaling", "training"]
+PANELS = ["prompt", "attention", "inside", "residual", "sampling", "positional", "moe", "architecture", "scaling", "training"]
 log_lines = []
 
 
@@ -172,8 +172,8 @@ def shortcuts(app):
     for digit, panel in enumerate(PANELS, start=1):
         if f"tab_{panel}" not in app.report()["regions"]:
             continue
-        app.key(f"alt+{digit}")
-        app.wait(lambda r, p=panel: r["panel"] == p, f"Alt+{digit}: {panel}", 5)
+        app.key(f"alt+{digit % 10}")  # Alt 1..9, then Alt 0
+        app.wait(lambda r, p=panel: r["panel"] == p, f"Alt+{digit % 10}: {panel}", 5)
     app.key("alt+2")
     log("  shortcuts: all answered")
 
@@ -301,12 +301,7 @@ def main():
         log(f"PASS ({app.actions} actions, worst gap between frames {app.worst_gap:.2f} s)")
     except Failure as failure:
         log(f"FAIL: {failure}")
-        if app is not None:
-            try:
-                save_png(os.path.join(out, "failure.png"), app.screenshot())
-                log(f"  the screen at the failure: {os.path.join(out, 'failure.png')}")
-            except Exception:
-                pass
+        save_failure_screen(app, out, log)
         return 1
     finally:
         if app is not None:

@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@ struct ExportableMatrix {
 struct SharedView {
   std::map<std::string, ScreenRect> regions;  // named screen regions (tabs, heatmaps, plots) for ui_report
   ExportableMatrix exportable;                // set by the panel on screen
+  nlohmann::json facts = nlohmann::json::object();  // what the panel on screen shows, for ui_report ("shown")
 };
 
 // Records the widget just drawn as a named screen region (the GUI tests find and click it there).

@@ -1,0 +1,219 @@
+// The Inside panel's side column (panel_inside.h): the interventions grid (a toggle per head and
+// per MLP, the kind, the patch source, Clear all), the next token before and after them, and the
+// direct logit attribution of every head and MLP toward a chosen token at the query.
+#include <imgui.h>
+
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/gui/panels/panel_inside.h"
+#include "app/gui/widgets/bar_chart.h"
+#include "app/gui/widgets/layout.h"
+
+namespace tscope::gui {
+
+namespace {
+
+const char* tokenText(const Session& session, int id) {
+  static thread_local std::string text;  // ImGui copies it at once
+  text = session.tokenizer() ? tokenLabel(session.tokenizer()->tokenText(id), 16) : std::to_string(id);
+  return text.c_str();
+}
+
+// The last row of a (rows, V) logits array, or empty.
+std::span<const float> lastRow(const std::vector<float>& logits, int V) {
+  if (V <= 0 || logits.size() < (size_t)V) return {};
+  return std::span<const float>(logits).subspan(logits.size() - V, V);
+}
+
+// A cell's background from blue (negative) through the window to red (positive), |v| / bound.
+ImU32 divergingColor(float v, float bound) {
+  const float t = std::clamp(std::abs(v) / std::max(bound, 1e-9f), 0.0f, 1.0f);
+  return v < 0 ? IM_COL32(60, 110, 230, (int)(230 * t)) : IM_COL32(230, 70, 60, (int)(230 * t));
+}
+
+}  // namespace
+
+void InsidePanel::drawInterventions(PanelContext& ctx) {
+  AppState& st = ctx.state;
+  const ModelConfig& c = ctx.session.config();
+  const char* kinds[] = {"zero", "mean", "patch"};
+  int kind = static_cast<int>(st.ablationKind);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  if (ImGui::Combo("kind for new toggles", &kind, kinds, 3)) st.ablationKind = static_cast<AblationKind>(kind);
+  recordItem(ctx.shared, "ablation_kind");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("zero: replace the output by zeros; mean: by its mean over the prompt; patch: by its value on the source prompt");
+  sameLineIfFits("Clear all");
+  ImGui::BeginDisabled(st.interventions.empty());
+  if (ImGui::Button("Clear all")) {
+    st.interventions.clear();
+    ctx.repost = true;
+  }
+  ImGui::EndDisabled();
+  recordItem(ctx.shared, "ablate_clear");
+  if (st.ablationKind == AblationKind::Patch || std::any_of(st.interventions.begin(), st.interventions.end(),
+                                                            [](const InterventionSpec& s) { return s.kind == AblationKind::Patch; })) {
+    ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 7);
+    if (ImGui::InputText("source prompt", &st.patchSource, ImGuiInputTextFlags_EnterReturnsTrue)) ctx.repost = true;
+    if (ImGui::IsItemDeactivatedAfterEdit()) ctx.repost = true;
+    recordItem(ctx.shared, "patch_source");
+  }
+  // One toggle per (layer, head) and per layer's MLP: the cell's letter is the kind it applies.
+  const int columns = c.n_head + (c.hasFeedForward() ? 1 : 0) + 1;
+  if (ImGui::BeginTable("ablate", columns, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX,
+                        ImVec2(0, std::min(ImGui::GetFrameHeightWithSpacing() * (c.n_layer + 1.5f), ImGui::GetFontSize() * 16)))) {
+    ImGui::TableSetupScrollFreeze(1, 1);
+    ImGui::TableNextColumn();
+    for (int h = 0; h < c.n_head; ++h) {
+      ImGui::TableNextColumn();
+      ImGui::Text("h%d", h);
+    }
+    if (c.hasFeedForward()) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted("mlp");
+    }
+    for (int l = 0; l < c.n_layer; ++l) {
+      ImGui::TableNextColumn();
+      ImGui::Text("L%d", l);
+      for (int h = 0; h < columns - 1; ++h) {
+        ImGui::TableNextColumn();
+        const InterventionSpec spec{l, h < c.n_head ? h : -1, st.ablationKind};
+        auto it = std::find_if(st.interventions.begin(), st.interventions.end(),
+                               [&](const InterventionSpec& s) { return s.layer == spec.layer && s.head == spec.head; });
+        const bool active = it != st.interventions.end();
+        bool on = active;
+        ImGui::PushID(l * 1000 + h);
+        if (active) ImGui::PushStyleColor(ImGuiCol_CheckMark, kInterventionColor);
+        if (ImGui::Checkbox("##on", &on)) {
+          if (on) st.interventions.push_back(spec);
+          else st.interventions.erase(it);
+          ctx.repost = true;
+        }
+        if (active) ImGui::PopStyleColor();
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("%s layer %d %s", active ? "clear the intervention on" : (std::string(ablationKindName(spec.kind)) + "-ablate").c_str(), l,
+                            spec.isMlp() ? "MLP" : ("head " + std::to_string(h)).c_str());
+        ImGui::PopID();
+        recordItem(ctx.shared, "ablate_" + std::to_string(l) + "_" + (spec.isMlp() ? std::string("mlp") : std::to_string(h)));
+      }
+    }
+    ImGui::EndTable();
+  }
+  drawBeforeAfter(ctx);
+}
+
+void InsidePanel::drawBeforeAfter(PanelContext& ctx) {
+  const Snapshot* s = ctx.snapshot;
+  if (!s) return;
+  const int V = ctx.session.config().vocab_size;
+  const auto after = topNextTokens(lastRow(s->trace.logits, V), 5);
+  nlohmann::json& facts = ctx.shared.facts["inside"];
+  if (!after.empty()) facts["next_token"] = after.front().id;
+  if (ctx.state.interventions.empty() || s->cleanLogits.empty()) {
+    if (!after.empty()) ImGui::Text("next token: %s (%.3f)", tokenText(ctx.session, after.front().id), after.front().probability);
+    return;
+  }
+  const auto before = topNextTokens(s->cleanLogits, 5);
+  if (!before.empty()) facts["next_token_clean"] = before.front().id;
+  ImGui::PushStyleColor(ImGuiCol_Text, kInterventionColor);
+  ImGui::Text("%zu interventions active: the next token before and after", ctx.state.interventions.size());
+  ImGui::PopStyleColor();
+  if (ImGui::BeginTable("before_after", 2, ImGuiTableFlags_SizingStretchSame)) {
+    ImGui::TableSetupColumn("clean model");
+    ImGui::TableSetupColumn("with interventions");
+    ImGui::TableHeadersRow();
+    const float width = ImGui::GetContentRegionAvail().x / 2 - ImGui::GetFontSize();
+    for (size_t i = 0; i < std::max(before.size(), after.size()); ++i) {
+      for (const auto* list : {&before, &after}) {
+        ImGui::TableNextColumn();
+        if (i >= list->size()) continue;
+        char label[64];
+        std::snprintf(label, sizeof label, "%s %.3f", tokenText(ctx.session, (*list)[i].id), (*list)[i].probability);
+        drawBar((*list)[i].probability, 1.0f, width, list == &after ? BarStyle::Highlighted : BarStyle::Normal, label);
+      }
+    }
+    ImGui::EndTable();
+  }
+  ctx.shared.regions["before_after"] = {ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y};
+}
+
+void InsidePanel::drawAttribution(PanelContext& ctx) {
+  const Snapshot* s = ctx.snapshot;
+  if (!s || key_.query < 0) return;
+  const Trace& trace = s->trace;
+  const int V = ctx.session.config().vocab_size;
+  // The candidates: the logits at the query when the trace holds that row, else the last row.
+  const int rows = V > 0 ? (int)(trace.logits.size() / V) : 0;
+  const int row = rows == trace.T ? key_.query : rows - 1;
+  if (!(attributionKey_ == key_)) {
+    const bool held = row >= 0 && (size_t)(row + 1) * V <= trace.logits.size();
+    attributionChoices_ = held ? topNextTokens(std::span<const float>(trace.logits).subspan((size_t)row * V, V), 5) : std::vector<TokenProbability>{};
+    attributionFor_ = -2;
+    attributionKey_ = key_;
+  }
+  if (rows != trace.T && key_.query != trace.T - 1) ImGui::TextDisabled("(the candidates are the last position's next tokens)");
+  int token = attributionToken_ >= 0 ? attributionToken_ : (attributionChoices_.empty() ? 0 : attributionChoices_.front().id);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+  if (ImGui::BeginCombo("toward token", tokenText(ctx.session, token))) {
+    for (const TokenProbability& choice : attributionChoices_) {
+      char label[64];
+      std::snprintf(label, sizeof label, "%s (%.3f)", tokenText(ctx.session, choice.id), choice.probability);
+      if (ImGui::Selectable(label, choice.id == token)) attributionToken_ = token = choice.id;
+    }
+    ImGui::EndCombo();
+  }
+  recordItem(ctx.shared, "attribution_token");
+  if (attributionFor_ != token) {
+    attributionFor_ = token;
+    attribution_.reset();
+    attributionError_.clear();
+    try {
+      attribution_ = directLogitAttribution(trace, ctx.session.weights(), key_.query, token);
+    } catch (const std::exception& e) {
+      attributionError_ = e.what();
+    }
+  }
+  if (!attribution_) {
+    ImGui::TextWrapped("%s", attributionError_.c_str());
+    return;
+  }
+  const LogitAttribution& a = *attribution_;
+  const int L = (int)a.attnBias.size(), H = L > 0 ? (int)a.heads.size() / L : 0;
+  float bound = std::abs(a.embedding);
+  for (float v : a.heads) bound = std::max(bound, std::abs(v));
+  for (float v : a.mlp) bound = std::max(bound, std::abs(v));
+  ImGui::Text("logit %.4f = sum of the parts %.4f", a.logit, a.sum());
+  ctx.shared.facts["inside"]["dla_sum"] = a.sum();
+  ctx.shared.facts["inside"]["dla_logit"] = a.logit;
+  ctx.shared.facts["inside"]["dla_token"] = token;
+  if (ImGui::BeginTable("dla", H + 3, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX | ImGuiTableFlags_BordersInnerV,
+                        ImVec2(0, std::min(ImGui::GetTextLineHeightWithSpacing() * (L + 1.6f), ImGui::GetFontSize() * 14)))) {
+    ImGui::TableSetupScrollFreeze(1, 1);
+    ImGui::TableSetupColumn("");
+    for (int h = 0; h < H; ++h) ImGui::TableSetupColumn(("h" + std::to_string(h)).c_str());
+    ImGui::TableSetupColumn("mlp");
+    ImGui::TableSetupColumn("b_O");
+    ImGui::TableHeadersRow();
+    for (int l = 0; l < L; ++l) {
+      ImGui::TableNextColumn();
+      ImGui::Text("L%d", l);
+      auto cellValue = [&](float v, const char* what) {
+        ImGui::TableNextColumn();
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, divergingColor(v, bound));
+        ImGui::Text("%+.2f", v);
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("layer %d %s adds %.7g to the logit", l, what, v);
+      };
+      for (int h = 0; h < H; ++h) cellValue(a.heads[(size_t)l * H + h], ("head " + std::to_string(h)).c_str());
+      cellValue(a.mlp[l], "MLP");
+      cellValue(a.attnBias[l], "attention bias b_O");
+    }
+    ImGui::EndTable();
+  }
+  ImGui::Text("embedding %+.3f, final norm bias %+.3f", a.embedding, a.normBias);
+}
+
+}  // namespace tscope::gui

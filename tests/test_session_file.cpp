@@ -1,0 +1,42 @@
+// Session files keep the interventions, the patch source and the ablation kind: a round trip
+// restores them; a bad intervention entry is left out with one line naming it, the rest kept; a
+// bad field elsewhere refuses the file with one line.
+#include <gtest/gtest.h>
+
+#include "app/session/session_file.h"
+#include "model/core/error.h"
+
+using namespace tscope;
+using namespace tscope::gui;
+
+TEST(SessionFile, InterventionsSurviveARoundTrip) {
+  SessionFile session;
+  session.state.panel = PanelId::Inside;
+  session.state.interventions = {{1, 0, AblationKind::Zero}, {0, -1, AblationKind::Mean}, {1, 3, AblationKind::Patch}};
+  session.state.patchSource = "a second prompt";
+  session.state.ablationKind = AblationKind::Mean;
+  const SessionFile back = sessionFileFromJsonText("s.json", sessionFileToJsonText(session));
+  EXPECT_EQ(back.state.interventions, session.state.interventions);
+  EXPECT_EQ(back.state.patchSource, "a second prompt");
+  EXPECT_EQ(back.state.ablationKind, AblationKind::Mean);
+  EXPECT_EQ(back.state.panel, PanelId::Inside);
+  EXPECT_EQ(back.warning, "");
+  EXPECT_EQ(sessionFileToJsonText(back), sessionFileToJsonText(session));
+}
+
+TEST(SessionFile, BadInterventionEntriesAreLeftOutWithOneLine) {
+  const SessionFile s = sessionFileFromJsonText(
+      "s.json", R"({"tscope_session": 1, "interventions": [{"layer": 1, "head": 2, "kind": "zero"}, {"layer": -1, "head": 0, "kind": "zero"},
+                    {"layer": 0, "head": "mlp", "kind": "mean"}, {"layer": 0, "head": 1, "kind": "melt"}, 7,
+                    {"layer": 1, "head": 2, "kind": "zero"}]})");
+  ASSERT_EQ(s.state.interventions.size(), 2u);  // the duplicate is dropped too
+  EXPECT_EQ(s.state.interventions[0], (InterventionSpec{1, 2, AblationKind::Zero}));
+  EXPECT_EQ(s.state.interventions[1], (InterventionSpec{0, -1, AblationKind::Mean}));
+  EXPECT_NE(s.warning.find("interventions[1]: 'layer'"), std::string::npos) << s.warning;
+  EXPECT_NE(s.warning.find("[3]"), std::string::npos) << s.warning;
+  EXPECT_NE(s.warning.find("[4]"), std::string::npos) << s.warning;
+  EXPECT_EQ(s.warning.find('\n'), std::string::npos);
+  EXPECT_THROW(sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "interventions": "1.0"})"), Error);
+  EXPECT_THROW(sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "ablation_kind": "half"})"), Error);
+  EXPECT_THROW(sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "patch_source": 3})"), Error);
+}
