@@ -61,11 +61,20 @@ TEST_F(SessionInterventions, InternalsArriveAndAblationChangesThePredictionButNo
   EXPECT_TRUE(std::all_of(ablated->trace.headMix.begin() + (size_t)T * ablated->trace.C, ablated->trace.headMix.end(),
                           [](float v) { return v == 0.0f; }));
 
+  // An edit with the same interventions reuses the prefix of both the ablated and the clean run.
+  Request edited = ablate;
+  edited.prompt += "y";
+  auto again1 = compute(*session, edited);
+  ASSERT_TRUE(again1);
+  EXPECT_EQ(again1->error, "");
+  EXPECT_GT(again1->reusedTokens, 0);
+  EXPECT_EQ(again1->cleanLogits.size(), clean->trace.logits.size());
   // Generation follows the ablated model, and a cleared ablation gives the copy back.
   Request generate = ablate;
   generate.generateTokens = 3;
   auto generated = compute(*session, generate);
   ASSERT_TRUE(generated && generated->generation);
+  EXPECT_EQ(generated->error, "");
   EXPECT_NE(generated->request.prompt, base.prompt + "yui");
   Request cleared = base;
   cleared.generateTokens = 3;
