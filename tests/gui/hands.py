@@ -184,6 +184,23 @@ class App:
         self.x("windowfocus", "--sync", self.window, "mousemove", "--sync", int(x0), int(y0), "mousedown", 1, "sleep", "0.05", "mousemove", "--sync", int((x0 + x1) / 2),
                int((y0 + y1) / 2), "sleep", "0.05", "mousemove", "--sync", int(x1), int(y1), "sleep", "0.05", "mouseup", 1)
 
+    def scroll_into_view(self, name, container, timeout=10.0):
+        """Turns the mouse wheel over region `container` until region `name` lies inside it, as
+        a hand scrolls a column to reach a widget below the fold; returns the region."""
+        deadline = time.monotonic() + timeout
+        while True:
+            x0, y0, x1, y1 = self.stable_region(name)
+            c0, d0, c1, d1 = self.stable_region(container)
+            if y0 >= d0 and y1 <= d1:
+                return x0, y0, x1, y1
+            if time.monotonic() > deadline:
+                raise Failure(f"scrolling '{container}' did not bring '{name}' into view")
+            self.actions += 1
+            wheel = 5 if y1 > d1 else 4  # X11 buttons 4 and 5: wheel up and down
+            self.x("windowfocus", "--sync", self.window, "mousemove", "--sync", int((c0 + c1) / 2), int((d0 + d1) / 2), "click", "--repeat",
+                   3, wheel)
+            self.pause(0.1)
+
     def key(self, combo, hold=0.06):
         """Presses and holds a key (ImGui 1.86 samples held keys once per frame)."""
         self.actions += 1

@@ -66,7 +66,7 @@ def check_model(app, out, name, heads_to_ablate):
         raise Failure(f"{name}: the status bar still says interventions are active")
     # Kernel regression: drag the query across the plot.
     k0 = report["shown"]["kernel"]
-    x0, y0, x1, y1 = app.stable_region("kernel_plot")
+    x0, y0, x1, y1 = app.scroll_into_view("kernel_plot", "inside_side")
     app.drag(x0 + (x1 - x0) * 0.3, (y0 + y1) / 2, x0 + (x1 - x0) * 0.85, (y0 + y1) / 2)
     report = app.wait(lambda r: abs(r["shown"]["kernel"]["query"] - k0["query"]) > 0.5, f"{name}: dragging the kernel query", 10)
     if abs(report["shown"]["kernel"]["estimate"] - k0["estimate"]) < 1e-4:

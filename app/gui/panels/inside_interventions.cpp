@@ -190,12 +190,13 @@ void InsidePanel::drawAttribution(PanelContext& ctx) {
   ctx.shared.facts["inside"]["dla_sum"] = a.sum();
   ctx.shared.facts["inside"]["dla_logit"] = a.logit;
   ctx.shared.facts["inside"]["dla_token"] = token;
-  if (ImGui::BeginTable("dla", H + 3, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX | ImGuiTableFlags_BordersInnerV,
+  const bool mlp = ctx.session.config().hasFeedForward();  // attention-only models: no MLP column
+  if (ImGui::BeginTable("dla", H + (mlp ? 3 : 2), ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX | ImGuiTableFlags_BordersInnerV,
                         ImVec2(0, std::min(ImGui::GetTextLineHeightWithSpacing() * (L + 1.6f), ImGui::GetFontSize() * 14)))) {
     ImGui::TableSetupScrollFreeze(1, 1);
     ImGui::TableSetupColumn("");
     for (int h = 0; h < H; ++h) ImGui::TableSetupColumn(("h" + std::to_string(h)).c_str());
-    ImGui::TableSetupColumn("mlp");
+    if (mlp) ImGui::TableSetupColumn("mlp");
     ImGui::TableSetupColumn("b_O");
     ImGui::TableHeadersRow();
     for (int l = 0; l < L; ++l) {
@@ -208,7 +209,7 @@ void InsidePanel::drawAttribution(PanelContext& ctx) {
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("layer %d %s adds %.7g to the logit", l, what, v);
       };
       for (int h = 0; h < H; ++h) cellValue(a.heads[(size_t)l * H + h], ("head " + std::to_string(h)).c_str());
-      cellValue(a.mlp[l], "MLP");
+      if (mlp) cellValue(a.mlp[l], "MLP");
       cellValue(a.attnBias[l], "attention bias b_O");
     }
     ImGui::EndTable();

@@ -149,6 +149,7 @@ void InsidePanel::draw(PanelContext& ctx) {
   if (ImGui::CollapsingHeader("Direct logit attribution", ImGuiTreeNodeFlags_DefaultOpen)) drawAttribution(ctx);
   if (ImGui::CollapsingHeader("Attention as kernel regression", ImGuiTreeNodeFlags_DefaultOpen)) kernel_.draw(ctx.shared, sideWidth);
   ImGui::EndChild();
+  recordItem(ctx.shared, "inside_side");
   hoveredKey_ = nextHoveredKey_;
   hoveredDim_ = nextHoveredDim_;
   nextHoveredKey_ = nextHoveredDim_ = -1;
