@@ -60,11 +60,9 @@ std::vector<float> row(const std::vector<float>& rows, size_t index, size_t C) {
 }
 // out += x W + b: a row through W_O (C, C) and its bias.
 void addProjected(std::vector<float>& out, const std::vector<float>& x, const float* W, const float* b) {
-  const size_t C = out.size();
-  std::vector<double> sum(C, 0.0);
-  for (size_t i = 0; i < C; ++i)
-    for (size_t c = 0; c < C; ++c) sum[c] += (double)x[i] * W[i * C + c];
-  for (size_t c = 0; c < C; ++c) out[c] += (float)(sum[c] + (b ? b[c] : 0.0f));
+  const int C = static_cast<int>(out.size());
+  const std::vector<double> sum = throughRows(x.data(), W, 0, C, C);
+  for (int c = 0; c < C; ++c) out[c] += (float)(sum[c] + (b ? b[c] : 0.0f));
 }
 void add(std::vector<float>& out, const std::vector<float>& x) {
   for (size_t c = 0; c < out.size(); ++c) out[c] += x[c];

@@ -123,6 +123,29 @@ void bucketMeans(const std::vector<double>& values, size_t maxPoints, std::vecto
 
 namespace tscope {
 
+NormStatistics normStatistics(const float* x, int C, const ModelConfig& config) {
+  NormStatistics s;
+  double sum = 0, squares = 0;
+  for (int c = 0; c < C; ++c) sum += x[c];
+  s.mean = sum / C;
+  for (int c = 0; c < C; ++c) {
+    const double centred = config.norm == NormKind::RmsNorm ? x[c] : x[c] - s.mean;
+    squares += centred * centred;
+  }
+  s.rstd = 1.0 / std::sqrt(squares / C + config.layer_norm_epsilon);
+  return s;
+}
+
+std::vector<double> throughRows(const float* x, const float* W, int firstRow, int rows, int C) {
+  std::vector<double> out(C, 0.0);
+  for (int i = 0; i < rows; ++i) {
+    const double xi = x[i];
+    const float* wRow = W + (size_t)(firstRow + i) * C;
+    for (int c = 0; c < C; ++c) out[c] += xi * wRow[c];
+  }
+  return out;
+}
+
 double LogitAttribution::sum() const {
   double s = (double)embedding + normBias;
   for (float v : heads) s += v;
@@ -152,12 +175,7 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
   double rstd = 1, sumA = 0, normBias = 0;
   const bool layerNorm = config.hasFinalNorm() && config.norm == NormKind::LayerNorm;
   if (config.hasFinalNorm()) {
-    const float* x = trace.finalResid.data() + row;
-    double mean = 0, squares = 0;
-    for (int c = 0; c < C; ++c) mean += x[c];
-    mean /= C;
-    for (int c = 0; c < C; ++c) squares += layerNorm ? (x[c] - mean) * (x[c] - mean) : (double)x[c] * x[c];
-    rstd = 1.0 / std::sqrt(squares / C + config.layer_norm_epsilon);
+    rstd = normStatistics(trace.finalResid.data() + row, C, config).rstd;
     for (int c = 0; c < C; ++c) {
       a[c] *= params.lnfWeight[c];
       sumA += a[c];
@@ -186,15 +204,8 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
   for (int l = 0; l < L; ++l) {
     const ConstLayerWeights& w = params.layers[l];
     const float* mix = trace.headMix.data() + ((size_t)l * trace.T + position) * C;
-    for (int h = 0; h < H; ++h) {  // head h's rows of W_O (C_in, C_out): h D .. h D + D - 1
-      std::fill(component.begin(), component.end(), 0.0);
-      for (int d = 0; d < D; ++d) {
-        const double m = mix[h * D + d];
-        const float* wRow = w.attnProjWeight + (size_t)(h * D + d) * C;
-        for (int c = 0; c < C; ++c) component[c] += m * wRow[c];
-      }
-      out.heads[(size_t)l * H + h] = share(component);
-    }
+    for (int h = 0; h < H; ++h)  // head h's rows of W_O (C_in, C_out): h D .. h D + D - 1
+      out.heads[(size_t)l * H + h] = share(throughRows(mix + h * D, w.attnProjWeight, h * D, D, C));
     if (w.attnProjBias) {
       component.assign(w.attnProjBias, w.attnProjBias + C);
       out.attnBias[l] = share(component);

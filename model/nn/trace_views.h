@@ -61,6 +61,18 @@ std::vector<double> trailingMean(const std::vector<float>& values, size_t window
 // maxPoints of them; appends each bucket's mean step to stepsOut and mean value to meansOut.
 void bucketMeans(const std::vector<double>& values, size_t maxPoints, std::vector<double>& stepsOut, std::vector<double>& meansOut);
 
+// The statistics the configured norm computes over one row x (C): the mean (LayerNorm subtracts
+// it; reported for RMSNorm too) and rstd = 1 / sqrt(var + eps) (LayerNorm) or 1 / sqrt(mean
+// square + eps) (RMSNorm), in double.
+struct NormStatistics {
+  double mean = 0, rstd = 1;
+};
+NormStatistics normStatistics(const float* x, int C, const ModelConfig& config);
+
+// (C) sum_i x[i] W[(firstRow + i) C + c] over i < rows, in double: a row through rows
+// firstRow .. firstRow + rows - 1 of a (K, C) weight such as W_O (one head's D rows, or all of them).
+std::vector<double> throughRows(const float* x, const float* W, int firstRow, int rows, int C);
+
 // Direct logit attribution: how much each component writing to the residual stream adds to the
 // logit of `token` at `position`, through the final norm frozen at that position (its scale and
 // centering are linear once the statistics are fixed). The parts sum to the logit (sum()).

@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "model/core/error.h"
+#include "model/nn/trace_views.h"
 
 namespace tscope {
 
@@ -84,26 +85,6 @@ void Transformer::recordNorms(Trace* trace, int slot, int T) {
   for (int t = 0; t < T; ++t) trace->residNorm[(size_t)slot * T + t] = static_cast<float>(l2norm(hostResidual_.data() + (size_t)t * C, C));
 }
 
-namespace {
-
-// mean[t] and rstd[t] of each row of x (T, C) as the configured norm computes them.
-void normStatistics(const float* x, int T, int C, const ModelConfig& config, float* mean, float* rstd) {
-  for (int t = 0; t < T; ++t) {
-    const float* row = x + (size_t)t * C;
-    double sum = 0, squares = 0;
-    for (int c = 0; c < C; ++c) sum += row[c];
-    const double mu = sum / C;
-    for (int c = 0; c < C; ++c) {
-      const double centred = config.norm == NormKind::RmsNorm ? row[c] : row[c] - mu;
-      squares += centred * centred;
-    }
-    mean[t] = static_cast<float>(mu);
-    rstd[t] = static_cast<float>(1.0 / std::sqrt(squares / C + config.layer_norm_epsilon));
-  }
-}
-
-}  // namespace
-
 // The internals of layer `layer` (trace.internalLayers) from the scratch its forward left.
 void Transformer::captureInternals(Trace& trace, int layer, int T, KVCache& cache) {
   const int ii = trace.internalIndex(layer);
@@ -130,7 +111,11 @@ void Transformer::captureInternals(Trace& trace, int layer, int T, KVCache& cach
     hostResidual_.resize(TC);
     backend_->download(hostResidual_.data(), input.data(), TC);
     const size_t at = ((size_t)ii * 2 + n) * T;
-    normStatistics(hostResidual_.data(), T, C, config_, trace.normMean.data() + at, trace.normRstd.data() + at);
+    for (int t = 0; t < T; ++t) {
+      const NormStatistics stats = normStatistics(hostResidual_.data() + (size_t)t * C, C, config_);
+      trace.normMean[at + t] = static_cast<float>(stats.mean);
+      trace.normRstd[at + t] = static_cast<float>(stats.rstd);
+    }
   }
   if (!trace.mlpPre.empty()) {
     const size_t TF = (size_t)T * F;
