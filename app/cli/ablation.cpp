@@ -20,9 +20,9 @@ std::set<std::string> withAblationFlags(std::set<std::string> flags) {
 namespace {
 
 AblationKind kindFromName(const std::string& name) {
-  for (AblationKind kind : {AblationKind::Zero, AblationKind::Mean, AblationKind::Patch})
-    if (name == ablationKindName(kind)) return kind;
-  throw UsageError("--ablate-mode must be zero, mean or patch (got '" + name + "')");
+  AblationKind kind;
+  if (!ablationKindFromName(name, kind)) throw UsageError("--ablate-mode must be zero, mean or patch (got '" + name + "')");
+  return kind;
 }
 
 }  // namespace

@@ -20,17 +20,11 @@ void read(const nlohmann::json& j, const char* key, T& out, const std::string& p
   if (const char* problem = jsonFieldProblem(*it, out))
     throw Error(path + ": field '" + key + "' " + problem + " (got " + (it->is_number() ? it->dump() : it->type_name()) + ")");
 }
-constexpr AblationKind kAblationKinds[] = {AblationKind::Zero, AblationKind::Mean, AblationKind::Patch};
 constexpr int kMaxLayersOrHeads = 4096;
 
-// "zero" / "mean" / "patch" -> the kind; false for anything else.
-bool ablationKindFromName(const nlohmann::json& name, AblationKind& out) {
-  for (AblationKind kind : kAblationKinds)
-    if (name.is_string() && name.get<std::string>() == ablationKindName(kind)) {
-      out = kind;
-      return true;
-    }
-  return false;
+// "zero" / "mean" / "patch" -> the kind; false for anything else (a JSON string or not).
+bool ablationKindFromJson(const nlohmann::json& name, AblationKind& out) {
+  return name.is_string() && ablationKindFromName(name.get<std::string>(), out);
 }
 
 nlohmann::json interventionsJson(const std::vector<InterventionSpec>& specs) {
@@ -54,7 +48,7 @@ std::string interventionFromJson(const nlohmann::json& entry, InterventionSpec& 
   if (head != entry.end() && *head == "mlp") spec.head = -1;
   else if (!index("head", spec.head)) return "'head' must be an integer 0.." + std::to_string(kMaxLayersOrHeads - 1) + " or \"mlp\"";
   auto kind = entry.find("kind");
-  if (kind == entry.end() || !ablationKindFromName(*kind, spec.kind)) return "'kind' must be \"zero\", \"mean\" or \"patch\"";
+  if (kind == entry.end() || !ablationKindFromJson(*kind, spec.kind)) return "'kind' must be \"zero\", \"mean\" or \"patch\"";
   return "";
 }
 
@@ -159,7 +153,7 @@ SessionFile sessionFileFromJsonText(const std::string& path, const std::string& 
   read(j, "moe_expert_choice", s.moeExpertChoice, path);
   readInterventions(j, s, session.warning, path);
   read(j, "patch_source", s.patchSource, path);
-  if (auto kind = j.find("ablation_kind"); kind != j.end() && !ablationKindFromName(*kind, s.ablationKind))
+  if (auto kind = j.find("ablation_kind"); kind != j.end() && !ablationKindFromJson(*kind, s.ablationKind))
     throw Error(path + ": field 'ablation_kind' must be \"zero\", \"mean\" or \"patch\"");
   read(j, "font_scale", s.fontScale, path);
   read(j, "projector", s.projector, path);

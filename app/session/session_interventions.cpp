@@ -13,13 +13,10 @@ void Session::applyInterventions(const Request& request, std::span<const int> id
     transformer_->setInterventions({});
     return;
   }
-  const auto uses = [&](AblationKind kind) {
-    return std::any_of(request.interventions.begin(), request.interventions.end(), [kind](const auto& s) { return s.kind == kind; });
-  };
   InterventionKey key;
   key.specs = request.interventions;
-  if (uses(AblationKind::Mean)) key.meanIds.assign(ids.begin(), ids.end());
-  if (uses(AblationKind::Patch)) {
+  if (usesKind(key.specs, AblationKind::Mean)) key.meanIds.assign(ids.begin(), ids.end());
+  if (usesKind(key.specs, AblationKind::Patch)) {
     key.sourceIds = model_.tokenizer->encode(request.patchSource);
     // Positions past the context cannot be patched: keep the source's first n_positions tokens.
     key.sourceIds.resize(std::min<size_t>(key.sourceIds.size(), config().n_positions));

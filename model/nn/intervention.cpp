@@ -18,6 +18,19 @@ const char* ablationKindName(AblationKind kind) {
   return "zero";
 }
 
+bool ablationKindFromName(std::string_view name, AblationKind& out) {
+  for (AblationKind kind : {AblationKind::Zero, AblationKind::Mean, AblationKind::Patch})
+    if (name == ablationKindName(kind)) {
+      out = kind;
+      return true;
+    }
+  return false;
+}
+
+bool usesKind(const std::vector<InterventionSpec>& specs, AblationKind kind) {
+  return std::any_of(specs.begin(), specs.end(), [kind](const InterventionSpec& s) { return s.kind == kind; });
+}
+
 std::string interventionProblem(const InterventionSpec& spec, const ModelConfig& config) {
   const std::string name = formatInterventions({spec});
   if (spec.layer < 0 || spec.layer >= config.n_layer)

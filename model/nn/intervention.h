@@ -18,6 +18,7 @@ class Transformer;
 
 enum class AblationKind { Zero, Mean, Patch };
 const char* ablationKindName(AblationKind kind);  // "zero", "mean", "patch"
+bool ablationKindFromName(std::string_view name, AblationKind& out);  // the inverse; false for another name
 
 struct InterventionSpec {
   int layer = 0;
@@ -31,6 +32,8 @@ struct InterventionSpec {
 // naming the bad item (not L.H or L.mlp, a layer or head outside the model, an MLP ablation on an
 // attention-only model). Empty text -> none.
 std::vector<InterventionSpec> parseInterventions(std::string_view text, AblationKind kind, const ModelConfig& config);
+// Whether any of `specs` is of `kind` (Mean edits need the prompt, Patch edits a source prompt).
+bool usesKind(const std::vector<InterventionSpec>& specs, AblationKind kind);
 // "1.0,1.3,0.mlp" (the kind is not written).
 std::string formatInterventions(const std::vector<InterventionSpec>& specs);
 // "" when `spec` fits `config`, else one line saying why not.

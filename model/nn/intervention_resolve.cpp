@@ -28,8 +28,7 @@ Interventions resolveInterventions(Transformer& model, const std::vector<Interve
   Interventions out;
   for (const InterventionSpec& spec : specs)
     if (std::string problem = interventionProblem(spec, config); !problem.empty()) throw Error("intervention " + problem);
-  const bool needMean = std::any_of(specs.begin(), specs.end(), [](const auto& s) { return s.kind == AblationKind::Mean; });
-  const bool needPatch = std::any_of(specs.begin(), specs.end(), [](const auto& s) { return s.kind == AblationKind::Patch; });
+  const bool needMean = usesKind(specs, AblationKind::Mean), needPatch = usesKind(specs, AblationKind::Patch);
   if (needMean && promptIds.empty()) throw Error("mean ablation needs a prompt to average over");
   if (needPatch && sourceIds.empty()) throw Error("patching needs a source prompt: type the second prompt to take the values from");
   // The clean runs, without the model's current interventions.
