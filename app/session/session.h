@@ -11,6 +11,7 @@
 
 #include "app/session/worker.h"
 
+#include "model/nn/efficient_attention.h"
 #include "model/nn/incremental_forward.h"
 #include "model/nn/intervention.h"
 #include "model/generate/generate.h"
@@ -38,6 +39,14 @@ struct Request {
   // inputs) and the internals of one layer (-1: none); see TraceOptions.
   bool components = false;
   int inspectLayer = -1;
+  // The rows (prompt positions) whose components and per-row internals are kept: -1 = every row
+  // (the Efficient-attention panel reads one layer's q of every row), else the inspected query
+  // (the Inside panel), which keeps an edit of a long prompt as cheap as with the panel closed.
+  int inspectRow = -1;
+  // The Efficient-attention panel: the prompt runs once more with this variant in place of exact
+  // attention at layer `variantLayer` (-1: every layer); the snapshot then holds variantLogits.
+  std::optional<AttentionVariantParams> attentionVariant;
+  int variantLayer = -1;
   // Applied to every forward of this request (the prompt, generation, beam search, KV timing).
   std::vector<InterventionSpec> interventions;
   std::string patchSource;              // the second prompt Patch edits take their values from
@@ -85,6 +94,10 @@ struct Snapshot {
   // before / after comparison (empty without interventions).
   std::vector<float> cleanLogits;
   std::vector<int> patchSourceIds;    // the source prompt's tokens (Patch edits), as run
+  // With Request::attentionVariant: the last position's logits (V) with the variant in place of
+  // exact attention (the "after" of the KL and top-5 comparison; `logits` of stages are "before").
+  std::vector<float> variantLogits;
+  std::string variantNote;            // one line when variantLogits could not be computed (else "")
   std::string error;                  // one line when the request could not be computed
 };
 
