@@ -1,6 +1,7 @@
 // Session files keep the interventions, the patch source and the ablation kind: a round trip
 // restores them; a bad intervention entry is left out with one line naming it, the rest kept; a
-// bad field elsewhere refuses the file with one line.
+// bad field elsewhere refuses the file with one line. The Efficient-attention panel's variant and
+// knobs round-trip; a bad name or knob keeps the defaults with one line.
 #include <gtest/gtest.h>
 
 #include "app/session/session_file.h"
@@ -39,4 +40,38 @@ TEST(SessionFile, BadInterventionEntriesAreLeftOutWithOneLine) {
   EXPECT_THROW(sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "interventions": "1.0"})"), Error);
   EXPECT_THROW(sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "ablation_kind": "half"})"), Error);
   EXPECT_THROW(sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "patch_source": 3})"), Error);
+}
+
+TEST(SessionFile, EfficientAttentionChoicesSurviveARoundTrip) {
+  SessionFile session;
+  session.state.panel = PanelId::Efficient;
+  session.state.attentionVariant.variant = AttentionVariant::Linformer;
+  session.state.attentionVariant.projected = 32;
+  session.state.attentionVariant.buckets = 16;
+  session.state.attentionVariant.rounds = 3;
+  session.state.variantAllLayers = true;
+  const SessionFile back = sessionFileFromJsonText("s.json", sessionFileToJsonText(session));
+  EXPECT_EQ(back.state.panel, PanelId::Efficient);
+  EXPECT_EQ(back.state.attentionVariant.variant, AttentionVariant::Linformer);
+  EXPECT_EQ(back.state.attentionVariant.projected, 32);
+  EXPECT_EQ(back.state.attentionVariant.buckets, 16);
+  EXPECT_EQ(back.state.attentionVariant.rounds, 3);
+  EXPECT_TRUE(back.state.variantAllLayers);
+  EXPECT_EQ(back.warning, "");
+  EXPECT_EQ(sessionFileToJsonText(back), sessionFileToJsonText(session));
+}
+
+TEST(SessionFile, BadEfficientAttentionChoicesKeepTheDefaultsWithOneLine) {
+  const AttentionVariantParams defaults = AppState{}.attentionVariant;
+  for (const char* efficient : {R"({"variant": "sparse", "window": 9})", R"({"variant": "lsh", "buckets": 0})"}) {
+    const SessionFile s = sessionFileFromJsonText("s.json", std::string(R"({"tscope_session": 1, "prompt": "kept", "efficient": )") + efficient + "}");
+    EXPECT_EQ(s.state.prompt, "kept") << efficient;
+    EXPECT_EQ(s.state.attentionVariant.variant, defaults.variant) << efficient;
+    EXPECT_EQ(s.state.attentionVariant.window, defaults.window) << efficient;
+    EXPECT_EQ(s.state.attentionVariant.buckets, defaults.buckets) << efficient;
+    EXPECT_NE(s.warning.find("efficient: "), std::string::npos) << s.warning;
+    EXPECT_EQ(s.warning.find('\n'), std::string::npos) << s.warning;
+  }
+  EXPECT_THROW(sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "efficient": 3})"), Error);
+  EXPECT_THROW(sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "efficient": {"window": "wide"}})"), Error);
 }

@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <iterator>
 
 #include <filesystem>
 
 #include "app/gui/panels/panel_architecture.h"
 #include "app/gui/panels/panel_attention.h"
+#include "app/gui/panels/panel_efficient.h"
 #include "app/gui/panels/panel_inside.h"
 #include "app/gui/panels/panel_moe.h"
 #include "app/gui/panels/panel_positional.h"
@@ -57,6 +59,7 @@ void App::makeModelPanels() {
   at(PanelId::Moe) = std::make_unique<MoePanel>();
   at(PanelId::Architecture) = std::make_unique<ArchitecturePanel>();
   at(PanelId::Scaling) = std::make_unique<ScalingPanel>();
+  at(PanelId::Efficient) = std::make_unique<EfficientPanel>();
   if (!trainingPanel_) {
     auto training = std::make_unique<TrainingPanel>();
     trainingPanel_ = training.get();
@@ -98,12 +101,18 @@ void App::post(int generateTokens) {
   request.beamWidth = state_.beamWidth;
   request.beamSteps = state_.beamSteps;
   request.measureKvCache = state_.measureKvCache;
-  // Every panel shows the ablated model; only the Inside panel pays for components and internals.
+  // Every panel shows the ablated model; only the Inside panel pays for components and internals,
+  // and only the Efficient-attention panel for one layer's q, k, v of every row and the variant's run.
   request.interventions = state_.interventions;
   request.patchSource = state_.patchSource;
-  postedInspectLayer_ = state_.panel == PanelId::Inside ? state_.layer : -1;
-  request.components = postedInspectLayer_ >= 0;
-  request.inspectLayer = postedInspectLayer_;
+  postedInspect_ = inspectWanted();
+  request.components = postedInspect_.panel == PanelId::Inside;
+  request.inspectLayer = postedInspect_.layer;
+  if (postedInspect_.panel == PanelId::Efficient) {
+    request.inspectRow = -1;
+    request.attentionVariant = state_.attentionVariant;
+    request.variantLayer = state_.variantAllLayers ? -1 : state_.layer;
+  }
   const ModelConfig& c = session_->config();
   if (c.isMoe()) {
     // The model's routing with the panel's knobs on top.
@@ -116,14 +125,31 @@ void App::post(int generateTokens) {
   session_->post(std::move(request));
 }
 
+App::InspectKey App::inspectWanted() const {
+  if (state_.panel == PanelId::Inside || state_.panel == PanelId::Efficient) return {state_.panel, state_.layer};
+  return {};
+}
+
+namespace {
+// The Alt shortcut of each panel (PanelId order): Alt 1..9 and Alt 0 for the first ten tabs as
+// they were, Alt E for the Efficient-attention lab.
+struct PanelShortcut {
+  Key key;
+  int digit;  // Key::Digit1 + digit
+};
+constexpr PanelShortcut kPanelShortcuts[] = {{Key::Digit1, 0}, {Key::Digit1, 1}, {Key::Digit1, 2}, {Key::Digit1, 3}, {Key::Digit1, 4}, {Key::Digit1, 5},
+                                             {Key::Digit1, 6}, {Key::Digit1, 7}, {Key::Digit1, 8}, {Key::E, 0},      {Key::Digit1, -1}};
+static_assert(std::size(kPanelShortcuts) == static_cast<size_t>(PanelId::Count));
+}  // namespace
+
 void App::handleShortcuts() {
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;  // typing in the prompt
   const ModelConfig& c = session_->config();
   if (isShortcutPressed(Key::Right)) state_.head = (state_.head + 1) % c.n_head;
   if (isShortcutPressed(Key::Left)) state_.head = (state_.head + c.n_head - 1) % c.n_head;
-  if (state_.panel == PanelId::Inside) {
-    // The Inside panel steps the query token (-1, the last one, counts as the last position).
+  if (state_.panel == PanelId::Inside || state_.panel == PanelId::Efficient) {
+    // The Inside and Efficient-attention panels step the query token (-1, the last one, counts as the last position).
     const int tokens = snapshot_ ? static_cast<int>(snapshot_->ids.size()) : 0;
     const int token = state_.token < 0 ? tokens - 1 : state_.token;
     if (tokens > 0 && isShortcutPressed(Key::Down)) state_.token = std::min(tokens - 1, token + 1);
@@ -142,7 +168,7 @@ void App::handleShortcuts() {
   if (isShortcutPressed(Key::Equal, kCtrl) || isShortcutPressed(Key::Equal, kCtrl | kShift)) state_.fontScale = std::min(3.0f, state_.fontScale + 0.25f);
   if (isShortcutPressed(Key::Minus, kCtrl)) state_.fontScale = std::max(0.75f, state_.fontScale - 0.25f);
   for (int i = 0; i < static_cast<int>(PanelId::Count); ++i)
-    if (isShortcutPressed(Key::Digit1, kAlt, i < 9 ? i : -1)) selectPanel(static_cast<PanelId>(i));  // Alt 1..9, then Alt 0
+    if (isShortcutPressed(kPanelShortcuts[i].key, kAlt, kPanelShortcuts[i].digit)) selectPanel(static_cast<PanelId>(i));
   if (isShortcutPressed(Key::Q, kCtrl)) quit_ = true;
 }
 
@@ -198,8 +224,8 @@ void App::frame(float frameMs) {
   drawStatusBar(frameMs);
   ImGui::End();
   if (showHelp_) drawHelpOverlay();
-  // Entering or leaving the Inside panel, or another layer there, asks for other internals.
-  if (ctx.repost || (state_.panel == PanelId::Inside ? state_.layer : -1) != postedInspectLayer_) post(ctx.generateTokens);
+  // Entering or leaving the Inside or Efficient-attention panel, or another layer there, asks for other internals.
+  if (ctx.repost || !(inspectWanted() == postedInspect_)) post(ctx.generateTokens);
   // Opened at the start of the next frame: this frame's draw lists still use the old textures.
   if (!ctx.openModel.empty()) pendingOpen_ = {ctx.openModel, ctx.openPrompt};
 }
@@ -439,7 +465,7 @@ void App::drawHelpOverlay() {
   ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
   ImGui::Begin("Keyboard shortcuts", &showHelp_, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse);
   const char* rows[][2] = {{"Left / Right", "previous / next head"},
-                           {"Up / Down", "previous / next layer (Inside the block: query token)"},
+                           {"Up / Down", "previous / next layer (Inside the block, Efficient attention: query token)"},
                            {"A", "average over heads"},
                            {"S", "pre-softmax scores / probabilities"},
                            {"G", "grid of every layer x head"},
@@ -447,6 +473,7 @@ void App::drawHelpOverlay() {
                            {"P", "projector mode (light, high contrast)"},
                            {"Ctrl + / Ctrl -", "larger / smaller text"},
                            {"Alt 1..9, 0", "switch panel"},
+                           {"Alt E", "Efficient attention"},
                            {"F1 or ?", "this help"},
                            {"Ctrl Q", "quit"}};
   if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {

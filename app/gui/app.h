@@ -94,8 +94,15 @@ class App {
   std::string message_;
   bool quit_ = false;
   bool showHelp_ = false;
-  int requestedTab_ = -1;
-  int postedInspectLayer_ = -1;  // the layer whose internals the last request asked for (-1: none)  // a tab to select on the next frame (--panel, Alt+N)
+  int requestedTab_ = -1;  // a tab to select on the next frame (--panel, Alt+N)
+  // The panel that asked for one layer's internals in the last request, and the layer (-1: none).
+  struct InspectKey {
+    PanelId panel = PanelId::Count;
+    int layer = -1;
+    bool operator==(const InspectKey&) const = default;
+  };
+  InspectKey inspectWanted() const;  // what the panel on screen needs now
+  InspectKey postedInspect_;
   std::string pendingScreenshot_;
   ExportableMatrix lastExportable_;  // the toolbar is drawn before the panel sets this frame's
   std::string sessionPath_ = "tscope-session.json";

@@ -45,6 +45,7 @@ bool isShortcutPressed(Key key, int mods, int digitOffset) {
     case Key::Up: code = GLFW_KEY_UP; break;
     case Key::Down: code = GLFW_KEY_DOWN; break;
     case Key::A: code = GLFW_KEY_A; break;
+    case Key::E: code = GLFW_KEY_E; break;
     case Key::G: code = GLFW_KEY_G; break;
     case Key::L: code = GLFW_KEY_L; break;
     case Key::P: code = GLFW_KEY_P; break;

@@ -9,7 +9,7 @@ struct GLFWwindow;
 namespace tscope::gui {
 
 // Keys the app binds.
-enum class Key { Left, Right, Up, Down, A, G, L, P, Q, S, F1, Slash, Equal, Minus, Digit1 };
+enum class Key { Left, Right, Up, Down, A, E, G, L, P, Q, S, F1, Slash, Equal, Minus, Digit1 };
 // Modifier bits a shortcut is pressed with (combine with |).
 enum Mod : int { kNoMod = 0, kShift = 1, kCtrl = 2, kAlt = 4 };
 // Pressed (or repeated) since the last frame with exactly these modifiers held; Digit1 + n for the

@@ -7,9 +7,9 @@
 namespace tscope::gui {
 
 namespace {
-constexpr const char* kPanelNames[] = {"prompt", "attention", "inside", "residual", "sampling", "positional", "moe", "architecture", "scaling", "training"};
+constexpr const char* kPanelNames[] = {"prompt", "attention", "inside", "residual", "sampling", "positional", "moe", "architecture", "scaling", "efficient", "training"};
 constexpr const char* kPanelTitles[] = {"Prompt & tokens", "Attention",    "Inside the block",    "Residual & logit lens", "Next token",
-                                        "Positional encodings", "Experts", "Architecture & cost", "Scaling laws",          "Training"};
+                                        "Positional encodings", "Experts", "Architecture & cost", "Scaling laws",          "Efficient attention", "Training"};
 static_assert(std::size(kPanelNames) == static_cast<size_t>(PanelId::Count));
 static_assert(std::size(kPanelTitles) == static_cast<size_t>(PanelId::Count));
 }  // namespace

@@ -6,11 +6,12 @@
 #include <vector>
 
 #include "model/generate/sampling.h"
+#include "model/nn/efficient_attention.h"
 #include "model/nn/intervention.h"
 
 namespace tscope::gui {
 
-enum class PanelId { Prompt, Attention, Inside, Residual, Sampling, Positional, Moe, Architecture, Scaling, Training, Count };
+enum class PanelId { Prompt, Attention, Inside, Residual, Sampling, Positional, Moe, Architecture, Scaling, Efficient, Training, Count };
 const char* panelName(PanelId id);   // "attention", ... (for --panel)
 const char* panelTitle(PanelId id);  // "Attention", ... (tab titles)
 
@@ -41,6 +42,10 @@ struct AppState {
   std::vector<InterventionSpec> interventions;
   std::string patchSource = "The slow green turtle walks under the busy road because it";
   AblationKind ablationKind = AblationKind::Zero;  // the kind new toggles use
+  // The Efficient-attention panel: the variant put beside exact attention, with its knobs (fixed
+  // random projections: Linformer's pointers stay null), in the selected layer or in every layer.
+  AttentionVariantParams attentionVariant{.variant = AttentionVariant::Lsh};
+  bool variantAllLayers = false;
   float fontScale = 1.0f;
   bool projector = false;           // high-contrast light theme, large font
 };

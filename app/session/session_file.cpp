@@ -21,6 +21,7 @@ void read(const nlohmann::json& j, const char* key, T& out, const std::string& p
     throw Error(path + ": field '" + key + "' " + problem + " (got " + (it->is_number() ? it->dump() : it->type_name()) + ")");
 }
 constexpr int kMaxLayersOrHeads = 4096;
+constexpr int kVariantCheckTokens = 32768;  // a session's knobs are checked for the longest sequence the lab measures
 
 // "zero" / "mean" / "patch" -> the kind; false for anything else (a JSON string or not).
 bool ablationKindFromJson(const nlohmann::json& name, AblationKind& out) {
@@ -70,6 +71,49 @@ void readInterventions(const nlohmann::json& j, AppState& s, std::string& warnin
   }
   if (!skipped.empty()) warning = path + ": left out " + skipped;
 }
+
+// The Efficient-attention panel's variant and knobs.
+nlohmann::json efficientJson(const AppState& s) {
+  const AttentionVariantParams& p = s.attentionVariant;
+  return {{"variant", attentionVariantName(p.variant)},
+          {"tile", p.tile},
+          {"window", p.window},
+          {"buckets", p.buckets},
+          {"rounds", p.rounds},
+          {"chunk", p.chunk},
+          {"projected", p.projected},
+          {"features", p.features},
+          {"seed", p.seed},
+          {"all_layers", s.variantAllLayers}};
+}
+
+// The "efficient" object: a bad variant name or knob keeps the defaults and adds one line to
+// `warning` (the rest of the session still loads); a field of the wrong JSON type is an error.
+void readEfficient(const nlohmann::json& j, AppState& s, std::string& warning, const std::string& path) {
+  auto it = j.find("efficient");
+  if (it == j.end()) return;
+  if (!it->is_object()) throw Error(path + ": field 'efficient' must be an object (got " + std::string(it->type_name()) + ")");
+  AttentionVariantParams p;
+  std::string name = attentionVariantName(p.variant);
+  read(*it, "variant", name, path);
+  for (auto [key, field] : {std::pair{"tile", &p.tile}, {"window", &p.window}, {"buckets", &p.buckets}, {"rounds", &p.rounds},
+                            {"chunk", &p.chunk}, {"projected", &p.projected}, {"features", &p.features}})
+    read(*it, key, *field, path);
+  read(*it, "seed", p.seed, path);
+  read(*it, "all_layers", s.variantAllLayers, path);
+  std::string problem;
+  if (const auto variant = attentionVariantFromName(name)) {
+    p.variant = *variant;
+    problem = attentionVariantProblem(p, kVariantCheckTokens);
+  } else {
+    problem = "unknown attention variant '" + name + "'";
+  }
+  if (problem.empty()) {
+    s.attentionVariant = p;
+    return;
+  }
+  warning += (warning.empty() ? path + ": " : "; ") + ("efficient: " + problem + " (kept the defaults)");
+}
 }  // namespace
 
 std::string sessionFileToJsonText(const SessionFile& session) {
@@ -99,6 +143,7 @@ std::string sessionFileToJsonText(const SessionFile& session) {
                             {"interventions", interventionsJson(s.interventions)},
                             {"patch_source", s.patchSource},
                             {"ablation_kind", ablationKindName(s.ablationKind)},
+                            {"efficient", efficientJson(s)},
                             {"font_scale", s.fontScale},
                             {"projector", s.projector}};
   return j.dump(2) + "\n";
@@ -155,6 +200,7 @@ SessionFile sessionFileFromJsonText(const std::string& path, const std::string& 
   read(j, "patch_source", s.patchSource, path);
   if (auto kind = j.find("ablation_kind"); kind != j.end() && !ablationKindFromJson(*kind, s.ablationKind))
     throw Error(path + ": field 'ablation_kind' must be \"zero\", \"mean\" or \"patch\"");
+  readEfficient(j, s, session.warning, path);
   read(j, "font_scale", s.fontScale, path);
   read(j, "projector", s.projector, path);
   if (const char* msg = validateSamplingParams(s.sampling); msg && *msg) throw Error(path + ": " + msg);

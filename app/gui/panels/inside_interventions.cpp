@@ -17,18 +17,6 @@ namespace tscope::gui {
 
 namespace {
 
-const char* tokenText(const Session& session, int id) {
-  static thread_local std::string text;  // ImGui copies it at once
-  text = session.tokenizer() ? tokenLabel(session.tokenizer()->tokenText(id), 16) : std::to_string(id);
-  return text.c_str();
-}
-
-// The last row of a (rows, V) logits array, or empty.
-std::span<const float> lastRow(const std::vector<float>& logits, int V) {
-  if (V <= 0 || logits.size() < (size_t)V) return {};
-  return std::span<const float>(logits).subspan(logits.size() - V, V);
-}
-
 // A cell's background from blue (negative) through the window to red (positive), |v| / bound.
 ImU32 divergingColor(float v, float bound) {
   const float t = std::clamp(std::abs(v) / std::max(bound, 1e-9f), 0.0f, 1.0f);

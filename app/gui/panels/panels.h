@@ -6,9 +6,11 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "app/gui/widgets/bar_chart.h"
 #include "app/gui/widgets/heatmap.h"
 #include "app/session/app_state.h"
 #include "app/session/session.h"
@@ -39,6 +41,20 @@ struct SharedView {
 inline void recordItem(SharedView& shared, const std::string& name) {
   const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
   shared.regions[name] = {min.x, min.y, max.x, max.y};
+}
+
+// The last row of a (rows, V) logits array, or empty.
+inline std::span<const float> lastRow(const std::vector<float>& logits, int V) {
+  if (V <= 0 || logits.size() < (size_t)V) return {};
+  return std::span<const float>(logits).subspan(logits.size() - V, V);
+}
+
+// A token id as chart text (quoted, cut to 16 characters; the id itself without a tokenizer). The
+// pointer is valid until the next call: ImGui copies it at once.
+inline const char* tokenText(const Session& session, int id) {
+  static thread_local std::string text;
+  text = session.tokenizer() ? tokenLabel(session.tokenizer()->tokenText(id), 16) : std::to_string(id);
+  return text.c_str();
 }
 
 // What a panel draws from and what it asks of the App this frame.

@@ -1,0 +1,197 @@
+// The cost section of the Efficient-attention panel: every variant's fast path timed on random q, k,
+// v of n = 256 .. 4096 (or 8192) tokens on a background thread (CostMeasurement), plotted on log
+// axes with fitted slopes beside the lecture's big-O (complexityTable), the lecture's table with our
+// measured numbers in it, and the worked example (n 4096, d 512, 16 heads) from attention_cost.
+#include <imgui.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include "app/gui/panels/panel_efficient.h"
+#include "app/gui/widgets/layout.h"
+#include "app/gui/widgets/plot.h"
+#include "model/theory/attention_cost.h"
+
+namespace tscope::gui {
+
+void CostMeasurement::start(const AttentionVariantParams& knobs, int d, int maxN) {
+  std::vector<int> sizes;
+  for (int n = 256; n <= maxN; n *= 2) sizes.push_back(n);
+  {
+    std::lock_guard lock(mutex_);
+    points_.clear();
+    error_.clear();
+    running_ = true;
+    planned_ = (int)(sizes.size() * allAttentionVariants().size());
+  }
+  // Assigning stops and joins a measurement still running; the new one starts afresh.
+  thread_ = std::jthread([this, knobs, d, sizes](std::stop_token stop) { run(stop, knobs, d, sizes); });
+}
+
+std::vector<CostPoint> CostMeasurement::points() const {
+  std::lock_guard lock(mutex_);
+  return points_;
+}
+
+bool CostMeasurement::running() const {
+  std::lock_guard lock(mutex_);
+  return running_;
+}
+
+std::string CostMeasurement::error() const {
+  std::lock_guard lock(mutex_);
+  return error_;
+}
+
+void CostMeasurement::run(std::stop_token stop, AttentionVariantParams knobs, int d, std::vector<int> sizes) {
+  // Random q, k, v of the longest n, N(0, 1); shorter runs use their first rows.
+  const size_t rows = sizes.empty() ? 0 : (size_t)sizes.back();
+  std::vector<float> q(rows * d), k(rows * d), v(rows * d), out(rows * d);
+  std::mt19937 rng(1234);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (auto* x : {&q, &k, &v})
+    for (float& value : *x) value = normal(rng);
+  using Clock = std::chrono::steady_clock;
+  try {
+    for (int n : sizes)
+      for (AttentionVariant variant : allAttentionVariants()) {
+        if (stop.stop_requested()) break;
+        AttentionVariantParams params = knobs;
+        params.variant = variant;
+        if (!attentionVariantProblem(params, n).empty()) continue;
+        const HeadQkv head{q.data(), k.data(), v.data(), n, d, true};
+        // The median of a few calls, as many as fit in ~0.2 s (at least one).
+        std::vector<double> times;
+        size_t peak = 0;
+        const Clock::time_point first = Clock::now();
+        while (times.size() < 5 && (times.empty() || Clock::now() - first < std::chrono::milliseconds(200))) {
+          const Clock::time_point begin = Clock::now();
+          peak = attentionVariantFast(head, params, out.data());
+          times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
+        }
+        std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+        std::lock_guard lock(mutex_);
+        points_.push_back({variant, n, times[times.size() / 2], (double)peak});
+      }
+  } catch (const std::exception& e) {
+    std::lock_guard lock(mutex_);
+    error_ = e.what();
+  }
+  std::lock_guard lock(mutex_);
+  running_ = false;
+}
+
+namespace {
+
+ImU32 variantColour(AttentionVariant variant) {
+  float r, g, b;
+  ImGui::ColorConvertHSVtoRGB((float)static_cast<int>(variant) / allAttentionVariants().size(), 0.7f, 0.95f, r, g, b);
+  return ImGui::ColorConvertFloat4ToU32(ImVec4(r, g, b, 1));
+}
+
+// The measured points of one variant as (n, value) with value = point.*field, and their log-log fit.
+struct VariantCurve {
+  std::vector<double> n, ms, bytes;
+  LogLogFit timeFit, memoryFit;
+};
+VariantCurve curveOf(const std::vector<CostPoint>& points, AttentionVariant variant) {
+  VariantCurve curve;
+  for (const CostPoint& p : points)
+    if (p.variant == variant) curve.n.push_back(p.n), curve.ms.push_back(p.ms), curve.bytes.push_back(p.peakBytes);
+  if (curve.n.size() >= 2) {
+    curve.timeFit = fitLogLog(curve.n, curve.ms);
+    curve.memoryFit = fitLogLog(curve.n, curve.bytes);
+  }
+  return curve;
+}
+
+std::string slopeText(const LogLogFit& fit, double expected) {
+  char text[48];
+  if (fit.points >= 2) std::snprintf(text, sizeof text, "%.2f (%.0f)", fit.slope, expected);
+  else std::snprintf(text, sizeof text, "- (%.0f)", expected);
+  return text;
+}
+
+}  // namespace
+
+void EfficientPanel::drawCost(PanelContext& ctx) {
+  const ModelConfig& c = ctx.session.config();
+  const int d = c.n_embd / std::max(1, c.n_head);
+  const bool running = cost_.running();
+  if (ImGui::Button(running ? "Measure again" : "Measure")) cost_.start(ctx.state.attentionVariant, d, costMaxN_);
+  recordItem(ctx.shared, "efficient_measure");
+  ImGui::SameLine();
+  ImGui::RadioButton("n up to 4096", &costMaxN_, 4096);
+  recordItem(ctx.shared, "efficient_max_4096");
+  ImGui::SameLine();
+  ImGui::RadioButton("8192", &costMaxN_, 8192);
+  recordItem(ctx.shared, "efficient_max_8192");
+  const std::vector<CostPoint> points = cost_.points();
+  ImGui::SameLine();
+  if (running) ImGui::Text("measuring on a background thread: %zu of %d points", points.size(), cost_.planned());
+  else ImGui::TextDisabled("every variant's fast path, one head, d = %d (this model's head width), random q, k, v, causal, the knobs above", d);
+  if (const std::string error = cost_.error(); !error.empty()) ImGui::TextColored(ImVec4(0.9f, 0.3f, 0.2f, 1), "%s", error.c_str());
+  nlohmann::json& facts = ctx.shared.facts["efficient"];
+  facts["measured_points"] = points.size();
+  facts["measuring"] = running;
+
+  const std::vector<VariantComplexity> table = complexityTable();
+  std::vector<VariantCurve> curves;
+  for (const VariantComplexity& row : table) curves.push_back(curveOf(points, row.variant));
+  const float width = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
+  const float height = std::max(ImGui::GetFontSize() * 12, ImGui::GetContentRegionAvail().y * 0.45f);
+  for (int which = 0; which < 2; ++which) {
+    double lo = 1e300, hi = 0;
+    for (const VariantCurve& curve : curves)
+      for (double y : which ? curve.bytes : curve.ms)
+        if (y > 0) lo = std::min(lo, y), hi = std::max(hi, y);
+    if (hi <= 0) lo = which ? 1e3 : 1e-3, hi = which ? 1e9 : 1e3;
+    Plot plot(which ? "efficient_memory" : "efficient_time", ImVec2(width, height));
+    plot.setTitle(which ? "peak working set against n (log-log)" : "time of one head against n (log-log)");
+    plot.setAxes(200, costMaxN_ * 1.25, true, lo / 2, hi * 2, true, "n tokens", which ? "bytes" : "ms");
+    plot.setFormats(formatCount, formatGeneral);
+    plot.setLegend(LegendPlacement::TopLeft);
+    for (size_t i = 0; i < table.size(); ++i) plot.line(attentionVariantName(table[i].variant), curves[i].n, which ? curves[i].bytes : curves[i].ms,
+                                                        variantColour(table[i].variant), 2.5f);
+    plot.draw();
+    recordItem(ctx.shared, which ? "efficient_memory_plot" : "efficient_cost_plot");
+    if (!which) ImGui::SameLine();
+  }
+
+  // The lecture's table with our numbers in it.
+  const int columns = 9;
+  if (ImGui::BeginTable("efficient_cost_table", columns, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
+    for (const char* title : {"variant", "time", "memory", "exact", "max n", "use", "time slope, measured (expected)",
+                              "memory slope, measured (expected)", "at the largest n"})
+      ImGui::TableSetupColumn(title);
+    ImGui::TableHeadersRow();
+    for (size_t i = 0; i < table.size(); ++i) {
+      const VariantComplexity& row = table[i];
+      const VariantCurve& curve = curves[i];
+      ImGui::TableNextColumn();
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(variantColour(row.variant)), "%s", attentionVariantName(row.variant));
+      for (const std::string& cell : {row.time, row.memory, std::string(row.exact ? "yes" : "no"), row.maxN, row.useCase,
+                                      slopeText(curve.timeFit, row.timeExponent), slopeText(curve.memoryFit, row.memoryExponent)}) {
+        ImGui::TableNextColumn();
+        ImGui::TextWrapped("%s", cell.c_str());
+      }
+      ImGui::TableNextColumn();
+      if (!curve.n.empty()) ImGui::Text("n %.0f: %.3g ms, %s", curve.n.back(), curve.ms.back(), formatBytes(curve.bytes.back()).c_str());
+      if (curve.timeFit.points >= 2) facts["time_slope"][attentionVariantName(row.variant)] = curve.timeFit.slope;
+    }
+    ImGui::EndTable();
+  }
+  recordItem(ctx.shared, "efficient_cost_table");
+
+  // The lecture's worked example.
+  const int64_t exact = attentionMatrixBytes(4096, 16), linformer = linformerMatrixBytes(4096, 256, 16);
+  ImGui::TextWrapped("Worked example (n = 4096, d = 512, 16 heads, fp32): the attention matrices of one layer take 16 x 4096 x 4096 x 4 B = %s; "
+                     "Linformer with k = 256 keeps 16 x 4096 x 256 x 4 B = %s, %.0fx less (d does not enter: the matrices are n x n or n x k).",
+                     formatBytes((double)exact).c_str(), formatBytes((double)linformer).c_str(), (double)exact / std::max<int64_t>(1, linformer));
+  facts["worked_exact_bytes"] = exact;
+  facts["worked_linformer_bytes"] = linformer;
+}
+
+}  // namespace tscope::gui

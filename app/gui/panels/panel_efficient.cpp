@@ -1,0 +1,250 @@
+// EfficientPanel: the controls every section shares (variant, its knob, layer or every layer,
+// head) and the live section: exact attention and the variant's effective map side by side on the
+// real q, k, v of (layer, head), the per-row error, and the next token before and after (KL, top 5).
+// The maps come from attentionVariantReference (plain loops), rebuilt only when their inputs change.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "app/gui/panels/panel_efficient.h"
+#include "app/gui/widgets/layout.h"
+#include "app/gui/widgets/plot.h"
+
+namespace tscope::gui {
+
+namespace {
+
+// The variant's name and every knob, as one line (the live section's cache key).
+std::string knobsText(const AttentionVariantParams& p) {
+  char text[160];
+  std::snprintf(text, sizeof text, "%s tile %d window %d buckets %d rounds %d chunk %d k %d m %d seed %llu", attentionVariantName(p.variant), p.tile,
+                p.window, p.buckets, p.rounds, p.chunk, p.projected, p.features, (unsigned long long)p.seed);
+  return text;
+}
+
+// A knob on a slider, recorded for the GUI tests; true when it moved.
+bool knobSlider(PanelContext& ctx, const char* label, const char* region, int* value, int lo, int hi, bool logarithmic = false) {
+  sameLineIfFits(label, ImGui::GetFontSize() * 8);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  const bool moved = ImGui::SliderInt(label, value, lo, hi, "%d", logarithmic ? ImGuiSliderFlags_Logarithmic : 0);
+  recordItem(ctx.shared, region);
+  return moved;
+}
+
+}  // namespace
+
+void EfficientPanel::drawControls(PanelContext& ctx) {
+  AppState& st = ctx.state;
+  const ModelConfig& c = ctx.session.config();
+  AttentionVariantParams& p = st.attentionVariant;
+  bool changed = false;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  if (ImGui::BeginCombo("variant", attentionVariantName(p.variant))) {
+    for (AttentionVariant variant : allAttentionVariants()) {
+      if (ImGui::Selectable(attentionVariantName(variant), variant == p.variant)) {
+        p.variant = variant;
+        changed = true;
+      }
+      recordItem(ctx.shared, std::string("efficient_variant_") + attentionVariantName(variant));
+    }
+    ImGui::EndCombo();
+  } else {
+    recordItem(ctx.shared, "efficient_variant");
+  }
+  const int n = std::max(2, tokens_);
+  switch (p.variant) {
+    case AttentionVariant::Exact: break;
+    case AttentionVariant::Flash: changed |= knobSlider(ctx, "tile Br = Bc", "efficient_knob", &p.tile, 1, 256, true); break;
+    case AttentionVariant::Window: changed |= knobSlider(ctx, "window w", "efficient_knob", &p.window, 1, std::max(n, 64), true); break;
+    case AttentionVariant::Lsh:
+      changed |= knobSlider(ctx, "buckets b", "efficient_knob", &p.buckets, 1, 64);
+      changed |= knobSlider(ctx, "rounds r", "efficient_knob2", &p.rounds, 1, 8);
+      changed |= knobSlider(ctx, "chunk", "efficient_knob3", &p.chunk, 1, 256, true);
+      break;
+    case AttentionVariant::Linformer: changed |= knobSlider(ctx, "projected k", "efficient_knob", &p.projected, 1, 512, true); break;
+    case AttentionVariant::Linear: break;
+    case AttentionVariant::Performer: changed |= knobSlider(ctx, "features m", "efficient_knob", &p.features, 1, 1024, true); break;
+  }
+  sameLineIfFits("layer", ImGui::GetFontSize() * 7);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+  ImGui::SliderInt("layer", &st.layer, 0, c.n_layer - 1);
+  recordItem(ctx.shared, "efficient_layer");
+  sameLineIfFits("variant in every layer", ImGui::GetFrameHeight());
+  changed |= ImGui::Checkbox("variant in every layer", &st.variantAllLayers);
+  recordItem(ctx.shared, "efficient_all_layers");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("the next token below runs with the variant in place of exact attention in every layer (else in the chosen layer only)");
+  sameLineIfFits("head", ImGui::GetFontSize() * 7);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+  ImGui::SliderInt("head", &st.head, 0, c.n_head - 1);
+  recordItem(ctx.shared, "efficient_head");
+  if (changed) ctx.repost = true;
+  const std::string problem = attentionVariantProblem(p, n);
+  if (!problem.empty()) ImGui::TextColored(ImVec4(0.9f, 0.3f, 0.2f, 1), "%s", problem.c_str());
+}
+
+void EfficientPanel::draw(PanelContext& ctx) {
+  drawControls(ctx);
+  nlohmann::json& facts = ctx.shared.facts["efficient"];
+  facts["variant"] = attentionVariantName(ctx.state.attentionVariant.variant);
+  facts["layer"] = ctx.state.layer;
+  facts["head"] = ctx.state.head;
+  if (!ImGui::BeginTabBar("efficient_sections")) return;
+  const struct {
+    const char* title;
+    const char* region;
+    void (EfficientPanel::*draw)(PanelContext&);
+  } sections[] = {{"On the live model", "efficient_tab_live", &EfficientPanel::drawLive},
+                  {"FlashAttention step by step", "efficient_tab_flash", &EfficientPanel::drawFlash},
+                  {"Cost, measured", "efficient_tab_cost", &EfficientPanel::drawCost}};
+  for (const auto& section : sections) {
+    const bool open = ImGui::BeginTabItem(section.title);
+    recordItem(ctx.shared, section.region);
+    if (!open) continue;
+    facts["section"] = section.region;
+    (this->*section.draw)(ctx);
+    ImGui::EndTabItem();
+  }
+  ImGui::EndTabBar();
+}
+
+void EfficientPanel::rebuildLive(PanelContext& ctx, const LiveKey& key) {
+  liveKey_ = key;
+  liveError_.clear();
+  variant_.reset();
+  try {
+    const HeadQkv head = traceHeadQkv(ctx.snapshot->trace, ctx.session.config(), key.layer, key.head);
+    tokens_ = head.n;
+    if (head.n > kMaxReferenceTokens) {
+      liveError_ = "the prompt has " + std::to_string(head.n) + " tokens: the plain-loop maps are drawn up to n = " +
+                   std::to_string(kMaxReferenceTokens) + " (shorten the prompt; the cost section measures longer ones)";
+      return;
+    }
+    const size_t n = head.n;
+    exactMap_.assign(n * n, 0.0f);
+    std::vector<float> exactOut(n * head.d);
+    exactHeadAttention(head, exactOut.data(), exactMap_.data());
+    variant_ = attentionVariantReference(head, ctx.state.attentionVariant);
+    error_ = compareWithExact(head, *variant_);
+    exactHeat_.setData(ctx.renderer, exactMap_.data(), head.n, head.n, 0.0f, 1.0f, Colormap::Perceptual);
+    variantHeat_.setData(ctx.renderer, variant_->map.data(), head.n, head.n, 0.0f, 1.0f, Colormap::Perceptual);
+    if (variant_->projectedRows > 0)
+      projectedHeat_.setData(ctx.renderer, variant_->projectedMap.data(), head.n, variant_->projectedRows, 0.0f, 1.0f, Colormap::Perceptual);
+  } catch (const std::exception& e) {
+    variant_.reset();
+    liveError_ = e.what();
+  }
+}
+
+void EfficientPanel::drawLive(PanelContext& ctx) {
+  const Snapshot* s = ctx.snapshot;
+  if (!s || s->trace.internalIndex(ctx.state.layer) < 0) {
+    ImGui::TextDisabled("%s", s && !s->error.empty() ? s->error.c_str() : "computing the layer's q, k, v...");
+    return;
+  }
+  const LiveKey key{s->id, ctx.state.layer, ctx.state.head, knobsText(ctx.state.attentionVariant)};
+  if (!(key == liveKey_)) rebuildLive(ctx, key);
+  nlohmann::json& facts = ctx.shared.facts["efficient"];
+  facts["tokens"] = tokens_;
+  if (!liveError_.empty() || !variant_) {
+    ImGui::TextWrapped("%s", liveError_.c_str());
+    recordItem(ctx.shared, "efficient_live_note");
+    return;
+  }
+  facts["mean_row_error"] = error_.meanRowError;
+  facts["out_rel_error"] = error_.outRelError;
+  if (ImGui::BeginTable("efficient_live", 2, ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn("maps", ImGuiTableColumnFlags_WidthStretch, 0.62f);
+    ImGui::TableSetupColumn("effects", ImGuiTableColumnFlags_WidthStretch, 0.38f);
+    ImGui::TableNextColumn();
+    const float errorHeight = std::max(ImGui::GetFontSize() * 9, ImGui::GetContentRegionAvail().y * 0.28f);
+    drawMaps(ctx, errorHeight + ImGui::GetStyle().ItemSpacing.y);
+    drawRowError(ctx, errorHeight);
+    ImGui::TableNextColumn();
+    drawNextToken(ctx);
+    ImGui::Separator();
+    drawExtras(ctx);
+    ImGui::EndTable();
+  }
+}
+
+void EfficientPanel::drawMaps(PanelContext& ctx, float reservedBelow) {
+  const char* name = attentionVariantName(ctx.state.attentionVariant.variant);
+  FigureSpec left{&exactHeat_, {"exact softmax(q k^T / sqrt(d))", "query", "key", 0, 0}, &exactBar_, 0, 1, Colormap::Perceptual, "probability"};
+  FigureSpec right{&variantHeat_, {std::string(name) + ": the effective map A (out = A v)", "query", "key", 0, 0}, &variantBar_, 0, 1,
+                   Colormap::Perceptual, "weight"};
+  const FigureHover hover = drawFigurePair(ctx.renderer, left, right, reservedBelow);
+  for (int i = 0; i < 2; ++i) {
+    const ImVec2 o = hover.plotOrigin[i];
+    ctx.shared.regions[i ? "efficient_variant_map" : "efficient_exact_map"] = {o.x, o.y, o.x + hover.plotSide, o.y + hover.plotSide};
+  }
+  ctx.shared.exportable = {std::string("efficient_") + name + "_l" + std::to_string(ctx.state.layer) + "_h" + std::to_string(ctx.state.head),
+                           variant_->map, tokens_, tokens_};
+  if (hover.figure >= 0) {
+    const size_t cell = (size_t)hover.row * tokens_ + hover.col;
+    const Snapshot* s = ctx.snapshot;
+    const auto text = [&](int t) { return t < (int)s->tokenText.size() ? s->tokenText[t].c_str() : ""; };
+    ImGui::SetTooltip("query %d '%s' -> key %d '%s'\nexact %.4f\n%s %.4f\nrow %d error (L1) %.4f", hover.row, text(hover.row), hover.col,
+                      text(hover.col), exactMap_[cell], name, variant_->map[cell], hover.row, error_.rowError[hover.row]);
+  }
+}
+
+void EfficientPanel::drawRowError(PanelContext& ctx, float height) {
+  std::vector<double> rows, errors;
+  double top = 0.05;
+  for (int t = 0; t < tokens_; ++t) {
+    rows.push_back(t);
+    errors.push_back(error_.rowError[t]);
+    top = std::max(top, 1.1 * error_.rowError[t]);
+  }
+  Plot plot("efficient_row_error", ImVec2(-1, height));
+  char title[160];
+  std::snprintf(title, sizeof title, "per-row error: L1 distance of each query's row from exact (0 .. 2); mean %.4f, output rel. error %.2e",
+                error_.meanRowError, error_.outRelError);
+  plot.setTitle(title);
+  plot.setAxes(0, std::max(1, tokens_ - 1), false, 0, top, false, "query row", "L1 error");
+  plot.setLegend(LegendPlacement::Hidden);
+  plot.line("row error", rows, errors, IM_COL32(230, 120, 40, 255));
+  plot.hline(error_.meanRowError, "mean", ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  plot.draw();
+  recordItem(ctx.shared, "efficient_row_error");
+}
+
+void EfficientPanel::drawNextToken(PanelContext& ctx) {
+  const Snapshot* s = ctx.snapshot;
+  const int V = ctx.session.config().vocab_size;
+  const char* name = attentionVariantName(ctx.state.attentionVariant.variant);
+  const std::string where = ctx.state.variantAllLayers ? "every layer" : "layer " + std::to_string(ctx.state.layer);
+  ImGui::TextWrapped("The next token with %s in place of exact attention in %s:", name, where.c_str());
+  const std::span<const float> exact = lastRow(s->trace.logits, V);
+  if (s->variantLogits.size() != exact.size() || exact.empty()) {
+    ImGui::TextDisabled("%s", s->variantNote.empty() ? "computing..." : s->variantNote.c_str());
+    recordItem(ctx.shared, "efficient_next_token");
+    return;
+  }
+  const DistributionShift shift = distributionShift(exact, s->variantLogits, 5);
+  nlohmann::json& facts = ctx.shared.facts["efficient"];
+  facts["kl"] = shift.kl;
+  facts["next_token_exact"] = shift.before.front().id;
+  facts["next_token_variant"] = shift.after.front().id;
+  ImGui::Text("KL(exact || %s) = %.4g nats%s", name, shift.kl, ctx.session.busy() ? "  (recomputing...)" : "");
+  if (ImGui::BeginTable("efficient_top5", 2, ImGuiTableFlags_SizingStretchSame)) {
+    ImGui::TableSetupColumn("exact");
+    ImGui::TableSetupColumn(name);
+    ImGui::TableHeadersRow();
+    const float width = ImGui::GetContentRegionAvail().x / 2 - ImGui::GetFontSize();
+    for (size_t i = 0; i < std::max(shift.before.size(), shift.after.size()); ++i)
+      for (const auto* list : {&shift.before, &shift.after}) {
+        ImGui::TableNextColumn();
+        if (i >= list->size()) continue;
+        char label[64];
+        std::snprintf(label, sizeof label, "%s %.3f", tokenText(ctx.session, (*list)[i].id), (*list)[i].probability);
+        drawBar((*list)[i].probability, 1.0f, width, list == &shift.after ? BarStyle::Highlighted : BarStyle::Normal, label);
+      }
+    ImGui::EndTable();
+  }
+  recordItem(ctx.shared, "efficient_next_token");
+}
+
+}  // namespace tscope::gui

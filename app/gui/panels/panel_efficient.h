@@ -1,0 +1,102 @@
+// The Efficient-attention lab: the lecture's answers to attention's O(n^2) (Reformer's LSH,
+// Linformer, linear attention, Performer, sliding window, FlashAttention) applied to the live
+// model's real q, k, v, beside exact attention; FlashAttention's online softmax tile by tile; and
+// every variant's time and memory measured against n on a background thread.
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "app/gui/panels/panels.h"
+#include "app/gui/widgets/figure.h"
+#include "model/nn/efficient_attention.h"
+#include "model/nn/flash_steps.h"
+#include "model/nn/variant_views.h"
+
+namespace tscope::gui {
+
+// The longest prompt the plain-loop reference (O(n^2) memory, double) runs on in the panel.
+inline constexpr int kMaxReferenceTokens = 2048;
+
+// One measured point of the cost section: a variant's fast path on random q, k, v of n tokens.
+struct CostPoint {
+  AttentionVariant variant;
+  int n = 0;
+  double ms = 0;            // median wall time of one call
+  double peakBytes = 0;     // the working set attentionVariantFast reports
+};
+
+// Runs attentionVariantFast for every variant over n = 256 .. maxN on its own thread (never the UI
+// thread); the panel reads the points measured so far every frame. Destroying it stops and joins.
+class CostMeasurement {
+ public:
+  void start(const AttentionVariantParams& knobs, int d, int maxN);
+  std::vector<CostPoint> points() const;  // a copy, under the lock
+  bool running() const;
+  std::string error() const;
+  int planned() const { return planned_; }  // points the running (or last) measurement makes
+
+ private:
+  void run(std::stop_token stop, AttentionVariantParams knobs, int d, std::vector<int> sizes);
+  mutable std::mutex mutex_;
+  std::vector<CostPoint> points_;
+  std::string error_;
+  bool running_ = false;
+  int planned_ = 0;
+  std::jthread thread_;  // last: stopped and joined before the members it writes go away
+};
+
+class EfficientPanel : public Panel {
+ public:
+  void draw(PanelContext& ctx) override;
+
+ private:
+  // What the live section's maps and numbers were computed from.
+  struct LiveKey {
+    uint64_t snapshot = 0;
+    int layer = -1, head = -1;
+    std::string knobs;  // the variant's name and knobs, as text
+    bool operator==(const LiveKey&) const = default;
+  };
+  struct FlashKey {
+    uint64_t snapshot = 0;
+    int layer = -1, head = -1, query = -1, tile = 0;
+    bool operator==(const FlashKey&) const = default;
+  };
+  void drawControls(PanelContext& ctx);
+  void rebuildLive(PanelContext& ctx, const LiveKey& key);
+  void drawLive(PanelContext& ctx);
+  void drawMaps(PanelContext& ctx, float reservedBelow);  // exact and variant side by side
+  void drawRowError(PanelContext& ctx, float height);
+  void drawNextToken(PanelContext& ctx);
+  void drawExtras(PanelContext& ctx);      // efficient_extras.cpp: LSH buckets, Linformer's P, window's receptive field
+  void drawLshBuckets(PanelContext& ctx);  // efficient_extras.cpp
+  void drawFlash(PanelContext& ctx);       // efficient_flash.cpp
+  void drawTileGrid(PanelContext& ctx, const FlashSteps& steps, int n, bool causal);  // efficient_flash.cpp
+  void drawCost(PanelContext& ctx);        // efficient_cost.cpp
+
+  // Live section.
+  LiveKey liveKey_;
+  std::string liveError_;       // why the maps cannot be shown ("" when they are)
+  int tokens_ = 0;              // n of the head on screen
+  std::optional<VariantResult> variant_;
+  std::vector<float> exactMap_;  // (n, n)
+  VariantError error_;
+  Heatmap exactHeat_, variantHeat_, projectedHeat_;
+  Colorbar exactBar_, variantBar_, projectedBar_;
+  int lshRound_ = 0;
+  // FlashAttention section.
+  FlashKey flashKey_;
+  std::optional<FlashSteps> flash_;
+  std::string flashError_;
+  int flashStep_ = 0;
+  // Cost section.
+  CostMeasurement cost_;
+  int costMaxN_ = 4096;
+};
+
+}  // namespace tscope::gui

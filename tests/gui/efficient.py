@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""The Efficient-attention panel driven as hands do (hands.py), at 1280x720 on brown-small, then
+induction-2l: open the tab with a click and with Alt+E; choose variants from the combo (the maps,
+the per-row error and the report change); drag the knob (the error moves); the FlashAttention
+stepper (Step, Back, Reset, the slider, Up for the query: the estimate reaches the exact row at the
+last tile); Measure (every variant timed off the UI thread, the plots and slopes appear); type in
+the prompt with the panel open; switch the model. Screenshots are left in OUT for looking at.
+usage: efficient.py TSCOPE MODELS_DIR OUT"""
+import os
+import shutil
+import sys
+import time
+
+from hands import App, Display, Failure, differs, save_failure_screen, save_png
+
+PROMPT = "The jury said that the city had not been able to find the money for the new school"
+
+
+def log(message):
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def eff(report):
+    return report.get("shown", {}).get("efficient", {})
+
+
+def open_panel(app):
+    app.click("tab_attention")
+    app.wait(lambda r: r["panel"] == "attention", "the Attention tab", 10)
+    app.click("tab_efficient")
+    app.wait(lambda r: r["panel"] == "efficient" and "mean_row_error" in eff(r) and not r["busy"], "the Efficient panel's maps", 60)
+    app.defocus()
+    app.key("alt+1")
+    app.wait(lambda r: r["panel"] == "prompt", "Alt+1: the Prompt tab", 10)
+    app.key("alt+e")
+    app.wait(lambda r: r["panel"] == "efficient", "Alt+E: the Efficient tab", 10)
+    app.key("alt+0")
+    app.wait(lambda r: r["panel"] == "training", "Alt+0: still the Training tab", 10)
+    app.key("alt+e")
+    return app.wait(lambda r: r["panel"] == "efficient" and "mean_row_error" in eff(r) and not r["busy"], "Alt+E again", 60)
+
+
+def choose_variant(app, name):
+    app.click("efficient_variant")
+    app.wait(lambda r: f"efficient_variant_{name}" in r["regions"], "the variant list to open", 10)
+    app.click(f"efficient_variant_{name}")
+    app.wait(lambda r: eff(r).get("variant") == name and "mean_row_error" in eff(r) and not r["busy"], f"the {name} maps", 60)
+    return app.settle()
+
+
+def live_section(app, out, name):
+    before = app.crop(app.screenshot(), "efficient_variant_map")
+    report = choose_variant(app, "window")
+    if not differs(before, app.crop(app.screenshot(), "efficient_variant_map")):
+        raise Failure(f"{name}: choosing the window variant did not change its map")
+    wide = eff(report)["mean_row_error"]
+    # The knob: drag the window slider to its left end (w small): rows lose keys, the error grows.
+    x0, y0, x1, y1 = app.stable_region("efficient_knob")
+    app.drag(x1 - 3, (y0 + y1) / 2, x0 + 2, (y0 + y1) / 2)
+    report = app.wait(lambda r: eff(r).get("mean_row_error", wide) > wide + 0.01, f"{name}: a narrower window to add error", 30)
+    if "efficient_receptive_field" not in app.report()["regions"]:
+        raise Failure(f"{name}: the window variant shows no receptive field")
+    log(f"  {name}: window: mean row error {wide:.4f} -> {eff(report)['mean_row_error']:.4f} after dragging the knob")
+    save_png(os.path.join(out, f"efficient_window_{name}.png"), app.screenshot())
+    report = choose_variant(app, "linformer")
+    if "efficient_projected_map" not in report["regions"]:
+        raise Failure(f"{name}: Linformer shows no projected matrix")
+    save_png(os.path.join(out, f"efficient_linformer_{name}.png"), app.screenshot())
+    report = choose_variant(app, "lsh")
+    if "efficient_lsh_tokens" not in report["regions"] or eff(report).get("lsh_buckets_used", 0) < 1:
+        raise Failure(f"{name}: LSH shows no buckets ({eff(report)})")
+    report = choose_variant(app, "flash")
+    if eff(report)["mean_row_error"] > 1e-4:
+        raise Failure(f"{name}: flash is exact but its rows differ by {eff(report)['mean_row_error']}")
+    report = choose_variant(app, "lsh")
+    save_png(os.path.join(out, f"efficient_{name}.png"), app.screenshot())
+    log(f"  {name}: live section: {eff(report)}")
+
+
+def flash_section(app, out, name):
+    app.click("efficient_tab_flash")
+    app.wait(lambda r: "flash_steps" in eff(r), f"{name}: the flash stepper", 30)
+    # Small tiles: several key/value tiles before the last query row.
+    x0, y0, x1, y1 = app.stable_region("efficient_flash_tile")
+    app.drag(x0 + (x1 - x0) * 0.3, (y0 + y1) / 2, x0 + 2, (y0 + y1) / 2)
+    report = app.wait(lambda r: eff(r).get("flash_steps", 0) >= 3, f"{name}: small tiles to make several steps", 20)
+    app.click("efficient_flash_reset")
+    app.wait(lambda r: eff(r).get("flash_step") == 0, f"{name}: Reset", 10)
+    before = app.crop(app.screenshot(), "efficient_flash_grid")
+    app.click("efficient_flash_step")
+    app.click("efficient_flash_step")
+    report = app.wait(lambda r: eff(r).get("flash_step") == 2, f"{name}: Step twice", 10)
+    if not differs(before, app.crop(app.screenshot(), "efficient_flash_grid")):
+        raise Failure(f"{name}: stepping did not move the loaded tile")
+    app.click("efficient_flash_back")
+    app.wait(lambda r: eff(r).get("flash_step") == 1, f"{name}: Back", 10)
+    x0, y0, x1, y1 = app.stable_region("efficient_flash_slider")
+    app.drag(x0 + 2, (y0 + y1) / 2, x1 + 20, (y0 + y1) / 2)
+    report = app.wait(lambda r: eff(r).get("flash_step") == eff(r).get("flash_steps", 0) - 1, f"{name}: the slider to the last tile", 10)
+    if not 0 <= eff(report)["flash_error"] < 1e-4:
+        raise Failure(f"{name}: after the last tile O / l is {eff(report)['flash_error']} from the exact row")
+    if not eff(report)["tiled_bytes"] < eff(report)["naive_bytes"]:
+        raise Failure(f"{name}: tiled attention moves no fewer bytes: {eff(report)}")
+    save_png(os.path.join(out, f"efficient_flash_{name}.png"), app.screenshot())
+    query = eff(report)["query"]
+    app.defocus()
+    app.key("Up")
+    app.wait(lambda r: eff(r).get("query") == query - 1, f"{name}: Up to the previous query", 10)
+    log(f"  {name}: flash: {eff(report)['flash_steps']} tiles, error at the last {eff(report)['flash_error']:.2e}, "
+        f"bytes naive {eff(report)['naive_bytes']} tiled {eff(report)['tiled_bytes']}")
+
+
+def cost_section(app, out):
+    app.click("efficient_tab_cost")
+    app.wait(lambda r: "measured_points" in eff(r), "the cost section", 10)
+    before = app.crop(app.screenshot(), "efficient_cost_plot")
+    app.click("efficient_measure")
+    app.wait(lambda r: eff(r).get("measuring"), "Measure to start", 10)
+    app.pause(1.0)  # the UI keeps drawing while the measurement runs
+    report = app.wait(lambda r: not eff(r).get("measuring") and eff(r).get("measured_points", 0) >= 14, "the measurement", 300)
+    slopes = eff(report).get("time_slope", {})
+    if len(slopes) < 7 or not 1.5 < slopes.get("exact", 0) < 2.5:
+        raise Failure(f"measured slopes {slopes}")
+    if eff(report)["worked_exact_bytes"] != 1 << 30 or eff(report)["worked_linformer_bytes"] != 64 << 20:
+        raise Failure(f"the worked example: {eff(report)}")
+    if not differs(before, app.crop(app.screenshot(), "efficient_cost_plot")):
+        raise Failure("the cost plot did not change after Measure")
+    save_png(os.path.join(out, "efficient_cost.png"), app.screenshot())
+    log(f"  cost: {eff(report)['measured_points']} points, time slopes {slopes}")
+
+
+def type_in_prompt(app):
+    app.click("efficient_tab_live")
+    tokens = eff(app.wait(lambda r: "tokens" in eff(r), "the live section", 10))["tokens"]
+    before = app.report()["snapshot"]
+    app.click("prompt")
+    app.key("End")
+    app.type(" and the new teachers")
+    app.defocus()
+    report = app.wait(lambda r: r["snapshot"] > before and not r["busy"] and eff(r).get("tokens", 0) > tokens, "the typed prompt's maps", 60)
+    log(f"  typed with the panel open: {tokens} -> {eff(report)['tokens']} tokens")
+
+
+def switch_model(app, path):
+    app.click("model_path")
+    app.key("ctrl+a")
+    app.type(path)
+    app.click("open_model")
+    return app.wait(lambda r: r["model"] == path and r["panel"] == "efficient" and "mean_row_error" in eff(r) and not r["busy"],
+                    f"the Efficient panel on {os.path.basename(path)}", 90)
+
+
+def main():
+    tscope, models_dir, out = sys.argv[1:4]
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    display = Display(1280, 720)
+    app = None
+    try:
+        app = App(display, tscope, out, ["--window", "1280x720", "--model", os.path.join(models_dir, "brown-small"), "--prompt", PROMPT])
+        app.settle()
+        open_panel(app)
+        live_section(app, out, "brown-small")
+        flash_section(app, out, "brown-small")
+        cost_section(app, out)
+        type_in_prompt(app)
+        switch_model(app, os.path.join(models_dir, "induction-2l"))
+        app.settle()
+        live_section(app, out, "induction-2l")
+        app.check_running()
+        app.quit()
+        log("PASS")
+    except Failure as failure:
+        log(f"FAIL: {failure}")
+        save_failure_screen(app, out, log)
+        return 1
+    finally:
+        if app is not None:
+            app.kill()
+        display.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
