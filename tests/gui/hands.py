@@ -181,7 +181,9 @@ class App:
 
     def drag(self, x0, y0, x1, y1):
         self.actions += 1
-        self.x("windowfocus", "--sync", self.window, "mousemove", "--sync", int(x0), int(y0), "mousedown", 1, "sleep", "0.05", "mousemove", "--sync", int((x0 + x1) / 2),
+        # Hover first, as click_at does: the press must land in a frame that already saw the pointer there.
+        self.x("windowfocus", "--sync", self.window, "mousemove", "--sync", int(x0), int(y0), "sleep", self.two_frames(), "mousedown", 1, "sleep", "0.05",
+               "mousemove", "--sync", int((x0 + x1) / 2),
                int((y0 + y1) / 2), "sleep", "0.05", "mousemove", "--sync", int(x1), int(y1), "sleep", "0.05", "mouseup", 1)
 
     def scroll_into_view(self, name, container, timeout=10.0):

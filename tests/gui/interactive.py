@@ -16,7 +16,9 @@ import time
 
 from hands import App, Display, Failure, differs, save_failure_screen
 
-PANELS = ["prompt", "attention", "inside", "residual", "sampling", "positional", "moe", "architecture", "scaling", "training"]
+PANELS = ["prompt", "attention", "inside", "residual", "sampling", "positional", "moe", "architecture", "scaling", "efficient", "training"]
+# Each panel's Alt shortcut: Alt 1..9 and Alt 0 as before the Efficient-attention lab, Alt E for it.
+SHORTCUTS = dict(zip(PANELS, [f"alt+{d}" for d in range(1, 10)] + ["alt+e", "alt+0"]))
 log_lines = []
 
 
@@ -169,11 +171,11 @@ def shortcuts(app):
         app.wait(lambda r: r["help"], f"{combo}: help", 5)
         app.key(combo)
         app.wait(lambda r: not r["help"], f"{combo} again: help closed", 5)
-    for digit, panel in enumerate(PANELS, start=1):
+    for panel in PANELS:
         if f"tab_{panel}" not in app.report()["regions"]:
             continue
-        app.key(f"alt+{digit % 10}")  # Alt 1..9, then Alt 0
-        app.wait(lambda r, p=panel: r["panel"] == p, f"Alt+{digit % 10}: {panel}", 5)
+        app.key(SHORTCUTS[panel])
+        app.wait(lambda r, p=panel: r["panel"] == p, f"{SHORTCUTS[panel]}: {panel}", 5)
     app.key("alt+2")
     log("  shortcuts: all answered")
 
