@@ -122,9 +122,10 @@ def cost_section(app, out):
     app.wait(lambda r: eff(r).get("measuring"), "Measure to start", 10)
     app.pause(1.0)  # the UI keeps drawing while the measurement runs
     report = app.wait(lambda r: not eff(r).get("measuring") and eff(r).get("measured_points", 0) >= 14, "the measurement", 300)
-    slopes = eff(report).get("time_slope", {})
-    if len(slopes) < 7 or not 1.5 < slopes.get("exact", 0) < 2.5:
-        raise Failure(f"measured slopes {slopes}")
+    # Times are not asserted (a shared machine); the working set is deterministic: exact keeps n x n floats.
+    slopes, memory = eff(report).get("time_slope", {}), eff(report).get("memory_slope", {})
+    if len(slopes) < 7 or abs(memory.get("exact", 0) - 2) > 0.05:
+        raise Failure(f"measured slopes: time {slopes}, memory {memory}")
     if eff(report)["worked_exact_bytes"] != 1 << 30 or eff(report)["worked_linformer_bytes"] != 64 << 20:
         raise Failure(f"the worked example: {eff(report)}")
     if not differs(before, app.crop(app.screenshot(), "efficient_cost_plot")):

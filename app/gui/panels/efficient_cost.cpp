@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <string_view>
 
 #include "app/gui/panels/panel_efficient.h"
 #include "app/gui/widgets/layout.h"
@@ -141,7 +142,7 @@ void EfficientPanel::drawCost(PanelContext& ctx) {
   std::vector<VariantCurve> curves;
   for (const VariantComplexity& row : table) curves.push_back(curveOf(points, row.variant));
   const float width = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
-  const float height = std::max(ImGui::GetFontSize() * 12, ImGui::GetContentRegionAvail().y * 0.45f);
+  const float height = std::max(ImGui::GetFontSize() * 12, ImGui::GetContentRegionAvail().y * 0.6f);
   for (int which = 0; which < 2; ++which) {
     double lo = 1e300, hi = 0;
     for (const VariantCurve& curve : curves)
@@ -150,9 +151,9 @@ void EfficientPanel::drawCost(PanelContext& ctx) {
     if (hi <= 0) lo = which ? 1e3 : 1e-3, hi = which ? 1e9 : 1e3;
     Plot plot(which ? "efficient_memory" : "efficient_time", ImVec2(width, height));
     plot.setTitle(which ? "peak working set against n (log-log)" : "time of one head against n (log-log)");
-    plot.setAxes(200, costMaxN_ * 1.25, true, lo / 2, hi * 2, true, "n tokens", which ? "bytes" : "ms");
+    plot.setAxes(180, costMaxN_ * 1.4, true, lo / 2, hi * 2, true, "n tokens", which ? "bytes" : "ms");
     plot.setFormats(formatCount, formatGeneral);
-    plot.setLegend(LegendPlacement::TopLeft);
+    plot.setLegend(LegendPlacement::Above);
     for (size_t i = 0; i < table.size(); ++i) plot.line(attentionVariantName(table[i].variant), curves[i].n, which ? curves[i].bytes : curves[i].ms,
                                                         variantColour(table[i].variant), 2.5f);
     plot.draw();
@@ -162,24 +163,30 @@ void EfficientPanel::drawCost(PanelContext& ctx) {
 
   // The lecture's table with our numbers in it.
   const int columns = 9;
-  if (ImGui::BeginTable("efficient_cost_table", columns, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
-    for (const char* title : {"variant", "time", "memory", "exact", "max n", "use", "time slope, measured (expected)",
-                              "memory slope, measured (expected)", "at the largest n"})
-      ImGui::TableSetupColumn(title);
+  if (ImGui::BeginTable("efficient_cost_table", columns, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+    for (const char* title : {"variant", "time", "memory", "exact", "max n", "use", "time slope (expected)",
+                              "memory slope (expected)", "at the largest n"})
+      ImGui::TableSetupColumn(title, std::string_view(title) == "use" ? ImGuiTableColumnFlags_WidthStretch : ImGuiTableColumnFlags_WidthFixed);
     ImGui::TableHeadersRow();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("slopes: the measured log-log fit over n, the lecture's exponent in brackets");
     for (size_t i = 0; i < table.size(); ++i) {
       const VariantComplexity& row = table[i];
       const VariantCurve& curve = curves[i];
       ImGui::TableNextColumn();
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(variantColour(row.variant)), "%s", attentionVariantName(row.variant));
-      for (const std::string& cell : {row.time, row.memory, std::string(row.exact ? "yes" : "no"), row.maxN, row.useCase,
-                                      slopeText(curve.timeFit, row.timeExponent), slopeText(curve.memoryFit, row.memoryExponent)}) {
+      const std::string cells[] = {row.time, row.memory, row.exact ? "yes" : "no", row.maxN, row.useCase,
+                                   slopeText(curve.timeFit, row.timeExponent), slopeText(curve.memoryFit, row.memoryExponent)};
+      for (const std::string& cell : cells) {
         ImGui::TableNextColumn();
-        ImGui::TextWrapped("%s", cell.c_str());
+        if (&cell == &cells[4]) ImGui::TextWrapped("%s", cell.c_str());  // the use: the one stretching column
+        else ImGui::TextUnformatted(cell.c_str());
       }
       ImGui::TableNextColumn();
       if (!curve.n.empty()) ImGui::Text("n %.0f: %.3g ms, %s", curve.n.back(), curve.ms.back(), formatBytes(curve.bytes.back()).c_str());
-      if (curve.timeFit.points >= 2) facts["time_slope"][attentionVariantName(row.variant)] = curve.timeFit.slope;
+      if (curve.timeFit.points >= 2) {
+        facts["time_slope"][attentionVariantName(row.variant)] = curve.timeFit.slope;
+        facts["memory_slope"][attentionVariantName(row.variant)] = curve.memoryFit.slope;
+      }
     }
     ImGui::EndTable();
   }

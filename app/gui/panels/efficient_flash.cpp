@@ -28,7 +28,7 @@ double relativeError(const std::vector<float>& a, const float* b, int d) {
 
 void EfficientPanel::drawTileGrid(PanelContext& ctx, const FlashSteps& steps, int n, bool causal) {
   const int tiles = (n + steps.tileRows - 1) / steps.tileRows;
-  const float side = std::max(ImGui::GetFontSize() * 8, std::min(ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y * 0.75f));
+  const float side = std::max(ImGui::GetFontSize() * 8, std::min(ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y * 0.55f));
   const float cell = side / tiles;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -139,7 +139,8 @@ void EfficientPanel::drawFlash(PanelContext& ctx) {
   const double most = std::max<double>(1, std::max(traffic.naiveBytes, traffic.tiledBytes));
   drawBar((float)(traffic.naiveBytes / most), 1.0f, width, BarStyle::Normal, ("naive " + formatBytes((double)traffic.naiveBytes)).c_str());
   drawBar((float)(traffic.tiledBytes / most), 1.0f, width, BarStyle::Highlighted, ("tiled " + formatBytes((double)traffic.tiledBytes)).c_str());
-  ImGui::Text("%.1fx fewer bytes moved", traffic.naiveBytes / std::max(1.0, (double)traffic.tiledBytes));
+  if (traffic.tiledBytes < traffic.naiveBytes) ImGui::Text("%.1fx fewer bytes moved", traffic.naiveBytes / std::max(1.0, (double)traffic.tiledBytes));
+  else ImGui::TextWrapped("tiles this small (or n this short) move more: K and V are read once per query tile");
   facts["naive_bytes"] = traffic.naiveBytes;
   facts["tiled_bytes"] = traffic.tiledBytes;
 

@@ -25,8 +25,8 @@ std::string knobsText(const AttentionVariantParams& p) {
 
 // A knob on a slider, recorded for the GUI tests; true when it moved.
 bool knobSlider(PanelContext& ctx, const char* label, const char* region, int* value, int lo, int hi, bool logarithmic = false) {
-  sameLineIfFits(label, ImGui::GetFontSize() * 8);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  sameLineIfFits(label, ImGui::GetFontSize() * 6);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   const bool moved = ImGui::SliderInt(label, value, lo, hi, "%d", logarithmic ? ImGuiSliderFlags_Logarithmic : 0);
   recordItem(ctx.shared, region);
   return moved;
@@ -66,8 +66,8 @@ void EfficientPanel::drawControls(PanelContext& ctx) {
     case AttentionVariant::Linear: break;
     case AttentionVariant::Performer: changed |= knobSlider(ctx, "features m", "efficient_knob", &p.features, 1, 1024, true); break;
   }
-  sameLineIfFits("layer", ImGui::GetFontSize() * 7);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+  sameLineIfFits("layer", ImGui::GetFontSize() * 6);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   ImGui::SliderInt("layer", &st.layer, 0, c.n_layer - 1);
   recordItem(ctx.shared, "efficient_layer");
   sameLineIfFits("variant in every layer", ImGui::GetFrameHeight());
@@ -75,8 +75,8 @@ void EfficientPanel::drawControls(PanelContext& ctx) {
   recordItem(ctx.shared, "efficient_all_layers");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("the next token below runs with the variant in place of exact attention in every layer (else in the chosen layer only)");
-  sameLineIfFits("head", ImGui::GetFontSize() * 7);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+  sameLineIfFits("head", ImGui::GetFontSize() * 6);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
   ImGui::SliderInt("head", &st.head, 0, c.n_head - 1);
   recordItem(ctx.shared, "efficient_head");
   if (changed) ctx.repost = true;
@@ -152,6 +152,10 @@ void EfficientPanel::drawLive(PanelContext& ctx) {
     recordItem(ctx.shared, "efficient_live_note");
     return;
   }
+  const ModelConfig& c = ctx.session.config();
+  if (c.position_encoding == PositionEncoding::Alibi || c.attention_window > 0)
+    ImGui::TextDisabled("this model adds %s to its scores: the maps here are plain softmax(q k^T / sqrt(d)) of its q and k",
+                        c.attention_window > 0 ? "a window of its own" : "ALiBi's bias");
   facts["mean_row_error"] = error_.meanRowError;
   facts["out_rel_error"] = error_.outRelError;
   if (ImGui::BeginTable("efficient_live", 2, ImGuiTableFlags_SizingStretchProp)) {
@@ -219,7 +223,8 @@ void EfficientPanel::drawNextToken(PanelContext& ctx) {
   ImGui::TextWrapped("The next token with %s in place of exact attention in %s:", name, where.c_str());
   const std::span<const float> exact = lastRow(s->trace.logits, V);
   if (s->variantLogits.size() != exact.size() || exact.empty()) {
-    ImGui::TextDisabled("%s", s->variantNote.empty() ? "computing..." : s->variantNote.c_str());
+    const char* waiting = ctx.session.busy() ? "computing..." : "not computed by the session (no variant run in this build yet)";
+    ImGui::TextDisabled("%s", s->variantNote.empty() ? waiting : s->variantNote.c_str());
     recordItem(ctx.shared, "efficient_next_token");
     return;
   }
@@ -228,7 +233,11 @@ void EfficientPanel::drawNextToken(PanelContext& ctx) {
   facts["kl"] = shift.kl;
   facts["next_token_exact"] = shift.before.front().id;
   facts["next_token_variant"] = shift.after.front().id;
-  ImGui::Text("KL(exact || %s) = %.4g nats%s", name, shift.kl, ctx.session.busy() ? "  (recomputing...)" : "");
+  // The snapshot may still be of the previous choice while the new one runs.
+  const Request& ran = s->request;
+  const bool current = ran.attentionVariant && knobsText(*ran.attentionVariant) == knobsText(ctx.state.attentionVariant) &&
+                       ran.variantLayer == (ctx.state.variantAllLayers ? -1 : ctx.state.layer);
+  ImGui::Text("KL(exact || %s) = %.4g nats%s", name, shift.kl, current ? "" : "  (of the previous choice; recomputing...)");
   if (ImGui::BeginTable("efficient_top5", 2, ImGuiTableFlags_SizingStretchSame)) {
     ImGui::TableSetupColumn("exact");
     ImGui::TableSetupColumn(name);
