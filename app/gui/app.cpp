@@ -7,6 +7,7 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <limits>
 #include <cstdio>
 #include <ctime>
 
@@ -88,6 +89,13 @@ bool App::needsFrames() const {
 
 bool App::upToDate() const { return snapshot_ && !session_->busy() && snapshot_ == session_->latest(); }
 
+// The row the Inside panel inspects (its query: the last token when none is selected), or -1 for
+// every row when it is not shown.
+int App::inspectRow() const {
+  if (state_.panel != PanelId::Inside) return -1;
+  return state_.token < 0 ? std::numeric_limits<int>::max() : state_.token;
+}
+
 void App::post(int generateTokens) {
   Request request;
   request.prompt = state_.prompt;
@@ -102,8 +110,10 @@ void App::post(int generateTokens) {
   request.interventions = state_.interventions;
   request.patchSource = state_.patchSource;
   postedInspectLayer_ = state_.panel == PanelId::Inside ? state_.layer : -1;
+  postedInspectRow_ = inspectRow();
   request.components = postedInspectLayer_ >= 0;
   request.inspectLayer = postedInspectLayer_;
+  request.inspectRow = postedInspectRow_;
   const ModelConfig& c = session_->config();
   if (c.isMoe()) {
     // The model's routing with the panel's knobs on top.
@@ -199,7 +209,8 @@ void App::frame(float frameMs) {
   ImGui::End();
   if (showHelp_) drawHelpOverlay();
   // Entering or leaving the Inside panel, or another layer there, asks for other internals.
-  if (ctx.repost || (state_.panel == PanelId::Inside ? state_.layer : -1) != postedInspectLayer_) post(ctx.generateTokens);
+  if (ctx.repost || (state_.panel == PanelId::Inside ? state_.layer : -1) != postedInspectLayer_ || inspectRow() != postedInspectRow_)
+    post(ctx.generateTokens);
   // Opened at the start of the next frame: this frame's draw lists still use the old textures.
   if (!ctx.openModel.empty()) pendingOpen_ = {ctx.openModel, ctx.openPrompt};
 }

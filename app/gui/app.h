@@ -71,6 +71,7 @@ class App {
   void exportMatrix(bool npy);
   void drawHelpOverlay();
   void handleShortcuts();
+  int inspectRow() const;
   void post(int generateTokens = 0);  // > 0: the Next-token panel's Step / Generate N
   // Makes every panel but Training anew (fresh caches for a new model); Training once, its run
   // outlives the explorer's model.
@@ -95,6 +96,7 @@ class App {
   bool quit_ = false;
   bool showHelp_ = false;
   int requestedTab_ = -1;
+  int postedInspectRow_ = -1;    // the row it asked for (-1: every row)
   int postedInspectLayer_ = -1;  // the layer whose internals the last request asked for (-1: none)  // a tab to select on the next frame (--panel, Alt+N)
   std::string pendingScreenshot_;
   ExportableMatrix lastExportable_;  // the toolbar is drawn before the panel sets this frame's
