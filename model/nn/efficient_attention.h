@@ -6,8 +6,10 @@
 // fast path that never materialises n x n (except exact, which is the naive algorithm on purpose),
 // reporting the bytes of its own working set for the cost benchmark.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -98,5 +100,72 @@ struct VariantError {
   double outRelError = 0;       // ||out - exact out||_F / ||exact out||_F
 };
 VariantError compareWithExact(const HeadQkv& head, const VariantResult& variant);
+
+// ---- Building blocks the reference and the fast path share (one implementation each) ----
+
+// Throws tscope::Error (one line) when the head is unusable (null q, k or v; n < 1; d < 1) or
+// attentionVariantProblem(params, head.n) is not empty.
+void checkVariantInputs(const HeadQkv& head, const AttentionVariantParams& params);
+
+// `count` draws of N(0, stddev^2) from the seeded Rng (Box-Muller), identical on every platform.
+// The first c draws of a longer stream equal a stream of c draws (so more LSH rounds extend the
+// earlier rounds' directions instead of redrawing them).
+std::vector<float> seededNormals(uint64_t seed, size_t count, double stddev);
+
+// Softmax attention (scale 1 / sqrt(d)) of query rows [rowBegin, rowEnd) over the keys j with
+// visible(i, j), plain loops in double: out (rows, d), map (rows, n) or null. A row with no visible
+// key attends to its own key i only.
+void maskedAttentionRows(const HeadQkv& head, int rowBegin, int rowEnd,
+                         const std::function<bool(int, int)>& visible, float* out, float* map);
+
+// Reformer's hashing (arXiv 2001.04451), rounds r = 0 .. rounds-1, each with b directions
+// r_1..r_b ~ N(0, I) (round-major from `seed`): h(x) = argmax_i x.r_i (lowest i on a tie), the same
+// directions for queries and keys. Per round the keys are sorted by (bucket, position) and cut into
+// chunks of `chunk`; a query i is placed in that order at (its query bucket, i), i.e. before the
+// first key that sorts after it, and takes that place's chunk. Query i sees key j when, in some
+// round, both hash to the same bucket, j's chunk is the query's chunk or the one before, and j is
+// visible (causal: j <= i). With b = 1 and chunk >= n every query sees every visible key (exact).
+struct LshHashing {
+  int rounds = 0, n = 0, chunk = 0;
+  std::vector<int> queryBuckets;  // (rounds, n) bucket of query i
+  std::vector<int> keyBuckets;    // (rounds, n) bucket of key j
+  std::vector<int> sortedOrder;   // (rounds, n) key positions sorted by (bucket, position)
+  std::vector<int> keyChunk;      // (rounds, n) chunk of key j: (its place in sortedOrder) / chunk
+  std::vector<int> queryChunk;    // (rounds, n) chunk query i falls into
+  bool sees(int query, int key, bool causal) const;
+};
+LshHashing lshHash(const HeadQkv& head, const AttentionVariantParams& params);
+
+// Linformer's projections (arXiv 2006.04768): E and F (k, columns) row-major, k = min(projected, n).
+// Fixed: N(0, 1/k) from `seed`, columns = n (E first, then F, one stream). Learned: the caller's
+// arrays (their first k rows; columns = linformerColumns >= n, of which the first n are used).
+struct LinformerProjections {
+  int k = 0;
+  int columns = 0;
+  const float* E = nullptr;
+  const float* F = nullptr;
+  std::vector<float> owned;  // (2, k, n) the fixed random E and F when not learned
+};
+LinformerProjections linformerProjections(const AttentionVariantParams& params, int n);
+
+// Performer's FAVOR+ positive random features (arXiv 2009.14794): w_r ~ N(0, I), (m, d) from seed.
+std::vector<float> performerDirections(const AttentionVariantParams& params, int d);
+// log phi_r(x) = w_r . x' - |x'|^2 / 2 - log(m) / 2, x' = x / d^(1/4), for r < m, into logPhi (m).
+// (phi(q) . phi(k) is then an unbiased estimate of exp(q.k / sqrt d).)
+void performerLogFeatures(const float* x, const float* directions, int m, int d, double* logPhi);
+
+// Linear attention's feature map (Katharopoulos et al., arXiv 2006.16236): elu(x) + 1 > 0.
+template <class Real>
+Real eluPlusOne(Real x) {
+  return x > 0 ? x + Real(1) : static_cast<Real>(std::exp(x));
+}
+
+// The bytes of exact attention's (n, n) float scores, n * n * 4 in size_t (past 2^31 from n = 23171):
+// what the naive fast path allocates.
+size_t naiveScoresBytes(int n);
+
+// Exact attention of query rows [rowBegin, rowEnd) only (out (rows, d), map (rows, n) or null):
+// exactHeadAttention is this over all rows; the flash stepper takes its tile's rows.
+void exactAttentionRows(const HeadQkv& head, int rowBegin, int rowEnd, float* out, float* map);
 
 }  // namespace tscope

@@ -18,7 +18,7 @@ struct FlashTileState {
   std::vector<float> m;      // (Br) running max of the scaled scores seen so far (-inf before any key)
   std::vector<float> l;      // (Br) running sum of exp(score - m)
   std::vector<float> o;      // (Br, d) running sum of exp(score - m) v, not yet divided by l
-  std::vector<float> scores; // (Br, Bc) this tile's scaled scores (-inf where masked)
+  std::vector<float> scores; // (Br, Bc) this tile's scaled scores (-inf where masked); Bc = keyEnd - keyBegin
 };
 
 struct FlashSteps {
