@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "model/nn/backend_select.h"
-#include "model/nn/efficient_attention.h"
 #include "model/theory/attention_cost.h"
 
 using namespace tscope;
@@ -114,16 +113,12 @@ int main(int argc, char** argv) {
   }
   const MachineRates rates = measureMachine();
 
-  // Ours: one CLI run per n (one thread), fewer repeats for the long ones; exact is skipped above
-  // exactMaxN by the CLI's own --max-bytes rule.
-  const std::string env = "OMP_NUM_THREADS=1 TSCOPE_THREADS=1 ";
-  std::vector<json> records;
-  for (int n : lengths) {
-    const std::string command = env + TSCOPE_CLI + std::string(" attention-bench --causal --heads 1 --d ") + std::to_string(d) +
-                                " --n " + std::to_string(n) + " --repeats " + std::to_string(n <= 4096 ? repeats : 1) +
-                                " --max-bytes " + std::to_string(attentionMatrixBytes(exactMaxN, 1));
-    for (const json& r : json::parse(runCommand(command))) records.push_back(r);
-  }
+  // Ours: one CLI run (one thread) with the fitted slopes; exact is skipped above exactMaxN by the
+  // CLI's own --max-bytes rule.
+  const json ours = json::parse(runCommand("OMP_NUM_THREADS=1 TSCOPE_THREADS=1 " + std::string(TSCOPE_CLI) +
+                                           " attention-bench --causal --heads 1 --fit --d " + std::to_string(d) + " --n " +
+                                           joined(lengths) + " --repeats " + std::to_string(repeats) + " --max-bytes " +
+                                           std::to_string(attentionMatrixBytes(exactMaxN, 1))));
   std::map<int, double> torchMs;
   std::string torchKernel = "not run (--no-peer)";
   if (peer) {
@@ -137,7 +132,7 @@ int main(int argc, char** argv) {
   std::printf("machine (1 thread): SGEMM %.1f GFLOP/s, copy %.1f GB/s (read + write)\n", rates.flops / 1e9, rates.bytesPerSecond / 1e9);
   std::printf("floor: exact, flash: 2 n^2 d FLOPs at the SGEMM rate; others: 4 n d floats read/written once at the copy rate\n\n");
   std::printf("| variant | n | ms | peak MB | torch exact ms | floor ms | ms / floor |\n|---|---|---|---|---|---|---|\n");
-  for (const json& r : records) {
+  for (const json& r : ours["records"]) {
     const std::string variant = r["variant"];
     const int n = r["n"];
     char torch[32] = "-";
@@ -152,18 +147,15 @@ int main(int argc, char** argv) {
   }
 
   std::printf("\n| variant | time slope | expected | memory slope | expected | time | memory |\n|---|---|---|---|---|---|---|\n");
-  for (const VariantComplexity& row : complexityTable()) {
-    std::vector<double> x, time, memory;
-    for (const json& r : records)
-      if (r["variant"] == attentionVariantName(row.variant) && !r.contains("skipped")) {
-        x.push_back(r["n"].get<double>());
-        time.push_back(r["ms"].get<double>());
-        memory.push_back(std::max(1.0, r["peak_bytes"].get<double>()));
-      }
-    if (x.size() < 2) continue;
-    std::printf("| %s | %.2f | %.0f | %.2f | %.0f | %s | %s |\n", attentionVariantName(row.variant), fitLogLog(x, time).slope,
-                row.timeExponent, fitLogLog(x, memory).slope, row.memoryExponent, row.time.c_str(), row.memory.c_str());
-  }
+  auto slope = [](const json& value) {
+    char text[32] = "-";
+    if (value.is_number()) std::snprintf(text, sizeof text, "%.2f", value.get<double>());
+    return std::string(text);
+  };
+  for (const json& fit : ours["fits"])
+    std::printf("| %s | %s | %.0f | %s | %.0f | %s | %s |\n", fit["variant"].get<std::string>().c_str(), slope(fit["time_slope"]).c_str(),
+                fit["expected_time_slope"].get<double>(), slope(fit["memory_slope"]).c_str(), fit["expected_memory_slope"].get<double>(),
+                fit["time"].get<std::string>().c_str(), fit["memory"].get<std::string>().c_str());
   if (!torchMs.empty()) {
     std::vector<double> x, y;
     for (const auto& [n, ms] : torchMs) {
