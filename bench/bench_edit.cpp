@@ -5,12 +5,14 @@
 // (the unchanged prefix reused) beside a full recompute in the same run, the full recompute being
 // an edit of the FIRST word, which shares no prefix and so runs the same code over every token.
 // With --inside L the requests also ask for what the Inside-the-block panel shows (every layer's
-// components and layer L's internals), so a run with and one without give the capture's cost.
+// components and layer L's internals at its query row, the last token, as the app asks), so a
+// run with and one without give the capture's cost.
 // Usage: bench_edit [--tokens N] [--repeats R] [--inside L] [--tokenizer DIR] (DIR holds encoder.json and vocab.bpe).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +35,7 @@ double editToSnapshot(gui::Session& session, const std::string& prompt, std::sha
   request.prompt = prompt;
   request.components = insideLayer >= 0;
   request.inspectLayer = insideLayer;
+  request.inspectRow = insideLayer >= 0 ? std::numeric_limits<int>::max() : -1;  // the panel's default query: the last token
   const auto t0 = Clock::now();
   session.post(request);
   for (;;) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -99,7 +100,7 @@ TEST(EfficientAttention, FastMatchesReferenceForEveryVariant) {
 TEST(EfficientAttention, ExactAndFlashMatchExactAttention) {
   for (bool causal : {true, false})
     for (auto [n, d] : kShapes)
-      for (int tile : {1, 5, 16, 128}) {
+      for (int tile : {1, 5, 16, 128, std::numeric_limits<int>::max()}) {
         RandomHead h(n, d, causal, 2);
         std::vector<float> exact(static_cast<size_t>(n) * d);
         exactHeadAttention(h.head, exact.data(), nullptr);
@@ -115,7 +116,7 @@ TEST(EfficientAttention, ExactAndFlashMatchExactAttention) {
 TEST(EfficientAttention, WindowMatchesBruteForceMaskedSoftmax) {
   for (bool causal : {true, false})
     for (auto [n, d] : kShapes)
-      for (int window : {1, 3, 8, 1000}) {
+      for (int window : {1, 3, 8, 1000, std::numeric_limits<int>::max()}) {
         RandomHead h(n, d, causal, 3);
         AttentionVariantParams params = smallKnobs(AttentionVariant::Window);
         params.window = window;
@@ -183,7 +184,7 @@ TEST(EfficientAttention, LshWithOneBucketAndOneChunkIsExact) {
     AttentionVariantParams params = smallKnobs(AttentionVariant::Lsh);
     params.buckets = 1;
     params.rounds = 1;
-    params.chunk = n;
+    params.chunk = causal ? n : std::numeric_limits<int>::max();
     const VariantResult lsh = attentionVariantReference(h.head, params);
     const VariantError error = compareWithExact(h.head, lsh);
     EXPECT_LT(error.meanRowError, 1e-6);

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "model/nn/incremental_forward.h"
+#include "model/nn/trace_views.h"
 #include "model/nn/transformer.h"
 #include "tests/test_helpers.h"
 
@@ -69,6 +70,7 @@ void expectSameTrace(const PromptForward& got, const Trace& want, const std::vec
   EXPECT_EQ(t.lensIds, want.lensIds) << label;
   close(t.lensProbs, want.lensProbs, "lensProbs");
   close(t.logits, want.logits, "trace logits");
+  EXPECT_EQ(t.rowPositions, want.rowPositions) << label;
   close(t.embedded, want.embedded, "embedded");
   close(t.headMix, want.headMix, "headMix");
   close(t.mlpOut, want.mlpOut, "mlpOut");
@@ -217,6 +219,80 @@ TEST(PrefixReuse, EveryEditEqualsAFullForwardInEveryVariantEigen) {
     checkVariant(variant, *backend, 1e-5, inside(), worst, true);
   }
   std::printf("Eigen backend: largest normalised difference %g (%s)\n", worst.relative, worst.where.c_str());
+}
+
+// The Inside panel keeps only its query row. Each edit comes with the query the lecturer then
+// looks at; a query before the reused prefix that the kept trace lacks is run again on its own.
+std::vector<std::vector<int>> queriesPerEdit(const std::vector<std::pair<std::string, std::vector<int>>>& chain) {
+  std::vector<std::vector<int>> rows;
+  for (size_t i = 0; i < chain.size(); ++i) {
+    const int last = (int)chain[i].second.size() - 1;
+    const std::vector<std::vector<int>> pick{{last}, {3}, {5}, {2}, {2}, {last, 0}, {4}, {4, last, last + 7}};
+    rows.push_back(pick[i % pick.size()]);
+  }
+  return rows;
+}
+
+TEST(PrefixReuse, TheInsideQueryRowAloneEqualsAFullForwardAndLeavesTheCacheExact) {
+  auto reference = makeReferenceBackend();
+  auto eigen = makeCpuBackend(2);
+  Worst worst;
+  for (const auto& variant : testing::architectureVariants()) {
+    const ModelConfig config = testing::variantConfig(variant);
+    const Weights weights = testing::randomWeights(config, 7);
+    const auto chain = editChain(config.vocab_size);
+    const auto queries = queriesPerEdit(chain);
+    // Reference backend: every row sums in the same order whatever T, so a row run again alone is
+    // bit-identical: the incremental trace must equal a forward of the whole prompt keeping the same rows.
+    {
+      Transformer model(weights, *reference);
+      IncrementalForward incremental(model);
+      for (size_t i = 0; i < chain.size(); ++i) {
+        TraceOptions options = inside();
+        options.componentRows = queries[i];
+        const std::string label = variant.name + " / rows / " + chain[i].first;
+        const PromptForward got = incremental.run(chain[i].second, options);
+        std::vector<float> logits;
+        const Trace want = fullForward(model, chain[i].second, options, logits);
+        expectSameTrace(got, want, logits, 0.0, label, worst);
+        // The kept rows are those rows of a forward that keeps every row.
+        TraceOptions all = inside();
+        std::vector<float> allLogits;
+        const Trace every = fullForward(model, chain[i].second, all, allLogits);
+        const int n = (int)chain[i].second.size(), C = config.n_embd;
+        for (int position : queries[i]) {
+          if (position >= n) {
+            EXPECT_LT(got.trace.rowIndex(position), 0) << label << " kept a position past the prompt";
+            continue;
+          }
+          const int r = got.trace.rowOf(position);
+          for (int l = 0; l < config.n_layer; ++l)
+            for (int c = 0; c < C; ++c)
+              ASSERT_EQ(got.trace.headMix[((size_t)l * got.trace.R() + r) * C + c], every.headMix[((size_t)l * n + position) * C + c]) << label;
+        }
+      }
+    }
+    // Eigen backend: a row run again alone may differ in the last bits, so the cache rows it wrote
+    // must be put back: later edits give the same logits, bit for bit, as an incremental forward
+    // that never ran a row again.
+    Transformer model(weights, *eigen);
+    IncrementalForward withRows(model), plain(model);
+    for (size_t i = 0; i < chain.size(); ++i) {
+      TraceOptions options = inside();
+      options.componentRows = queries[i];
+      const PromptForward got = withRows.run(chain[i].second, options);
+      const PromptForward want = plain.run(chain[i].second, inside());
+      EXPECT_EQ(got.logits, want.logits) << variant.name << " / " << chain[i].first;
+      EXPECT_EQ(got.reusedTokens, want.reusedTokens) << variant.name << " / " << chain[i].first;
+      for (int position : queries[i])
+        if (position < (int)chain[i].second.size() && config.pre_norm) {
+          const auto a = directLogitAttribution(got.trace, weights, position, 1);
+          const auto b = directLogitAttribution(want.trace, weights, position, 1);
+          EXPECT_NEAR(a.sum(), b.sum(), 1e-4 * std::max(1.0, (double)std::fabs(b.sum()))) << variant.name;
+        }
+    }
+  }
+  std::printf("query rows: largest normalised difference %g (%s)\n", worst.relative, worst.where.c_str());
 }
 
 // A cancelled forward leaves the shared prefix reusable and nothing half-written trusted.

@@ -56,6 +56,7 @@ TEST(VariantViews, TraceHeadQkvPointsAtTheHeadsRows) {
   // Two captured layers, H = 4 heads over Hkv = 2 kv heads, T = Tk = 3, D = 2; every value encodes its index.
   Trace trace;
   trace.T = trace.Tk = 3;
+  trace.rowPositions = {0, 1, 2};
   trace.H = 4;
   trace.Hkv = 2;
   trace.D = 2;
@@ -74,6 +75,8 @@ TEST(VariantViews, TraceHeadQkvPointsAtTheHeadsRows) {
   EXPECT_EQ(qkv.v[5], 1000.0f + (float)((1 * 2 + 1) * 3 * 2 + 5));
   EXPECT_THROW(traceHeadQkv(trace, config, 2, 0), Error);  // layer 2 not captured
   EXPECT_THROW(traceHeadQkv(trace, config, 1, 4), Error);  // no head 4
-  trace.Tk = 5;                                             // internals of the last rows only
+  trace.rowPositions = {2};                                 // the Inside panel's one query row
+  EXPECT_THROW(traceHeadQkv(trace, config, 1, 0), Error);
+  trace.rowPositions = {1, 2, 3};                           // three rows, not from position 0
   EXPECT_THROW(traceHeadQkv(trace, config, 1, 0), Error);
 }

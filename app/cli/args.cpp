@@ -61,20 +61,27 @@ double Args::number(const std::string& flag, double fallback, double min, double
   return value;
 }
 
-std::vector<int> Args::intList(const std::string& flag) const {
-  const std::string s = str(flag);
-  std::vector<int> out;
+std::vector<std::string> Args::list(const std::string& flag, const std::string& fallback) const {
+  const std::string s = str(flag, fallback);
+  std::vector<std::string> items;
   size_t start = 0;
   while (start <= s.size()) {
     size_t comma = s.find(',', start);
     if (comma == std::string::npos) comma = s.size();
-    const std::string item = s.substr(start, comma - start);
+    items.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
+std::vector<int> Args::intList(const std::string& flag) const {
+  std::vector<int> out;
+  for (const std::string& item : list(flag, str(flag))) {
     int value = 0;
     auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (item.empty() || ec != std::errc() || end != item.data() + item.size())
       throw UsageError("--" + flag + " expects comma-separated integers (bad item '" + item + "')");
     out.push_back(value);
-    start = comma + 1;
   }
   return out;
 }

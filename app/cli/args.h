@@ -27,6 +27,8 @@ class Args {
   long long integer(const std::string& flag, long long fallback, long long min, long long max) const;
   double number(const std::string& flag, double fallback, double min, double max) const;
   std::vector<int> intList(const std::string& flag) const;  // "1,2,3"
+  // "a,b,c" (items may be empty: the caller judges them); the fallback when the flag is absent.
+  std::vector<std::string> list(const std::string& flag, const std::string& fallback) const;
 
  private:
   std::string command_;

@@ -7,6 +7,7 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <limits>
 #include <cstdio>
 #include <ctime>
 #include <iterator>
@@ -108,8 +109,8 @@ void App::post(int generateTokens) {
   postedInspect_ = inspectWanted();
   request.components = postedInspect_.panel == PanelId::Inside;
   request.inspectLayer = postedInspect_.layer;
+  request.inspectRow = postedInspect_.row;
   if (postedInspect_.panel == PanelId::Efficient) {
-    request.inspectRow = -1;
     request.attentionVariant = state_.attentionVariant;
     request.variantLayer = state_.variantAllLayers ? -1 : state_.layer;
   }
@@ -125,8 +126,11 @@ void App::post(int generateTokens) {
   session_->post(std::move(request));
 }
 
+// The Inside panel inspects its query row (the last token when none is selected: the largest
+// row); the Efficient-attention panel reads every row's q, k, v; the others need no internals.
 App::InspectKey App::inspectWanted() const {
-  if (state_.panel == PanelId::Inside || state_.panel == PanelId::Efficient) return {state_.panel, state_.layer};
+  if (state_.panel == PanelId::Inside) return {state_.panel, state_.layer, state_.token < 0 ? std::numeric_limits<int>::max() : state_.token};
+  if (state_.panel == PanelId::Efficient) return {state_.panel, state_.layer, -1};
   return {};
 }
 

@@ -95,10 +95,12 @@ class App {
   bool quit_ = false;
   bool showHelp_ = false;
   int requestedTab_ = -1;  // a tab to select on the next frame (--panel, Alt+N)
-  // The panel that asked for one layer's internals in the last request, and the layer (-1: none).
+  // The panel that asked for one layer's internals in the last request, the layer (-1: none) and
+  // the row (-1: every row; see Request::inspectRow).
   struct InspectKey {
     PanelId panel = PanelId::Count;
     int layer = -1;
+    int row = -1;
     bool operator==(const InspectKey&) const = default;
   };
   InspectKey inspectWanted() const;  // what the panel on screen needs now

@@ -107,6 +107,7 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     TraceOptions options = sessionTraceOptions(c, (int)snapshot->ids.size());
     options.components = request.components;
     if (request.inspectLayer >= 0 && request.inspectLayer < c.n_layer) options.internalLayers = {request.inspectLayer};
+    if (request.inspectRow >= 0) options.componentRows = {std::min(request.inspectRow, (int)snapshot->ids.size() - 1)};
     PromptForward prompt = prompt_->run(snapshot->ids, options);
     if (!transformer_->interventions().empty()) snapshot->cleanLogits = cleanLogits(snapshot->ids);
     snapshot->trace = std::move(prompt.trace);

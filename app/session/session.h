@@ -41,7 +41,8 @@ struct Request {
   int inspectLayer = -1;
   // The rows (prompt positions) whose components and per-row internals are kept: -1 = every row
   // (the Efficient-attention panel reads one layer's q of every row), else the inspected query
-  // (the Inside panel), which keeps an edit of a long prompt as cheap as with the panel closed.
+  // (the Inside panel; past the prompt's end: its last token), which keeps an edit of a long
+  // prompt as cheap as with the panel closed.
   int inspectRow = -1;
   // The Efficient-attention panel: the prompt runs once more with this variant in place of exact
   // attention at layer `variantLayer` (-1: every layer); the snapshot then holds variantLogits.

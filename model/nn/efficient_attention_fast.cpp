@@ -30,10 +30,9 @@ float scaleOf(int d) { return 1.0f / std::sqrt(static_cast<float>(d)); }
 
 // x (count) <- softmax(x); -inf entries become 0.
 void softmaxInPlace(float* x, int count) {
-  const float best = *std::max_element(x, x + count);
-  float total = 0;
-  for (int i = 0; i < count; ++i) total += x[i] = std::exp(x[i] - best);
-  for (int i = 0; i < count; ++i) x[i] /= total;
+  Eigen::Map<Eigen::ArrayXf> row(x, count);
+  row = (row - row.maxCoeff()).exp();  // Eigen's vectorised exp (-inf gives 0 or a denormal)
+  row /= row.sum();
 }
 
 // Naive: scores (n, n) = q k^T / sqrt d, masked, row softmax, out = P v.
@@ -101,7 +100,8 @@ size_t windowFast(const HeadQkv& head, int window, float* out) {
   std::vector<int> keys(span);
   std::vector<float> scores(span);
   for (int i = 0; i < n; ++i) {
-    const int first = std::max(0, i - window + 1), last = head.causal ? i : std::min(n - 1, i + window - 1);
+    const int first = std::max(0, i - window + 1);
+    const int last = head.causal ? i : static_cast<int>(std::min<long>(n - 1, static_cast<long>(i) + window - 1));
     for (int j = first; j <= last; ++j) keys[j - first] = j;
     attendToKeys(head, i, keys.data(), last - first + 1, scores.data(), out);
   }

@@ -19,7 +19,52 @@ namespace {
 bool sameOptions(const TraceOptions& a, const TraceOptions& b) {
   return a.attention == b.attention && a.residuals == b.residuals && a.logitLensTopK == b.logitLensTopK &&
          a.logitLensLastOnly == b.logitLensLastOnly && a.layers == b.layers && a.heads == b.heads && a.memoryCapBytes == b.memoryCapBytes &&
-         a.components == b.components && a.internalLayers == b.internalLayers;
+         a.components == b.components && a.internalLayers == b.internalLayers;  // not componentRows: any row can be had
+}
+
+// The positions whose per-row data a prompt of n tokens keeps under `options` (ascending).
+std::vector<int> wantedRows(const TraceOptions& options, int n) {
+  std::vector<int> rows;
+  if (!options.components && options.internalLayers.empty()) return rows;
+  if (options.componentRows.empty()) {
+    rows.resize(n);
+    std::iota(rows.begin(), rows.end(), 0);
+    return rows;
+  }
+  for (int position : options.componentRows)
+    if (position >= 0 && position < n) rows.push_back(position);
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
+}
+
+// out's per-row arrays (rowArrays) at `positions`, each row from the first of `sources` holding it
+// (an array is kept when a source with rows has it).
+void gatherRows(Trace& out, const std::vector<int>& positions, const std::vector<const Trace*>& sources) {
+  out.rowPositions = positions;
+  const size_t R = positions.size();
+  for (const RowArray& a : rowArrays(out)) {
+    std::vector<float>& dst = out.*a.member;
+    dst.clear();
+    const bool present = std::any_of(sources.begin(), sources.end(), [&](const Trace* s) { return s->R() > 0 && !(s->*a.member).empty(); });
+    if (!present) continue;
+    dst.resize(a.blocks * R * a.width);
+    for (size_t i = 0; i < R; ++i) {
+      const Trace* from = nullptr;
+      int r = -1;
+      for (const Trace* s : sources)
+        if ((r = s->rowIndex(positions[i])) >= 0 && !(s->*a.member).empty()) {
+          from = s;
+          break;
+        }
+      if (!from) throw Error("incremental forward: no rows for position " + std::to_string(positions[i]));
+      const std::vector<float>& src = from->*a.member;
+      const size_t sourceRows = from->R();
+      if (src.size() != a.blocks * sourceRows * a.width) throw Error("incremental forward: trace rows of an unexpected size");
+      for (size_t b = 0; b < a.blocks; ++b)
+        std::copy_n(src.begin() + (b * sourceRows + r) * a.width, a.width, dst.begin() + (b * R + i) * a.width);
+    }
+  }
 }
 
 bool sameRouting(const MoeRoutingParams& a, const MoeRoutingParams& b) {
@@ -112,6 +157,16 @@ PromptForward IncrementalForward::run(std::span<const int> ids, const TraceOptio
   if (keep > 0) {
     result = merge(ids, keep, suffix);
     if (!attention_.empty()) attention_.keepRows(keep);  // no maps when the options capture none
+    // Per-row data: the new rows from the suffix, older rows from the kept trace, and a row asked
+    // for now that neither holds (the Inside panel's query moved back) run again on its own.
+    const std::vector<int> rows = wantedRows(options, static_cast<int>(ids.size()));
+    std::vector<Trace> again;
+    for (int position : rows)
+      if (position < keep && kept_.rowIndex(position) < 0) again.push_back(rowAgain(ids, position, options));
+    std::vector<const Trace*> sources{&suffix};
+    for (const Trace& t : again) sources.push_back(&t);
+    sources.push_back(&kept_);
+    gatherRows(result.trace, rows, sources);
   } else {
     attention_.clear();
   }
@@ -127,6 +182,42 @@ PromptForward IncrementalForward::run(std::span<const int> ids, const TraceOptio
   if (model_.config().isMoe()) moe_ = model_.moeRouting();
   interventions_ = model_.interventions();
   return result;
+}
+
+// The per-row data (components, internals) of the cached row `position`: the token run again as a
+// one-token step over the cache rows before it. Its key and value rows are put back as they were,
+// so the cache stays bit-identical to a forward over the whole prompt (the rerun's rows may differ
+// from the batched ones in the last bits: a one-row matmul sums in another order).
+Trace IncrementalForward::rowAgain(std::span<const int> ids, int position, const TraceOptions& options) {
+  Backend& backend = model_.backend();
+  const int L = model_.config().n_layer, width = model_.config().kvHeads() * model_.config().headDim(), length = cache_.length();
+  std::vector<float> saved((size_t)2 * L * width);
+  for (int l = 0; l < L; ++l) {
+    backend.download(saved.data() + (size_t)2 * l * width, cache_.keys(l) + (size_t)position * width, width);
+    backend.download(saved.data() + (size_t)(2 * l + 1) * width, cache_.values(l) + (size_t)position * width, width);
+  }
+  auto restore = [&] {
+    for (int l = 0; l < L; ++l) {
+      backend.upload(cache_.keys(l) + (size_t)position * width, saved.data() + (size_t)2 * l * width, width);
+      backend.upload(cache_.values(l) + (size_t)position * width, saved.data() + (size_t)(2 * l + 1) * width, width);
+    }
+    cache_.advance(length - cache_.length());
+  };
+  TraceOptions rowOptions = TraceOptions::nothing();
+  rowOptions.components = options.components;
+  rowOptions.internalLayers = options.internalLayers;
+  rowOptions.componentRows = {position};
+  Trace row;
+  std::vector<float> logits;
+  cache_.truncate(position);
+  try {
+    model_.forward(ids.subspan(position, 1), cache_, logits, false, &row, rowOptions);
+  } catch (...) {
+    restore();
+    throw;
+  }
+  restore();
+  return row;
 }
 
 // The whole prompt's trace from the kept rows [0, keep) and the suffix forward's rows.
@@ -165,29 +256,13 @@ PromptForward IncrementalForward::merge(std::span<const int> ids, int keep, Trac
     t.lensProbs = mergeRows(old.lensProbs, old.T, suffix.lensProbs, added, keep, Lc, t.lensK);
   }
   t.logits = suffix.logits;
-  if (!suffix.headMix.empty()) {  // components: rows of every layer
-    t.embedded = mergeRows(old.embedded, old.T, suffix.embedded, added, keep, 1, t.C);
-    t.headMix = mergeRows(old.headMix, old.T, suffix.headMix, added, keep, L, t.C);
-    t.mlpOut = mergeRows(old.mlpOut, old.T, suffix.mlpOut, added, keep, L, t.C);
-    t.finalResid = mergeRows(old.finalResid, old.T, suffix.finalResid, added, keep, 1, t.C);
-  }
+  // Components and internals: the per-row arrays are gathered by run(); k and v cover every key already.
   t.D = suffix.D;
   t.Hkv = suffix.Hkv;
   t.F = suffix.F;
   t.internalLayers = suffix.internalLayers;
-  if (const size_t Li = t.internalLayers.size()) {  // per-row internals; k and v cover every key already
-    t.q = mergeRows(old.q, old.T, suffix.q, added, keep, Li * t.H, t.D);
-    t.k = std::move(suffix.k);
-    t.v = std::move(suffix.v);
-    t.attnOut = mergeRows(old.attnOut, old.T, suffix.attnOut, added, keep, Li, t.C);
-    t.normMean = mergeRows(old.normMean, old.T, suffix.normMean, added, keep, Li * 2, 1);
-    t.normRstd = mergeRows(old.normRstd, old.T, suffix.normRstd, added, keep, Li * 2, 1);
-    if (!suffix.mlpPre.empty()) {
-      t.mlpPre = mergeRows(old.mlpPre, old.T, suffix.mlpPre, added, keep, Li, t.F);
-      t.mlpPost = mergeRows(old.mlpPost, old.T, suffix.mlpPost, added, keep, Li, t.F);
-    }
-    if (!suffix.mlpGate.empty()) t.mlpGate = mergeRows(old.mlpGate, old.T, suffix.mlpGate, added, keep, Li, t.F);
-  }
+  t.k = std::move(suffix.k);
+  t.v = std::move(suffix.v);
   // Token-choice routing without a capacity limit is per token: routing the merged router logits
   // gives the kept tokens' assignments again and the whole-sequence load, f_i, P_i and aux loss.
   t.moe.resize(L);

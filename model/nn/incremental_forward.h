@@ -37,6 +37,7 @@ class IncrementalForward {
  private:
   std::string reuseBlocker(const TraceOptions& options, int tokens) const;
   PromptForward merge(std::span<const int> ids, int keep, Trace& suffix) const;
+  Trace rowAgain(std::span<const int> ids, int position, const TraceOptions& options);
 
   Transformer& model_;
   KVCache cache_;              // rows [0, ids_.size()) hold ids_ (rows past may be stale)

@@ -31,7 +31,8 @@ HeadStages headStages(const Trace& trace, const ModelConfig& config, int layer, 
   s.D = trace.D;
   s.keys = trace.Tk;
   const size_t D = trace.D, Tk = trace.Tk;
-  s.q = std::span<const float>(trace.q).subspan((((size_t)li * trace.H + head) * trace.T + query) * D, D);
+  const size_t R = trace.R(), r = trace.rowOf(query);
+  s.q = std::span<const float>(trace.q).subspan((((size_t)li * trace.H + head) * R + r) * D, D);
   s.k = std::span<const float>(trace.k).subspan(((size_t)li * trace.Hkv + s.kvHead) * Tk * D, Tk * D);
   s.v = std::span<const float>(trace.v).subspan(((size_t)li * trace.Hkv + s.kvHead) * Tk * D, Tk * D);
   const std::vector<uint8_t> mask = attentionMask(config, trace.T, trace.Tk, trace.pos0);
@@ -70,24 +71,25 @@ void add(std::vector<float>& out, const std::vector<float>& x) {
 }  // namespace
 
 BlockRows blockRows(const Trace& trace, const Weights& weights, int layer, int t) {
-  const size_t C = trace.C, T = trace.T;
+  const size_t C = trace.C, R = trace.R();
   const int li = trace.internalIndex(layer);
   if (li < 0) throw Error("the trace holds no internals of layer " + std::to_string(layer));
   if (t < 0 || t >= trace.T) throw Error("row " + std::to_string(t) + " is outside 0.." + std::to_string(trace.T - 1));
-  if (trace.embedded.size() != T * C || trace.headMix.size() != (size_t)trace.L * T * C || trace.mlpOut.size() != (size_t)trace.L * T * C)
+  if (trace.embedded.size() != R * C || trace.headMix.size() != (size_t)trace.L * R * C || trace.mlpOut.size() != (size_t)trace.L * R * C)
     throw Error("the trace holds no components (TraceOptions::components)");
+  const size_t at = trace.rowOf(t);
   BlockRows r;
-  r.headMix = row(trace.headMix, (size_t)layer * T + t, C);
-  r.attnOut = row(trace.attnOut, (size_t)li * T + t, C);
-  r.mlpOut = row(trace.mlpOut, (size_t)layer * T + t, C);
+  r.headMix = row(trace.headMix, (size_t)layer * R + at, C);
+  r.attnOut = row(trace.attnOut, (size_t)li * R + at, C);
+  r.mlpOut = row(trace.mlpOut, (size_t)layer * R + at, C);
   if (!weights.config().pre_norm && layer > 0) {
     r.note = "post-norm: the residual is renormalised after every sublayer, so it is not a sum of the components";
     return r;
   }
-  r.x = row(trace.embedded, t, C);
+  r.x = row(trace.embedded, at, C);
   for (int l = 0; l < layer; ++l) {
-    addProjected(r.x, row(trace.headMix, (size_t)l * T + t, C), weights.layers[l].attnProjWeight, weights.layers[l].attnProjBias);
-    add(r.x, row(trace.mlpOut, (size_t)l * T + t, C));
+    addProjected(r.x, row(trace.headMix, (size_t)l * R + at, C), weights.layers[l].attnProjWeight, weights.layers[l].attnProjBias);
+    add(r.x, row(trace.mlpOut, (size_t)l * R + at, C));
   }
   r.residMid = r.x;
   add(r.residMid, r.attnOut);

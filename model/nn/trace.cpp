@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <string>
 
 #include "model/core/error.h"
 
@@ -18,6 +19,25 @@ int Trace::capturedIndex(int layer) const {
 int Trace::internalIndex(int layer) const {
   auto it = std::find(internalLayers.begin(), internalLayers.end(), layer);
   return it == internalLayers.end() ? -1 : static_cast<int>(it - internalLayers.begin());
+}
+
+int Trace::rowIndex(int position) const {
+  auto it = std::lower_bound(rowPositions.begin(), rowPositions.end(), position);
+  return it == rowPositions.end() || *it != position ? -1 : static_cast<int>(it - rowPositions.begin());
+}
+
+int Trace::rowOf(int t) const {
+  const int r = rowIndex(pos0 + t);
+  if (r < 0) throw Error("the trace keeps no components or internals at position " + std::to_string(pos0 + t) + " (TraceOptions::componentRows)");
+  return r;
+}
+
+std::vector<RowArray> rowArrays(const Trace& t) {
+  const size_t L = t.L, Li = t.internalLayers.size(), C = t.C;
+  return {{&Trace::embedded, 1, C},    {&Trace::headMix, L, C},      {&Trace::mlpOut, L, C},
+          {&Trace::finalResid, 1, C},  {&Trace::q, Li * t.H, (size_t)t.D}, {&Trace::attnOut, Li, C},
+          {&Trace::normMean, Li * 2, 1}, {&Trace::normRstd, Li * 2, 1}, {&Trace::mlpPre, Li, (size_t)t.F},
+          {&Trace::mlpGate, Li, (size_t)t.F}, {&Trace::mlpPost, Li, (size_t)t.F}};
 }
 
 // Which layers to capture, within the memory cap.

@@ -27,6 +27,10 @@ struct TraceOptions {
   // Layers whose internals are captured: q, k, v per head, the attention sublayer's output after
   // W_O, the two norms' statistics per token and the MLP's activations. Empty = none.
   std::vector<int> internalLayers;
+  // Positions (in the whole sequence, 0-based) whose components and per-row internals are kept:
+  // empty = every row. The Inside panel asks for its query row only, so its capture costs the
+  // same at any prompt length. (k and v always cover every key.)
+  std::vector<int> componentRows;
 
   static TraceOptions nothing() {
     TraceOptions o;
@@ -54,23 +58,26 @@ struct Trace {
   std::vector<int> lensIds;           // (Lc, P, K) top-K ids of softmax(unembed(ln_f(resid)))
   std::vector<float> lensProbs;       // (Lc, P, K) their probabilities
   std::vector<float> logits;          // (T or 1, V) as returned by the forward
+  // The rows R the components and per-row internals hold (options.componentRows): their positions
+  // in the whole sequence, ascending (pos0 + t for row t of this forward); rowIndex() finds one.
+  std::vector<int> rowPositions;      // (R)
   // Components (options.components), every layer:
-  std::vector<float> embedded;        // (T, C) token + position embedding (the residual entering layer 0)
-  std::vector<float> headMix;         // (L, T, C) every head's output before W_O, concatenated (head h: columns h D .. h D + D - 1)
-  std::vector<float> mlpOut;          // (L, T, C) the feed-forward sublayer's output before the residual add (0: attention-only)
-  std::vector<float> finalResid;      // (T, C) the residual after the last block (the final norm's input)
+  std::vector<float> embedded;        // (R, C) token + position embedding (the residual entering layer 0)
+  std::vector<float> headMix;         // (L, R, C) every head's output before W_O, concatenated (head h: columns h D .. h D + D - 1)
+  std::vector<float> mlpOut;          // (L, R, C) the feed-forward sublayer's output before the residual add (0: attention-only)
+  std::vector<float> finalResid;      // (R, C) the residual after the last block (the final norm's input)
   // Internals (options.internalLayers), captured layers Li ascending:
   std::vector<int> internalLayers;    // (Li) layer indices
   int D = 0, Hkv = 0, F = 0;          // head width, key/value heads, MLP hidden width
-  std::vector<float> q;               // (Li, H, T, D) queries as compared with the keys (after RoPE; not scaled)
+  std::vector<float> q;               // (Li, H, R, D) queries as compared with the keys (after RoPE; not scaled)
   std::vector<float> k;               // (Li, Hkv, Tk, D) every key the queries could see (after RoPE), from the KV cache
   std::vector<float> v;               // (Li, Hkv, Tk, D) every value
-  std::vector<float> attnOut;         // (Li, T, C) the attention sublayer's output after W_O (its bias included)
-  std::vector<float> normMean;        // (Li, 2, T) mean over C of each norm's input (ln_1, then ln_2)
-  std::vector<float> normRstd;        // (Li, 2, T) 1 / sqrt(var + eps) (LayerNorm) or 1 / sqrt(mean square + eps) (RMSNorm)
-  std::vector<float> mlpPre;          // (Li, T, F) dense MLP: x W_fc + b_fc before the nonlinearity (empty for MoE / attention-only)
-  std::vector<float> mlpGate;         // (Li, T, F) SwiGLU only: the gate's pre-activation x W_gate + b_gate
-  std::vector<float> mlpPost;         // (Li, T, F) after the nonlinearity (SwiGLU: silu(gate) * up), the input of c_proj
+  std::vector<float> attnOut;         // (Li, R, C) the attention sublayer's output after W_O (its bias included)
+  std::vector<float> normMean;        // (Li, 2, R) mean over C of each norm's input (ln_1, then ln_2)
+  std::vector<float> normRstd;        // (Li, 2, R) 1 / sqrt(var + eps) (LayerNorm) or 1 / sqrt(mean square + eps) (RMSNorm)
+  std::vector<float> mlpPre;          // (Li, R, F) dense MLP: x W_fc + b_fc before the nonlinearity (empty for MoE / attention-only)
+  std::vector<float> mlpGate;         // (Li, R, F) SwiGLU only: the gate's pre-activation x W_gate + b_gate
+  std::vector<float> mlpPost;         // (Li, R, F) after the nonlinearity (SwiGLU: silu(gate) * up), the input of c_proj
   std::vector<MoeRouting> moe;        // (L) routing of every mixture-of-experts layer (empty for dense layers)
   float moeAuxLoss = 0;               // sum over layers of the load-balancing loss
   double forwardMs = 0;               // wall time of the forward, capture included
@@ -79,9 +86,20 @@ struct Trace {
 
   int capturedIndex(int layer) const;  // index into `layers`, or -1
   int internalIndex(int layer) const;  // index into `internalLayers`, or -1
+  int rowIndex(int position) const;    // index into `rowPositions` of a position in the whole sequence, or -1
+  int R() const { return static_cast<int>(rowPositions.size()); }
+  int rowOf(int t) const;              // rowIndex(pos0 + t) for row t of this trace; throws tscope::Error when not kept
   const float* attnMap(int layerIndex, int head) const { return attn.data() + ((size_t)layerIndex * H + head) * T * Tk; }
   const float* scoreMap(int layerIndex, int head) const { return scores.data() + ((size_t)layerIndex * H + head) * T * Tk; }
 };
+
+// The per-row arrays of a trace (the components and the internals but k and v): each is `blocks`
+// blocks of R rows of `width` floats, blocks and width from the trace's L, internalLayers, H, C, D, F.
+struct RowArray {
+  std::vector<float> Trace::*member;
+  size_t blocks, width;
+};
+std::vector<RowArray> rowArrays(const Trace& trace);
 
 // Fills trace.layers (and truncated, note) with the layers `options` asks for that fit under its
 // memory cap, for a forward of trace.T new tokens over trace.Tk keys with trace.H heads of width

@@ -169,7 +169,7 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
     throw Error("token id " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(config.vocab_size) + ")");
   const ModelParams<const float>& params = weights;
   const float* u = params.unembedding() + (size_t)token * C;
-  const size_t row = (size_t)position * C;
+  const size_t R = trace.R(), at = trace.rowOf(position), row = at * C;
   // a (C) and the frozen statistics of the final norm's input.
   std::vector<double> a(u, u + C);
   double rstd = 1, sumA = 0, normBias = 0;
@@ -203,7 +203,7 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
   out.mlp.assign(L, 0.0f);
   for (int l = 0; l < L; ++l) {
     const ConstLayerWeights& w = params.layers[l];
-    const float* mix = trace.headMix.data() + ((size_t)l * trace.T + position) * C;
+    const float* mix = trace.headMix.data() + ((size_t)l * R + at) * C;
     for (int h = 0; h < H; ++h)  // head h's rows of W_O (C_in, C_out): h D .. h D + D - 1
       out.heads[(size_t)l * H + h] = share(throughRows(mix + h * D, w.attnProjWeight, h * D, D, C));
     if (w.attnProjBias) {
@@ -211,7 +211,7 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
       out.attnBias[l] = share(component);
     }
     if (config.hasFeedForward()) {
-      const float* mlp = trace.mlpOut.data() + ((size_t)l * trace.T + position) * C;
+      const float* mlp = trace.mlpOut.data() + ((size_t)l * R + at) * C;
       component.assign(mlp, mlp + C);
       out.mlp[l] = share(component);
     }

@@ -85,18 +85,29 @@ void Transformer::recordNorms(Trace* trace, int slot, int T) {
   for (int t = 0; t < T; ++t) trace->residNorm[(size_t)slot * T + t] = static_cast<float>(l2norm(hostResidual_.data() + (size_t)t * C, C));
 }
 
-// The internals of layer `layer` (trace.internalLayers) from the scratch its forward left.
-void Transformer::captureInternals(Trace& trace, int layer, int T, KVCache& cache) {
+// hostDst (R, width) = the captured rows captureRows_ of src (T, width) in backend memory.
+void Transformer::downloadRows(float* hostDst, const float* src, size_t width) {
+  const size_t R = captureRows_.size();
+  if (R > 0 && (size_t)captureRows_.back() - captureRows_.front() + 1 == R) {  // one contiguous run
+    backend_->download(hostDst, src + (size_t)captureRows_.front() * width, R * width);
+    return;
+  }
+  for (size_t i = 0; i < R; ++i) backend_->download(hostDst + i * width, src + (size_t)captureRows_[i] * width, width);
+}
+
+// The internals of layer `layer` (trace.internalLayers) from the scratch its forward left, at the
+// captured rows (trace.rowPositions); k and v of every key.
+void Transformer::captureInternals(Trace& trace, int layer, KVCache& cache) {
   const int ii = trace.internalIndex(layer);
   const int C = config_.n_embd, H = config_.n_head, D = config_.headDim(), Hkv = config_.kvHeads(), F = config_.dFF();
-  const int QKV = config_.qkvDim(), Tk = trace.Tk, KV = Hkv * D;
-  const size_t TC = (size_t)T * C;
-  // q (H, T, D) from the query columns of qkv (T, QKV), as the attention left them (rotated).
-  hostRows_.resize(std::max((size_t)T * QKV, (size_t)Tk * KV));
-  backend_->download(hostRows_.data(), qkv_.data(), (size_t)T * QKV);
-  float* q = trace.q.data() + ii * TC;
+  const int QKV = config_.qkvDim(), Tk = trace.Tk, KV = Hkv * D, R = trace.R();
+  const size_t RC = (size_t)R * C;
+  // q (H, R, D) from the query columns of qkv (T, QKV), as the attention left them (rotated).
+  hostRows_.resize(std::max((size_t)R * QKV, (size_t)Tk * KV));
+  downloadRows(hostRows_.data(), qkv_.data(), QKV);
+  float* q = trace.q.data() + ii * RC;
   for (int h = 0; h < H; ++h)
-    for (int t = 0; t < T; ++t) std::copy_n(hostRows_.data() + (size_t)t * QKV + h * D, D, q + ((size_t)h * T + t) * D);
+    for (int r = 0; r < R; ++r) std::copy_n(hostRows_.data() + (size_t)r * QKV + h * D, D, q + ((size_t)h * R + r) * D);
   // k, v (Hkv, Tk, D) from the cache rows (Tk, Hkv D).
   for (int which = 0; which < 2; ++which) {
     backend_->download(hostRows_.data(), which ? cache.values(layer) : cache.keys(layer), (size_t)Tk * KV);
@@ -104,24 +115,24 @@ void Transformer::captureInternals(Trace& trace, int layer, int T, KVCache& cach
     for (int h = 0; h < Hkv; ++h)
       for (int j = 0; j < Tk; ++j) std::copy_n(hostRows_.data() + (size_t)j * KV + h * D, D, out + ((size_t)h * Tk + j) * D);
   }
-  backend_->download(trace.attnOut.data() + ii * TC, attnProjected_.data(), TC);
+  downloadRows(trace.attnOut.data() + ii * RC, attnProjected_.data(), C);
   // The norms' inputs: pre-norm x and mid; post-norm x + attention and mid + MLP.
   for (int n = 0; n < (config_.hasFeedForward() ? 2 : 1); ++n) {
     const Buffer& input = config_.pre_norm ? (n ? residMid_ : residIn_) : (n ? sum2_ : sum1_);
-    hostResidual_.resize(TC);
-    backend_->download(hostResidual_.data(), input.data(), TC);
-    const size_t at = ((size_t)ii * 2 + n) * T;
-    for (int t = 0; t < T; ++t) {
-      const NormStatistics stats = normStatistics(hostResidual_.data() + (size_t)t * C, C, config_);
-      trace.normMean[at + t] = static_cast<float>(stats.mean);
-      trace.normRstd[at + t] = static_cast<float>(stats.rstd);
+    hostResidual_.resize(RC);
+    downloadRows(hostResidual_.data(), input.data(), C);
+    const size_t at = ((size_t)ii * 2 + n) * R;
+    for (int r = 0; r < R; ++r) {
+      const NormStatistics stats = normStatistics(hostResidual_.data() + (size_t)r * C, C, config_);
+      trace.normMean[at + r] = static_cast<float>(stats.mean);
+      trace.normRstd[at + r] = static_cast<float>(stats.rstd);
     }
   }
   if (!trace.mlpPre.empty()) {
-    const size_t TF = (size_t)T * F;
-    backend_->download(trace.mlpPre.data() + ii * TF, hidden_.data(), TF);
-    backend_->download(trace.mlpPost.data() + ii * TF, activated_.data(), TF);
-    if (!trace.mlpGate.empty()) backend_->download(trace.mlpGate.data() + ii * TF, gate_.data(), TF);
+    const size_t RF = (size_t)R * F;
+    downloadRows(trace.mlpPre.data() + ii * RF, hidden_.data(), F);
+    downloadRows(trace.mlpPost.data() + ii * RF, activated_.data(), F);
+    if (!trace.mlpGate.empty()) downloadRows(trace.mlpGate.data() + ii * RF, gate_.data(), F);
   }
 }
 
@@ -175,10 +186,11 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
       backend_->download(trace->residAfterMlp.data() + (size_t)li * T * C, x, activations);
     }
     if (trace && !trace->headMix.empty()) {
-      backend_->download(trace->headMix.data() + l * activations, attnOut_.data(), activations);
-      if (config_.hasFeedForward()) backend_->download(trace->mlpOut.data() + l * activations, projected_.data(), activations);
+      const size_t rows = (size_t)trace->R() * C;
+      downloadRows(trace->headMix.data() + l * rows, attnOut_.data(), C);
+      if (config_.hasFeedForward()) downloadRows(trace->mlpOut.data() + l * rows, projected_.data(), C);
     }
-    if (internals) captureInternals(*trace, l, T, cache);
+    if (internals) captureInternals(*trace, l, cache);
     if (trace && config_.isMoe()) trace->moe[l] = std::move(moe_.routing[0]);
     recordNorms(trace, l + 1, T);
     if (li >= 0 && trace->lensK > 0) stageLensRows(*trace, li, x, T);
@@ -234,23 +246,38 @@ void Transformer::prepareTrace(Trace& trace, const TraceOptions& options, int T,
     grow(lensIn_, unembedRows * C);
   }
   trace.moe.resize(L);
-  if (options.components) {
-    trace.embedded.resize(TC);
-    trace.headMix.resize(L * TC);
-    trace.mlpOut.assign(L * TC, 0.0f);
-    trace.finalResid.resize(TC);
-  }
   for (int layer : options.internalLayers)
     if (layer >= 0 && layer < L) trace.internalLayers.push_back(layer);
   std::sort(trace.internalLayers.begin(), trace.internalLayers.end());
   trace.internalLayers.erase(std::unique(trace.internalLayers.begin(), trace.internalLayers.end()), trace.internalLayers.end());
+  // The rows the components and internals keep: the asked positions this forward computes.
+  captureRows_.clear();
+  if (options.components || !trace.internalLayers.empty()) {
+    if (options.componentRows.empty()) {
+      captureRows_.resize(T);
+      std::iota(captureRows_.begin(), captureRows_.end(), 0);
+    } else {
+      for (int position : options.componentRows)
+        if (position >= pos0 && position < pos0 + T) captureRows_.push_back(position - pos0);
+      std::sort(captureRows_.begin(), captureRows_.end());
+      captureRows_.erase(std::unique(captureRows_.begin(), captureRows_.end()), captureRows_.end());
+    }
+    for (int t : captureRows_) trace.rowPositions.push_back(pos0 + t);
+  }
+  const size_t R = captureRows_.size(), RC = R * C;
+  if (options.components) {
+    trace.embedded.resize(RC);
+    trace.headMix.resize(L * RC);
+    trace.mlpOut.assign(L * RC, 0.0f);
+    trace.finalResid.resize(RC);
+  }
   if (const size_t Li = trace.internalLayers.size()) {
-    trace.q.resize(Li * TC);
+    trace.q.resize(Li * RC);
     trace.k.resize(Li * Hkv * trace.Tk * D);
     trace.v.resize(trace.k.size());
-    trace.attnOut.resize(Li * TC);
-    trace.normMean.assign(Li * 2 * T, 0.0f);
-    trace.normRstd.assign(Li * 2 * T, 0.0f);
+    trace.attnOut.resize(Li * RC);
+    trace.normMean.assign(Li * 2 * R, 0.0f);
+    trace.normRstd.assign(Li * 2 * R, 0.0f);
     grow(residIn_, TC);
     grow(residMid_, TC);
     grow(attnProjected_, TC);
@@ -259,9 +286,9 @@ void Transformer::prepareTrace(Trace& trace, const TraceOptions& options, int T,
       grow(sum2_, TC);
     }
     if (config_.hasFeedForward() && !config_.isMoe()) {
-      trace.mlpPre.resize(Li * T * F);
-      trace.mlpPost.resize(Li * T * F);
-      if (config_.activation == Activation::SwiGlu) trace.mlpGate.resize(Li * T * F);
+      trace.mlpPre.resize(Li * R * F);
+      trace.mlpPost.resize(Li * R * F);
+      if (config_.activation == Activation::SwiGlu) trace.mlpGate.resize(Li * R * F);
       grow(activated_, (size_t)T * F);
     }
   }
@@ -289,9 +316,9 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   float* x = residual_.data();
   block_.embed(x, tokens.data(), wte_, positions_, 1, T, pos0);
   recordNorms(trace, 0, T);
-  if (trace && !trace->embedded.empty()) backend_->download(trace->embedded.data(), x, (size_t)T * C);
+  if (trace && !trace->embedded.empty()) downloadRows(trace->embedded.data(), x, C);
   const bool finalNormed = runBlocks(T, shape, cache, trace, options, &layerCallback_);
-  if (trace && !trace->finalResid.empty()) backend_->download(trace->finalResid.data(), x, (size_t)T * C);
+  if (trace && !trace->finalResid.empty()) downloadRows(trace->finalResid.data(), x, C);
   cache.advance(T);
   if (trace)
     for (const auto& routing : trace->moe) trace->moeAuxLoss += routing.auxLoss;

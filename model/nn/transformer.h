@@ -77,7 +77,8 @@ class Transformer {
                  const LayerCallback* callback);
   void recordNorms(Trace* trace, int slot, int T);
   void prepareTrace(Trace& trace, const TraceOptions& options, int T, int pos0, bool allPositions, const AttentionShape& shape);
-  void captureInternals(Trace& trace, int layer, int T, KVCache& cache);
+  void captureInternals(Trace& trace, int layer, KVCache& cache);
+  void downloadRows(float* hostDst, const float* src, size_t width);
   void issueStep(KVCache& cache, const SamplingParams& params);
   void stageLensRows(const Trace& trace, int layerIndex, const float* resid, int T);
   void unembed(Trace* trace, const float* finalIn, int rows, std::vector<float>& logits);
@@ -119,7 +120,8 @@ class Transformer {
   // Internals (trace only): the layer's input, x + attention and mid + MLP (post-norm), the
   // attention output after W_O, the activated MLP hidden.
   Buffer residIn_, sum1_, sum2_, attnProjected_, activated_;
-  std::vector<float> hostRows_;         // (T, max(C, QKV, F) or Tk Hkv D) trace only: rows downloaded for the internals
+  std::vector<int> captureRows_;        // (R) trace only: the rows t of this forward whose components and internals are kept
+  std::vector<float> hostRows_;         // (R QKV or Tk Hkv D) trace only: rows downloaded for the internals
   std::vector<float> hostRow_;          // (rows, V) logit-lens logits on the host
   std::vector<int> lensOrder_;          // (V) token ids ranked by the lens top-K selection
   std::vector<float> hostResidual_;     // (T, C) trace only: residual norms on the host

@@ -15,15 +15,17 @@ HeadQkv traceHeadQkv(const Trace& trace, const ModelConfig& config, int layer, i
   const int li = trace.internalIndex(layer);
   if (li < 0) throw Error("the trace holds no internals of layer " + std::to_string(layer));
   if (head < 0 || head >= trace.H) throw Error("head " + std::to_string(head) + " is outside 0.." + std::to_string(trace.H - 1));
-  if (trace.pos0 != 0 || trace.T != trace.Tk || trace.Hkv <= 0)
-    throw Error("the trace holds the internals of " + std::to_string(trace.T) + " of " + std::to_string(trace.Tk) + " rows, not every row");
-  const size_t D = trace.D, T = trace.T;
+  // Every row: the kept positions are 0 .. Tk - 1 (ascending, so the ends tell).
+  const size_t R = trace.rowPositions.size(), Tk = trace.Tk;
+  if (R != Tk || R == 0 || trace.rowPositions.front() != 0 || trace.rowPositions.back() != trace.Tk - 1 || trace.Hkv <= 0)
+    throw Error("the trace holds the internals of " + std::to_string(R) + " of " + std::to_string(Tk) + " rows, not every row");
+  const size_t D = trace.D;
   const int kvHead = head / (trace.H / trace.Hkv);
   HeadQkv qkv;
-  qkv.q = trace.q.data() + ((size_t)li * trace.H + head) * T * D;   // (T, D)
-  qkv.k = trace.k.data() + ((size_t)li * trace.Hkv + kvHead) * T * D;  // (T, D)
-  qkv.v = trace.v.data() + ((size_t)li * trace.Hkv + kvHead) * T * D;  // (T, D)
-  qkv.n = trace.T;
+  qkv.q = trace.q.data() + ((size_t)li * trace.H + head) * R * D;        // (R = Tk, D)
+  qkv.k = trace.k.data() + ((size_t)li * trace.Hkv + kvHead) * Tk * D;  // (Tk, D)
+  qkv.v = trace.v.data() + ((size_t)li * trace.Hkv + kvHead) * Tk * D;  // (Tk, D)
+  qkv.n = trace.Tk;
   qkv.d = trace.D;
   qkv.causal = config.causal;
   return qkv;

@@ -13,9 +13,9 @@
 
 namespace tscope {
 
-// Head `head` of `layer` as a HeadQkv pointing into the trace (q (T, D) of that head, k and v of its
+// Head `head` of `layer` as a HeadQkv pointing into the trace (q (Tk, D) of that head, k and v of its
 // kv head head / (H / Hkv)), causal as the model is. Needs the layer's internals of every row of the
-// prompt (T == Tk, pos0 == 0: Request::inspectRow = -1); throws tscope::Error otherwise.
+// prompt (rowPositions = 0 .. Tk - 1: Request::inspectRow = -1); throws tscope::Error otherwise.
 HeadQkv traceHeadQkv(const Trace& trace, const ModelConfig& config, int layer, int head);
 
 // The next-token distribution with exact attention against the one with a variant in place.

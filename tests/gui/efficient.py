@@ -28,7 +28,7 @@ def open_panel(app):
     app.click("tab_attention")
     app.wait(lambda r: r["panel"] == "attention", "the Attention tab", 10)
     app.click("tab_efficient")
-    app.wait(lambda r: r["panel"] == "efficient" and "mean_row_error" in eff(r) and not r["busy"], "the Efficient panel's maps", 60)
+    app.wait(lambda r: r["panel"] == "efficient" and "mean_row_error" in eff(r) and eff(r).get("live_current") and not r["busy"], "the Efficient panel's maps", 60)
     app.defocus()
     app.key("alt+1")
     app.wait(lambda r: r["panel"] == "prompt", "Alt+1: the Prompt tab", 10)
@@ -37,14 +37,14 @@ def open_panel(app):
     app.key("alt+0")
     app.wait(lambda r: r["panel"] == "training", "Alt+0: still the Training tab", 10)
     app.key("alt+e")
-    return app.wait(lambda r: r["panel"] == "efficient" and "mean_row_error" in eff(r) and not r["busy"], "Alt+E again", 60)
+    return app.wait(lambda r: r["panel"] == "efficient" and "mean_row_error" in eff(r) and eff(r).get("live_current") and not r["busy"], "Alt+E again", 60)
 
 
 def choose_variant(app, name):
     app.click("efficient_variant")
     app.wait(lambda r: f"efficient_variant_{name}" in r["regions"], "the variant list to open", 10)
     app.click(f"efficient_variant_{name}")
-    app.wait(lambda r: eff(r).get("variant") == name and "mean_row_error" in eff(r) and not r["busy"], f"the {name} maps", 60)
+    app.wait(lambda r: eff(r).get("variant") == name and "mean_row_error" in eff(r) and eff(r).get("live_current") and not r["busy"], f"the {name} maps", 60)
     return app.settle()
 
 
@@ -57,10 +57,10 @@ def live_section(app, out, name):
     # rows lose keys, the error grows.
     x0, y0, x1, y1 = app.stable_region("efficient_knob")  # the slider's frame, then its label
     app.drag(x0 + 2, (y0 + y1) / 2, x1 + 40, (y0 + y1) / 2)
-    report = app.wait(lambda r: eff(r).get("mean_row_error", 1) < 1e-5, f"{name}: the widest window to be exact", 30)
+    report = app.wait(lambda r: eff(r).get("live_current") and eff(r).get("mean_row_error", 1) < 1e-5, f"{name}: the widest window to be exact", 30)
     wide = eff(report)["mean_row_error"]
     app.drag(x0 + (x1 - x0) * 0.5, (y0 + y1) / 2, x0 + 2, (y0 + y1) / 2)
-    report = app.wait(lambda r: eff(r).get("mean_row_error", wide) > wide + 0.01, f"{name}: a narrower window to add error", 30)
+    report = app.wait(lambda r: eff(r).get("live_current") and eff(r).get("mean_row_error", wide) > wide + 0.01, f"{name}: a narrower window to add error", 30)
     if "efficient_receptive_field" not in app.report()["regions"]:
         raise Failure(f"{name}: the window variant shows no receptive field")
     log(f"  {name}: window: mean row error {wide:.4f} -> {eff(report)['mean_row_error']:.4f} after dragging the knob")
@@ -151,7 +151,7 @@ def switch_model(app, path):
     app.key("ctrl+a")
     app.type(path)
     app.click("open_model")
-    return app.wait(lambda r: r["model"] == path and r["panel"] == "efficient" and "mean_row_error" in eff(r) and not r["busy"],
+    return app.wait(lambda r: r["model"] == path and r["panel"] == "efficient" and "mean_row_error" in eff(r) and eff(r).get("live_current") and not r["busy"],
                     f"the Efficient panel on {os.path.basename(path)}", 90)
 
 

@@ -104,20 +104,20 @@ void EfficientPanel::drawExtras(PanelContext& ctx) {
 void EfficientPanel::drawLshBuckets(PanelContext& ctx) {
   const AttentionVariantParams& p = ctx.state.attentionVariant;
   const int n = tokens_;
-  const int rounds = n > 0 ? (int)(variant_->buckets.size() / n) : 0;
+  const int rounds = n > 0 ? (int)(live_->variant->buckets.size() / n) : 0;
   ImGui::TextWrapped("Reformer hashes each key with h(x) = argmax(x.r_1 .. x.r_b) over b = %d random directions, sorts the tokens by "
                      "bucket, cuts the order into chunks of %d and lets a query attend within its chunk and the one before (its own "
                      "bucket's keys); %d round(s) of hashing take the union.",
                      p.buckets, p.chunk, rounds);
-  if (rounds <= 0 || variant_->sortedOrder.size() != variant_->buckets.size()) return;
+  if (rounds <= 0 || live_->variant->sortedOrder.size() != live_->variant->buckets.size()) return;
   lshRound_ = std::clamp(lshRound_, 0, rounds - 1);
   if (rounds > 1) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
     ImGui::SliderInt("hashing round", &lshRound_, 0, rounds - 1);
     recordItem(ctx.shared, "efficient_lsh_round");
   }
-  const int* bucketOf = variant_->buckets.data() + (size_t)lshRound_ * n;
-  const int* sorted = variant_->sortedOrder.data() + (size_t)lshRound_ * n;
+  const int* bucketOf = live_->variant->buckets.data() + (size_t)lshRound_ * n;
+  const int* sorted = live_->variant->sortedOrder.data() + (size_t)lshRound_ * n;
   std::vector<int> inOrder(n);
   for (int t = 0; t < n; ++t) inOrder[t] = t;
   ImGui::TextUnformatted("tokens in prompt order, coloured by bucket:");

@@ -10,6 +10,7 @@
 #include "app/gui/panels/panel_efficient.h"
 #include "app/gui/widgets/layout.h"
 #include "app/gui/widgets/plot.h"
+#include "model/core/error.h"
 
 namespace tscope::gui {
 
@@ -109,32 +110,57 @@ void EfficientPanel::draw(PanelContext& ctx) {
   ImGui::EndTabBar();
 }
 
-void EfficientPanel::rebuildLive(PanelContext& ctx, const LiveKey& key) {
-  liveKey_ = key;
-  liveError_.clear();
-  variant_.reset();
-  try {
-    const HeadQkv head = traceHeadQkv(ctx.snapshot->trace, ctx.session.config(), key.layer, key.head);
-    tokens_ = head.n;
-    if (head.n > kMaxReferenceTokens) {
-      liveError_ = "the prompt has " + std::to_string(head.n) + " tokens: the plain-loop maps are drawn up to n = " +
-                   std::to_string(kMaxReferenceTokens) + " (shorten the prompt; the cost section measures longer ones)";
-      return;
+EfficientPanel::EfficientPanel() {
+  liveWorker_.start({.run = [this](LiveJob& job) { runLive(job, liveWorker_); }, .idle = {}, .failed = {}});
+}
+
+void EfficientPanel::runLive(LiveJob& job, Worker<LiveJob, LiveResult>& worker) {
+  auto result = std::make_shared<LiveResult>();
+  result->key = job.key;
+  result->tokens = job.head.n;
+  result->problem = job.problem;
+  if (result->problem.empty() && job.head.n > kMaxReferenceTokens)
+    result->problem = "the prompt has " + std::to_string(job.head.n) + " tokens: the plain-loop maps are drawn up to n = " +
+                      std::to_string(kMaxReferenceTokens) + " (shorten the prompt; the cost section measures longer ones)";
+  if (result->problem.empty()) {
+    try {
+      const size_t n = job.head.n;
+      result->exactMap.assign(n * n, 0.0f);
+      std::vector<float> exactOut(n * job.head.d);
+      exactHeadAttention(job.head, exactOut.data(), result->exactMap.data());
+      result->variant = attentionVariantReference(job.head, job.params);
+      result->error = compareWithExact(job.head, *result->variant);
+    } catch (const std::exception& e) {
+      result->variant.reset();
+      result->problem = e.what();
     }
-    const size_t n = head.n;
-    exactMap_.assign(n * n, 0.0f);
-    std::vector<float> exactOut(n * head.d);
-    exactHeadAttention(head, exactOut.data(), exactMap_.data());
-    variant_ = attentionVariantReference(head, ctx.state.attentionVariant);
-    error_ = compareWithExact(head, *variant_);
-    exactHeat_.setData(ctx.renderer, exactMap_.data(), head.n, head.n, 0.0f, 1.0f, Colormap::Perceptual);
-    variantHeat_.setData(ctx.renderer, variant_->map.data(), head.n, head.n, 0.0f, 1.0f, Colormap::Perceptual);
-    if (variant_->projectedRows > 0)
-      projectedHeat_.setData(ctx.renderer, variant_->projectedMap.data(), head.n, variant_->projectedRows, 0.0f, 1.0f, Colormap::Perceptual);
-  } catch (const std::exception& e) {
-    variant_.reset();
-    liveError_ = e.what();
   }
+  worker.publish(std::move(result));
+}
+
+void EfficientPanel::postLive(PanelContext& ctx, const LiveKey& key) {
+  postedLive_ = key;
+  LiveJob job{key, ctx.session.latest(), {}, ctx.state.attentionVariant, ""};
+  try {
+    if (!job.snapshot || job.snapshot->id != key.snapshot) throw Error("the snapshot moved on");
+    job.head = traceHeadQkv(job.snapshot->trace, ctx.session.config(), key.layer, key.head);
+  } catch (const std::exception& e) {
+    job.problem = e.what();
+  }
+  liveWorker_.post(std::move(job));
+}
+
+void EfficientPanel::takeLive(PanelContext& ctx) {
+  std::shared_ptr<const LiveResult> newest = liveWorker_.latest();
+  if (!newest || newest == live_) return;
+  live_ = std::move(newest);
+  tokens_ = live_->tokens;
+  if (!live_->variant) return;
+  const int n = live_->tokens;
+  exactHeat_.setData(ctx.renderer, live_->exactMap.data(), n, n, 0.0f, 1.0f, Colormap::Perceptual);
+  variantHeat_.setData(ctx.renderer, live_->variant->map.data(), n, n, 0.0f, 1.0f, Colormap::Perceptual);
+  if (live_->variant->projectedRows > 0)
+    projectedHeat_.setData(ctx.renderer, live_->variant->projectedMap.data(), n, live_->variant->projectedRows, 0.0f, 1.0f, Colormap::Perceptual);
 }
 
 void EfficientPanel::drawLive(PanelContext& ctx) {
@@ -144,11 +170,17 @@ void EfficientPanel::drawLive(PanelContext& ctx) {
     return;
   }
   const LiveKey key{s->id, ctx.state.layer, ctx.state.head, knobsText(ctx.state.attentionVariant)};
-  if (!(key == liveKey_)) rebuildLive(ctx, key);
+  if (!(key == postedLive_)) postLive(ctx, key);
+  takeLive(ctx);
+  if (!live_) {
+    ImGui::TextDisabled("computing the maps...");
+    return;
+  }
   nlohmann::json& facts = ctx.shared.facts["efficient"];
   facts["tokens"] = tokens_;
-  if (!liveError_.empty() || !variant_) {
-    ImGui::TextWrapped("%s", liveError_.c_str());
+  facts["live_current"] = live_->key == key;
+  if (!live_->variant) {
+    ImGui::TextWrapped("%s", live_->problem.c_str());
     recordItem(ctx.shared, "efficient_live_note");
     return;
   }
@@ -156,8 +188,8 @@ void EfficientPanel::drawLive(PanelContext& ctx) {
   if (c.position_encoding == PositionEncoding::Alibi || c.attention_window > 0)
     ImGui::TextDisabled("this model adds %s to its scores: the maps here are plain softmax(q k^T / sqrt(d)) of its q and k",
                         c.attention_window > 0 ? "a window of its own" : "ALiBi's bias");
-  facts["mean_row_error"] = error_.meanRowError;
-  facts["out_rel_error"] = error_.outRelError;
+  facts["mean_row_error"] = live_->error.meanRowError;
+  facts["out_rel_error"] = live_->error.outRelError;
   if (ImGui::BeginTable("efficient_live", 2, ImGuiTableFlags_SizingStretchProp)) {
     ImGui::TableSetupColumn("maps", ImGuiTableColumnFlags_WidthStretch, 0.62f);
     ImGui::TableSetupColumn("effects", ImGuiTableColumnFlags_WidthStretch, 0.38f);
@@ -184,13 +216,13 @@ void EfficientPanel::drawMaps(PanelContext& ctx, float reservedBelow) {
     ctx.shared.regions[i ? "efficient_variant_map" : "efficient_exact_map"] = {o.x, o.y, o.x + hover.plotSide, o.y + hover.plotSide};
   }
   ctx.shared.exportable = {std::string("efficient_") + name + "_l" + std::to_string(ctx.state.layer) + "_h" + std::to_string(ctx.state.head),
-                           variant_->map, tokens_, tokens_};
+                           live_->variant->map, tokens_, tokens_};
   if (hover.figure >= 0) {
     const size_t cell = (size_t)hover.row * tokens_ + hover.col;
     const Snapshot* s = ctx.snapshot;
     const auto text = [&](int t) { return t < (int)s->tokenText.size() ? s->tokenText[t].c_str() : ""; };
     ImGui::SetTooltip("query %d '%s' -> key %d '%s'\nexact %.4f\n%s %.4f\nrow %d error (L1) %.4f", hover.row, text(hover.row), hover.col,
-                      text(hover.col), exactMap_[cell], name, variant_->map[cell], hover.row, error_.rowError[hover.row]);
+                      text(hover.col), live_->exactMap[cell], name, live_->variant->map[cell], hover.row, live_->error.rowError[hover.row]);
   }
 }
 
@@ -199,18 +231,18 @@ void EfficientPanel::drawRowError(PanelContext& ctx, float height) {
   double top = 0.05;
   for (int t = 0; t < tokens_; ++t) {
     rows.push_back(t);
-    errors.push_back(error_.rowError[t]);
-    top = std::max(top, 1.1 * error_.rowError[t]);
+    errors.push_back(live_->error.rowError[t]);
+    top = std::max(top, 1.1 * live_->error.rowError[t]);
   }
   Plot plot("efficient_row_error", ImVec2(-1, height));
   char title[160];
   std::snprintf(title, sizeof title, "per-row error: L1 distance of each query's row from exact (0 .. 2); mean %.4f, output rel. error %.2e",
-                error_.meanRowError, error_.outRelError);
+                live_->error.meanRowError, live_->error.outRelError);
   plot.setTitle(title);
   plot.setAxes(0, std::max(1, tokens_ - 1), false, 0, top, false, "query row", "L1 error");
   plot.setLegend(LegendPlacement::Hidden);
   plot.line("row error", rows, errors, IM_COL32(230, 120, 40, 255));
-  plot.hline(error_.meanRowError, "mean", ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  plot.hline(live_->error.meanRowError, "mean", ImGui::GetColorU32(ImGuiCol_TextDisabled));
   plot.draw();
   recordItem(ctx.shared, "efficient_row_error");
 }

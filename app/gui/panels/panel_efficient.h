@@ -4,6 +4,7 @@
 // every variant's time and memory measured against n on a background thread.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stop_token>
@@ -13,6 +14,7 @@
 
 #include "app/gui/panels/panels.h"
 #include "app/gui/widgets/figure.h"
+#include "app/session/worker.h"
 #include "model/nn/efficient_attention.h"
 #include "model/nn/flash_steps.h"
 #include "model/nn/variant_views.h"
@@ -52,6 +54,7 @@ class CostMeasurement {
 
 class EfficientPanel : public Panel {
  public:
+  EfficientPanel();
   void draw(PanelContext& ctx) override;
 
  private:
@@ -62,13 +65,32 @@ class EfficientPanel : public Panel {
     std::string knobs;  // the variant's name and knobs, as text
     bool operator==(const LiveKey&) const = default;
   };
+  // The live section's maps are computed on a worker (the plain-loop reference is O(n^2 d) in
+  // double): the job holds the snapshot its q, k, v point into.
+  struct LiveJob {
+    LiveKey key;
+    std::shared_ptr<const Snapshot> snapshot;
+    HeadQkv head;
+    AttentionVariantParams params;
+    std::string problem;  // set instead of a head: why there are no maps
+  };
+  struct LiveResult {
+    LiveKey key;
+    int tokens = 0;
+    std::string problem;  // why the maps cannot be shown ("" when they are)
+    std::optional<VariantResult> variant;
+    std::vector<float> exactMap;  // (n, n)
+    VariantError error;
+  };
+  static void runLive(LiveJob& job, Worker<LiveJob, LiveResult>& worker);
   struct FlashKey {
     uint64_t snapshot = 0;
     int layer = -1, head = -1, query = -1, tile = 0;
     bool operator==(const FlashKey&) const = default;
   };
   void drawControls(PanelContext& ctx);
-  void rebuildLive(PanelContext& ctx, const LiveKey& key);
+  void postLive(PanelContext& ctx, const LiveKey& key);
+  void takeLive(PanelContext& ctx);  // uploads the newest result's maps
   void drawLive(PanelContext& ctx);
   void drawMaps(PanelContext& ctx, float reservedBelow);  // exact and variant side by side
   void drawRowError(PanelContext& ctx, float height);
@@ -80,12 +102,9 @@ class EfficientPanel : public Panel {
   void drawCost(PanelContext& ctx);        // efficient_cost.cpp
 
   // Live section.
-  LiveKey liveKey_;
-  std::string liveError_;       // why the maps cannot be shown ("" when they are)
-  int tokens_ = 0;              // n of the head on screen
-  std::optional<VariantResult> variant_;
-  std::vector<float> exactMap_;  // (n, n)
-  VariantError error_;
+  LiveKey postedLive_;                      // the newest job posted
+  std::shared_ptr<const LiveResult> live_;  // the result on screen (null before the first)
+  int tokens_ = 0;                          // n of the head on screen
   Heatmap exactHeat_, variantHeat_, projectedHeat_;
   Colorbar exactBar_, variantBar_, projectedBar_;
   int lshRound_ = 0;
@@ -97,6 +116,7 @@ class EfficientPanel : public Panel {
   // Cost section.
   CostMeasurement cost_;
   int costMaxN_ = 4096;
+  Worker<LiveJob, LiveResult> liveWorker_{WorkerPolicy::LatestWins};  // last: joined before the rest goes
 };
 
 }  // namespace tscope::gui

@@ -136,8 +136,13 @@ void InsidePanel::draw(PanelContext& ctx) {
   } else {
     const int query = ctx.state.token < 0 ? tokens - 1 : std::min(ctx.state.token, tokens - 1);
     const Key key{s->id, ctx.state.layer, ctx.state.head, query};
-    if (!(key == key_)) rebuild(ctx, key);
-    drawFlow(ctx);
+    if (s->trace.rowIndex(query) < 0 && !(key == key_)) {
+      // The trace keeps only the query row the request asked for; a new query is being computed.
+      ImGui::TextDisabled("computing query %d...", query);
+    } else {
+      if (!(key == key_)) rebuild(ctx, key);
+      drawFlow(ctx);
+    }
   }
   ImGui::EndChild();
   const ImVec2 flowMin = ImGui::GetItemRectMin(), flowMax = ImGui::GetItemRectMax();
@@ -187,7 +192,7 @@ void InsidePanel::drawFlow(PanelContext& ctx) {
   vectorStage(x_, key_.layer == 0 ? "x = token embedding + position" : "x = the residual stream entering this layer",
               "(C values; blue < 0 < red)", "x", width);
   const bool rms = c.norm == NormKind::RmsNorm;
-  const size_t stat = ((size_t)li * 2 + 0) * trace.T + key_.query;
+  const size_t stat = ((size_t)li * 2 + 0) * trace.R() + trace.rowIndex(key_.query);
   stageTitle(rms ? "RMSNorm (ln_1)" : "LayerNorm (ln_1)", "");
   if (stat < trace.normRstd.size())
     ImGui::Text(rms ? "1 / rms = %.5f  (then times the gain)" : "mean %.5f, 1 / std %.5f  (then times the gain, plus the bias)",
@@ -309,11 +314,11 @@ void InsidePanel::drawMlp(PanelContext& ctx) {
   const ModelConfig& c = ctx.session.config();
   const int li = trace.internalIndex(key_.layer);
   const bool rms = c.norm == NormKind::RmsNorm;
-  const size_t stat = ((size_t)li * 2 + 1) * trace.T + key_.query;
+  const size_t stat = ((size_t)li * 2 + 1) * trace.R() + trace.rowIndex(key_.query);
   stageTitle(rms ? "RMSNorm (ln_2)" : "LayerNorm (ln_2)", "");
   if (stat < trace.normRstd.size())
     ImGui::Text(rms ? "1 / rms = %.5f" : "mean %.5f, 1 / std %.5f", rms ? trace.normRstd[stat] : trace.normMean[stat], trace.normRstd[stat]);
-  const size_t F = trace.F, row = ((size_t)li * trace.T + key_.query) * F;
+  const size_t F = trace.F, row = ((size_t)li * trace.R() + trace.rowIndex(key_.query)) * F;
   const bool swiglu = c.activation == Activation::SwiGlu;
   stageTitle("MLP: the most active neurons", swiglu ? "(SwiGLU: silu(gate) * up)" : "(by |activation|)");
   if (F == 0 || trace.mlpPost.size() < row + F) {
