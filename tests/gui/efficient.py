@@ -75,6 +75,10 @@ def live_section(app, out, name):
     report = choose_variant(app, "flash")
     if eff(report)["mean_row_error"] > 1e-4:
         raise Failure(f"{name}: flash is exact but its rows differ by {eff(report)['mean_row_error']}")
+    if "kl" in eff(report):  # once the session runs the variant: flash is exact, the next token does not move
+        report = app.wait(lambda r: eff(r).get("kl_current"), f"{name}: the next token with flash in place", 60)
+        if eff(report)["kl"] > 1e-4 or eff(report)["next_token_variant"] != eff(report)["next_token_exact"]:
+            raise Failure(f"{name}: flash moved the next-token distribution: {eff(report)}")
     report = choose_variant(app, "lsh")
     save_png(os.path.join(out, f"efficient_{name}.png"), app.screenshot())
     log(f"  {name}: live section: {eff(report)}")

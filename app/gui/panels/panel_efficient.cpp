@@ -270,6 +270,7 @@ void EfficientPanel::drawNextToken(PanelContext& ctx) {
   const bool current = ran.attentionVariant && knobsText(*ran.attentionVariant) == knobsText(ctx.state.attentionVariant) &&
                        ran.variantLayer == (ctx.state.variantAllLayers ? -1 : ctx.state.layer);
   ImGui::Text("KL(exact || %s) = %.4g nats%s", name, shift.kl, current ? "" : "  (of the previous choice; recomputing...)");
+  facts["kl_current"] = current;
   if (ImGui::BeginTable("efficient_top5", 2, ImGuiTableFlags_SizingStretchSame)) {
     ImGui::TableSetupColumn("exact");
     ImGui::TableSetupColumn(name);
