@@ -36,7 +36,7 @@ const char* kUsage =
     "              [--screenshot FILE.png --panel NAME [--layer l --head h]] [--bench-frames N]\n"
     "              [--train-preset KEY [--train-steps N]]  (start a training preset, pause after N steps;\n"
     "                                                      --layer/--head then pick the Training panel's head)\n"
-    "panels: prompt attention inside residual sampling positional moe architecture scaling training\n"
+    "panels: prompt attention inside residual sampling positional moe architecture scaling efficient training\n"
     "training presets: induction copy reverse sort modadd brown brown-moe\n";
 
 Options parse(int argc, char** argv) {

@@ -121,7 +121,9 @@ void EfficientPanel::drawCost(PanelContext& ctx) {
   const ModelConfig& c = ctx.session.config();
   const int d = c.n_embd / std::max(1, c.n_head);
   const bool running = cost_.running();
-  if (ImGui::Button(running ? "Measure again" : "Measure")) cost_.start(ctx.state.attentionVariant, d, costMaxN_);
+  ImGui::BeginDisabled(running);  // a second start would wait on the UI thread for the call running now
+  if (ImGui::Button("Measure")) cost_.start(ctx.state.attentionVariant, d, costMaxN_);
+  ImGui::EndDisabled();
   recordItem(ctx.shared, "efficient_measure");
   ImGui::SameLine();
   ImGui::RadioButton("n up to 4096", &costMaxN_, 4096);

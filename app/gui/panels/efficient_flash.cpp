@@ -54,7 +54,9 @@ void EfficientPanel::drawTileGrid(PanelContext& ctx, const FlashSteps& steps, in
     ImGui::SetTooltip("query tile %d (rows %d..%d), key/value tile %d (rows %d..%d)", qi, qi * steps.tileRows, std::min(n, (qi + 1) * steps.tileRows) - 1,
                       kj, kj * steps.tileRows, std::min(n, (kj + 1) * steps.tileRows) - 1);
   }
-  ImGui::TextDisabled("rows: query tiles; columns: key/value tiles. Orange: loaded now; blue: folded in; grey: skipped (causal)");
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("rows: query tiles; columns: key/value tiles. Orange: loaded now; blue: folded in; grey: skipped (causal)");
+  ImGui::PopStyleColor();
 }
 
 void EfficientPanel::drawFlash(PanelContext& ctx) {

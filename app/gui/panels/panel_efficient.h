@@ -33,7 +33,8 @@ struct CostPoint {
 };
 
 // Runs attentionVariantFast for every variant over n = 256 .. maxN on its own thread (never the UI
-// thread); the panel reads the points measured so far every frame. Destroying it stops and joins.
+// thread); the panel reads the points measured so far every frame. Destroying it (or starting
+// again) stops it after the call running now and joins.
 class CostMeasurement {
  public:
   void start(const AttentionVariantParams& knobs, int d, int maxN);
