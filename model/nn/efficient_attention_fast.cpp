@@ -145,7 +145,7 @@ size_t lshFast(const HeadQkv& head, const AttentionVariantParams& params, float*
 size_t linformerPoolFast(const HeadQkv& head, int k, float* out) {
   const int n = head.n, d = head.d;
   std::vector<float> keys(static_cast<size_t>(k) * d), values(static_cast<size_t>(k) * d);  // (k, d) each
-  std::vector<float> scores(static_cast<size_t>(n) * k), partial(2 * static_cast<size_t>(d));  // (n, k); (2, d) running sums
+  std::vector<float> scores(static_cast<size_t>(n) * k);  // (n, k)
   RowMap K(keys.data(), k, d), V(values.data(), k, d), P(scores.data(), n, k);
   for (int r = 0; r < k; ++r) {
     const int begin = linformerSegmentStart(r, k, n), rows = linformerSegmentStart(r + 1, k, n) - begin;
@@ -157,8 +157,9 @@ size_t linformerPoolFast(const HeadQkv& head, int k, float* out) {
   if (!head.causal) {
     for (int i = 0; i < n; ++i) softmaxInPlace(scores.data() + static_cast<size_t>(i) * k, k);
     RowMap(out, n, d).noalias() = P * V;
-    return bytesOf(keys) + bytesOf(values) + bytesOf(scores) + bytesOf(partial);
+    return bytesOf(keys) + bytesOf(values) + bytesOf(scores);
   }
+  std::vector<float> partial(2 * static_cast<size_t>(d));  // (2, d) the running key and value sums of the query's segment
   Eigen::Map<Eigen::RowVectorXf> partialK(partial.data(), d), partialV(partial.data() + d, d);
   for (int i = 0; i < n; ++i) {
     const int s = linformerSegmentOf(i, k, n), begin = linformerSegmentStart(s, k, n);
