@@ -153,10 +153,8 @@ TEST(EfficientAttention, ReferenceOutEqualsMapTimesValuesAndRowsSumToOne) {
         }
       }
       EXPECT_LT(relativeMaxDiff(mapTimesV, ref.out), 1e-5) << attentionVariantName(variant) << " causal " << causal;
-      // Linformer's fixed Gaussian F has rows that do not sum to 1, so neither does P F.
-      if (variant != AttentionVariant::Linformer) {
-        EXPECT_LT(worstRow, 1e-5) << attentionVariantName(variant);
-      }
+      // Linformer's default Pool projection is row-stochastic too (its Gaussian one is not).
+      EXPECT_LT(worstRow, 1e-5) << attentionVariantName(variant) << " causal " << causal;
     }
 }
 
@@ -245,6 +243,73 @@ TEST(EfficientAttention, LinformerErrorFallsWithProjectedRows) {
       previous = e;
     }
   }
+}
+
+TEST(EfficientAttention, LinformerPoolSegmentsCutTheTokensIntoNearEqualRuns) {
+  for (auto [n, k] : std::vector<std::pair<int, int>>{{1, 1}, {7, 3}, {64, 8}, {10, 10}, {100, 7}}) {
+    EXPECT_EQ(linformerSegmentStart(0, k, n), 0);
+    EXPECT_EQ(linformerSegmentStart(k, k, n), n);
+    for (int r = 0; r < k; ++r) {
+      const int begin = linformerSegmentStart(r, k, n), end = linformerSegmentStart(r + 1, k, n);
+      EXPECT_GE(end - begin, n / k) << "n " << n << " k " << k << " r " << r;
+      EXPECT_LE(end - begin, n / k + 1);
+      for (int j = begin; j < end; ++j) EXPECT_EQ(linformerSegmentOf(j, k, n), r) << "n " << n << " k " << k << " j " << j;
+    }
+  }
+}
+
+TEST(EfficientAttention, LinformerPoolAtKEqualsNIsExact) {
+  for (bool causal : {true, false})
+    for (auto [n, d] : kShapes) {
+      RandomHead h(n, d, causal, 11);
+      AttentionVariantParams params = smallKnobs(AttentionVariant::Linformer);
+      params.projected = n;
+      const VariantResult ref = attentionVariantReference(h.head, params);
+      std::vector<float> exact(static_cast<size_t>(n) * d), map(static_cast<size_t>(n) * n);
+      exactHeadAttention(h.head, exact.data(), map.data());
+      EXPECT_LT(relativeMaxDiff(ref.out, exact), 1e-5) << "causal " << causal << " n " << n;
+      EXPECT_LT(relativeMaxDiff(fastOut(h.head, params), exact), 1e-5) << "causal " << causal << " n " << n;
+      double worst = 0;
+      for (size_t x = 0; x < map.size(); ++x) worst = std::max(worst, std::fabs(static_cast<double>(ref.map[x]) - map[x]));
+      EXPECT_LT(worst, 1e-5) << "causal " << causal << " n " << n;
+      EXPECT_LT(compareWithExact(h.head, ref).meanRowError, 1e-5);
+    }
+}
+
+TEST(EfficientAttention, LinformerPoolErrorDoesNotGrowWithProjectedRows) {
+  const int n = 64;
+  for (bool outError : {false, true})
+    for (bool causal : {true, false}) {
+      AttentionVariantParams params = smallKnobs(AttentionVariant::Linformer);
+      std::vector<double> errors;
+      for (int k : {n / 8, n / 4, n / 2, n}) {
+        params.projected = k;
+        errors.push_back(meanError(params, n, 8, causal, 6, outError));
+      }
+      for (size_t x = 1; x < errors.size(); ++x)
+        EXPECT_LE(errors[x], errors[x - 1] + 1e-9) << "k step " << x << " causal " << causal << " out " << outError;
+      EXPECT_LT(errors.back(), 1e-5);
+      EXPECT_GT(errors.front(), 10 * errors.back() + 1e-3);  // k = n / 8 really is an approximation
+    }
+}
+
+TEST(EfficientAttention, LinformerGaussianProjectionStaysAvailable) {
+  for (bool causal : {true, false})
+    for (auto [n, d] : kShapes) {
+      RandomHead h(n, d, causal, 12);
+      AttentionVariantParams params = smallKnobs(AttentionVariant::Linformer);
+      params.linformerProjection = LinformerProjection::Gaussian;
+      const VariantResult gaussian = attentionVariantReference(h.head, params);
+      EXPECT_LT(relativeMaxDiff(fastOut(h.head, params), gaussian.out), 1e-5) << "causal " << causal << " n " << n;
+      params.linformerProjection = LinformerProjection::Pool;
+      if (n > 1) {
+        EXPECT_GT(relativeMaxDiff(attentionVariantReference(h.head, params).out, gaussian.out), 1e-3) << "n " << n;
+      }
+    }
+  EXPECT_EQ(linformerProjectionFromName(linformerProjectionName(LinformerProjection::Gaussian)), LinformerProjection::Gaussian);
+  EXPECT_EQ(linformerProjectionFromName("pool"), LinformerProjection::Pool);
+  EXPECT_FALSE(linformerProjectionFromName("random").has_value());
+  EXPECT_EQ(AttentionVariantParams{}.linformerProjection, LinformerProjection::Pool);
 }
 
 TEST(EfficientAttention, LinformerWithIdentityProjectionsIsExactWithoutMask) {

@@ -13,6 +13,7 @@
 #include "app/cli/args.h"
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "app/cli/variant_flags.h"
 #include "model/core/error.h"
 #include "model/nn/efficient_attention.h"
 #include "model/theory/attention_cost.h"
@@ -23,32 +24,11 @@ namespace tscope::cli {
 
 namespace {
 
-// The knob flags and the variant that reads each (written into that variant's records).
-struct KnobFlag {
-  const char* flag;
-  AttentionVariant variant;
-  int AttentionVariantParams::*member;
-};
-constexpr KnobFlag kKnobs[] = {
-    {"tile", AttentionVariant::Flash, &AttentionVariantParams::tile},
-    {"window", AttentionVariant::Window, &AttentionVariantParams::window},
-    {"buckets", AttentionVariant::Lsh, &AttentionVariantParams::buckets},
-    {"rounds", AttentionVariant::Lsh, &AttentionVariantParams::rounds},
-    {"chunk", AttentionVariant::Lsh, &AttentionVariantParams::chunk},
-    {"projected", AttentionVariant::Linformer, &AttentionVariantParams::projected},
-    {"features", AttentionVariant::Performer, &AttentionVariantParams::features},
-};
-
 std::vector<AttentionVariant> parseVariants(const Args& args) {
   std::vector<AttentionVariant> variants;
   for (const std::string& name : args.list("variants", "exact,flash,window,lsh,linformer,linear,performer")) {
-    const auto variant = attentionVariantFromName(name);
-    if (!variant) {
-      std::string known;
-      for (AttentionVariant v : allAttentionVariants()) known += std::string(known.empty() ? "" : ", ") + attentionVariantName(v);
-      throw UsageError("--variants: unknown variant '" + name + "' (one of " + known + ")");
-    }
-    if (std::find(variants.begin(), variants.end(), *variant) == variants.end()) variants.push_back(*variant);
+    const AttentionVariant variant = parseVariantName("variants", name);
+    if (std::find(variants.begin(), variants.end(), variant) == variants.end()) variants.push_back(variant);
   }
   return variants;
 }
@@ -128,8 +108,8 @@ json fitsOf(const std::vector<AttentionVariant>& variants, const json& records) 
 }  // namespace
 
 int runAttentionBench(const Argv& argv) {
-  std::set<std::string> valueFlags = {"n", "variants", "d", "heads", "repeats", "seed", "max-bytes"};
-  for (const KnobFlag& knob : kKnobs) valueFlags.insert(knob.flag);
+  std::set<std::string> valueFlags = {"n", "variants", "d", "heads", "repeats", "max-bytes"};
+  addVariantKnobFlags(valueFlags);
   Args args("attention-bench", argv, valueFlags, {"causal", "no-causal", "fit"});
   if (args.has("causal") && args.has("no-causal")) throw UsageError("--causal and --no-causal contradict each other");
   const bool causal = !args.has("no-causal");
@@ -140,12 +120,9 @@ int runAttentionBench(const Argv& argv) {
   const int d = static_cast<int>(args.integer("d", 64, 1, 4096));
   const int heads = static_cast<int>(args.integer("heads", 1, 1, 256));
   const int repeats = static_cast<int>(args.integer("repeats", 3, 1, 1000));
-  const uint64_t seed = static_cast<uint64_t>(args.integer("seed", 1, 0, INT64_MAX));
   const int64_t maxBytes = args.integer("max-bytes", int64_t{2} << 30, 1, INT64_MAX);
 
-  AttentionVariantParams base;
-  base.seed = seed;
-  for (const KnobFlag& knob : kKnobs) base.*knob.member = static_cast<int>(args.integer(knob.flag, base.*knob.member, INT32_MIN, INT32_MAX));
+  const AttentionVariantParams base = parseVariantKnobs(args);
   // Every knob is checked for every length before anything runs.
   for (AttentionVariant variant : variants) {
     AttentionVariantParams params = base;
@@ -156,7 +133,7 @@ int runAttentionBench(const Argv& argv) {
 
   json records = json::array();
   for (int n : lengths) {
-    const RandomQkv qkv(heads, n, d, seed);
+    const RandomQkv qkv(heads, n, d, base.seed);
     for (AttentionVariant variant : variants) {
       json record = {{"variant", attentionVariantName(variant)}, {"n", n}};
       const int64_t needs = attentionMatrixBytes(n, heads);
@@ -169,8 +146,7 @@ int runAttentionBench(const Argv& argv) {
       params.variant = variant;
       const Measurement m = measure(qkv, heads, n, d, causal, params, repeats);
       record.update({{"d", d}, {"heads", heads}, {"ms", m.ms}, {"peak_bytes", m.peakBytes}, {"causal", causal}});
-      for (const KnobFlag& knob : kKnobs)
-        if (knob.variant == variant) record[knob.flag] = params.*knob.member;
+      record.update(variantKnobsJson(params, variant));
       records.push_back(record);
     }
   }

@@ -2,12 +2,15 @@
 // (--loss-from), optional ablations (beside the clean run's top tokens and loss) and --dump files.
 #include <climits>
 #include <cmath>
+#include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/ablation.h"
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "app/cli/forward_dump.h"
+#include "app/cli/variant_flags.h"
 #include "model/core/error.h"
 #include "model/nn/transformer.h"
 
@@ -31,10 +34,26 @@ double nextTokenLoss(const std::vector<float>& logits, const std::vector<int>& i
   return total / (T - 1 - from);
 }
 
+// --attention-variant NAME and its knob flags (only with --dump; the knobs only with a variant).
+std::optional<AttentionVariantParams> parseDumpVariant(const Args& args) {
+  if (!args.has("attention-variant")) {
+    if (anyVariantKnobFlag(args) || args.has("seed")) throw UsageError("the attention knob flags need --attention-variant NAME");
+    return std::nullopt;
+  }
+  if (!args.has("dump")) throw UsageError("--attention-variant needs --dump DIR (it writes the variant's maps there)");
+  AttentionVariantParams params = parseVariantKnobs(args);
+  params.variant = parseVariantName("attention-variant", args.str("attention-variant"));
+  return params;
+}
+
 }  // namespace
 
 int runForward(const Argv& argv) {
-  Args args("forward", argv, withAblationFlags({"model", "text", "text-file", "ids", "dump", "top", "backend", "threads", "loss-from"}), {});
+  std::set<std::string> valueFlags = withAblationFlags({"model", "text", "text-file", "ids", "dump", "top", "backend", "threads", "loss-from",
+                                                       "attention-variant"});
+  addVariantKnobFlags(valueFlags);
+  Args args("forward", argv, valueFlags, {});
+  const std::optional<AttentionVariantParams> variant = parseDumpVariant(args);
   LoadedModel model = loadModel(args.str("model"));
   const Input input = inputIds(args, model, "text");
   const std::vector<int>& ids = input.ids;
@@ -47,6 +66,8 @@ int runForward(const Argv& argv) {
   if (loss && lossFrom > T - 2)
     throw Error("--loss-from " + std::to_string(lossFrom) + " leaves no next token to score: the prompt is " + std::to_string(T) +
                 " tokens (positions 0.." + std::to_string(T - 2) + " have one)");
+  if (variant)
+    if (const std::string problem = attentionVariantProblem(*variant, T); !problem.empty()) throw UsageError("--attention-variant: " + problem);
   std::string backendNote;
   auto backend = chooseBackend(args, &backendNote);
   Transformer transformer(model.weights, *backend);
@@ -73,7 +94,7 @@ int runForward(const Argv& argv) {
   }
   describeInput(out, input);
   if (!backendNote.empty()) out["backend_note"] = backendNote;
-  if (dump) out["dump"] = {{"dir", args.str("dump")}, {"files", writeForwardDump(args.str("dump"), model, trace, logits, ids)}};
+  if (dump) out["dump"] = {{"dir", args.str("dump")}, {"files", writeForwardDump(args.str("dump"), model, trace, logits, ids, variant ? &*variant : nullptr)}};
   out["forward_ms"] = trace.forwardMs;
   if (c.isMoe() && dump) out["moe_aux_loss"] = trace.moeAuxLoss;
   print(out);

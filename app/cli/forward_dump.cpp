@@ -1,11 +1,13 @@
 // forward --dump: every array the trace holds written as .npy, MoE routing and the direct logit
-// attribution as JSON. head_out is Trace::headMix (T, C) regrouped per head into (H, T, D).
+// attribution as JSON. head_out is Trace::headMix (T, C) regrouped per head into (H, T, D). With an
+// attention variant, its effective maps and their distance from exact attention, per layer.
 #include "app/cli/forward_dump.h"
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/cli_common.h"
+#include "app/cli/variant_flags.h"
 #include "model/core/error.h"
 #include "model/io/npy.h"
 #include "model/nn/trace_views.h"
@@ -89,6 +91,38 @@ json dlaJson(const LoadedModel& model, const Trace& trace, const std::vector<flo
           {"attn_bias", parts.attnBias}, {"mlp", parts.mlp}, {"norm_bias", parts.normBias}, {"sum", parts.sum()}};
 }
 
+// The variant on every internal layer's heads: approx_attn_<l>.npy (H, T, T) and
+// approx_error_<l>.npy (H, T) into `out`; returns attention_variant.json's content.
+json variantDump(DumpWriter& out, const ModelConfig& c, const Trace& trace, const AttentionVariantParams& params) {
+  const int T = trace.T, H = trace.H, Hkv = trace.Hkv, D = trace.D, Tk = trace.Tk;
+  if (Tk != T || trace.q.size() != trace.internalLayers.size() * H * T * D)
+    throw Error("the attention-variant dump needs every query row over T = Tk keys (got T " + std::to_string(T) + ", Tk " + std::to_string(Tk) + ")");
+  json layers = json::array();
+  std::vector<float> maps(static_cast<size_t>(H) * T * T), errors(static_cast<size_t>(H) * T);  // (H, T, T) (H, T)
+  for (size_t li = 0; li < trace.internalLayers.size(); ++li) {
+    const std::string l = std::to_string(trace.internalLayers[li]);
+    json heads = json::array();
+    for (int h = 0; h < H; ++h) {
+      const size_t kv = (li * Hkv + h / (H / Hkv)) * static_cast<size_t>(T) * D;
+      const HeadQkv head{trace.q.data() + (li * H + h) * static_cast<size_t>(T) * D, trace.k.data() + kv, trace.v.data() + kv, T, D, c.causal};
+      const VariantResult result = attentionVariantReference(head, params);
+      const VariantError error = compareWithExact(head, result);
+      std::copy(result.map.begin(), result.map.end(), maps.begin() + static_cast<ptrdiff_t>(h) * T * T);
+      std::copy(error.rowError.begin(), error.rowError.end(), errors.begin() + static_cast<ptrdiff_t>(h) * T);
+      heads.push_back({{"head", h}, {"mean_row_error", error.meanRowError}, {"out_rel_error", error.outRelError}});
+    }
+    out.array("approx_attn_" + l + ".npy", maps.data(), {H, T, T});
+    out.array("approx_error_" + l + ".npy", errors.data(), {H, T});
+    layers.push_back({{"layer", trace.internalLayers[li]}, {"heads", heads}});
+  }
+  return {{"variant", attentionVariantName(params.variant)},
+          {"knobs", variantKnobsJson(params, params.variant)},
+          {"causal", c.causal},
+          {"tokens", T},
+          {"exact", "softmax(q k^T / sqrt D) over the keys the causal flag allows (no sliding window)"},
+          {"layers", layers}};
+}
+
 }  // namespace
 
 TraceOptions dumpTraceOptions(const ModelConfig& config) {
@@ -101,7 +135,7 @@ TraceOptions dumpTraceOptions(const ModelConfig& config) {
 }
 
 size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const Trace& trace, const std::vector<float>& logits,
-                        const std::vector<int>& ids) {
+                        const std::vector<int>& ids, const AttentionVariantParams* variant) {
   const ModelConfig& c = model.weights.config();
   const int T = static_cast<int>(ids.size()), V = c.vocab_size, H = c.n_head, C = c.n_embd;
   DumpWriter out(dir);
@@ -128,6 +162,7 @@ size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const 
   for (int l = 0; l < static_cast<int>(trace.moe.size()); ++l)
     if (trace.moe[l].experts > 0) out.object("moe_" + std::to_string(l) + ".json", moeJson(l, trace.moe[l]));
   if (!trace.embedded.empty()) out.object("dla.json", dlaJson(model, trace, logits));
+  if (variant != nullptr) out.object("attention_variant.json", variantDump(out, c, trace, *variant));
   return out.files();
 }
 

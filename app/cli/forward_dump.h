@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "model/io/model_io.h"
+#include "model/nn/efficient_attention.h"
 #include "model/nn/trace.h"
 
 namespace tscope::cli {
@@ -19,8 +20,14 @@ TraceOptions dumpTraceOptions(const ModelConfig& config);
 //   (Hkv, T, D), head_out_<l>.npy (H, T, D), attn_out_<l>.npy (T, C), mlp_act_<l>.npy (T, F)
 //   (dense MLPs only); moe_<l>.json per mixture-of-experts layer; dla.json, the direct logit
 //   attribution at the last position toward its top token ({"error": ...} on a post-norm model).
-// `logits` (T, V) are the forward's for every position.
+// `logits` (T, V) are the forward's for every position. With `variant` (forward --attention-variant),
+// per internal layer l also approx_attn_<l>.npy (H, T, T), the variant's effective map
+// (attentionVariantReference on head h's q and its kv head h / (H / Hkv)'s k and v, causal = the
+// model's config.causal), and approx_error_<l>.npy (H, T), each row's L1 distance from exact
+// softmax(q k^T / sqrt D) (compareWithExact; the model's own maps when it has no sliding window),
+// and attention_variant.json: the variant, its knobs, and per layer and head the mean row error
+// and the output's relative error.
 size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const Trace& trace, const std::vector<float>& logits,
-                        const std::vector<int>& ids);
+                        const std::vector<int>& ids, const AttentionVariantParams* variant = nullptr);
 
 }  // namespace tscope::cli

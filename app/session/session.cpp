@@ -24,6 +24,7 @@ Session::Session(LoadedModel model, const std::string& backendName) : model_(std
   });
   prompt_ = std::make_unique<IncrementalForward>(*transformer_);
   clean_ = std::make_unique<IncrementalForward>(*transformer_);
+  variant_ = std::make_unique<IncrementalForward>(*transformer_);
   worker_.start({[this](Request& request) { run(request); }, {},
                  [this](const std::string&) { setStage(ComputeProgress::Stage::Idle); }});  // no snapshot: the next request tries again
 }
@@ -110,6 +111,7 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     if (request.inspectRow >= 0) options.componentRows = {std::min(request.inspectRow, (int)snapshot->ids.size() - 1)};
     PromptForward prompt = prompt_->run(snapshot->ids, options);
     if (!transformer_->interventions().empty()) snapshot->cleanLogits = cleanLogits(snapshot->ids);
+    if (request.attentionVariant) variantLogits(request, *snapshot);
     snapshot->trace = std::move(prompt.trace);
     snapshot->attention = std::move(prompt.attention);
     snapshot->reusedTokens = prompt.reusedTokens;

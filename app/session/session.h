@@ -162,6 +162,7 @@ class Session {
   // depends on changed; and the next-token logits of `ids` without them.
   void applyInterventions(const Request& request, std::span<const int> ids, Snapshot& snapshot);
   std::vector<float> cleanLogits(std::span<const int> ids);
+  void variantLogits(const Request& request, Snapshot& snapshot);
   // A newer request waits, or the session is closing (a model switch, quit).
   bool newerRequestWaiting() const { return worker_.cancelToken().cancelled(); }
 
@@ -186,6 +187,7 @@ class Session {
   InterventionKey resolvedKey_;
   Interventions resolved_;
   std::unique_ptr<IncrementalForward> clean_;  // the prompt without interventions (before / after)
+  std::unique_ptr<IncrementalForward> variant_;  // the prompt with Request::attentionVariant (always whole)
   std::atomic<int> generationDone_{0}, generationAsked_{0};
   std::atomic<bool> stopGeneration_{false};
   // Last: its destructor cancels and joins the running request before anything above goes.

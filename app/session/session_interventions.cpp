@@ -1,6 +1,7 @@
 // Interventions in the session (the Inside-the-block panel's toggles): resolved on the worker from
 // the request's specs (means over the prompt, patches from the source prompt) and set on the
-// model for every forward of the request; the prompt's clean logits for the before / after view.
+// model for every forward of the request; the prompt's clean logits for the before / after view;
+// and the Efficient-attention panel's variant logits (the prompt once more with a variant).
 #include <algorithm>
 
 #include "app/session/session.h"
@@ -41,6 +42,32 @@ std::vector<float> Session::cleanLogits(std::span<const int> ids) {
     transformer_->setInterventions(std::move(active));
     throw;
   }
+}
+
+// The Efficient-attention panel's "after": the prompt once more with the variant in place of exact
+// attention (with the same interventions). A bad knob or layer is a note, not an error: the panel
+// still shows the exact model.
+void Session::variantLogits(const Request& request, Snapshot& snapshot) {
+  const AttentionVariantParams& params = *request.attentionVariant;
+  const int n = static_cast<int>(snapshot.ids.size()), L = config().n_layer;
+  if (request.variantLayer < -1 || request.variantLayer >= L) {
+    snapshot.variantNote = "layer " + std::to_string(request.variantLayer) + " is outside 0.." + std::to_string(L - 1);
+    return;
+  }
+  if (std::string problem = attentionVariantProblem(params, n); !problem.empty()) {
+    snapshot.variantNote = std::move(problem);
+    return;
+  }
+  transformer_->setAttentionVariant(params, request.variantLayer);
+  try {
+    snapshot.variantLogits = variant_->run(snapshot.ids, TraceOptions::nothing()).logits;
+  } catch (const Cancelled&) {
+    transformer_->setAttentionVariant(std::nullopt);
+    throw;
+  } catch (const std::exception& e) {
+    snapshot.variantNote = e.what();
+  }
+  transformer_->setAttentionVariant(std::nullopt);
 }
 
 }  // namespace tscope::gui

@@ -173,6 +173,32 @@ void BlockForward::mixtureOfExperts(const ConstLayerWeights& w, const float* in,
   }
 }
 
+// attn (T, C) = the variant's output of every head on q (the rotated query columns of qkv) and
+// the cache's k, v rows 0 .. T-1 (the attention call just wrote them).
+void BlockForward::variantAttention(float* attn, const float* qkv, const float* keys, const float* values, const AttentionShape& shape,
+                                    const AttentionVariantParams& params) {
+  if (shape.pos0 != 0) throw Error("an attention variant needs the whole sequence in one forward, not a continuation of the KV cache");
+  const int T = shape.T, H = shape.nHead, D = shape.headDim, QKV = shape.qkvDim(), KV = shape.kvDim(), group = H / shape.kvHeads();
+  if (const std::string problem = attentionVariantProblem(params, T); !problem.empty()) throw Error(problem);
+  std::vector<float> hostQkv((size_t)T * QKV), hostK((size_t)T * KV), hostV((size_t)T * KV);
+  backend_->download(hostQkv.data(), qkv, hostQkv.size());
+  backend_->download(hostK.data(), keys, hostK.size());
+  backend_->download(hostV.data(), values, hostV.size());
+  std::vector<float> q((size_t)T * D), k(q.size()), v(q.size()), out(q.size());
+  editRows(attn, T, [&](float* rows) {
+    for (int h = 0; h < H; ++h) {
+      const int kv = (h / group) * D;
+      for (int t = 0; t < T; ++t) {
+        std::copy_n(hostQkv.data() + (size_t)t * QKV + h * D, D, q.data() + (size_t)t * D);
+        std::copy_n(hostK.data() + (size_t)t * KV + kv, D, k.data() + (size_t)t * D);
+        std::copy_n(hostV.data() + (size_t)t * KV + kv, D, v.data() + (size_t)t * D);
+      }
+      attentionVariantFast(HeadQkv{q.data(), k.data(), v.data(), T, D, shape.causal}, params, out.data());
+      for (int t = 0; t < T; ++t) std::copy_n(out.data() + (size_t)t * D, D, rows + (size_t)t * config_.n_embd + h * D);
+    }
+  });
+}
+
 template <typename Edit>
 void BlockForward::editRows(float* rows, int R, Edit&& edit) {
   const size_t n = (size_t)R * config_.n_embd;
@@ -206,6 +232,10 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
   for (int b = 0; b < B; ++b)
     backend_->attention(t.attn + (size_t)b * T * C, b == 0 ? t.probs : nullptr, b == 0 ? t.scores : nullptr, t.qkv + (size_t)b * T * QKV,
                        keys, values, b == 0 ? traced : shape);
+  if (t.attentionVariant) {
+    if (B != 1) throw Error("an attention variant applies to one sequence at a time");
+    variantAttention(t.attn, t.qkv, keys, values, shape, *t.attentionVariant);
+  }
   const Interventions* edits = t.interventions;
   if (edits && edits->touchesHeads(t.layerIndex)) {
     if (B != 1) throw Error("interventions apply to one sequence at a time");

@@ -9,6 +9,7 @@
 #include "model/core/config.h"
 #include "model/core/weights.h"
 #include "model/nn/backend.h"
+#include "model/nn/efficient_attention.h"
 #include "model/nn/intervention.h"
 #include "model/nn/moe.h"
 
@@ -89,6 +90,11 @@ struct LayerTensors {
   // shape.pos0 + t. Null = none.
   const Interventions* interventions = nullptr;
   int layerIndex = 0;
+  // Inference (B = 1, the whole sequence in one call: pos0 = 0): the efficient-attention lab's
+  // variant computes this layer's attention output from the real q, k, v instead of exact
+  // attention (on the host: efficient_attention.h); the KV cache and any captured maps stay exact.
+  // Null = exact.
+  const AttentionVariantParams* attentionVariant = nullptr;
 };
 
 // The norm that follows a layer (the next layer's ln_1, or the final norm of a pre-norm model)
@@ -138,6 +144,8 @@ class BlockForward {
   // Applies `edit` to rows (R, C) of backend memory on the host (a download and upload on a device).
   template <typename Edit>
   void editRows(float* rows, int R, Edit&& edit);
+  void variantAttention(float* attn, const float* qkv, const float* keys, const float* values, const AttentionShape& shape,
+                        const AttentionVariantParams& params);
   void mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int B, int T, bool keepActivated, MoeActivations& m);
 
   ModelConfig config_;

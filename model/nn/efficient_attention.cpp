@@ -15,6 +15,7 @@ namespace tscope {
 namespace {
 
 constexpr std::array<const char*, 7> kVariantNames = {"exact", "flash", "window", "lsh", "linformer", "linear", "performer"};
+constexpr std::array<const char*, 2> kProjectionNames = {"pool", "gaussian"};
 
 std::string rangeProblem(const char* knob, int value, int lo, int hi) {
   if (value >= lo && value <= hi) return "";
@@ -35,6 +36,14 @@ std::optional<AttentionVariant> attentionVariantFromName(std::string_view name) 
 std::vector<AttentionVariant> allAttentionVariants() {
   return {AttentionVariant::Exact,     AttentionVariant::Flash,  AttentionVariant::Window,   AttentionVariant::Lsh,
           AttentionVariant::Linformer, AttentionVariant::Linear, AttentionVariant::Performer};
+}
+
+const char* linformerProjectionName(LinformerProjection projection) { return kProjectionNames[static_cast<size_t>(projection)]; }
+
+std::optional<LinformerProjection> linformerProjectionFromName(std::string_view name) {
+  for (LinformerProjection p : {LinformerProjection::Pool, LinformerProjection::Gaussian})
+    if (name == linformerProjectionName(p)) return p;
+  return std::nullopt;
 }
 
 bool isExactVariant(AttentionVariant variant) { return variant == AttentionVariant::Exact || variant == AttentionVariant::Flash; }
@@ -224,6 +233,11 @@ LshHashing lshHash(const HeadQkv& head, const AttentionVariantParams& params) {
   return h;
 }
 
+int linformerSegmentStart(int r, int k, int n) { return static_cast<int>(static_cast<int64_t>(r) * n / k); }
+
+// The largest r with floor(r n / k) <= j, i.e. r n < (j + 1) k.
+int linformerSegmentOf(int j, int k, int n) { return static_cast<int>((static_cast<int64_t>(j + 1) * k - 1) / n); }
+
 LinformerProjections linformerProjections(const AttentionVariantParams& params, int n) {
   LinformerProjections p;
   p.k = std::min(params.projected, n);
@@ -235,6 +249,17 @@ LinformerProjections linformerProjections(const AttentionVariantParams& params, 
   }
   p.columns = n;
   const size_t size = static_cast<size_t>(p.k) * n;
+  if (params.linformerProjection == LinformerProjection::Pool) {
+    p.pooled = true;
+    p.owned.assign(size, 0.0f);
+    for (int r = 0; r < p.k; ++r) {
+      const int begin = linformerSegmentStart(r, p.k, n), end = linformerSegmentStart(r + 1, p.k, n);
+      std::fill(p.owned.begin() + static_cast<ptrdiff_t>(r) * n + begin, p.owned.begin() + static_cast<ptrdiff_t>(r) * n + end,
+                1.0f / static_cast<float>(end - begin));
+    }
+    p.E = p.F = p.owned.data();
+    return p;
+  }
   p.owned = seededNormals(params.seed, 2 * size, 1.0 / std::sqrt(static_cast<double>(p.k)));
   p.E = p.owned.data();
   p.F = p.owned.data() + size;

@@ -25,6 +25,14 @@ std::optional<AttentionVariant> attentionVariantFromName(std::string_view name);
 std::vector<AttentionVariant> allAttentionVariants();  // in the order above
 bool isExactVariant(AttentionVariant variant);            // exact, flash (window is exact for its own mask only: false)
 
+// Linformer's fixed projection along the sequence. Pool: E = F = segment means (row r averages the
+// tokens of segment r of the n tokens cut into k near-equal contiguous segments), so k = n is the
+// identity and Linformer there is exact attention. Gaussian: the paper's Johnson-Lindenstrauss
+// projection, E and F ~ N(0, 1/k), which does not converge to exact attention as k grows to n.
+enum class LinformerProjection { Pool, Gaussian };
+const char* linformerProjectionName(LinformerProjection projection);  // "pool", "gaussian"
+std::optional<LinformerProjection> linformerProjectionFromName(std::string_view name);
+
 // The knobs of every variant (each variant reads only its own).
 struct AttentionVariantParams {
   AttentionVariant variant = AttentionVariant::Exact;
@@ -35,10 +43,11 @@ struct AttentionVariantParams {
   int chunk = 64;        // lsh: chunk length of the sorted order; a query sees its own and the previous chunk
   int projected = 64;    // linformer: k, the rows K and V are projected to along the sequence
   int features = 64;     // performer: m random features
-  uint64_t seed = 1;     // lsh directions, linformer's fixed projection, performer's features
+  uint64_t seed = 1;     // lsh directions, linformer's Gaussian projection, performer's features
+  LinformerProjection linformerProjection = LinformerProjection::Pool;  // linformer's fixed E and F
   // Linformer with learned projections: E and F (projected, n) row-major, n = the sequence length
-  // they were trained for (the first n' columns are used for a shorter sequence). Null = fixed
-  // random projections N(0, 1/k) drawn from `seed`.
+  // they were trained for (the first n' columns are used for a shorter sequence). Null = the fixed
+  // projection `linformerProjection`.
   const float* linformerE = nullptr;
   const float* linformerF = nullptr;
   int linformerColumns = 0;  // n of E and F when given
@@ -60,7 +69,8 @@ struct HeadQkv {
 
 // What the reference computes: the output and, for the panel, the effective attention map: the
 // (n, n) row-stochastic matrix A with out = A v (for every variant, the linear ones included:
-// A_ij = phi(q_i).phi(k_j) / sum_j' phi(q_i).phi(k_j'); Linformer: P F, P the (n, k) softmax;
+// A_ij = phi(q_i).phi(k_j) / sum_j' phi(q_i).phi(k_j'); Linformer: P F, P the (n, k) softmax,
+// row-stochastic with the Pool projection only;
 // LSH: the softmax over the union of the query's buckets; keys it cannot see: 0).
 struct VariantResult {
   std::vector<float> out;  // (n, d)
@@ -137,15 +147,25 @@ struct LshHashing {
 LshHashing lshHash(const HeadQkv& head, const AttentionVariantParams& params);
 
 // Linformer's projections (arXiv 2006.04768): E and F (k, columns) row-major, k = min(projected, n).
-// Fixed: N(0, 1/k) from `seed`, columns = n (E first, then F, one stream). Learned: the caller's
-// arrays (their first k rows; columns = linformerColumns >= n, of which the first n are used).
+// Pool: E = F, E_rj = 1 / |segment r| for j in segment r (else 0), columns = n; `pooled` is set and
+// a causal query i then uses each row renormalised over its visible columns j <= i (the mean of the
+// visible part of the segment), a row with no visible column masked (weight 0). Gaussian: N(0, 1/k)
+// from `seed`, columns = n (E first, then F, one stream). Learned: the caller's arrays (their first
+// k rows; columns = linformerColumns >= n, of which the first n are used). Gaussian and learned rows
+// are used as they are (causal: the running sums over j <= i).
 struct LinformerProjections {
   int k = 0;
   int columns = 0;
+  bool pooled = false;
   const float* E = nullptr;
   const float* F = nullptr;
-  std::vector<float> owned;  // (2, k, n) the fixed random E and F when not learned
+  std::vector<float> owned;  // (2, k, n) Gaussian E and F, or (k, n) Pool's E = F, when not learned
 };
+// Pool's segments: segment r of n tokens cut into k (1 <= k <= n) is [start(r), start(r + 1)),
+// start(r) = floor(r n / k) (r = 0 .. k; start(k) = n), every segment at least one token;
+// linformerSegmentOf(j) is the segment holding token j.
+int linformerSegmentStart(int r, int k, int n);
+int linformerSegmentOf(int j, int k, int n);
 LinformerProjections linformerProjections(const AttentionVariantParams& params, int n);
 
 // Performer's FAVOR+ positive random features (arXiv 2009.14794): w_r ~ N(0, I), (m, d) from seed.

@@ -138,9 +138,49 @@ size_t lshFast(const HeadQkv& head, const AttentionVariantParams& params, float*
   return tables + std::max(hashingBytes, bytesOf(keys) + bytesOf(scores));
 }
 
-// Linformer, causal by running sums K'_i = sum_{j<=i} E[:, j] k_j, V'_i = sum_{j<=i} F[:, j] v_j
-// (non-causal: the full sums, the paper's K' = E K, V' = F V); out_i = softmax(q_i K'^T / sqrt d) V'.
+// Linformer with the Pool projection, the paper's parallel form: K', V' (k, d) the segment means,
+// scores P (n, k) = Q K'^T / sqrt d in one product, row softmax, out = P V'. Causal: query i in
+// segment s sees the whole segments r < s and the visible part of its own, whose running means
+// (sums over start(s) .. i) replace column s; the rows r > s are masked.
+size_t linformerPoolFast(const HeadQkv& head, int k, float* out) {
+  const int n = head.n, d = head.d;
+  std::vector<float> keys(static_cast<size_t>(k) * d), values(static_cast<size_t>(k) * d);  // (k, d) each
+  std::vector<float> scores(static_cast<size_t>(n) * k);  // (n, k)
+  RowMap K(keys.data(), k, d), V(values.data(), k, d), P(scores.data(), n, k);
+  for (int r = 0; r < k; ++r) {
+    const int begin = linformerSegmentStart(r, k, n), rows = linformerSegmentStart(r + 1, k, n) - begin;
+    K.row(r) = ConstRowMap(head.k + static_cast<size_t>(begin) * d, rows, d).colwise().mean();
+    V.row(r) = ConstRowMap(head.v + static_cast<size_t>(begin) * d, rows, d).colwise().mean();
+  }
+  const float scale = scaleOf(d);
+  P.noalias() = ConstRowMap(head.q, n, d) * K.transpose() * scale;
+  if (!head.causal) {
+    for (int i = 0; i < n; ++i) softmaxInPlace(scores.data() + static_cast<size_t>(i) * k, k);
+    RowMap(out, n, d).noalias() = P * V;
+    return bytesOf(keys) + bytesOf(values) + bytesOf(scores);
+  }
+  std::vector<float> partial(2 * static_cast<size_t>(d));  // (2, d) the running key and value sums of the query's segment
+  Eigen::Map<Eigen::RowVectorXf> partialK(partial.data(), d), partialV(partial.data() + d, d);
+  for (int i = 0; i < n; ++i) {
+    const int s = linformerSegmentOf(i, k, n), begin = linformerSegmentStart(s, k, n);
+    if (i == begin) partial.assign(partial.size(), 0.0f);
+    partialK += ConstRowMap(head.k + static_cast<size_t>(i) * d, 1, d);
+    partialV += ConstRowMap(head.v + static_cast<size_t>(i) * d, 1, d);
+    const float count = static_cast<float>(i - begin + 1);
+    float* row = scores.data() + static_cast<size_t>(i) * k;
+    row[s] = Eigen::Map<const Eigen::RowVectorXf>(head.q + static_cast<size_t>(i) * d, d).dot(partialK) / count * scale;
+    softmaxInPlace(row, s + 1);  // rows r > s: masked
+    RowMap(out + static_cast<size_t>(i) * d, 1, d).noalias() = P.row(i).head(s) * V.topRows(s) + (row[s] / count) * partialV;
+  }
+  return bytesOf(keys) + bytesOf(values) + bytesOf(scores) + bytesOf(partial);
+}
+
+// Linformer with the Gaussian or learned projections, causal by running sums K'_i = sum_{j<=i}
+// E[:, j] k_j, V'_i = sum_{j<=i} F[:, j] v_j (non-causal: the full sums, the paper's K' = E K,
+// V' = F V); out_i = softmax(q_i K'^T / sqrt d) V'.
 size_t linformerFast(const HeadQkv& head, const AttentionVariantParams& params, float* out) {
+  if (params.linformerE == nullptr && params.linformerProjection == LinformerProjection::Pool)
+    return linformerPoolFast(head, std::min(params.projected, head.n), out);
   const int n = head.n, d = head.d;
   const LinformerProjections proj = linformerProjections(params, n);
   const int k = proj.k;

@@ -119,6 +119,7 @@ std::string IncrementalForward::reuseBlocker(const TraceOptions& options, int to
     if (routing.capacityFactor > 0) return "a capacity limit grows with the sequence and drops depend on earlier tokens' loads";
     if (!sameRouting(routing, moe_)) return "the routing knobs changed";
   }
+  if (model_.hasAttentionVariant()) return "an attention variant runs over the whole sequence";
   if (!sameOptions(options, options_)) return "the trace options changed";
   if (!(model_.interventions() == interventions_)) return "the interventions changed";
   if (planFor(tokens, options, config).layers != kept_.layers) return "the memory cap captures other layers at this length";

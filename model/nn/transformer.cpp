@@ -175,6 +175,7 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
     t.keepActivated = internals && denseMlp;
     t.act = t.keepActivated ? activated_.data() : nullptr;
     t.layerIndex = l;
+    t.attentionVariant = variant_ && (variantLayer_ < 0 || variantLayer_ == l) ? &*variant_ : nullptr;
     normed = block_.layer(layers_[l], nextNorm, 1, shape, cache.keys(l), cache.values(l), x, normed, t);
     if (captureAttn) {
       const size_t mapFloats = (size_t)H * T * shape.keys();
@@ -334,7 +335,7 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   }
 }
 
-bool Transformer::canRecordSteps() const { return backend_->canRecordSteps() && !config_.isMoe() && interventions_.empty(); }
+bool Transformer::canRecordSteps() const { return backend_->canRecordSteps() && !config_.isMoe() && interventions_.empty() && !variant_; }
 
 // One decode step as backend ops reading the token and position from the backend's step state:
 // the same blocks as forward(), then the unembedding and the sampler. Recorded once per cache and

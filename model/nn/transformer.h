@@ -6,6 +6,7 @@
 // forward() and can stop it (Cancelled), leaving the KV cache as it was.
 #pragma once
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -66,6 +67,14 @@ class Transformer {
   // generation and beam search included; empty = none. Recorded decode steps are off while any is set.
   void setInterventions(Interventions interventions) { interventions_ = std::move(interventions); }
   const Interventions& interventions() const { return interventions_; }
+  // The efficient-attention lab: every forward() from now on computes the attention of `layer`
+  // (-1: every layer) with this variant (block.h's LayerTensors::attentionVariant; whole-sequence
+  // forwards only, so no prefix reuse and no recorded decode while set); nullopt = exact.
+  void setAttentionVariant(std::optional<AttentionVariantParams> params, int layer = -1) {
+    variant_ = params;
+    variantLayer_ = layer;
+  }
+  bool hasAttentionVariant() const { return variant_.has_value(); }
 
   // Used by every forward() from now on (beam search and generation included); empty = none.
   void setLayerCallback(LayerCallback callback) { layerCallback_ = std::move(callback); }
@@ -97,6 +106,8 @@ class Transformer {
   MoeActivations moe_;                  // MoE layers' routing and dispatch (reused by every layer)
   LayerCallback layerCallback_;
   Interventions interventions_;
+  std::optional<AttentionVariantParams> variant_;
+  int variantLayer_ = -1;
 
   // Activations for up to scratchT_ tokens (grown on demand, never in the decode loop).
   int scratchT_ = 0;

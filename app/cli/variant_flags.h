@@ -1,0 +1,32 @@
+// The efficient-attention flags tscope-cli's attention-bench and forward --dump share: the variant
+// names, the knob flags (--tile --window --buckets --rounds --chunk --projected --features
+// --projection --seed) into AttentionVariantParams, and the knobs a variant reads as JSON.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "app/cli/args.h"
+#include "model/nn/efficient_attention.h"
+
+namespace tscope::cli {
+
+// Adds the knob flags (value flags, seed included) to a command's declared flags.
+void addVariantKnobFlags(std::set<std::string>& valueFlags);
+
+// The knobs from the flags (each absent flag keeps AttentionVariantParams' default; --seed
+// defaults to 1); the variant is left Exact. Throws UsageError on a value that is not an integer
+// or an unknown --projection; the ranges are attentionVariantProblem's to judge.
+AttentionVariantParams parseVariantKnobs(const Args& args);
+
+// Whether any knob flag but --seed was given.
+bool anyVariantKnobFlag(const Args& args);
+
+// `name` as a variant; UsageError "<flag>: unknown variant 'x' (one of exact, ...)" otherwise.
+AttentionVariant parseVariantName(const std::string& flag, const std::string& name);
+
+// The knobs `variant` reads, by flag name, e.g. {"tile": 64} for flash, {} for exact and linear;
+// linformer adds its projection's name, and the variants with random draws their seed.
+nlohmann::json variantKnobsJson(const AttentionVariantParams& params, AttentionVariant variant);
+
+}  // namespace tscope::cli
