@@ -47,6 +47,7 @@ TEST(SessionFile, EfficientAttentionChoicesSurviveARoundTrip) {
   session.state.panel = PanelId::Efficient;
   session.state.attentionVariant.variant = AttentionVariant::Linformer;
   session.state.attentionVariant.projected = 32;
+  session.state.attentionVariant.linformerProjection = LinformerProjection::Gaussian;
   session.state.attentionVariant.buckets = 16;
   session.state.attentionVariant.rounds = 3;
   session.state.variantAllLayers = true;
@@ -54,6 +55,7 @@ TEST(SessionFile, EfficientAttentionChoicesSurviveARoundTrip) {
   EXPECT_EQ(back.state.panel, PanelId::Efficient);
   EXPECT_EQ(back.state.attentionVariant.variant, AttentionVariant::Linformer);
   EXPECT_EQ(back.state.attentionVariant.projected, 32);
+  EXPECT_EQ(back.state.attentionVariant.linformerProjection, LinformerProjection::Gaussian);
   EXPECT_EQ(back.state.attentionVariant.buckets, 16);
   EXPECT_EQ(back.state.attentionVariant.rounds, 3);
   EXPECT_TRUE(back.state.variantAllLayers);
@@ -63,7 +65,8 @@ TEST(SessionFile, EfficientAttentionChoicesSurviveARoundTrip) {
 
 TEST(SessionFile, BadEfficientAttentionChoicesKeepTheDefaultsWithOneLine) {
   const AttentionVariantParams defaults = AppState{}.attentionVariant;
-  for (const char* efficient : {R"({"variant": "sparse", "window": 9})", R"({"variant": "lsh", "buckets": 0})"}) {
+  for (const char* efficient : {R"({"variant": "sparse", "window": 9})", R"({"variant": "lsh", "buckets": 0})",
+                                R"({"variant": "linformer", "projection": "learned"})"}) {
     const SessionFile s = sessionFileFromJsonText("s.json", std::string(R"({"tscope_session": 1, "prompt": "kept", "efficient": )") + efficient + "}");
     EXPECT_EQ(s.state.prompt, "kept") << efficient;
     EXPECT_EQ(s.state.attentionVariant.variant, defaults.variant) << efficient;

@@ -82,6 +82,7 @@ nlohmann::json efficientJson(const AppState& s) {
           {"rounds", p.rounds},
           {"chunk", p.chunk},
           {"projected", p.projected},
+          {"projection", linformerProjectionName(p.linformerProjection)},
           {"features", p.features},
           {"seed", p.seed},
           {"all_layers", s.variantAllLayers}};
@@ -100,13 +101,18 @@ void readEfficient(const nlohmann::json& j, AppState& s, std::string& warning, c
                             {"chunk", &p.chunk}, {"projected", &p.projected}, {"features", &p.features}})
     read(*it, key, *field, path);
   read(*it, "seed", p.seed, path);
+  std::string projection = linformerProjectionName(p.linformerProjection);
+  read(*it, "projection", projection, path);
   read(*it, "all_layers", s.variantAllLayers, path);
+  const auto variant = attentionVariantFromName(name);
+  const auto fixed = linformerProjectionFromName(projection);
   std::string problem;
-  if (const auto variant = attentionVariantFromName(name)) {
+  if (!variant) problem = "unknown attention variant '" + name + "'";
+  else if (!fixed) problem = "unknown Linformer projection '" + projection + "' (pool, gaussian)";
+  if (problem.empty()) {
     p.variant = *variant;
+    p.linformerProjection = *fixed;
     problem = attentionVariantProblem(p, kVariantCheckTokens);
-  } else {
-    problem = "unknown attention variant '" + name + "'";
   }
   if (problem.empty()) {
     s.attentionVariant = p;

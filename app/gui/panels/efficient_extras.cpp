@@ -58,8 +58,10 @@ void EfficientPanel::drawExtras(PanelContext& ctx) {
       break;
     case AttentionVariant::Lsh: drawLshBuckets(ctx); break;
     case AttentionVariant::Linformer: {
-      ImGui::TextWrapped("Linformer projects the n keys and values along the sequence to k rows (K' = E K, V' = F V) with fixed random "
-                         "projections; each query then attends over k projected keys. P below is that (n x k) softmax; the map above is P F.");
+      ImGui::TextWrapped("Linformer projects the n keys and values along the sequence to k rows (K' = E K, V' = F V), here with fixed "
+                         "projections: %s; each query then attends over k projected keys. P below is that (n x k) softmax; the map above is P F.",
+                         p.linformerProjection == LinformerProjection::Pool ? "pool (each row the mean of a segment of tokens)"
+                                                                            : "gaussian (random N(0, 1/k) entries)");
       if (projectedHeat_.empty()) break;
       FigureSpec spec{&projectedHeat_, {"P = softmax(q (E K)^T / sqrt(d))", "query", "projected row", 0, 0}, &projectedBar_, 0, 1,
                       Colormap::Perceptual, "probability"};

@@ -19,8 +19,9 @@ namespace {
 // The variant's name and every knob, as one line (the live section's cache key).
 std::string knobsText(const AttentionVariantParams& p) {
   char text[160];
-  std::snprintf(text, sizeof text, "%s tile %d window %d buckets %d rounds %d chunk %d k %d m %d seed %llu", attentionVariantName(p.variant), p.tile,
-                p.window, p.buckets, p.rounds, p.chunk, p.projected, p.features, (unsigned long long)p.seed);
+  std::snprintf(text, sizeof text, "%s tile %d window %d buckets %d rounds %d chunk %d k %d %s m %d seed %llu", attentionVariantName(p.variant),
+                p.tile, p.window, p.buckets, p.rounds, p.chunk, p.projected, linformerProjectionName(p.linformerProjection), p.features,
+                (unsigned long long)p.seed);
   return text;
 }
 
@@ -63,7 +64,18 @@ void EfficientPanel::drawControls(PanelContext& ctx) {
       changed |= knobSlider(ctx, "rounds r", "efficient_knob2", &p.rounds, 1, 8);
       changed |= knobSlider(ctx, "chunk", "efficient_knob3", &p.chunk, 1, 256, true);
       break;
-    case AttentionVariant::Linformer: changed |= knobSlider(ctx, "projected k", "efficient_knob", &p.projected, 1, 512, true); break;
+    case AttentionVariant::Linformer:
+      changed |= knobSlider(ctx, "projected k", "efficient_knob", &p.projected, 1, 512, true);
+      for (LinformerProjection projection : {LinformerProjection::Pool, LinformerProjection::Gaussian}) {
+        const char* label = linformerProjectionName(projection);
+        sameLineIfFits(label, ImGui::GetFrameHeight());
+        if (ImGui::RadioButton(label, p.linformerProjection == projection)) {
+          p.linformerProjection = projection;
+          changed = true;
+        }
+        recordItem(ctx.shared, std::string("efficient_projection_") + label);
+      }
+      break;
     case AttentionVariant::Linear: break;
     case AttentionVariant::Performer: changed |= knobSlider(ctx, "features m", "efficient_knob", &p.features, 1, 1024, true); break;
   }
