@@ -1,10 +1,6 @@
 // The fast CPU paths of the efficient-attention variants, one head, single-threaded, in float.
 // Every variant but Exact keeps a working set linear in n (Exact builds the (n, n) scores with
 // Eigen on purpose: the naive algorithm). Each returns the peak bytes of its own allocations.
-// Eigen's AVX-512 packet code inlined here trips GCC's false maybe-uninitialized warning (the
-// files listed in model/CMakeLists.txt get the same exemption there).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
