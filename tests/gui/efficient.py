@@ -68,6 +68,13 @@ def live_section(app, out, name):
     report = choose_variant(app, "linformer")
     if "efficient_projected_map" not in report["regions"]:
         raise Failure(f"{name}: Linformer shows no projected matrix")
+    # The other fixed projection (pool: segment means; gaussian: random) gives another map.
+    before, was = eff(report)["mean_row_error"], eff(report)["projection"]
+    other = "gaussian" if was == "pool" else "pool"
+    app.click(f"efficient_projection_{other}")
+    report = app.wait(lambda r: eff(r).get("projection") == other and eff(r).get("live_current")
+                      and abs(eff(r).get("mean_row_error", before) - before) > 1e-3, f"{name}: {other} projections to change the map", 30)
+    log(f"  {name}: linformer: mean row error {before:.4f} with {was}, {eff(report)['mean_row_error']:.4f} with {other}")
     save_png(os.path.join(out, f"efficient_linformer_{name}.png"), app.screenshot())
     report = choose_variant(app, "lsh")
     if "efficient_lsh_tokens" not in report["regions"] or eff(report).get("lsh_buckets_used", 0) < 1:

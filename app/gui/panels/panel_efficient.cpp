@@ -101,6 +101,7 @@ void EfficientPanel::draw(PanelContext& ctx) {
   drawControls(ctx);
   nlohmann::json& facts = ctx.shared.facts["efficient"];
   facts["variant"] = attentionVariantName(ctx.state.attentionVariant.variant);
+  facts["projection"] = linformerProjectionName(ctx.state.attentionVariant.linformerProjection);
   facts["layer"] = ctx.state.layer;
   facts["head"] = ctx.state.head;
   if (!ImGui::BeginTabBar("efficient_sections")) return;
