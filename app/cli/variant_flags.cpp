@@ -1,5 +1,5 @@
-// The efficient-attention knob flags, parsed once for every command that takes them: one table
-// of flag -> the variant reading it -> its AttentionVariantParams member.
+// The efficient-attention knob flags, parsed once for every command that takes them, from the
+// engine's table of knobs (attentionKnobs: flag name -> the variant reading it -> its member).
 #include "app/cli/variant_flags.h"
 
 #include <climits>
@@ -7,21 +7,6 @@
 
 namespace tscope::cli {
 namespace {
-
-struct KnobFlag {
-  const char* flag;
-  AttentionVariant variant;
-  int AttentionVariantParams::*member;
-};
-constexpr KnobFlag kKnobs[] = {
-    {"tile", AttentionVariant::Flash, &AttentionVariantParams::tile},
-    {"window", AttentionVariant::Window, &AttentionVariantParams::window},
-    {"buckets", AttentionVariant::Lsh, &AttentionVariantParams::buckets},
-    {"rounds", AttentionVariant::Lsh, &AttentionVariantParams::rounds},
-    {"chunk", AttentionVariant::Lsh, &AttentionVariantParams::chunk},
-    {"projected", AttentionVariant::Linformer, &AttentionVariantParams::projected},
-    {"features", AttentionVariant::Performer, &AttentionVariantParams::features},
-};
 
 bool drawsFromSeed(const AttentionVariantParams& params, AttentionVariant variant) {
   return variant == AttentionVariant::Lsh || variant == AttentionVariant::Performer ||
@@ -31,13 +16,13 @@ bool drawsFromSeed(const AttentionVariantParams& params, AttentionVariant varian
 }  // namespace
 
 void addVariantKnobFlags(std::set<std::string>& valueFlags) {
-  for (const KnobFlag& knob : kKnobs) valueFlags.insert(knob.flag);
+  for (const AttentionKnob& knob : attentionKnobs()) valueFlags.insert(knob.name);
   valueFlags.insert({"projection", "seed"});
 }
 
 AttentionVariantParams parseVariantKnobs(const Args& args) {
   AttentionVariantParams params;
-  for (const KnobFlag& knob : kKnobs) params.*knob.member = static_cast<int>(args.integer(knob.flag, params.*knob.member, INT32_MIN, INT32_MAX));
+  for (const AttentionKnob& knob : attentionKnobs()) params.*knob.member = static_cast<int>(args.integer(knob.name, params.*knob.member, INT32_MIN, INT32_MAX));
   params.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, INT64_MAX));
   if (args.has("projection")) {
     const std::string name = args.str("projection");
@@ -49,8 +34,8 @@ AttentionVariantParams parseVariantKnobs(const Args& args) {
 }
 
 bool anyVariantKnobFlag(const Args& args) {
-  for (const KnobFlag& knob : kKnobs)
-    if (args.has(knob.flag)) return true;
+  for (const AttentionKnob& knob : attentionKnobs())
+    if (args.has(knob.name)) return true;
   return args.has("projection");
 }
 
@@ -63,8 +48,8 @@ AttentionVariant parseVariantName(const std::string& flag, const std::string& na
 
 nlohmann::json variantKnobsJson(const AttentionVariantParams& params, AttentionVariant variant) {
   nlohmann::json knobs = nlohmann::json::object();
-  for (const KnobFlag& knob : kKnobs)
-    if (knob.variant == variant) knobs[knob.flag] = params.*knob.member;
+  for (const AttentionKnob& knob : attentionKnobs())
+    if (knob.variant == variant) knobs[knob.name] = params.*knob.member;
   if (variant == AttentionVariant::Linformer) knobs["projection"] = linformerProjectionName(params.linformerProjection);
   if (drawsFromSeed(params, variant)) knobs["seed"] = params.seed;
   return knobs;

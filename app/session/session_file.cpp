@@ -75,17 +75,12 @@ void readInterventions(const nlohmann::json& j, AppState& s, std::string& warnin
 // The Efficient-attention panel's variant and knobs.
 nlohmann::json efficientJson(const AppState& s) {
   const AttentionVariantParams& p = s.attentionVariant;
-  return {{"variant", attentionVariantName(p.variant)},
-          {"tile", p.tile},
-          {"window", p.window},
-          {"buckets", p.buckets},
-          {"rounds", p.rounds},
-          {"chunk", p.chunk},
-          {"projected", p.projected},
-          {"projection", linformerProjectionName(p.linformerProjection)},
-          {"features", p.features},
-          {"seed", p.seed},
-          {"all_layers", s.variantAllLayers}};
+  nlohmann::json j = {{"variant", attentionVariantName(p.variant)},
+                      {"projection", linformerProjectionName(p.linformerProjection)},
+                      {"seed", p.seed},
+                      {"all_layers", s.variantAllLayers}};
+  for (const AttentionKnob& knob : attentionKnobs()) j[knob.name] = p.*knob.member;
+  return j;
 }
 
 // The "efficient" object: a bad variant name or knob keeps the defaults and adds one line to
@@ -97,9 +92,7 @@ void readEfficient(const nlohmann::json& j, AppState& s, std::string& warning, c
   AttentionVariantParams p;
   std::string name = attentionVariantName(p.variant);
   read(*it, "variant", name, path);
-  for (auto [key, field] : {std::pair{"tile", &p.tile}, {"window", &p.window}, {"buckets", &p.buckets}, {"rounds", &p.rounds},
-                            {"chunk", &p.chunk}, {"projected", &p.projected}, {"features", &p.features}})
-    read(*it, key, *field, path);
+  for (const AttentionKnob& knob : attentionKnobs()) read(*it, knob.name, p.*knob.member, path);
   read(*it, "seed", p.seed, path);
   std::string projection = linformerProjectionName(p.linformerProjection);
   read(*it, "projection", projection, path);

@@ -46,6 +46,19 @@ std::optional<LinformerProjection> linformerProjectionFromName(std::string_view 
   return std::nullopt;
 }
 
+std::span<const AttentionKnob> attentionKnobs() {
+  static constexpr AttentionKnob kKnobs[] = {
+      {"tile", AttentionVariant::Flash, &AttentionVariantParams::tile},
+      {"window", AttentionVariant::Window, &AttentionVariantParams::window},
+      {"buckets", AttentionVariant::Lsh, &AttentionVariantParams::buckets},
+      {"rounds", AttentionVariant::Lsh, &AttentionVariantParams::rounds},
+      {"chunk", AttentionVariant::Lsh, &AttentionVariantParams::chunk},
+      {"projected", AttentionVariant::Linformer, &AttentionVariantParams::projected},
+      {"features", AttentionVariant::Performer, &AttentionVariantParams::features},
+  };
+  return kKnobs;
+}
+
 bool isExactVariant(AttentionVariant variant) { return variant == AttentionVariant::Exact || variant == AttentionVariant::Flash; }
 
 std::string attentionVariantProblem(const AttentionVariantParams& p, int n) {

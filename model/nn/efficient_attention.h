@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +53,15 @@ struct AttentionVariantParams {
   const float* linformerF = nullptr;
   int linformerColumns = 0;  // n of E and F when given
 };
+
+// The integer knobs by name (tscope-cli's flags and the session file's fields, e.g. "tile"), the
+// variant that reads each and its member: the one list every reader and writer of knobs walks.
+struct AttentionKnob {
+  const char* name;
+  AttentionVariant variant;
+  int AttentionVariantParams::*member;
+};
+std::span<const AttentionKnob> attentionKnobs();
 
 // Checks the knobs of params.variant for a sequence of n tokens: "" when valid, else one line
 // naming the bad knob and its range (e.g. "lsh buckets must be 1 .. 1024, not 0").
