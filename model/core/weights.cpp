@@ -161,13 +161,7 @@ void Weights::bindPointers() {
 }
 
 void Weights::initRandom(uint64_t seed, double std) {
-  Rng rng(seed);
-  // Box-Muller on our own PRNG so the weights are identical on every platform.
-  auto normal = [&rng]() {
-    double u1 = rng.uniform(), u2 = rng.uniform();
-    if (u1 < 1e-300) u1 = 1e-300;
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  };
+  Rng rng(seed);  // Rng::normal: the same weights on every platform
   const double projStd = std / std::sqrt(2.0 * config_.n_layer);
   float* arena = this->arena();
   for (const auto& s : layout_) {
@@ -178,7 +172,7 @@ void Weights::initRandom(uint64_t seed, double std) {
     for (size_t i = 0; i < s.numel(); ++i) {
       if (isNormWeight) p[i] = 1.0f;
       else if (isBias) p[i] = 0.0f;
-      else p[i] = static_cast<float>(normal() * (isProj ? projStd : std));
+      else p[i] = static_cast<float>(rng.normal() * (isProj ? projStd : std));
     }
   }
 }

@@ -46,6 +46,11 @@ uint64_t Rng::next() {
 
 double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
+double Rng::normal() {
+  const double u1 = std::max(uniform(), 1e-300), u2 = uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
 // --- Validation --------------------------------------------------------------------------------
 
 const char* validateSamplingParams(const SamplingParams& params) {

@@ -15,6 +15,9 @@ class Rng {
   explicit Rng(uint64_t seed = 0);
   uint64_t next();
   double uniform();  // [0, 1) with 53 random bits
+  // A standard normal draw by Box-Muller from two uniform() draws (the first kept above 1e-300),
+  // so seeded weights and random projections are the same on every platform.
+  double normal();
   // The four state words (for a device copy of the generator, e.g. CUDA sampling).
   const uint64_t* state() const { return s_; }
   void setState(const uint64_t words[4]) {

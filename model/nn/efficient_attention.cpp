@@ -99,10 +99,7 @@ void checkVariantInputs(const HeadQkv& head, const AttentionVariantParams& param
 std::vector<float> seededNormals(uint64_t seed, size_t count, double stddev) {
   Rng rng(seed);
   std::vector<float> draws(count);
-  for (float& x : draws) {
-    double u1 = std::max(rng.uniform(), 1e-300), u2 = rng.uniform();
-    x = static_cast<float>(stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
-  }
+  for (float& x : draws) x = static_cast<float>(stddev * rng.normal());
   return draws;
 }
 
