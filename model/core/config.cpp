@@ -64,6 +64,76 @@ std::string rangeRule(const char* name, long v, long min, long max) {
   return "";
 }
 
+// The attention_variant rules of a model config (its knobs, and what they cannot be combined with).
+std::string attentionVariantConfigProblem(const ModelConfig& c) {
+  const AttentionVariantParams& p = c.attention_variant;
+  const std::string name = attentionVariantName(p.variant);
+  if (p.linformerE != nullptr || p.linformerF != nullptr)
+    return "attention_variant linformer in a config takes a fixed projection (pool or gaussian), not learned arrays";
+  if (std::string problem = attentionVariantProblem(p, c.n_positions); !problem.empty()) return "attention_variant_knobs: " + problem;
+  if (p.variant == AttentionVariant::Window && c.attention_window > 0 && c.attention_window != p.window)
+    return "attention_window (" + std::to_string(c.attention_window) + ") and attention_variant window's knob (" + std::to_string(p.window) +
+           ") disagree: give the window once";
+  if (!c.hasVariantAttention()) return "";
+  if (c.attention_window > 0)
+    return "attention_variant " + name + " replaces the whole attention, so attention_window must be 0 (or use attention_variant window)";
+  if (c.position_encoding == PositionEncoding::Alibi && p.variant != AttentionVariant::Flash)
+    return "attention_variant " + name + " cannot add ALiBi's distance bias: use learned, sinusoidal, rope or no positions";
+  if (c.position_encoding == PositionEncoding::Alibi)
+    return "attention_variant flash does not add ALiBi's distance bias: use exact attention for ALiBi models";
+  return "";
+}
+
+// "attention_variant": "linformer", "attention_variant_knobs": {"projected": 16, "projection": "pool", "seed": 1}
+void readAttentionVariant(const nlohmann::json& j, AttentionVariantParams& p) {
+  std::string name;
+  readField(j, "attention_variant", name);
+  if (name.empty()) return;
+  const std::optional<AttentionVariant> variant = attentionVariantFromName(name);
+  if (!variant) {
+    std::string allowed;
+    for (AttentionVariant v : allAttentionVariants()) allowed += std::string(allowed.empty() ? "" : ", ") + attentionVariantName(v);
+    throw Error("attention_variant '" + name + "' is not one of: " + allowed);
+  }
+  p.variant = *variant;
+  auto knobs = j.find("attention_variant_knobs");
+  if (knobs == j.end() || knobs->is_null()) return;
+  if (!knobs->is_object()) throw Error("field 'attention_variant_knobs' must be an object of knob names and values");
+  for (const auto& [key, value] : knobs->items()) {
+    if (key == "projection") {
+      std::string text;
+      readField(*knobs, "projection", text);
+      const std::optional<LinformerProjection> projection = linformerProjectionFromName(text);
+      if (!projection) throw Error("attention_variant_knobs.projection '" + text + "' is not one of: pool, gaussian");
+      p.linformerProjection = *projection;
+      continue;
+    }
+    if (key == "seed") {
+      readField(*knobs, "seed", p.seed);
+      continue;
+    }
+    const AttentionKnob* knob = nullptr;
+    for (const AttentionKnob& k : attentionKnobs())
+      if (key == k.name) knob = &k;
+    if (!knob) throw Error("attention_variant_knobs has an unknown knob '" + key + "'");
+    if (knob->variant != p.variant) throw Error("attention_variant_knobs." + key + " is a knob of " + attentionVariantName(knob->variant) + ", not of " + name);
+    int v = 0;
+    readField(*knobs, key.c_str(), v);
+    p.*(knob->member) = v;
+  }
+}
+
+nlohmann::json attentionVariantKnobsJson(const AttentionVariantParams& p) {
+  nlohmann::json knobs = nlohmann::json::object();
+  for (const AttentionKnob& k : attentionKnobs())
+    if (k.variant == p.variant) knobs[k.name] = p.*(k.member);
+  if (p.variant == AttentionVariant::Linformer) knobs["projection"] = linformerProjectionName(p.linformerProjection);
+  if (p.variant == AttentionVariant::Lsh || p.variant == AttentionVariant::Performer ||
+      (p.variant == AttentionVariant::Linformer && p.linformerProjection == LinformerProjection::Gaussian))
+    knobs["seed"] = p.seed;
+  return knobs;
+}
+
 }  // namespace
 
 const char* toString(PositionEncoding v) { return nameOf(kPositionNames, (int)v); }
@@ -91,6 +161,7 @@ std::string validateConfig(const ModelConfig& c) {
   if ((c.position_encoding == PositionEncoding::Sinusoidal || c.position_encoding == PositionEncoding::Rope) &&
       !(c.position_base > 1.0 && c.position_base < 1e12))
     return "position_base must be greater than 1 (got " + std::to_string(c.position_base) + ")";
+  if (std::string msg = attentionVariantConfigProblem(c); !msg.empty()) return msg;
   if (c.attention_only && c.n_experts > 0) return "attention_only models have no feed-forward, so n_experts must be 0";
   if (c.isMoe()) {
     if (c.moe_top_k < 1) return "moe_top_k must be at least 1 (got " + std::to_string(c.moe_top_k) + ")";
@@ -136,6 +207,7 @@ ModelConfig configFromJson(const nlohmann::json& j) {
   readEnum(j, "moe_routing", kRoutingNames, c.moe_routing);
   readField(j, "moe_aux_loss_alpha", c.moe_aux_loss_alpha);
   readField(j, "attention_only", c.attention_only);
+  readAttentionVariant(j, c.attention_variant);
   if (auto msg = validateConfig(c); !msg.empty()) throw Error(msg);
   return c;
 }
@@ -161,6 +233,10 @@ nlohmann::json configToJson(const ModelConfig& c) {
                       {"tie_word_embeddings", c.tie_word_embeddings},
                       {"n_experts", c.n_experts}};
   if (c.attention_only) j["attention_only"] = true;
+  if (c.attention_variant.variant != AttentionVariant::Exact) {
+    j["attention_variant"] = attentionVariantName(c.attention_variant.variant);
+    j["attention_variant_knobs"] = attentionVariantKnobsJson(c.attention_variant);
+  }
   if (c.isMoe()) {
     j["moe_top_k"] = c.moe_top_k;
     j["moe_capacity_factor"] = c.moe_capacity_factor;

@@ -7,6 +7,8 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
+#include "model/core/attention_variant.h"
+
 namespace tscope {
 
 enum class PositionEncoding { Learned, Sinusoidal, Rope, Alibi, None };
@@ -40,6 +42,12 @@ struct ModelConfig {
   MoeRoutingKind moe_routing = MoeRoutingKind::TokenChoice;
   double moe_aux_loss_alpha = 0.01;
   bool attention_only = false;   // no feed-forward sublayer (and no ln_2): attention-only models for circuits
+  // The attention every layer computes (config.json "attention_variant" and its knobs in
+  // "attention_variant_knobs"): exact softmax by default; "window" is the sliding window of
+  // slidingWindow(); the others run the efficient-attention ops (model/nn/efficient_attention.h).
+  // Linformer's fixed projection is cut from n_positions columns, so a token's output depends on
+  // the tokens up to it only, at any prompt length. Learned Linformer projections are not a config.
+  AttentionVariantParams attention_variant;
 
   int headDim() const { return n_embd / n_head; }                     // D
   int kvHeads() const { return n_kv_head > 0 ? n_kv_head : n_head; }  // Hkv
@@ -51,6 +59,15 @@ struct ModelConfig {
   bool hasLearnedPositions() const { return position_encoding == PositionEncoding::Learned; }
   bool hasNormBias() const { return norm == NormKind::LayerNorm; }
   bool hasFinalNorm() const { return pre_norm; }  // post-norm output is already normalised
+  // Keys within w positions (i - w < j <= i); 0 = all: attention_window, or the window variant's knob.
+  int slidingWindow() const {
+    return attention_variant.variant == AttentionVariant::Window ? attention_variant.window : attention_window;
+  }
+  // The variant runs as the efficient-attention op instead of the backend's softmax attention:
+  // every variant but exact and window (which the backends compute themselves).
+  bool hasVariantAttention() const {
+    return attention_variant.variant != AttentionVariant::Exact && attention_variant.variant != AttentionVariant::Window;
+  }
 };
 
 const char* toString(PositionEncoding value);

@@ -64,7 +64,7 @@ AttentionShape BlockForward::attentionShape(int T, int pos0, int cacheRows) cons
   AttentionShape shape{T, pos0, config_.n_head, config_.headDim(), cacheRows};
   shape.nKvHead = config_.kvHeads();
   shape.causal = config_.causal;
-  shape.window = config_.attention_window;
+  shape.window = config_.slidingWindow();
   shape.ropeBase = config_.position_encoding == PositionEncoding::Rope ? config_.position_base : 0.0;
   shape.alibiSlopes = alibiSlopes_.empty() ? nullptr : alibiSlopes_.data();
   return shape;

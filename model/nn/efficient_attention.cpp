@@ -1,4 +1,4 @@
-// The shared part of the efficient-attention variants: names, knob validation, the one exact
+// The shared part of the efficient-attention variants: the one exact
 // (masked) softmax attention in double that every variant is compared with, FlashAttention's online
 // softmax update, and the seeded hashing, projections and random features both paths use.
 #include "model/nn/efficient_attention.h"
@@ -12,82 +12,6 @@
 #include "model/generate/sampling.h"
 
 namespace tscope {
-namespace {
-
-constexpr std::array<const char*, 7> kVariantNames = {"exact", "flash", "window", "lsh", "linformer", "linear", "performer"};
-constexpr std::array<const char*, 2> kProjectionNames = {"pool", "gaussian"};
-
-std::string rangeProblem(const char* knob, int value, int lo, int hi) {
-  if (value >= lo && value <= hi) return "";
-  std::string range = hi == std::numeric_limits<int>::max() ? ">= " + std::to_string(lo) : std::to_string(lo) + " .. " + std::to_string(hi);
-  return std::string(knob) + " must be " + range + ", not " + std::to_string(value);
-}
-
-}  // namespace
-
-const char* attentionVariantName(AttentionVariant variant) { return kVariantNames[static_cast<size_t>(variant)]; }
-
-std::optional<AttentionVariant> attentionVariantFromName(std::string_view name) {
-  for (AttentionVariant v : allAttentionVariants())
-    if (name == attentionVariantName(v)) return v;
-  return std::nullopt;
-}
-
-std::vector<AttentionVariant> allAttentionVariants() {
-  return {AttentionVariant::Exact,     AttentionVariant::Flash,  AttentionVariant::Window,   AttentionVariant::Lsh,
-          AttentionVariant::Linformer, AttentionVariant::Linear, AttentionVariant::Performer};
-}
-
-const char* linformerProjectionName(LinformerProjection projection) { return kProjectionNames[static_cast<size_t>(projection)]; }
-
-std::optional<LinformerProjection> linformerProjectionFromName(std::string_view name) {
-  for (LinformerProjection p : {LinformerProjection::Pool, LinformerProjection::Gaussian})
-    if (name == linformerProjectionName(p)) return p;
-  return std::nullopt;
-}
-
-std::span<const AttentionKnob> attentionKnobs() {
-  static constexpr AttentionKnob kKnobs[] = {
-      {"tile", AttentionVariant::Flash, &AttentionVariantParams::tile},
-      {"window", AttentionVariant::Window, &AttentionVariantParams::window},
-      {"buckets", AttentionVariant::Lsh, &AttentionVariantParams::buckets},
-      {"rounds", AttentionVariant::Lsh, &AttentionVariantParams::rounds},
-      {"chunk", AttentionVariant::Lsh, &AttentionVariantParams::chunk},
-      {"projected", AttentionVariant::Linformer, &AttentionVariantParams::projected},
-      {"features", AttentionVariant::Performer, &AttentionVariantParams::features},
-  };
-  return kKnobs;
-}
-
-bool isExactVariant(AttentionVariant variant) { return variant == AttentionVariant::Exact || variant == AttentionVariant::Flash; }
-
-std::string attentionVariantProblem(const AttentionVariantParams& p, int n) {
-  constexpr int kNoLimit = std::numeric_limits<int>::max();
-  if (n < 1) return "attention needs n >= 1 tokens, not " + std::to_string(n);
-  switch (p.variant) {
-    case AttentionVariant::Exact: return "";
-    case AttentionVariant::Flash: return rangeProblem("flash tile", p.tile, 1, kNoLimit);
-    case AttentionVariant::Window: return rangeProblem("window", p.window, 1, kNoLimit);
-    case AttentionVariant::Lsh:
-      for (std::string problem : {rangeProblem("lsh buckets", p.buckets, 1, 1024), rangeProblem("lsh rounds", p.rounds, 1, 16),
-                                  rangeProblem("lsh chunk", p.chunk, 1, kNoLimit)})
-        if (!problem.empty()) return problem;
-      return "";
-    case AttentionVariant::Linformer: {
-      // projected above n is clamped to n (a projection to more rows than tokens adds nothing).
-      std::string problem = rangeProblem("linformer projected", p.projected, 1, kNoLimit);
-      if (!problem.empty()) return problem;
-      if ((p.linformerE == nullptr) != (p.linformerF == nullptr))
-        return "linformer learned projections need both E and F (one of them is missing)";
-      if (p.linformerE != nullptr && p.linformerColumns < n)
-        return "linformer linformerColumns must be >= n = " + std::to_string(n) + ", not " + std::to_string(p.linformerColumns);
-      return "";
-    }
-    case AttentionVariant::Linear: return "";
-    case AttentionVariant::Performer: return rangeProblem("performer features", p.features, 1, 4096);
-  }
-  return "unknown attention variant " + std::to_string(static_cast<int>(p.variant));
-}
 
 void checkVariantInputs(const HeadQkv& head, const AttentionVariantParams& params) {
   if (head.q == nullptr || head.k == nullptr || head.v == nullptr) throw Error("attention head needs q, k and v (one is null)");

@@ -16,56 +16,9 @@
 #include <string_view>
 #include <vector>
 
+#include "model/core/attention_variant.h"
+
 namespace tscope {
-
-enum class AttentionVariant { Exact, Flash, Window, Lsh, Linformer, Linear, Performer };
-
-// "exact", "flash", "window", "lsh", "linformer", "linear", "performer" (the config.json and CLI names).
-const char* attentionVariantName(AttentionVariant variant);
-std::optional<AttentionVariant> attentionVariantFromName(std::string_view name);
-std::vector<AttentionVariant> allAttentionVariants();  // in the order above
-bool isExactVariant(AttentionVariant variant);            // exact, flash (window is exact for its own mask only: false)
-
-// Linformer's fixed projection along the sequence. Pool: E = F = segment means (row r averages the
-// tokens of segment r of the n tokens cut into k near-equal contiguous segments), so k = n is the
-// identity and Linformer there is exact attention. Gaussian: the paper's Johnson-Lindenstrauss
-// projection, E and F ~ N(0, 1/k), which does not converge to exact attention as k grows to n.
-enum class LinformerProjection { Pool, Gaussian };
-const char* linformerProjectionName(LinformerProjection projection);  // "pool", "gaussian"
-std::optional<LinformerProjection> linformerProjectionFromName(std::string_view name);
-
-// The knobs of every variant (each variant reads only its own).
-struct AttentionVariantParams {
-  AttentionVariant variant = AttentionVariant::Exact;
-  int tile = 64;         // flash: rows of a query tile (Br) and of a key/value tile (Bc)
-  int window = 64;       // window: a query at i sees keys j with i - window < j <= i (causal) or |i - j| < window
-  int buckets = 8;       // lsh: b random directions r_1..r_b; h(x) = argmax_i x.r_i
-  int rounds = 1;        // lsh: independent hashing rounds; a query attends to the union of its buckets' keys
-  int chunk = 64;        // lsh: chunk length of the sorted order; a query sees its own and the previous chunk
-  int projected = 64;    // linformer: k, the rows K and V are projected to along the sequence
-  int features = 64;     // performer: m random features
-  uint64_t seed = 1;     // lsh directions, linformer's Gaussian projection, performer's features
-  LinformerProjection linformerProjection = LinformerProjection::Pool;  // linformer's fixed E and F
-  // Linformer with learned projections: E and F (projected, n) row-major, n = the sequence length
-  // they were trained for (the first n' columns are used for a shorter sequence). Null = the fixed
-  // projection `linformerProjection`.
-  const float* linformerE = nullptr;
-  const float* linformerF = nullptr;
-  int linformerColumns = 0;  // n of E and F when given
-};
-
-// The integer knobs by name (tscope-cli's flags and the session file's fields, e.g. "tile"), the
-// variant that reads each and its member: the one list every reader and writer of knobs walks.
-struct AttentionKnob {
-  const char* name;
-  AttentionVariant variant;
-  int AttentionVariantParams::*member;
-};
-std::span<const AttentionKnob> attentionKnobs();
-
-// Checks the knobs of params.variant for a sequence of n tokens: "" when valid, else one line
-// naming the bad knob and its range (e.g. "lsh buckets must be 1 .. 1024, not 0").
-std::string attentionVariantProblem(const AttentionVariantParams& params, int n);
 
 // One head: q, k, v (n, d) row-major; the scale is 1 / sqrt(d). causal: query i sees keys j <= i.
 struct HeadQkv {

@@ -17,7 +17,7 @@ std::vector<uint8_t> attentionMask(const ModelConfig& config, int T, int Tk, int
     const int position = pos0 + t;
     for (int j = 0; j < Tk; ++j) {
       const bool later = config.causal && j > position;
-      const bool outsideWindow = config.attention_window > 0 && std::abs(position - j) >= config.attention_window;
+      const bool outsideWindow = config.slidingWindow() > 0 && std::abs(position - j) >= config.slidingWindow();
       mask[static_cast<size_t>(t) * Tk + j] = later || outsideWindow;
     }
   }

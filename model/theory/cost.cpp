@@ -37,7 +37,7 @@ ParamCounts countParameters(const ModelConfig& c) {
 
 FlopCounts flopsPerToken(const ModelConfig& c, int contextLength) {
   const ParamCounts p = countParameters(c);
-  const int attended = c.attention_window > 0 ? std::min(contextLength, c.attention_window) : contextLength;
+  const int attended = c.slidingWindow() > 0 ? std::min(contextLength, c.slidingWindow()) : contextLength;
   FlopCounts f;
   f.matmulForward = 2.0 * static_cast<double>(p.activeNonEmbedding);
   f.attentionForward = 2.0 * c.n_layer * static_cast<double>(attended) * c.n_embd;

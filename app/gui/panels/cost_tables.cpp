@@ -77,7 +77,7 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
   else row("Position embedding", std::string(toString(c.position_encoding)) + ": no weights", "0", "", "");
   row("Attention q, k, v, out", dims({L, C, c.qkvDim() + C}) + " + biases", formatCount(p.attention), percent(p.attention, total),
       flopsText(2.0 * p.attention));
-  const std::string attended = c.attention_window > 0 ? "2 L min(n, w) C, n = " : "2 L n C, n = ";
+  const std::string attended = c.slidingWindow() > 0 ? "2 L min(n, w) C, n = " : "2 L n C, n = ";
   row("Attention scores QK^T, AV", attended + std::to_string(contextLength), "0", "", flopsText(f.attentionForward));
   if (c.isMoe()) {
     row("Experts (all)", dims({L, E, C, F}) + " x " + (c.activation == Activation::SwiGlu ? "3" : "2"), formatCount(p.mlp - p.router),
@@ -150,7 +150,7 @@ void drawFlopsTable(const ModelConfig& c, int contextLength) {
     ImGui::TableNextColumn();
     ImGui::TextDisabled("%s", how.c_str());
   };
-  const std::string attention = c.attention_window > 0 ? "2 L min(n, w) C" : "2 L n C";
+  const std::string attention = c.slidingWindow() > 0 ? "2 L min(n, w) C" : "2 L n C";
   line("Inference (forward)", f.forward, "2N + " + attention + ", N = " + formatCount(p.activeNonEmbedding) + (c.isMoe() ? " active" : ""));
   line("  of which weights", f.matmulForward, "2N (" + percent(f.matmulForward, f.forward) + ")");
   line("  of which attention", f.attentionForward, attention + " (" + percent(f.attentionForward, f.forward) + ")");

@@ -198,9 +198,13 @@ void EfficientPanel::drawLive(PanelContext& ctx) {
     return;
   }
   const ModelConfig& c = ctx.session.config();
-  if (c.position_encoding == PositionEncoding::Alibi || c.attention_window > 0)
+  if (c.hasVariantAttention())
+    ImGui::TextDisabled("this model was built with %s attention: \"exact\" here is plain softmax(q k^T / sqrt(d)) of its q and k, "
+                        "not what the model computes",
+                        attentionVariantName(c.attention_variant.variant));
+  else if (c.position_encoding == PositionEncoding::Alibi || c.slidingWindow() > 0)
     ImGui::TextDisabled("this model adds %s to its scores: the maps here are plain softmax(q k^T / sqrt(d)) of its q and k",
-                        c.attention_window > 0 ? "a window of its own" : "ALiBi's bias");
+                        c.slidingWindow() > 0 ? "a window of its own" : "ALiBi's bias");
   facts["mean_row_error"] = live_->error.meanRowError;
   facts["out_rel_error"] = live_->error.outRelError;
   if (ImGui::BeginTable("efficient_live", 2, ImGuiTableFlags_SizingStretchProp)) {

@@ -27,7 +27,7 @@ BoxText attentionText(const ModelConfig& c) {
   if (kv != c.n_head) detail += ", " + std::to_string(kv) + " kv";
   detail += ", D = " + std::to_string(c.headDim());
   detail += c.causal ? ", causal" : ", bidirectional";
-  if (c.attention_window > 0) detail += ", window " + std::to_string(c.attention_window);
+  if (c.slidingWindow() > 0) detail += ", window " + std::to_string(c.slidingWindow());
   if (c.position_encoding == PositionEncoding::Rope) detail += ", RoPE on q, k";
   if (c.position_encoding == PositionEncoding::Alibi) detail += ", ALiBi bias";
   return {title, detail};
