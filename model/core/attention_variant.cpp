@@ -72,7 +72,9 @@ std::string attentionVariantProblem(const AttentionVariantParams& p, int n) {
       if (!problem.empty()) return problem;
       if ((p.linformerE == nullptr) != (p.linformerF == nullptr))
         return "linformer learned projections need both E and F (one of them is missing)";
-      if (p.linformerE != nullptr && p.linformerColumns < n)
+      if (p.linformerColumns < 0) return "linformer linformerColumns must be >= 0, not " + std::to_string(p.linformerColumns);
+      const bool pooledColumns = p.linformerE == nullptr && p.linformerProjection == LinformerProjection::Pool && p.linformerColumns > 0;
+      if ((p.linformerE != nullptr || pooledColumns) && p.linformerColumns < n)
         return "linformer linformerColumns must be >= n = " + std::to_string(n) + ", not " + std::to_string(p.linformerColumns);
       return "";
     }

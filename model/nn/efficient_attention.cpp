@@ -27,30 +27,36 @@ std::vector<float> seededNormals(uint64_t seed, size_t count, double stddev) {
   return draws;
 }
 
+void maskedRowProbabilities(const HeadQkv& head, int i, const std::function<bool(int, int)>& visible, double* probs) {
+  const int n = head.n, d = head.d;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const float* qi = head.q + static_cast<size_t>(i) * d;
+  double best = -std::numeric_limits<double>::infinity();
+  for (int j = 0; j < n; ++j) {  // probs first holds the scaled scores; -inf = not visible
+    probs[j] = -std::numeric_limits<double>::infinity();
+    if (!visible(i, j)) continue;
+    const float* kj = head.k + static_cast<size_t>(j) * d;
+    double dot = 0;
+    for (int c = 0; c < d; ++c) dot += static_cast<double>(qi[c]) * kj[c];
+    probs[j] = dot * scale;
+    best = std::max(best, probs[j]);
+  }
+  if (best == -std::numeric_limits<double>::infinity()) probs[i] = best = 0;  // no visible key: itself only
+  double total = 0;
+  for (int j = 0; j < n; ++j) total += probs[j] = std::exp(probs[j] - best);
+  for (int j = 0; j < n; ++j) probs[j] /= total;
+}
+
 void maskedAttentionRows(const HeadQkv& head, int rowBegin, int rowEnd, const std::function<bool(int, int)>& visible, float* out,
                          float* map) {
   const int n = head.n, d = head.d;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  std::vector<double> scores(static_cast<size_t>(n));  // (n) this row's scaled scores; -inf = not visible
+  std::vector<double> probs(static_cast<size_t>(n));  // (n) this row's probabilities
   std::vector<double> acc(static_cast<size_t>(d));
   for (int i = rowBegin; i < rowEnd; ++i) {
-    const float* qi = head.q + static_cast<size_t>(i) * d;
-    double best = -std::numeric_limits<double>::infinity();
-    for (int j = 0; j < n; ++j) {
-      scores[j] = -std::numeric_limits<double>::infinity();
-      if (!visible(i, j)) continue;
-      const float* kj = head.k + static_cast<size_t>(j) * d;
-      double dot = 0;
-      for (int c = 0; c < d; ++c) dot += static_cast<double>(qi[c]) * kj[c];
-      scores[j] = dot * scale;
-      best = std::max(best, scores[j]);
-    }
-    if (best == -std::numeric_limits<double>::infinity()) scores[i] = best = 0;  // no visible key: itself only
-    double total = 0;
-    for (int j = 0; j < n; ++j) total += scores[j] = std::exp(scores[j] - best);
+    maskedRowProbabilities(head, i, visible, probs.data());
     std::fill(acc.begin(), acc.end(), 0.0);
     for (int j = 0; j < n; ++j) {
-      const double p = scores[j] / total;
+      const double p = probs[j];
       if (map != nullptr) map[static_cast<size_t>(i - rowBegin) * n + j] = static_cast<float>(p);
       if (p == 0) continue;
       const float* vj = head.v + static_cast<size_t>(j) * d;
@@ -172,6 +178,8 @@ int linformerSegmentStart(int r, int k, int n) { return static_cast<int>(static_
 // The largest r with floor(r n / k) <= j, i.e. r n < (j + 1) k.
 int linformerSegmentOf(int j, int k, int n) { return static_cast<int>((static_cast<int64_t>(j + 1) * k - 1) / n); }
 
+int linformerPoolColumns(const AttentionVariantParams& params, int n) { return params.linformerColumns > 0 ? params.linformerColumns : n; }
+
 LinformerProjections linformerProjections(const AttentionVariantParams& params, int n) {
   LinformerProjections p;
   p.k = std::min(params.projected, n);
@@ -182,22 +190,85 @@ LinformerProjections linformerProjections(const AttentionVariantParams& params, 
     return p;
   }
   p.columns = n;
-  const size_t size = static_cast<size_t>(p.k) * n;
   if (params.linformerProjection == LinformerProjection::Pool) {
+    const int N = linformerPoolColumns(params, n);
+    p.k = std::min(params.projected, N);
     p.pooled = true;
-    p.owned.assign(size, 0.0f);
+    p.owned.assign(static_cast<size_t>(p.k) * n, 0.0f);
     for (int r = 0; r < p.k; ++r) {
-      const int begin = linformerSegmentStart(r, p.k, n), end = linformerSegmentStart(r + 1, p.k, n);
-      std::fill(p.owned.begin() + static_cast<ptrdiff_t>(r) * n + begin, p.owned.begin() + static_cast<ptrdiff_t>(r) * n + end,
+      const int begin = linformerSegmentStart(r, p.k, N), end = linformerSegmentStart(r + 1, p.k, N);
+      if (begin >= n) break;  // this and the later segments are empty: rows of zeros (masked)
+      std::fill(p.owned.begin() + static_cast<ptrdiff_t>(r) * n + begin, p.owned.begin() + static_cast<ptrdiff_t>(r) * n + std::min(end, n),
                 1.0f / static_cast<float>(end - begin));
     }
     p.E = p.F = p.owned.data();
     return p;
   }
+  const size_t size = static_cast<size_t>(p.k) * n;
   p.owned = seededNormals(params.seed, 2 * size, 1.0 / std::sqrt(static_cast<double>(p.k)));
   p.E = p.owned.data();
   p.F = p.owned.data() + size;
   return p;
+}
+
+LinformerSums::LinformerSums(const HeadQkv& head, const LinformerProjections& projections)
+    : head(&head),
+      proj(&projections),
+      keys(static_cast<size_t>(projections.k) * head.d, 0.0),
+      values(static_cast<size_t>(projections.k) * head.d, 0.0),
+      keyWeight(static_cast<size_t>(projections.k), 0.0),
+      valueWeight(static_cast<size_t>(projections.k), 0.0) {}
+
+void LinformerSums::add(int j) {
+  const int d = head->d;
+  for (int r = 0; r < proj->k; ++r) {
+    const double e = proj->E[static_cast<size_t>(r) * proj->columns + j], f = proj->F[static_cast<size_t>(r) * proj->columns + j];
+    keyWeight[r] += e;
+    valueWeight[r] += f;
+    for (int c = 0; c < d; ++c) {
+      keys[static_cast<size_t>(r) * d + c] += e * head->k[static_cast<size_t>(j) * d + c];
+      values[static_cast<size_t>(r) * d + c] += f * head->v[static_cast<size_t>(j) * d + c];
+    }
+  }
+}
+
+void LinformerSums::probabilities(int i, double* p) const {
+  const int k = proj->k, d = head->d;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  double best = -std::numeric_limits<double>::infinity();
+  for (int r = 0; r < k; ++r) {
+    p[r] = -std::numeric_limits<double>::infinity();
+    if (keyDivisor(r) == 0) continue;
+    double dot = 0;
+    for (int c = 0; c < d; ++c) dot += static_cast<double>(head->q[static_cast<size_t>(i) * d + c]) * keys[static_cast<size_t>(r) * d + c];
+    best = std::max(best, p[r] = dot / keyDivisor(r) * scale);
+  }
+  double total = 0;
+  for (int r = 0; r < k; ++r) total += p[r] = std::exp(p[r] - best);
+  for (int r = 0; r < k; ++r) p[r] /= total;
+}
+
+int kernelLogFeatures(const HeadQkv& head, const AttentionVariantParams& params, std::vector<double>& logQ, std::vector<double>& logK) {
+  const int n = head.n, d = head.d;
+  if (params.variant == AttentionVariant::Linear) {
+    const size_t cells = static_cast<size_t>(n) * d;
+    logQ.resize(cells);
+    logK.resize(cells);
+    for (size_t x = 0; x < cells; ++x) {
+      logQ[x] = std::log(eluPlusOne(static_cast<double>(head.q[x])));
+      logK[x] = std::log(eluPlusOne(static_cast<double>(head.k[x])));
+    }
+    return d;
+  }
+  const int m = params.features;
+  const std::vector<float> directions = performerDirections(params, d);
+  logQ.resize(static_cast<size_t>(n) * m);
+  logK.resize(static_cast<size_t>(n) * m);
+  for (int t = 0; t < n; ++t) {
+    performerLogFeatures(head.q + static_cast<size_t>(t) * d, directions.data(), m, d, logQ.data() + static_cast<size_t>(t) * m);
+    performerLogFeatures(head.k + static_cast<size_t>(t) * d, directions.data(), m, d, logK.data() + static_cast<size_t>(t) * m);
+  }
+  return m;
 }
 
 std::vector<float> performerDirections(const AttentionVariantParams& params, int d) {

@@ -85,6 +85,11 @@ void checkVariantInputs(const HeadQkv& head, const AttentionVariantParams& param
 // earlier rounds' directions instead of redrawing them).
 std::vector<float> seededNormals(uint64_t seed, size_t count, double stddev);
 
+// One query row's softmax probabilities in double (scale 1 / sqrt(d)) over the keys j with
+// visible(i, j): probs (n), 0 where not visible; a row with no visible key attends to its own key i
+// only. The one masked softmax: maskedAttentionRows and the backward call it.
+void maskedRowProbabilities(const HeadQkv& head, int i, const std::function<bool(int, int)>& visible, double* probs);
+
 // Softmax attention (scale 1 / sqrt(d)) of query rows [rowBegin, rowEnd) over the keys j with
 // visible(i, j), plain loops in double: out (rows, d), map (rows, n) or null. A row with no visible
 // key attends to its own key i only.
@@ -110,9 +115,11 @@ struct LshHashing {
 LshHashing lshHash(const HeadQkv& head, const AttentionVariantParams& params);
 
 // Linformer's projections (arXiv 2006.04768): E and F (k, columns) row-major, k = min(projected, n).
-// Pool: E = F, E_rj = 1 / |segment r| for j in segment r (else 0), columns = n; `pooled` is set and
-// a causal query i then uses each row renormalised over its visible columns j <= i (the mean of the
-// visible part of the segment), a row with no visible column masked (weight 0). Gaussian: N(0, 1/k)
+// Pool: E = F, E_rj = 1 / |segment r| for j in segment r (else 0), columns = n, the segments cut
+// from N = linformerPoolColumns(params, n) >= n columns (k = min(projected, N); the segments from n
+// on are empty: rows of zeros, the one n ends in partial); `pooled` is set and every query uses each
+// row renormalised over its visible columns (causal: j <= i; the mean of the visible part of the
+// segment), a row with no visible column masked (weight 0). Gaussian: N(0, 1/k)
 // from `seed`, columns = n (E first, then F, one stream). Learned: the caller's arrays (their first
 // k rows; columns = linformerColumns >= n, of which the first n are used). Gaussian and learned rows
 // are used as they are (causal: the running sums over j <= i).
@@ -130,12 +137,36 @@ struct LinformerProjections {
 int linformerSegmentStart(int r, int k, int n);
 int linformerSegmentOf(int j, int k, int n);
 LinformerProjections linformerProjections(const AttentionVariantParams& params, int n);
+// N, the columns the Pool segments are cut from: params.linformerColumns when > 0, else n.
+int linformerPoolColumns(const AttentionVariantParams& params, int n);
+
+// Linformer's projected keys and values as running sums in double, what the reference and the
+// backward share: after add(j) for the visible tokens j, keys, values (k, d) = sum_j E_rj k_j,
+// F_rj v_j and keyWeight, valueWeight (k) = sum_j E_rj, F_rj. Row r of K' is keys_r / keyDivisor(r)
+// (pooled: the visible weight, 0 = masked; else 1), of V' values_r / valueDivisor(r).
+struct LinformerSums {
+  LinformerSums(const HeadQkv& head, const LinformerProjections& projections);  // both outlive it
+  void add(int j);
+  double keyDivisor(int r) const { return proj->pooled ? keyWeight[r] : 1.0; }
+  double valueDivisor(int r) const { return proj->pooled ? valueWeight[r] : 1.0; }
+  // p (k) = softmax_r(q_i . K'_r / sqrt d) over the unmasked rows (masked rows: 0).
+  void probabilities(int i, double* p) const;
+
+  const HeadQkv* head;
+  const LinformerProjections* proj;
+  std::vector<double> keys, values;            // (k, d) each
+  std::vector<double> keyWeight, valueWeight;  // (k) each
+};
 
 // Performer's FAVOR+ positive random features (arXiv 2009.14794): w_r ~ N(0, I), (m, d) from seed.
 std::vector<float> performerDirections(const AttentionVariantParams& params, int d);
 // log phi_r(x) = w_r . x' - |x'|^2 / 2 - log(m) / 2, x' = x / d^(1/4), for r < m, into logPhi (m).
 // (phi(q) . phi(k) is then an unbiased estimate of exp(q.k / sqrt d).)
 void performerLogFeatures(const float* x, const float* directions, int m, int d, double* logPhi);
+
+// The kernel variants' log features in double: logQ, logK (n, f) = log phi of each query and key
+// (linear: log(elu + 1), f = d; performer: performerLogFeatures, f = features). Returns f.
+int kernelLogFeatures(const HeadQkv& head, const AttentionVariantParams& params, std::vector<double>& logQ, std::vector<double>& logK);
 
 // Linear attention's feature map (Katharopoulos et al., arXiv 2006.16236): elu(x) + 1 > 0.
 template <class Real>
@@ -150,5 +181,19 @@ size_t naiveScoresBytes(int n);
 // Exact attention of query rows [rowBegin, rowEnd) only (out (rows, d), map (rows, n) or null):
 // exactHeadAttention is this over all rows; the flash stepper takes its tile's rows.
 void exactAttentionRows(const HeadQkv& head, int rowBegin, int rowEnd, float* out, float* map);
+
+// ---- Backward (efficient_attention_backward.cpp), so models train with the variants ----
+
+// "" when attentionVariantBackward supports params, else one line saying why (LSH; Linformer with
+// learned E and F, whose own gradients it does not give).
+std::string attentionVariantBackwardProblem(const AttentionVariantParams& params);
+// The gradient of one head's variant attention (the function attentionVariantReference and
+// attentionVariantFast compute): given dout (n, d) = dL/d out, ADDS dL/dq, dL/dk, dL/dv (n, d each,
+// row-major) into dq, dk, dv (the += convention of model/train/backward.h). In double inside;
+// memory linear in n except for exact, flash and window (O(n) per query row, O(n d) in all).
+// Throws tscope::Error (one line) when attentionVariantBackwardProblem(params) is not "" or the
+// head or knobs are unusable (checkVariantInputs).
+void attentionVariantBackward(const HeadQkv& head, const AttentionVariantParams& params, const float* dout, float* dq, float* dk,
+                              float* dv);
 
 }  // namespace tscope

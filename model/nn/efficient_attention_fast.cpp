@@ -135,30 +135,36 @@ size_t lshFast(const HeadQkv& head, const AttentionVariantParams& params, float*
 }
 
 // Linformer with the Pool projection, the paper's parallel form: K', V' (k, d) the segment means,
-// scores P (n, k) = Q K'^T / sqrt d in one product, row softmax, out = P V'. Causal: query i in
-// segment s sees the whole segments r < s and the visible part of its own, whose running means
-// (sums over start(s) .. i) replace column s; the rows r > s are masked.
-size_t linformerPoolFast(const HeadQkv& head, int k, float* out) {
+// scores P (n, k) = Q K'^T / sqrt d in one product, row softmax, out = P V'. The segments are cut
+// from N >= n columns: the first kn hold tokens (the last of them may be partial), the rest are
+// empty and masked. Causal: query i in segment s sees the whole segments r < s and the visible part
+// of its own, whose running means (sums over start(s) .. i) replace column s; the rows r > s are masked.
+size_t linformerPoolFast(const HeadQkv& head, int k, int N, float* out) {
   const int n = head.n, d = head.d;
-  std::vector<float> keys(static_cast<size_t>(k) * d), values(static_cast<size_t>(k) * d);  // (k, d) each
+  const int kn = linformerSegmentOf(n - 1, k, N) + 1;  // segments with at least one of the n tokens
+  std::vector<float> keys(static_cast<size_t>(k) * d, 0.0f), values(static_cast<size_t>(k) * d, 0.0f);  // (k, d) each
   std::vector<float> scores(static_cast<size_t>(n) * k);  // (n, k)
   RowMap K(keys.data(), k, d), V(values.data(), k, d), P(scores.data(), n, k);
-  for (int r = 0; r < k; ++r) {
-    const int begin = linformerSegmentStart(r, k, n), rows = linformerSegmentStart(r + 1, k, n) - begin;
+  for (int r = 0; r < kn; ++r) {
+    const int begin = linformerSegmentStart(r, k, N), rows = std::min(linformerSegmentStart(r + 1, k, N), n) - begin;
     K.row(r) = ConstRowMap(head.k + static_cast<size_t>(begin) * d, rows, d).colwise().mean();
     V.row(r) = ConstRowMap(head.v + static_cast<size_t>(begin) * d, rows, d).colwise().mean();
   }
   const float scale = scaleOf(d);
   P.noalias() = ConstRowMap(head.q, n, d) * K.transpose() * scale;
   if (!head.causal) {
-    for (int i = 0; i < n; ++i) softmaxInPlace(scores.data() + static_cast<size_t>(i) * k, k);
+    for (int i = 0; i < n; ++i) {
+      float* row = scores.data() + static_cast<size_t>(i) * k;
+      softmaxInPlace(row, kn);
+      std::fill(row + kn, row + k, 0.0f);  // the empty segments
+    }
     RowMap(out, n, d).noalias() = P * V;
     return bytesOf(keys) + bytesOf(values) + bytesOf(scores);
   }
   std::vector<float> partial(2 * static_cast<size_t>(d));  // (2, d) the running key and value sums of the query's segment
   Eigen::Map<Eigen::RowVectorXf> partialK(partial.data(), d), partialV(partial.data() + d, d);
   for (int i = 0; i < n; ++i) {
-    const int s = linformerSegmentOf(i, k, n), begin = linformerSegmentStart(s, k, n);
+    const int s = linformerSegmentOf(i, k, N), begin = linformerSegmentStart(s, k, N);
     if (i == begin) partial.assign(partial.size(), 0.0f);
     partialK += ConstRowMap(head.k + static_cast<size_t>(i) * d, 1, d);
     partialV += ConstRowMap(head.v + static_cast<size_t>(i) * d, 1, d);
@@ -175,8 +181,10 @@ size_t linformerPoolFast(const HeadQkv& head, int k, float* out) {
 // E[:, j] k_j, V'_i = sum_{j<=i} F[:, j] v_j (non-causal: the full sums, the paper's K' = E K,
 // V' = F V); out_i = softmax(q_i K'^T / sqrt d) V'.
 size_t linformerFast(const HeadQkv& head, const AttentionVariantParams& params, float* out) {
-  if (params.linformerE == nullptr && params.linformerProjection == LinformerProjection::Pool)
-    return linformerPoolFast(head, std::min(params.projected, head.n), out);
+  if (params.linformerE == nullptr && params.linformerProjection == LinformerProjection::Pool) {
+    const int N = linformerPoolColumns(params, head.n);
+    return linformerPoolFast(head, std::min(params.projected, N), N, out);
+  }
   const int n = head.n, d = head.d;
   const LinformerProjections proj = linformerProjections(params, n);
   const int k = proj.k;

@@ -80,84 +80,47 @@ VariantResult kernelReference(const HeadQkv& head, int f, const std::vector<doub
   return result;
 }
 
-VariantResult linearReference(const HeadQkv& head) {
-  // phi = elu + 1 (Katharopoulos et al.): no 1/sqrt(d) scale, since phi is not exp and a common
-  // factor on q or k would change nothing but the sharpness the features can express anyway.
-  const size_t cells = static_cast<size_t>(head.n) * head.d;
-  std::vector<double> logQ(cells), logK(cells);
-  for (size_t x = 0; x < cells; ++x) {
-    logQ[x] = std::log(eluPlusOne(static_cast<double>(head.q[x])));
-    logK[x] = std::log(eluPlusOne(static_cast<double>(head.k[x])));
-  }
-  return kernelReference(head, head.d, logQ, logK);
-}
-
-VariantResult performerReference(const HeadQkv& head, const AttentionVariantParams& params) {
-  const int n = head.n, d = head.d, m = params.features;
-  const std::vector<float> directions = performerDirections(params, d);
-  std::vector<double> logQ(static_cast<size_t>(n) * m), logK(static_cast<size_t>(n) * m);
-  for (int t = 0; t < n; ++t) {
-    performerLogFeatures(head.q + static_cast<size_t>(t) * d, directions.data(), m, d, logQ.data() + static_cast<size_t>(t) * m);
-    performerLogFeatures(head.k + static_cast<size_t>(t) * d, directions.data(), m, d, logK.data() + static_cast<size_t>(t) * m);
-  }
-  return kernelReference(head, m, logQ, logK);
+// Linear (phi = elu + 1, Katharopoulos et al.: no 1/sqrt(d) scale, since phi is not exp and a
+// common factor on q or k would change nothing but the sharpness the features can express anyway)
+// and Performer: kernel attention on their log features.
+VariantResult kernelVariantReference(const HeadQkv& head, const AttentionVariantParams& params) {
+  std::vector<double> logQ, logK;
+  const int f = kernelLogFeatures(head, params, logQ, logK);
+  return kernelReference(head, f, logQ, logK);
 }
 
 // Linformer: K' = E K, V' = F V (k, d) over the visible prefix (causal: K'_i = sum_{j<=i} E[:, j]
 // k_j, running sums), P_i = softmax(q_i K'_i^T / sqrt d) (k), out_i = P_i V'_i; the map
 // A_ij = sum_r P_ir F_rj over the visible j (not row-stochastic unless F's rows sum to 1). Pooled
 // projections divide each row by its visible weight w_r = sum_{j<=i} E_rj (the mean of the visible
-// part of the segment) and mask the rows with w_r = 0, so their maps are row-stochastic.
+// part of the segment) and mask the rows with w_r = 0 (also the empty segments past n when the
+// segments are cut from linformerColumns > n), so their maps are row-stochastic.
 VariantResult linformerReference(const HeadQkv& head, const AttentionVariantParams& params) {
   const int n = head.n, d = head.d;
   const LinformerProjections proj = linformerProjections(params, n);
   const int k = proj.k;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   VariantResult result = sizedResult(head);
   result.projectedMap.resize(static_cast<size_t>(n) * k);
   result.projectedRows = k;
-  std::vector<double> keys(static_cast<size_t>(k) * d, 0.0), values(static_cast<size_t>(k) * d, 0.0);  // K', V' (k, d) sums
-  std::vector<double> keyWeight(static_cast<size_t>(k), 0.0), valueWeight(static_cast<size_t>(k), 0.0);  // (k) sum_j E_rj, F_rj
-  auto addToken = [&](int j) {
-    for (int r = 0; r < k; ++r) {
-      const double e = proj.E[static_cast<size_t>(r) * proj.columns + j], f = proj.F[static_cast<size_t>(r) * proj.columns + j];
-      keyWeight[r] += e;
-      valueWeight[r] += f;
-      for (int c = 0; c < d; ++c) {
-        keys[static_cast<size_t>(r) * d + c] += e * head.k[static_cast<size_t>(j) * d + c];
-        values[static_cast<size_t>(r) * d + c] += f * head.v[static_cast<size_t>(j) * d + c];
-      }
-    }
-  };
-  // What row r's sums are divided by; 0 = the row is masked.
-  auto divisor = [&](const std::vector<double>& weight, int r) { return proj.pooled ? weight[r] : 1.0; };
+  LinformerSums sums(head, proj);
   if (!head.causal)
-    for (int j = 0; j < n; ++j) addToken(j);
+    for (int j = 0; j < n; ++j) sums.add(j);
   std::vector<double> p(static_cast<size_t>(k));
   for (int i = 0; i < n; ++i) {
-    if (head.causal) addToken(i);
-    double best = -std::numeric_limits<double>::infinity();
-    for (int r = 0; r < k; ++r) {
-      p[r] = -std::numeric_limits<double>::infinity();
-      if (divisor(keyWeight, r) == 0) continue;
-      double dot = 0;
-      for (int c = 0; c < d; ++c) dot += static_cast<double>(head.q[static_cast<size_t>(i) * d + c]) * keys[static_cast<size_t>(r) * d + c];
-      best = std::max(best, p[r] = dot / divisor(keyWeight, r) * scale);
-    }
-    double total = 0;
-    for (int r = 0; r < k; ++r) total += p[r] = std::exp(p[r] - best);
-    for (int r = 0; r < k; ++r) result.projectedMap[static_cast<size_t>(i) * k + r] = static_cast<float>(p[r] /= total);
+    if (head.causal) sums.add(i);
+    sums.probabilities(i, p.data());
+    for (int r = 0; r < k; ++r) result.projectedMap[static_cast<size_t>(i) * k + r] = static_cast<float>(p[r]);
     for (int c = 0; c < d; ++c) {
       double acc = 0;
       for (int r = 0; r < k; ++r)
-        if (p[r] != 0) acc += p[r] * values[static_cast<size_t>(r) * d + c] / divisor(valueWeight, r);
+        if (p[r] != 0) acc += p[r] * sums.values[static_cast<size_t>(r) * d + c] / sums.valueDivisor(r);
       result.out[static_cast<size_t>(i) * d + c] = static_cast<float>(acc);
     }
     const int last = head.causal ? i : n - 1;
     for (int j = 0; j <= last; ++j) {
       double a = 0;
       for (int r = 0; r < k; ++r)
-        if (p[r] != 0) a += p[r] * proj.F[static_cast<size_t>(r) * proj.columns + j] / divisor(valueWeight, r);
+        if (p[r] != 0) a += p[r] * proj.F[static_cast<size_t>(r) * proj.columns + j] / sums.valueDivisor(r);
       result.map[static_cast<size_t>(i) * n + j] = static_cast<float>(a);
     }
   }
@@ -190,8 +153,8 @@ VariantResult attentionVariantReference(const HeadQkv& head, const AttentionVari
       return result;
     }
     case AttentionVariant::Linformer: return linformerReference(head, params);
-    case AttentionVariant::Linear: return linearReference(head);
-    case AttentionVariant::Performer: return performerReference(head, params);
+    case AttentionVariant::Linear:
+    case AttentionVariant::Performer: return kernelVariantReference(head, params);
   }
   return {};
 }
