@@ -17,20 +17,6 @@
 namespace tscope {
 namespace {
 
-AttentionVariantParams smallKnobs(AttentionVariant variant) {
-  AttentionVariantParams p;
-  p.variant = variant;
-  p.tile = 16;
-  p.window = 5;
-  p.buckets = 4;
-  p.rounds = 2;
-  p.chunk = 8;
-  p.projected = 8;
-  p.features = 32;
-  p.seed = 7;
-  return p;
-}
-
 // A brute-force masked softmax in double (the test's own, independent of the engine's).
 std::vector<float> bruteMasked(const HeadQkv& h, const std::function<bool(int, int)>& visible) {
   std::vector<float> out(static_cast<size_t>(h.n) * h.d);

@@ -1,5 +1,5 @@
 // Inputs and comparisons the efficient-attention tests share (forward and backward): a seeded
-// random head, the fast path's output, and differences relative to an output's scale.
+// random head, small knobs, the fast path's output, and differences relative to an output's scale.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -31,6 +31,21 @@ inline double relativeMaxDiff(const std::vector<float>& a, const std::vector<flo
     scale = std::max(scale, std::fabs(static_cast<double>(b[x])));
   }
   return diff / scale;
+}
+
+// Knobs small enough for the test shapes (each variant reads its own).
+inline AttentionVariantParams smallKnobs(AttentionVariant variant) {
+  AttentionVariantParams p;
+  p.variant = variant;
+  p.tile = 16;
+  p.window = 5;
+  p.buckets = 4;
+  p.rounds = 2;
+  p.chunk = 8;
+  p.projected = 8;
+  p.features = 32;
+  p.seed = 7;
+  return p;
 }
 
 inline std::vector<float> fastOut(const HeadQkv& head, const AttentionVariantParams& params) {
