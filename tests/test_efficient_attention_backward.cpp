@@ -90,6 +90,24 @@ TEST(EfficientAttentionBackward, AddsIntoTheGradientsItIsGiven) {
   EXPECT_LT(diff, 1e-6) << "two calls add twice the gradient; largest difference " << diff;
 }
 
+TEST(EfficientAttentionBackward, OneTokenPassesTheGradientToItsValueOnly) {
+  // n = 1: out = v_0 for every variant but Gaussian Linformer, so dv = dout and dq = dk = 0.
+  for (const NamedParams& variant : supportedVariants()) {
+    if (variant.name == "linformer gaussian") continue;
+    for (bool causal : {true, false}) {
+      RandomHead h(1, 3, causal, 6);
+      const std::vector<float> dout = {0.5f, -1.25f, 2.0f};
+      std::vector<float> dq(3, 0.0f), dk(3, 0.0f), dv(3, 0.0f);
+      attentionVariantBackward(h.head, variant.params, dout.data(), dq.data(), dk.data(), dv.data());
+      for (int c = 0; c < 3; ++c) {
+        EXPECT_NEAR(dv[c], dout[c], 1e-6) << variant.name << " causal " << causal;
+        EXPECT_NEAR(dq[c], 0.0f, 1e-6) << variant.name << " causal " << causal;
+        EXPECT_NEAR(dk[c], 0.0f, 1e-6) << variant.name << " causal " << causal;
+      }
+    }
+  }
+}
+
 TEST(EfficientAttentionBackward, ExactFlashAndWindowMatchTheTrainingAttentionBackward) {
   const int n = 11, d = 5;
   auto ops = makeReferenceBackwardOps();

@@ -102,7 +102,8 @@ void linformerBackward(const HeadQkv& head, const AttentionVariantParams& params
   auto query = [&](int i) {
     sums.probabilities(i, p.data());
     const float* dy = dout + static_cast<size_t>(i) * d;
-    for (int r = 0; r < k; ++r) ds[r] = p[r] == 0 ? 0.0 : dot(dy, sums.values.data() + static_cast<size_t>(r) * d, d) / sums.valueDivisor(r);
+    for (int r = 0; r < k; ++r)  // dp_r = dout_i . V'_r (masked rows: 0)
+      ds[r] = p[r] == 0 ? 0.0 : dot(dy, sums.values.data() + static_cast<size_t>(r) * d, d) / sums.valueDivisor(r);
     softmaxBackward(p.data(), ds.data(), k);
     const float* qi = head.q + static_cast<size_t>(i) * d;
     for (int r = 0; r < k; ++r) {
@@ -118,7 +119,8 @@ void linformerBackward(const HeadQkv& head, const AttentionVariantParams& params
   };
   auto suffix = [&](int j, double sign) {
     for (int r = 0; r < k; ++r) {
-      const double e = sign * proj.E[static_cast<size_t>(r) * proj.columns + j], f = sign * proj.F[static_cast<size_t>(r) * proj.columns + j];
+      const size_t at = static_cast<size_t>(r) * proj.columns + j;
+      const double e = sign * proj.E[at], f = sign * proj.F[at];
       for (int c = 0; c < d; ++c) {
         g.dk[static_cast<size_t>(j) * d + c] += e * gKeys[static_cast<size_t>(r) * d + c];
         g.dv[static_cast<size_t>(j) * d + c] += f * gValues[static_cast<size_t>(r) * d + c];
