@@ -62,6 +62,20 @@ inline std::vector<ArchitectureVariant> architectureVariants() {
          c.n_experts = 3; c.moe_top_k = 2; c.moe_routing = MoeRoutingKind::ExpertChoice; c.moe_capacity_factor = 1.0;
          c.activation = Activation::SwiGlu;
        }},
+      // Models built with an efficient-attention variant (config.attention_variant).
+      {"linear_rope_gqa2", [](ModelConfig& c) {
+         c.attention_variant.variant = AttentionVariant::Linear; c.position_encoding = PositionEncoding::Rope; c.n_kv_head = 2;
+       }},
+      {"linformer_pool_k5", [](ModelConfig& c) { c.attention_variant.variant = AttentionVariant::Linformer; c.attention_variant.projected = 5; }},
+      {"encoder_linformer_k7", [](ModelConfig& c) {
+         c.causal = false; c.attention_variant.variant = AttentionVariant::Linformer; c.attention_variant.projected = 7;
+       }},
+      {"window_variant3_alibi", [](ModelConfig& c) {
+         c.attention_variant.variant = AttentionVariant::Window; c.attention_variant.window = 3; c.position_encoding = PositionEncoding::Alibi;
+       }},
+      {"flash_tile4_sinusoidal", [](ModelConfig& c) {
+         c.attention_variant.variant = AttentionVariant::Flash; c.attention_variant.tile = 4; c.position_encoding = PositionEncoding::Sinusoidal;
+       }},
   };
 }
 

@@ -97,6 +97,33 @@ std::vector<Variant> variants() {
     c.position_encoding = PositionEncoding::Rope;
     v.push_back({"attention_only_rope", c});
   }
+  // Models built with an efficient-attention variant: the gradient through attentionVariantBackward.
+  {
+    ModelConfig c = smallConfig(2, 4, 16, 11, 8);
+    c.attention_variant.variant = AttentionVariant::Linear;
+    c.position_encoding = PositionEncoding::Rope;
+    c.n_kv_head = 2;
+    v.push_back({"linear_rope_gqa", c});
+  }
+  {
+    ModelConfig c = base;
+    c.attention_variant.variant = AttentionVariant::Linformer;
+    c.attention_variant.projected = 3;
+    v.push_back({"linformer_pool_k3", c});
+  }
+  {
+    ModelConfig c = base;
+    c.causal = false;
+    c.attention_variant.variant = AttentionVariant::Performer;
+    c.attention_variant.features = 6;
+    v.push_back({"performer_m6_bidirectional", c});
+  }
+  {
+    ModelConfig c = base;
+    c.attention_variant.variant = AttentionVariant::Flash;
+    c.attention_variant.tile = 3;
+    v.push_back({"flash_tile3", c});
+  }
   return v;
 }
 

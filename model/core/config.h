@@ -68,6 +68,12 @@ struct ModelConfig {
   bool hasVariantAttention() const {
     return attention_variant.variant != AttentionVariant::Exact && attention_variant.variant != AttentionVariant::Window;
   }
+  // attention_variant as the layers run it: Linformer's pool cut from n_positions columns.
+  AttentionVariantParams attentionVariantAsRun() const {
+    AttentionVariantParams p = attention_variant;
+    if (p.variant == AttentionVariant::Linformer && p.linformerProjection == LinformerProjection::Pool) p.linformerColumns = n_positions;
+    return p;
+  }
 };
 
 const char* toString(PositionEncoding value);

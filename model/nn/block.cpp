@@ -47,6 +47,7 @@ BlockForward::BlockForward(const ModelConfig& config, Backend& backend) : config
     sinusoids_ = backend.allocate(table.size());
     backend.upload(sinusoids_.data(), table.data(), table.size());
   }
+  if (config_.hasVariantAttention()) ownVariant_ = config_.attentionVariantAsRun();
 }
 
 const float* BlockForward::positionTable(const float* wpe) const {
@@ -173,30 +174,41 @@ void BlockForward::mixtureOfExperts(const ConstLayerWeights& w, const float* in,
   }
 }
 
-// attn (T, C) = the variant's output of every head on q (the rotated query columns of qkv) and
-// the cache's k, v rows 0 .. T-1 (the attention call just wrote them).
 void BlockForward::variantAttention(float* attn, const float* qkv, const float* keys, const float* values, const AttentionShape& shape,
-                                    const AttentionVariantParams& params) {
-  if (shape.pos0 != 0) throw Error("an attention variant needs the whole sequence in one forward, not a continuation of the KV cache");
-  const int T = shape.T, H = shape.nHead, D = shape.headDim, QKV = shape.qkvDim(), KV = shape.kvDim(), group = H / shape.kvHeads();
-  if (const std::string problem = attentionVariantProblem(params, T); !problem.empty()) throw Error(problem);
-  std::vector<float> hostQkv((size_t)T * QKV), hostK((size_t)T * KV), hostV((size_t)T * KV);
+                                    const AttentionVariantParams& params, float* probs, const int* traceHeads, int traceHeadCount) {
+  const int T = shape.T, pos0 = shape.pos0, n = shape.keys(), H = shape.nHead, D = shape.headDim, QKV = shape.qkvDim(),
+            KV = shape.kvDim(), group = H / shape.kvHeads();
+  if (const std::string problem = attentionVariantProblem(params, n); !problem.empty()) throw Error(problem);
+  std::vector<float> hostQkv((size_t)T * QKV), hostK((size_t)n * KV), hostV((size_t)n * KV), hostProbs;
   backend_->download(hostQkv.data(), qkv, hostQkv.size());
   backend_->download(hostK.data(), keys, hostK.size());
   backend_->download(hostV.data(), values, hostV.size());
-  std::vector<float> q((size_t)T * D), k(q.size()), v(q.size()), out(q.size());
+  if (probs) {
+    hostProbs.resize((size_t)H * T * n);
+    backend_->download(hostProbs.data(), probs, hostProbs.size());
+  }
+  std::vector<bool> traced(H, probs != nullptr && traceHeads == nullptr);
+  for (int i = 0; probs && traceHeads && i < traceHeadCount; ++i) traced[traceHeads[i]] = true;
+  // Query rows before pos0 are zeros: a causal variant's row p reads only keys <= p and its own query.
+  std::vector<float> q((size_t)n * D, 0.0f), k(q.size()), v(q.size()), out(q.size());
   editRows(attn, T, [&](float* rows) {
     for (int h = 0; h < H; ++h) {
       const int kv = (h / group) * D;
-      for (int t = 0; t < T; ++t) {
-        std::copy_n(hostQkv.data() + (size_t)t * QKV + h * D, D, q.data() + (size_t)t * D);
-        std::copy_n(hostK.data() + (size_t)t * KV + kv, D, k.data() + (size_t)t * D);
-        std::copy_n(hostV.data() + (size_t)t * KV + kv, D, v.data() + (size_t)t * D);
+      for (int t = 0; t < T; ++t) std::copy_n(hostQkv.data() + (size_t)t * QKV + h * D, D, q.data() + (size_t)(pos0 + t) * D);
+      for (int j = 0; j < n; ++j) {
+        std::copy_n(hostK.data() + (size_t)j * KV + kv, D, k.data() + (size_t)j * D);
+        std::copy_n(hostV.data() + (size_t)j * KV + kv, D, v.data() + (size_t)j * D);
       }
-      attentionVariantFast(HeadQkv{q.data(), k.data(), v.data(), T, D, shape.causal}, params, out.data());
-      for (int t = 0; t < T; ++t) std::copy_n(out.data() + (size_t)t * D, D, rows + (size_t)t * config_.n_embd + h * D);
+      const HeadQkv head{q.data(), k.data(), v.data(), n, D, shape.causal};
+      attentionVariantFast(head, params, out.data());
+      for (int t = 0; t < T; ++t) std::copy_n(out.data() + (size_t)(pos0 + t) * D, D, rows + (size_t)t * config_.n_embd + h * D);
+      if (traced[h]) {
+        const VariantResult result = attentionVariantReference(head, params);
+        std::copy_n(result.map.data() + (size_t)pos0 * n, (size_t)T * n, hostProbs.data() + (size_t)h * T * n);
+      }
     }
   });
+  if (probs) backend_->upload(probs, hostProbs.data(), hostProbs.size());
 }
 
 template <typename Edit>
@@ -229,12 +241,15 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
     traced.traceHeads = t.traceHeads;
     traced.traceHeadCount = t.traceHeadCount;
   }
-  for (int b = 0; b < B; ++b)
+  const AttentionVariantParams* variant = t.attentionVariant ? t.attentionVariant : ownVariant_ ? &*ownVariant_ : nullptr;
+  for (int b = 0; b < B; ++b) {
+    // The backend's attention writes this sequence's K/V rows (and RoPE-rotates q and k); a variant
+    // then replaces its output.
     backend_->attention(t.attn + (size_t)b * T * C, b == 0 ? t.probs : nullptr, b == 0 ? t.scores : nullptr, t.qkv + (size_t)b * T * QKV,
-                       keys, values, b == 0 ? traced : shape);
-  if (t.attentionVariant) {
-    if (B != 1) throw Error("an attention variant applies to one sequence at a time");
-    variantAttention(t.attn, t.qkv, keys, values, shape, *t.attentionVariant);
+                        keys, values, b == 0 ? traced : shape);
+    if (variant)
+      variantAttention(t.attn + (size_t)b * T * C, t.qkv + (size_t)b * T * QKV, keys, values, shape, *variant,
+                       b == 0 && !t.attentionVariant ? t.probs : nullptr, t.traceHeads, t.traceHeadCount);
   }
   const Interventions* edits = t.interventions;
   if (edits && edits->touchesHeads(t.layerIndex)) {

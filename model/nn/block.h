@@ -3,6 +3,7 @@
 // What to keep is an argument, as in llm.c's ActivationTensors: LayerTensors says where each
 // intermediate goes (shared scratch reused by every layer, or the layer's own kept storage).
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "model/core/aligned.h"
@@ -90,10 +91,10 @@ struct LayerTensors {
   // shape.pos0 + t. Null = none.
   const Interventions* interventions = nullptr;
   int layerIndex = 0;
-  // Inference (B = 1, the whole sequence in one call: pos0 = 0): the efficient-attention lab's
-  // variant computes this layer's attention output from the real q, k, v instead of exact
-  // attention (on the host: efficient_attention.h); the KV cache and any captured maps stay exact.
-  // Null = exact.
+  // The efficient-attention lab's variant: computes this layer's attention output from the real
+  // q, k, v instead of the model's own attention (on the host: efficient_attention.h); the KV cache
+  // and any captured maps stay the model's. Null = the model's own attention (config.attention_variant:
+  // a model built with a variant captures that variant's effective maps in probs).
   const AttentionVariantParams* attentionVariant = nullptr;
 };
 
@@ -118,6 +119,10 @@ class BlockForward {
   const float* positionTable(const float* wpe) const;
   // x (B*T, C) = wte[tokens] + positions[pos0 + t] for each of B sequences of T host tokens.
   void embed(float* x, const int* hostTokens, const float* wte, const float* wpe, int B, int T, int pos0);
+
+  // The model's own attention variant as the layers run it (config.attention_variant), or null
+  // when the backend's attention is the model's (exact, window).
+  const AttentionVariantParams* ownVariant() const { return ownVariant_ ? &*ownVariant_ : nullptr; }
 
   // The shape of each sequence's attention: T new rows after pos0 cached ones, cacheRows rows of K/V.
   AttentionShape attentionShape(int T, int pos0, int cacheRows) const;
@@ -144,8 +149,11 @@ class BlockForward {
   // Applies `edit` to rows (R, C) of backend memory on the host (a download and upload on a device).
   template <typename Edit>
   void editRows(float* rows, int R, Edit&& edit);
+  // attn (T, C) of one sequence = the variant's output for its T query rows (positions pos0..) over
+  // the cache's keys/values 0 .. pos0+T-1 (the backend's attention call just wrote rows pos0..).
+  // probs (H, T, pos0+T) not null: the traced heads' rows (as in AttentionShape) get the variant's effective map.
   void variantAttention(float* attn, const float* qkv, const float* keys, const float* values, const AttentionShape& shape,
-                        const AttentionVariantParams& params);
+                        const AttentionVariantParams& params, float* probs, const int* traceHeads, int traceHeadCount);
   void mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int B, int T, bool keepActivated, MoeActivations& m);
 
   ModelConfig config_;
@@ -154,6 +162,8 @@ class BlockForward {
   std::vector<float> alibiSlopes_;  // (H) host, ALiBi only
   Buffer sinusoids_;                // (n_positions, C) sinusoidal position table, sinusoidal models only
   std::vector<float> editHost_;     // (R, C) rows being edited on the host (device backends)
+  // The model's own attention variant (config.attentionVariantAsRun(), when hasVariantAttention()).
+  std::optional<AttentionVariantParams> ownVariant_;
 };
 
 // The const view of writable parameters (the block reads weights only).

@@ -120,6 +120,7 @@ std::string IncrementalForward::reuseBlocker(const TraceOptions& options, int to
     if (!sameRouting(routing, moe_)) return "the routing knobs changed";
   }
   if (model_.hasAttentionVariant()) return "an attention variant runs over the whole sequence";
+  if (config.attention_variant.variant == AttentionVariant::Lsh) return "LSH attention's chunks depend on every key of the sequence";
   if (!sameOptions(options, options_)) return "the trace options changed";
   if (!(model_.interventions() == interventions_)) return "the interventions changed";
   if (planFor(tokens, options, config).layers != kept_.layers) return "the memory cap captures other layers at this length";

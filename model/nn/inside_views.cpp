@@ -2,6 +2,8 @@
 // the top next tokens, for the Inside-the-block panel (inside_views.h).
 #include "model/nn/inside_views.h"
 
+#include "model/nn/efficient_attention.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "model/core/error.h"
+#include "model/nn/efficient_attention.h"
 #include "model/nn/kernel_regression.h"
 #include "model/nn/positional.h"
 #include "model/nn/trace_views.h"
@@ -49,7 +52,16 @@ HeadStages headStages(const Trace& trace, const ModelConfig& config, int layer, 
     s.scaled[j] = (float)(dot * scale - (double)slope * std::abs(s.position - (int)j));
     s.scores[j] = s.masked[j] ? -std::numeric_limits<float>::infinity() : s.scaled[j];
   }
-  s.weights = softmaxWeights(s.scores);
+  if (config.hasVariantAttention()) {
+    // The model's own variant: its effective map row (out = A v) from this query and every key.
+    std::vector<float> q(Tk * D, 0.0f);
+    std::copy(s.q.begin(), s.q.end(), q.begin() + (size_t)s.position * D);
+    const HeadQkv qkv{q.data(), s.k.data(), s.v.data(), (int)Tk, (int)D, config.causal};
+    const VariantResult variant = attentionVariantReference(qkv, config.attentionVariantAsRun());
+    s.weights.assign(variant.map.begin() + (size_t)s.position * Tk, variant.map.begin() + (size_t)(s.position + 1) * Tk);
+  } else {
+    s.weights = softmaxWeights(s.scores);
+  }
   s.output = weightedSum(s.weights, s.v, s.D);
   return s;
 }

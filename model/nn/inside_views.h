@@ -26,7 +26,8 @@ struct HeadStages {
   std::vector<float> scaled;            // (Tk) dots / sqrt(D), plus ALiBi's -m_h |position - j| when the model uses it
   std::vector<uint8_t> masked;          // (Tk) 1 where the query cannot see key j (attentionMask)
   std::vector<float> scores;            // (Tk) scaled with masked keys -inf: the trace's scores row
-  std::vector<float> weights;           // (Tk) softmaxWeights(scores): the attention map's row
+  std::vector<float> weights;           // (Tk) softmaxWeights(scores), or for a model built with an attention
+                                        // variant its effective map row: the attention map's row
   std::vector<float> output;            // (D) weightedSum(weights, v): the head's slice of headMix
   int visibleKeys() const;              // keys not masked
 };

@@ -80,7 +80,7 @@ std::vector<float> ropeAngles(int T, int d, double base) {
   return angles;
 }
 
-void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0, double base) {
+void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0, double base, bool inverse) {
   require(T >= 0, "applyRope", "T must be >= 0", T);
   require(nHeads >= 1, "applyRope", "nHeads must be >= 1", nHeads);
   require(headDim >= 2 && headDim % 2 == 0, "applyRope", "headDim must be even and >= 2", headDim);
@@ -96,7 +96,7 @@ void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0
     const double position = static_cast<double>(pos0) + t;
     for (int i = 0; i < headDim / 2; ++i) {
       const double angle = position * pairFrequency(i, headDim, base);
-      const double cosine = std::cos(angle), sine = std::sin(angle);
+      const double cosine = std::cos(angle), sine = inverse ? -std::sin(angle) : std::sin(angle);
       for (int head = 0; head < nHeads; ++head) {
         float* pair = row + static_cast<size_t>(head) * headDim + 2 * i;
         const double x0 = pair[0], x1 = pair[1];

@@ -20,7 +20,9 @@ std::vector<float> ropeAngles(int T, int d, double base);
 // heads of headDim values (headDim even), rows `rowStride` floats apart; pair (2i, 2i+1) of every
 // head turns by theta(pos, i) computed with d = headDim: (x0, x1) -> (x0 cos - x1 sin,
 // x0 sin + x1 cos). Needs pos0 >= 0 and rowStride >= nHeads * headDim; padding is left alone.
-void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0, double base);
+// inverse: turns back by -theta (the rotation's transpose: the gradient of the unrotated rows from
+// that of the rotated ones).
+void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0, double base, bool inverse = false);
 
 // (H): ALiBi head slopes. For H a power of two, m_h = 2^(-8h/H), h = 1..H; otherwise the slopes
 // of the next lower power of two n, followed by the 1st, 3rd, 5th, ... slopes of 2n until there

@@ -335,7 +335,8 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   }
 }
 
-bool Transformer::canRecordSteps() const { return backend_->canRecordSteps() && !config_.isMoe() && interventions_.empty() && !variant_; }
+bool Transformer::canRecordSteps() const { return backend_->canRecordSteps() && !config_.isMoe() && interventions_.empty() && !variant_ &&
+                                                 !config_.hasVariantAttention(); }
 
 // One decode step as backend ops reading the token and position from the backend's step state:
 // the same blocks as forward(), then the unembedding and the sampler. Recorded once per cache and

@@ -13,6 +13,8 @@
 #include <string>
 
 #include "model/core/error.h"
+#include "model/nn/efficient_attention.h"
+#include "model/nn/positional.h"
 
 namespace tscope {
 
@@ -21,6 +23,57 @@ namespace {
 void zeroVector(Backend& fw, Floats& v, size_t n) {
   v.resize(fw, n);
   if (n) fw.zero(v.data(), n);
+}
+
+// dqkv (B*T, QKV) += the gradient of a variant's attention (the block's efficient-attention op, on
+// the host as in the forward), head by head: q and k as the forward left them (RoPE rotated), their
+// gradients turned back by RoPE's angles; a key/value head sums the gradients of its query group.
+void variantAttentionBackward(Backend& fw, float* dqkv, const float* dattn, const float* qkv, const AttentionShape& s, int B,
+                              const AttentionVariantParams& params, std::vector<float>& scratch) {
+  const int T = s.T, H = s.nHead, D = s.headDim, C = H * D, QKV = s.qkvDim(), KV = s.kvDim(), group = H / s.kvHeads();
+  const size_t R = (size_t)B * T;
+  std::vector<float> qkvCopy, dattnCopy;
+  const float* hostQkv = hostView(fw, qkv, R * QKV, qkvCopy);
+  const float* hostDattn = hostView(fw, dattn, R * C, dattnCopy);
+  scratch.assign(R * QKV, 0.0f);
+  std::vector<float> q((size_t)T * D), k(q.size()), v(q.size()), dout(q.size()), dq(q.size()), dk(q.size()), dv(q.size());
+  for (int b = 0; b < B; ++b) {
+    const size_t row0 = (size_t)b * T;
+    for (int h = 0; h < H; ++h) {
+      const int kvColumn = (h / group) * D;
+      for (int t = 0; t < T; ++t) {
+        const float* row = hostQkv + (row0 + t) * QKV;
+        std::copy_n(row + h * D, D, q.data() + (size_t)t * D);
+        std::copy_n(row + C + kvColumn, D, k.data() + (size_t)t * D);
+        std::copy_n(row + C + KV + kvColumn, D, v.data() + (size_t)t * D);
+        std::copy_n(hostDattn + (row0 + t) * C + h * D, D, dout.data() + (size_t)t * D);
+      }
+      std::fill(dq.begin(), dq.end(), 0.0f);
+      std::fill(dk.begin(), dk.end(), 0.0f);
+      std::fill(dv.begin(), dv.end(), 0.0f);
+      attentionVariantBackward(HeadQkv{q.data(), k.data(), v.data(), T, D, s.causal}, params, dout.data(), dq.data(), dk.data(), dv.data());
+      for (int t = 0; t < T; ++t) {
+        float* row = scratch.data() + (row0 + t) * QKV;
+        for (int i = 0; i < D; ++i) {
+          row[h * D + i] += dq[(size_t)t * D + i];
+          row[C + kvColumn + i] += dk[(size_t)t * D + i];
+          row[C + KV + kvColumn + i] += dv[(size_t)t * D + i];
+        }
+      }
+    }
+    if (s.ropeBase > 0) {
+      float* rows = scratch.data() + row0 * QKV;
+      applyRope(rows, T, H, D, QKV, 0, s.ropeBase, /*inverse=*/true);
+      applyRope(rows + C, T, s.kvHeads(), D, QKV, 0, s.ropeBase, /*inverse=*/true);
+    }
+  }
+  if (fw.isHost()) {
+    fw.add(dqkv, scratch.data(), scratch.size());
+    return;
+  }
+  Buffer staged = fw.allocate(scratch.size());
+  fw.upload(staged.data(), scratch.data(), scratch.size());
+  fw.add(dqkv, staged.data(), scratch.size());
 }
 
 }  // namespace
@@ -54,12 +107,16 @@ struct TrainModel::Activations {
   Floats x;         // (R, C) the residual stream of the forward
   Floats dx, dmid, dnormed, dattn, dqkv, dhidden, dgate, dact, dsum, dff, drouter, dExpertOut, dExpertIn;
   std::vector<float> drouterHost, dExpertOutHost, dffCopy, expertOutCopy;  // host side of the MoE backward
+  std::vector<float> dqkvHost;  // (R, QKV) a variant attention's gradient, summed on the host
 };
 
 TrainModel::TrainModel(const ModelConfig& config, Device& device)
     : config_(config), forward_(&device.forward()), backward_(&device.backward()), block_(config, device.forward()),
       acts_(std::make_unique<Activations>()) {
   if (auto msg = validateConfig(config_); !msg.empty()) throw Error(msg);
+  // Flash's gradient is exact attention's (the backend's); the other variants have their own.
+  if (const AttentionVariantParams* variant = block_.ownVariant(); variant && variant->variant != AttentionVariant::Flash)
+    if (std::string problem = attentionVariantBackwardProblem(*variant); !problem.empty()) throw Error(problem);
 }
 
 TrainModel::~TrainModel() = default;
@@ -343,7 +400,10 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
     zeroVector(fw, a.dattn, RC);
     backward_->matmul(a.dattn.data(), gw.attnProjWeight, gw.attnProjBias, dsub, la.attn.data(), w.attnProjWeight, R, C, C);
     zeroVector(fw, a.dqkv, (size_t)R * QKV);
-    backward_->attention(a.dqkv.data(), a.dattn.data(), la.qkv.data(), shape, B);
+    if (const AttentionVariantParams* variant = block_.ownVariant(); variant && variant->variant != AttentionVariant::Flash)
+      variantAttentionBackward(fw, a.dqkv.data(), a.dattn.data(), la.qkv.data(), shape, B, *variant, a.dqkvHost);
+    else
+      backward_->attention(a.dqkv.data(), a.dattn.data(), la.qkv.data(), shape, B);
     const float* attnIn = c.pre_norm ? la.normed1.data() : la.in.data();
     if (c.pre_norm) {
       zeroVector(fw, a.dnormed, RC);

@@ -114,6 +114,31 @@ std::vector<TrainPreset> makePresets() {
                        "over the experts as the load-balancing loss pushes towards an even load.",
                        c, brown(1024)});
   }
+  // The lecture's efficient-attention answers trained on the same data as "brown" (exact attention):
+  // each query sees 16 of the 64 tokens' worth of keys (a window of 16, or 16 pooled segments).
+  auto brownAttention = [&](const char* key, const char* name, AttentionVariantParams variant, const char* description) {
+    TrainConfig c = brownRun();
+    c.model.attention_variant = variant;
+    presets.push_back({key, name, description, c, brown(1024)});
+  };
+  AttentionVariantParams linformer;
+  linformer.variant = AttentionVariant::Linformer;
+  linformer.projected = 16;
+  brownAttention("brown-linformer", "Brown corpus, Linformer attention (k = 16)", linformer,
+                 "The tiny Brown model with Linformer's attention: keys and values are averaged over 16 segments of 4 tokens "
+                 "(causal: the part of each segment already seen), so a query attends to 16 summaries instead of 64 tokens. "
+                 "Compare its validation loss with the exact run.");
+  AttentionVariantParams linear;
+  linear.variant = AttentionVariant::Linear;
+  brownAttention("brown-linear", "Brown corpus, linear attention (elu + 1)", linear,
+                 "The tiny Brown model with linear attention, phi(q) (sum phi(k) v^T) without the softmax: memory and time "
+                 "linear in the length, but no sharp focus on one token. Compare its validation loss with the exact run.");
+  AttentionVariantParams window;
+  window.variant = AttentionVariant::Window;
+  window.window = 16;
+  brownAttention("brown-window", "Brown corpus, sliding-window attention (w = 16)", window,
+                 "The tiny Brown model where each token sees only the 16 tokens up to it: exact softmax inside the window. Most "
+                 "of what predicts the next English word is nearby, so watch how little it loses.");
   return presets;
 }
 

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "model/theory/cost.h"
+#include "model/nn/efficient_attention.h"
 #include "model/train/train_presets.h"
 #include "app/gui/panels/panel_training.h"
 #include "app/gui/widgets/plot.h"
@@ -55,6 +56,45 @@ bool intRow(const char* label, const char* id, int& value, int step, const char*
   return ImGui::InputInt(id, &value, step, step * 8);
 }
 
+// The attention the model trains with (config.attention_variant): the variants that have a
+// backward, and the knob of the chosen one.
+bool drawAttentionRow(ModelConfig& m) {
+  AttentionVariantParams& a = m.attention_variant;
+  bool changed = false;
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted("attention");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("attention_variant: exact softmax, or one of the lecture's efficient answers (the Efficient attention tab "
+                      "compares them on any model)");
+  ImGui::TableNextColumn();
+  ImGui::SetNextItemWidth(-FLT_MIN);
+  if (ImGui::BeginCombo("##attention", attentionVariantName(a.variant))) {
+    for (AttentionVariant variant : allAttentionVariants()) {
+      AttentionVariantParams candidate = a;
+      candidate.variant = variant;
+      const std::string why = attentionVariantBackwardProblem(candidate);
+      const bool trains = variant == AttentionVariant::Exact || variant == AttentionVariant::Window ||
+                          variant == AttentionVariant::Flash || why.empty();
+      ImGui::BeginDisabled(!trains);
+      if (ImGui::Selectable(attentionVariantName(variant), a.variant == variant) && a.variant != variant) {
+        a.variant = variant;
+        if (variant == AttentionVariant::Window) m.attention_window = 0;  // the window is the variant's knob
+        changed = true;
+      }
+      ImGui::EndDisabled();
+      if (!trains && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", why.c_str());
+    }
+    ImGui::EndCombo();
+  }
+  if (a.variant == AttentionVariant::Window)
+    changed |= intRow("window w", "##window", a.window, 4, "each token sees the w tokens up to it (itself included)");
+  else if (a.variant == AttentionVariant::Linformer)
+    changed |= intRow("projected k", "##projected", a.projected, 4, "keys and values are averaged over k segments of the context");
+  else if (a.variant == AttentionVariant::Performer)
+    changed |= intRow("features m", "##features", a.features, 16, "random features that estimate exp(q.k / sqrt d)");
+  return changed;
+}
+
 bool drawFields(TrainingPanelView& v, bool locked) {
   TrainConfig& c = v.config;
   DataSpec& d = v.data;
@@ -79,6 +119,7 @@ bool drawFields(TrainingPanelView& v, bool locked) {
       changed |= intRow("symbols", "##V", d.task.vocab, 1, "distinct symbols the sequences are drawn from");
       changed |= intRow("length", "##len", d.task.length, 1, "symbols in each sequence before it is repeated, copied or sorted");
     }
+    changed |= drawAttentionRow(c.model);
     changed |= intRow("steps", "##steps", c.maxSteps, 100, "optimizer steps of the whole run");
     changed |= intRow("batch B", "##B", c.batch, 4, "sequences per step");
     ImGui::TableNextColumn();
