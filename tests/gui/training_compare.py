@@ -10,7 +10,7 @@ import shutil
 import sys
 import time
 
-from hands import App, Display, Failure, differs, save_failure_screen, save_png
+from hands import Failure, differs, drive, save_png
 
 
 def log(message):
@@ -33,6 +33,52 @@ def open_file(app, path, press="Return"):
     app.defocus()
 
 
+def compare_view(app, comparison, out):
+    app.settle()
+    app.click("tab_training")
+    app.wait(lambda r: r["panel"] == "training" and "training_tab_compare" in r["regions"], "the Training tab", 10)
+    app.click("training_tab_compare")
+    report = app.wait(lambda r: "training_compare" in r["shown"] and "training_compare_plot" in r["regions"], "the Compare view", 10)
+    log(f"  compare view open: {cmp(report)}")
+    save_png(os.path.join(out, "compare_empty.png"), app.screenshot())
+    before = app.crop(app.screenshot(), "training_compare_plot")
+
+    open_file(app, comparison)
+    report = app.wait(lambda r: cmp(r).get("runs") == 2, "the comparison to load", 10)
+    facts = cmp(report)
+    if facts["labels"] != ["copy", "reverse"] or facts["runs_drawn"] != 2 or facts["error"] or facts["file"] != comparison:
+        raise Failure(f"the loaded comparison: {facts}")
+    if "training_compare_table" not in report["regions"]:
+        raise Failure("no table of the runs")
+    report = app.settle()
+    if not differs(before, app.crop(app.screenshot(), "training_compare_plot", report)):
+        raise Failure("the plot did not change when the comparison loaded")
+    save_png(os.path.join(out, "compare_loaded.png"), app.screenshot())
+    log(f"  loaded: {facts}")
+
+    broken = os.path.join(out, "broken.json")
+    with open(broken, "w") as f:
+        f.write('{"format": "tscope-training-comparison", "version": 1, "runs": [')
+    open_file(app, broken)
+    report = app.wait(lambda r: cmp(r).get("error"), "the broken file's error", 10)
+    facts = cmp(report)
+    if "broken.json" not in facts["error"] or "\n" in facts["error"] or facts["runs"] != 2 or facts["file"] != comparison:
+        raise Failure(f"after the broken file: {facts}")
+    log(f"  broken file: {facts['error']}")
+    save_png(os.path.join(out, "compare_broken.png"), app.screenshot())
+
+    missing = os.path.join(out, "no_such_comparison.json")
+    open_file(app, missing, press="Open")
+    report = app.wait(lambda r: "no_such_comparison" in cmp(r).get("error", ""), "the missing file's error", 10)
+    log(f"  missing file: {cmp(report)['error']}")
+    open_file(app, comparison)
+    app.wait(lambda r: cmp(r).get("runs") == 2 and not cmp(r).get("error"), "the good file again", 10)
+    app.click("training_tab_run")
+    app.wait(lambda r: "training_loss" in r["regions"], "back to this run's charts", 10)
+    app.check_running()
+    app.quit()
+
+
 def main():
     tscope, models_dir, comparison, out = sys.argv[1:5]
     shutil.rmtree(out, ignore_errors=True)
@@ -40,63 +86,8 @@ def main():
     if not os.path.exists(comparison):
         log(f"FAIL: {comparison} is missing (the cli_compare test makes it)")
         return 1
-    display = Display(1280, 720)
-    app = None
-    try:
-        app = App(display, tscope, out, ["--window", "1280x720", "--model", os.path.join(models_dir, "induction-2l")])
-        app.settle()
-        app.click("tab_training")
-        app.wait(lambda r: r["panel"] == "training" and "training_tab_compare" in r["regions"], "the Training tab", 10)
-        app.click("training_tab_compare")
-        report = app.wait(lambda r: "training_compare" in r["shown"] and "training_compare_plot" in r["regions"], "the Compare view", 10)
-        log(f"  compare view open: {cmp(report)}")
-        save_png(os.path.join(out, "compare_empty.png"), app.screenshot())
-        before = app.crop(app.screenshot(), "training_compare_plot")
-
-        open_file(app, comparison)
-        report = app.wait(lambda r: cmp(r).get("runs") == 2, "the comparison to load", 10)
-        facts = cmp(report)
-        if facts["labels"] != ["copy", "reverse"] or facts["runs_drawn"] != 2 or facts["error"] or facts["file"] != comparison:
-            raise Failure(f"the loaded comparison: {facts}")
-        if "training_compare_table" not in report["regions"]:
-            raise Failure("no table of the runs")
-        report = app.settle()
-        if not differs(before, app.crop(app.screenshot(), "training_compare_plot", report)):
-            raise Failure("the plot did not change when the comparison loaded")
-        save_png(os.path.join(out, "compare_loaded.png"), app.screenshot())
-        log(f"  loaded: {facts}")
-
-        broken = os.path.join(out, "broken.json")
-        with open(broken, "w") as f:
-            f.write('{"format": "tscope-training-comparison", "version": 1, "runs": [')
-        open_file(app, broken)
-        report = app.wait(lambda r: cmp(r).get("error"), "the broken file's error", 10)
-        facts = cmp(report)
-        if "broken.json" not in facts["error"] or "\n" in facts["error"] or facts["runs"] != 2 or facts["file"] != comparison:
-            raise Failure(f"after the broken file: {facts}")
-        log(f"  broken file: {facts['error']}")
-        save_png(os.path.join(out, "compare_broken.png"), app.screenshot())
-
-        missing = os.path.join(out, "no_such_comparison.json")
-        open_file(app, missing, press="Open")
-        report = app.wait(lambda r: "no_such_comparison" in cmp(r).get("error", ""), "the missing file's error", 10)
-        log(f"  missing file: {cmp(report)['error']}")
-        open_file(app, comparison)
-        report = app.wait(lambda r: cmp(r).get("runs") == 2 and not cmp(r).get("error"), "the good file again", 10)
-        app.click("training_tab_run")
-        app.wait(lambda r: "training_loss" in r["regions"], "back to this run's charts", 10)
-        app.check_running()
-        app.quit()
-        log("PASS")
-    except Failure as failure:
-        log(f"FAIL: {failure}")
-        save_failure_screen(app, out, log)
-        return 1
-    finally:
-        if app is not None:
-            app.kill()
-        display.close()
-    return 0
+    args = ["--window", "1280x720", "--model", os.path.join(models_dir, "induction-2l")]
+    return drive(tscope, out, lambda start: compare_view(start(args), comparison, out), log)
 
 
 if __name__ == "__main__":
