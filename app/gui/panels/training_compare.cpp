@@ -113,7 +113,7 @@ int drawLossPlot(PanelContext& ctx, const TrainingCompareView& v, ImVec2 size) {
     drawn += valX[i].empty() ? 0 : 1;
   }
   if (n == 0) plot.note(xMax / 2, 1, "open a comparison file above", ImGui::GetColorU32(ImGuiCol_TextDisabled));
-  plot.setLegend(LegendPlacement::TopRight);
+  plot.setLegend(n > 5 ? LegendPlacement::Above : LegendPlacement::TopRight);  // many runs: rows above, not over the curves
   plot.draw();
   recordItem(ctx.shared, "training_compare_plot");
   return drawn;
