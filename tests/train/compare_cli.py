@@ -2,11 +2,13 @@
 """tscope-cli compare end to end: trains the copy and reverse presets 30 steps each into OUT (the
 fixture the GUI test gui_training_compare opens), then checks the JSON summary on stdout against the
 file: two runs in order, 30 losses each, validation at increasing steps ending at 30, finite and
-falling; and that a bad preset list gives one line and a non-zero exit, writing nothing.
+falling; that a bad preset list gives one line and a non-zero exit, writing nothing; and that Ctrl-C
+stops a long comparison with exit 130 and no file.
 usage: compare_cli.py TSCOPE_CLI OUT"""
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 
@@ -41,4 +43,13 @@ for presets, words in [("copy,no-such", "no-such"), ("", "--presets")]:
     run = subprocess.run([cli, "compare", "--presets", presets, "--out", bad], capture_output=True, text=True, timeout=60)
     assert run.returncode != 0 and run.stdout == "" and run.stderr.count("\n") == 1 and words in run.stderr, (presets, run)
     assert not os.path.exists(bad), "a failed compare wrote a file"
+interrupted = out + ".interrupted.json"
+long_run = subprocess.Popen([cli, "compare", "--presets", "copy,reverse", "--steps", "100000", "--threads", "1", "--out", interrupted],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+first = long_run.stderr.readline()  # the progress line: training has started
+assert "step" in first, first
+long_run.send_signal(signal.SIGINT)
+stdout, stderr = long_run.communicate(timeout=60)
+assert long_run.returncode == 130 and stdout == "" and "nothing written" in stderr, (long_run.returncode, stdout, stderr[-300:])
+assert not os.path.exists(interrupted) and not os.path.exists(interrupted + ".tmp"), "an interrupted compare wrote a file"
 print("compare: ok")
