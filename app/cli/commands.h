@@ -14,6 +14,7 @@ int runForward(const Argv& argv);
 int runGenerate(const Argv& argv);
 int runInit(const Argv& argv);
 int runTrain(const Argv& argv);  // train.cpp
+int runCompare(const Argv& argv);  // compare.cpp
 int runAttentionBench(const Argv& argv);  // attention_bench.cpp
 
 }  // namespace tscope::cli

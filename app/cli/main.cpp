@@ -24,6 +24,8 @@ const char* kUsage =
     "  init       --out DIR [--config config.json] [--layers L --heads H --embd C --positions P --seed S --init-std X] [--tokenizer DIR]\n"
     "  train      --config FILE --data SPEC --out DIR [--steps N] [--threads N] [--quiet] [--backend B] | --out DIR --resume\n"
     "             SPEC: brown[:vocab=N,val=F] | copy|reverse|sort|induction[:vocab=N,length=N] | modadd[:modulus=N]\n"
+    "  compare    --presets P1,P2,... --out FILE [--steps N] [--threads N] [--title T] [--description D]\n"
+    "             trains each preset in turn and writes a training comparison (the Training panel's Compare view)\n"
     "  attention-bench --n 256,1024,4096 [--variants exact,flash,window,lsh,linformer,linear,performer] [--d 64] [--heads 1]\n"
     "             [--repeats 3] [--seed S] [--causal | --no-causal] [KNOBS]\n"
     "             [--max-bytes B (exact is skipped above it; default 2 GiB)] [--fit]\n"
@@ -49,7 +51,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, std::function<int(const Argv&)>> commands = {
       {"info", runInfo},       {"tokenize", runTokenize}, {"detokenize", runDetokenize},
       {"forward", runForward}, {"generate", runGenerate}, {"init", runInit},
-      {"train", runTrain},     {"attention-bench", runAttentionBench}};
+      {"train", runTrain},     {"compare", runCompare},   {"attention-bench", runAttentionBench}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

@@ -2,17 +2,14 @@
 // ETA, redrawn in place on a terminal, one line per ~5% otherwise), validation at intervals,
 // checkpoints (every file written to a temporary name, flushed and renamed) and Ctrl-C handling:
 // the step in progress finishes, a checkpoint is written, and the run can be resumed.
-#include <atomic>
-#include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "app/cli/args.h"
 #include "app/cli/commands.h"
+#include "app/cli/progress_line.h"
 #include "model/nn/backend_select.h"
 #include "model/theory/cost.h"
 #include "model/core/error.h"
@@ -24,63 +21,6 @@ using nlohmann::json;
 namespace tscope::cli {
 
 namespace {
-
-std::atomic<bool> interrupted{false};
-void onInterrupt(int) { interrupted = true; }
-
-std::string duration(double seconds) {
-  char text[32];
-  const long s = static_cast<long>(seconds + 0.5);
-  if (s >= 3600) std::snprintf(text, sizeof text, "%ldh%02ldm", s / 3600, s / 60 % 60);
-  else if (s >= 60) std::snprintf(text, sizeof text, "%ldm%02lds", s / 60, s % 60);
-  else std::snprintf(text, sizeof text, "%lds", s);
-  return text;
-}
-
-// Mean training loss of the last n steps (smooths the bar and the summary).
-double recentLoss(const TrainHistory& history, size_t n) {
-  const auto& steps = history.steps;
-  if (steps.empty()) return 0;
-  const size_t from = steps.size() > n ? steps.size() - n : 0;
-  double sum = 0;
-  for (size_t i = from; i < steps.size(); ++i) sum += steps[i].loss;
-  return sum / static_cast<double>(steps.size() - from);
-}
-
-class ProgressLine {
- public:
-  explicit ProgressLine(int total) : total_(total), tty_(::isatty(STDERR_FILENO)) {}
-  void update(const Trainer& trainer, double tokensPerSecond, bool force) {
-    const int done = trainer.stepsDone();
-    const auto now = std::chrono::steady_clock::now();
-    if (!force) {
-      if (tty_ && now - lastDraw_ < std::chrono::milliseconds(200)) return;
-      if (!tty_ && done < nextLineStep_) return;
-    }
-    lastDraw_ = now;
-    nextLineStep_ = done + std::max(1, total_ / 20);
-    const int width = 24, filled = total_ > 0 ? width * done / total_ : width;
-    std::string bar(filled, '#');
-    bar.resize(width, '.');
-    const double perStep = trainer.stepsDone() > 0 ? trainer.totalSeconds() / trainer.stepsDone() : 0;
-    char line[256];
-    std::string val = trainer.history().evals.empty() ? "-" : std::to_string(trainer.history().evals.back().loss).substr(0, 5);
-    std::snprintf(line, sizeof line, "[%s] step %d/%d  loss %.3f  val %s  %.0f tok/s  ETA %s", bar.c_str(), done, total_,
-                  recentLoss(trainer.history(), 20), val.c_str(), tokensPerSecond, duration(perStep * (total_ - done)).c_str());
-    if (tty_) std::fprintf(stderr, "\r%s\x1b[K", line);
-    else std::fprintf(stderr, "%s\n", line);
-    std::fflush(stderr);
-  }
-  void finish() {
-    if (tty_) std::fputc('\n', stderr);
-  }
-
- private:
-  int total_;
-  bool tty_;
-  int nextLineStep_ = 0;
-  std::chrono::steady_clock::time_point lastDraw_{};
-};
 
 // --backend cpu|cuda|auto (default auto: the GPU when there is a usable one, else the CPU with a
 // one-line note). The CPU is the Trainer's own choice (null: its run's thread count), so a CPU run
@@ -129,8 +69,7 @@ int runTrain(const Argv& argv) {
                  (long long)countParameters(config.model).total, config.maxSteps, config.batch, config.seqLen,
                  trainer->stepsDone() > 0 ? (", resuming after step " + std::to_string(trainer->stepsDone())).c_str() : "");
 
-  std::signal(SIGINT, onInterrupt);
-  std::signal(SIGTERM, onInterrupt);
+  const std::atomic<bool>& interrupted = stopOnInterrupt();
   ProgressLine progress(config.maxSteps);
   double tokens = 0, seconds = 0;
   const int startStep = trainer->stepsDone();

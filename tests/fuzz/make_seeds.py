@@ -128,6 +128,21 @@ write("train_setup", "modadd", 'modadd:modulus=13\n{"model": {"n_layer": 1, "n_h
 write("train_setup", "copy-unknown-key", 'copy:vocab=5,length=3\n{"train": {"batchsize": 4}}')
 write("train_setup", "reverse", 'reverse:vocab=3,length=2\n{}')
 
+# --- training comparisons (the Training panel's Compare view)
+def compared_run(label, losses, evals):
+    return {"label": label, "name": label.title(), "data": f"{label}:vocab=4,length=3",
+            "train_config": {"model": {"n_layer": 1, "n_head": 1, "n_embd": 8, "vocab_size": 7, "n_positions": 8},
+                             "train": {"batch": 4, "seq_len": 8, "steps": len(losses), "warmup": 0, "eval_every": 2}},
+            "parameters": 1000, "train_loss": losses, "eval_steps": [e for e, _ in evals], "val_loss": [v for _, v in evals],
+            "seconds": 0.5, "tokens_per_second": 1e4}
+comparison = {"format": "tscope-training-comparison", "version": 1, "title": "t", "description": "d", "command": "c",
+              "machine": "m", "date": "2026-11-24",
+              "runs": [compared_run("copy", [2.0, 1.9, 1.7, 1.5], [(2, 1.9), (4, 1.6)]), compared_run("reverse", [2.0, 1.95], [(2, 1.9)])]}
+write("comparison", "two-runs", json.dumps(comparison, indent=1))
+comparison["runs"][1]["eval_steps"] = [3]
+write("comparison", "eval-beyond-run", json.dumps(comparison))
+write("comparison", "no-runs", '{"format": "tscope-training-comparison", "version": 1, "runs": []}')
+
 # --- texts for the encoders
 texts = {
     "english": "The quick brown fox jumps over the lazy dog. It's 2026; we'll see what they've done.\n\n",

@@ -11,7 +11,7 @@ import shutil
 import sys
 import time
 
-from hands import App, Display, Failure, differs, save_failure_screen, save_png
+from hands import Failure, differs, drive, save_png
 
 PROMPT = "The jury said that the city had not been able to find the money for the new school"
 
@@ -170,10 +170,9 @@ def main():
     tscope, models_dir, out = sys.argv[1:4]
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    display = Display(1280, 720)
-    app = None
-    try:
-        app = App(display, tscope, out, ["--window", "1280x720", "--model", os.path.join(models_dir, "brown-small"), "--prompt", PROMPT])
+
+    def session(start):
+        app = start(["--window", "1280x720", "--model", os.path.join(models_dir, "brown-small"), "--prompt", PROMPT])
         app.settle()
         open_panel(app)
         live_section(app, out, "brown-small")
@@ -185,16 +184,8 @@ def main():
         live_section(app, out, "induction-2l")
         app.check_running()
         app.quit()
-        log("PASS")
-    except Failure as failure:
-        log(f"FAIL: {failure}")
-        save_failure_screen(app, out, log)
-        return 1
-    finally:
-        if app is not None:
-            app.kill()
-        display.close()
-    return 0
+
+    return drive(tscope, out, session, log)
 
 
 if __name__ == "__main__":

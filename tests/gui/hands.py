@@ -287,3 +287,29 @@ def save_failure_screen(app, out, log):
         log(f"  the screen at the failure: {os.path.join(out, 'failure.png')}")
     except Exception:
         pass
+
+
+def drive(tscope, out, session, log, size=(1280, 720)):
+    """One scripted test on a private display of `size`: session(start) drives the app, where
+    start(args, log_name) starts tscope with `args` (again after a quit, for another start-up).
+    Returns the exit code: 0 when it passed, 1 after logging the failure (and saving the screen at
+    it) in OUT. Every app started is killed at the end if it is still running."""
+    display = Display(*size)
+    apps = []
+
+    def start(args, log_name="app.log"):
+        apps.append(App(display, tscope, out, args, log_name))
+        return apps[-1]
+
+    try:
+        session(start)
+        log("PASS")
+    except Failure as failure:
+        log(f"FAIL: {failure}")
+        save_failure_screen(apps[-1] if apps else None, out, log)
+        return 1
+    finally:
+        for app in apps:
+            app.kill()
+        display.close()
+    return 0

@@ -12,7 +12,7 @@ import shutil
 import sys
 import time
 
-from hands import App, Display, Failure, differs, save_failure_screen, save_png
+from hands import Failure, differs, drive, save_png
 
 
 def log(message):
@@ -78,31 +78,22 @@ def main():
     tscope, models_dir, out = sys.argv[1:4]
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    display = Display(1280, 720)
-    app = None
-    try:
-        app = App(display, tscope, out, ["--window", "1280x720", "--model", os.path.join(models_dir, "brown-small")])
+
+    def session(start):
+        app = start(["--window", "1280x720", "--model", os.path.join(models_dir, "brown-small")])
         app.settle()
         check_model(app, out, "brown-small", ["ablate_3_mlp", "ablate_3_0", "ablate_3_1"])
         app.quit()
         # The classic demo: on a repeated sequence the induction heads of layer 1 copy the token
         # that followed the last occurrence; ablating them breaks the copy.
-        app = App(display, tscope, out, ["--window", "1280x720", "--model", os.path.join(models_dir, "induction-2l"), "--prompt", "xqzkbmwpxqzkbmw"])
+        app = start(["--window", "1280x720", "--model", os.path.join(models_dir, "induction-2l"), "--prompt", "xqzkbmwpxqzkbmw"])
         app.settle()
         clean, ablated = check_model(app, out, "induction-2l", [f"ablate_1_{h}" for h in range(4)])
         if clean == ablated:
             raise Failure(f"induction-2l: ablating every layer-1 head left the next token {clean}")
         app.quit()
-        log("PASS")
-    except Failure as failure:
-        log(f"FAIL: {failure}")
-        save_failure_screen(app, out, log)
-        return 1
-    finally:
-        if app is not None:
-            app.kill()
-        display.close()
-    return 0
+
+    return drive(tscope, out, session, log)
 
 
 if __name__ == "__main__":

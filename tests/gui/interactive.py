@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from hands import App, Display, Failure, differs, save_failure_screen
+from hands import Failure, differs, drive
 
 PANELS = ["prompt", "attention", "inside", "residual", "sampling", "positional", "moe", "architecture", "scaling", "efficient", "training"]
 # Each panel's Alt shortcut: Alt 1..9 and Alt 0 as before the Efficient-attention lab, Alt E for it.
@@ -265,18 +265,17 @@ def main():
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     models = [os.path.join(models_dir, m) for m in ["brown-small", "induction-2l", "brown-moe"]]
-    display = Display()
-    app = None
-    try:
+
+    def session(start):
         # Start-up with bytes the prompt box could never hold: invalid UTF-8 and control characters.
-        app = App(display, tscope, out, ["--model", models[1], "--prompt", b"x\xff\x01\x1b\t\xc3 bad bytes \xe2\x82"], "startup.log")
+        app = start(["--model", models[1], "--prompt", b"x\xff\x01\x1b\t\xc3 bad bytes \xe2\x82"], "startup.log")
         report = app.settle()
         if report["tokens"] < 1:
             raise Failure(f"start-up prompt with invalid bytes: {report}")
         app.quit()
         log("start-up with invalid UTF-8 and control characters in --prompt: ok")
 
-        app = App(display, tscope, out, ["--model", models[0]])
+        app = start(["--model", models[0]])
         app.settle()
         visit_panels(app, "start-up")
         shortcuts(app)
@@ -300,18 +299,12 @@ def main():
                 total += click_every_control(app, panel)
         log(f"clicked {total} points over every panel; worst gap between frames {app.worst_gap:.2f} s")
         app.quit()
-        log(f"PASS ({app.actions} actions, worst gap between frames {app.worst_gap:.2f} s)")
-    except Failure as failure:
-        log(f"FAIL: {failure}")
-        save_failure_screen(app, out, log)
-        return 1
-    finally:
-        if app is not None:
-            app.kill()
-        display.close()
-        with open(os.path.join(out, "interactive.log"), "w") as f:
-            f.write("\n".join(log_lines) + "\n")
-    return 0
+        log(f"{app.actions} actions, worst gap between frames {app.worst_gap:.2f} s")
+
+    code = drive(tscope, out, session, log, size=(1600, 1000))
+    with open(os.path.join(out, "interactive.log"), "w") as f:
+        f.write("\n".join(log_lines) + "\n")
+    return code
 
 
 if __name__ == "__main__":

@@ -87,9 +87,7 @@ void CostMeasurement::run(std::stop_token stop, AttentionVariantParams knobs, in
 namespace {
 
 ImU32 variantColour(AttentionVariant variant) {
-  float r, g, b;
-  ImGui::ColorConvertHSVtoRGB((float)static_cast<int>(variant) / allAttentionVariants().size(), 0.7f, 0.95f, r, g, b);
-  return ImGui::ColorConvertFloat4ToU32(ImVec4(r, g, b, 1));
+  return categoryColour(static_cast<int>(variant), static_cast<int>(allAttentionVariants().size()));
 }
 
 // The measured points of one variant as (n, value) with value = point.*field, and their log-log fit.

@@ -42,8 +42,9 @@ void deriveSchedule(TrainingPanelView& v) {
   const TrainConfig& p = trainPresets()[v.preset].config;
   TrainConfig& c = v.config;
   c.minLr = c.maxLr * (p.minLr / p.maxLr);
-  c.warmupSteps = std::clamp(p.warmupSteps, 0, std::max(0, c.maxSteps));
-  c.evalEvery = std::max(1, static_cast<int>(static_cast<double>(p.evalEvery) * c.maxSteps / p.maxSteps + 0.5));
+  const TrainConfig scaled = configWithSteps(p, c.maxSteps);
+  c.warmupSteps = scaled.warmupSteps;
+  c.evalEvery = scaled.evalEvery;
 }
 
 // One row of the two-column field table: the label (with a tooltip) and an integer field.
@@ -304,7 +305,21 @@ void TrainingPanel::draw(PanelContext& ctx) {
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("training_charts", ImVec2(0, 0), false);
-  drawTrainingCharts(ctx, v, *view);
+  if (ImGui::BeginTabBar("training_views")) {
+    const bool run = ImGui::BeginTabItem("This run");
+    recordItem(ctx.shared, "training_tab_run");
+    if (run) {
+      drawTrainingCharts(ctx, v, *view);
+      ImGui::EndTabItem();
+    }
+    const bool compare = ImGui::BeginTabItem("Compare runs");
+    recordItem(ctx.shared, "training_tab_compare");
+    if (compare) {
+      drawTrainingCompare(ctx, v.compare);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
   ImGui::EndChild();
 }
 

@@ -1,11 +1,13 @@
 // Training panel: pick a preset, edit the run, start / pause / stop it, save the model and open it
-// in the explorer; the charts on the right are training_charts.cpp.
+// in the explorer; on the right the run's charts (training_charts.cpp) or, in the Compare tab, a
+// saved comparison of several runs (training_compare.cpp).
 #pragma once
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "app/gui/panels/panels.h"
+#include "app/gui/panels/training_compare.h"
 #include "model/train/train_presets.h"
 
 namespace tscope::gui {
@@ -30,6 +32,7 @@ struct TrainingPanelView {
   Heatmap attention;
   std::vector<Heatmap> thumbnails;  // (L * H) every head of the snapshot
   ColorScale scale;
+  TrainingCompareView compare;    // the Compare tab
 };
 
 class TrainingPanel : public Panel {

@@ -37,27 +37,41 @@ int nearestSnapshot(const TrainingView& view, double step) {
   return best;
 }
 
+}  // namespace
+
+void runningMeanCurve(const std::vector<float>& loss, std::vector<double>& xs, std::vector<double>& ys) {
+  bucketMeans(trailingMean(loss, std::max<size_t>(5, loss.size() / 40)), kMaxPoints, xs, ys);
+}
+
+void setLossAxes(Plot& plot, double xMax, const std::vector<const std::vector<double>*>& curves, double include) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  auto take = [&](double y) {
+    if (!std::isfinite(y) || y <= 0) return;
+    lo = std::min(lo, y);
+    hi = std::max(hi, y);
+  };
+  take(include);
+  for (const auto* ys : curves)
+    for (double y : *ys) take(y);
+  if (!(lo <= hi)) lo = hi = 1;  // nothing to show yet
+  plot.setAxes(0, std::max(1.0, xMax), false, lo * 0.8, hi * 1.15, true, "step", "nats per token (log scale)");
+}
+
+namespace {
+
 void drawLossPlot(PanelContext& ctx, TrainingPanelView& v, const TrainingView& view, const ModelConfig& model, ImVec2 size) {
   Plot plot("training_loss", size);
   plot.setTitle("Loss");
   std::vector<double> rawX, rawY, meanX, meanY, valX, valY;
   std::vector<double> raw(view.trainLoss.begin(), view.trainLoss.end());
   bucketMeans(raw, kMaxPoints, rawX, rawY);
-  bucketMeans(trailingMean(view.trainLoss, std::max<size_t>(5, view.trainLoss.size() / 40)), kMaxPoints, meanX, meanY);
+  runningMeanCurve(view.trainLoss, meanX, meanY);
   for (size_t i = 0; i < view.valLoss.size(); ++i) {
     valX.push_back(view.evalSteps[i]);
     valY.push_back(view.valLoss[i]);
   }
   const double uniform = std::log(std::max(2, model.vocab_size));
-  double lo = uniform, hi = uniform;
-  for (const auto* ys : {&rawY, &valY})
-    for (double y : *ys)
-      if (std::isfinite(y) && y > 0) {
-        lo = std::min(lo, y);
-        hi = std::max(hi, y);
-      }
-  plot.setAxes(0, std::max(1, view.totalSteps > 0 ? view.totalSteps : v.config.maxSteps), false, lo * 0.8, hi * 1.15, true, "step",
-               "nats per token (log scale)");
+  setLossAxes(plot, std::max(1, view.totalSteps > 0 ? view.totalSteps : v.config.maxSteps), {&rawY, &valY}, uniform);
   plot.line("train (each step)", rawX, rawY, kTrainRawColour, 1.0f);
   plot.line("train (running mean)", meanX, meanY, kTrainColour, 2.0f);
   plot.line("validation", valX, valY, kValColour, 2.5f);

@@ -71,6 +71,12 @@ std::string formatScientific(double v) {
   return text;
 }
 
+ImU32 categoryColour(int index, int count, float alpha) {
+  float r, g, b;
+  ImGui::ColorConvertHSVtoRGB(static_cast<float>(index) / static_cast<float>(std::max(1, count)), 0.7f, 0.95f, r, g, b);
+  return ImGui::ColorConvertFloat4ToU32(ImVec4(r, g, b, alpha));
+}
+
 Plot::Plot(const char* id, ImVec2 size) : id_(id) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   size_.x = size.x > 0 ? size.x : std::max(avail.x + size.x, ImGui::GetFontSize() * 10);

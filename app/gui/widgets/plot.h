@@ -16,6 +16,9 @@ std::string formatGeneral(double v);     // 4 significant digits: 2.013, 0.5, 1.
 std::string formatCount(double v);       // 175B, 1.4T, 3.2M, 850K, 12 (parameters, tokens)
 std::string formatScientific(double v);  // 3.15e23 (FLOP)
 
+// Colour `index` of `count` categories (hues spread evenly, bright on the dark theme).
+ImU32 categoryColour(int index, int count, float alpha = 1.0f);
+
 struct PlotAxis {
   double min = 0, max = 1;
   bool log = false;  // log10 scale; needs 0 < min < max

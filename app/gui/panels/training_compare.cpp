@@ -1,0 +1,197 @@
+// The Compare view of the Training panel (training_compare.h). Files are read on the UI thread
+// when opened (a comparison is a few hundred KB; loadComparison refuses anything over 64 MB); the
+// curves are rebuilt every frame from the loaded data with the loss plot's own helpers
+// (training_charts.h), so both views smooth and scale losses the same way.
+#include "app/gui/panels/training_compare.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "app/gui/panels/training_charts.h"
+#include "app/gui/widgets/plot.h"
+#include "model/core/error.h"
+
+namespace tscope::gui {
+
+namespace {
+
+const ImVec4 kErrorColour(0.9f, 0.3f, 0.25f, 1.0f);
+
+std::vector<std::string> shippedComparisons() {
+  std::vector<std::string> paths;
+  const std::filesystem::path dir = std::filesystem::path(TSCOPE_SOURCE_DIR) / "assets" / "comparisons";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".json") paths.push_back(entry.path().string());
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+void open(TrainingCompareView& v, const std::string& path) {
+  v.path = path;
+  try {
+    v.comparison = loadComparison(path);
+    v.loadedPath = path;
+    v.error.clear();
+  } catch (const Error& e) {
+    v.error = e.what();  // the comparison on screen (if any) stays
+  }
+}
+
+// "linformer (projected 64, pool)", "window (window 32)", "exact".
+std::string attentionOf(const ModelConfig& model) {
+  const AttentionVariantParams& a = model.attention_variant;
+  std::string knobs;
+  for (const AttentionKnob& knob : attentionKnobs())
+    if (knob.variant == a.variant) knobs += (knobs.empty() ? "" : ", ") + std::string(knob.name) + " " + std::to_string(a.*knob.member);
+  if (a.variant == AttentionVariant::Linformer) knobs += std::string(knobs.empty() ? "" : ", ") + linformerProjectionName(a.linformerProjection);
+  if (a.variant == AttentionVariant::Exact && model.attention_window > 0) knobs = "window " + std::to_string(model.attention_window);
+  const std::string name = attentionVariantName(a.variant);
+  return knobs.empty() ? name : name + " (" + knobs + ")";
+}
+
+void drawChooser(PanelContext& ctx, TrainingCompareView& v) {
+  const float openWidth = ImGui::CalcTextSize("Open").x + ImGui::GetStyle().FramePadding.x * 2;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  const std::string shown = v.shipped.empty() ? "(none shipped)" : "shipped comparisons";
+  if (ImGui::BeginCombo("##compare_shipped", shown.c_str())) {
+    for (const std::string& path : v.shipped)
+      if (ImGui::Selectable(std::filesystem::path(path).stem().string().c_str(), path == v.loadedPath)) open(v, path);
+    ImGui::EndCombo();
+  }
+  recordItem(ctx.shared, "training_compare_shipped");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 8, ImGui::GetContentRegionAvail().x - openWidth - ImGui::GetStyle().ItemSpacing.x));
+  const bool entered = ImGui::InputTextWithHint("##compare_path", "path of a comparison file (tscope-cli compare --out)", &v.path,
+                                                ImGuiInputTextFlags_EnterReturnsTrue);
+  recordItem(ctx.shared, "training_compare_path");
+  ImGui::SameLine();
+  const bool clicked = ImGui::Button("Open");
+  recordItem(ctx.shared, "training_compare_open");
+  if ((clicked || entered) && !v.path.empty()) open(v, v.path);
+}
+
+void drawHeader(const TrainingComparison& c) {
+  if (!c.title.empty()) ImGui::TextUnformatted(c.title.c_str());
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  if (!c.description.empty()) ImGui::TextWrapped("%s", c.description.c_str());
+  std::string where = c.machine;
+  if (!c.date.empty()) where += (where.empty() ? "" : ", ") + c.date;
+  if (!where.empty()) ImGui::TextWrapped("Trained on %s", where.c_str());
+  if (!c.command.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", c.command.c_str());
+  ImGui::PopStyleColor();
+}
+
+int drawLossPlot(PanelContext& ctx, const TrainingCompareView& v, ImVec2 size) {
+  Plot plot("training_compare_plot", size);
+  plot.setTitle("Validation loss (lighter: training loss, running mean)");
+  const int n = v.comparison ? static_cast<int>(v.comparison->runs.size()) : 0;
+  std::vector<std::vector<double>> valX(n), valY(n), trainX(n), trainY(n);
+  std::vector<const std::vector<double>*> curves;
+  double xMax = 1;
+  int drawn = 0;
+  for (int i = 0; i < n; ++i) {
+    const ComparedRun& run = v.comparison->runs[i];
+    valX[i].assign(run.evalSteps.begin(), run.evalSteps.end());
+    valY[i].assign(run.valLoss.begin(), run.valLoss.end());
+    if (v.showTrain) runningMeanCurve(run.trainLoss, trainX[i], trainY[i]);
+    curves.push_back(&valY[i]);
+    curves.push_back(&trainY[i]);
+    xMax = std::max(xMax, static_cast<double>(run.trainLoss.size()));
+  }
+  setLossAxes(plot, xMax, curves, NAN);
+  for (int i = 0; i < n; ++i) {
+    const std::string& label = v.comparison->runs[i].label;
+    if (v.showTrain) plot.line(label + " train", trainX[i], trainY[i], categoryColour(i, n, 0.35f), 1.2f, false);
+    plot.line(label, valX[i], valY[i], categoryColour(i, n), 2.5f);
+    drawn += valX[i].empty() ? 0 : 1;
+  }
+  if (n == 0) plot.note(xMax / 2, 1, "open a comparison file above", ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  plot.setLegend(n > 5 ? LegendPlacement::Above : LegendPlacement::TopRight);  // many runs: rows above, not over the curves
+  plot.draw();
+  recordItem(ctx.shared, "training_compare_plot");
+  return drawn;
+}
+
+std::string minutes(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", seconds / 60);
+  return text;
+}
+
+void drawTable(PanelContext& ctx, const TrainingComparison& c) {
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
+  if (!ImGui::BeginTable("training_compare_table", 8, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  for (const char* column : {"run", "name", "attention", "parameters", "final val", "best val", "tokens/s", "minutes"})
+    ImGui::TableSetupColumn(column, std::string(column) == "name" ? ImGuiTableColumnFlags_WidthStretch : ImGuiTableColumnFlags_None);
+  ImGui::TableHeadersRow();
+  const int n = static_cast<int>(c.runs.size());
+  for (int i = 0; i < n; ++i) {
+    const ComparedRun& run = c.runs[i];
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(categoryColour(i, n)), "%s", run.label.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(run.name.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("data: %s", run.data.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(attentionOf(run.config.model).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(formatCount(static_cast<double>(run.parameters)).c_str());
+    ImGui::TableNextColumn();
+    if (run.valLoss.empty()) ImGui::TextDisabled("-");
+    else ImGui::Text("%.3f", run.valLoss.back());
+    ImGui::TableNextColumn();
+    if (run.valLoss.empty()) ImGui::TextDisabled("-");
+    else ImGui::Text("%.3f", *std::min_element(run.valLoss.begin(), run.valLoss.end()));
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(formatCount(run.tokensPerSecond).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(minutes(run.seconds).c_str());
+  }
+  ImGui::EndTable();
+  recordItem(ctx.shared, "training_compare_table");
+}
+
+}  // namespace
+
+void drawTrainingCompare(PanelContext& ctx, TrainingCompareView& v) {
+  if (!v.scanned) {
+    v.shipped = shippedComparisons();
+    v.scanned = true;
+  }
+  drawChooser(ctx, v);
+  if (!v.error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
+    ImGui::TextWrapped("%s", v.error.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (v.comparison) drawHeader(*v.comparison);
+  ImGui::Checkbox("training loss too", &v.showTrain);
+  const float line = ImGui::GetFrameHeightWithSpacing();
+  const int runs = v.comparison ? static_cast<int>(v.comparison->runs.size()) : 0;
+  const float avail = ImGui::GetContentRegionAvail().y;
+  const float tableHeight = runs > 0 ? std::min(line * (runs + 1.5f), avail * 0.4f) : 0;
+  const int drawn = drawLossPlot(ctx, v, ImVec2(0, std::max(ImGui::GetFontSize() * 10, avail - tableHeight)));
+  if (v.comparison) drawTable(ctx, *v.comparison);
+
+  nlohmann::json& facts = ctx.shared.facts["training_compare"];
+  facts["file"] = v.loadedPath;
+  facts["error"] = v.error;
+  facts["shipped"] = v.shipped.size();
+  facts["runs"] = runs;
+  facts["runs_drawn"] = drawn;
+  facts["labels"] = nlohmann::json::array();
+  if (v.comparison)
+    for (const ComparedRun& run : v.comparison->runs) facts["labels"].push_back(run.label);
+  facts["title"] = v.comparison ? v.comparison->title : "";
+}
+
+}  // namespace tscope::gui

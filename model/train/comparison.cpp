@@ -1,0 +1,191 @@
+// The training-comparison file (comparison.h): writing it, and reading it back with every field
+// checked (jsonFieldProblem: exact integers, finite numbers), so the panel can open any file and
+// show one line when it is wrong. Nothing here runs a Trainer: the fuzz target links this alone.
+#include "model/train/comparison.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "model/core/error.h"
+#include "model/core/json_field.h"
+#include "model/io/npy.h"
+
+namespace tscope {
+
+namespace {
+
+using nlohmann::json;
+constexpr const char* kFormat = "tscope-training-comparison";
+constexpr int kVersion = 1;
+
+// The member `key` of object `j` (`where` names it in messages), checked and stored in `out`.
+template <typename T>
+void readField(const json& j, const char* key, T& out, const std::string& where, bool required = true) {
+  const auto it = j.find(key);
+  if (it == j.end()) {
+    if (required) throw Error(where + ": missing \"" + key + "\"");
+    return;
+  }
+  if (const char* problem = jsonFieldProblem(*it, out)) throw Error(where + ": \"" + key + "\" " + problem);
+}
+
+template <typename T>
+std::vector<T> readArray(const json& j, const char* key, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end()) throw Error(where + ": missing \"" + key + "\"");
+  if (!it->is_array()) throw Error(where + ": \"" + key + "\" is not an array");
+  std::vector<T> values(it->size());
+  for (size_t i = 0; i < values.size(); ++i)
+    if (const char* problem = jsonFieldProblem((*it)[i], values[i]))
+      throw Error(where + ": \"" + key + "\"[" + std::to_string(i) + "] " + problem);
+  return values;
+}
+
+json runToJson(const ComparedRun& run) {
+  return {{"label", run.label},
+          {"name", run.name},
+          {"data", run.data},
+          {"train_config", trainConfigToJson(run.config)},
+          {"parameters", run.parameters},
+          {"train_loss", run.trainLoss},
+          {"eval_steps", run.evalSteps},
+          {"val_loss", run.valLoss},
+          {"seconds", run.seconds},
+          {"tokens_per_second", run.tokensPerSecond}};
+}
+
+ComparedRun runFromJson(const json& j, const std::string& where) {
+  if (!j.is_object()) throw Error(where + ": not an object");
+  ComparedRun run;
+  readField(j, "label", run.label, where);
+  if (run.label.empty()) throw Error(where + ": \"label\" is empty");
+  readField(j, "name", run.name, where);
+  readField(j, "data", run.data, where);
+  try {
+    parseDataSpec(run.data);
+  } catch (const Error& e) {
+    throw Error(where + " (" + run.label + "): \"data\": " + e.what());
+  }
+  if (!j.contains("train_config")) throw Error(where + ": missing \"train_config\"");
+  try {
+    run.config = trainConfigFromJson(j.at("train_config"));
+    validate(run.config);
+  } catch (const Error& e) {
+    throw Error(where + " (" + run.label + "): \"train_config\": " + e.what());
+  }
+  readField(j, "parameters", run.parameters, where);
+  if (run.parameters < 0) throw Error(where + ": \"parameters\" is negative");
+  run.trainLoss = readArray<float>(j, "train_loss", where);
+  run.evalSteps = readArray<int>(j, "eval_steps", where);
+  run.valLoss = readArray<float>(j, "val_loss", where);
+  readField(j, "seconds", run.seconds, where);
+  readField(j, "tokens_per_second", run.tokensPerSecond, where);
+  if (run.seconds < 0 || run.tokensPerSecond < 0) throw Error(where + ": \"seconds\" and \"tokens_per_second\" must not be negative");
+  const std::string named = where + " (" + run.label + ")";
+  if (run.evalSteps.size() != run.valLoss.size())
+    throw Error(named + ": " + std::to_string(run.evalSteps.size()) + " eval_steps but " + std::to_string(run.valLoss.size()) + " val_loss");
+  if (run.trainLoss.empty()) throw Error(named + ": no train_loss (a run of no steps)");
+  if (static_cast<int64_t>(run.trainLoss.size()) > run.config.maxSteps)
+    throw Error(named + ": " + std::to_string(run.trainLoss.size()) + " train_loss values but the run has " +
+                std::to_string(run.config.maxSteps) + " steps");
+  const int steps = static_cast<int>(run.trainLoss.size());
+  for (size_t i = 0; i < run.evalSteps.size(); ++i) {
+    const int step = run.evalSteps[i];
+    if (step < 0 || step > steps)
+      throw Error(named + ": eval_steps[" + std::to_string(i) + "] = " + std::to_string(step) + " is beyond the run's " +
+                  std::to_string(steps) + " steps");
+    if (i > 0 && step <= run.evalSteps[i - 1]) throw Error(named + ": eval_steps are not increasing at index " + std::to_string(i));
+  }
+  return run;
+}
+
+}  // namespace
+
+json comparisonToJson(const TrainingComparison& c) {
+  json runs = json::array();
+  for (const ComparedRun& run : c.runs) runs.push_back(runToJson(run));
+  return {{"format", kFormat}, {"version", kVersion}, {"title", c.title}, {"description", c.description}, {"command", c.command},
+          {"machine", c.machine}, {"date", c.date}, {"runs", runs}};
+}
+
+TrainingComparison comparisonFromJson(const json& j) {
+  const std::string where = "training comparison";
+  if (!j.is_object()) throw Error(where + ": expected a JSON object");
+  std::string format;
+  readField(j, "format", format, where);
+  if (format != kFormat) throw Error(where + ": \"format\" is \"" + format + "\", expected \"" + kFormat + "\"");
+  int version = 0;
+  readField(j, "version", version, where);
+  if (version != kVersion) throw Error(where + ": version " + std::to_string(version) + " is not supported (this tscope reads version 1)");
+  TrainingComparison c;
+  readField(j, "title", c.title, where, false);
+  readField(j, "description", c.description, where, false);
+  readField(j, "command", c.command, where, false);
+  readField(j, "machine", c.machine, where, false);
+  readField(j, "date", c.date, where, false);
+  const auto runs = j.find("runs");
+  if (runs == j.end() || !runs->is_array()) throw Error(where + ": \"runs\" is missing or not an array");
+  if (runs->empty()) throw Error(where + ": no runs");
+  if (runs->size() > static_cast<size_t>(kMaxComparedRuns))
+    throw Error(where + ": " + std::to_string(runs->size()) + " runs, more than the " + std::to_string(kMaxComparedRuns) + " it shows");
+  for (size_t i = 0; i < runs->size(); ++i) c.runs.push_back(runFromJson((*runs)[i], "run " + std::to_string(i)));
+  return c;
+}
+
+TrainingComparison loadComparison(const std::string& path) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw Error(path + ": cannot read: " + ec.message());
+  if (size > kMaxComparisonFileBytes)
+    throw Error(path + ": " + std::to_string(size >> 20) + " MB, larger than a training comparison may be (64 MB)");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open");
+  std::stringstream text;
+  text << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(text.str());
+  } catch (const json::exception& e) {
+    throw Error(path + ": not JSON: " + e.what());
+  }
+  try {
+    return comparisonFromJson(j);
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+void saveComparison(const TrainingComparison& comparison, const std::string& path) {
+  writeFileAtomically(path, comparisonToJson(comparison).dump(1) + "\n");
+}
+
+TrainConfig configWithSteps(const TrainConfig& preset, int steps) {
+  TrainConfig c = preset;
+  c.maxSteps = steps;
+  c.warmupSteps = std::clamp(preset.warmupSteps, 0, std::max(0, steps));
+  if (preset.evalEvery > 0 && preset.maxSteps > 0)
+    c.evalEvery = std::max(1, static_cast<int>(static_cast<double>(preset.evalEvery) * steps / preset.maxSteps + 0.5));
+  return c;
+}
+
+std::string describeMachine() {
+  std::string cpu;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; cpu.empty() && std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) cpu = line.substr(line.find(':') + 2);
+  std::string os;
+  std::ifstream release("/etc/os-release");
+  for (std::string line; os.empty() && std::getline(release, line);)
+    if (line.rfind("PRETTY_NAME=", 0) == 0) os = line.substr(12);
+  os.erase(std::remove(os.begin(), os.end(), '"'), os.end());
+  std::string text = std::to_string(std::thread::hardware_concurrency()) + " cores";
+  if (!cpu.empty()) text += ", " + cpu;
+  if (!os.empty()) text += ", " + os;
+  return text;
+}
+
+}  // namespace tscope

@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""The Training panel's Compare view driven as hands do (hands.py) at 1280x720: open the Training
+tab and its Compare tab, type the path of the comparison tscope-cli compare made (the cli_compare
+fixture: copy against reverse, 30 steps each) and press Open: two runs drawn with their labels, the
+plot changes; then a broken file (written here) and a missing one: one line of error each, the app
+alive and the comparison on screen kept. Screenshots are left in OUT for looking at.
+usage: training_compare.py TSCOPE MODELS_DIR COMPARISON_FILE OUT"""
+import os
+import shutil
+import sys
+import time
+
+from hands import Failure, differs, drive, save_png
+
+
+def log(message):
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def cmp(report):
+    return report.get("shown", {}).get("training_compare", {})
+
+
+def open_file(app, path, press="Return"):
+    """Types the path into the path box, then presses Enter or clicks Open."""
+    app.click("training_compare_path")
+    app.key("ctrl+a")
+    app.type(path)
+    if press == "Return":
+        app.key("Return")
+    else:
+        app.click("training_compare_open")
+    app.defocus()
+
+
+def compare_view(app, comparison, out):
+    app.settle()
+    app.click("tab_training")
+    app.wait(lambda r: r["panel"] == "training" and "training_tab_compare" in r["regions"], "the Training tab", 10)
+    app.click("training_tab_compare")
+    report = app.wait(lambda r: "training_compare" in r["shown"] and "training_compare_plot" in r["regions"], "the Compare view", 10)
+    log(f"  compare view open: {cmp(report)}")
+    save_png(os.path.join(out, "compare_empty.png"), app.screenshot())
+    before = app.crop(app.screenshot(), "training_compare_plot")
+
+    open_file(app, comparison)
+    report = app.wait(lambda r: cmp(r).get("runs") == 2, "the comparison to load", 10)
+    facts = cmp(report)
+    if facts["labels"] != ["copy", "reverse"] or facts["runs_drawn"] != 2 or facts["error"] or facts["file"] != comparison:
+        raise Failure(f"the loaded comparison: {facts}")
+    if "training_compare_table" not in report["regions"]:
+        raise Failure("no table of the runs")
+    report = app.settle()
+    if not differs(before, app.crop(app.screenshot(), "training_compare_plot", report)):
+        raise Failure("the plot did not change when the comparison loaded")
+    save_png(os.path.join(out, "compare_loaded.png"), app.screenshot())
+    log(f"  loaded: {facts}")
+
+    broken = os.path.join(out, "broken.json")
+    with open(broken, "w") as f:
+        f.write('{"format": "tscope-training-comparison", "version": 1, "runs": [')
+    open_file(app, broken)
+    report = app.wait(lambda r: cmp(r).get("error"), "the broken file's error", 10)
+    facts = cmp(report)
+    if "broken.json" not in facts["error"] or "\n" in facts["error"] or facts["runs"] != 2 or facts["file"] != comparison:
+        raise Failure(f"after the broken file: {facts}")
+    log(f"  broken file: {facts['error']}")
+    save_png(os.path.join(out, "compare_broken.png"), app.screenshot())
+
+    missing = os.path.join(out, "no_such_comparison.json")
+    open_file(app, missing, press="Open")
+    report = app.wait(lambda r: "no_such_comparison" in cmp(r).get("error", ""), "the missing file's error", 10)
+    log(f"  missing file: {cmp(report)['error']}")
+    open_file(app, comparison)
+    app.wait(lambda r: cmp(r).get("runs") == 2 and not cmp(r).get("error"), "the good file again", 10)
+    app.click("training_tab_run")
+    app.wait(lambda r: "training_loss" in r["regions"], "back to this run's charts", 10)
+    app.check_running()
+    app.quit()
+
+
+def main():
+    tscope, models_dir, comparison, out = sys.argv[1:5]
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    if not os.path.exists(comparison):
+        log(f"FAIL: {comparison} is missing (the cli_compare test makes it)")
+        return 1
+    args = ["--window", "1280x720", "--model", os.path.join(models_dir, "induction-2l")]
+    return drive(tscope, out, lambda start: compare_view(start(args), comparison, out), log)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
