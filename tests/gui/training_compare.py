@@ -39,8 +39,13 @@ def compare_view(app, comparison, out):
     app.wait(lambda r: r["panel"] == "training" and "training_tab_compare" in r["regions"], "the Training tab", 10)
     app.click("training_tab_compare")
     report = app.wait(lambda r: "training_compare" in r["shown"] and "training_compare_plot" in r["regions"], "the Compare view", 10)
-    log(f"  compare view open: {cmp(report)}")
-    save_png(os.path.join(out, "compare_empty.png"), app.screenshot())
+    facts = cmp(report)
+    log(f"  compare view open: {facts}")
+    # The shipped comparison opens by itself: the four attentions trained on Brown.
+    shipped = ["brown", "brown-linformer", "brown-linear", "brown-window"]
+    if facts.get("labels") != shipped or facts.get("error"):
+        raise Failure(f"the shipped comparison did not open by itself: {facts}")
+    save_png(os.path.join(out, "compare_shipped.png"), app.screenshot())
     before = app.crop(app.screenshot(), "training_compare_plot")
 
     open_file(app, comparison)
@@ -73,6 +78,13 @@ def compare_view(app, comparison, out):
     log(f"  missing file: {cmp(report)['error']}")
     open_file(app, comparison)
     app.wait(lambda r: cmp(r).get("runs") == 2 and not cmp(r).get("error"), "the good file again", 10)
+    # Back to the shipped one from the list, as a lecturer picks it.
+    app.click("training_compare_shipped")
+    app.wait(lambda r: "training_compare_shipped_efficient-attention" in r["regions"], "the list of shipped comparisons", 10)
+    app.click("training_compare_shipped_efficient-attention")
+    report = app.wait(lambda r: cmp(r).get("labels") == shipped, "the shipped comparison from the list", 10)
+    if not cmp(report)["file"].endswith("efficient-attention.json"):
+        raise Failure(f"the list opened {cmp(report)}")
     app.click("training_tab_run")
     app.wait(lambda r: "training_loss" in r["regions"], "back to this run's charts", 10)
     app.check_running()

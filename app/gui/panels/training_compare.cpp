@@ -61,8 +61,11 @@ void drawChooser(PanelContext& ctx, TrainingCompareView& v) {
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   const std::string shown = v.shipped.empty() ? "(none shipped)" : "shipped comparisons";
   if (ImGui::BeginCombo("##compare_shipped", shown.c_str())) {
-    for (const std::string& path : v.shipped)
-      if (ImGui::Selectable(std::filesystem::path(path).stem().string().c_str(), path == v.loadedPath)) open(v, path);
+    for (const std::string& path : v.shipped) {
+      const std::string stem = std::filesystem::path(path).stem().string();
+      if (ImGui::Selectable(stem.c_str(), path == v.loadedPath)) open(v, path);
+      recordItem(ctx.shared, "training_compare_shipped_" + stem);
+    }
     ImGui::EndCombo();
   }
   recordItem(ctx.shared, "training_compare_shipped");
@@ -77,15 +80,23 @@ void drawChooser(PanelContext& ctx, TrainingCompareView& v) {
   if ((clicked || entered) && !v.path.empty()) open(v, v.path);
 }
 
+// The title on one line; what the runs are, where they ran and the command in its tooltip (the
+// plot keeps the height a projector needs).
 void drawHeader(const TrainingComparison& c) {
-  if (!c.title.empty()) ImGui::TextUnformatted(c.title.c_str());
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  if (!c.description.empty()) ImGui::TextWrapped("%s", c.description.c_str());
+  ImGui::TextUnformatted(c.title.empty() ? "(untitled comparison)" : c.title.c_str());
   std::string where = c.machine;
   if (!c.date.empty()) where += (where.empty() ? "" : ", ") + c.date;
+  if (c.description.empty() && where.empty() && c.command.empty()) return;
+  ImGui::SameLine();
+  ImGui::TextDisabled("(details)");
+  if (!ImGui::IsItemHovered()) return;
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
+  if (!c.description.empty()) ImGui::TextWrapped("%s", c.description.c_str());
   if (!where.empty()) ImGui::TextWrapped("Trained on %s", where.c_str());
-  if (!c.command.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", c.command.c_str());
-  ImGui::PopStyleColor();
+  if (!c.command.empty()) ImGui::TextWrapped("%s", c.command.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
 }
 
 int drawLossPlot(PanelContext& ctx, const TrainingCompareView& v, ImVec2 size) {
@@ -105,7 +116,23 @@ int drawLossPlot(PanelContext& ctx, const TrainingCompareView& v, ImVec2 size) {
     curves.push_back(&trainY[i]);
     xMax = std::max(xMax, static_cast<double>(run.trainLoss.size()));
   }
-  setLossAxes(plot, xMax, curves, NAN);
+  if (v.zoomEnd && n > 0) {
+    // The first steps fall from ln V; the runs differ by hundredths of a nat at the end: a linear
+    // y range over the last 80% of the steps shows that difference.
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < n; ++i)
+      for (const auto& [xs, ys] : {std::pair{&valX[i], &valY[i]}, std::pair{&trainX[i], &trainY[i]}})
+        for (size_t j = 0; j < xs->size(); ++j)
+          if ((*xs)[j] >= 0.2 * xMax && std::isfinite((*ys)[j])) {
+            lo = std::min(lo, (*ys)[j]);
+            hi = std::max(hi, (*ys)[j]);
+          }
+    if (!(lo < hi)) lo = hi = std::isfinite(lo) ? lo : 1;
+    const double margin = std::max(0.05 * (hi - lo), 1e-3);
+    plot.setAxes(0, xMax, false, lo - margin, hi + margin, false, "step", "nats per token");
+  } else {
+    setLossAxes(plot, xMax, curves, NAN);
+  }
   for (int i = 0; i < n; ++i) {
     const std::string& label = v.comparison->runs[i].label;
     if (v.showTrain) plot.line(label + " train", trainX[i], trainY[i], categoryColour(i, n, 0.35f), 1.2f, false);
@@ -113,7 +140,7 @@ int drawLossPlot(PanelContext& ctx, const TrainingCompareView& v, ImVec2 size) {
     drawn += valX[i].empty() ? 0 : 1;
   }
   if (n == 0) plot.note(xMax / 2, 1, "open a comparison file above", ImGui::GetColorU32(ImGuiCol_TextDisabled));
-  plot.setLegend(n > 5 ? LegendPlacement::Above : LegendPlacement::TopRight);  // many runs: rows above, not over the curves
+  plot.setLegend(LegendPlacement::Above);  // rows above the plot: the curves' ends are where the runs differ
   plot.draw();
   recordItem(ctx.shared, "training_compare_plot");
   return drawn;
@@ -166,6 +193,8 @@ void drawTrainingCompare(PanelContext& ctx, TrainingCompareView& v) {
   if (!v.scanned) {
     v.shipped = shippedComparisons();
     v.scanned = true;
+    // Real runs on screen at once: the first shipped comparison opens by itself.
+    if (v.loadedPath.empty() && !v.shipped.empty()) open(v, v.shipped.front());
   }
   drawChooser(ctx, v);
   if (!v.error.empty()) {
@@ -175,6 +204,8 @@ void drawTrainingCompare(PanelContext& ctx, TrainingCompareView& v) {
   }
   if (v.comparison) drawHeader(*v.comparison);
   ImGui::Checkbox("training loss too", &v.showTrain);
+  ImGui::SameLine();
+  ImGui::Checkbox("zoom on the last 80% of the steps", &v.zoomEnd);
   const float line = ImGui::GetFrameHeightWithSpacing();
   const int runs = v.comparison ? static_cast<int>(v.comparison->runs.size()) : 0;
   const float avail = ImGui::GetContentRegionAvail().y;
@@ -188,6 +219,7 @@ void drawTrainingCompare(PanelContext& ctx, TrainingCompareView& v) {
   facts["shipped"] = v.shipped.size();
   facts["runs"] = runs;
   facts["runs_drawn"] = drawn;
+  facts["zoom_end"] = v.zoomEnd;
   facts["labels"] = nlohmann::json::array();
   if (v.comparison)
     for (const ComparedRun& run : v.comparison->runs) facts["labels"].push_back(run.label);

@@ -20,6 +20,7 @@ struct TrainingCompareView {
   std::optional<TrainingComparison> comparison;
   std::string error;                    // one line: why the last file did not open ("" when it did)
   bool showTrain = true;                // draw the smoothed training losses too
+  bool zoomEnd = true;                  // the y range of the last 80% of the steps (where the runs differ)
 };
 
 void drawTrainingCompare(PanelContext& ctx, TrainingCompareView& v);
