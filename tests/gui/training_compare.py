@@ -3,7 +3,8 @@
 tab and its Compare tab, type the path of the comparison tscope-cli compare made (the cli_compare
 fixture: copy against reverse, 30 steps each) and press Open: two runs drawn with their labels, the
 plot changes; then a broken file (written here) and a missing one: one line of error each, the app
-alive and the comparison on screen kept. Screenshots are left in OUT for looking at.
+alive and the comparison on screen kept. Before that, the attention row of the run's fields: a variant
+ALiBi cannot take is refused in one line, a sliding window trains. Screenshots are left in OUT.
 usage: training_compare.py TSCOPE MODELS_DIR COMPARISON_FILE OUT"""
 import os
 import shutil
@@ -33,10 +34,42 @@ def open_file(app, path, press="Return"):
     app.defocus()
 
 
+def training(report):
+    return report.get("shown", {}).get("training", {})
+
+
+def pick_attention(app, name):
+    """Opens the attention row's list and clicks one variant."""
+    app.click("training_attention")
+    app.wait(lambda r: f"training_attention_{name}" in r["regions"], "the list of attentions", 10)
+    app.click(f"training_attention_{name}")
+    return app.wait(lambda r: training(r).get("attention") == name, f"attention {name} chosen", 10)
+
+
+def attention_row(app, out):
+    """The attention a run trains with: the first preset (induction heads) uses ALiBi, which linear
+    attention cannot add (one line, Start disabled); a sliding window can, and a run starts with it."""
+    report = pick_attention(app, "linear")
+    problem = training(report)["problem"]
+    if "ALiBi" not in problem or "\n" in problem:
+        raise Failure(f"linear attention on an ALiBi preset: {training(report)}")
+    log(f"  linear on ALiBi: {problem}")
+    report = pick_attention(app, "window")
+    if training(report)["problem"]:
+        raise Failure(f"window attention refused: {training(report)}")
+    app.click("training_start")
+    report = app.wait(lambda r: training(r).get("steps_done", 0) >= 3, "a few steps with window attention", 60)
+    if training(report)["run_attention"] != "window":
+        raise Failure(f"the run trains with {training(report)}")
+    log(f"  training with window attention: {training(report)}")
+    save_png(os.path.join(out, "training_window.png"), app.screenshot())
+
+
 def compare_view(app, comparison, out):
     app.settle()
     app.click("tab_training")
     app.wait(lambda r: r["panel"] == "training" and "training_tab_compare" in r["regions"], "the Training tab", 10)
+    attention_row(app, out)
     app.click("training_tab_compare")
     report = app.wait(lambda r: "training_compare" in r["shown"] and "training_compare_plot" in r["regions"], "the Compare view", 10)
     facts = cmp(report)

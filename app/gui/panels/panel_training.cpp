@@ -59,7 +59,7 @@ bool intRow(const char* label, const char* id, int& value, int step, const char*
 
 // The attention the model trains with (config.attention_variant): the variants that have a
 // backward, and the knob of the chosen one.
-bool drawAttentionRow(ModelConfig& m) {
+bool drawAttentionRow(SharedView& shared, ModelConfig& m) {
   AttentionVariantParams& a = m.attention_variant;
   bool changed = false;
   ImGui::TableNextColumn();
@@ -80,13 +80,19 @@ bool drawAttentionRow(ModelConfig& m) {
       if (ImGui::Selectable(attentionVariantName(variant), a.variant == variant) && a.variant != variant) {
         a.variant = variant;
         if (variant == AttentionVariant::Window) m.attention_window = 0;  // the window is the variant's knob
+        // The ops' defaults (64) would cover a whole task sequence: start where the Brown presets do.
+        const AttentionVariantParams defaults;
+        if (a.window == defaults.window) a.window = 16;
+        if (a.projected == defaults.projected) a.projected = 16;
         changed = true;
       }
       ImGui::EndDisabled();
+      recordItem(shared, std::string("training_attention_") + attentionVariantName(variant));
       if (!trains && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", why.c_str());
     }
     ImGui::EndCombo();
   }
+  recordItem(shared, "training_attention");
   if (a.variant == AttentionVariant::Window)
     changed |= intRow("window w", "##window", a.window, 4, "each token sees the w tokens up to it (itself included)");
   else if (a.variant == AttentionVariant::Linformer)
@@ -96,7 +102,7 @@ bool drawAttentionRow(ModelConfig& m) {
   return changed;
 }
 
-bool drawFields(TrainingPanelView& v, bool locked) {
+bool drawFields(SharedView& shared, TrainingPanelView& v, bool locked) {
   TrainConfig& c = v.config;
   DataSpec& d = v.data;
   bool changed = false;
@@ -120,7 +126,7 @@ bool drawFields(TrainingPanelView& v, bool locked) {
       changed |= intRow("symbols", "##V", d.task.vocab, 1, "distinct symbols the sequences are drawn from");
       changed |= intRow("length", "##len", d.task.length, 1, "symbols in each sequence before it is repeated, copied or sorted");
     }
-    changed |= drawAttentionRow(c.model);
+    changed |= drawAttentionRow(shared, c.model);
     changed |= intRow("steps", "##steps", c.maxSteps, 100, "optimizer steps of the whole run");
     changed |= intRow("batch B", "##B", c.batch, 4, "sequences per step");
     ImGui::TableNextColumn();
@@ -167,6 +173,14 @@ void drawRunControls(PanelContext& ctx, TrainingPanelView& v, const TrainingView
     training.start({trainPresets()[v.preset].name, v.config, v.data, 0});
     v.followLatest = true;
   }
+  recordItem(ctx.shared, "training_start");
+  nlohmann::json& facts = ctx.shared.facts["training"];
+  facts["preset"] = trainPresets()[v.preset].key;
+  facts["attention"] = attentionVariantName(v.config.model.attention_variant.variant);
+  facts["problem"] = v.problem;
+  facts["status"] = toString(status);
+  facts["steps_done"] = view.stepsDone;
+  facts["run_attention"] = attentionVariantName(view.config.model.attention_variant.variant);
   ImGui::EndDisabled();
   ImGui::SameLine();
   if (status == TrainingStatus::Paused) {
@@ -249,7 +263,7 @@ void drawControls(PanelContext& ctx, TrainingPanelView& v, const TrainingView& v
   const bool locked = view.status == TrainingStatus::Running || view.status == TrainingStatus::Preparing;
   drawPresetChooser(v, locked);
   ImGui::Separator();
-  if (drawFields(v, locked)) deriveSchedule(v);
+  if (drawFields(ctx.shared, v, locked)) deriveSchedule(v);
   v.problem = validateTrainSetup(v.config, v.data);
   if (!v.problem.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
