@@ -150,9 +150,13 @@ void AttentionPanel::draw(PanelContext& ctx) {
     view.average = st.averageHeads;
     view.scores = st.showScores;
   }
+  // A model built with an attention variant: its maps are the variant's effective map (out = A v).
+  const std::string what = st.showScores              ? " (q.k / sqrt(d), before softmax)"
+                           : c.hasVariantAttention() ? std::string(" (this model's ") + attentionVariantName(c.attention_variant.variant) +
+                                                              " attention: the weights A with out = A v; grey = masked)"
+                                                        : " (softmax probabilities; grey = masked)";
   ImGui::TextWrapped("Layer %d, %s: each row is a query token, each column the key it attends to%s", st.layer,
-              st.averageHeads ? "mean over heads" : ("head " + std::to_string(st.head)).c_str(),
-              st.showScores ? " (q.k / sqrt(d), before softmax)" : " (softmax probabilities; grey = masked)");
+              st.averageHeads ? "mean over heads" : ("head " + std::to_string(st.head)).c_str(), what.c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (st.linesView) {
     drawLinesView(*s, m, ImVec2(avail.x, avail.y - ImGui::GetTextLineHeightWithSpacing()));
