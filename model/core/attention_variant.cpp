@@ -39,8 +39,8 @@ std::optional<LinformerProjection> linformerProjectionFromName(std::string_view 
   return std::nullopt;
 }
 
-std::span<const AttentionKnob> attentionKnobs() {
-  static constexpr AttentionKnob kKnobs[] = {
+const std::vector<AttentionKnob>& attentionKnobs() {
+  static const std::vector<AttentionKnob> kKnobs = {
       {"tile", AttentionVariant::Flash, &AttentionVariantParams::tile},
       {"window", AttentionVariant::Window, &AttentionVariantParams::window},
       {"buckets", AttentionVariant::Lsh, &AttentionVariantParams::buckets},

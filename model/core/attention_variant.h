@@ -4,7 +4,6 @@
 #pragma once
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,9 +54,10 @@ struct AttentionVariantParams {
 struct AttentionKnob {
   const char* name;
   AttentionVariant variant;
-  int AttentionVariantParams::*member;
+  using Member = int AttentionVariantParams::*;  // (a named type: nvcc's host pass misreads the plain declarator)
+  Member member;
 };
-std::span<const AttentionKnob> attentionKnobs();
+const std::vector<AttentionKnob>& attentionKnobs();
 
 // Checks the knobs of params.variant for a sequence of n tokens: "" when valid, else one line
 // naming the bad knob and its range (e.g. "lsh buckets must be 1 .. 1024, not 0").
