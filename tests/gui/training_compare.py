@@ -57,7 +57,9 @@ def attention_row(app, out):
     report = pick_attention(app, "window")
     if training(report)["problem"]:
         raise Failure(f"window attention refused: {training(report)}")
+    app.settle()  # the window's knob row moved the Start button: click where it is now
     app.click("training_start")
+    report = app.wait(lambda r: training(r).get("status") != "idle", "the run to start", 10)
     report = app.wait(lambda r: training(r).get("steps_done", 0) >= 3, "a few steps with window attention", 60)
     if training(report)["run_attention"] != "window":
         raise Failure(f"the run trains with {training(report)}")
