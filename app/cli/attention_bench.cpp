@@ -146,7 +146,7 @@ int runAttentionBench(const Argv& argv) {
       params.variant = variant;
       const Measurement m = measure(qkv, heads, n, d, causal, params, repeats);
       record.update({{"d", d}, {"heads", heads}, {"ms", m.ms}, {"peak_bytes", m.peakBytes}, {"causal", causal}});
-      record.update(variantKnobsJson(params, variant));
+      record.update(attentionVariantKnobsJson(params));
       records.push_back(record);
     }
   }

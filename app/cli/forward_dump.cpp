@@ -116,7 +116,7 @@ json variantDump(DumpWriter& out, const ModelConfig& c, const Trace& trace, cons
     layers.push_back({{"layer", trace.internalLayers[li]}, {"heads", heads}});
   }
   return {{"variant", attentionVariantName(params.variant)},
-          {"knobs", variantKnobsJson(params, params.variant)},
+          {"knobs", attentionVariantKnobsJson(params)},
           {"causal", c.causal},
           {"tokens", T},
           {"exact", "softmax(q k^T / sqrt D) over the keys the causal flag allows (no sliding window)"},

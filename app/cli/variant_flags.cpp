@@ -6,14 +6,6 @@
 #include <cstdint>
 
 namespace tscope::cli {
-namespace {
-
-bool drawsFromSeed(const AttentionVariantParams& params, AttentionVariant variant) {
-  return variant == AttentionVariant::Lsh || variant == AttentionVariant::Performer ||
-         (variant == AttentionVariant::Linformer && params.linformerProjection == LinformerProjection::Gaussian);
-}
-
-}  // namespace
 
 void addVariantKnobFlags(std::set<std::string>& valueFlags) {
   for (const AttentionKnob& knob : attentionKnobs()) valueFlags.insert(knob.name);
@@ -44,15 +36,6 @@ AttentionVariant parseVariantName(const std::string& flag, const std::string& na
   std::string known;
   for (AttentionVariant v : allAttentionVariants()) known += std::string(known.empty() ? "" : ", ") + attentionVariantName(v);
   throw UsageError("--" + flag + ": unknown variant '" + name + "' (one of " + known + ")");
-}
-
-nlohmann::json variantKnobsJson(const AttentionVariantParams& params, AttentionVariant variant) {
-  nlohmann::json knobs = nlohmann::json::object();
-  for (const AttentionKnob& knob : attentionKnobs())
-    if (knob.variant == variant) knobs[knob.name] = params.*knob.member;
-  if (variant == AttentionVariant::Linformer) knobs["projection"] = linformerProjectionName(params.linformerProjection);
-  if (drawsFromSeed(params, variant)) knobs["seed"] = params.seed;
-  return knobs;
 }
 
 }  // namespace tscope::cli

@@ -1,8 +1,7 @@
 // The efficient-attention flags tscope-cli's attention-bench and forward --dump share: the variant
 // names, the knob flags (--tile --window --buckets --rounds --chunk --projected --features
-// --projection --seed) into AttentionVariantParams, and the knobs a variant reads as JSON.
+// --projection --seed) into AttentionVariantParams (their JSON form is attentionVariantKnobsJson).
 #pragma once
-#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
@@ -25,8 +24,5 @@ bool anyVariantKnobFlag(const Args& args);
 // `name` as a variant; UsageError "<flag>: unknown variant 'x' (one of exact, ...)" otherwise.
 AttentionVariant parseVariantName(const std::string& flag, const std::string& name);
 
-// The knobs `variant` reads, by flag name, e.g. {"tile": 64} for flash, {} for exact and linear;
-// linformer adds its projection's name, and the variants with random draws their seed.
-nlohmann::json variantKnobsJson(const AttentionVariantParams& params, AttentionVariant variant);
 
 }  // namespace tscope::cli

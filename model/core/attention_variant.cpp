@@ -3,6 +3,7 @@
 
 #include <array>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 namespace tscope {
 namespace {
@@ -82,6 +83,17 @@ std::string attentionVariantProblem(const AttentionVariantParams& p, int n) {
     case AttentionVariant::Performer: return rangeProblem("performer features", p.features, 1, 4096);
   }
   return "unknown attention variant " + std::to_string(static_cast<int>(p.variant));
+}
+
+nlohmann::json attentionVariantKnobsJson(const AttentionVariantParams& p) {
+  nlohmann::json knobs = nlohmann::json::object();
+  for (const AttentionKnob& k : attentionKnobs())
+    if (k.variant == p.variant) knobs[k.name] = p.*(k.member);
+  if (p.variant == AttentionVariant::Linformer) knobs["projection"] = linformerProjectionName(p.linformerProjection);
+  if (p.variant == AttentionVariant::Lsh || p.variant == AttentionVariant::Performer ||
+      (p.variant == AttentionVariant::Linformer && p.linformerProjection == LinformerProjection::Gaussian))
+    knobs["seed"] = p.seed;
+  return knobs;
 }
 
 }  // namespace tscope

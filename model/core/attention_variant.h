@@ -3,6 +3,7 @@
 // and validation only; the ops themselves are in model/nn/efficient_attention.h.
 #pragma once
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,6 +59,11 @@ struct AttentionKnob {
   Member member;
 };
 const std::vector<AttentionKnob>& attentionKnobs();
+
+// The knobs params.variant reads, by name, e.g. {"tile": 64} for flash, {} for exact and linear;
+// linformer adds its projection ("pool" / "gaussian"), and the variants with random draws their
+// seed: config.json's "attention_variant_knobs" and the CLI's records.
+nlohmann::json attentionVariantKnobsJson(const AttentionVariantParams& params);
 
 // Checks the knobs of params.variant for a sequence of n tokens: "" when valid, else one line
 // naming the bad knob and its range (e.g. "lsh buckets must be 1 .. 1024, not 0").

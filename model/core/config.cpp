@@ -123,17 +123,6 @@ void readAttentionVariant(const nlohmann::json& j, AttentionVariantParams& p) {
   }
 }
 
-nlohmann::json attentionVariantKnobsJson(const AttentionVariantParams& p) {
-  nlohmann::json knobs = nlohmann::json::object();
-  for (const AttentionKnob& k : attentionKnobs())
-    if (k.variant == p.variant) knobs[k.name] = p.*(k.member);
-  if (p.variant == AttentionVariant::Linformer) knobs["projection"] = linformerProjectionName(p.linformerProjection);
-  if (p.variant == AttentionVariant::Lsh || p.variant == AttentionVariant::Performer ||
-      (p.variant == AttentionVariant::Linformer && p.linformerProjection == LinformerProjection::Gaussian))
-    knobs["seed"] = p.seed;
-  return knobs;
-}
-
 }  // namespace
 
 const char* toString(PositionEncoding v) { return nameOf(kPositionNames, (int)v); }
