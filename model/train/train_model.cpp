@@ -114,8 +114,7 @@ TrainModel::TrainModel(const ModelConfig& config, Device& device)
     : config_(config), forward_(&device.forward()), backward_(&device.backward()), block_(config, device.forward()),
       acts_(std::make_unique<Activations>()) {
   if (auto msg = validateConfig(config_); !msg.empty()) throw Error(msg);
-  // Flash's gradient is exact attention's (the backend's); the other variants have their own.
-  if (const AttentionVariantParams* variant = block_.ownVariant(); variant && variant->variant != AttentionVariant::Flash)
+  if (const AttentionVariantParams* variant = block_.ownVariant())
     if (std::string problem = attentionVariantBackwardProblem(*variant); !problem.empty()) throw Error(problem);
 }
 
@@ -400,6 +399,7 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
     zeroVector(fw, a.dattn, RC);
     backward_->matmul(a.dattn.data(), gw.attnProjWeight, gw.attnProjBias, dsub, la.attn.data(), w.attnProjWeight, R, C, C);
     zeroVector(fw, a.dqkv, (size_t)R * QKV);
+    // Flash's gradient is exact attention's: the backend computes it; the other variants have their own.
     if (const AttentionVariantParams* variant = block_.ownVariant(); variant && variant->variant != AttentionVariant::Flash)
       variantAttentionBackward(fw, a.dqkv.data(), a.dattn.data(), la.qkv.data(), shape, B, *variant, a.dqkvHost);
     else

@@ -74,8 +74,7 @@ bool drawAttentionRow(SharedView& shared, ModelConfig& m) {
       AttentionVariantParams candidate = a;
       candidate.variant = variant;
       const std::string why = attentionVariantBackwardProblem(candidate);
-      const bool trains = variant == AttentionVariant::Exact || variant == AttentionVariant::Window ||
-                          variant == AttentionVariant::Flash || why.empty();
+      const bool trains = why.empty();
       ImGui::BeginDisabled(!trains);
       if (ImGui::Selectable(attentionVariantName(variant), a.variant == variant) && a.variant != variant) {
         a.variant = variant;
