@@ -224,6 +224,7 @@ int run(const Options& options) {
     if (activeFrames == 0) platform.waitForEvents(io.WantTextInput ? 0.02 : 0.1);
     const auto t0 = Clock::now();  // the frame's own time, without the wait
     platform.beginFrame();
+    if (report) report->noteInput();
     app.frame(lastFrameMs);
     platform.renderOnly();
     std::string exportPath;

@@ -1,6 +1,10 @@
 // Writes the GUI tests' report of the live window (see ui_report.h).
 #include "app/gui/ui_report.h"
 
+#include <imgui.h>
+
+#include <cmath>
+
 #include "app/gui/app.h"
 #include "model/io/npy.h"
 
@@ -12,11 +16,32 @@ nlohmann::json regionsJson(const SharedView& shared) {
   return regions;
 }
 
+void UiReport::noteInput() {
+  const ImGuiIO& io = ImGui::GetIO();
+  const bool over = ImGui::IsMousePosValid(&io.MousePos);
+  const long x = over ? std::lround(io.MousePos.x) : -1, y = over ? std::lround(io.MousePos.y) : -1;
+  if (x != mouseX_ || y != mouseY_) {
+    mouseX_ = x;
+    mouseY_ = y;
+    mouseSince_ = frames_ + 1;  // maybeWrite counts this frame after it is drawn
+    inputChanged_ = true;
+  }
+  for (int button = 0; button < 3; ++button) {
+    if (!io.MouseClicked[button]) continue;
+    ++presses_;
+    pressFrame_ = frames_ + 1;
+    pressX_ = x;
+    pressY_ = y;
+    inputChanged_ = true;
+  }
+}
+
 void UiReport::maybeWrite(const App& app, float frameMs) {
   ++frames_;
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_ < std::chrono::milliseconds(100)) return;
+  if (now - last_ < std::chrono::milliseconds(100) && !inputChanged_) return;
   last_ = now;
+  inputChanged_ = false;
   const Snapshot* s = app.snapshot();
   const AppState& state = app.state();
   nlohmann::json report = {
@@ -49,6 +74,8 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"interventions", state.interventions.size()},
       {"shown", app.shared().facts},
       {"regions", regionsJson(app.shared())},
+      {"mouse", {{"x", mouseX_}, {"y", mouseY_}, {"since_frame", mouseSince_}, {"presses", presses_}, {"press_frame", pressFrame_},
+                 {"press_x", pressX_}, {"press_y", pressY_}}},
   };
   try {
     writeFileAtomically(path_, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -20,12 +20,22 @@ nlohmann::json regionsJson(const SharedView& shared);
 class UiReport {
  public:
   explicit UiReport(std::string path) : path_(std::move(path)) {}
-  // Counts the frame and writes the report when 100 ms have passed since the last one.
+  // Counts the frame and writes the report when 100 ms have passed since the last one, or at once
+  // when the pointer moved or a button went down (so a harness can wait for the app to have seen
+  // its pointer before pressing, and know that the press arrived).
   void maybeWrite(const App& app, float frameMs);
+  // Between NewFrame and the end of the frame: where the pointer is, since which frame, and the
+  // presses ImGui saw (count, place, frame).
+  void noteInput();
 
  private:
   std::string path_;
   uint64_t frames_ = 0;
+  long mouseX_ = -1, mouseY_ = -1;  // -1: not over the window
+  uint64_t mouseSince_ = 0;         // the frame the pointer arrived where it is
+  uint64_t presses_ = 0, pressFrame_ = 0;
+  long pressX_ = -1, pressY_ = -1;
+  bool inputChanged_ = false;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
 };
 

@@ -141,23 +141,41 @@ class App:
             raise Failure(f"no region '{name}' on screen (regions: {sorted(regions)})")
         return regions[name]
 
+    def hover(self, x, y, frames=2, timeout=10.0):
+        """Moves the pointer to (x, y) and waits until the app has drawn `frames` frames with it
+        there, as a hand rests on a widget before pressing. Without a window manager nothing gives
+        the window focus, and ImGui's GLFW backend reads the pointer only while the window has
+        focus: focus it, as a WM would. ImGui ignores a press on a tab (an item that allows
+        overlap) in the frame the pointer arrives, so the wait counts the app's frames (its report
+        says where it saw the pointer and since which frame), not seconds: a busy machine that
+        starves the app for a while cannot fold the arrival and the press into one frame."""
+        x, y = int(x), int(y)
+        self.x("windowfocus", "--sync", self.window, "mousemove", "--sync", x, y)
+        return self.wait(lambda r: r["mouse"]["x"] == x and r["mouse"]["y"] == y and r["frame"] >= r["mouse"]["since_frame"] + frames,
+                         f"the app to see the pointer at {x},{y}", timeout)
+
+    def press(self, x, y, button=1, then=()):
+        """Presses at (x, y) (hovered first), runs the xdotool steps `then` with the button down and
+        releases; returns once the app's report counts the press. A press the app has not seen
+        while drawing frames for 10 s is lost for good (X's queue is read every frame), so it is
+        made again, once, and said on stdout: that can never click twice."""
+        for attempt in range(2):
+            self.hover(x, y)
+            before = self.report()
+            self.x("mousedown", button, "sleep", "0.05", *then, "mouseup", button)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                report = self.report()
+                if report["mouse"]["presses"] > before["mouse"]["presses"]:
+                    return report
+                time.sleep(0.02)
+            print(f"hands: the app drew frames {before['frame']}..{report['frame']} without seeing the press at {int(x)},{int(y)} "
+                  f"(its pointer: {report['mouse']}); pressing again", flush=True)
+        raise Failure(f"the app never saw a press at {int(x)},{int(y)}: {report['mouse']}")
+
     def click_at(self, x, y, button=1):
         self.actions += 1
-        # Without a window manager nothing gives the window focus on a click, and ImGui's GLFW
-        # backend reads the pointer only while the window has focus: focus it, as a WM would.
-        # ImGui ignores a press on a tab (an item that allows overlap) in the first frame the
-        # pointer is over it, so hover for two frames, as a hand does, before pressing.
-        self.x("windowfocus", "--sync", self.window, "mousemove", "--sync", int(x), int(y), "sleep", self.two_frames(), "mousedown",
-               button, "sleep", "0.05", "mouseup", button)
-
-    def two_frames(self):
-        """Seconds that cover two of the app's recent frames (at least 60 ms)."""
-        try:
-            with open(self.report_path) as f:
-                frame_ms = json.load(f)["frame_ms"]
-        except (OSError, ValueError, KeyError):
-            frame_ms = 50
-        return max(0.06, 2.5 * frame_ms / 1000)
+        self.press(x, y, button)
 
     def stable_region(self, name, timeout=10.0):
         """The region as laid out in two reports of different frames: after a new snapshot the
@@ -181,10 +199,8 @@ class App:
 
     def drag(self, x0, y0, x1, y1):
         self.actions += 1
-        # Hover first, as click_at does: the press must land in a frame that already saw the pointer there.
-        self.x("windowfocus", "--sync", self.window, "mousemove", "--sync", int(x0), int(y0), "sleep", self.two_frames(), "mousedown", 1, "sleep", "0.05",
-               "mousemove", "--sync", int((x0 + x1) / 2),
-               int((y0 + y1) / 2), "sleep", "0.05", "mousemove", "--sync", int(x1), int(y1), "sleep", "0.05", "mouseup", 1)
+        self.press(x0, y0, 1, ("mousemove", "--sync", int((x0 + x1) / 2), int((y0 + y1) / 2), "sleep", "0.05",
+                               "mousemove", "--sync", int(x1), int(y1), "sleep", "0.05"))
 
     def scroll_into_view(self, name, container, timeout=10.0):
         """Turns the mouse wheel over region `container` until region `name` lies inside it, as
