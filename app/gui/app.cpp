@@ -93,19 +93,10 @@ bool App::needsFrames() const {
 bool App::upToDate() const { return snapshot_ && !session_->busy() && snapshot_ == session_->latest(); }
 
 void App::post(int generateTokens) {
-  Request request;
-  request.prompt = state_.prompt;
-  request.generatedFrom = state_.generatedFrom;
-  request.generatedIds = state_.generatedIds;
+  Request request = requestFor(state_, session_->config());
   request.generateTokens = generateTokens;
-  request.sampling = state_.sampling;
-  request.beamWidth = state_.beamWidth;
-  request.beamSteps = state_.beamSteps;
-  request.measureKvCache = state_.measureKvCache;
   // Every panel shows the ablated model; only the Inside panel pays for components and internals,
   // and only the Efficient-attention panel for one layer's q, k, v of every row and the variant's run.
-  request.interventions = state_.interventions;
-  request.patchSource = state_.patchSource;
   postedInspect_ = inspectWanted();
   request.components = postedInspect_.panel == PanelId::Inside;
   request.inspectLayer = postedInspect_.layer;
@@ -113,15 +104,6 @@ void App::post(int generateTokens) {
   if (postedInspect_.panel == PanelId::Efficient) {
     request.attentionVariant = state_.attentionVariant;
     request.variantLayer = state_.variantAllLayers ? -1 : state_.layer;
-  }
-  const ModelConfig& c = session_->config();
-  if (c.isMoe()) {
-    // The model's routing with the panel's knobs on top.
-    MoeRoutingParams moe = moeRoutingParams(c);
-    if (state_.moeTopK > 0) moe.topK = state_.moeTopK;
-    if (state_.moeCapacityFactor >= 0) moe.capacityFactor = state_.moeCapacityFactor;
-    moe.expertChoice = state_.moeExpertChoice;
-    request.moe = moe;
   }
   session_->post(std::move(request));
 }

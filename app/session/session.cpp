@@ -40,6 +40,28 @@ std::string Session::backendDescription() const {
 
 Session::~Session() = default;  // worker_ goes first: it cancels the running request and joins
 
+Request requestFor(const AppState& state, const ModelConfig& config) {
+  Request request;
+  request.prompt = state.prompt;
+  request.generatedFrom = state.generatedFrom;
+  request.generatedIds = state.generatedIds;
+  request.sampling = state.sampling;
+  request.beamWidth = state.beamWidth;
+  request.beamSteps = state.beamSteps;
+  request.measureKvCache = state.measureKvCache;
+  request.interventions = state.interventions;
+  request.patchSource = state.patchSource;
+  if (config.isMoe()) {
+    // The model's routing with the panel's knobs on top.
+    MoeRoutingParams moe = moeRoutingParams(config);
+    if (state.moeTopK > 0) moe.topK = state.moeTopK;
+    if (state.moeCapacityFactor >= 0) moe.capacityFactor = state.moeCapacityFactor;
+    moe.expertChoice = state.moeExpertChoice;
+    request.moe = moe;
+  }
+  return request;
+}
+
 void Session::post(Request request) {
   if (request.generateTokens > 0) stopGeneration_ = false;  // a Stop pressed earlier is not for this one
   worker_.post(std::move(request));

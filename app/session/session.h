@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "app/session/app_state.h"
 #include "app/session/worker.h"
 
 #include "model/nn/efficient_attention.h"
@@ -52,6 +53,12 @@ struct Request {
   std::vector<InterventionSpec> interventions;
   std::string patchSource;              // the second prompt Patch edits take their values from
 };
+
+// The request AppState asks for (prompt, generated tokens, sampling, beam search, KV timing,
+// interventions, the model's MoE routing with the state's knobs on top); the App adds what the
+// panel on screen needs (components, internals, the efficient-attention variant). Lessons and
+// their tests build their requests here too.
+Request requestFor(const AppState& state, const ModelConfig& config);
 
 // What a Step or Generate N did (session_generate.cpp).
 struct GenerationReport {
