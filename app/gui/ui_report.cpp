@@ -39,6 +39,8 @@ void UiReport::noteInput() {
 void UiReport::maybeWrite(const App& app, float frameMs) {
   ++frames_;
   const auto now = std::chrono::steady_clock::now();
+  // The second frame with the pointer at rest is what hands.hover waits for: say it at once.
+  if (frames_ == mouseSince_ + 2) inputChanged_ = true;
   if (now - last_ < std::chrono::milliseconds(100) && !inputChanged_) return;
   last_ = now;
   inputChanged_ = false;
