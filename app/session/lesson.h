@@ -94,7 +94,9 @@ std::string lessonModelAtStep(const Lesson& lesson, int step, const std::string&
 AppState stateAtStep(const Lesson& lesson, int step, const AppState& start, const ModelConfig& config, std::string* warning = nullptr);
 
 // The Architecture panel's config at `step` (the last architectureJson at or before it applied
-// over `base`), or nullopt when no step so far sets one.
+// over `base`), or nullopt when no step so far sets one. Throws tscope::Error (one line naming
+// the step) when the fields make an invalid model over this base (parsing checked them over the
+// default config).
 std::optional<ModelConfig> architectureAtStep(const Lesson& lesson, int step, const ModelConfig& base);
 
 // The live model's answer to a check: one of check.choices, or "" with `why` set when the
