@@ -107,4 +107,20 @@ std::string lessonCheckAnswer(const LessonCheck& check, const Snapshot& snapshot
 
 const char* lessonCheckKindName(LessonCheckKind kind);  // "next_token", ...
 
+// Every step's live check, as tscope-cli lesson and the shipped-lesson tests run them: each step's
+// model (one Session per model directory, reused) on the step's state (stateAtStep from a default
+// AppState), the answer lessonCheckAnswer gives beside the author's.
+struct LessonStepCheck {
+  int step = 0;                 // 0-based
+  std::string model;            // lessonModelAtStep ("" when none)
+  bool modelMissing = false;    // no directory there: checks other than Parameters are not decided
+  std::string stateWarning;     // stateAtStep's warning
+  std::optional<LessonCheck> check;
+  std::string liveAnswer;       // "" when undecided (why says why)
+  std::string why;
+  bool agrees = true;           // no check, or liveAnswer == check->answer
+};
+// Throws tscope::Error when a model that exists cannot be loaded or run.
+std::vector<LessonStepCheck> runLessonChecks(const Lesson& lesson, const std::string& modelsDir, const std::string& backend = "cpu");
+
 }  // namespace tscope::gui
