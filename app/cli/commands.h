@@ -16,5 +16,6 @@ int runInit(const Argv& argv);
 int runTrain(const Argv& argv);  // train.cpp
 int runCompare(const Argv& argv);  // compare.cpp
 int runAttentionBench(const Argv& argv);  // attention_bench.cpp
+int runLesson(const Argv& argv);  // lesson.cpp: FILE_OR_NAME first, then flags
 
 }  // namespace tscope::cli

@@ -29,6 +29,9 @@ const char* kUsage =
     "  attention-bench --n 256,1024,4096 [--variants exact,flash,window,lsh,linformer,linear,performer] [--d 64] [--heads 1]\n"
     "             [--repeats 3] [--seed S] [--causal | --no-causal] [KNOBS]\n"
     "             [--max-bytes B (exact is skipped above it; default 2 GiB)] [--fit]\n"
+    "  lesson     FILE_OR_NAME [--assets DIR] [--backend B]\n"
+    "             runs every step's check on the live model (NAME: DIR/lessons/NAME.json; DIR default: the source tree's assets);\n"
+    "             exit 1 when the model disagrees with an answer\n"
     "KNOBS are --tile --window --buckets --rounds --chunk --projected --features N, --projection pool|gaussian.\n"
     "ABLATE is --ablate L.H[,L.H|L.mlp...] [--ablate-mode zero|mean|patch] [--patch-source S (patch only)].\n"
     "B is auto (default: cuda when a CUDA device is usable, else cpu, saying why on stderr and in backend_note),\n"
@@ -51,7 +54,8 @@ int main(int argc, char** argv) {
   const std::map<std::string, std::function<int(const Argv&)>> commands = {
       {"info", runInfo},       {"tokenize", runTokenize}, {"detokenize", runDetokenize},
       {"forward", runForward}, {"generate", runGenerate}, {"init", runInit},
-      {"train", runTrain},     {"compare", runCompare},   {"attention-bench", runAttentionBench}};
+      {"train", runTrain},     {"compare", runCompare},   {"attention-bench", runAttentionBench},
+      {"lesson", runLesson}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

@@ -17,4 +17,10 @@ static_assert(std::size(kPanelTitles) == static_cast<size_t>(PanelId::Count));
 const char* panelName(PanelId id) { return kPanelNames[static_cast<int>(id)]; }
 const char* panelTitle(PanelId id) { return kPanelTitles[static_cast<int>(id)]; }
 
+std::optional<PanelId> panelFromName(const std::string& name) {
+  for (int i = 0; i < static_cast<int>(PanelId::Count); ++i)
+    if (name == kPanelNames[i]) return static_cast<PanelId>(i);
+  return std::nullopt;
+}
+
 }  // namespace tscope::gui

@@ -2,6 +2,7 @@
 // size): the per-session view state that session files save. Plain data with no GL or ImGui
 // headers, so session files parse (and are fuzzed) without a window.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@ namespace tscope::gui {
 enum class PanelId { Prompt, Attention, Inside, Residual, Sampling, Positional, Moe, Architecture, Scaling, Efficient, Training, Count };
 const char* panelName(PanelId id);   // "attention", ... (for --panel)
 const char* panelTitle(PanelId id);  // "Attention", ... (tab titles)
+std::optional<PanelId> panelFromName(const std::string& name);  // panelName's inverse
 
 // What the user chose: saved in session files, shared by every panel.
 struct AppState {

@@ -94,7 +94,9 @@ std::string lessonModelAtStep(const Lesson& lesson, int step, const std::string&
 AppState stateAtStep(const Lesson& lesson, int step, const AppState& start, const ModelConfig& config, std::string* warning = nullptr);
 
 // The Architecture panel's config at `step` (the last architectureJson at or before it applied
-// over `base`), or nullopt when no step so far sets one.
+// over `base`), or nullopt when no step so far sets one. Throws tscope::Error (one line naming
+// the step) when the fields make an invalid model over this base (parsing checked them over the
+// default config).
 std::optional<ModelConfig> architectureAtStep(const Lesson& lesson, int step, const ModelConfig& base);
 
 // The live model's answer to a check: one of check.choices, or "" with `why` set when the
@@ -104,5 +106,21 @@ std::string lessonCheckAnswer(const LessonCheck& check, const Snapshot& snapshot
                               const std::optional<ModelConfig>& architecture, std::string* why = nullptr);
 
 const char* lessonCheckKindName(LessonCheckKind kind);  // "next_token", ...
+
+// Every step's live check, as tscope-cli lesson and the shipped-lesson tests run them: each step's
+// model (one Session per model directory, reused) on the step's state (stateAtStep from a default
+// AppState), the answer lessonCheckAnswer gives beside the author's.
+struct LessonStepCheck {
+  int step = 0;                 // 0-based
+  std::string model;            // lessonModelAtStep ("" when none)
+  bool modelMissing = false;    // no directory there: checks other than Parameters are not decided
+  std::string stateWarning;     // stateAtStep's warning
+  std::optional<LessonCheck> check;
+  std::string liveAnswer;       // "" when undecided (why says why)
+  std::string why;
+  bool agrees = true;           // no check, or liveAnswer == check->answer
+};
+// Throws tscope::Error when a model that exists cannot be loaded or run.
+std::vector<LessonStepCheck> runLessonChecks(const Lesson& lesson, const std::string& modelsDir, const std::string& backend = "cpu");
 
 }  // namespace tscope::gui

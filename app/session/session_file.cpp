@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <nlohmann/json.hpp>
 
@@ -13,13 +14,22 @@
 namespace tscope::gui {
 
 namespace {
-template <typename T>
-void read(const nlohmann::json& j, const char* key, T& out, const std::string& path) {
-  auto it = j.find(key);
-  if (it == j.end()) return;
-  if (const char* problem = jsonFieldProblem(*it, out))
-    throw Error(path + ": field '" + key + "' " + problem + " (got " + (it->is_number() ? it->dump() : it->type_name()) + ")");
-}
+// Reads the state's fields from one JSON object, and names every key it is asked for, so the list
+// of fields is this file's reads and nothing else (stateFieldNames runs it on an empty object).
+struct FieldReader {
+  const nlohmann::json& j;
+  const std::string& path;
+  std::vector<std::string>* names = nullptr;
+  const nlohmann::json* find(const char* key) const {
+    if (names) names->push_back(key);
+    auto it = j.find(key);
+    return it == j.end() ? nullptr : &*it;
+  }
+  template <typename T>
+  void operator()(const char* key, T& out) const {
+    if (find(key)) readJsonField(j, key, out, path);
+  }
+};
 constexpr int kMaxLayersOrHeads = 4096;
 constexpr int kVariantCheckTokens = 32768;  // a session's knobs are checked for the longest sequence the lab measures
 
@@ -54,9 +64,10 @@ std::string interventionFromJson(const nlohmann::json& entry, InterventionSpec& 
 }
 
 // The valid, distinct entries of the "interventions" array; the bad ones are named in `warning`.
-void readInterventions(const nlohmann::json& j, AppState& s, std::string& warning, const std::string& path) {
-  auto it = j.find("interventions");
-  if (it == j.end()) return;
+void readInterventions(const FieldReader& field, AppState& s, std::string& warning) {
+  const nlohmann::json* it = field.find("interventions");
+  const std::string& path = field.path;
+  if (!it) return;
   if (!it->is_array()) throw Error(path + ": field 'interventions' must be an array (got " + std::string(it->type_name()) + ")");
   std::string skipped;
   for (size_t i = 0; i < it->size(); ++i) {
@@ -69,7 +80,7 @@ void readInterventions(const nlohmann::json& j, AppState& s, std::string& warnin
     }
     if (std::find(s.interventions.begin(), s.interventions.end(), spec) == s.interventions.end()) s.interventions.push_back(spec);
   }
-  if (!skipped.empty()) warning = path + ": left out " + skipped;
+  if (!skipped.empty()) warning = path + ": field 'interventions' has entries left out: " + skipped;
 }
 
 // The Efficient-attention panel's variant and knobs.
@@ -85,18 +96,19 @@ nlohmann::json efficientJson(const AppState& s) {
 
 // The "efficient" object: a bad variant name or knob keeps the defaults and adds one line to
 // `warning` (the rest of the session still loads); a field of the wrong JSON type is an error.
-void readEfficient(const nlohmann::json& j, AppState& s, std::string& warning, const std::string& path) {
-  auto it = j.find("efficient");
-  if (it == j.end()) return;
+void readEfficient(const FieldReader& field, AppState& s, std::string& warning) {
+  const nlohmann::json* it = field.find("efficient");
+  const std::string& path = field.path;
+  if (!it) return;
   if (!it->is_object()) throw Error(path + ": field 'efficient' must be an object (got " + std::string(it->type_name()) + ")");
   AttentionVariantParams p;
   std::string name = attentionVariantName(p.variant);
-  read(*it, "variant", name, path);
-  for (const AttentionKnob& knob : attentionKnobs()) read(*it, knob.name, p.*knob.member, path);
-  read(*it, "seed", p.seed, path);
+  readJsonField(*it, "variant", name, path);
+  for (const AttentionKnob& knob : attentionKnobs()) readJsonField(*it, knob.name, p.*knob.member, path);
+  readJsonField(*it, "seed", p.seed, path);
   std::string projection = linformerProjectionName(p.linformerProjection);
-  read(*it, "projection", projection, path);
-  read(*it, "all_layers", s.variantAllLayers, path);
+  readJsonField(*it, "projection", projection, path);
+  readJsonField(*it, "all_layers", s.variantAllLayers, path);
   const auto variant = attentionVariantFromName(name);
   const auto fixed = linformerProjectionFromName(projection);
   std::string problem;
@@ -170,45 +182,76 @@ SessionFile sessionFileFromJsonText(const std::string& path, const std::string& 
   }
   if (!j.is_object() || !j.contains("tscope_session")) throw Error(path + ": not a tscope session file (no \"tscope_session\" field)");
   SessionFile session;
-  AppState& s = session.state;
-  read(j, "model", session.modelPath, path);
-  read(j, "prompt", s.prompt, path);
-  std::string panel;
-  read(j, "panel", panel, path);
-  for (int i = 0; i < static_cast<int>(PanelId::Count); ++i)
-    if (panel == panelName(static_cast<PanelId>(i))) s.panel = static_cast<PanelId>(i);
-  read(j, "layer", s.layer, path);
-  read(j, "head", s.head, path);
-  read(j, "token", s.token, path);
-  read(j, "average_heads", s.averageHeads, path);
-  read(j, "show_scores", s.showScores, path);
-  read(j, "lines_view", s.linesView, path);
-  read(j, "show_grid", s.showGrid, path);
-  read(j, "temperature", s.sampling.temperature, path);
-  read(j, "top_k", s.sampling.topK, path);
-  read(j, "top_p", s.sampling.topP, path);
-  read(j, "greedy", s.sampling.greedy, path);
-  read(j, "seed", s.sampling.seed, path);
-  read(j, "beam_width", s.beamWidth, path);
-  read(j, "beam_steps", s.beamSteps, path);
-  read(j, "measure_kv_cache", s.measureKvCache, path);
-  read(j, "moe_top_k", s.moeTopK, path);
-  read(j, "moe_capacity_factor", s.moeCapacityFactor, path);
-  read(j, "moe_expert_choice", s.moeExpertChoice, path);
-  readInterventions(j, s, session.warning, path);
-  read(j, "patch_source", s.patchSource, path);
-  if (auto kind = j.find("ablation_kind"); kind != j.end() && !ablationKindFromJson(*kind, s.ablationKind))
-    throw Error(path + ": field 'ablation_kind' must be \"zero\", \"mean\" or \"patch\"");
-  readEfficient(j, s, session.warning, path);
-  read(j, "font_scale", s.fontScale, path);
-  read(j, "projector", s.projector, path);
-  if (const char* msg = validateSamplingParams(s.sampling); msg && *msg) throw Error(path + ": " + msg);
-  if (s.layer < 0 || s.head < 0) throw Error(path + ": layer and head must be >= 0");
-  if (s.token < -1) throw Error(path + ": token must be >= -1 (-1: the last one)");
-  if (s.moeTopK < 0 || s.moeTopK > 1024) throw Error(path + ": moe_top_k must be 0..1024 (0: the model's own)");
-  if (!(s.fontScale >= 0.5f && s.fontScale <= 4.0f)) throw Error(path + ": font_scale must be between 0.5 and 4");
-  if (s.beamWidth < 0 || s.beamWidth > 16 || s.beamSteps < 1 || s.beamSteps > 64) throw Error(path + ": beam_width must be 0..16 and beam_steps 1..64");
+  readJsonField(j, "model", session.modelPath, path);
+  readStateFields(j, session.state, session.warning, path);
   return session;
+}
+
+namespace {
+void readFields(const FieldReader& read, AppState& s, std::string& warning) {
+  const std::string& path = read.path;
+  read("prompt", s.prompt);
+  std::string panel;
+  read("panel", panel);
+  if (!panel.empty()) {
+    if (const auto id = panelFromName(panel)) s.panel = *id;
+    else warning += (warning.empty() ? path + ": " : "; ") + ("field 'panel' names no panel (got \"" + panel + "\")");
+  }
+  read("layer", s.layer);
+  read("head", s.head);
+  read("token", s.token);
+  read("average_heads", s.averageHeads);
+  read("show_scores", s.showScores);
+  read("lines_view", s.linesView);
+  read("show_grid", s.showGrid);
+  read("temperature", s.sampling.temperature);
+  read("top_k", s.sampling.topK);
+  read("top_p", s.sampling.topP);
+  read("greedy", s.sampling.greedy);
+  read("seed", s.sampling.seed);
+  read("beam_width", s.beamWidth);
+  read("beam_steps", s.beamSteps);
+  read("measure_kv_cache", s.measureKvCache);
+  read("moe_top_k", s.moeTopK);
+  read("moe_capacity_factor", s.moeCapacityFactor);
+  read("moe_expert_choice", s.moeExpertChoice);
+  readInterventions(read, s, warning);
+  read("patch_source", s.patchSource);
+  if (const nlohmann::json* kind = read.find("ablation_kind"); kind && !ablationKindFromJson(*kind, s.ablationKind))
+    throw Error(path + ": field 'ablation_kind' must be \"zero\", \"mean\" or \"patch\"");
+  readEfficient(read, s, warning);
+  read("font_scale", s.fontScale);
+  read("projector", s.projector);
+}
+}  // namespace
+
+void readStateFields(const nlohmann::json& j, AppState& s, std::string& warning, const std::string& path) {
+  readFields(FieldReader{j, path}, s, warning);
+  if (const char* msg = validateSamplingParams(s.sampling); msg && *msg) throw Error(path + ": " + msg);
+  auto range = [&](const char* key, long long value, bool fine, const std::string& rule) {
+    if (!fine) throw Error(path + ": field '" + key + "' is " + std::to_string(value) + ": " + key + " must be " + rule);
+  };
+  range("layer", s.layer, s.layer >= 0, ">= 0");
+  range("head", s.head, s.head >= 0, ">= 0");
+  range("token", s.token, s.token >= -1, ">= -1 (-1: the last one)");
+  range("moe_top_k", s.moeTopK, s.moeTopK >= 0 && s.moeTopK <= 1024, "0..1024 (0: the model's own)");
+  range("beam_width", s.beamWidth, s.beamWidth >= 0 && s.beamWidth <= 16, "0..16");
+  range("beam_steps", s.beamSteps, s.beamSteps >= 1 && s.beamSteps <= 64, "1..64");
+  if (!(s.fontScale >= 0.5f && s.fontScale <= 4.0f))
+    throw Error(path + ": field 'font_scale' is " + std::to_string(s.fontScale) + ": font_scale must be between 0.5 and 4");
+}
+
+const std::vector<std::string>& stateFieldNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    const nlohmann::json none = nlohmann::json::object();
+    const std::string path;
+    AppState state;
+    std::string warning;
+    readFields(FieldReader{none, path, &out}, state, warning);
+    return out;
+  }();
+  return names;
 }
 
 }  // namespace tscope::gui

@@ -1,7 +1,9 @@
 // Session files: the model, the prompt, every knob and the selected panel, as JSON. Written
 // through a temporary file and a rename; a bad file is refused with one line naming the problem.
 #pragma once
+#include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 #include "app/session/app_state.h"
 
@@ -19,5 +21,13 @@ SessionFile loadSessionFile(const std::string& path);                        // 
 // saveSessionFile writes.
 SessionFile sessionFileFromJsonText(const std::string& name, const std::string& text);  // throws tscope::Error
 std::string sessionFileToJsonText(const SessionFile& session);
+
+// The AppState fields of a session file (and of a lesson step) read from the object `j` over `s`:
+// the fields present are type-checked and set, then the whole state is range-checked. A wrong type
+// or range throws tscope::Error "PATH: field 'x' ..."; entries left out (bad interventions, an
+// unknown panel name, a bad efficient-attention variant) are named in `warning` (one line). Keys
+// not in stateFieldNames() are ignored here.
+void readStateFields(const nlohmann::json& j, AppState& s, std::string& warning, const std::string& path);
+const std::vector<std::string>& stateFieldNames();  // "prompt", "panel", "layer", ... in file order
 
 }  // namespace tscope::gui

@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "model/core/error.h"
+
 namespace tscope {
 
 // Stores `value` in `out` and returns nullptr when it converts exactly; otherwise leaves `out` alone
@@ -52,6 +54,17 @@ const char* jsonFieldProblem(const nlohmann::json& value, T& out) {
     out = value.get<std::string>();
   }
   return nullptr;
+}
+
+// Reads `object[key]` into `out` when present (false when absent); a value of the wrong kind
+// throws tscope::Error "WHERE: field 'KEY' is not ... (got ...)".
+template <typename T>
+bool readJsonField(const nlohmann::json& object, const char* key, T& out, const std::string& where) {
+  auto it = object.find(key);
+  if (it == object.end()) return false;
+  if (const char* problem = jsonFieldProblem(*it, out))
+    throw Error(where + ": field '" + key + "' " + problem + " (got " + (it->is_number() ? it->dump() : it->type_name()) + ")");
+  return true;
 }
 
 }  // namespace tscope

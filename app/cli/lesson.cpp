@@ -1,0 +1,44 @@
+// tscope-cli lesson FILE_OR_NAME: loads a lesson (a bare NAME is assets/lessons/NAME.json), runs
+// every step's check on the live model and prints each step with the author's and the model's
+// answer; exits 1 when any disagrees, so a lesson author can check a lesson before class.
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/args.h"
+#include "app/cli/commands.h"
+#include "app/session/lesson.h"
+
+using nlohmann::json;
+
+namespace tscope::cli {
+
+int runLesson(const Argv& argv) {
+  if (argv.empty() || argv[0].starts_with("--")) throw UsageError("needs a lesson file or name, e.g. tscope-cli lesson attention");
+  Args args("lesson", Argv(argv.begin() + 1, argv.end()), {"assets", "backend"}, {});
+  const std::filesystem::path assets = args.str("assets", std::string(TSCOPE_SOURCE_DIR) + "/assets");
+  const std::string& target = argv[0];
+  const bool bareName = target.find('/') == std::string::npos && !target.ends_with(".json");
+  const std::string path = bareName ? (assets / "lessons" / (target + ".json")).string() : target;
+  const gui::Lesson lesson = gui::loadLessonFile(path);
+  json steps = json::array();
+  bool allAgree = true;
+  for (const gui::LessonStepCheck& result : gui::runLessonChecks(lesson, (assets / "models").string(), args.str("backend", "cpu"))) {
+    const gui::LessonStep& step = lesson.steps[result.step];
+    const json state = json::parse(step.stateJson);
+    json entry = {{"index", result.step + 1}, {"title", step.title}, {"model", result.model}, {"panel", state.value("panel", "")}};
+    if (result.modelMissing) entry["model_missing"] = true;
+    if (!result.stateWarning.empty()) entry["warning"] = result.stateWarning;
+    if (result.check) {
+      entry["check"] = {{"question", result.check->question}, {"kind", gui::lessonCheckKindName(result.check->kind)},
+                        {"answer", result.check->answer}, {"live_answer", result.liveAnswer}, {"agrees", result.agrees}};
+      if (!result.why.empty()) entry["check"]["why"] = result.why;
+    }
+    allAgree = allAgree && result.agrees;
+    steps.push_back(std::move(entry));
+  }
+  std::cout << json{{"name", lesson.name}, {"title", lesson.title}, {"path", path}, {"steps", steps}}.dump(2) << "\n";
+  return allAgree ? 0 : 1;
+}
+
+}  // namespace tscope::cli
