@@ -4,7 +4,7 @@ toolbar's picker and step through all its steps with PageDown, Space, Right and 
 each step the report's step advanced, the screen is not blank and differs from the step before, the
 caption fits, no error; back one with PageUp; each check revealed with R agrees with the author;
 Escape, another tab, Resume: the same step and panel. Then --lesson FILE --step N on the small test
-lesson, and a broken lesson file: one line, the app alive. Screenshots per step are left in OUT.
+lesson (its check revealed, End and Home), and a broken lesson file: one line, the app alive. Screenshots per step are left in OUT.
 usage: lessons.py TSCOPE LESSONS_DIR TEST_LESSON OUT"""
 import glob
 import os
@@ -118,6 +118,11 @@ def walk(start, lessons, test_lesson, out):
     app = start(["--window", "1280x720", "--lesson", test_lesson, "--step", "2"], "app_file.log")
     report = settle_step(app, "gui_small", 1)
     check_step(app, report, "gui_small", 1, None, out)
+    reveal(app, "gui_small", 1)
+    app.key("End")
+    settle_step(app, "gui_small", lesson(report)["steps"] - 1)
+    app.key("Home")
+    settle_step(app, "gui_small", 0)
     app.quit()
 
     broken = os.path.join(out, "broken_lesson.json")
