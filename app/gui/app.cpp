@@ -41,6 +41,7 @@ App::App(std::unique_ptr<Session> session, AppState state)
   std::sort(shippedModels_.begin(), shippedModels_.end());
   modelPathInput_ = session_->modelPath();
   message_ = keepFittingInterventions(state_.interventions, session_->config());  // a session file's, for another model
+  for (const std::string& problem : lesson_.problems()) message_ += (message_.empty() ? "" : "\n") + problem;  // broken lesson files
   makeModelPanels();
   selectPanel(state_.panel);  // a session file's panel opens first
   post();
@@ -86,7 +87,7 @@ void App::selectPanel(PanelId id) {
 
 bool App::needsFrames() const {
   const TrainingStatus training = training_->latest()->status;
-  return session_->busy() || snapshot_ != session_->latest() || !pendingOpen_.first.empty() || requestedTab_ >= 0 ||
+  return session_->busy() || snapshot_ != session_->latest() || !pendingOpen_.first.empty() || requestedTab_ >= 0 || !lesson_.settled() ||
          training == TrainingStatus::Preparing || training == TrainingStatus::Running;
 }
 
@@ -132,8 +133,9 @@ void App::handleShortcuts() {
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;  // typing in the prompt
   const ModelConfig& c = session_->config();
-  if (isShortcutPressed(Key::Right)) state_.head = (state_.head + 1) % c.n_head;
-  if (isShortcutPressed(Key::Left)) state_.head = (state_.head + c.n_head - 1) % c.n_head;
+  const bool lesson = lesson_.handleKeys();  // a lesson's keys override the head keys
+  if (!lesson && isShortcutPressed(Key::Right)) state_.head = (state_.head + 1) % c.n_head;
+  if (!lesson && isShortcutPressed(Key::Left)) state_.head = (state_.head + c.n_head - 1) % c.n_head;
   if (state_.panel == PanelId::Inside || state_.panel == PanelId::Efficient) {
     // The Inside and Efficient-attention panels step the query token (-1, the last one, counts as the last position).
     const int tokens = snapshot_ ? static_cast<int>(snapshot_->ids.size()) : 0;
@@ -168,6 +170,7 @@ void App::frame(float frameMs) {
     applyState(std::move(*pendingState_));
     pendingState_.reset();
   }
+  lesson_.beforeFrame(*this);
   if (auto newest = session_->latest(); newest != snapshot_) {
     snapshot_ = std::move(newest);
     if (std::string line = samplingPanel_->takeGeneratedText(state_, *snapshot_); !line.empty()) message_ = line;
@@ -183,7 +186,7 @@ void App::frame(float frameMs) {
   PanelContext ctx{.session = *session_, .state = state_, .snapshot = snapshot_.get(), .renderer = renderer_, .shared = shared_, .training = training_.get()};
   drawToolbar();
   tokenStrip_.draw(ctx);
-  const float statusHeight = this->statusHeight(frameMs);
+  const float statusHeight = this->statusHeight(frameMs) + lesson_.captionSpace();  // the panel's child leaves both
   if (ImGui::BeginTabBar("panels")) {
     for (int i = 0; i < static_cast<int>(PanelId::Count); ++i) {
       const PanelId id = static_cast<PanelId>(i);
@@ -205,6 +208,7 @@ void App::frame(float frameMs) {
     requestedTab_ = -1;
     ImGui::EndTabBar();
   }
+  lesson_.drawCaption(*this);
   if (!ctx.message.empty()) message_ = ctx.message;
   if (!shared_.exportable.values.empty()) lastExportable_ = shared_.exportable;
   drawStatusBar(frameMs);
@@ -307,6 +311,7 @@ void App::drawToolbar() {
   if (ImGui::Button("Help (F1)")) showHelp_ = !showHelp_;
   recordItem(shared_, "help");
   drawModelPicker();
+  lesson_.drawPicker(*this);
 }
 
 void App::drawModelPicker() {
@@ -460,6 +465,11 @@ void App::drawHelpOverlay() {
                            {"Ctrl + / Ctrl -", "larger / smaller text"},
                            {"Alt 1..9, 0", "switch panel"},
                            {"Alt E", "Efficient attention"},
+                           {"PageDown, Space, Right, N", "lesson: next step"},
+                           {"PageUp, Backspace, Left, B", "lesson: previous step"},
+                           {"Home / End", "lesson: first / last step"},
+                           {"R or Enter", "lesson: reveal the live answer to the step's question"},
+                           {"Escape", "leave the lesson (free play; Resume in the toolbar)"},
                            {"F1 or ?", "this help"},
                            {"Ctrl Q", "quit"}};
   if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/gui/lesson_player.h"
 #include "app/gui/widgets/heatmap.h"
 #include "app/gui/panels/panel_prompt.h"
 #include "app/gui/panels/panels.h"
@@ -59,8 +60,11 @@ class App {
   bool trainingSettled() const;
   // Loads a model directory into the explorer (a new Session); the prompt too when not empty.
   void openModel(const std::string& path, const std::string& prompt);
+  LessonPlayer& lessons() { return lesson_; }  // the lesson being presented (--lesson, the toolbar's picker)
+  const LessonPlayer& lessons() const { return lesson_; }
 
  private:
+  friend class LessonPlayer;  // enters a lesson's step: opens its model, applies its state, sets panels
   void drawStatusBar(float frameMs);
   std::string statusLine(float frameMs) const;
   float statusHeight(float frameMs) const;
@@ -108,6 +112,7 @@ class App {
   std::string pendingScreenshot_;
   ExportableMatrix lastExportable_;  // the toolbar is drawn before the panel sets this frame's
   std::string sessionPath_ = "tscope-session.json";
+  LessonPlayer lesson_{TSCOPE_SOURCE_DIR "/assets/lessons", TSCOPE_SOURCE_DIR "/assets/models"};
 };
 
 }  // namespace tscope::gui

@@ -1,6 +1,6 @@
 // tscope: the desktop app. Parses the command line, loads the model, opens the window and runs
-// the frame loop; --screenshot renders one panel headlessly and exits, --bench-frames times
-// frames while the model keeps recomputing. Errors are one line on stderr and a non-zero exit.
+// the frame loop; --screenshot renders one panel headlessly and exits, --export-slides renders a
+// lesson's steps, --bench-frames times frames while the model keeps recomputing. Errors are one line on stderr and a non-zero exit.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -15,6 +15,7 @@
 #include <imgui.h>
 
 #include "app/gui/app.h"
+#include "app/gui/headless.h"
 #include "model/core/error.h"
 #include "app/gui/platform.h"
 #include "app/session/session_file.h"
@@ -23,11 +24,11 @@
 namespace {
 
 struct Options {
-  std::string model, prompt, session, screenshot, panel, trainPreset, backend = "auto";
-  int layer = -1, head = -1, benchFrames = 0, trainSteps = 0;
-  int width = 1600, height = 1000;  // the window (--window WxH)
+  std::string model, prompt, session, screenshot, panel, trainPreset, backend = "auto", lesson, exportSlides;
+  int layer = -1, head = -1, benchFrames = 0, trainSteps = 0, lessonStep = -1;
+  int width = 1600, height = 1000;  // the window (--window WxH; 1280x720 for --export-slides)
   float fontScale = 1.0f;
-  bool projector = false, hasPrompt = false;
+  bool projector = false, hasPrompt = false, hasWindow = false;
 };
 
 const char* kUsage =
@@ -36,6 +37,9 @@ const char* kUsage =
     "              [--screenshot FILE.png --panel NAME [--layer l --head h]] [--bench-frames N]\n"
     "              [--train-preset KEY [--train-steps N]]  (start a training preset, pause after N steps;\n"
     "                                                      --layer/--head then pick the Training panel's head)\n"
+    "              [--lesson NAME|FILE.json [--step N] [--export-slides DIR]]  (present a lesson from step N (1-based);\n"
+    "                                                      --export-slides renders every step to DIR/step-01.png ... and\n"
+    "                                                      DIR/index.html, then exits)\n"
     "panels: prompt attention inside residual sampling positional moe architecture scaling efficient training\n"
     "training presets: induction copy reverse sort modadd brown brown-moe\n";
 
@@ -72,6 +76,12 @@ Options parse(int argc, char** argv) {
     else if (arg == "--head") o.head = integer(i);
     else if (arg == "--bench-frames") o.benchFrames = integer(i);
     else if (arg == "--train-preset") o.trainPreset = value(i);
+    else if (arg == "--lesson") o.lesson = value(i);
+    else if (arg == "--export-slides") o.exportSlides = value(i);
+    else if (arg == "--step") {
+      o.lessonStep = integer(i);
+      if (o.lessonStep < 1) throw tscope::Error("--step must be at least 1");
+    }
     else if (arg == "--train-steps") {
       o.trainSteps = integer(i);
       if (o.trainSteps < 1) throw tscope::Error("--train-steps must be at least 1");
@@ -85,12 +95,15 @@ Options parse(int argc, char** argv) {
       const std::string v = value(i);
       if (std::sscanf(v.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240 || o.width > 16384 || o.height > 16384)
         throw tscope::Error("--window must be WIDTHxHEIGHT, at least 320x240 (got '" + v + "')");
+      o.hasWindow = true;
     }
     else if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
     } else throw tscope::Error("unknown flag " + arg + " (try --help)");
   }
+  if ((o.lessonStep > 0 || !o.exportSlides.empty()) && o.lesson.empty()) throw tscope::Error("--step and --export-slides need --lesson");
+  if (!o.exportSlides.empty() && !o.hasWindow) o.width = 1280, o.height = 720;
   return o;
 }
 
@@ -154,28 +167,25 @@ int run(const Options& options) {
     if (options.panel.empty()) app.selectPanel(PanelId::Training);
   }
 
+  if (!options.lesson.empty()) {
+    std::string error;
+    if (!app.lessons().start(options.lesson, std::max(0, options.lessonStep - 1), &error)) {
+      if (!options.exportSlides.empty()) throw tscope::Error(error);
+      app.showMessage(error);  // the app opens without the lesson and says why
+    }
+  }
+  if (!options.exportSlides.empty()) {
+    exportSlides(platform, app, options.exportSlides);
+    std::printf("{\"slides\": \"%s\", \"steps\": %zu}\n", options.exportSlides.c_str(), app.lessons().lesson()->steps.size());
+    return 0;
+  }
   using Clock = std::chrono::steady_clock;
   float lastFrameMs = 0;
   if (!options.screenshot.empty()) {
     // Render until the first result is on screen (and textures are built), and a training run
     // asked for on the command line has paused or finished, then capture.
-    platform.setMouseHidden(true);
-    platform.setSwapInterval(0);
-    const auto started = Clock::now();
-    int settledFrames = 0;
-    while (settledFrames < 3) {
-      const auto frameStart = Clock::now();
-      platform.beginFrame();
-      app.frame(lastFrameMs);
-      platform.renderOnly();
-      settledFrames = app.upToDate() && app.trainingSettled() ? settledFrames + 1 : 0;
-      if (settledFrames < 3) platform.endFrame();
-      lastFrameMs = std::chrono::duration<float, std::milli>(Clock::now() - frameStart).count();
-      const int limit = options.trainPreset.empty() ? 120 : 600;
-      if (Clock::now() - started > std::chrono::seconds(limit))
-        throw tscope::Error("the " + std::string(options.trainPreset.empty() ? "model" : "training run") + " did not finish within " +
-                            std::to_string(limit) + " s");
-    }
+    const bool training = !options.trainPreset.empty();
+    renderSettled(platform, app, [&] { return app.trainingSettled(); }, training ? 600 : 120, training ? "training run" : "model");
     platform.saveScreenshot(options.screenshot);
     // Where things are on screen, for the GUI tests: {"regions": {"panel": [x0, y0, x1, y1], ...}}.
     std::printf("{\"screenshot\": \"%s\", \"panel\": \"%s\", \"regions\": %s}\n", options.screenshot.c_str(), options.panel.c_str(),

@@ -27,6 +27,10 @@ void onGlfwError(int, const char* description) { glfwErrorText = description ? d
 const char* kFontCandidates[] = {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
                                  "/usr/share/fonts/TTF/DejaVuSans.ttf", "/usr/share/fonts/dejavu/DejaVuSans.ttf"};
 
+// Latin-1 and what lesson formulas and captions use: Greek, punctuation (dashes), super- and
+// subscripts (and the phonetic block's superscript T), arrows, mathematical operators.
+const ImWchar kGlyphRanges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x1D00, 0x1DBF, 0x2000, 0x209F, 0x2190, 0x22FF, 0};
+
 // Presses since the last frame: for each GLFW key, a bit per modifier combination seen.
 std::array<uint16_t, GLFW_KEY_LAST + 1> pressedSinceLastFrame{};
 
@@ -56,6 +60,17 @@ bool isShortcutPressed(Key key, int mods, int digitOffset) {
     case Key::Equal: code = GLFW_KEY_EQUAL; break;
     case Key::Minus: code = GLFW_KEY_MINUS; break;
     case Key::Digit1: code = GLFW_KEY_1 + digitOffset; break;
+    case Key::PageUp: code = GLFW_KEY_PAGE_UP; break;
+    case Key::PageDown: code = GLFW_KEY_PAGE_DOWN; break;
+    case Key::Space: code = GLFW_KEY_SPACE; break;
+    case Key::Home: code = GLFW_KEY_HOME; break;
+    case Key::End: code = GLFW_KEY_END; break;
+    case Key::Escape: code = GLFW_KEY_ESCAPE; break;
+    case Key::Backspace: code = GLFW_KEY_BACKSPACE; break;
+    case Key::N: code = GLFW_KEY_N; break;
+    case Key::B: code = GLFW_KEY_B; break;
+    case Key::R: code = GLFW_KEY_R; break;
+    case Key::Enter: code = GLFW_KEY_ENTER; break;
   }
   // Our bits and GLFW's agree: shift 1, control 2, alt 4.
   static_assert(kShift == GLFW_MOD_SHIFT && kCtrl == GLFW_MOD_CONTROL && kAlt == GLFW_MOD_ALT);
@@ -120,7 +135,7 @@ void Platform::applyStyle(float fontScale, bool projector) {
   const float pixels = 16.0f * scale;
   bool loaded = false;
   for (const char* path : kFontCandidates) {
-    if (std::filesystem::exists(path) && io.Fonts->AddFontFromFileTTF(path, pixels)) {
+    if (std::filesystem::exists(path) && io.Fonts->AddFontFromFileTTF(path, pixels, nullptr, kGlyphRanges)) {
       loaded = true;
       break;
     }

@@ -9,7 +9,9 @@ struct GLFWwindow;
 namespace tscope::gui {
 
 // Keys the app binds.
-enum class Key { Left, Right, Up, Down, A, E, G, L, P, Q, S, F1, Slash, Equal, Minus, Digit1 };
+enum class Key { Left, Right, Up, Down, A, E, G, L, P, Q, S, F1, Slash, Equal, Minus, Digit1,
+                 // a lesson's keys (presentation clickers send PageDown / PageUp)
+                 PageUp, PageDown, Space, Home, End, Escape, Backspace, N, B, R, Enter };
 // Modifier bits a shortcut is pressed with (combine with |).
 enum Mod : int { kNoMod = 0, kShift = 1, kCtrl = 2, kAlt = 4 };
 // Pressed (or repeated) since the last frame with exactly these modifiers held; Digit1 + n for the

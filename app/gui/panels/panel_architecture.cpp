@@ -174,6 +174,16 @@ void drawNumbers(PanelContext& ctx, ArchitectureView& v) {
 
 }  // namespace
 
+void ArchitecturePanel::setEdited(const ModelConfig& config) {
+  ArchitectureView& v = view_;
+  v.initialized = true;
+  v.preset = kCustom;
+  v.edited = config;
+  v.contextLength = config.n_positions;
+  v.problem = validateConfig(config);
+  if (v.problem.empty()) v.lastValid = config;
+}
+
 void ArchitecturePanel::draw(PanelContext& ctx) {
   ArchitectureView& v = view_;
   if (!v.initialized) {

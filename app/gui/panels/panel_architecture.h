@@ -20,6 +20,8 @@ struct ArchitectureView {
 class ArchitecturePanel : public Panel {
  public:
   void draw(PanelContext& ctx) override;
+  // Puts `config` into the editor as the user's own edit (a lesson's architecture; validated there).
+  void setEdited(const ModelConfig& config);
 
  private:
   ArchitectureView view_;

@@ -21,6 +21,7 @@ namespace {
 
 constexpr ImU32 kChosen = IM_COL32(255, 255, 255, 255);
 constexpr ImU32 kDropped = IM_COL32(235, 50, 50, 255);
+constexpr ImU32 kSelected = IM_COL32(255, 150, 0, 255);  // a lesson's expert
 
 // The routing knobs; they apply to every layer and post a new request when changed.
 void drawKnobs(PanelContext& ctx) {
@@ -127,6 +128,12 @@ void drawGates(PanelContext& ctx, const Snapshot& s, const MoeRouting& r, MoeVie
       draw->AddLine(ImVec2(p0.x + 2, p1.y - 2), ImVec2(p1.x - 2, p0.y + 2), kDropped, thickness);
     }
     draw->AddRect(p0, p1, a.dropped ? kDropped : kChosen, 0, 0, thickness);
+  }
+  if (v.selectedExpert >= 0 && v.selectedExpert < r.experts) {  // a lesson's expert: its whole column
+    const float x0 = left + v.selectedExpert * cellW;
+    draw->AddRect(ImVec2(x0 - thickness, origin.y - line), ImVec2(x0 + cellW + thickness, origin.y + size.y + thickness), kSelected, 0, 0,
+                  thickness * 2);
+    ctx.shared.facts["moe_selected_expert"] = v.selectedExpert;
   }
   for (int t : r.droppedTokens) {  // a red dot left of a row whose token reached no expert
     const ImVec2 centre(origin.x + labelWidth + markerWidth * 0.5f, origin.y + (t + 0.5f) * cellH);

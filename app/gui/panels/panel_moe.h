@@ -14,6 +14,7 @@ struct MoeView {
   int layer = -1;
   bool showProbs = false;       // router probabilities (all experts) instead of gates
   bool builtProbs = false;
+  int selectedExpert = -1;      // a lesson's expert, its column outlined (-1: none)
   float gatesMax = 1;           // colour range 0 .. the largest value shown
   Heatmap gates;
   Colorbar gatesBar;
@@ -22,6 +23,7 @@ struct MoeView {
 class MoePanel : public Panel {
  public:
   void draw(PanelContext& ctx) override;
+  void selectExpert(int expert) { view_.selectedExpert = expert; }  // -1: none
 
  private:
   MoeView view_;
