@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "app/gui/gfx.h"
+#include "app/gui/glyph_ranges.h"
 
 namespace tscope::gui {
 
@@ -27,9 +28,7 @@ void onGlfwError(int, const char* description) { glfwErrorText = description ? d
 const char* kFontCandidates[] = {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
                                  "/usr/share/fonts/TTF/DejaVuSans.ttf", "/usr/share/fonts/dejavu/DejaVuSans.ttf"};
 
-// Latin-1 and what lesson formulas and captions use: Greek, punctuation (dashes), super- and
-// subscripts (and the phonetic block's superscript T), arrows, mathematical operators.
-const ImWchar kGlyphRanges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x1D00, 0x1DBF, 0x2000, 0x209F, 0x2190, 0x22FF, 0};
+static_assert(sizeof(ImWchar) == sizeof(kFontGlyphRanges[0]), "the glyph ranges are ImWchar16");
 
 // Presses since the last frame: for each GLFW key, a bit per modifier combination seen.
 std::array<uint16_t, GLFW_KEY_LAST + 1> pressedSinceLastFrame{};
@@ -135,7 +134,7 @@ void Platform::applyStyle(float fontScale, bool projector) {
   const float pixels = 16.0f * scale;
   bool loaded = false;
   for (const char* path : kFontCandidates) {
-    if (std::filesystem::exists(path) && io.Fonts->AddFontFromFileTTF(path, pixels, nullptr, kGlyphRanges)) {
+    if (std::filesystem::exists(path) && io.Fonts->AddFontFromFileTTF(path, pixels, nullptr, kFontGlyphRanges)) {
       loaded = true;
       break;
     }
