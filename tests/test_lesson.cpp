@@ -171,6 +171,18 @@ TEST(Lesson, StateAtStepIsCumulativeAndJumpingEqualsWalking) {
   EXPECT_EQ(sessionFileToJsonText({"", walked, ""}), sessionFileToJsonText({"", three, ""}));
 }
 
+TEST(Lesson, AHandBuiltStepWithNoStateKeepsTheState) {
+  Lesson lesson;
+  lesson.steps.push_back(LessonStep{});
+  lesson.steps[0].stateJson = "";
+  AppState start;
+  start.layer = 1;
+  ModelConfig config;
+  config.n_layer = 2;
+  EXPECT_EQ(stateAtStep(lesson, 0, start, config).layer, 1);
+  EXPECT_TRUE(stateAtStep(lesson, 0, start, config).projector) << "lessons switch projector mode on unless they say false";
+}
+
 TEST(Lesson, StateAtStepClampsToTheModel) {
   const Lesson lesson = loadLessonFile(kSample);
   ModelConfig config;

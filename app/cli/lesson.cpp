@@ -25,7 +25,7 @@ int runLesson(const Argv& argv) {
   bool allAgree = true;
   for (const gui::LessonStepCheck& result : gui::runLessonChecks(lesson, (assets / "models").string(), args.str("backend", "cpu"))) {
     const gui::LessonStep& step = lesson.steps[result.step];
-    const json state = json::parse(step.stateJson);
+    const json state = step.stateJson.empty() ? json::object() : json::parse(step.stateJson);
     json entry = {{"index", result.step + 1}, {"title", step.title}, {"model", result.model}, {"panel", state.value("panel", "")}};
     if (result.modelMissing) entry["model_missing"] = true;
     if (!result.stateWarning.empty()) entry["warning"] = result.stateWarning;

@@ -247,7 +247,8 @@ AppState stateAtStep(const Lesson& lesson, int step, const AppState& start, cons
   for (int i = 0; i <= step && i < (int)lesson.steps.size(); ++i) {
     const std::string where = lesson.path + ": step " + std::to_string(i + 1);
     std::string stepWarning;
-    readStateFields(json::parse(lesson.steps[i].stateJson), state, stepWarning, where);
+    const std::string& fields = lesson.steps[i].stateJson;
+    readStateFields(fields.empty() ? json::object() : json::parse(fields), state, stepWarning, where);
     if (!stepWarning.empty()) left += (left.empty() ? "" : "; ") + stepWarning;
   }
   auto clamp = [&](int& value, int count, const char* what) {

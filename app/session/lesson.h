@@ -51,7 +51,7 @@ struct LessonStep {
   // Session-file fields this step sets (prompt, panel, layer, head, token, temperature, top_k,
   // top_p, greedy, seed, beam_width, ...; the same names and checks as session files), kept as
   // JSON and applied in order by stateAtStep.
-  std::string stateJson;             // a JSON object's text ("{}" when the step sets none)
+  std::string stateJson = "{}";      // a JSON object's text ("{}" when the step sets none; "" reads as "{}")
   int expert = -1;                   // the Experts panel's selected expert (-1: keep)
   // Architecture & cost panel: config.json fields put into its editor (validated like config.json
   // on load: one line), as a JSON object's text ("" = keep).

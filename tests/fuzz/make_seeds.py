@@ -119,6 +119,19 @@ write("session_file", "minimal", '{"tscope_session": 1}')
 write("session_file", "unicode-prompt", json.dumps({"tscope_session": 1, "prompt": "caf\u00e9 \u20ac \U0001F600", "panel": "moe"}, ensure_ascii=False))
 write("session_file", "bad-temperature", '{"tscope_session": 1, "temperature": 0}')
 
+# --- lessons: the unit tests' sample, a minimal one, and a few near misses
+with open(os.path.join(ROOT, "tests", "data", "lessons", "sample.json"), "rb") as f:
+    write("lesson", "sample", f.read())
+lesson = {"format": "tscope-lesson", "version": 1, "title": "T", "lecture": "L", "summary": "S", "model": "induction-2l",
+          "steps": [{"title": "t", "caption": "One. Two!"}]}
+write("lesson", "minimal", json.dumps(lesson))
+lesson["steps"].append({"title": "check", "caption": "Which head?", "layer": 5, "head": 9, "token": 3, "prompt": "abcabc",
+                        "check": {"question": "q", "kind": "head", "choices": ["1.0", "1.1"], "answer": "1.1", "key": -1},
+                        "architecture": {"n_layer": 2, "n_head": 2, "n_embd": 16}})
+write("lesson", "check-and-clamp", json.dumps(lesson))
+write("lesson", "bad-panel", json.dumps({**lesson, "steps": [{"title": "t", "caption": "c", "panel": "nope"}]}))
+write("lesson", "four-sentences", json.dumps({**lesson, "steps": [{"title": "t", "caption": "A. B. C. D."}]}))
+
 # --- training set-up: a --data spec line, then a --config file
 for name in ("brown-small", "brown-moe", "induction-2l"):
     with open(os.path.join(ROOT, "assets", "models", "configs", name + ".json"), "rb") as f:
