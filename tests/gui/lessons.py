@@ -4,7 +4,7 @@ toolbar's picker and step through all its steps with PageDown, Space, Right and 
 each step the report's step advanced, the screen is not blank and differs from the step before, the
 caption fits, no error; back one with PageUp; each check revealed with R agrees with the author;
 Escape, another tab, Resume: the same step and panel. Then --lesson FILE --step N on the small test
-lesson (its check revealed, End and Home), and a broken lesson file: one line, the app alive. Screenshots per step are left in OUT.
+lesson (its check revealed, End and Home), a step whose model is not installed (one line), and a broken lesson file: one line, the app alive. Screenshots per step are left in OUT.
 usage: lessons.py TSCOPE LESSONS_DIR TEST_LESSON OUT"""
 import glob
 import os
@@ -123,6 +123,19 @@ def walk(start, lessons, test_lesson, out):
     settle_step(app, "gui_small", lesson(report)["steps"] - 1)
     app.key("Home")
     settle_step(app, "gui_small", 0)
+    app.quit()
+
+    # A step whose model is not installed: one line, the step shown on the model that is open.
+    missing = os.path.join(out, "missing_model.json")
+    with open(missing, "w") as f:
+        f.write('{"format": "tscope-lesson", "version": 1, "title": "Missing", "lecture": "The Transformer", "summary": "A test.", "model": "induction-2l", '
+                '"steps": [{"title": "One", "caption": "On any model."}, {"title": "Two", "caption": "Needs a model.", '
+                '"model": "no-such-model", "panel": "attention"}]}')
+    app = start(["--window", "1280x720", "--lesson", missing, "--step", "2"], "app_missing.log")
+    report = settle_step(app, "missing_model", 1)
+    if not lesson(report)["model_missing"] or "needs model no-such-model, which is not installed" not in report["message"]:
+        raise Failure(f"a missing model: message {report['message']!r}, lesson {lesson(report)}")
+    log(f"  missing model: {report['message']}")
     app.quit()
 
     broken = os.path.join(out, "broken_lesson.json")

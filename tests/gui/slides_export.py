@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""tscope --lesson NAME --export-slides DIR under xvfb-run: one shipped lesson (the first in file
+"""tscope --lesson NAME --export-slides DIR on a private Xvfb display (hands.Display: the server
+picks a free display number itself, so parallel tests cannot race for one as with xvfb-run -a): one shipped lesson (the first in file
 order that trains nothing, so it runs in seconds) gives DIR/step-01.png .. step-NN.png, one per
 step, and DIR/index.html naming every step; an unknown lesson and an unwritable DIR give one line
 and exit status 1.
-usage: slides_export.py XVFB_RUN TSCOPE LESSONS_DIR OUT"""
+usage: slides_export.py TSCOPE LESSONS_DIR OUT"""
 import glob
 import json
 import os
@@ -11,9 +12,12 @@ import shutil
 import subprocess
 import sys
 
+from hands import Display
 
-def run(xvfb_run, tscope, *args):
-    return subprocess.run([xvfb_run, "-a", "-s", "-screen 0 1280x720x24", tscope, *args], capture_output=True, text=True, timeout=540)
+
+def run(display, tscope, *args):
+    env = dict(os.environ, DISPLAY=display.name)
+    return subprocess.run([tscope, *args], env=env, capture_output=True, text=True, timeout=540)
 
 
 def fail(message):
@@ -22,7 +26,14 @@ def fail(message):
 
 
 def main():
-    xvfb_run, tscope, lessons_dir, out = sys.argv[1:5]
+    display = Display(1280, 720)
+    try:
+        return export(display, *sys.argv[1:4])
+    finally:
+        display.close()
+
+
+def export(display, tscope, lessons_dir, out):
     shutil.rmtree(out, ignore_errors=True)
     lessons = []
     for path in sorted(glob.glob(os.path.join(lessons_dir, "*.json"))):
@@ -33,7 +44,7 @@ def main():
     if not lessons:
         return fail(f"no shipped lesson without training in {lessons_dir}")
     name, lesson = lessons[0]
-    done = run(xvfb_run, tscope, "--lesson", name, "--export-slides", out)
+    done = run(display, tscope, "--lesson", name, "--export-slides", out)
     if done.returncode != 0:
         return fail(f"--export-slides {name} exited {done.returncode}: {done.stderr.strip()}")
     steps = len(lesson["steps"])
@@ -54,7 +65,7 @@ def main():
 
     for args, what in ((["--lesson", "no-such-lesson", "--export-slides", out + "-unknown"], "an unknown lesson"),
                        (["--lesson", name, "--export-slides", "/dev/null/slides"], "an unwritable folder")):
-        done = run(xvfb_run, tscope, *args)
+        done = run(display, tscope, *args)
         lines = [line for line in done.stderr.strip().splitlines() if not line.startswith("tscope: running on the")]
         if done.returncode != 1 or len(lines) != 1 or not lines[0].startswith("tscope: "):
             return fail(f"{what}: exit {done.returncode}, stderr {done.stderr!r}")
