@@ -58,6 +58,9 @@ def attention_row(app, out):
     if training(report)["problem"]:
         raise Failure(f"window attention refused: {training(report)}")
     app.settle()  # the window's knob row moved the Start button: click where it is now
+    # At 1280x720 the column of fields can end below the fold (a two-line status bar, as when a CUDA
+    # build finds no device): a hand scrolls it down to Start.
+    app.scroll_into_view("training_start", "training_controls")
     app.click("training_start")
     report = app.wait(lambda r: training(r).get("status") != "idle", "the run to start", 10)
     report = app.wait(lambda r: training(r).get("steps_done", 0) >= 3, "a few steps with window attention", 60)

@@ -316,6 +316,7 @@ void TrainingPanel::draw(PanelContext& ctx) {
   ImGui::BeginChild("training_controls", ImVec2(controlsWidth, 0), false);
   drawControls(ctx, v, *view);
   ImGui::EndChild();
+  recordItem(ctx.shared, "training_controls");  // the scrolling column (at 720p Start can be below its fold)
   ImGui::SameLine();
   ImGui::BeginChild("training_charts", ImVec2(0, 0), false);
   if (ImGui::BeginTabBar("training_views")) {
