@@ -71,12 +71,9 @@ void App::makeModelPanels() {
 }
 
 bool App::selectPanel(const std::string& name) {
-  for (int i = 0; i < static_cast<int>(PanelId::Count); ++i)
-    if (name == panelName(static_cast<PanelId>(i))) {
-      selectPanel(static_cast<PanelId>(i));
-      return true;
-    }
-  return false;
+  const std::optional<PanelId> id = panelFromName(name);
+  if (id) selectPanel(*id);
+  return id.has_value();
 }
 
 void App::selectPanel(PanelId id) {
