@@ -112,7 +112,7 @@ std::string readTrainingText(const std::string& path) {
     if (length == 1 && static_cast<unsigned char>(text[pos]) >= 0x80) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[pos]));
-      throw Error(name + ": not valid UTF-8 at byte " + std::to_string(pos) + " (" + hex + ")");
+      throw Error(name + ": not valid UTF-8 at byte offset " + std::to_string(pos) + " (" + hex + ")");
     }
     pos += length;
   }
