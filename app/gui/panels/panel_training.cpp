@@ -121,6 +121,8 @@ bool drawFields(SharedView& shared, TrainingPanelView& v, bool locked) {
       changed |= intRow("seq len T", "##T", c.seqLen, 16, "tokens per training sequence (the model's context)");
     } else if (d.task.task == SyntheticTask::ModularAddition) {
       changed |= intRow("modulus", "##m", d.task.modulus, 1, "a + b = (a + b) mod this");
+    } else if (d.task.task == SyntheticTask::Addition) {
+      changed |= intRow("digits", "##digits", d.task.digits, 1, "digits of each number added (the sum is written least significant digit first)");
     } else {
       changed |= intRow("symbols", "##V", d.task.vocab, 1, "distinct symbols the sequences are drawn from");
       changed |= intRow("length", "##len", d.task.length, 1, "symbols in each sequence before it is repeated, copied or sorted");
