@@ -129,7 +129,7 @@ void SweepSession::handle(Command& command) {
       runner_->checkpoint();
       running_ = false;
       view_.status = SweepState::Paused;
-      view_.message = "paused (the current run is checkpointed); Resume continues";
+      view_.message = "the current run is checkpointed; Resume continues";
       publish(true);
       break;
     case CommandKind::Resume:

@@ -105,6 +105,20 @@ def run_tiny(app, out):
         raise Failure("the plots did not change when the sweep ran")
     save_png(os.path.join(out, "finished.png"), shot)
     log(f"  finished: {runs(report)}")
+    if "scaling_page_compute" in report["regions"]:  # a short window shows two plots at a time
+        laws = app.crop(shot, "scaling_runs_plots", report)
+        app.click("scaling_page_compute")
+        report = app.wait(lambda r: "scaling_runs_nopt" in r["regions"], "the compute plots", 10)
+        report = app.settle()
+        shot = app.screenshot()
+        if not differs(laws, app.crop(shot, "scaling_runs_plots", report)):
+            raise Failure("the compute page looks like the laws page")
+        save_png(os.path.join(out, "finished_compute.png"), shot)
+        app.click("scaling_isoflop_toggle")
+        app.settle()
+        save_png(os.path.join(out, "finished_isoflop.png"), app.screenshot())
+        app.click("scaling_page_laws")
+        app.wait(lambda r: "scaling_runs_n" in r["regions"], "the laws page again", 10)
     return directory, runs(report)
 
 

@@ -55,7 +55,8 @@ void drawMetricPlot(PanelContext& ctx, const char* id, const char* title, const 
     xLo = std::min(xLo, r.params), xHi = std::max(xHi, r.params);
     if (!logY || y > 0) yLo = std::min(yLo, y), yHi = std::max(yHi, y);
   }
-  if (runs.empty()) xLo = 1, xHi = 10, yLo = 0.1, yHi = 1;
+  if (runs.empty()) xLo = 1, xHi = 10;
+  if (!(yLo <= yHi)) yLo = 0.1, yHi = 1;
   if (logY) plot.setAxes(xLo / 1.5, xHi * 1.5, true, yLo / 1.2, yHi * 1.2, true, "parameters N", yLabel);
   else plot.setAxes(xLo / 1.5, xHi * 1.5, true, 0, 1.05, false, "parameters N", yLabel);
   plot.draw();

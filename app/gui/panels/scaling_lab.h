@@ -27,6 +27,7 @@ struct ScalingRunsView {
   bool exportFailed = false;
   std::string pendingPng;                        // a PNG asked for and not yet reported
   bool isoFlop = false;                          // the compute plot with N on x (iso-FLOP curves)
+  int plotPage = 0;                              // short windows show two plots at a time: 0 loss vs N and D, 1 compute
   // Emergence: the sweep on screen when it scores a task, else the shipped "addition" sweep.
   bool emergenceLoaded = false;
   std::optional<SweepResults> emergence;

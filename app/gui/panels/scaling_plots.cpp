@@ -44,10 +44,12 @@ std::vector<double> mapped(const std::vector<double>& xs, auto f) {
   return ys;
 }
 
-// The measured points in the colours of `keys` (their legend entries first), x and y by the getters.
+// The measured points in the colours of `keys` (their legend entries first unless keyName is null), x
+// and y by the getters.
 void addRuns(Plot& plot, const LabelledPoints& runs, const std::vector<double>& keys, const char* keyName, auto key, auto x,
              auto y, Range& xr, Range& yr) {
-  for (double k : keys) plot.line(std::string(keyName) + " = " + formatCount(k), {}, {}, keyColour(keys, k));
+  if (keyName)  // the colour key in the legend
+    for (double k : keys) plot.line(std::string(keyName) + " = " + formatCount(k), {}, {}, keyColour(keys, k));
   for (size_t i = 0; i < runs.points.size(); ++i) {
     const ScalingPoint& p = runs.points[i];
     plot.marker(runs.labels[i], x(p), y(p), keyColour(keys, key(p)));
@@ -56,9 +58,37 @@ void addRuns(Plot& plot, const LabelledPoints& runs, const std::vector<double>& 
   }
 }
 
+// A fit whose curves cannot be drawn (constants out of range): the points stay, with a note why.
+void unusableFit(Plot& plot, const std::exception& e, const Range& xr, const Range& yr) {
+  plot.note(std::sqrt(xr.lo * xr.hi), std::sqrt(yr.lo * yr.hi), std::string("fit not drawn: ") + e.what(), ImGui::GetColorU32(ImGuiCol_TextDisabled));
+}
+
 void emptyNote(Plot& plot, const char* text) {
   plot.setAxes(1, 10, true, 1, 10, true, "", "");
   plot.note(std::sqrt(10.0), std::sqrt(10.0), text, ImGui::GetColorU32(ImGuiCol_TextDisabled));
+}
+
+void addOptimumCurves(PanelContext& ctx, Plot& plot, const SweepFits& fits, const Range& flops, Range& yr) {
+  const double lo = flops.low(3), end = std::max(kExtrapolateTo, flops.hi * 10);
+  auto optimal = [](const ChinchillaConstants& c) { return [c](double f) { return chinchillaOptimum(c, f).params; }; };
+  const std::vector<double> measured = logSpace(lo, flops.hi, kCurvePoints), beyond = logSpace(flops.hi, end, kCurvePoints);
+  const std::vector<double> all = logSpace(lo, end, kCurvePoints * 2);
+  const std::vector<std::pair<std::string, std::vector<double>>> published = {
+      {"Hoffmann 2022 (published)", mapped(all, optimal(chinchillaHoffmann2022()))},
+      {"Besiroglu 2024 (refit)", mapped(all, optimal(chinchillaBesiroglu2024()))}};
+  for (size_t i = 0; i < published.size(); ++i) {
+    plot.line(published[i].first, all, published[i].second, publishedColour(static_cast<int>(i), ctx.state.projector), 1.8f);
+    yr.add(published[i].second);
+  }
+  const auto ours = optimal(fits.chinchilla.constants);
+  const std::vector<double> inside = mapped(measured, ours), outside = mapped(beyond, ours);
+  plot.line("ours, fitted range", measured, inside, fitColour(), 3.0f);
+  plot.line("ours, extrapolated", beyond, outside, ImGui::GetColorU32(ImGuiCol_TextDisabled), 1.2f);
+  yr.add(inside);
+  yr.add(outside);
+  plot.vline(flops.hi, "our largest budget", ImGui::GetColorU32(ImGuiCol_TextDisabled));
+  const NamedRun chinchilla = chinchillaRun();
+  plot.point("Chinchilla 70B", chinchilla.flops(), chinchilla.params, publishedColour(1, ctx.state.projector), LabelSide::BelowRight);
 }
 
 }  // namespace
@@ -113,7 +143,7 @@ int drawPowerLawPlot(PanelContext& ctx, const SweepView& view, bool byParams, Im
   const SweepFits* fits = view.fits.get();
   const PowerLawFit* fit = !fits ? nullptr : byParams ? (fits->hasKaplanParams ? &fits->kaplanParams : nullptr)
                                                       : (fits->hasKaplanTokens ? &fits->kaplanTokens : nullptr);
-  if (fit) {
+  if (fit) try {
     char name[96];
     std::snprintf(name, sizeof name, "our fit: alpha_%s = %.3f", byParams ? "N" : "D", fit->alpha);
     const std::vector<double> ys = mapped(xs, [&](double x) { return fit->loss(x); });
@@ -127,6 +157,8 @@ int drawPowerLawPlot(PanelContext& ctx, const SweepView& view, bool byParams, Im
     const std::vector<double> published = mapped(xs, [&](double x) { return scaleLossToParams(fit->loss(middle), middle, x, alpha); });
     plot.line(name, xs, published, publishedColour(2, ctx.state.projector), 1.6f);
     yr.add(published);
+  } catch (const std::exception& e) {
+    unusableFit(plot, e, xr, yr);
   }
   plot.setAxes(xs.front(), xs.back(), true, yr.low(1.05), yr.high(1.05), true, byParams ? "parameters N" : "tokens D",
                "validation loss (nats/token)");
@@ -155,10 +187,10 @@ void drawComputePlot(PanelContext& ctx, const SweepView& view, bool isoFlop, ImV
   auto paramsOf = [](const ScalingPoint& p) { return p.params; };
   auto flopsOf = [](const ScalingPoint& p) { return p.flops(); };
   auto loss = [](const ScalingPoint& p) { return p.loss; };
-  addRuns(plot, runs, sizes, "N", paramsOf, isoFlop ? paramsOf : flopsOf, loss, xr, yr);
+  addRuns(plot, runs, sizes, isoFlop ? nullptr : "N", paramsOf, isoFlop ? paramsOf : flopsOf, loss, xr, yr);
   const double xLo = xr.low(isoFlop ? 3 : 2), xHi = xr.high(isoFlop ? 3 : 2);
   const SweepFits* fits = view.fits.get();
-  if (fits && fits->hasChinchilla) {
+  if (fits && fits->hasChinchilla) try {
     const ChinchillaConstants& c = fits->chinchilla.constants;
     if (isoFlop) {
       const std::vector<double> budgets = logSpace(flops.lo, flops.hi, flops.lo < flops.hi ? 4 : 2);
@@ -179,6 +211,8 @@ void drawComputePlot(PanelContext& ctx, const SweepView& view, bool isoFlop, ImV
       plot.line("fitted compute-optimal frontier", cs, frontier, fitColour(), 2.5f);
       yr.add(frontier);
     }
+  } catch (const std::exception& e) {
+    unusableFit(plot, e, xr, yr);
   } else {
     plot.note(std::sqrt(xLo * xHi), std::sqrt(yr.lo * yr.hi), "L(N, D) needs 5 runs, 2 sizes and 2 budgets",
               ImGui::GetColorU32(ImGuiCol_TextDisabled));
@@ -203,27 +237,13 @@ void drawOptimumPlot(PanelContext& ctx, const SweepView& view, ImVec2 size) {
   }
   Range flops, yr;
   for (const ScalingPoint& p : fits->points) flops.add(p.flops());
-  const double lo = flops.low(3), end = std::max(kExtrapolateTo, flops.hi * 10);
-  auto optimal = [](const ChinchillaConstants& c) { return [c](double f) { return chinchillaOptimum(c, f).params; }; };
-  const std::vector<double> measured = logSpace(lo, flops.hi, kCurvePoints), beyond = logSpace(flops.hi, end, kCurvePoints);
-  const std::vector<double> all = logSpace(lo, end, kCurvePoints * 2);
-  const std::vector<std::pair<std::string, std::vector<double>>> published = {
-      {"Hoffmann 2022 (published)", mapped(all, optimal(chinchillaHoffmann2022()))},
-      {"Besiroglu 2024 (refit)", mapped(all, optimal(chinchillaBesiroglu2024()))}};
-  for (size_t i = 0; i < published.size(); ++i) {
-    plot.line(published[i].first, all, published[i].second, publishedColour(static_cast<int>(i), ctx.state.projector), 1.8f);
-    yr.add(published[i].second);
+  try {
+    addOptimumCurves(ctx, plot, *fits, flops, yr);
+  } catch (const std::exception& e) {
+    unusableFit(plot, e, flops, yr.valid() ? yr : flops);
   }
-  const auto ours = optimal(fits->chinchilla.constants);
-  const std::vector<double> inside = mapped(measured, ours), outside = mapped(beyond, ours);
-  plot.line("ours, fitted range", measured, inside, fitColour(), 3.0f);
-  plot.line("ours, extrapolated", beyond, outside, ImGui::GetColorU32(ImGuiCol_TextDisabled), 1.2f);
-  yr.add(inside);
-  yr.add(outside);
-  plot.vline(flops.hi, "our largest budget", ImGui::GetColorU32(ImGuiCol_TextDisabled));
-  const NamedRun chinchilla = chinchillaRun();
-  plot.point("Chinchilla 70B", chinchilla.flops(), chinchilla.params, publishedColour(1, ctx.state.projector), LabelSide::BelowRight);
-  plot.setAxes(lo, end, true, yr.low(2), yr.high(2), true, "compute C (FLOP)", "N_opt (parameters)");
+  const double lo = flops.low(3), end = std::max(kExtrapolateTo, flops.hi * 10);
+  plot.setAxes(lo, end, true, yr.valid() ? yr.low(2) : 1, yr.valid() ? yr.high(2) : 10, true, "compute C (FLOP)", "N_opt (parameters)");
   plot.draw();
   recordItem(ctx.shared, "scaling_runs_nopt");
 }

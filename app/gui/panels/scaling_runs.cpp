@@ -177,28 +177,40 @@ void drawConstants(PanelContext& ctx, const SweepView& view) {
   if (fits.hasChinchilla) {
     char value[32];
     std::snprintf(value, sizeof value, "%.1f", fits.optimumAtSweep.tokensPerParam);
-    ImGui::TextDisabled("tokens per parameter our fit implies (C = %s)", formatScientific(fits.optimumAtSweep.flops).c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("tokens per parameter our fit implies");
+    ImGui::TextWrapped("at our largest budget, C = %s", formatScientific(fits.optimumAtSweep.flops).c_str());
+    ImGui::PopStyleColor();
     ImGui::SetWindowFontScale(2.0f);
     ImGui::TextUnformatted(value);
     ImGui::SameLine();
     ImGui::TextDisabled("vs 20");
     ImGui::SetWindowFontScale(1.0f);
     recordItem(ctx.shared, "scaling_runs_ratio");
-    ImGui::TextDisabled("Chinchilla's rule of thumb: 20. Ours at Chinchilla's budget: %.1f (extrapolated)",
-                        fits.optimumAtChinchilla.tokensPerParam);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("Chinchilla's rule of thumb: 20. Ours extrapolated to Chinchilla's budget: %.3g",
+                       fits.optimumAtChinchilla.tokensPerParam);
+    ImGui::PopStyleColor();
   }
   for (const std::string& note : fits.notes) ImGui::TextWrapped("%s", note.c_str());
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
-  if (!ImGui::BeginTable("scaling_runs_table", 4, flags, ImVec2(0, std::max(ImGui::GetFrameHeight() * 3, ImGui::GetContentRegionAvail().y)))) return;
+  if (!ImGui::BeginTable("scaling_runs_table", 3, flags, ImVec2(0, std::max(ImGui::GetFrameHeight() * 3, ImGui::GetContentRegionAvail().y)))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  for (const char* column : {"law", "constant", "value", "80% interval"}) ImGui::TableSetupColumn(column);
+  for (const char* column : {"constant", "value", "80% interval"}) ImGui::TableSetupColumn(column);
   ImGui::TableHeadersRow();
+  std::string law;
   for (const std::vector<std::string>& row : fitRows(fits)) {
+    if (row[0] != law) {  // the law as a heading row
+      law = row[0];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextDisabled("%s", law.c_str());
+    }
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(row[0].c_str());
-    ImGui::TableNextColumn();
+    ImGui::Indent();
     ImGui::TextUnformatted(row[1].c_str());
+    ImGui::Unindent();
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(shortNumber(row[2]).c_str());
     ImGui::TableNextColumn();
@@ -263,19 +275,49 @@ void drawExport(PanelContext& ctx, ScalingRunsView& v, const SweepView& view, co
   }
 }
 
-// The four plots in a 2 x 2 grid (one column when narrow); returns the grid's screen rectangle.
+// The current run's loss at each step so far (the side column, while a sweep runs or is paused).
+void drawCurrentLoss(PanelContext& ctx, const SweepView& view) {
+  if (view.current.empty() || view.currentLoss.empty()) return;
+  std::vector<double> steps(view.currentLoss.size()), loss(view.currentLoss.begin(), view.currentLoss.end());
+  for (size_t i = 0; i < steps.size(); ++i) steps[i] = static_cast<double>(i + 1);
+  const auto [lo, hi] = std::minmax_element(loss.begin(), loss.end());
+  Plot plot("scaling_current_loss", ImVec2(0, ImGui::GetFontSize() * 9));
+  plot.setTitle("this run: " + view.current);
+  plot.setAxes(1, std::max<double>(2, view.steps), false, *lo * 0.95, *hi * 1.05, false, "step", "loss");
+  plot.setLegend(LegendPlacement::Hidden);
+  plot.line("training loss", steps, loss, ImGui::GetColorU32(ImGuiCol_PlotLines), 2.0f);
+  plot.draw();
+  recordItem(ctx.shared, "scaling_current_loss");
+}
+
+// The four plots in a 2 x 2 grid when the window is tall; else two at a time (a page chosen by
+// radio buttons), side by side when wide, one above the other (scrolling) when not. Returns the
+// screen rectangle of the plots drawn (Save PNG's crop).
 ScreenRect drawPlots(PanelContext& ctx, ScalingRunsView& v, const SweepView& view, ImVec2 size, int* pointsDrawn) {
   const float font = ImGui::GetFontSize(), spacing = ImGui::GetStyle().ItemSpacing.x;
-  const bool grid = size.x / 2 >= font * 18;
-  const ImVec2 cell = grid ? ImVec2((size.x - spacing) / 2, std::max(font * 10, (size.y - spacing) / 2)) : ImVec2(size.x, std::max(font * 14, size.y / 2));
-  ImGui::BeginChild("scaling_runs_plots", size, false, grid ? ImGuiWindowFlags_NoScrollbar : 0);
+  const bool wide = size.x / 2 >= font * 18, grid = wide && size.y >= font * 30;
+  if (!grid) {
+    ImGui::RadioButton("loss vs N and D", &v.plotPage, 0);
+    recordItem(ctx.shared, "scaling_page_laws");
+    ImGui::SameLine();
+    ImGui::RadioButton("compute and N_opt", &v.plotPage, 1);
+    recordItem(ctx.shared, "scaling_page_compute");
+    size.y -= ImGui::GetFrameHeightWithSpacing();
+  }
+  const ImVec2 cell = wide ? ImVec2((size.x - spacing) / 2, grid ? (size.y - spacing) / 2 : size.y) : ImVec2(size.x, std::max(font * 14, size.y));
+  ImGui::BeginChild("scaling_runs_plots", size, false, wide ? ImGuiWindowFlags_NoScrollbar : 0);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  *pointsDrawn = drawPowerLawPlot(ctx, view, true, cell);
-  if (grid) ImGui::SameLine();
-  drawPowerLawPlot(ctx, view, false, cell);
-  drawComputePlot(ctx, view, v.isoFlop, cell);
-  if (grid) ImGui::SameLine();
-  drawOptimumPlot(ctx, view, cell);
+  *pointsDrawn = view.results ? static_cast<int>(sweepPoints(*view.results).size()) : 0;
+  if (grid || v.plotPage == 0) {
+    drawPowerLawPlot(ctx, view, true, cell);
+    if (wide) ImGui::SameLine();
+    drawPowerLawPlot(ctx, view, false, cell);
+  }
+  if (grid || v.plotPage == 1) {
+    drawComputePlot(ctx, view, v.isoFlop, cell);
+    if (wide) ImGui::SameLine();
+    drawOptimumPlot(ctx, view, cell);
+  }
   const ImVec2 end = ImGui::GetItemRectMax();
   ImGui::EndChild();
   recordItem(ctx.shared, "scaling_runs_plots");
@@ -327,10 +369,11 @@ void drawScalingRuns(PanelContext& ctx, ScalingRunsView& v) {
   int pointsDrawn = 0;
   const ScreenRect plots = drawPlots(ctx, v, view, ImVec2(avail.x - side - spacing, avail.y), &pointsDrawn);
   ImGui::SameLine();
-  ImGui::BeginChild("scaling_runs_side", ImVec2(side, avail.y));
+  ImGui::BeginChild("scaling_runs_side", ImVec2(side, 0));  // down to the panel's bottom, beside the plots
   ImGui::Checkbox("compute plot: N on x (iso-FLOP)", &v.isoFlop);
   recordItem(ctx.shared, "scaling_isoflop_toggle");
   drawExport(ctx, v, view, plots);
+  drawCurrentLoss(ctx, view);
   ImGui::Separator();
   drawConstants(ctx, view);
   ImGui::EndChild();
