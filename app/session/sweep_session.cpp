@@ -39,6 +39,11 @@ bool isShipped(const std::string& path) {
   return false;
 }
 
+std::string oneLine(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+
 std::string nowStamp() {
   const std::time_t now = std::time(nullptr);
   char buffer[32];
@@ -104,15 +109,21 @@ void SweepSession::fail(const std::string& message) {
   }
   running_ = false;
   view_.status = SweepState::Error;
-  std::string line = message;
-  std::replace(line.begin(), line.end(), '\n', ' ');
-  view_.message = line;
+  view_.message = oneLine(message);
   publish(true);
 }
 
 void SweepSession::handle(Command& command) {
   switch (command.kind) {
-    case CommandKind::Open: show(command.path); break;
+    case CommandKind::Open:
+      try {
+        show(command.path);
+      } catch (const std::exception& e) {
+        if (!running_) throw;  // the error line (fail)
+        view_.message = oneLine(std::string("not opened (the sweep runs on): ") + e.what());  // a typo does not stop a running sweep
+        publish(true);
+      }
+      break;
     case CommandKind::Start: {
       const SweepPreset* preset = findSweepPreset(command.preset);
       if (!preset) throw Error("no sweep preset named '" + command.preset + "'");

@@ -49,7 +49,8 @@ class SweepSession {
   SweepSession(const SweepSession&) = delete;
   SweepSession& operator=(const SweepSession&) = delete;
 
-  // Shows a sweep directory or sweep.json (errors: one line in the view; the sweep on screen stays).
+  // Shows a sweep directory or sweep.json (errors: one line in the view; the sweep on screen stays,
+  // and a running one runs on).
   // A directory with unfinished runs opens paused: resume() runs them.
   void open(const std::string& path);
   // Writes a new sweep of the preset into `dir` (createSweep; must not exist yet) and runs it.

@@ -122,7 +122,7 @@ int drawPowerLawPlot(PanelContext& ctx, const SweepView& view, bool byParams, Im
   Plot plot(id, size);
   plot.setTitle(byParams ? "Loss vs parameters N (colour: tokens D)" : "Loss vs tokens D (colour: parameters N)");
   plot.setFormats(formatCount, formatGeneral);
-  plot.setLegend(LegendPlacement::TopRight);
+  plot.setLegend(LegendPlacement::BottomLeft);  // the loss falls to the right: small x and low loss stay empty
   const LabelledPoints runs = view.results ? labelledPoints(*view.results) : LabelledPoints{};
   if (runs.points.empty()) {
     emptyNote(plot, "no finished runs yet");
@@ -145,7 +145,7 @@ int drawPowerLawPlot(PanelContext& ctx, const SweepView& view, bool byParams, Im
                                                       : (fits->hasKaplanTokens ? &fits->kaplanTokens : nullptr);
   if (fit) try {
     char name[96];
-    std::snprintf(name, sizeof name, "our fit: alpha_%s = %.3f", byParams ? "N" : "D", fit->alpha);
+    std::snprintf(name, sizeof name, "our fit, alpha_%s %.3f", byParams ? "N" : "D", fit->alpha);
     const std::vector<double> ys = mapped(xs, [&](double x) { return fit->loss(x); });
     plot.line(name, xs, ys, fitColour(), 2.5f);
     yr.add(ys);
@@ -153,7 +153,7 @@ int drawPowerLawPlot(PanelContext& ctx, const SweepView& view, bool byParams, Im
     // their N_c and D_c are for another data set and tokenizer).
     const KaplanConstants kaplan;
     const double alpha = byParams ? kaplan.alphaN : kaplan.alphaD, middle = std::sqrt(xr.lo * xr.hi);
-    std::snprintf(name, sizeof name, "Kaplan 2020 slope %.3f (through our middle)", alpha);
+    std::snprintf(name, sizeof name, "Kaplan 2020 slope, %.3f", alpha);
     const std::vector<double> published = mapped(xs, [&](double x) { return scaleLossToParams(fit->loss(middle), middle, x, alpha); });
     plot.line(name, xs, published, publishedColour(2, ctx.state.projector), 1.6f);
     yr.add(published);
@@ -171,7 +171,7 @@ void drawComputePlot(PanelContext& ctx, const SweepView& view, bool isoFlop, ImV
   Plot plot("scaling_runs_c", size);
   plot.setTitle(isoFlop ? "Fitted iso-FLOP curves: loss vs N at fixed compute" : "Loss vs compute C = 6ND (colour: parameters N)");
   plot.setFormats(isoFlop ? formatCount : formatScientific, formatGeneral);
-  plot.setLegend(LegendPlacement::TopRight);
+  plot.setLegend(LegendPlacement::BottomLeft);
   const LabelledPoints runs = view.results ? labelledPoints(*view.results) : LabelledPoints{};
   if (runs.points.empty()) {
     emptyNote(plot, "no finished runs yet");
@@ -200,7 +200,7 @@ void drawComputePlot(PanelContext& ctx, const SweepView& view, bool isoFlop, ImV
         plot.line("C = " + formatScientific(budgets[i]), iso.x, iso.y, colour, 1.4f);
       }
       const Curve frontier = chinchillaFrontierCurve(c, flops.low(10), flops.high(10), kCurvePoints);
-      plot.line("fitted compute-optimal frontier", frontier.x, frontier.y, fitColour(), 2.5f);
+      plot.line("fitted frontier", frontier.x, frontier.y, fitColour(), 2.5f);
       yr.add(frontier.y);
     } else {
       const std::vector<double> cs = logSpace(xLo, xHi, kCurvePoints);
@@ -208,7 +208,7 @@ void drawComputePlot(PanelContext& ctx, const SweepView& view, bool isoFlop, ImV
         plot.line("fit N = " + formatCount(n), cs, mapped(cs, [&](double f) { return chinchillaLoss(c, n, f / (6 * n)); }),
                   keyColour(sizes, n), 1.2f, false);
       const std::vector<double> frontier = mapped(cs, [&](double f) { return chinchillaOptimum(c, f).loss; });
-      plot.line("fitted compute-optimal frontier", cs, frontier, fitColour(), 2.5f);
+      plot.line("fitted frontier", cs, frontier, fitColour(), 2.5f);
       yr.add(frontier);
     }
   } catch (const std::exception& e) {
