@@ -60,6 +60,7 @@ struct ChinchillaFitOptions {
   std::vector<double> alphaStarts{0, 0.5, 1, 1.5, 2}, betaStarts{0, 0.5, 1, 1.5, 2};
   std::vector<double> eStarts{-1, -0.5, 0, 0.5, 1};
   std::vector<double> aStarts{0, 5, 10, 15, 20, 25}, bStarts{0, 5, 10, 15, 20, 25};
+  std::vector<ChinchillaConstants> extraStarts;  // tried before the grid (e.g. an earlier fit's answer)
   int maxIterations = 200;  // per start
 };
 
@@ -71,8 +72,14 @@ struct ChinchillaFit {
   int starts = 0;                 // grid points tried
 };
 // Needs at least 5 points with at least 2 distinct N and 2 distinct D; throws tscope::Error naming
-// what is missing. Deterministic.
+// what is missing. Deterministic: the first start that reaches the lowest objective wins.
 ChinchillaFit fitChinchilla(std::span<const ScalingPoint> points, const ChinchillaFitOptions& options = {});
+
+// What fitChinchilla minimises: mean over the points of Huber_delta(LSE(a - alpha log N_i,
+// b - beta log D_i, e) - log L_i) with a = log A, b = log B, e = log E. When `gradient` has 5
+// entries it receives the analytic gradient in the order (a, b, e, alpha, beta). E must be > 0.
+double chinchillaObjective(std::span<const ScalingPoint> points, const ChinchillaConstants& constants, double huberDelta,
+                           std::span<double> gradient = {});
 
 // A central interval of a bootstrap distribution.
 struct Interval {

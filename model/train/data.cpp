@@ -45,6 +45,36 @@ std::vector<std::string> splitFields(const std::string& line) {
 // A number in [0, n) from one draw (the modulo bias is below 2^-40 for the n used here).
 size_t randomBelow(Rng& rng, size_t n) { return static_cast<size_t>(rng.next() % n); }
 
+// The decimal digits of `value`, `count` of them, least significant first (zero-padded).
+std::vector<int> digitsLeastFirst(uint64_t value, int count) {
+  std::vector<int> digits(static_cast<size_t>(count));
+  for (int& digit : digits) {
+    digit = static_cast<int>(value % 10);
+    value /= 10;
+  }
+  return digits;
+}
+
+// a + b = c, the operands most significant digit first and the sum reversed (see data.h).
+TaskExample additionExample(int digits, Rng& rng) {
+  constexpr int kPlus = 10, kEquals = 11;
+  uint64_t limit = 1;
+  for (int i = 0; i < digits; ++i) limit *= 10;
+  const uint64_t a = randomBelow(rng, limit), b = randomBelow(rng, limit);
+  TaskExample example;
+  for (const auto& [operand, sign] : {std::pair{a, kPlus}, std::pair{b, kEquals}}) {
+    const std::vector<int> written = digitsLeastFirst(operand, digits);
+    example.tokens.insert(example.tokens.end(), written.rbegin(), written.rend());
+    example.tokens.push_back(sign);
+  }
+  example.scored.assign(example.tokens.size(), 0);
+  for (int digit : digitsLeastFirst(a + b, digits + 1)) {
+    example.tokens.push_back(digit);
+    example.scored.push_back(1);
+  }
+  return example;
+}
+
 void requireValid(const TaskSpec& spec) {
   std::string problem = validateTaskSpec(spec);
   if (!problem.empty()) throw Error(problem);
@@ -190,15 +220,16 @@ const char* taskName(SyntheticTask task) {
     case SyntheticTask::Sort: return "sort";
     case SyntheticTask::Induction: return "induction";
     case SyntheticTask::ModularAddition: return "modular-addition";
+    case SyntheticTask::Addition: return "addition";
   }
   return "unknown";
 }
 
 SyntheticTask parseTaskName(const std::string& name) {
   for (SyntheticTask task : {SyntheticTask::Copy, SyntheticTask::Reverse, SyntheticTask::Sort, SyntheticTask::Induction,
-                             SyntheticTask::ModularAddition})
+                             SyntheticTask::ModularAddition, SyntheticTask::Addition})
     if (name == taskName(task)) return task;
-  throw Error("unknown task \"" + name + "\" (expected copy, reverse, sort, induction or modular-addition)");
+  throw Error("unknown task \"" + name + "\" (expected copy, reverse, sort, induction, modular-addition or addition)");
 }
 
 std::string validateTaskSpec(const TaskSpec& spec) {
@@ -224,6 +255,9 @@ std::string validateTaskSpec(const TaskSpec& spec) {
       if (spec.modulus < 2 || spec.modulus > kMaxSize)
         return name + ": modulus must be in [2, " + std::to_string(kMaxSize) + "], got " + std::to_string(spec.modulus);
       return "";
+    case SyntheticTask::Addition:
+      if (spec.digits < 1 || spec.digits > 9) return name + ": digits must be in [1, 9], got " + std::to_string(spec.digits);
+      return "";
   }
   return "task: unknown task value " + std::to_string(static_cast<int>(spec.task));
 }
@@ -233,6 +267,7 @@ int taskVocabSize(const TaskSpec& spec) {
   switch (spec.task) {
     case SyntheticTask::Induction: return spec.vocab;
     case SyntheticTask::ModularAddition: return spec.modulus + 2;
+    case SyntheticTask::Addition: return 12;
     default: return spec.vocab + 1;
   }
 }
@@ -242,17 +277,19 @@ int taskSequenceLength(const TaskSpec& spec) {
   switch (spec.task) {
     case SyntheticTask::Induction: return 2 * spec.length;
     case SyntheticTask::ModularAddition: return 5;
+    case SyntheticTask::Addition: return 3 * spec.digits + 3;  // a + b = c: digits, 1, digits, 1, digits + 1
     default: return 2 * spec.length + 1;
   }
 }
 
 std::vector<std::string> taskTokenNames(const TaskSpec& spec) {
   requireValid(spec);
-  const int numbers = spec.task == SyntheticTask::ModularAddition ? spec.modulus : spec.vocab;
+  const bool sum = spec.task == SyntheticTask::ModularAddition || spec.task == SyntheticTask::Addition;
+  const int numbers = spec.task == SyntheticTask::ModularAddition ? spec.modulus : spec.task == SyntheticTask::Addition ? 10 : spec.vocab;
   std::vector<std::string> names;
   names.reserve(static_cast<size_t>(taskVocabSize(spec)));
   for (int i = 0; i < numbers; ++i) names.push_back(std::to_string(i));
-  if (spec.task == SyntheticTask::ModularAddition) {
+  if (sum) {
     names.push_back("+");
     names.push_back("=");
   } else if (spec.task != SyntheticTask::Induction) {
@@ -272,6 +309,7 @@ TaskExample makeExample(const TaskSpec& spec, Rng& rng) {
     example.scored = {0, 0, 0, 0, 1};
     return example;
   }
+  if (spec.task == SyntheticTask::Addition) return additionExample(spec.digits, rng);
 
   const size_t n = static_cast<size_t>(spec.length);
   std::vector<int> x(n);

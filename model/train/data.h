@@ -1,6 +1,7 @@
 // Training data: the Brown corpus (POS-tagged documents, kept as plain text plus tag byte spans so
 // any tokenizer's tokens can be labelled with parts of speech, split train/validation by document)
-// and synthetic algorithmic tasks (copy, reverse, sort, induction, modular addition) with loss masks.
+// and synthetic algorithmic tasks (copy, reverse, sort, induction, modular and multi-digit addition)
+// with loss masks.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -76,7 +77,7 @@ DocumentSplit splitDocuments(size_t documentCount, double validationFraction, ui
 
 // --- Synthetic tasks -----------------------------------------------------------------------------
 
-enum class SyntheticTask { Copy, Reverse, Sort, Induction, ModularAddition };
+enum class SyntheticTask { Copy, Reverse, Sort, Induction, ModularAddition, Addition };
 
 // Copy / Reverse / Sort: `vocab` symbols (ids 0..vocab-1), then SEP (id vocab). A sequence is
 //   x SEP y with x of `length` random symbols and y = x, reverse(x) or sorted(x).
@@ -87,25 +88,32 @@ enum class SyntheticTask { Copy, Reverse, Sort, Induction, ModularAddition };
 //   token of the repeat is determined; needs vocab >= length.
 // ModularAddition: numbers 0..modulus-1 are ids 0..modulus-1, then '+' (id modulus) and '='
 //   (id modulus + 1). A sequence is a + b = c with c = (a + b) mod modulus.
+// Addition: the digits 0-9 are ids 0-9, then '+' (id 10) and '=' (id 11). A sequence is a + b = c
+//   with a and b of `digits` digits each (zero-padded, most significant first) and c = a + b written
+//   with digits + 1 digits, least significant first: reversed, so that each digit of c depends only
+//   on the digits of a and b already seen and the carry out of the digit just written (the usual
+//   trick that makes carries learnable left to right). 123 + 456 = 579 is "123+456=9750".
 // Fields a task does not use are ignored.
 struct TaskSpec {
   SyntheticTask task = SyntheticTask::Copy;
   int vocab = 10;    // symbols (not counting special tokens); Copy, Reverse, Sort, Induction
   int length = 8;    // symbols in x; Copy, Reverse, Sort, Induction
   int modulus = 97;  // ModularAddition
+  int digits = 3;    // Addition: digits of a and b, 1..9
 };
 
 // One sequence and which of its tokens the loss counts: scored[t] = 1 when tokens[t] is an answer
 // token, to be predicted from tokens[0..t-1].
 //   Copy / Reverse / Sort: every token of y.
 //   Induction: the second copy of x except its first token (which nothing before it determines).
-//   ModularAddition: c.
+//   ModularAddition, Addition: c.
 struct TaskExample {
   std::vector<int> tokens;      // (T + 1)
   std::vector<uint8_t> scored;  // (T + 1)
 };
 
-const char* taskName(SyntheticTask task);  // "copy", "reverse", "sort", "induction", "modular-addition"
+// "copy", "reverse", "sort", "induction", "modular-addition", "addition"
+const char* taskName(SyntheticTask task);
 // Throws tscope::Error listing the names for an unknown one.
 SyntheticTask parseTaskName(const std::string& name);
 
@@ -115,7 +123,7 @@ std::string validateTaskSpec(const TaskSpec& spec);
 // The functions below throw tscope::Error with validateTaskSpec's message on a bad spec.
 int taskVocabSize(const TaskSpec& spec);      // ids are 0..taskVocabSize-1
 int taskSequenceLength(const TaskSpec& spec);  // tokens in one example
-// One name per id: symbols and numbers as decimal ("0", "1", ...), then "SEP" or "+", "=".
+// One name per id: symbols, numbers and digits as decimal ("0", "1", ...), then "SEP" or "+", "=".
 std::vector<std::string> taskTokenNames(const TaskSpec& spec);
 TaskExample makeExample(const TaskSpec& spec, Rng& rng);
 

@@ -100,6 +100,17 @@ std::vector<TrainPreset> makePresets() {
                        "here every batch draws fresh pairs, so train and validation loss fall together.",
                        c, d});
   }
+  {
+    DataSpec d;
+    d.brown = false;
+    d.task.task = SyntheticTask::Addition;
+    d.task.digits = 3;
+    presets.push_back({"addition", "Addition (3 digits, answer reversed)",
+                       "The model learns 123+456=9750: the sum written least significant digit first, so each digit needs only "
+                       "the two digits above it and the carry it just wrote. Watch the loss fall in steps as it learns the digits "
+                       "without a carry, then the carries.",
+                       taskRun(2, 4, 64, 2000, 3e-3f), d});
+  }
   presets.push_back({"brown", "Brown corpus, tiny dense",
                      "A 2-layer model learns English from the Brown corpus with a 1024-token BPE: the loss falls quickly as it learns "
                      "frequent words, then slowly as it learns which words follow which.",
@@ -175,6 +186,7 @@ std::string validateTrainSetup(const TrainConfig& config, const DataSpec& data) 
   } catch (const Error& e) {
     return e.what();
   }
+  if (data.textPath.find(',') != std::string::npos) return "data: the text path must not contain ','";
   if (data.brown) {
     if (data.bpeVocab < 257 || data.bpeVocab > 65536) return "data: the BPE vocabulary must be between 257 and 65536";
     if (!(data.validationFraction > 0 && data.validationFraction < 0.5)) return "data: the validation fraction must be in (0, 0.5)";

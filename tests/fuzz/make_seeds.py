@@ -140,6 +140,8 @@ for name in ("brown-small", "brown-moe", "induction-2l"):
 write("train_setup", "modadd", 'modadd:modulus=13\n{"model": {"n_layer": 1, "n_head": 1, "n_embd": 8}, "train": {"batch": 4, "seq_len": 4, "steps": 10, "warmup": 0}}')
 write("train_setup", "copy-unknown-key", 'copy:vocab=5,length=3\n{"train": {"batchsize": 4}}')
 write("train_setup", "reverse", 'reverse:vocab=3,length=2\n{}')
+write("train_setup", "addition", 'addition:digits=4\n{}')
+write("train_setup", "text-path", 'text:path=/data/a:b=c.txt,vocab=300,val=0.1\n{}')
 
 # --- training comparisons (the Training panel's Compare view)
 def compared_run(label, losses, evals):
