@@ -1,15 +1,14 @@
 // The Scaling panel's "Your runs" tab (scaling_lab.h): the sweep picker (shipped sweeps, the user's
 // own under the sweeps folder, any path), Start preset / Pause / Resume on the app's SweepSession
-// with progress, the four plots of scaling_plots.cpp in a 2 x 2 grid, the fitted constants with
-// their bootstrap intervals (the rows of fitsCsv, so the table is exactly what Save CSV writes),
-// the tokens-per-parameter ratio our fit implies beside Chinchilla's 20, and the export.
+// with progress, the four plots of scaling_plots.cpp (2 x 2, or two at a time in a short window),
+// the fitted constants with their bootstrap intervals (the rows of fitsCsv, so the table is exactly
+// what Save CSV writes), the tokens per parameter our fit implies beside Chinchilla's 20, the export.
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include <algorithm>
 #include <cfloat>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <sstream>
 
