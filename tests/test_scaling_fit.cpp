@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <random>
 #include <sstream>
@@ -151,17 +152,24 @@ TEST(ScalingFit, ChinchillaWithinToleranceUnderOnePercentNoise) {
   }
 }
 
-TEST(ScalingFit, ChinchillaIsDeterministicAndReportsItsSpeed) {
+TEST(ScalingFit, ChinchillaIsTheSameOnOneAndTwoThreadsAndReportsItsSpeed) {
+  // The starts run on OpenMP threads: one thread and two must give the same answer, bit for bit.
   const std::vector<ScalingPoint> points = chinchillaGrid(kFirst, 0.01);
+  const char* before = std::getenv("TSCOPE_THREADS");
+  const std::string saved = before ? before : "";
+  setenv("TSCOPE_THREADS", "1", 1);
   const auto t0 = std::chrono::steady_clock::now();
   const ChinchillaFit first = fitChinchilla(points);
   const auto t1 = std::chrono::steady_clock::now();
+  setenv("TSCOPE_THREADS", "2", 1);
   const ChinchillaFit second = fitChinchilla(points);
+  if (before) setenv("TSCOPE_THREADS", saved.c_str(), 1);
+  else unsetenv("TSCOPE_THREADS");
   EXPECT_EQ(first.constants.alpha, second.constants.alpha);
   EXPECT_EQ(first.constants.beta, second.constants.beta);
   EXPECT_EQ(first.constants.E, second.constants.E);
   EXPECT_EQ(first.objective, second.objective);
-  std::printf("full grid (%d starts) on %d points: %.0f ms (not asserted)\n", first.starts, first.points,
+  std::printf("full grid (%d starts) on %d points, one thread: %.0f ms (not asserted)\n", first.starts, first.points,
               std::chrono::duration<double, std::milli>(t1 - t0).count());
 }
 

@@ -43,6 +43,12 @@ std::string readTextFile(const std::string& path) {
 
 void print(const json& j) { std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n"; }
 
+std::string commandLine(const std::string& command, const std::vector<std::string>& argv) {
+  std::string text = "tscope-cli " + command;
+  for (const std::string& arg : argv) text += arg.find_first_of(" \t'\"") == std::string::npos ? " " + arg : " '" + arg + "'";
+  return text;
+}
+
 const Tokenizer& requireTokenizer(const LoadedModel& model) {
   if (!model.tokenizer) throw Error(model.path + ": no tokenizer found (" + model.tokenizerNote + "); use --ids instead of text");
   return *model.tokenizer;

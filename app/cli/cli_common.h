@@ -14,6 +14,8 @@
 namespace tscope::cli {
 
 void print(const nlohmann::json& j);  // JSON on stdout
+// "tscope-cli COMMAND ARGS..." as typed (arguments with spaces or quotes quoted), kept in result files.
+std::string commandLine(const std::string& command, const std::vector<std::string>& argv);
 
 const Tokenizer& requireTokenizer(const LoadedModel& model);
 

@@ -17,5 +17,7 @@ int runTrain(const Argv& argv);  // train.cpp
 int runCompare(const Argv& argv);  // compare.cpp
 int runAttentionBench(const Argv& argv);  // attention_bench.cpp
 int runLesson(const Argv& argv);  // lesson.cpp: FILE_OR_NAME first, then flags
+int runSweep(const Argv& argv);   // sweep.cpp
+int runFit(const Argv& argv);     // sweep.cpp
 
 }  // namespace tscope::cli

@@ -4,7 +4,6 @@
 // always holds every run it was asked for.
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -19,26 +18,6 @@ using nlohmann::json;
 
 namespace tscope::cli {
 
-namespace {
-
-// The command as typed (arguments with spaces quoted), kept in the file.
-std::string commandLine(const Argv& argv) {
-  std::string text = "tscope-cli compare";
-  for (const std::string& arg : argv) text += arg.find_first_of(" \t'\"") == std::string::npos ? " " + arg : " '" + arg + "'";
-  return text;
-}
-
-std::string today() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[16];
-  std::strftime(text, sizeof text, "%Y-%m-%d", &utc);
-  return text;
-}
-
-}  // namespace
-
 int runCompare(const Argv& argv) {
   Args args("compare", argv, {"presets", "steps", "threads", "title", "description", "out"}, {});
   const std::string out = args.str("out");
@@ -51,9 +30,9 @@ int runCompare(const Argv& argv) {
   options.threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
   options.title = args.str("title", "");
   options.description = args.str("description", "");
-  options.command = commandLine(argv);
+  options.command = commandLine("compare", argv);
   options.machine = describeMachine();
-  options.date = today();
+  options.date = todayUtc();
   options.cancel = &stopOnInterrupt();
 
   std::unique_ptr<ProgressLine> progress;

@@ -32,6 +32,12 @@ const char* kUsage =
     "  lesson     FILE_OR_NAME [--assets DIR] [--backend B]\n"
     "             runs every step's check on the live model (NAME: DIR/lessons/NAME.json; DIR default: the source tree's assets);\n"
     "             exit 1 when the model disagrees with an answer\n"
+    "  sweep      --out DIR [--preset brown|tiny|addition | --spec FILE] [--sizes L2-d64[-h4],...] [--tokens 250K,1M,...]\n"
+    "             [--threads N] [--quiet] [--bootstrap N] [--seed S] [--csv DIR]\n"
+    "             trains a scaling sweep's unfinished runs (a new DIR from the preset, default brown; an existing DIR\n"
+    "             continues, --sizes / --tokens extend it); prints the runs and the fitted laws; Ctrl-C checkpoints (exit 130)\n"
+    "  fit        --runs DIR|sweep.json [--bootstrap N (default 200)] [--seed S] [--csv DIR]\n"
+    "             fits Kaplan's L(N), L(D) and Chinchilla's L(N, D) to a sweep's finished runs\n"
     "KNOBS are --tile --window --buckets --rounds --chunk --projected --features N, --projection pool|gaussian.\n"
     "ABLATE is --ablate L.H[,L.H|L.mlp...] [--ablate-mode zero|mean|patch] [--patch-source S (patch only)].\n"
     "B is auto (default: cuda when a CUDA device is usable, else cpu, saying why on stderr and in backend_note),\n"
@@ -55,7 +61,7 @@ int main(int argc, char** argv) {
       {"info", runInfo},       {"tokenize", runTokenize}, {"detokenize", runDetokenize},
       {"forward", runForward}, {"generate", runGenerate}, {"init", runInit},
       {"train", runTrain},     {"compare", runCompare},   {"attention-bench", runAttentionBench},
-      {"lesson", runLesson}};
+      {"lesson", runLesson},   {"sweep", runSweep},       {"fit", runFit}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

@@ -30,15 +30,6 @@ const std::atomic<bool>& stopOnInterrupt() {
   return interrupted;
 }
 
-double recentLoss(const TrainHistory& history, size_t n) {
-  const auto& steps = history.steps;
-  if (steps.empty()) return 0;
-  const size_t from = steps.size() > n ? steps.size() - n : 0;
-  double sum = 0;
-  for (size_t i = from; i < steps.size(); ++i) sum += steps[i].loss;
-  return sum / static_cast<double>(steps.size() - from);
-}
-
 ProgressLine::ProgressLine(int total, std::string prefix) : total_(total), prefix_(std::move(prefix)), tty_(::isatty(STDERR_FILENO)) {}
 
 void ProgressLine::update(const Trainer& trainer, double tokensPerSecond, bool force) {

@@ -10,9 +10,6 @@
 
 namespace tscope::cli {
 
-// Mean training loss of the last n steps (smooths the bar and the summaries).
-double recentLoss(const TrainHistory& history, size_t n);
-
 // Installs SIGINT and SIGTERM handlers that set the returned flag (the command stops between steps).
 const std::atomic<bool>& stopOnInterrupt();
 

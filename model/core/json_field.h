@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "model/core/error.h"
 
@@ -66,5 +67,35 @@ bool readJsonField(const nlohmann::json& object, const char* key, T& out, const 
     throw Error(where + ": field '" + key + "' " + problem + " (got " + (it->is_number() ? it->dump() : it->type_name()) + ")");
   return true;
 }
+
+// The member `key` of object `j` (`where` names it in messages) into `out`: a missing member throws
+// "WHERE: missing "KEY"" when required (else leaves `out` alone), a wrong one "WHERE: "KEY" is not ...".
+// The readers of tscope's own result files (training comparisons, sweeps) use these two.
+template <typename T>
+void readField(const nlohmann::json& j, const char* key, T& out, const std::string& where, bool required = true) {
+  const auto it = j.find(key);
+  if (it == j.end()) {
+    if (required) throw Error(where + ": missing \"" + key + "\"");
+    return;
+  }
+  if (const char* problem = jsonFieldProblem(*it, out)) throw Error(where + ": \"" + key + "\" " + problem);
+}
+
+// The array member `key` of `j`, every element checked as jsonFieldProblem does.
+template <typename T>
+std::vector<T> readArray(const nlohmann::json& j, const char* key, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end()) throw Error(where + ": missing \"" + key + "\"");
+  if (!it->is_array()) throw Error(where + ": \"" + key + "\" is not an array");
+  std::vector<T> values(it->size());
+  for (size_t i = 0; i < values.size(); ++i)
+    if (const char* problem = jsonFieldProblem((*it)[i], values[i]))
+      throw Error(where + ": \"" + key + "\"[" + std::to_string(i) + "] " + problem);
+  return values;
+}
+
+// Reads and parses a JSON file of at most maxBytes. Throws tscope::Error naming the path: "cannot
+// read", "N MB, larger than a WHAT may be (M MB)", "not JSON: ...".
+nlohmann::json readJsonFile(const std::string& path, uintmax_t maxBytes, const std::string& what);
 
 }  // namespace tscope

@@ -4,6 +4,7 @@
 #include "model/train/comparison.h"
 
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -21,29 +22,6 @@ namespace {
 using nlohmann::json;
 constexpr const char* kFormat = "tscope-training-comparison";
 constexpr int kVersion = 1;
-
-// The member `key` of object `j` (`where` names it in messages), checked and stored in `out`.
-template <typename T>
-void readField(const json& j, const char* key, T& out, const std::string& where, bool required = true) {
-  const auto it = j.find(key);
-  if (it == j.end()) {
-    if (required) throw Error(where + ": missing \"" + key + "\"");
-    return;
-  }
-  if (const char* problem = jsonFieldProblem(*it, out)) throw Error(where + ": \"" + key + "\" " + problem);
-}
-
-template <typename T>
-std::vector<T> readArray(const json& j, const char* key, const std::string& where) {
-  const auto it = j.find(key);
-  if (it == j.end()) throw Error(where + ": missing \"" + key + "\"");
-  if (!it->is_array()) throw Error(where + ": \"" + key + "\" is not an array");
-  std::vector<T> values(it->size());
-  for (size_t i = 0; i < values.size(); ++i)
-    if (const char* problem = jsonFieldProblem((*it)[i], values[i]))
-      throw Error(where + ": \"" + key + "\"[" + std::to_string(i) + "] " + problem);
-  return values;
-}
 
 json runToJson(const ComparedRun& run) {
   return {{"label", run.label},
@@ -137,21 +115,7 @@ TrainingComparison comparisonFromJson(const json& j) {
 }
 
 TrainingComparison loadComparison(const std::string& path) {
-  std::error_code ec;
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) throw Error(path + ": cannot read: " + ec.message());
-  if (size > kMaxComparisonFileBytes)
-    throw Error(path + ": " + std::to_string(size >> 20) + " MB, larger than a training comparison may be (64 MB)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
-  json j;
-  try {
-    j = json::parse(text.str());
-  } catch (const json::exception& e) {
-    throw Error(path + ": not JSON: " + e.what());
-  }
+  const json j = readJsonFile(path, kMaxComparisonFileBytes, "training comparison");
   try {
     return comparisonFromJson(j);
   } catch (const Error& e) {
@@ -170,6 +134,15 @@ TrainConfig configWithSteps(const TrainConfig& preset, int steps) {
   if (preset.evalEvery > 0 && preset.maxSteps > 0)
     c.evalEvery = std::max(1, static_cast<int>(static_cast<double>(preset.evalEvery) * steps / preset.maxSteps + 0.5));
   return c;
+}
+
+std::string todayUtc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[16];
+  std::strftime(text, sizeof text, "%Y-%m-%d", &utc);
+  return text;
 }
 
 std::string describeMachine() {

@@ -71,5 +71,7 @@ TrainingComparison runComparison(const std::vector<std::string>& presetKeys, con
 
 // A one-line machine description for ComparisonOptions::machine ("N cores, CPU model, OS").
 std::string describeMachine();
+// Today's date in UTC, "YYYY-MM-DD" (for the date field of result files).
+std::string todayUtc();
 
 }  // namespace tscope

@@ -39,7 +39,8 @@ struct SweepSpec {
   std::string description;  // a few sentences: what it measures
   DataSpec data;            // e.g. brown:vocab=1024, text:path=notes.txt, addition:digits=3
   TrainConfig base;         // the run config of every run but the size and the steps; each run sets
-                            // n_layer, n_embd, n_head and d_ff = 0 (4 n_embd) from its SweepSize
+                            // n_layer, n_embd, n_head, d_ff = 0 (4 n_embd) and n_kv_head = 0
+                            // (no grouped queries) from its SweepSize
   std::vector<SweepSize> sizes;
   std::vector<int64_t> tokens;  // token budgets: a run's steps = max(1, round(tokens / (batch * seqLen * accumulation)))
   bool totalParams = false;     // which N the fits use: false non-embedding (Kaplan's), true all parameters (Hoffmann's)
@@ -90,6 +91,15 @@ struct SweepResults {
   std::string machine, date, command;
   const SweepRunResult* find(const std::string& runName) const;
 };
+
+// The spec alone (the "spec" member of sweep.json; also what `tscope-cli sweep --spec FILE` reads).
+nlohmann::json sweepSpecToJson(const SweepSpec& spec);
+SweepSpec sweepSpecFromJson(const nlohmann::json& json);  // throws like sweepFromJson
+
+// "L2-d64" (heads: d_model / 16, at least 1) or "L2-d64-h4"; throws tscope::Error naming the text.
+SweepSize parseSweepSize(const std::string& text);
+// "250K", "1M", "1.5M", "2000000" -> tokens; throws tscope::Error naming the text.
+int64_t parseTokenCount(const std::string& text);
 
 nlohmann::json sweepToJson(const SweepResults& sweep);
 // Throws tscope::Error with one line naming the field: wrong format or version, an invalid spec,

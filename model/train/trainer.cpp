@@ -150,6 +150,15 @@ EvalReport Trainer::evaluate() {
   return report;
 }
 
+double recentLoss(const TrainHistory& history, size_t n) {
+  const auto& steps = history.steps;
+  if (steps.empty()) return 0;
+  const size_t from = steps.size() > n ? steps.size() - n : 0;
+  double sum = 0;
+  for (size_t i = from; i < steps.size(); ++i) sum += steps[i].loss;
+  return sum / static_cast<double>(steps.size() - from);
+}
+
 void Trainer::saveCheckpoint(const std::string& dirString) const {
   const fs::path dir(dirString);
   std::error_code ec;

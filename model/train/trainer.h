@@ -125,6 +125,8 @@ struct TrainHistory {
   std::vector<StepReport> steps;  // one per optimizer step
   std::vector<EvalReport> evals;
 };
+// Mean training loss of the last n steps (0 with no steps): smooths progress bars and run summaries.
+double recentLoss(const TrainHistory& history, size_t n);
 
 // The seed of the Rng that draws micro-batch `micro` of optimizer step `step` (0-based) of a run
 // seeded `seed`: a resumed run draws the same data without saving any RNG state.
