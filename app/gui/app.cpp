@@ -33,7 +33,7 @@
 namespace tscope::gui {
 
 App::App(std::unique_ptr<Session> session, AppState state)
-    : session_(std::move(session)), training_(std::make_unique<TrainingSession>()), state_(std::move(state)) {
+    : session_(std::move(session)), training_(std::make_unique<TrainingSession>()), sweeps_(std::make_unique<SweepSession>()), state_(std::move(state)) {
   // The models shipped in assets/models, offered by the model picker.
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(TSCOPE_SOURCE_DIR) / "assets/models", ec))
@@ -85,7 +85,7 @@ void App::selectPanel(PanelId id) {
 bool App::needsFrames() const {
   const TrainingStatus training = training_->latest()->status;
   return session_->busy() || snapshot_ != session_->latest() || !pendingOpen_.first.empty() || requestedTab_ >= 0 || !lesson_.settled() ||
-         training == TrainingStatus::Preparing || training == TrainingStatus::Running;
+         training == TrainingStatus::Preparing || training == TrainingStatus::Running || sweeps_->latest()->status == SweepState::Running;
 }
 
 bool App::upToDate() const { return snapshot_ && !session_->busy() && snapshot_ == session_->latest(); }
@@ -180,7 +180,8 @@ void App::frame(float frameMs) {
                                  ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground;  // glClear paints it: one full-screen pass less
   ImGui::Begin("tscope", nullptr, flags);
   shared_ = {};
-  PanelContext ctx{.session = *session_, .state = state_, .snapshot = snapshot_.get(), .renderer = renderer_, .shared = shared_, .training = training_.get()};
+  PanelContext ctx{.session = *session_, .state = state_, .snapshot = snapshot_.get(), .renderer = renderer_, .shared = shared_, .training = training_.get(),
+                   .sweeps = sweeps_.get(), .screenshotOutcome = screenshotOutcome_};
   drawToolbar();
   tokenStrip_.draw(ctx);
   const float statusHeight = this->statusHeight(frameMs) + lesson_.captionSpace();  // the panel's child leaves both
@@ -207,6 +208,10 @@ void App::frame(float frameMs) {
   }
   lesson_.drawCaption(*this);
   if (!ctx.message.empty()) message_ = ctx.message;
+  if (!ctx.screenshotPath.empty()) {
+    pendingScreenshot_ = ctx.screenshotPath;
+    pendingCrop_ = ctx.screenshotCrop;
+  }
   if (!shared_.exportable.values.empty()) lastExportable_ = shared_.exportable;
   drawStatusBar(frameMs);
   ImGui::End();
@@ -269,7 +274,10 @@ std::string timestamp() {
 void App::drawToolbar() {
   const bool savePng = ImGui::Button("Save PNG");
   recordItem(shared_, "save_png");
-  if (savePng) pendingScreenshot_ = std::string("tscope-") + panelName(state_.panel) + "-" + timestamp() + ".png";
+  if (savePng) {
+    pendingScreenshot_ = std::string("tscope-") + panelName(state_.panel) + "-" + timestamp() + ".png";
+    pendingCrop_.reset();  // the whole panel
+  }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("save the panel on screen as a PNG in the current folder");
   sameLineIfFits("Export CSV");
   ImGui::BeginDisabled(shared_.exportable.values.empty() && lastExportable_.values.empty());
@@ -395,11 +403,15 @@ bool App::takeScreenshotRequest(std::string& path, ScreenRect& crop) {
   path = std::move(pendingScreenshot_);
   pendingScreenshot_.clear();
   auto it = shared_.regions.find("panel");
-  crop = it != shared_.regions.end() ? it->second : ScreenRect{};
+  crop = pendingCrop_ ? *pendingCrop_ : it != shared_.regions.end() ? it->second : ScreenRect{};
+  pendingCrop_.reset();
   return true;
 }
 
-void App::screenshotDone(const std::string& path, const std::string& error) { message_ = error.empty() ? "saved " + path : error; }
+void App::screenshotDone(const std::string& path, const std::string& error) {
+  message_ = error.empty() ? "saved " + path : error;
+  screenshotOutcome_ = message_;
+}
 
 std::string App::statusLine(float frameMs) const {
   const ModelConfig& c = session_->config();

@@ -82,6 +82,7 @@ class App {
 
   std::unique_ptr<Session> session_;
   std::unique_ptr<TrainingSession> training_;
+  std::unique_ptr<SweepSession> sweeps_;  // the Scaling panel's sweep; outlives the explorer's model like training_
   bool trainingRequested_ = false;
   std::pair<std::string, std::string> pendingOpen_;  // model directory and prompt to open next frame
   std::optional<AppState> pendingState_;             // a loaded session's state, applied after that open
@@ -110,6 +111,8 @@ class App {
   InspectKey inspectWanted() const;  // what the panel on screen needs now
   InspectKey postedInspect_;
   std::string pendingScreenshot_;
+  std::optional<ScreenRect> pendingCrop_;  // a panel's part of the window to save (none: the whole panel)
+  std::string screenshotOutcome_;          // "saved PATH" or the error of the last screenshot
   ExportableMatrix lastExportable_;  // the toolbar is drawn before the panel sets this frame's
   std::string sessionPath_ = "tscope-session.json";
   LessonPlayer lesson_{TSCOPE_SOURCE_DIR "/assets/lessons", TSCOPE_SOURCE_DIR "/assets/models"};

@@ -23,12 +23,6 @@ constexpr auto kPublishInterval = std::chrono::milliseconds(50);
 constexpr int kMaxProbeTokens = 128;                   // the maps stay readable and small
 constexpr size_t kTimelineBytes = size_t(256) << 20;  // attention maps kept over the whole timeline
 
-// All cores but one for training, so the UI (and the explorer's model thread) stay responsive.
-int trainingThreads() {
-  const int cores = makeCpuBackend()->threadCount();
-  return std::max(1, cores - 1);
-}
-
 std::string seconds(double s) {
   char text[32];
   if (s >= 90) std::snprintf(text, sizeof text, "%.0f min %02.0f s", std::floor(s / 60), std::fmod(s, 60));
@@ -37,6 +31,11 @@ std::string seconds(double s) {
 }
 
 }  // namespace
+
+int trainingThreads() {
+  const int cores = makeCpuBackend()->threadCount();
+  return std::max(1, cores - 1);
+}
 
 const char* toString(TrainingStatus status) {
   switch (status) {

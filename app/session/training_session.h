@@ -19,6 +19,8 @@ namespace tscope::gui {
 
 enum class TrainingStatus { Idle, Preparing, Running, Paused, Done, Error };
 const char* toString(TrainingStatus status);  // "idle", "preparing data", ...
+// All cores but one for training (the sweeps' too), so the UI and the explorer's model thread stay responsive.
+int trainingThreads();
 
 // One point of the timeline: what the model did with the probe sequence after `step` steps.
 struct TrainingSnapshot {

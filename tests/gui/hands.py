@@ -50,7 +50,9 @@ class App:
         self.report_path = os.path.join(workdir, "ui_report.json")
         if os.path.exists(self.report_path):
             os.remove(self.report_path)
-        self.env = dict(os.environ, DISPLAY=display.name, TSCOPE_UI_REPORT=self.report_path)
+        # Sweeps started in the Scaling panel (by a test or the monkey) go under the test's folder, never ~/.local.
+        self.env = dict(os.environ, DISPLAY=display.name, TSCOPE_UI_REPORT=self.report_path,
+                        TSCOPE_SWEEPS_DIR=os.environ.get("TSCOPE_SWEEPS_DIR", os.path.join(workdir, "sweeps")))
         self.log_path = os.path.join(workdir, log_name)
         self.log = open(self.log_path, "wb")
         self.process = subprocess.Popen([tscope, *args], cwd=workdir, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)

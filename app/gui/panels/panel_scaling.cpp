@@ -1,5 +1,6 @@
-// Scaling-laws panel: Chinchilla's iso-FLOP curves with the compute-optimal frontier through their
-// minima and a budget slider (N_opt, D_opt, tokens per parameter), Kaplan's three power laws on
+// Scaling-laws panel, three tabs: "Published laws" (this file), "Your runs" and "Emergence" (the
+// scaling lab: scaling_runs.cpp, scaling_plots.cpp, scaling_emergence.cpp). Published laws:
+// Chinchilla's iso-FLOP curves with the compute-optimal frontier through their minima and a budget slider (N_opt, D_opt, tokens per parameter), Kaplan's three power laws on
 // log-log axes, the worked example "175B at 2.1 nats -> 500B", and every published constant
 // editable. Every number comes from model/scaling.h; this file only samples and lays out.
 #include <imgui.h>
@@ -298,10 +299,8 @@ void twoColumns(const char* id, Left left, Right right) {
   ImGui::EndTable();
 }
 
-}  // namespace
-
-void ScalingPanel::draw(PanelContext& ctx) {
-  ScalingView& v = view_;
+// The "Published laws" tab: the papers' laws with their constants editable.
+void drawPublishedLaws(PanelContext& ctx, ScalingView& v) {
   const float font = ImGui::GetFontSize();
   const ImVec2 spacing = ImGui::GetStyle().ItemSpacing;
   if (ImGui::GetContentRegionAvail().x >= font * 60 && ImGui::GetContentRegionAvail().y >= font * 34) {
@@ -353,6 +352,31 @@ void ScalingPanel::draw(PanelContext& ctx) {
   ImGui::Separator();
   drawKaplanPlots(ctx, v, avail.x, std::max(font * 12, avail.y));
   twoColumns("kaplan_controls", [&] { drawWorkedExample(ctx, v); }, [&] { drawKaplanNotes(v); });
+}
+
+}  // namespace
+
+void ScalingPanel::draw(PanelContext& ctx) {
+  if (!ImGui::BeginTabBar("scaling_views")) return;
+  const bool published = ImGui::BeginTabItem("Published laws");
+  recordItem(ctx.shared, "scaling_tab_published");
+  if (published) {
+    drawPublishedLaws(ctx, view_);
+    ImGui::EndTabItem();
+  }
+  const bool runs = ImGui::BeginTabItem("Your runs");
+  recordItem(ctx.shared, "scaling_tab_runs");
+  if (runs) {
+    drawScalingRuns(ctx, runs_);
+    ImGui::EndTabItem();
+  }
+  const bool emergence = ImGui::BeginTabItem("Emergence");
+  recordItem(ctx.shared, "scaling_tab_emergence");
+  if (emergence) {
+    drawScalingEmergence(ctx, runs_);
+    ImGui::EndTabItem();
+  }
+  ImGui::EndTabBar();
 }
 
 }  // namespace tscope::gui

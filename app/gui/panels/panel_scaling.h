@@ -1,7 +1,9 @@
 // Scaling-laws panel: Kaplan et al. (2020) and Chinchilla (Hoffmann et al. 2022) laws with their
-// constants editable, the compute-optimal split of a FLOP budget, and a worked example.
+// constants editable, the compute-optimal split of a FLOP budget, and a worked example; and the
+// scaling lab (scaling_lab.h): sweeps the class runs itself, the laws fitted to them, emergence.
 #pragma once
 #include "app/gui/panels/panels.h"
+#include "app/gui/panels/scaling_lab.h"
 #include "model/theory/scaling.h"
 
 namespace tscope::gui {
@@ -22,6 +24,7 @@ class ScalingPanel : public Panel {
 
  private:
   ScalingView view_;
+  ScalingRunsView runs_;
 };
 
 }  // namespace tscope::gui

@@ -157,14 +157,6 @@ void drawPresetChooser(TrainingPanelView& v, bool locked) {
   ImGui::PopStyleColor();
 }
 
-std::string duration(double seconds) {
-  char text[32];
-  const long s = static_cast<long>(seconds + 0.5);
-  if (s >= 60) std::snprintf(text, sizeof text, "%ld min %02ld s", s / 60, s % 60);
-  else std::snprintf(text, sizeof text, "%ld s", s);
-  return text;
-}
-
 void drawRunControls(PanelContext& ctx, TrainingPanelView& v, const TrainingView& view) {
   TrainingSession& training = *ctx.training;
   const TrainingStatus status = view.status;
@@ -205,10 +197,10 @@ void drawRunControls(PanelContext& ctx, TrainingPanelView& v, const TrainingView
   std::snprintf(overlay, sizeof overlay, "step %d / %d", view.stepsDone, view.totalSteps);
   ImGui::ProgressBar(static_cast<float>(view.stepsDone) / total, ImVec2(-FLT_MIN, 0), overlay);
   if (status != TrainingStatus::Idle && status != TrainingStatus::Preparing) {
-    ImGui::Text("%s tokens/s   elapsed %s", formatCount(view.tokensPerSecond).c_str(), duration(view.elapsedSeconds).c_str());
+    ImGui::Text("%s tokens/s   elapsed %s", formatCount(view.tokensPerSecond).c_str(), formatDuration(view.elapsedSeconds).c_str());
     if (status == TrainingStatus::Running) {
       ImGui::SameLine();
-      ImGui::Text("  ETA %s", duration(view.etaSeconds).c_str());
+      ImGui::Text("  ETA %s", formatDuration(view.etaSeconds).c_str());
     }
   }
   if (status == TrainingStatus::Error) ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);

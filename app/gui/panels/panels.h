@@ -14,6 +14,7 @@
 #include "app/gui/widgets/heatmap.h"
 #include "app/session/app_state.h"
 #include "app/session/session.h"
+#include "app/session/sweep_session.h"
 #include "app/session/training_session.h"
 
 namespace tscope::gui {
@@ -65,6 +66,10 @@ struct PanelContext {
   HeatmapRenderer& renderer;
   SharedView& shared;
   TrainingSession* training = nullptr;  // the app's training run
+  SweepSession* sweeps = nullptr;       // the app's scaling sweep (the Scaling panel's Your runs)
+  std::string screenshotOutcome{};      // the last screenshot written: "saved PATH" or why not ("" none yet)
+  std::string screenshotPath{};         // set by a panel: write this part of the window as PNG after the frame
+  ScreenRect screenshotCrop{};          // with screenshotPath: the part (window pixels)
   bool repost = false;        // set by a panel when a knob that needs the model changed
   std::string message{};      // set by a panel to show one line in the status bar
   std::string openModel{};    // set by a panel: load this model directory into the explorer

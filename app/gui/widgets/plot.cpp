@@ -71,6 +71,14 @@ std::string formatScientific(double v) {
   return text;
 }
 
+std::string formatDuration(double seconds) {
+  char text[32];
+  const long s = static_cast<long>(seconds + 0.5);
+  if (s >= 60) std::snprintf(text, sizeof text, "%ld min %02ld s", s / 60, s % 60);
+  else std::snprintf(text, sizeof text, "%ld s", s);
+  return text;
+}
+
 ImU32 categoryColour(int index, int count, float alpha) {
   float r, g, b;
   ImGui::ColorConvertHSVtoRGB(static_cast<float>(index) / static_cast<float>(std::max(1, count)), 0.7f, 0.95f, r, g, b);
@@ -111,6 +119,10 @@ void Plot::point(std::string label, double x, double y, ImU32 colour, LabelSide 
 void Plot::vline(double x, std::string label, ImU32 colour) { rules_.push_back(Rule{true, x, std::move(label), colour}); }
 
 void Plot::hline(double y, std::string label, ImU32 colour) { rules_.push_back(Rule{false, y, std::move(label), colour}); }
+
+void Plot::marker(std::string label, double x, double y, ImU32 colour) {
+  points_.push_back(Marker{std::move(label), x, y, colour, LabelSide::AboveRight, false});
+}
 
 void Plot::note(double x, double y, std::string text, ImU32 colour) { notes_.push_back(Marker{std::move(text), x, y, colour}); }
 
@@ -292,7 +304,7 @@ void Plot::drawRulesAndPoints(ImDrawList* draw) const {
   // Labels first, then every point on top, so no label hides another point.
   const ImU32 outline = ImGui::GetColorU32(ImGuiCol_Text);
   for (const Marker& p : points_) {
-    if (!drawable(p.x, x_.log) || !drawable(p.y, y_.log)) continue;
+    if (!p.labelled || !drawable(p.x, x_.log) || !drawable(p.y, y_.log)) continue;
     const ImVec2 c(toScreenX(p.x), toScreenY(p.y));
     const float width = ImGui::CalcTextSize(p.label.c_str()).x;
     const bool right = p.side == LabelSide::AboveRight || p.side == LabelSide::BelowRight;

@@ -15,6 +15,7 @@ using AxisFormat = std::string (*)(double);
 std::string formatGeneral(double v);     // 4 significant digits: 2.013, 0.5, 1.2e+05
 std::string formatCount(double v);       // 175B, 1.4T, 3.2M, 850K, 12 (parameters, tokens)
 std::string formatScientific(double v);  // 3.15e23 (FLOP)
+std::string formatDuration(double seconds);  // "42 s", "3 min 07 s" (ETAs, elapsed time)
 
 // Colour `index` of `count` categories (hues spread evenly, bright on the dark theme).
 ImU32 categoryColour(int index, int count, float alpha = 1.0f);
@@ -52,6 +53,8 @@ class Plot {
   // A polyline through (xs[i], ys[i]); non-finite values (and non-positive ones on log axes) break it.
   void line(std::string name, std::vector<double> xs, std::vector<double> ys, ImU32 colour, float thickness = 2.0f, bool inLegend = true);
   void point(std::string label, double x, double y, ImU32 colour, LabelSide side = LabelSide::AboveRight);
+  // A point whose label shows only in the hover read-out (scatter plots of many measured runs).
+  void marker(std::string label, double x, double y, ImU32 colour);
   void vline(double x, std::string label, ImU32 colour);
   void hline(double y, std::string label, ImU32 colour);
   // Text centred just below (x, y), e.g. a label on a curve's minimum.
@@ -73,6 +76,7 @@ class Plot {
     double x, y;
     ImU32 colour;
     LabelSide side = LabelSide::AboveRight;
+    bool labelled = true;  // false: the label shows in the hover read-out only
   };
   struct Rule {
     bool vertical;
