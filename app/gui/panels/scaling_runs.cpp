@@ -354,10 +354,12 @@ void drawScalingRuns(PanelContext& ctx, ScalingRunsView& v) {
     v.recent = recentSweeps();
     v.scanned = true;
   }
-  if (!v.openedDefault) {  // real runs on screen at once: the user's newest sweep, else the first shipped one
+  if (!v.openedDefault) {  // real runs on screen at once: the user's newest sweep, else the shipped brown one (or the first)
     v.openedDefault = true;
+    auto brown = std::find_if(v.shipped.begin(), v.shipped.end(), [](const auto& sweep) { return sweep.first == "brown"; });
+    if (brown == v.shipped.end()) brown = v.shipped.begin();
     if (view.path.empty() && !v.recent.empty()) ctx.sweeps->open(v.recent.front());
-    else if (view.path.empty() && !v.shipped.empty()) ctx.sweeps->open(v.shipped.front().second);
+    else if (view.path.empty() && brown != v.shipped.end()) ctx.sweeps->open(brown->second);
   }
   drawPicker(ctx, v, view);
   drawRunControls(ctx, v, view);
