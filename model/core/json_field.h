@@ -94,6 +94,19 @@ std::vector<T> readArray(const nlohmann::json& j, const char* key, const std::st
   return values;
 }
 
+// The header every tscope result file opens with: an object whose "format" is `format` and whose
+// "version" is `version`; throws "WHERE: ..." naming what differs.
+inline void checkFormatHeader(const nlohmann::json& j, const std::string& format, int version, const std::string& where) {
+  if (!j.is_object()) throw Error(where + ": expected a JSON object");
+  std::string found;
+  readField(j, "format", found, where);
+  if (found != format) throw Error(where + ": \"format\" is \"" + found + "\", expected \"" + format + "\"");
+  int number = 0;
+  readField(j, "version", number, where);
+  if (number != version)
+    throw Error(where + ": version " + std::to_string(number) + " is not supported (this tscope reads version " + std::to_string(version) + ")");
+}
+
 // Reads and parses a JSON file of at most maxBytes. Throws tscope::Error naming the path: "cannot
 // read", "N MB, larger than a WHAT may be (M MB)", "not JSON: ...".
 nlohmann::json readJsonFile(const std::string& path, uintmax_t maxBytes, const std::string& what);

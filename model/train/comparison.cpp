@@ -92,13 +92,7 @@ json comparisonToJson(const TrainingComparison& c) {
 
 TrainingComparison comparisonFromJson(const json& j) {
   const std::string where = "training comparison";
-  if (!j.is_object()) throw Error(where + ": expected a JSON object");
-  std::string format;
-  readField(j, "format", format, where);
-  if (format != kFormat) throw Error(where + ": \"format\" is \"" + format + "\", expected \"" + kFormat + "\"");
-  int version = 0;
-  readField(j, "version", version, where);
-  if (version != kVersion) throw Error(where + ": version " + std::to_string(version) + " is not supported (this tscope reads version 1)");
+  checkFormatHeader(j, kFormat, kVersion, where);
   TrainingComparison c;
   readField(j, "title", c.title, where, false);
   readField(j, "description", c.description, where, false);

@@ -294,13 +294,7 @@ json sweepToJson(const SweepResults& sweep) {
 
 SweepResults sweepFromJson(const json& j) {
   const std::string where = "sweep";
-  if (!j.is_object()) throw Error(where + ": expected a JSON object");
-  std::string format;
-  readField(j, "format", format, where);
-  if (format != kFormat) throw Error(where + ": \"format\" is \"" + format + "\", expected \"" + kFormat + "\"");
-  int version = 0;
-  readField(j, "version", version, where);
-  if (version != kVersion) throw Error(where + ": version " + std::to_string(version) + " is not supported (this tscope reads version 1)");
+  checkFormatHeader(j, kFormat, kVersion, where);
   SweepResults sweep;
   if (!j.contains("spec")) throw Error(where + ": missing \"spec\"");
   sweep.spec = sweepSpecFromJson(j.at("spec"));
