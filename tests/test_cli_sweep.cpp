@@ -51,6 +51,17 @@ TEST(CliSweep, TinyPresetTrainsFitsAndExports) {
   EXPECT_EQ(json::parse(again.out)["runs"], result["runs"]);
 
   expectOneLineError(runCli("sweep --preset tiny --out " + out, dir), 2, "already holds a sweep");
+
+  // Three runs at once (as on a GPU, here on CPU devices): the same runs, to the bit.
+  const testing::CliRun together = runCli("sweep --preset tiny --out " + dir.file("together") + " --threads 1 --backend cpu --parallel 3 --quiet --bootstrap 0", dir);
+  ASSERT_EQ(together.exitCode, 0) << together.err;
+  const json parallel = json::parse(together.out)["runs"];
+  ASSERT_EQ(parallel.size(), result["runs"].size());
+  for (const json& run : result["runs"]) {
+    const auto same = std::find_if(parallel.begin(), parallel.end(), [&](const json& r) { return r["name"] == run["name"]; });
+    ASSERT_NE(same, parallel.end()) << run["name"];
+    EXPECT_EQ((*same)["val_loss"], run["val_loss"]) << run["name"];
+  }
 }
 
 TEST(CliSweep, BadUsageAndBadFilesAreOneLine) {
@@ -59,6 +70,10 @@ TEST(CliSweep, BadUsageAndBadFilesAreOneLine) {
   expectOneLineError(runCli("sweep --preset tiny --spec x.json --out " + dir.file("b"), dir), 2, "not both");
   expectOneLineError(runCli("sweep --preset tiny --sizes L2x64 --out " + dir.file("c"), dir), 1, "L2x64");
   expectOneLineError(runCli("sweep --preset tiny --tokens 12Q --out " + dir.file("d"), dir), 1, "12Q");
+  expectOneLineError(runCli("sweep --preset tiny --parallel 0 --out " + dir.file("f"), dir), 2, "--parallel");
+  expectOneLineError(runCli("sweep --preset tiny --backend gpu --out " + dir.file("g"), dir), 2, "--backend must be");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("f")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("g")));
   expectOneLineError(runCli("sweep --preset tiny --sizes L1-d30-h4 --out " + dir.file("e"), dir), 1, "L1-d30");
   EXPECT_FALSE(std::filesystem::exists(dir.file("e/sweep.json")));  // nothing written for an invalid grid
   expectOneLineError(runCli("fit --runs " + dir.file("missing"), dir), 1, "missing");

@@ -168,9 +168,10 @@ TEST(SweepFile, CsvHasOneRowPerRunAndTaskColumnsWhenScored) {
   EXPECT_NE(csv.find(",0.20000000000000001,"), std::string::npos);
 }
 
-// Runs the sweep in `dir` to the end; returns the steps taken.
-int runToEnd(const std::string& dir, int maxSteps = 1 << 30) {
-  SweepRunner runner(dir, 1);
+// Runs the sweep in `dir` to the end (or maxSteps calls of step(), then checkpoints); returns the
+// calls of step() made.
+int runToEnd(const std::string& dir, int maxSteps = 1 << 30, SweepRunOptions options = {1, nullptr, 1}) {
+  SweepRunner runner(dir, options);
   int steps = 0;
   while (!runner.status().done && steps < maxSteps) {
     runner.step();
@@ -223,6 +224,54 @@ TEST(SweepRunner, TrainsEveryRunResumesExactlyAndExtends) {
   EXPECT_EQ(runToEnd(whole.path().string()), extra);
   EXPECT_EQ(loadSweep(whole.path().string()).runs.size(), 6u);
   expectMentions(errorMessage([&] { extendSweep(whole.path().string(), {{1, 30, 4, 0}}, {}); }), {"L1-d30"});
+}
+
+// Several runs at once (each on its own thread and device, as on a GPU): every run ends with the
+// same bits as when the runs go one after another, stopping in the middle (three runs checkpointed
+// at once) and going on one at a time changes nothing, and at most `parallel` runs are in progress.
+TEST(SweepRunner, RunsAtOnceGiveTheSameRuns) {
+  if (defaultBrownCorpusDir().empty()) GTEST_SKIP() << "the Brown corpus is not installed";
+  ScratchDir sequential, together, stopped;
+  SweepSpec spec = tinySpec();
+  spec.tokens = {4000};  // 3 runs of different sizes
+  for (const ScratchDir* dir : {&sequential, &together, &stopped}) createSweep(dir->path().string(), spec);
+  runToEnd(sequential.path().string());
+  const SweepRunOptions atOnce{0, [] { return makeCpuDevice(1); }, 3};
+  {
+    SweepRunner runner(together.path().string(), atOnce);
+    EXPECT_EQ(runner.parallel(), 3);
+    int calls = 0;
+    size_t most = 0;
+    while (!runner.status().done) {
+      const SweepStatus status = runner.step();
+      most = std::max(most, status.active.size());
+      EXPECT_LE(status.active.size(), 3u);
+      if (!status.active.empty()) {
+        EXPECT_EQ(status.current, status.active.front().name);
+      }
+      ++calls;
+    }
+    EXPECT_EQ(most, 3u);
+    int longest = 0;
+    for (const SweepRunPlan& plan : planSweep(spec)) longest = std::max(longest, plan.config.maxSteps);
+    EXPECT_EQ(calls, longest);  // every call stepped every run in progress
+  }
+  runToEnd(stopped.path().string(), 3, atOnce);  // three calls: every run checkpointed after 3 steps
+  EXPECT_EQ(loadSweep(stopped.path().string()).runs.size(), 0u);
+  runToEnd(stopped.path().string());
+  const SweepResults one = loadSweep(sequential.path().string());
+  for (const ScratchDir* dir : {&together, &stopped}) {
+    const SweepResults other = loadSweep(dir->path().string());
+    ASSERT_EQ(other.runs.size(), one.runs.size());
+    for (const SweepRunResult& run : one.runs) {
+      const SweepRunResult* same = other.find(run.name);
+      ASSERT_NE(same, nullptr) << run.name;
+      EXPECT_EQ(same->valLoss, run.valLoss) << run.name;
+      EXPECT_EQ(same->trainLoss, run.trainLoss) << run.name;
+      EXPECT_EQ(same->evalLoss, run.evalLoss) << run.name;
+    }
+  }
+  expectMentions(errorMessage([&] { SweepRunner(sequential.path().string(), SweepRunOptions{0, nullptr, 0}); }), {"at least 1"});
 }
 
 }  // namespace

@@ -106,5 +106,70 @@ TEST(SweepSession, ShippedSweepIsShownNeverRun) {
   EXPECT_NE(refused->message.find("read-only"), std::string::npos) << refused->message;
 }
 
+// A text file as the data of a preset's grid, extended while it runs: the new size's runs train
+// too, on the file (the sweep's spec names it), and nothing else retrains. A bad file, or a file
+// for a task preset, is one line before anything is written.
+TEST(SweepSession, TextFileSweepExtendsWhileRunning) {
+  ScratchDir dir("tscope_sweep_session");
+  const std::string text = dir.file("notes.txt");
+  std::string body;
+  const char* words[] = {"light", "moves", "through", "glass", "and", "water", "slows", "it", "bends", "towards", "the", "normal",
+                         "while", "sound", "needs", "air", "to", "travel", "faster", "in", "steel", "than", "wood", "waves"};
+  uint32_t state = 12345;
+  for (int paragraph = 0; paragraph < 300; ++paragraph) {
+    for (int w = 0; w < 40; ++w) {
+      state = state * 1664525u + 1013904223u;
+      body += std::string(words[(state >> 16) % 24]) + (w % 10 == 9 ? ".\n" : " ");
+    }
+    body += "\n";
+  }
+  writeBytes(text, body);
+  const std::string sweepDir = dir.file("notes_sweep");
+  SweepSession session;
+
+  session.start("addition", dir.file("refused"), text);
+  const auto task = waitFor(session, [](const SweepView& v) { return v.status == SweepState::Error; }, 10, "the refused task preset");
+  EXPECT_NE(task->message.find("own task"), std::string::npos) << task->message;
+  const std::string latin1 = dir.file("latin1.txt");
+  writeBytes(latin1, "caf\xe9 au lait");
+  session.start("tiny", dir.file("refused2"), latin1);
+  const auto bad = waitFor(session, [&](const SweepView& v) { return v.message.find("latin1.txt") != std::string::npos; }, 10, "the bad file");
+  EXPECT_EQ(bad->status, SweepState::Error);
+  EXPECT_NE(bad->message.find("UTF-8"), std::string::npos) << bad->message;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("refused")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("refused2")));
+
+  session.start("tiny", sweepDir, text);
+  // Extended while it runs (or, on a fast machine, after it finished: then Resume runs the new runs).
+  const auto running = waitFor(session, [](const SweepView& v) { return (v.status == SweepState::Running && v.step >= 1) || v.status == SweepState::Done; },
+                               120, "the first step");
+  ASSERT_NE(running->status, SweepState::Error) << running->message;
+  EXPECT_FALSE(running->device.empty());
+  if (running->status == SweepState::Running) {
+    ASSERT_EQ(running->active.size(), 1u);  // the CPU: one run at a time
+    EXPECT_EQ(running->active.front().name, running->current);
+  }
+  const int before = running->runs;
+  session.extend({SweepSize{1, 40, 2, 0}}, {});
+  if (running->status == SweepState::Done) {
+    const auto paused = waitFor(session, [](const SweepView& v) { return v.status == SweepState::Paused; }, 30, "the extended sweep");
+    EXPECT_GT(paused->runs, paused->runsDone);
+    session.resume();
+  }
+  const auto done = waitFor(session, [](const SweepView& v) { return v.status == SweepState::Done || v.status == SweepState::Error; }, 600,
+                            "the extended sweep to finish");
+  ASSERT_EQ(done->status, SweepState::Done) << done->message;
+  ASSERT_NE(done->results, nullptr);
+  const SweepSpec& spec = done->results->spec;
+  EXPECT_EQ(done->runs, before + static_cast<int>(spec.tokens.size()));
+  EXPECT_EQ(static_cast<int>(done->results->runs.size()), done->runs);
+  EXPECT_EQ(spec.data.textPath, std::filesystem::absolute(text).lexically_normal().string());
+  EXPECT_NE(spec.title.find("notes.txt"), std::string::npos) << spec.title;
+  int names = 0;
+  for (const SweepRunResult& run : done->results->runs) names += run.name.rfind("L1-d40-", 0) == 0;
+  EXPECT_EQ(names, static_cast<int>(spec.tokens.size()));
+  EXPECT_EQ(loadSweep(sweepDir).runs.size(), done->results->runs.size());
+}
+
 }  // namespace
 }  // namespace tscope::gui

@@ -103,6 +103,11 @@ std::unique_ptr<Backend> chooseBackend(const Args& args, std::string* note) {
   return backend;
 }
 
+std::unique_ptr<Device> chooseTrainingDevice(const std::string& name, std::string* note) {
+  if (name != "cpu" && name != "cuda" && name != "auto") throw UsageError("--backend must be cpu, cuda or auto, got '" + name + "'");
+  return makeTrainingDevice(name, note);
+}
+
 void describeBackend(json& out, const Backend& backend, const std::string& note) {
   out["backend"] = backend.name();
   if (!note.empty()) out["backend_note"] = note;

@@ -10,6 +10,7 @@
 #include "app/cli/args.h"
 #include "model/io/model_io.h"
 #include "model/nn/backend.h"
+#include "model/train/device.h"
 
 namespace tscope::cli {
 
@@ -43,6 +44,12 @@ void describeInput(nlohmann::json& out, const Input& input);
 // CPU, and then one line on stderr says so and why). An unknown or unavailable backend is a
 // tscope::Error: one line, exit 1. `note` says what "auto" chose and why.
 std::unique_ptr<Backend> chooseBackend(const Args& args, std::string* note);
+
+// --backend cpu|cuda|auto for training (default auto: the GPU when there is a usable one, else the
+// CPU with a one-line note): makeTrainingDevice's device, null for the CPU (the Trainer's own, from
+// its run's thread count, so a CPU run stays bit-reproducible). A run may resume on another backend
+// than the one that saved it: it continues correctly but not bit for bit (the device sums in other orders).
+std::unique_ptr<Device> chooseTrainingDevice(const std::string& name, std::string* note);
 
 // Adds "backend" and, when there is one, "backend_note" to a command's output.
 void describeBackend(nlohmann::json& out, const Backend& backend, const std::string& note);

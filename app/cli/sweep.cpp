@@ -1,6 +1,6 @@
 // tscope-cli sweep and fit: the scaling lab from the command line. `sweep` creates a sweep directory
 // from a preset or a spec file (or continues, and with --sizes / --tokens extends, the one in --out),
-// trains its unfinished runs one after another with the train command's progress line, and prints
+// trains its unfinished runs one after another (several at once on a GPU: --parallel) with the train command's progress line, and prints
 // the runs and the fitted laws as JSON; Ctrl-C checkpoints the run in progress (exit 130; the next
 // `sweep --out DIR` resumes it). `fit` fits the laws to a sweep's finished runs (model/theory/scaling_fit.h).
 #include <cstdio>
@@ -15,6 +15,7 @@
 #include "model/core/error.h"
 #include "model/core/json_field.h"
 #include "model/io/npy.h"
+#include "model/nn/backend_select.h"
 #include "model/train/sweep.h"
 
 namespace fs = std::filesystem;
@@ -85,11 +86,27 @@ json fitAndExport(const SweepResults& sweep, const Args& args) {
   return out;
 }
 
+// --backend (as train: auto is the GPU when there is one), --parallel N (runs trained at once; default
+// 1 on the CPU, kGpuParallelRuns on a GPU), --threads (each run's CPU threads).
+// *note: what "auto" fell back to ("" otherwise), for one line on stderr once training starts.
+SweepRunOptions sweepRunOptions(const Args& args, std::string* note) {
+  SweepRunOptions options;
+  options.threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
+  const std::string backend = args.str("backend", "auto");
+  const bool gpu = chooseTrainingDevice(backend, note) != nullptr;  // the one probe: names and errors
+  if (gpu) options.device = [backend] { return makeTrainingDevice(backend); };
+  if (gpu || backend != "auto") note->clear();
+  options.parallel = static_cast<int>(args.integer("parallel", gpu ? kGpuParallelRuns : 1, 1, kMaxSweepRuns));
+  return options;
+}
+
 }  // namespace
 
 int runSweep(const Argv& argv) {
-  Args args("sweep", argv, {"out", "preset", "spec", "sizes", "tokens", "threads", "bootstrap", "seed", "csv"}, {"quiet"});
+  Args args("sweep", argv, {"out", "preset", "spec", "sizes", "tokens", "threads", "backend", "parallel", "bootstrap", "seed", "csv"}, {"quiet"});
   const std::string out = args.str("out");
+  std::string backendNote;
+  SweepRunOptions options = sweepRunOptions(args, &backendNote);  // bad --backend / --parallel before anything is written
   const bool exists = fs::exists(fs::path(out) / "sweep.json");
   std::vector<SweepSize> sizes;
   std::vector<int64_t> tokens;
@@ -121,7 +138,8 @@ int runSweep(const Argv& argv) {
     createSweep(out, spec, commandLine("sweep", argv));
   }
 
-  SweepRunner runner(out, static_cast<int>(args.integer("threads", 0, 0, 1024)));
+  SweepRunner runner(out, std::move(options));
+  if (!backendNote.empty() && !args.has("quiet") && !runner.status().done) std::fprintf(stderr, "tscope-cli: training on the %s\n", backendNote.c_str());
   const std::atomic<bool>& stop = stopOnInterrupt();
   const bool quiet = args.has("quiet");
   std::unique_ptr<ProgressLine> progress;
@@ -140,10 +158,12 @@ int runSweep(const Argv& argv) {
     if (quiet || !trainer) continue;
     if (status.current != shown) {
       if (progress) progress->finish();
-      progress = std::make_unique<ProgressLine>(status.steps, status.current + " " + std::to_string(status.runsDone + 1) + "/" +
+      const std::string others = status.active.size() > 1 ? " (+" + std::to_string(status.active.size() - 1) + " at once)" : "";
+      progress = std::make_unique<ProgressLine>(status.steps, status.current + others + " " + std::to_string(status.runsDone + 1) + "/" +
                                                                   std::to_string(status.runs) + " ");
       shown = status.current;
     }
+    if (trainer->history().steps.empty()) continue;
     const StepReport& step = trainer->history().steps.back();
     progress->update(*trainer, step.seconds > 0 ? step.tokens / step.seconds : 0, false);
   }

@@ -10,6 +10,7 @@
 #include "app/cli/args.h"
 #include "app/cli/commands.h"
 #include "app/cli/progress_line.h"
+#include "app/cli/cli_common.h"
 #include "model/nn/backend_select.h"
 #include "model/theory/cost.h"
 #include "model/core/error.h"
@@ -20,22 +21,6 @@ using nlohmann::json;
 
 namespace tscope::cli {
 
-namespace {
-
-// --backend cpu|cuda|auto (default auto: the GPU when there is a usable one, else the CPU with a
-// one-line note). The CPU is the Trainer's own choice (null: its run's thread count), so a CPU run
-// stays bit-reproducible. A run may resume on another backend than the one that saved it: it
-// continues correctly but not bit for bit (the device sums in other orders).
-std::unique_ptr<Device> chooseDevice(const std::string& name, std::string* note) {
-  if (name != "cpu" && name != "cuda" && name != "auto") throw UsageError("--backend must be cpu, cuda or auto, got '" + name + "'");
-  if (name == "cpu") return nullptr;
-  std::unique_ptr<Device> device = makeDevice(name, 0, note);
-  if (device->isHost()) return nullptr;  // "auto" without a usable device
-  return device;
-}
-
-}  // namespace
-
 int runTrain(const Argv& argv) {
   Args args("train", argv, {"config", "data", "out", "steps", "threads", "backend"}, {"resume", "quiet"});
   const std::string out = args.str("out");
@@ -44,7 +29,7 @@ int runTrain(const Argv& argv) {
   if (args.has("resume")) {
     if (args.has("config") || args.has("data"))
       throw UsageError("--resume continues the run saved in --out; --config and --data come from it");
-    trainer = Trainer::resume(out, chooseDevice(args.str("backend", "auto"), &backendNote));
+    trainer = Trainer::resume(out, chooseTrainingDevice(args.str("backend", "auto"), &backendNote));
     // A new length changes the learning-rate schedule; say so rather than silently differ.
     const int savedSteps = trainer->config().maxSteps;
     if (args.integer("steps", savedSteps, 1, 100000000) != savedSteps)
@@ -59,7 +44,7 @@ int runTrain(const Argv& argv) {
     if (fs::exists(fs::path(out) / "train_state.safetensors"))
       throw UsageError(out + " already holds a training run: pass --resume to continue it, or choose another --out");
     const DataSpec data = parseDataSpec(args.str("data"));
-    trainer = std::make_unique<Trainer>(config, data, chooseDevice(args.str("backend", "auto"), &backendNote));
+    trainer = std::make_unique<Trainer>(config, data, chooseTrainingDevice(args.str("backend", "auto"), &backendNote));
   }
   const TrainConfig& config = trainer->config();
   const bool quiet = args.has("quiet");

@@ -13,6 +13,8 @@
 
 #include "app/session/training_session.h"
 #include "model/core/error.h"
+#include "model/nn/backend_select.h"
+#include "model/train/text_source.h"
 
 namespace tscope::gui {
 
@@ -82,14 +84,14 @@ SweepSession::SweepSession() {
 
 SweepSession::~SweepSession() = default;  // worker_ goes first: it joins between steps
 
-void SweepSession::open(const std::string& path) { worker_.post(Command{CommandKind::Open, path, "", {}, {}}); }
-void SweepSession::start(const std::string& presetKey, const std::string& dir) {
-  worker_.post(Command{CommandKind::Start, dir, presetKey, {}, {}});
+void SweepSession::open(const std::string& path) { worker_.post(Command{CommandKind::Open, path, "", "", {}, {}}); }
+void SweepSession::start(const std::string& presetKey, const std::string& dir, const std::string& textFile) {
+  worker_.post(Command{CommandKind::Start, dir, presetKey, textFile, {}, {}});
 }
-void SweepSession::pause() { worker_.post(Command{CommandKind::Pause, "", "", {}, {}}); }
-void SweepSession::resume() { worker_.post(Command{CommandKind::Resume, "", "", {}, {}}); }
+void SweepSession::pause() { worker_.post(Command{CommandKind::Pause, "", "", "", {}, {}}); }
+void SweepSession::resume() { worker_.post(Command{CommandKind::Resume, "", "", "", {}, {}}); }
 void SweepSession::extend(std::vector<SweepSize> sizes, std::vector<int64_t> tokens) {
-  worker_.post(Command{CommandKind::Extend, "", "", std::move(sizes), std::move(tokens)});
+  worker_.post(Command{CommandKind::Extend, "", "", "", std::move(sizes), std::move(tokens)});
 }
 
 bool SweepSession::stepIfRunning() {
@@ -128,9 +130,19 @@ void SweepSession::handle(Command& command) {
       const SweepPreset* preset = findSweepPreset(command.preset);
       if (!preset) throw Error("no sweep preset named '" + command.preset + "'");
       if (command.path.empty()) throw Error("type a directory for the new sweep");
+      SweepSpec spec = preset->spec;
+      std::string how = "tscope Scaling panel, preset " + preset->key;
+      if (!command.textFile.empty()) {
+        if (!spec.data.brown) throw Error("the " + preset->key + " preset trains on its own task; a text file replaces Brown in the text presets");
+        readTrainingText(command.textFile);  // missing, empty, not UTF-8: one line, before anything is written
+        spec.data.textPath = std::filesystem::absolute(command.textFile).lexically_normal().string();
+        spec.title = std::filesystem::path(command.textFile).filename().string() + ", the " + preset->key + " grid";
+        spec.description = "The " + preset->key + " preset's sizes and budgets on the text file " + spec.data.textPath + " instead of Brown.";
+        how += " on " + spec.data.textPath;
+      }
       if (running_) runner_->checkpoint();
       running_ = false;
-      createSweep(command.path, preset->spec, "tscope Scaling panel, preset " + preset->key);
+      createSweep(command.path, spec, how);
       show(command.path);
       runFrom(command.path);
       break;
@@ -177,6 +189,7 @@ void SweepSession::show(const std::string& path) {
   SweepView fresh;
   fresh.version = view_.version;
   fresh.fitsVersion = view_.fitsVersion;
+  fresh.device = view_.device;
   fresh.path = path;
   fresh.readOnly = readOnly;
   fresh.runs = static_cast<int>(planSweep(results.spec).size());
@@ -190,7 +203,20 @@ void SweepSession::show(const std::string& path) {
 }
 
 void SweepSession::runFrom(const std::string& dir) {
-  if (!runner_) runner_ = std::make_unique<SweepRunner>(dir, trainingThreads());
+  if (!runOptionsMade_) {
+    // The GPU when there is one (several runs at once), else the CPU's cores for one run at a time.
+    std::string note;
+    if (makeTrainingDevice("auto", &note)) {
+      runOptions_.device = [] { return makeTrainingDevice("auto"); };
+      runOptions_.parallel = kGpuParallelRuns;
+      view_.device = note + ", " + std::to_string(kGpuParallelRuns) + " runs at once";
+    } else {
+      runOptions_.threads = trainingThreads();
+      view_.device = "CPU (" + std::to_string(runOptions_.threads) + " threads), one run at a time";
+    }
+    runOptionsMade_ = true;
+  }
+  if (!runner_) runner_ = std::make_unique<SweepRunner>(dir, runOptions_);
   running_ = true;
   recentSteps_.clear();
   lastStepEnd_ = Clock::now();
@@ -208,21 +234,23 @@ void SweepSession::afterStep(const SweepStatus& status) {
   view_.current = status.current;
   view_.step = status.step;
   view_.steps = status.steps;
+  view_.active = status.active;
   view_.runs = status.runs;
-  // Remaining work of the sweep, and the FLOP rate of the recent steps of the current run.
-  double remaining = 0, currentRunFlops = 0;
+  // Remaining work of the sweep, and the FLOP rate of the recent steps (every run in progress took one).
+  double remaining = 0, stepFlops = 0;
   const SweepResults& results = runner_->results();
   for (const SweepRunPlan& plan : planSweep(results.spec)) {
     if (results.find(plan.name)) continue;
     const double flops = runFlops(plan.size, plan.config);
-    if (plan.name == status.current && status.steps > 0) {
-      currentRunFlops = flops;
-      remaining += flops * (1.0 - double(status.step) / status.steps);
+    const auto active = std::find_if(status.active.begin(), status.active.end(), [&](const SweepActiveRun& a) { return a.name == plan.name; });
+    if (active != status.active.end() && active->steps > 0) {
+      stepFlops += flops / active->steps;
+      remaining += flops * (1.0 - double(active->step) / active->steps);
     } else {
       remaining += flops;
     }
   }
-  if (status.steps > 0 && currentRunFlops > 0) recentSteps_.emplace_back(wall, currentRunFlops / status.steps);
+  if (stepFlops > 0) recentSteps_.emplace_back(wall, stepFlops);
   if (recentSteps_.size() > kRecentSteps) recentSteps_.pop_front();
   double seconds = 0, flops = 0;
   for (const auto& [s, f] : recentSteps_) seconds += s, flops += f;
@@ -241,6 +269,7 @@ void SweepSession::afterStep(const SweepStatus& status) {
     view_.status = SweepState::Done;
     view_.message = "every run finished";
     view_.current.clear();
+    view_.active.clear();
     view_.sweepEtaSeconds = view_.runEtaSeconds = 0;
   }
   publish(finishedRun || status.done);

@@ -30,8 +30,10 @@ struct SweepView {
   std::shared_ptr<const SweepFits> fits;        // fitSweep of the finished points (null: fewer than 2 runs)
   uint64_t fitsVersion = 0;        // increases with every refit (the panel's caches key on it)
   int runsDone = 0, runs = 0;      // finished / in the grid
-  std::string current;             // the run in progress ("" between runs and when done)
+  std::string current;             // the (first) run in progress ("" between runs and when done)
   int step = 0, steps = 0;         // of the current run
+  std::vector<SweepActiveRun> active;  // every run in progress (several at once on a GPU)
+  std::string device;              // what trains: "CPU, one run at a time" or "CUDA: ..., 8 runs at once"
   double runEtaSeconds = 0, sweepEtaSeconds = 0;  // from the recent steps' FLOP rate
   std::vector<float> currentLoss;  // (steps done) the current run's loss at each step
 };
@@ -54,7 +56,8 @@ class SweepSession {
   // A directory with unfinished runs opens paused: resume() runs them.
   void open(const std::string& path);
   // Writes a new sweep of the preset into `dir` (createSweep; must not exist yet) and runs it.
-  void start(const std::string& presetKey, const std::string& dir);
+  // textFile: "" the preset's own data, else a UTF-8 text file that replaces Brown (text presets only).
+  void start(const std::string& presetKey, const std::string& dir, const std::string& textFile = "");
   void pause();   // checkpoints the current run
   void resume();  // runs the unfinished runs of the sweep on screen (not a read-only one)
   // Adds sizes and budgets to the sweep on screen (extendSweep) and, when it was running, runs on.
@@ -66,6 +69,7 @@ class SweepSession {
   struct Command {
     CommandKind kind = CommandKind::Pause;
     std::string path, preset;          // Open: path; Start: preset and directory
+    std::string textFile;              // Start: the text file replacing the preset's Brown ("" none)
     std::vector<SweepSize> sizes;      // Extend
     std::vector<int64_t> tokens;       // Extend
   };
@@ -80,6 +84,8 @@ class SweepSession {
 
   // Worker-only state.
   std::unique_ptr<SweepRunner> runner_;
+  SweepRunOptions runOptions_;     // made once (the GPU probed once): CPU threads, or a device per run
+  bool runOptionsMade_ = false;
   std::string dir_;                // the directory of the sweep on screen ("" for a read-only file)
   bool running_ = false;
   SweepView view_;                 // the next view to publish

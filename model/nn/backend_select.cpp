@@ -75,3 +75,17 @@ std::unique_ptr<Device> makeDevice(const std::string& name, int threads, std::st
 }
 
 }  // namespace tscope
+
+namespace tscope {
+
+std::unique_ptr<Device> makeTrainingDevice(const std::string& name, std::string* note) {
+  if (name == "cpu") {
+    if (note) note->clear();
+    return nullptr;
+  }
+  std::unique_ptr<Device> device = makeDevice(name, 0, note);
+  if (device->isHost()) return nullptr;  // "auto" without a usable GPU, or "reference"
+  return device;
+}
+
+}  // namespace tscope

@@ -25,4 +25,9 @@ std::unique_ptr<Backend> makeBackend(const std::string& name, int threads = 0, s
 // CUDA device (kernels/cuda_device.h).
 std::unique_ptr<Device> makeDevice(const std::string& name, int threads = 0, std::string* note = nullptr);
 
+// A Trainer's device: the GPU when `name` ("cpu", "cuda" or "auto") picks one, else null, so the
+// Trainer makes its own CPU device from its run's thread count (bit-reproducible). Same errors and
+// *note as makeDevice.
+std::unique_ptr<Device> makeTrainingDevice(const std::string& name, std::string* note = nullptr);
+
 }  // namespace tscope

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 
+#include "model/core/csv.h"
 #include "model/core/error.h"
 #include "model/theory/attention_cost.h"
 
@@ -30,12 +31,6 @@ LawPoints bestLossPer(std::span<const ScalingPoint> points, double ScalingPoint:
   return law;
 }
 
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.17g", v);
-  return text;
-}
-
 }  // namespace
 
 void validatePoints(std::span<const ScalingPoint> points) {
@@ -43,7 +38,7 @@ void validatePoints(std::span<const ScalingPoint> points) {
     const ScalingPoint& p = points[i];
     const auto check = [&](const char* name, double v) {
       if (!(v > 0) || !std::isfinite(v))
-        throw Error("scaling point " + std::to_string(i) + ": " + name + " must be positive and finite (got " + number(v) + ")");
+        throw Error("scaling point " + std::to_string(i) + ": " + name + " must be positive and finite (got " + csvNumber(v) + ")");
     };
     check("params N", p.params);
     check("tokens D", p.tokens);
@@ -61,7 +56,7 @@ PowerLawFit fitPowerLaw(std::span<const double> xs, std::span<const double> loss
     throw Error(std::string("power-law fit: ") + e.what());
   }
   if (!(line.slope < 0))
-    throw Error("power-law fit: the loss does not fall with x (log-log slope " + number(line.slope) + "), so there is no power law to report");
+    throw Error("power-law fit: the loss does not fall with x (log-log slope " + csvNumber(line.slope) + "), so there is no power law to report");
   PowerLawFit fit;
   fit.alpha = -line.slope;
   fit.scale = std::exp(line.intercept / fit.alpha);  // log L = alpha log scale - alpha log x
@@ -133,8 +128,8 @@ SweepFits fitSweep(std::span<const ScalingPoint> points, int bootstrapSamples, u
 std::string fitsCsv(const SweepFits& fits) {
   std::string csv = "law,constant,value,lo,hi\n";
   const auto row = [&](const char* law, const char* constant, double value, const Interval* interval = nullptr) {
-    csv += std::string(law) + "," + constant + "," + number(value) + ",";
-    if (interval) csv += number(interval->lo) + "," + number(interval->hi);
+    csv += std::string(law) + "," + constant + "," + csvNumber(value) + ",";
+    if (interval) csv += csvNumber(interval->lo) + "," + csvNumber(interval->hi);
     else csv += ",";
     csv += "\n";
   };

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "model/core/csv.h"
 #include "model/core/error.h"
 #include "model/core/json_field.h"
 #include "model/io/npy.h"
@@ -193,18 +194,6 @@ SweepRunResult runFromJson(const json& j, const std::string& where) {
   return r;
 }
 
-std::string csvField(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-std::string number(double v) {
-  char text[40];
-  std::snprintf(text, sizeof text, "%.17g", v);
-  return text;
-}
 
 }  // namespace
 
@@ -344,10 +333,10 @@ std::string sweepRunsCsv(const SweepResults& sweep) {
   for (const SweepRunResult& run : sweep.runs) {
     const double n = static_cast<double>(sweep.spec.totalParams ? run.paramsTotal : run.paramsNonEmbedding);
     out << csvField(run.name) << ',' << run.size.nLayer << ',' << run.size.dModel << ',' << run.size.nHead << ',' << run.paramsNonEmbedding
-        << ',' << run.paramsTotal << ',' << run.tokens << ',' << run.steps << ',' << number(trainingFlops(n, static_cast<double>(run.tokens)))
-        << ',' << number(run.trainLoss) << ',' << number(run.valLoss) << ',' << number(run.seconds) << ',' << number(run.tokensPerSecond);
+        << ',' << run.paramsTotal << ',' << run.tokens << ',' << run.steps << ',' << csvNumber(trainingFlops(n, static_cast<double>(run.tokens)))
+        << ',' << csvNumber(run.trainLoss) << ',' << csvNumber(run.valLoss) << ',' << csvNumber(run.seconds) << ',' << csvNumber(run.tokensPerSecond);
     if (task) {
-      if (run.task) out << ',' << number(run.task->exactMatch) << ',' << number(run.task->answerTokenLoss) << ',' << number(run.task->answerTokenAccuracy);
+      if (run.task) out << ',' << csvNumber(run.task->exactMatch) << ',' << csvNumber(run.task->answerTokenLoss) << ',' << csvNumber(run.task->answerTokenAccuracy);
       else out << ",,,";
     }
     out << "\r\n";

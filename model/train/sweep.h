@@ -121,30 +121,53 @@ void createSweep(const std::string& dir, const SweepSpec& spec, const std::strin
 // result is invalid. Returns the new spec.
 SweepSpec extendSweep(const std::string& dir, const std::vector<SweepSize>& sizes, const std::vector<int64_t>& tokens);
 
+// A run in progress.
+struct SweepActiveRun {
+  std::string name;
+  int step = 0, steps = 0;
+  double lastLoss = 0;  // its latest step loss
+};
+
 struct SweepStatus {
   int runsDone = 0, runs = 0;      // finished runs / runs in the grid
-  std::string current;             // the run in progress ("" between runs and when done)
+  std::string current;             // the first run in progress ("" between runs and when done)
   int step = 0, steps = 0;         // of the current run
   bool done = false;               // every run of the grid finished
   double lastLoss = 0;             // the current run's latest step loss
+  std::vector<SweepActiveRun> active;  // every run in progress (more than one when runs train at once)
 };
+
+// How a SweepRunner trains. On the CPU the runs go one after another (each already uses every
+// core); on a GPU small models leave most of it idle, so several runs train at once, each on its own
+// thread with its own device (its own CUDA stream and cuBLAS handle).
+struct SweepRunOptions {
+  int threads = 0;  // > 0: every run's CPU training threads
+  // Makes one run's device (backend_select.h's makeTrainingDevice: the GPU); null, or null made:
+  // the Trainer's own CPU device with `threads` (bit-reproducible).
+  std::function<std::unique_ptr<Device>()> device;
+  int parallel = 1;  // runs trained at once (>= 1), each on its own thread and device
+};
+// The runs a GPU trains at once unless told otherwise.
+constexpr int kGpuParallelRuns = 8;
 
 // Runs a sweep directory's unfinished runs, one optimizer step at a time, so a caller can pause
 // between any two steps (the CLI loops; the app's SweepSession steps it on its worker thread).
 class SweepRunner {
  public:
-  // Opens DIR/sweep.json. threads > 0 overrides every run's training threads.
-  explicit SweepRunner(const std::string& dir, int threads = 0);
+  // Opens DIR/sweep.json.
+  explicit SweepRunner(const std::string& dir, SweepRunOptions options = {});
   ~SweepRunner();
-  // One step of the next unfinished run: starts it (or resumes it from DIR/runs/<name>/ when a
-  // checkpoint is there), steps, checkpoints every base.checkpointEvery steps, and when the run is
-  // done evaluates it, scores the task, keeps the checkpoint and appends the summary to sweep.json.
+  // One step of every run in progress (up to options.parallel, at once): starts the next unfinished
+  // runs (each resumed from DIR/runs/<name>/ when a checkpoint is there), steps, checkpoints every
+  // base.checkpointEvery steps, and when a run is done evaluates it, scores the task, keeps the
+  // checkpoint and appends the summary to sweep.json (only this thread writes it).
   SweepStatus step();
-  // Writes the current run's checkpoint now (before a pause or exit); nothing when between runs.
+  // Writes the checkpoints of the runs in progress now (before a pause or exit).
   void checkpoint();
   SweepStatus status() const;
   const SweepResults& results() const;  // the finished runs so far
-  const Trainer* current() const;       // the run in progress, or null
+  const Trainer* current() const;       // the first run in progress, or null
+  int parallel() const;                 // the runs trained at once
 
  private:
   struct Impl;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <numeric>
+#include <thread>
 
 #include "model/core/error.h"
 #include "model/theory/cost.h"
@@ -81,49 +82,96 @@ SweepSpec extendSweep(const std::string& dir, const std::vector<SweepSize>& size
 
 struct SweepRunner::Impl {
   std::string dir;
-  int threads = 0;
+  SweepRunOptions options;
   SweepResults results;
   std::vector<SweepRunPlan> plans;
-  std::unique_ptr<Trainer> trainer;
-  size_t current = 0;  // index into plans while trainer is set
+  struct Active {
+    size_t plan = 0;  // index into plans
+    std::unique_ptr<Trainer> trainer;
+  };
+  std::vector<Active> active;  // the runs in progress, in the order they started
 
-  // The next plan without a summary, or plans.size().
+  bool isActive(size_t plan) const {
+    return std::any_of(active.begin(), active.end(), [&](const Active& a) { return a.plan == plan; });
+  }
+  // The next plan neither finished nor in progress, or plans.size().
   size_t nextPlan() const {
     for (size_t i = 0; i < plans.size(); ++i)
-      if (!results.find(plans[i].name)) return i;
+      if (!results.find(plans[i].name) && !isActive(i)) return i;
     return plans.size();
   }
 
   void start(size_t index) {
     const SweepRunPlan& plan = plans[index];
     const fs::path checkpoint = runDir(dir, plan.name);
-    std::unique_ptr<Device> device = threads > 0 ? makeCpuDevice(threads) : nullptr;
+    std::unique_ptr<Device> device = options.device ? options.device() : nullptr;
+    if (!device && options.threads > 0) device = makeCpuDevice(options.threads);
+    Active run{index, nullptr};
     if (hasCheckpoint(checkpoint)) {
-      trainer = Trainer::resume(checkpoint.string(), std::move(device));
+      run.trainer = Trainer::resume(checkpoint.string(), std::move(device));
     } else {
       TrainConfig config = plan.config;
-      if (threads > 0) config.threads = threads;
-      trainer = std::make_unique<Trainer>(config, results.spec.data, std::move(device));
+      if (options.threads > 0) config.threads = options.threads;
+      run.trainer = std::make_unique<Trainer>(config, results.spec.data, std::move(device));
     }
-    current = index;
+    active.push_back(std::move(run));
   }
 
-  void finish() {
-    const SweepRunPlan& plan = plans[current];
-    if (trainer->history().evals.empty() || trainer->history().evals.back().step != trainer->stepsDone()) trainer->evaluate();
+  // One optimizer step of a run in progress (on any thread: it touches that run alone).
+  void stepOne(Active& run) const {
+    Trainer& trainer = *run.trainer;
+    if (trainer.done()) return;
+    const StepReport report = trainer.step();
+    if (!std::isfinite(report.loss))
+      throw Error(plans[run.plan].name + ": the loss is not finite at step " + std::to_string(report.step) +
+                  " (lower the sweep's learning rate)");
+    const int done = trainer.stepsDone(), every = trainer.config().evalEvery, save = trainer.config().checkpointEvery;
+    if (every > 0 && done % every == 0 && !trainer.done()) trainer.evaluate();
+    if (save > 0 && done % save == 0 && !trainer.done()) trainer.saveCheckpoint(runDir(dir, plans[run.plan].name).string());
+  }
+
+  // Steps every run in progress: the first on this thread, the others each on a thread of its own.
+  void stepAll() {
+    if (active.size() == 1) return stepOne(active[0]);
+    std::vector<std::exception_ptr> errors(active.size());
+    {
+      std::vector<std::jthread> threads;
+      for (size_t i = 1; i < active.size(); ++i)
+        threads.emplace_back([this, &errors, i] {
+          try {
+            stepOne(active[i]);
+          } catch (...) {
+            errors[i] = std::current_exception();
+          }
+        });
+      try {
+        stepOne(active[0]);
+      } catch (...) {
+        errors[0] = std::current_exception();
+      }
+    }  // joined
+    for (const std::exception_ptr& error : errors)
+      if (error) std::rethrow_exception(error);
+  }
+
+  void finish(Active& run) {
+    const SweepRunPlan& plan = plans[run.plan];
+    Trainer& trainer = *run.trainer;
+    if (trainer.history().evals.empty() || trainer.history().evals.back().step != trainer.stepsDone()) trainer.evaluate();
     std::optional<TaskScores> task;
     if (results.spec.taskExamples > 0)
-      task = scoreTask(trainer->weights(), results.spec.data.task, results.spec.taskExamples, results.spec.base.seed + 7919);
-    trainer->saveCheckpoint(runDir(dir, plan.name).string());
-    results.runs.push_back(summarise(plan, *trainer, task));
+      task = scoreTask(trainer.weights(), results.spec.data.task, results.spec.taskExamples, results.spec.base.seed + 7919);
+    trainer.saveCheckpoint(runDir(dir, plan.name).string());
+    results.runs.push_back(summarise(plan, trainer, task));
     saveSweep(results, sweepFile(dir).string());
-    trainer.reset();
+    run.trainer.reset();
   }
 };
 
-SweepRunner::SweepRunner(const std::string& dir, int threads) : impl_(std::make_unique<Impl>()) {
+SweepRunner::SweepRunner(const std::string& dir, SweepRunOptions options) : impl_(std::make_unique<Impl>()) {
+  if (options.parallel < 1) throw Error("sweep: runs at once must be at least 1, got " + std::to_string(options.parallel));
   impl_->dir = fs::is_directory(dir) ? dir : fs::path(dir).parent_path().string();
-  impl_->threads = threads;
+  impl_->options = std::move(options);
   impl_->results = loadSweep(impl_->dir);
   impl_->plans = planSweep(impl_->results.spec);
 }
@@ -132,31 +180,21 @@ SweepRunner::~SweepRunner() = default;
 
 SweepStatus SweepRunner::step() {
   Impl& s = *impl_;
-  if (!s.trainer) {
+  while (static_cast<int>(s.active.size()) < s.options.parallel) {
     const size_t next = s.nextPlan();
-    if (next == s.plans.size()) return status();
+    if (next == s.plans.size()) break;
     s.start(next);
   }
-  Trainer& trainer = *s.trainer;
-  if (!trainer.done()) {
-    const StepReport report = trainer.step();
-    if (!std::isfinite(report.loss))
-      throw Error(s.plans[s.current].name + ": the loss is not finite at step " + std::to_string(report.step) +
-                  " (lower the sweep's learning rate)");
-    const int done = trainer.stepsDone(), every = trainer.config().evalEvery, save = trainer.config().checkpointEvery;
-    if (every > 0 && done % every == 0 && !trainer.done()) trainer.evaluate();
-    if (save > 0 && done % save == 0 && !trainer.done()) trainer.saveCheckpoint(runDir(s.dir, s.plans[s.current].name).string());
-  }
-  SweepStatus now = status();
-  if (trainer.done()) {
-    s.finish();
-    now = status();
-  }
-  return now;
+  if (s.active.empty()) return status();
+  s.stepAll();
+  for (Impl::Active& run : s.active)
+    if (run.trainer->done()) s.finish(run);
+  std::erase_if(s.active, [](const Impl::Active& run) { return !run.trainer; });
+  return status();
 }
 
 void SweepRunner::checkpoint() {
-  if (impl_->trainer) impl_->trainer->saveCheckpoint(runDir(impl_->dir, impl_->plans[impl_->current].name).string());
+  for (const Impl::Active& run : impl_->active) run.trainer->saveCheckpoint(runDir(impl_->dir, impl_->plans[run.plan].name).string());
 }
 
 SweepStatus SweepRunner::status() const {
@@ -165,16 +203,25 @@ SweepStatus SweepRunner::status() const {
   st.runs = static_cast<int>(s.plans.size());
   for (const SweepRunPlan& plan : s.plans) st.runsDone += s.results.find(plan.name) ? 1 : 0;
   st.done = st.runsDone == st.runs;
-  if (s.trainer) {
-    st.current = s.plans[s.current].name;
-    st.step = s.trainer->stepsDone();
-    st.steps = s.trainer->config().maxSteps;
-    if (!s.trainer->history().steps.empty()) st.lastLoss = s.trainer->history().steps.back().loss;
+  for (const Impl::Active& run : s.active) {
+    SweepActiveRun a;
+    a.name = s.plans[run.plan].name;
+    a.step = run.trainer->stepsDone();
+    a.steps = run.trainer->config().maxSteps;
+    if (!run.trainer->history().steps.empty()) a.lastLoss = run.trainer->history().steps.back().loss;
+    st.active.push_back(std::move(a));
+  }
+  if (!st.active.empty()) {
+    st.current = st.active.front().name;
+    st.step = st.active.front().step;
+    st.steps = st.active.front().steps;
+    st.lastLoss = st.active.front().lastLoss;
   }
   return st;
 }
 
 const SweepResults& SweepRunner::results() const { return impl_->results; }
-const Trainer* SweepRunner::current() const { return impl_->trainer.get(); }
+const Trainer* SweepRunner::current() const { return impl_->active.empty() ? nullptr : impl_->active.front().trainer.get(); }
+int SweepRunner::parallel() const { return impl_->options.parallel; }
 
 }  // namespace tscope

@@ -1,12 +1,15 @@
 // What every fuzz target shares: FUZZ_CHECK, which turns a broken invariant into a crash that
 // libFuzzer records (a parser that returns wrong data is as much a finding as one that crashes),
-// and the input as a std::string.
+// the input as a std::string, and the frame of the JSON file fuzzers (jsonRoundTrip).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
+
+#include "model/core/error.h"
 
 #define FUZZ_CHECK(condition, what)                                                             \
   do {                                                                                          \
@@ -21,6 +24,35 @@ namespace tscope::fuzz {
 
 inline std::string asString(const uint8_t* data, size_t size) {
   return std::string(reinterpret_cast<const char*>(data), size);
+}
+
+// The frame of a fuzzer for one of tscope's JSON files: the input parsed as JSON, then by fromJson
+// (a tscope::Error is a refusal: fine). An accepted value must pass `check`, and write back with
+// toJson to JSON that fromJson accepts and that writes the same text again (`what` names the file
+// kind in the findings).
+template <typename FromJson, typename ToJson, typename Check>
+void jsonRoundTrip(const uint8_t* data, size_t size, const std::string& what, FromJson fromJson, ToJson toJson, Check check) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(asString(data, size));
+  } catch (const nlohmann::json::exception&) {
+    return;
+  }
+  decltype(fromJson(json)) value;
+  try {
+    value = fromJson(json);
+  } catch (const Error&) {
+    return;
+  }
+  check(value);
+  const std::string written = toJson(value).dump();
+  decltype(fromJson(json)) reread;
+  try {
+    reread = fromJson(nlohmann::json::parse(written));
+  } catch (const Error& e) {
+    FUZZ_CHECK(false, "the " + what + " written back is refused: " + e.what());
+  }
+  FUZZ_CHECK(toJson(reread).dump() == written, "the " + what + " changed on a round trip");
 }
 
 }  // namespace tscope::fuzz

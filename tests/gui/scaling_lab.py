@@ -5,7 +5,9 @@ a folder under OUT (TSCOPE_SWEEPS_DIR and HOME point there: nothing is written t
 the progress advance, pause (it stops), resume, let it finish (every run a point on the plots, the
 plots changed); Save CSV (runs.csv has a row per run, fits.csv is there) and Save PNG (the file
 decodes and is not blank, check_png); then open a broken sweep.json: one line of error, the app
-alive and the runs on screen kept. Screenshots are left in OUT.
+alive and the runs on screen kept; extend the finished sweep with a size (a bad one is one red line)
+and resume it; start tiny on a text file (a Latin-1 one is refused in one line). Screenshots are
+left in OUT.
 usage: scaling_lab.py TSCOPE CHECK_PNG MODELS_DIR OUT"""
 import csv
 import os
@@ -159,6 +161,65 @@ def broken_sweep(app, out, facts):
     save_png(os.path.join(out, "broken.png"), app.screenshot())
 
 
+def extend_sweep(app, out, directory):
+    """Extend on the finished sweep: a size that does not parse is one red line; a new size adds its
+    runs (paused: the finished ones stay), Resume trains only those, and they reach the plots."""
+    report = app.wait(lambda r: runs(r).get("status") == "done" and runs(r).get("path") == directory, "the finished sweep", 30)
+    before = runs(report)
+    type_into(app, "scaling_extend_sizes", "L1-dxx")
+    app.click("scaling_extend")
+    report = app.wait(lambda r: "L1-dxx" in runs(r).get("extend_error", ""), "the size's error", 10)
+    if "\n" in runs(report)["extend_error"] or runs(report)["runs"] != before["runs"]:
+        raise Failure(f"after a bad size: {runs(report)}")
+    log(f"  bad size: {runs(report)['extend_error']}")
+    type_into(app, "scaling_extend_sizes", "L1-d40")
+    app.click("scaling_extend")
+    report = app.wait(lambda r: runs(r).get("runs", 0) > before["runs"] and runs(r).get("status") == "paused", "the extended grid", 20)
+    grown = runs(report)
+    if grown["runs_done"] != before["runs_done"] or grown["extend_error"]:
+        raise Failure(f"extending changed the finished runs: {before} then {grown}")
+    save_png(os.path.join(out, "extended.png"), app.screenshot())
+    app.click("scaling_resume")
+    report = app.wait(lambda r: runs(r).get("status") == "done", "the new runs to finish", 300)
+    facts = runs(report)
+    if facts["runs_done"] != grown["runs"]:
+        raise Failure(f"the extended sweep: {facts}")
+    app.wait(lambda r: runs(r).get("points_drawn") == grown["runs"], "the new runs on the plots", 10)
+    log(f"  extended: {before['runs']} -> {facts['runs']} runs")
+
+
+def text_sweep(app, out):
+    """Start the tiny preset on a text file of our own: a file that is not UTF-8 is one line naming it
+    (nothing written); a good one trains, and the sweep's data is that file."""
+    words = "light moves through glass and water slows it bends towards the normal while sound needs air".split()
+    path = os.path.join(out, "notes.txt")
+    with open(path, "w") as f:
+        for p in range(300):
+            f.write(" ".join(words[(p * 7 + i * 5) % len(words)] for i in range(40)) + ".\n\n")
+    latin1 = os.path.join(out, "latin1.txt")
+    with open(latin1, "wb") as f:
+        f.write(b"caf\xe9 au lait")
+    refused = os.path.join(out, "sweeps", "latin1-sweep")
+    type_into(app, "scaling_text_file", latin1)
+    type_into(app, "scaling_start_dir", refused)
+    app.click("scaling_start")
+    report = app.wait(lambda r: runs(r).get("status") == "error" and "latin1.txt" in runs(r).get("message", ""), "the bad file's error", 20)
+    if "UTF-8" not in runs(report)["message"] or os.path.exists(refused):
+        raise Failure(f"after a Latin-1 file: {runs(report)} (exists: {os.path.exists(refused)})")
+    log(f"  bad text file: {runs(report)['message']}")
+    directory = os.path.join(out, "sweeps", "notes-sweep")
+    type_into(app, "scaling_text_file", path)
+    type_into(app, "scaling_start_dir", directory)
+    app.click("scaling_start")
+    report = app.wait(lambda r: runs(r).get("path") == directory and runs(r).get("status") == "done", "the text-file sweep to finish", 300)
+    facts = runs(report)
+    if facts["spec_text_path"] != os.path.abspath(path) or facts["runs_done"] != facts["runs"]:
+        raise Failure(f"the text-file sweep: {facts}")
+    report = app.wait(lambda r: runs(r).get("points_drawn") == facts["runs"], "the text-file runs on the plots", 10)
+    save_png(os.path.join(out, "text_file.png"), app.screenshot())
+    log(f"  text-file sweep: {facts['runs']} runs on {facts['spec_text_path']}")
+
+
 def session(start, out, models_dir, check_png):
     app = start(["--window", "1280x720", "--model", os.path.join(models_dir, "induction-2l")])
     sub_tabs(app, out)
@@ -167,6 +228,8 @@ def session(start, out, models_dir, check_png):
     broken_sweep(app, out, facts)
     type_into(app, "scaling_path", directory, enter=True)  # the finished sweep again, from its directory
     app.wait(lambda r: runs(r).get("status") == "done" and runs(r).get("path") == directory, "the finished sweep reopened", 30)
+    extend_sweep(app, out, directory)
+    text_sweep(app, out)
     app.click("scaling_tab_emergence")
     app.wait(lambda r: "scaling_emergence_loss" in r["regions"], "the Emergence tab again", 10)
     app.check_running()

@@ -20,6 +20,9 @@ struct ScalingRunsView {
   int preset = 0;                                // index into sweepPresets()
   std::string startDir;                          // where Start writes (defaultSweepDir until edited)
   std::string startDirPreset;                    // the preset startDir was made for ("" edited by hand)
+  std::string textFile;                          // Start: a text file replacing Brown ("" the preset's data)
+  std::string extendSizes, extendTokens;         // Extend: "L3-d96, L4-d128" and "4M, 8M"
+  std::string extendError;                       // one line: a size or budget that does not parse
   bool openedDefault = false;                    // the first shipped sweep was opened by itself
   std::string exportDir;                         // the folder Save CSV / Save PNG write into
   std::string exportFor;                         // the sweep exportDir was defaulted for

@@ -1,5 +1,6 @@
 // The Scaling panel's "Your runs" tab (scaling_lab.h): the sweep picker (shipped sweeps, the user's
-// own under the sweeps folder, any path), Start preset / Pause / Resume on the app's SweepSession
+// own under the sweeps folder, any path), Start preset (on Brown or a text file) / Pause / Resume /
+// Extend (sizes and budgets added to the grid) on the app's SweepSession
 // with progress, the four plots of scaling_plots.cpp (2 x 2, or two at a time in a short window),
 // the fitted constants with their bootstrap intervals (the rows of fitsCsv, so the table is exactly
 // what Save CSV writes), the tokens per parameter our fit implies beside Chinchilla's 20, the export.
@@ -14,6 +15,7 @@
 
 #include "app/gui/panels/scaling_lab.h"
 #include "app/gui/widgets/plot.h"
+#include "model/core/error.h"
 #include "model/io/npy.h"
 
 namespace tscope::gui {
@@ -106,7 +108,7 @@ void drawRunControls(PanelContext& ctx, ScalingRunsView& v, const SweepView& vie
   ImGui::SameLine();
   ImGui::BeginDisabled(running);
   if (ImGui::Button("Start preset")) {
-    sweeps.start(key, v.startDir);
+    sweeps.start(key, v.startDir, presets[v.preset].spec.data.brown ? v.textFile : "");
     v.recent.insert(v.recent.begin(), v.startDir);
     v.startDirPreset = "";  // the next start gets a fresh directory
     v.startDir.clear();
@@ -125,15 +127,104 @@ void drawRunControls(PanelContext& ctx, ScalingRunsView& v, const SweepView& vie
   ImGui::EndDisabled();
 }
 
+// Comma- or space-separated items of a field, each parsed; throws the first one that does not parse.
+template <typename T, typename Parse>
+std::vector<T> parseList(const std::string& text, Parse parse) {
+  std::vector<T> items;
+  std::string item;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ',';
+    if (c == ',' || c == ' ' || c == '\t') {
+      if (!item.empty()) items.push_back(parse(item));
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  return items;
+}
+
+// The data of the next Start (a text file in place of Brown, for the text presets) and Extend, which
+// adds sizes and budgets to the sweep on screen (its finished runs stay; the new ones train).
+void drawDataAndExtend(PanelContext& ctx, ScalingRunsView& v, const SweepView& view) {
+  SweepSession& sweeps = *ctx.sweeps;
+  const float font = ImGui::GetFontSize(), spacing = ImGui::GetStyle().ItemSpacing.x;
+  const std::vector<SweepPreset>& presets = sweepPresets();
+  const bool textPreset = !presets.empty() && presets[v.preset].spec.data.brown;
+  const float half = (ImGui::GetContentRegionAvail().x - spacing) / 2;
+  const float label = ImGui::CalcTextSize("Start on").x + spacing;
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextDisabled("Start on");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!textPreset);
+  ImGui::SetNextItemWidth(std::max(font * 8, half - label));
+  ImGui::InputTextWithHint("##scaling_text_file", textPreset ? "Brown, or a UTF-8 text file (path)" : "the task's own examples", &v.textFile);
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("A text file (UTF-8, up to 256 MB) replaces Brown as the data of the next Start preset; the preset's sizes, budgets and vocabulary stay.");
+  recordItem(ctx.shared, "scaling_text_file");
+  ImGui::EndDisabled();
+
+  ImGui::SameLine();
+  const bool writable = !view.readOnly && !view.path.empty();
+  ImGui::BeginDisabled(!writable);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextDisabled("Extend");
+  ImGui::SameLine();
+  const float button = ImGui::CalcTextSize("Extend").x + ImGui::GetStyle().FramePadding.x * 2;
+  const float field = std::max(font * 5, (ImGui::GetContentRegionAvail().x - button - 2 * spacing) / 2);
+  ImGui::SetNextItemWidth(field);
+  ImGui::InputTextWithHint("##scaling_extend_sizes", "sizes: L3-d96, L4-d128", &v.extendSizes);
+  recordItem(ctx.shared, "scaling_extend_sizes");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(field);
+  ImGui::InputTextWithHint("##scaling_extend_tokens", "budgets: 4M, 8M", &v.extendTokens);
+  recordItem(ctx.shared, "scaling_extend_tokens");
+  ImGui::SameLine();
+  if (ImGui::Button("Extend##scaling")) {
+    try {
+      std::vector<SweepSize> sizes = parseList<SweepSize>(v.extendSizes, parseSweepSize);
+      std::vector<int64_t> tokens = parseList<int64_t>(v.extendTokens, parseTokenCount);
+      if (sizes.empty() && tokens.empty()) throw Error("type sizes (L3-d96) or budgets (4M) to add to the grid");
+      sweeps.extend(std::move(sizes), std::move(tokens));
+      v.extendError.clear();
+      v.extendSizes.clear();
+      v.extendTokens.clear();
+    } catch (const std::exception& e) {
+      v.extendError = e.what();
+    }
+  }
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip(writable ? "Adds the sizes and budgets to this sweep's grid: the finished runs stay, only the new runs train."
+                               : "A shipped sweep is read-only: start a preset to extend your own.");
+  recordItem(ctx.shared, "scaling_extend");
+  ImGui::EndDisabled();
+  if (!v.extendError.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
+    ImGui::TextUnformatted(v.extendError.c_str());
+    ImGui::PopStyleColor();
+  }
+}
+
 void drawProgress(const SweepView& view) {
   char overlay[160];
-  if (!view.current.empty())
+  if (view.active.size() > 1)
+    std::snprintf(overlay, sizeof overlay, "%d/%d runs finished, %d at once  %s  step %d/%d", view.runsDone, view.runs,
+                  static_cast<int>(view.active.size()), view.current.c_str(), view.step, view.steps);
+  else if (!view.current.empty())
     std::snprintf(overlay, sizeof overlay, "run %d/%d  %s  step %d/%d", view.runsDone + 1, view.runs, view.current.c_str(), view.step, view.steps);
   else std::snprintf(overlay, sizeof overlay, "%d/%d runs finished", view.runsDone, view.runs);
   const float runShare = view.steps > 0 ? static_cast<float>(view.step) / view.steps : 0;
-  const float share = view.runs > 0 ? (view.runsDone + (view.current.empty() ? 0 : runShare)) / view.runs : 0;
+  float inProgress = 0;  // the runs in progress, each as the share of its steps done
+  for (const SweepActiveRun& run : view.active) inProgress += run.steps > 0 ? static_cast<float>(run.step) / run.steps : 0;
+  if (view.active.empty() && !view.current.empty()) inProgress = runShare;
+  const float share = view.runs > 0 ? (view.runsDone + inProgress) / view.runs : 0;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 24);
   ImGui::ProgressBar(share, ImVec2(ImGui::GetFontSize() * 24, 0), overlay);
+  if (ImGui::IsItemHovered() && !view.device.empty()) {
+    std::string tip = "training on the " + view.device;
+    for (const SweepActiveRun& run : view.active) tip += "\n" + run.name + ": step " + std::to_string(run.step) + "/" + std::to_string(run.steps);
+    ImGui::SetTooltip("%s", tip.c_str());
+  }
   ImGui::SameLine();
   if (view.status == SweepState::Running && view.sweepEtaSeconds > 0)
     ImGui::Text("ETA run %s, sweep %s", formatDuration(view.runEtaSeconds).c_str(), formatDuration(view.sweepEtaSeconds).c_str());
@@ -334,6 +425,11 @@ void reportFacts(PanelContext& ctx, const ScalingRunsView& v, const SweepView& v
   facts["current"] = view.current;
   facts["step"] = view.step;
   facts["steps"] = view.steps;
+  facts["active"] = view.active.size();
+  facts["device"] = view.device;
+  facts["extend_error"] = v.extendError;
+  facts["text_file"] = v.textFile;
+  facts["spec_text_path"] = view.results ? view.results->spec.data.textPath : "";
   facts["points_drawn"] = pointsDrawn;
   facts["fitted"] = view.fits ? view.fits->hasChinchilla : false;
   facts["tokens_per_param"] = view.fits && view.fits->hasChinchilla ? view.fits->optimumAtSweep.tokensPerParam : 0.0;
@@ -363,6 +459,7 @@ void drawScalingRuns(PanelContext& ctx, ScalingRunsView& v) {
   }
   drawPicker(ctx, v, view);
   drawRunControls(ctx, v, view);
+  drawDataAndExtend(ctx, v, view);
   drawProgress(view);
   const float font = ImGui::GetFontSize(), spacing = ImGui::GetStyle().ItemSpacing.x;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
