@@ -117,6 +117,9 @@ TEST(Lesson, StepRefusalsNameTheStepAndTheField) {
   expectStepRefusal(R"({"title": "x", "caption": "y", "architecture": {"n_layers": 4}})", "architecture");
   expectStepRefusal(R"({"title": "x", "caption": "y", "architecture": 4})", "architecture");
   expectStepRefusal(R"({"title": "x", "caption": "y", "train_preset": "nope"})", "train_preset");
+  expectStepRefusal(R"({"title": "x", "caption": "y", "panel": "scaling", "tab": "scaling_tab_mine"})", "tab");
+  expectStepRefusal(R"({"title": "x", "caption": "y", "tab": "scaling_tab_runs"})", "tab");  // the step shows Attention
+  expectStepRefusal(R"({"title": "x", "caption": "y", "panel": "efficient", "tab": "scaling_tab_runs"})", "tab");
   expectStepRefusal(R"({"title": "x", "caption": "y", "train_preset": "copy", "train_steps": -1})", "train_steps");
   const std::string check = R"({"title": "x", "caption": "y", "check": )";
   expectStepRefusal(check + R"("what"})", "check");
@@ -129,6 +132,18 @@ TEST(Lesson, StepRefusalsNameTheStepAndTheField) {
   expectStepRefusal(check + R"({"question": "q", "kind": "expert", "choices": ["0", "1"], "answer": "0", "key": 2}})", "key");
   expectStepRefusal(check + R"({"question": "q", "kind": "head", "choices": ["0.0", "1.1"], "answer": "0.0", "hint": 2}})", "hint");
   expectStepRefusal(check + R"({"kind": "head", "choices": ["0.0", "1.1"], "answer": "0.0"}})", "question");
+}
+
+// A tab belongs to the panel in effect at its step: named there, or on an earlier step.
+TEST(Lesson, ATabOfThePanelShownParses) {
+  const Lesson lesson = lessonFromJsonText("dir/my.json", lessonText(R"({"title": "x", "caption": "y", "panel": "scaling", "tab": "scaling_tab_runs"},
+      {"title": "z", "caption": "w", "tab": "scaling_tab_emergence"})"));
+  ASSERT_EQ(lesson.steps.size(), 3u);
+  EXPECT_EQ(lesson.steps[1].tab, "scaling_tab_runs");
+  EXPECT_EQ(lesson.steps[2].tab, "scaling_tab_emergence");
+  EXPECT_TRUE(lesson.steps[0].tab.empty());
+  const std::string refused = refusal(lessonText(R"({"title": "x", "caption": "y", "panel": "training", "tab": "efficient_tab_flash"})"));
+  for (const char* words : {"efficient_tab_flash", "Efficient attention", "Training"}) EXPECT_NE(refused.find(words), std::string::npos) << refused;
 }
 
 TEST(Lesson, CaptionSentencesAreCountedByTheirEnds) {

@@ -40,8 +40,9 @@ App::App(std::unique_ptr<Session> session, AppState state)
     if (std::filesystem::exists(entry.path() / "config.json", ec)) shippedModels_.push_back(entry.path().string());
   std::sort(shippedModels_.begin(), shippedModels_.end());
   modelPathInput_ = session_->modelPath();
-  message_ = keepFittingInterventions(state_.interventions, session_->config());  // a session file's, for another model
-  for (const std::string& problem : lesson_.problems()) message_ += (message_.empty() ? "" : "\n") + problem;  // broken lesson files
+  showMessage(keepFittingInterventions(state_.interventions, session_->config()), MessageKind::Warning);  // a session file's, for another model
+  for (const std::string& problem : lesson_.problems())  // broken lesson files
+    showMessage(message_ + (message_.empty() ? "" : "\n") + problem, MessageKind::Error);
   makeModelPanels();
   selectPanel(state_.panel);  // a session file's panel opens first
   post();
@@ -84,7 +85,7 @@ void App::selectPanel(PanelId id) {
 
 bool App::needsFrames() const {
   const TrainingStatus training = training_->latest()->status;
-  return session_->busy() || snapshot_ != session_->latest() || !pendingOpen_.first.empty() || requestedTab_ >= 0 || !lesson_.settled() ||
+  return session_->busy() || snapshot_ != session_->latest() || !pendingOpen_.first.empty() || requestedTab_ >= 0 || !requestedSubTab_.empty() || !lesson_.settled() ||
          training == TrainingStatus::Preparing || training == TrainingStatus::Running || sweeps_->latest()->status == SweepState::Running;
 }
 
@@ -170,7 +171,7 @@ void App::frame(float frameMs) {
   lesson_.beforeFrame(*this);
   if (auto newest = session_->latest(); newest != snapshot_) {
     snapshot_ = std::move(newest);
-    if (std::string line = samplingPanel_->takeGeneratedText(state_, *snapshot_); !line.empty()) message_ = line;
+    if (std::string line = samplingPanel_->takeGeneratedText(state_, *snapshot_); !line.empty()) showMessage(line, MessageKind::Info);
   }
   handleShortcuts();
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
@@ -198,7 +199,10 @@ void App::frame(float frameMs) {
         ImGui::BeginChild("panel", ImVec2(0, -statusHeight));
         const ImVec2 panelMin = ImGui::GetWindowPos(), panelSize = ImGui::GetWindowSize();
         shared_.regions["panel"] = {panelMin.x, panelMin.y, panelMin.x + panelSize.x, panelMin.y + panelSize.y};
+        const bool subTab = !requestedSubTab_.empty() && panelOfTab(requestedSubTab_) == id;
+        ctx.selectTab = subTab ? requestedSubTab_ : "";
         panels_[static_cast<size_t>(i)]->draw(ctx);
+        if (subTab && ++subTabFrames_ >= 2) requestedSubTab_.clear();
         ImGui::EndChild();
         ImGui::EndTabItem();
       }
@@ -207,7 +211,7 @@ void App::frame(float frameMs) {
     ImGui::EndTabBar();
   }
   lesson_.drawCaption(*this);
-  if (!ctx.message.empty()) message_ = ctx.message;
+  if (!ctx.message.empty()) showMessage(ctx.message, MessageKind::Warning);
   if (!ctx.screenshotPath.empty()) {
     pendingScreenshot_ = ctx.screenshotPath;
     pendingCrop_ = ctx.screenshotCrop;
@@ -253,12 +257,12 @@ void App::openModel(const std::string& path, const std::string& prompt) {
     if (!prompt.empty()) state_.prompt = prompt;
     state_.generatedIds.clear();  // the old model's token ids
     keepFittingInterventions(state_.interventions, c);
-    message_ = "opened " + path;
+    showMessage("opened " + path, MessageKind::Info);
     // Stay on the panel on screen (the Training panel opens its model in the Attention panel).
     selectPanel(state_.panel == PanelId::Training ? PanelId::Attention : state_.panel);
     post();
   } catch (const std::exception& e) {
-    message_ = e.what();
+    showMessage(e.what(), MessageKind::Error);
   }
 }
 
@@ -297,9 +301,9 @@ void App::drawToolbar() {
   if (saveSession) {
     try {
       saveSessionFile(sessionPath_, {session_->modelPath(), state_, ""});
-      message_ = "saved " + sessionPath_;
+      showMessage("saved " + sessionPath_, MessageKind::Info);
     } catch (const std::exception& e) {
-      message_ = e.what();
+      showMessage(e.what(), MessageKind::Error);
     }
   }
   sameLineIfFits("Load session");
@@ -345,12 +349,13 @@ void App::drawModelPicker() {
 void App::loadSession() {
   try {
     SessionFile file = loadSessionFile(sessionPath_);
-    message_ = file.warning.empty() ? "loaded " + sessionPath_ : file.warning;
+    if (file.warning.empty()) showMessage("loaded " + sessionPath_, MessageKind::Info);
+    else showMessage(file.warning, MessageKind::Warning);
     if (!file.modelPath.empty() && file.modelPath != session_->modelPath()) pendingOpen_ = {file.modelPath, ""};
     if (pendingOpen_.first.empty()) applyState(std::move(file.state));
     else pendingState_ = std::move(file.state);
   } catch (const std::exception& e) {
-    message_ = e.what();
+    showMessage(e.what(), MessageKind::Error);
   }
 }
 
@@ -368,7 +373,7 @@ void App::applyState(AppState state) {
   const ModelConfig& c = session_->config();
   state.layer = std::clamp(state.layer, 0, c.n_layer - 1);
   state.head = std::clamp(state.head, 0, c.n_head - 1);
-  if (std::string dropped = keepFittingInterventions(state.interventions, c); !dropped.empty()) message_ = dropped;
+  if (std::string dropped = keepFittingInterventions(state.interventions, c); !dropped.empty()) showMessage(dropped, MessageKind::Warning);
   state_ = std::move(state);
   selectPanel(state_.panel);
   post();
@@ -392,9 +397,9 @@ void App::exportMatrix(bool npy) {
       }
       writeFileAtomically(path, csv);
     }
-    message_ = "exported " + path + " (" + std::to_string(m.rows) + " x " + std::to_string(m.cols) + ")";
+    showMessage("exported " + path + " (" + std::to_string(m.rows) + " x " + std::to_string(m.cols) + ")", MessageKind::Info);
   } catch (const std::exception& e) {
-    message_ = e.what();
+    showMessage(e.what(), MessageKind::Error);
   }
 }
 
@@ -409,7 +414,7 @@ bool App::takeScreenshotRequest(std::string& path, ScreenRect& crop) {
 }
 
 void App::screenshotDone(const std::string& path, const std::string& error) {
-  message_ = error.empty() ? "saved " + path : error;
+  showMessage(error.empty() ? "saved " + path : error, error.empty() ? MessageKind::Info : MessageKind::Error);
   screenshotOutcome_ = message_;
 }
 
@@ -453,9 +458,15 @@ void App::drawStatusBar(float frameMs) {
   }
   ImGui::TextWrapped("%s", statusLine(frameMs).c_str());
   const Snapshot* s = snapshot_.get();
-  const std::string& line = s && !s->error.empty() ? s->error : message_;
+  const bool computeError = s && !s->error.empty();
+  const std::string& line = computeError ? s->error : message_;
   if (!line.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.9f, 0.25f, 0.2f, 1.0f));
+    const MessageKind kind = computeError ? MessageKind::Error : messageKind_;
+    const bool light = state_.projector;  // the projector's light theme needs darker warning colours
+    const ImVec4 colour = kind == MessageKind::Error     ? ImVec4(0.9f, 0.25f, 0.2f, 1.0f)
+                          : kind == MessageKind::Warning ? (light ? ImVec4(0.6f, 0.4f, 0.0f, 1.0f) : ImVec4(0.95f, 0.7f, 0.25f, 1.0f))
+                                                         : ImGui::GetStyleColorVec4(ImGuiCol_Text);
+    ImGui::PushStyleColor(ImGuiCol_Text, colour);
     ImGui::TextWrapped("%s", line.c_str());
     ImGui::PopStyleColor();
   }

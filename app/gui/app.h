@@ -34,6 +34,11 @@ class App {
   void requestRecompute() { post(); }  // after changing state() from outside a panel
   // Panel names as used by --panel; selectPanel returns false for an unknown name.
   bool selectPanel(const std::string& name);
+  // Opens a panel's sub-tab by its region name (app_state.h's panelOfTab) when that panel draws.
+  void selectSubTab(const std::string& tab) {
+    requestedSubTab_ = tab;
+    subTabFrames_ = 0;
+  }
   void selectPanel(PanelId id);  // the Experts panel only for MoE models
   // True while something on screen changes without input (a forward, training, a new snapshot):
   // the frame loop then draws continuously, else it sleeps until input.
@@ -43,7 +48,13 @@ class App {
   // True once a snapshot for the latest posted request is on screen.
   bool upToDate() const;
   // One line shown in the app (bad session file, invalid config typed in a panel, ...).
-  void showMessage(const std::string& message) { message_ = message; }
+  // The status bar's line: an outcome (Info, the text colour), something to notice (Warning, amber)
+  // or what went wrong (Error, red).
+  enum class MessageKind { Info, Warning, Error };
+  void showMessage(const std::string& message, MessageKind kind = MessageKind::Error) {
+    message_ = message;
+    messageKind_ = kind;
+  }
   // A PNG the user asked for this frame (path, and the panel's rectangle to crop to), or none.
   bool takeScreenshotRequest(std::string& path, ScreenRect& crop);
   void screenshotDone(const std::string& path, const std::string& error);
@@ -52,6 +63,7 @@ class App {
   const Session& session() const { return *session_; }
   const Snapshot* snapshot() const { return snapshot_.get(); }
   const std::string& message() const { return message_; }
+  MessageKind messageKind() const { return messageKind_; }
   bool helpOpen() const { return showHelp_; }
   // Starts a training preset in the Training panel, pausing after pauseAtStep steps, showing the
   // given layer and head large (-1: the panel's default) (--train-preset).
@@ -97,9 +109,14 @@ class App {
   TrainingPanel* trainingPanel_ = nullptr;      // panels_[Training]: --train-preset starts a run there
   std::shared_ptr<const Snapshot> snapshot_;
   std::string message_;
+  MessageKind messageKind_ = MessageKind::Info;
   bool quit_ = false;
   bool showHelp_ = false;
   int requestedTab_ = -1;  // a tab to select on the next frame (--panel, Alt+N)
+  // A panel's sub-tab to open (a lesson step's "tab"), passed to its panel as PanelContext::selectTab
+  // on the frames that panel draws until it has taken (two frames: ImGui selects on the next one).
+  std::string requestedSubTab_;
+  int subTabFrames_ = 0;
   // The panel that asked for one layer's internals in the last request, the layer (-1: none) and
   // the row (-1: every row; see Request::inspectRow).
   struct InspectKey {

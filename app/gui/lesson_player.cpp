@@ -103,7 +103,7 @@ void LessonPlayer::enter(App& app) {
   const ModelConfig& config = app.session().config();
   warning_.clear();
   app.applyState(stateAtStep(*lesson_, step_, start_, config, &warning_));
-  if (!warning_.empty()) app.message_ = warning_;
+  if (!warning_.empty()) app.showMessage(warning_, App::MessageKind::Warning);
   if (auto architecture = architectureAtStep(*lesson_, step_, config))
     static_cast<ArchitecturePanel*>(app.panels_[static_cast<size_t>(PanelId::Architecture)].get())->setEdited(*architecture);
   int expert = -1;  // the last expert named at or before this step
@@ -111,6 +111,10 @@ void LessonPlayer::enter(App& app) {
     if (lesson_->steps[s].expert >= 0) expert = lesson_->steps[s].expert;
   static_cast<MoePanel*>(app.panels_[static_cast<size_t>(PanelId::Moe)].get())->selectExpert(expert);
   const LessonStep& step = lesson_->steps[step_];
+  std::string tab;  // the last sub-tab named at or before this step for the panel it shows
+  for (int s = 0; s <= step_; ++s)
+    if (!lesson_->steps[s].tab.empty() && panelOfTab(lesson_->steps[s].tab) == app.state().panel) tab = lesson_->steps[s].tab;
+  if (!tab.empty()) app.selectSubTab(tab);
   if (!step.trainPreset.empty()) {
     const TrainingStatus status = app.training_->latest()->status;
     const bool going = trainingPreset_ == step.trainPreset &&
@@ -121,6 +125,8 @@ void LessonPlayer::enter(App& app) {
 
 bool LessonPlayer::captureReady(const App& app) const {
   if (entering_ || !lesson_) return !entering_;
+  if (!app.requestedSubTab_.empty()) return false;  // the step's sub-tab opens on the next frame
+  if (app.state().panel == PanelId::Scaling && app.sweeps_->busy()) return false;  // a sweep opening, its laws being fitted
   const LessonStep& step = lesson_->steps[step_];
   const TrainingStatus status = app.training_->latest()->status;
   if (!step.trainPreset.empty() && step.trainSteps > 0)  // the step's own run pauses: wait for it
@@ -264,7 +270,7 @@ void LessonPlayer::drawCaption(App& app) {
     }
   }
   facts.update({{"name", lesson_->name}, {"active", active_}, {"step", step_}, {"steps", lesson_->steps.size()}, {"title", step.title},
-                {"revealed", revealed_}, {"live_answer", liveAnswer_}, {"answer", step.check ? step.check->answer : ""},
+                {"revealed", revealed_}, {"highlight", step.highlight}, {"live_answer", liveAnswer_}, {"answer", step.check ? step.check->answer : ""},
                 {"model_missing", modelMissing_}, {"warning", warning_}, {"entering", entering_}, {"has_check", step.check.has_value()}, {"caption_fits", fits_}, {"scale", scale_}});
 }
 

@@ -60,6 +60,9 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"dropped", s ? s->droppedIds.size() : 0},
       {"error", s ? s->error : ""},
       {"message", app.message()},
+      {"message_kind", app.messageKind() == App::MessageKind::Info      ? "info"
+                       : app.messageKind() == App::MessageKind::Warning ? "warning"
+                                                                        : "error"},
       {"busy", app.session().busy()},
       {"n_layer", app.session().config().n_layer},
       {"n_head", app.session().config().n_head},

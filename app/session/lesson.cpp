@@ -25,7 +25,7 @@ constexpr int kMaxSentences = 3;
 constexpr size_t kMaxCaptionChars = 400;
 constexpr size_t kMinChoices = 2, kMaxChoices = 6;
 const char* const kLessonKeys[] = {"format", "version", "title", "lecture", "summary", "model", "projector", "steps"};
-const char* const kStepKeys[] = {"title", "caption", "formula", "model", "highlight", "expert", "architecture", "train_preset", "train_steps", "check"};
+const char* const kStepKeys[] = {"title", "caption", "formula", "model", "highlight", "tab", "expert", "architecture", "train_preset", "train_steps", "check"};
 const char* const kCheckKeys[] = {"question", "kind", "choices", "answer", "key"};
 const char* const kCheckKindNames[] = {"next_token", "attended_token", "head", "expert", "parameters"};
 
@@ -138,6 +138,8 @@ LessonStep parseStep(const json& value, const std::string& where) {
   readJsonField(value, "formula", step.formula, where);
   readJsonField(value, "model", step.model, where);
   readJsonField(value, "highlight", step.highlight, where);
+  if (readJsonField(value, "tab", step.tab, where) && !panelOfTab(step.tab))
+    fail(where, "tab", "names no panel tab (got \"" + step.tab + "\"; one of " + panelTabNames() + ")");
   if (readJsonField(value, "expert", step.expert, where) && step.expert < 0)
     fail(where, "expert", "must be an expert number >= 0 (got " + std::to_string(step.expert) + ")");
   if (const auto architecture = value.find("architecture"); architecture != value.end()) {
@@ -202,7 +204,16 @@ Lesson lessonFromJsonText(const std::string& path, const std::string& text) {
   if (steps == j.end()) fail(path, "steps", "is missing");
   if (!steps->is_array() || steps->empty() || steps->size() > kMaxSteps)
     fail(path, "steps", "must be an array of 1 to 40 steps (got " + (steps->is_array() ? std::to_string(steps->size()) + " steps" : shown(*steps)) + ")");
-  for (size_t i = 0; i < steps->size(); ++i) lesson.steps.push_back(parseStep((*steps)[i], path + ": step " + std::to_string(i + 1)));
+  PanelId panel = AppState{}.panel;  // the panel each step shows: the last one named at or before it
+  for (size_t i = 0; i < steps->size(); ++i) {
+    const std::string where = path + ": step " + std::to_string(i + 1);
+    lesson.steps.push_back(parseStep((*steps)[i], where));
+    if (const auto named = (*steps)[i].find("panel"); named != (*steps)[i].end()) panel = *panelFromName(named->get<std::string>());
+    const LessonStep& step = lesson.steps.back();
+    if (!step.tab.empty() && *panelOfTab(step.tab) != panel)
+      fail(where, "tab", step.tab + " is a tab of the " + panelTitle(*panelOfTab(step.tab)) + " panel, but this step shows the " + panelTitle(panel) +
+                             " panel (set \"panel\")");
+  }
   return lesson;
 }
 

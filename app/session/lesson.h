@@ -48,6 +48,8 @@ struct LessonStep {
   std::string formula;               // optional, plain text (Unicode allowed), shown large
   std::string model;                 // "" = keep; else a name under assets/models or a path relative to the lesson file
   std::string highlight;             // optional region name to outline (a recordItem name, e.g. "attention_heatmap")
+  std::string tab;                   // optional sub-tab of the step's panel to open, by its region name
+                                     // (app_state.h's panelOfTab: "scaling_tab_runs", "efficient_tab_flash", ...)
   // Session-file fields this step sets (prompt, panel, layer, head, token, temperature, top_k,
   // top_p, greedy, seed, beam_width, ...; the same names and checks as session files), kept as
   // JSON and applied in order by stateAtStep.

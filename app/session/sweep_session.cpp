@@ -198,7 +198,9 @@ void SweepSession::show(const std::string& path) {
   fresh.status = readOnly ? SweepState::Viewing : finished ? SweepState::Done : SweepState::Paused;
   fresh.message = readOnly ? "a shipped sweep: shown, not run" : finished ? "every run finished" : "Resume runs the unfinished runs";
   view_ = std::move(fresh);
-  refit(results);
+  view_.results = std::make_shared<const SweepResults>(std::move(results));  // the points at once; the fit (a second or so) follows
+  publish(true);
+  refit(view_.results);
   publish(true);
 }
 
@@ -261,7 +263,7 @@ void SweepSession::afterStep(const SweepStatus& status) {
   const bool finishedRun = status.runsDone != view_.runsDone;
   view_.runsDone = status.runsDone;
   if (finishedRun) {
-    refit(results);
+    refit(std::make_shared<const SweepResults>(results));
     recentSteps_.clear();  // the next run has another size
   }
   if (status.done) {
@@ -275,9 +277,9 @@ void SweepSession::afterStep(const SweepStatus& status) {
   publish(finishedRun || status.done);
 }
 
-void SweepSession::refit(const SweepResults& results) {
-  view_.results = std::make_shared<const SweepResults>(results);
-  const std::vector<ScalingPoint> points = sweepPoints(results);
+void SweepSession::refit(std::shared_ptr<const SweepResults> results) {
+  view_.results = std::move(results);
+  const std::vector<ScalingPoint> points = sweepPoints(*view_.results);
   view_.fits = points.size() >= 2 ? std::make_shared<const SweepFits>(fitSweep(points, kBootstrapSamples)) : nullptr;
   ++view_.fitsVersion;
 }

@@ -63,6 +63,8 @@ class SweepSession {
   // Adds sizes and budgets to the sweep on screen (extendSweep) and, when it was running, runs on.
   void extend(std::vector<SweepSize> sizes, std::vector<int64_t> tokens);
   std::shared_ptr<const SweepView> latest() const { return worker_.latest(); }
+  // A command waits or is handled (an open with its fit, a start, an extend); training steps do not count.
+  bool busy() const { return worker_.busy(); }
 
  private:
   enum class CommandKind { Open, Start, Pause, Resume, Extend };
@@ -79,7 +81,7 @@ class SweepSession {
   void show(const std::string& path);
   void runFrom(const std::string& dir);  // a runner on the directory, then running
   void afterStep(const SweepStatus& status);
-  void refit(const SweepResults& results);
+  void refit(std::shared_ptr<const SweepResults> results);  // shown, and the laws fitted to them
   void publish(bool force);
 
   // Worker-only state.

@@ -195,7 +195,9 @@ def files_and_sessions(app):
     app.wait(lambda r: os.path.exists(os.path.join(app.workdir, "tscope-session.json")), "the session file", 10)
     set_prompt(app, "Something else entirely, typed after saving.", None, 0, "another prompt")
     app.click("load_session")
-    app.wait(lambda r: r["prompt_bytes"] == len(saved_prompt) and not r["busy"], "Load session to restore the prompt", 20)
+    report = app.wait(lambda r: r["prompt_bytes"] == len(saved_prompt) and not r["busy"], "Load session to restore the prompt", 20)
+    if report["message"].startswith("loaded") and report["message_kind"] != "info":
+        raise Failure(f"'{report['message']}' is drawn as {report['message_kind']}, not as news")
     # A corrupt session file: one line in the app, nothing lost, still alive.
     with open(os.path.join(app.workdir, "tscope-session.json"), "w") as f:
         f.write('{"tscope_session": 1, "prompt": ')
@@ -203,6 +205,8 @@ def files_and_sessions(app):
     report = app.wait(lambda r: "not a session file" in r["message"], "a message on the corrupt session", 10)
     if report["prompt_bytes"] != len(saved_prompt):
         raise Failure("loading a corrupt session changed the prompt")
+    if report["message_kind"] != "error":
+        raise Failure(f"the corrupt session's line is drawn as {report['message_kind']}, not as an error")
     log(f"  files: {sorted(set(os.listdir(app.workdir)) - before)}; corrupt session: {report['message']!r}")
 
 

@@ -2,7 +2,7 @@
 """The lesson player driven as hands do (hands.py) at 1280x720: pick every shipped lesson from the
 toolbar's picker and step through all its steps with PageDown, Space, Right and the Next button; at
 each step the report's step advanced, the screen is not blank and differs from the step before, the
-caption fits, no error; back one with PageUp; each check revealed with R agrees with the author;
+caption fits, the region it outlines is on screen (its sub-tab opened), no error; back one with PageUp; each check revealed with R agrees with the author;
 Escape, another tab, Resume: the same step and panel. Then --lesson FILE --step N on the small test
 lesson (its check revealed, End and Home), a step whose model is not installed (one line), and a broken lesson file: one line, the app alive. Screenshots per step are left in OUT.
 usage: lessons.py TSCOPE LESSONS_DIR TEST_LESSON OUT"""
@@ -43,6 +43,8 @@ def check_step(app, report, name, step, previous, out):
         raise Failure(f"{name} step {step + 1}: error {report['error']!r}, lesson {facts}, message {report['message']!r}")
     if "lesson_caption" not in report["regions"]:
         raise Failure(f"{name} step {step + 1}: no caption bar")
+    if facts.get("highlight") and facts.get("highlighted") != facts["highlight"]:  # e.g. on a sub-tab the step did not open
+        raise Failure(f"{name} step {step + 1}: the region {facts['highlight']!r} to outline is not on screen (panel {report['panel']})")
     image = app.screenshot()
     save_png(os.path.join(out, f"{name}-step-{step + 1:02d}.png"), image)
     if np.std(image) < 5:

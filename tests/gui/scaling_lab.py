@@ -36,6 +36,13 @@ def type_into(app, field, text, enter=False):
     app.defocus()
 
 
+def open_train(app):
+    """Unfolds "Train a sweep" (folded at 720p) so Start, the text file and Extend are on screen."""
+    if "scaling_start" not in app.report()["regions"]:
+        app.click("scaling_train_header")
+        app.wait(lambda r: "scaling_start" in r["regions"] and "scaling_extend" in r["regions"], "Train a sweep unfolded", 10)
+
+
 def sub_tabs(app, out):
     """Each sub-tab draws: the panel's pixels change from one to the next and none is blank."""
     app.settle()
@@ -68,7 +75,15 @@ def sub_tabs(app, out):
         raise Failure(f"the Emergence tab shows neither runs nor one line of why: {emergence}")
     save_png(os.path.join(out, "emergence.png"), app.screenshot())
     app.click("scaling_tab_runs")
-    return app.wait(lambda r: "scaling_start" in r["regions"], "back to Your runs", 10)
+    report = app.wait(lambda r: "scaling_train_header" in r["regions"], "back to Your runs", 10)
+    if "scaling_start" in report["regions"]:  # folded by default at 720p: the plots keep their room
+        raise Failure("'Train a sweep' is unfolded at 1280x720")
+    plots = report["regions"]["scaling_runs_plots"]
+    open_train(app)
+    report = app.settle()
+    if report["regions"]["scaling_runs_plots"][1] <= plots[1]:
+        raise Failure(f"the plots did not move down when 'Train a sweep' unfolded: {plots} then {report['regions']['scaling_runs_plots']}")
+    return report
 
 
 def run_tiny(app, out):
@@ -137,6 +152,8 @@ def export(app, out, check_png, facts):
         raise Failure(f"no fits.csv: {runs(report)}")
     app.click("scaling_save_png")
     report = app.wait(lambda r: runs(r).get("export_message", "").startswith("saved"), "Save PNG", 10)
+    if report.get("message_kind") != "info":  # the status bar says "saved ..." as news, not in the error colour
+        raise Failure(f"the status bar's 'saved' line is a {report.get('message_kind')}: {report.get('message')}")
     png = os.path.join(folder, "plots.png")
     result = subprocess.run([check_png, png, "--not-blank"], capture_output=True, text=True)
     if result.returncode != 0:

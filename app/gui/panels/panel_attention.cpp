@@ -159,7 +159,9 @@ void AttentionPanel::draw(PanelContext& ctx) {
               st.averageHeads ? "mean over heads" : ("head " + std::to_string(st.head)).c_str(), what.c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (st.linesView) {
-    drawLinesView(*s, m, ImVec2(avail.x, avail.y - ImGui::GetTextLineHeightWithSpacing()));
+    const ImVec2 origin = ImGui::GetCursorScreenPos(), size(avail.x, avail.y - ImGui::GetTextLineHeightWithSpacing());
+    drawLinesView(*s, m, size);
+    ctx.shared.regions["attention_lines"] = {origin.x, origin.y, origin.x + size.x, origin.y + size.y};
     return;
   }
   // Square cells, token labels on both axes.

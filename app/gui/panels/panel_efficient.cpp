@@ -113,7 +113,7 @@ void EfficientPanel::draw(PanelContext& ctx) {
                   {"FlashAttention step by step", "efficient_tab_flash", &EfficientPanel::drawFlash},
                   {"Cost, measured", "efficient_tab_cost", &EfficientPanel::drawCost}};
   for (const auto& section : sections) {
-    const bool open = ImGui::BeginTabItem(section.title);
+    const bool open = ImGui::BeginTabItem(section.title, nullptr, subTabFlags(ctx, section.region));
     recordItem(ctx.shared, section.region);
     if (!open) continue;
     facts["section"] = section.region;

@@ -358,19 +358,19 @@ void drawPublishedLaws(PanelContext& ctx, ScalingView& v) {
 
 void ScalingPanel::draw(PanelContext& ctx) {
   if (!ImGui::BeginTabBar("scaling_views")) return;
-  const bool published = ImGui::BeginTabItem("Published laws");
+  const bool published = ImGui::BeginTabItem("Published laws", nullptr, subTabFlags(ctx, "scaling_tab_published"));
   recordItem(ctx.shared, "scaling_tab_published");
   if (published) {
     drawPublishedLaws(ctx, view_);
     ImGui::EndTabItem();
   }
-  const bool runs = ImGui::BeginTabItem("Your runs");
+  const bool runs = ImGui::BeginTabItem("Your runs", nullptr, subTabFlags(ctx, "scaling_tab_runs"));
   recordItem(ctx.shared, "scaling_tab_runs");
   if (runs) {
     drawScalingRuns(ctx, runs_);
     ImGui::EndTabItem();
   }
-  const bool emergence = ImGui::BeginTabItem("Emergence");
+  const bool emergence = ImGui::BeginTabItem("Emergence", nullptr, subTabFlags(ctx, "scaling_tab_emergence"));
   recordItem(ctx.shared, "scaling_tab_emergence");
   if (emergence) {
     drawScalingEmergence(ctx, runs_);

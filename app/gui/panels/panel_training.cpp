@@ -314,13 +314,13 @@ void TrainingPanel::draw(PanelContext& ctx) {
   ImGui::SameLine();
   ImGui::BeginChild("training_charts", ImVec2(0, 0), false);
   if (ImGui::BeginTabBar("training_views")) {
-    const bool run = ImGui::BeginTabItem("This run");
+    const bool run = ImGui::BeginTabItem("This run", nullptr, subTabFlags(ctx, "training_tab_run"));
     recordItem(ctx.shared, "training_tab_run");
     if (run) {
       drawTrainingCharts(ctx, v, *view);
       ImGui::EndTabItem();
     }
-    const bool compare = ImGui::BeginTabItem("Compare runs");
+    const bool compare = ImGui::BeginTabItem("Compare runs", nullptr, subTabFlags(ctx, "training_tab_compare"));
     recordItem(ctx.shared, "training_tab_compare");
     if (compare) {
       drawTrainingCompare(ctx, v.compare);

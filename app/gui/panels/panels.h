@@ -75,7 +75,13 @@ struct PanelContext {
   std::string openModel{};    // set by a panel: load this model directory into the explorer
   std::string openPrompt{};   // with this prompt (one the new model's tokenizer and context fit)
   int generateTokens = 0;     // set with repost by the Next-token panel: generate this many tokens first
+  std::string selectTab{};    // set by the App: open this sub-tab of the panel (by its region name), "" none
 };
+
+// A sub-tab's BeginTabItem flags: selected when the App asks for it (PanelContext::selectTab).
+inline ImGuiTabItemFlags subTabFlags(const PanelContext& ctx, const char* region) {
+  return ctx.selectTab == region ? ImGuiTabItemFlags_SetSelected : 0;
+}
 
 // One tab of the main window. A panel's state lives as long as the panel: the App makes new
 // panels (fresh caches) when it opens another model.

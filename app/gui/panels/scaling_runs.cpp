@@ -100,7 +100,7 @@ void drawRunControls(PanelContext& ctx, ScalingRunsView& v, const SweepView& vie
     v.startDirPreset = key;
   }
   ImGui::SameLine();
-  const float buttons = font * 17;
+  const float buttons = font * 8;
   ImGui::SetNextItemWidth(std::max(font * 8, ImGui::GetContentRegionAvail().x - buttons));
   if (ImGui::InputTextWithHint("##scaling_start_dir", "directory of the new sweep", &v.startDir)) v.startDirPreset.clear();
   recordItem(ctx.shared, "scaling_start_dir");
@@ -115,7 +115,12 @@ void drawRunControls(PanelContext& ctx, ScalingRunsView& v, const SweepView& vie
   }
   recordItem(ctx.shared, "scaling_start");
   ImGui::EndDisabled();
-  ImGui::SameLine();
+}
+
+// Pause and Resume, on the progress row (always on screen, even with "Train a sweep" folded).
+void drawPauseResume(PanelContext& ctx, const SweepView& view) {
+  SweepSession& sweeps = *ctx.sweeps;
+  const bool running = view.status == SweepState::Running;
   ImGui::BeginDisabled(!running);
   if (ImGui::Button("Pause")) sweeps.pause();
   recordItem(ctx.shared, "scaling_pause");
@@ -205,7 +210,9 @@ void drawDataAndExtend(PanelContext& ctx, ScalingRunsView& v, const SweepView& v
   }
 }
 
-void drawProgress(const SweepView& view) {
+void drawProgress(PanelContext& ctx, const SweepView& view) {
+  drawPauseResume(ctx, view);
+  ImGui::SameLine();
   char overlay[160];
   if (view.active.size() > 1)
     std::snprintf(overlay, sizeof overlay, "%d/%d runs finished, %d at once  %s  step %d/%d", view.runsDone, view.runs,
@@ -260,7 +267,8 @@ std::string shortNumber(const std::string& text) {
 
 void drawConstants(PanelContext& ctx, const SweepView& view) {
   if (!view.fits) {
-    ImGui::TextDisabled("The laws are fitted when two runs have finished.");
+    if (view.results && view.results->runs.size() >= 2) ImGui::TextDisabled("Fitting the laws to %d runs...", static_cast<int>(view.results->runs.size()));
+    else ImGui::TextDisabled("The laws are fitted when two runs have finished.");
     return;
   }
   const SweepFits& fits = *view.fits;
@@ -427,6 +435,7 @@ void reportFacts(PanelContext& ctx, const ScalingRunsView& v, const SweepView& v
   facts["steps"] = view.steps;
   facts["active"] = view.active.size();
   facts["device"] = view.device;
+  facts["train_open"] = ctx.shared.regions.count("scaling_start") > 0;
   facts["extend_error"] = v.extendError;
   facts["text_file"] = v.textFile;
   facts["spec_text_path"] = view.results ? view.results->spec.data.textPath : "";
@@ -458,9 +467,16 @@ void drawScalingRuns(PanelContext& ctx, ScalingRunsView& v) {
     else if (view.path.empty() && brown != v.shipped.end()) ctx.sweeps->open(brown->second);
   }
   drawPicker(ctx, v, view);
-  drawRunControls(ctx, v, view);
-  drawDataAndExtend(ctx, v, view);
-  drawProgress(view);
+  // Starting and extending sweeps, folded by default in a short window (a 720p projector) so the
+  // plots keep their room; open in a tall one.
+  ImGui::SetNextItemOpen(ImGui::GetContentRegionAvail().y >= ImGui::GetFontSize() * 36, ImGuiCond_Once);
+  const bool train = ImGui::CollapsingHeader("Train a sweep: a preset on Brown or your text file, or more sizes and budgets");
+  recordItem(ctx.shared, "scaling_train_header");
+  if (train) {
+    drawRunControls(ctx, v, view);
+    drawDataAndExtend(ctx, v, view);
+  }
+  drawProgress(ctx, view);
   const float font = ImGui::GetFontSize(), spacing = ImGui::GetStyle().ItemSpacing.x;
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float side = std::clamp(avail.x * 0.28f, font * 18, font * 26);
