@@ -148,6 +148,10 @@ TEST(HfCheckpoint, ConfigMapsEveryField) {
   EXPECT_FALSE(c.tie_word_embeddings);
   EXPECT_EQ(c.attention_window, 0);
   EXPECT_TRUE(isHfLlamaFamily(j));
+  j["sliding_window"] = 8;  // LlamaForCausalLM ignores it (as HF does); Mistral uses it on every layer
+  EXPECT_EQ(hfLlamaConfig(j).attention_window, 0);
+  j["architectures"] = {"MistralForCausalLM"};
+  EXPECT_EQ(hfLlamaConfig(j).attention_window, 8);
   EXPECT_FALSE(isHfLlamaFamily(json{{"architectures", {"GPT2LMHeadModel"}}}));
   EXPECT_TRUE(isHfLlamaFamily(json{{"model_type", "mistral"}}));
 }

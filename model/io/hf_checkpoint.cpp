@@ -39,6 +39,13 @@ std::string modelTypeOf(const nlohmann::json& j) {
   return "";
 }
 
+// "llama", "mistral" or "qwen2" for a config of the family (by architecture, else model_type).
+std::string familyOf(const nlohmann::json& j) {
+  const std::string arch = architectureOf(j);
+  if (arch.empty()) return modelTypeOf(j);
+  return arch == "MistralForCausalLM" ? "mistral" : arch == "Qwen2ForCausalLM" ? "qwen2" : "llama";
+}
+
 bool isNull(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   return it == j.end() || it->is_null();
@@ -61,7 +68,7 @@ struct HfBiases {
 
 HfBiases biasesOf(const nlohmann::json& j) {
   HfBiases b;
-  if (architectureOf(j) == "Qwen2ForCausalLM" || modelTypeOf(j) == "qwen2") b.qkv = true;
+  if (familyOf(j) == "qwen2") b.qkv = true;
   bool attentionBias = false, mlpBias = false;
   readOptional(j, "attention_bias", attentionBias);
   readOptional(j, "mlp_bias", mlpBias);
@@ -246,11 +253,12 @@ ModelConfig hfLlamaConfig(const nlohmann::json& j, const std::string& where) {
     throw Error(where + ": head_dim " + std::to_string(headDim) + " != hidden_size / num_attention_heads (" +
                 std::to_string(c.n_embd / c.n_head) + ") is not supported yet");
   // Mistral: sliding_window on every layer. Qwen2: only with use_sliding_window, on layers from
-  // max_window_layers on (all of them or none are expressible).
+  // max_window_layers on (all of them or none are expressible). Llama ignores the field, as HF does.
+  const std::string family = familyOf(j);
   int window = 0;
-  readOptional(j, "sliding_window", window, where);
+  if (family != "llama") readOptional(j, "sliding_window", window, where);
   bool useWindow = window > 0;
-  if (architectureOf(j) == "Qwen2ForCausalLM" || modelTypeOf(j) == "qwen2") {
+  if (family == "qwen2") {
     useWindow = false;
     readOptional(j, "use_sliding_window", useWindow, where);
     int fromLayer = 0;
