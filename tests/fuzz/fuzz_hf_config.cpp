@@ -12,11 +12,7 @@ using namespace tscope;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(data, data + size);
-  } catch (const nlohmann::json::exception&) {
-    return 0;  // loadModel reports these as "malformed JSON"
-  }
+  if (!fuzz::parseJson(data, size, json)) return 0;
   const std::string unsupported = unsupportedHfArchitecture(json);
   FUZZ_CHECK(unsupported.find('\n') == std::string::npos, unsupported);
   if (!unsupported.empty() || !isHfLlamaFamily(json)) return 0;
