@@ -25,7 +25,7 @@ using json = nlohmann::json;
 
 namespace {
 
-const char* const kVariants[] = {"llama", "smollm", "mistral", "qwen2", "llama_sharded", "llama_bf16"};
+const char* const kVariants[] = {"llama", "smollm", "mistral", "qwen2", "llama_sharded", "llama_bf16", "llama_f16_biases"};
 
 // A tiny Llama written here (not by the reference): L 2, C 16, H 4, Hkv 2, F 24, V 32.
 json tinyConfig() {
@@ -109,7 +109,7 @@ TEST(HfCheckpoint, MatchesPyTorchReference) {
       ASSERT_EQ(trace.layers, (std::vector<int>{0, 1}));
       const Difference mapDiff = compare(trace.attn, attention.data);
       EXPECT_LT(mapDiff.relative(), 1e-4) << "attention maps: " << mapDiff.describe();
-      std::printf("%-9s %-14s logits: %s\n%-9s %-14s attention: %s\n", backend->name().c_str(), variant, logitDiff.describe().c_str(),
+      std::printf("%-9s %-16s logits: %s\n%-9s %-16s attention: %s\n", backend->name().c_str(), variant, logitDiff.describe().c_str(),
                   backend->name().c_str(), variant, mapDiff.describe().c_str());
     }
   }

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # An independent float64 PyTorch forward of HuggingFace Llama-family models (Llama, Mistral, Qwen2),
 # written from the architectures' definitions (RMSNorm, rotate_half RoPE, grouped-query attention,
-# SwiGLU, sliding window, q/k/v biases) with plain torch, no `transformers`. It writes tiny
-# random-weight checkpoints in the HuggingFace layout (config.json + model.safetensors, one variant
-# sharded with model.safetensors.index.json, one in BF16) and, for a fixed token sequence, the
-# expected logits (T, V) and attention maps (L, H, T, T) as .npy. tests/test_hf_checkpoint.cpp runs
+# SwiGLU, sliding window, q/k/v, o and MLP biases) with plain torch, no `transformers`. It writes tiny
+# random-weight checkpoints in the HuggingFace layout (config.json + model.safetensors; one variant
+# sharded with model.safetensors.index.json, one in BF16, one in F16 with every bias) and, for a
+# fixed token sequence, the expected logits (T, V) and attention maps (L, H, T, T) as .npy. tests/test_hf_checkpoint.cpp runs
 # it at test time into a temporary directory (nothing generated is committed).
 #
 # Usage: hf_reference.py OUT_DIR        (one folder per variant, see VARIANTS)
@@ -34,6 +34,7 @@ VARIANTS = {
                                             "use_sliding_window": False, "sliding_window": 32768, "max_window_layers": 2}, "F32", 1),
     "llama_sharded": ("LlamaForCausalLM", "llama", {}, "F32", 2),
     "llama_bf16": ("LlamaForCausalLM", "llama", {"torch_dtype": "bfloat16"}, "BF16", 1),
+    "llama_f16_biases": ("LlamaForCausalLM", "llama", {"torch_dtype": "float16", "attention_bias": True, "mlp_bias": True}, "F16", 1),
 }
 
 
@@ -63,10 +64,15 @@ def random_weights(config, qkv_bias, seed):
             w[p + "self_attn.k_proj.bias"] = normal(Hkv * D, std=0.3)
             w[p + "self_attn.v_proj.bias"] = normal(Hkv * D, std=0.3)
         w[p + "self_attn.o_proj.weight"] = normal(C, H * D, std=1 / math.sqrt(C))
+        if config.get("attention_bias", False):
+            w[p + "self_attn.o_proj.bias"] = normal(C, std=0.3)
         w[p + "post_attention_layernorm.weight"] = norm_weight()
         w[p + "mlp.gate_proj.weight"] = normal(F, C, std=1 / math.sqrt(C))
         w[p + "mlp.up_proj.weight"] = normal(F, C, std=1 / math.sqrt(C))
         w[p + "mlp.down_proj.weight"] = normal(C, F, std=1 / math.sqrt(F))
+        if config.get("mlp_bias", False):
+            for name, n in (("gate_proj", F), ("up_proj", F), ("down_proj", C)):
+                w[p + f"mlp.{name}.bias"] = normal(n, std=0.3)
     w["model.norm.weight"] = norm_weight()
     if not config["tie_word_embeddings"]:
         w["lm_head.weight"] = normal(V, C, std=1 / math.sqrt(C))
@@ -116,11 +122,13 @@ def forward(config, w, tokens, window):
         probs = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
         maps.append(probs)
         attn = (probs @ v).transpose(0, 1).reshape(T, H * D)
-        x = x + attn @ t(p + "o_proj.weight").T
+        x = x + attn @ t(p + "o_proj.weight").T + bias(p + "o_proj.bias", C)
         m = f"model.layers.{l}.mlp."
+        F = config["intermediate_size"]
         h = rms_norm(x, t(f"model.layers.{l}.post_attention_layernorm.weight"), eps)
-        gated = torch.nn.functional.silu(h @ t(m + "gate_proj.weight").T) * (h @ t(m + "up_proj.weight").T)
-        x = x + gated @ t(m + "down_proj.weight").T
+        gate = h @ t(m + "gate_proj.weight").T + bias(m + "gate_proj.bias", F)
+        up = h @ t(m + "up_proj.weight").T + bias(m + "up_proj.bias", F)
+        x = x + (torch.nn.functional.silu(gate) * up) @ t(m + "down_proj.weight").T + bias(m + "down_proj.bias", C)
     x = rms_norm(x, t("model.norm.weight"), eps)
     unembedding = t("model.embed_tokens.weight") if config["tie_word_embeddings"] else t("lm_head.weight")
     return x @ unembedding.T, torch.stack(maps)
