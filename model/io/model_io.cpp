@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/core/error.h"
+#include "model/io/hf_checkpoint.h"
 #include "model/io/npy.h"
 #include "model/io/safetensors.h"
 
@@ -202,7 +203,8 @@ Weights llmcCheckpointFromBytes(const std::string& path, const uint8_t* bytes, s
   return weights;
 }
 
-LoadedModel loadModel(const std::string& pathString) {
+LoadedModel loadModel(const std::string& requested) {
+  const std::string pathString = resolveHfModelPath(requested);
   const fs::path path(pathString);
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(pathString + ": no such file or directory");
@@ -219,6 +221,14 @@ LoadedModel loadModel(const std::string& pathString) {
     const fs::path configPath = path / "config.json";
     if (!fs::exists(configPath)) throw Error(pathString + ": no config.json in the model directory");
     const nlohmann::json configJson = readJsonFile(configPath);
+    if (auto problem = unsupportedHfArchitecture(configJson); !problem.empty()) throw Error(configPath.string() + ": " + problem);
+    if (isHfLlamaFamily(configJson)) {
+      const ModelConfig config = hfLlamaConfig(configJson, configPath.string());
+      model.weights = loadHfLlamaWeights(pathString, config, configJson);
+      model.format = "hf-llama";
+      model.tokenizerNote = "tokenizer.json is read by the HuggingFace tokenizer loader (not wired in yet)";
+      return model;
+    }
     ModelConfig config;
     try {
       config = configFromJson(configJson);

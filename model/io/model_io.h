@@ -1,5 +1,5 @@
-// Loading models: HuggingFace GPT-2 directories (config.json + model.safetensors + tokenizer
-// files), llm.c's gpt2_124M.bin, and tscope's own directories (the same layout). Saving writes
+// Loading models: HuggingFace GPT-2 and Llama-family directories (config.json + model.safetensors
+// + tokenizer files), llm.c's gpt2_124M.bin, and tscope's own directories (the same layout). Saving writes
 // tscope's layout atomically.
 #pragma once
 #include <cstddef>
@@ -17,12 +17,13 @@ class MappedFile;  // model/safetensors.h
 struct LoadedModel {
   Weights weights;
   std::unique_ptr<Tokenizer> tokenizer;  // null when none was found (ids still work)
-  std::string format;                    // "hf-gpt2", "llmc-bin" or "tscope"
+  std::string format;                    // "hf-gpt2", "hf-llama", "llmc-bin" or "tscope"
   std::string path;
   std::string tokenizerNote;             // why there is no tokenizer, when there is none
 };
 
-// `path` is a model directory or an llm.c .bin file. Throws tscope::Error naming the file and
+// `path` is a model directory (GPT-2, Llama, Mistral, Qwen2: see hf_checkpoint.h), a HuggingFace
+// cache repo or "org/name" in the cache (resolveHfModelPath), or an llm.c .bin file. Throws tscope::Error naming the file and
 // the problem (missing file, corrupt safetensors, tensor missing or of the wrong shape, ...).
 LoadedModel loadModel(const std::string& path);
 

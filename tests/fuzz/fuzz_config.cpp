@@ -11,11 +11,7 @@ using namespace tscope;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(data, data + size);
-  } catch (const nlohmann::json::exception&) {
-    return 0;  // loadModel reports these as "malformed JSON" (parse errors and numbers like 1e400 alike)
-  }
+  if (!fuzz::parseJson(data, size, json)) return 0;
   ModelConfig config;
   try {
     config = configFromJson(json);

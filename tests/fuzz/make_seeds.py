@@ -132,6 +132,19 @@ write("lesson", "check-and-clamp", json.dumps(lesson))
 write("lesson", "bad-panel", json.dumps({**lesson, "steps": [{"title": "t", "caption": "c", "panel": "nope"}]}))
 write("lesson", "four-sentences", json.dumps({**lesson, "steps": [{"title": "t", "caption": "A. B. C. D."}]}))
 
+# --- HuggingFace Llama-family config.json
+llama = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 576, "intermediate_size": 1536,
+         "num_hidden_layers": 30, "num_attention_heads": 9, "num_key_value_heads": 3, "vocab_size": 49152,
+         "max_position_embeddings": 8192, "rms_norm_eps": 1e-05, "rope_theta": 100000, "hidden_act": "silu",
+         "tie_word_embeddings": True, "rope_scaling": None}
+write("hf_config", "smollm2-135m", json.dumps(llama))
+write("hf_config", "mistral-window", json.dumps(dict(llama, architectures=["MistralForCausalLM"], model_type="mistral",
+                                                     sliding_window=4096)))
+write("hf_config", "qwen2-window-layers", json.dumps(dict(llama, architectures=["Qwen2ForCausalLM"], model_type="qwen2",
+                                                          use_sliding_window=True, sliding_window=32, max_window_layers=28)))
+write("hf_config", "llama3-rope-scaling", json.dumps(dict(llama, rope_scaling={"rope_type": "llama3", "factor": 8.0})))
+write("hf_config", "qwen3", json.dumps(dict(llama, architectures=["Qwen3ForCausalLM"], head_dim=128)))
+
 # --- training set-up: a --data spec line, then a --config file
 for name in ("brown-small", "brown-moe", "induction-2l"):
     with open(os.path.join(ROOT, "assets", "models", "configs", name + ".json"), "rb") as f:

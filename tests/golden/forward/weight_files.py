@@ -1,5 +1,5 @@
 # Writers and readers for the weight files the golden forward test feeds tscope-cli: safetensors
-# (F32 / BF16) and llm.c's GPT-2 checkpoint (version 3, float32), written from the format
+# (F32 / BF16 / F16) and llm.c's GPT-2 checkpoint (version 3, float32), written from the format
 # descriptions alone. The readers exist so make_reference.py can read every file back and check it.
 import json
 import struct
@@ -23,11 +23,11 @@ def bf16_bits_to_float32(bits):
 
 # ---- safetensors ----
 
-_DTYPE_BYTES = {"F32": 4, "BF16": 2}
+_DTYPE_BYTES = {"F32": 4, "BF16": 2, "F16": 2}
 
 
 def write_safetensors(path, tensors, dtype):
-    """tensors: {name: float array}, written in that (insertion) order as dtype "F32" or "BF16".
+    """tensors: {name: float array}, written in that (insertion) order as dtype "F32", "BF16" or "F16".
 
     Header: u64 little-endian length N, then N bytes of JSON padded with spaces to a multiple of 8.
     The JSON lists the names sorted (as the Rust library does) while the data follows the dict's
@@ -39,6 +39,8 @@ def write_safetensors(path, tensors, dtype):
             raw = array32.astype("<f4").tobytes()
         elif dtype == "BF16":
             raw = float32_to_bf16_bits(array32).astype("<u2").tobytes()
+        elif dtype == "F16":
+            raw = array32.astype("<f2").tobytes()  # IEEE half, round to nearest even
         else:
             raise ValueError(dtype)
         header[name] = {"dtype": dtype, "shape": list(array32.shape),
@@ -72,6 +74,8 @@ def read_safetensors(path):
         raw = data[begin:end]
         if entry["dtype"] == "F32":
             array = np.frombuffer(raw, dtype="<f4").astype(np.float32)
+        elif entry["dtype"] == "F16":
+            array = np.frombuffer(raw, dtype="<f2").astype(np.float32)
         else:
             array = bf16_bits_to_float32(np.frombuffer(raw, dtype="<u2"))
         tensors[name] = array.reshape(entry["shape"])

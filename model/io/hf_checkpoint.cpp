@@ -1,0 +1,354 @@
+// Llama-family HuggingFace checkpoints onto tscope's layout. HF linear layers are stored (out, in)
+// and tscope's (in, out), so every matrix is transposed; q, k, v go into the fused c_attn columns
+// Q | K | V; gate_proj/up_proj/down_proj become c_gate/c_fc/c_proj; absent biases stay zero. HF's
+// RoPE rotates the pairs (i, i + D/2) of a head (rotate_half), tscope's the pairs (2i, 2i + 1), so
+// the q and k rows of each head are reordered (i -> 2i, i + D/2 -> 2i + 1): q . k is unchanged.
+#include "model/io/hf_checkpoint.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "model/core/error.h"
+#include "model/core/json_field.h"
+#include "model/io/safetensors.h"
+
+namespace fs = std::filesystem;
+
+namespace tscope {
+
+namespace {
+
+const std::set<std::string> kFamily = {"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"};
+const std::set<std::string> kFamilyTypes = {"llama", "mistral", "qwen2"};
+constexpr uintmax_t kMaxIndexBytes = 64u << 20;
+
+std::string architectureOf(const nlohmann::json& j) {
+  if (auto it = j.find("architectures"); it != j.end() && it->is_array() && !it->empty() && it->front().is_string())
+    return it->front().get<std::string>();
+  return "";
+}
+
+std::string modelTypeOf(const nlohmann::json& j) {
+  if (auto it = j.find("model_type"); it != j.end() && it->is_string()) return it->get<std::string>();
+  return "";
+}
+
+// "llama", "mistral" or "qwen2" for a config of the family (by architecture, else model_type).
+std::string familyOf(const nlohmann::json& j) {
+  const std::string arch = architectureOf(j);
+  if (arch.empty()) return modelTypeOf(j);
+  return arch == "MistralForCausalLM" ? "mistral" : arch == "Qwen2ForCausalLM" ? "qwen2" : "llama";
+}
+
+bool isNull(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null();
+}
+
+// Reads an optional field that may also be null (HF writes null for "not set").
+template <class T>
+bool readOptional(const nlohmann::json& j, const char* key, T& out, const std::string& where = "config.json") {
+  if (isNull(j, key)) return false;
+  readField(j, key, out, where);
+  return true;
+}
+
+// What the checkpoint stores beside the weights every Llama-family model has.
+struct HfBiases {
+  bool qkv = false;   // q_proj/k_proj/v_proj.bias (Qwen2; Llama with attention_bias)
+  bool o = false;     // o_proj.bias (Llama with attention_bias)
+  bool mlp = false;   // gate_proj/up_proj/down_proj.bias (Llama with mlp_bias)
+};
+
+HfBiases biasesOf(const nlohmann::json& j) {
+  HfBiases b;
+  if (familyOf(j) == "qwen2") b.qkv = true;
+  bool attentionBias = false, mlpBias = false;
+  readOptional(j, "attention_bias", attentionBias);
+  readOptional(j, "mlp_bias", mlpBias);
+  if (attentionBias) b.qkv = b.o = true;
+  b.mlp = mlpBias;
+  return b;
+}
+
+// Where each stored tensor lives: one SafetensorsFile per shard, opened once.
+class ShardSet {
+ public:
+  explicit ShardSet(const fs::path& dir) {
+    const fs::path single = dir / "model.safetensors", index = dir / "model.safetensors.index.json";
+    if (fs::exists(index)) {
+      readIndex(dir, index);
+    } else if (fs::exists(single)) {
+      auto& file = open(single);
+      for (const auto& [name, info] : file.tensors()) where_[name] = &file;
+    } else {
+      throw Error(dir.string() + ": no model.safetensors or model.safetensors.index.json in the model directory");
+    }
+  }
+  bool has(const std::string& name) const { return where_.count(name) != 0; }
+  const SafetensorsFile& fileOf(const std::string& name) const { return *where_.at(name); }
+  const std::map<std::string, const SafetensorsFile*>& tensors() const { return where_; }
+  std::string anyPath() const { return files_.empty() ? "" : files_.begin()->first; }
+
+ private:
+  SafetensorsFile& open(const fs::path& path) {
+    auto& slot = files_[path.string()];
+    if (!slot) slot = std::make_unique<SafetensorsFile>(path.string());
+    return *slot;
+  }
+  void readIndex(const fs::path& dir, const fs::path& index) {
+    const std::string where = index.string();
+    const nlohmann::json j = readJsonFile(where, kMaxIndexBytes, "safetensors index");
+    auto map = j.is_object() ? j.find("weight_map") : j.end();
+    if (map == j.end() || !map->is_object()) throw Error(where + ": no \"weight_map\" object");
+    for (const auto& [name, shard] : map->items()) {
+      if (!shard.is_string()) throw Error(where + ": the shard of '" + name + "' is not a file name");
+      const std::string file = shard.get<std::string>();
+      // A shard is a plain file beside the index: no directories, no way out of the model directory.
+      if (file.empty() || file.find('/') != std::string::npos || file.find('\\') != std::string::npos || file == "." || file == "..")
+        throw Error(where + ": the shard '" + file + "' of '" + name + "' is not a file name in the model directory");
+      const fs::path path = dir / file;
+      if (!fs::is_regular_file(path)) throw Error(where + ": shard '" + file + "' (holding '" + name + "') is missing");
+      const SafetensorsFile& st = open(path);
+      if (!st.has(name)) throw Error(path.string() + ": missing tensor '" + name + "' (the index places it in this shard)");
+      where_[name] = &st;
+    }
+    // Tensors a shard holds that the index does not list are reported as unexpected, too.
+    for (const auto& [path, file] : files_)
+      for (const auto& [name, info] : file->tensors())
+        if (!where_.count(name)) throw Error(path + ": tensor '" + name + "' is not listed in " + index.filename().string());
+  }
+  std::map<std::string, std::unique_ptr<SafetensorsFile>> files_;
+  std::map<std::string, const SafetensorsFile*> where_;
+};
+
+std::string shapeText(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+// One stored tensor and where it goes: rows [0, rows) of the (out, in) HF matrix (a bias is
+// (out, 1)) become columns [column, column + rows) of the (in, width) tscope matrix, source row
+// rowOrder[j] into column + j. `copy` tensors keep their layout (embeddings, norms).
+struct Placement {
+  std::string hfName;
+  std::string param;
+  std::vector<int64_t> shape;  // as HF stores it
+  bool copy = false;
+  int64_t column = 0;
+  bool ropeOrder = false;  // q and k: the rows of each head reordered for tscope's RoPE pairs
+};
+
+std::vector<Placement> placements(const ModelConfig& c, const HfBiases& biases) {
+  const int64_t C = c.n_embd, F = c.dFF(), V = c.vocab_size, KV = c.kvDim();
+  std::vector<Placement> out;
+  out.push_back({"model.embed_tokens.weight", "wte.weight", {V, C}, true, 0, false});
+  for (int l = 0; l < c.n_layer; ++l) {
+    const std::string hf = "model.layers." + std::to_string(l) + ".", p = "h." + std::to_string(l) + ".";
+    out.push_back({hf + "input_layernorm.weight", p + "ln_1.weight", {C}, true, 0, false});
+    out.push_back({hf + "post_attention_layernorm.weight", p + "ln_2.weight", {C}, true, 0, false});
+    const std::pair<const char*, int64_t> qkv[3] = {{"q_proj", C}, {"k_proj", KV}, {"v_proj", KV}};
+    int64_t column = 0;
+    for (const auto& [name, rows] : qkv) {
+      const bool rope = name[0] != 'v';
+      out.push_back({hf + "self_attn." + name + ".weight", p + "attn.c_attn.weight", {rows, C}, false, column, rope});
+      if (biases.qkv) out.push_back({hf + "self_attn." + name + ".bias", p + "attn.c_attn.bias", {rows}, false, column, rope});
+      column += rows;
+    }
+    out.push_back({hf + "self_attn.o_proj.weight", p + "attn.c_proj.weight", {C, C}, false, 0, false});
+    if (biases.o) out.push_back({hf + "self_attn.o_proj.bias", p + "attn.c_proj.bias", {C}, true, 0, false});
+    const std::pair<const char*, const char*> mlp[3] = {{"gate_proj", "c_gate"}, {"up_proj", "c_fc"}, {"down_proj", "c_proj"}};
+    for (const auto& [name, param] : mlp) {
+      const bool down = std::string(name) == "down_proj";
+      out.push_back({hf + "mlp." + name + ".weight", p + "mlp." + param + ".weight", down ? std::vector<int64_t>{C, F} : std::vector<int64_t>{F, C},
+                     false, 0, false});
+      if (biases.mlp) out.push_back({hf + "mlp." + name + ".bias", p + "mlp." + param + ".bias", {down ? C : F}, true, 0, false});
+    }
+  }
+  out.push_back({"model.norm.weight", "ln_f.weight", {C}, true, 0, false});
+  if (!c.tie_word_embeddings) out.push_back({"lm_head.weight", "lm_head.weight", {V, C}, true, 0, false});
+  return out;
+}
+
+// The HF row that tscope's column j of a head's D-wide block reads.
+int64_t ropeSourceRow(int64_t j, int64_t D) {
+  const int64_t head = j / D, e = j % D;
+  return head * D + (e % 2 == 0 ? e / 2 : e / 2 + D / 2);
+}
+
+// src (rows, in) row-major -> columns [column, column + rows) of dst (in, width).
+void placeTransposed(float* dst, int64_t width, const Placement& p, const std::vector<float>& src, int64_t D) {
+  const int64_t rows = p.shape[0], in = p.shape.size() > 1 ? p.shape[1] : 1;
+  for (int64_t j = 0; j < rows; ++j) {
+    const int64_t source = p.ropeOrder ? ropeSourceRow(j, D) : j;
+    for (int64_t i = 0; i < in; ++i) dst[i * width + p.column + j] = src[source * in + i];
+  }
+}
+
+bool isIgnored(const std::string& name, const ModelConfig& c) {
+  // Older Llama checkpoints store RoPE's inverse frequencies (a buffer, recomputed here); tied
+  // models may still carry a copy of the embedding as lm_head.
+  return name.ends_with(".rotary_emb.inv_freq") || (c.tie_word_embeddings && name == "lm_head.weight");
+}
+
+}  // namespace
+
+bool isHfLlamaFamily(const nlohmann::json& j) {
+  const std::string arch = architectureOf(j);
+  return arch.empty() ? kFamilyTypes.count(modelTypeOf(j)) != 0 : kFamily.count(arch) != 0;
+}
+
+std::string unsupportedHfArchitecture(const nlohmann::json& j) {
+  if (!j.is_object() || isHfLlamaFamily(j)) return "";
+  const std::string arch = architectureOf(j), type = modelTypeOf(j);
+  if (!arch.empty() && arch != "GPT2LMHeadModel")
+    return "architecture " + arch + " is not supported yet (tscope reads GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM)";
+  if (arch.empty() && !type.empty() && type != "gpt2")
+    return "model_type " + type + " is not supported yet (tscope reads gpt2, llama, mistral and qwen2)";
+  return "";
+}
+
+ModelConfig hfLlamaConfig(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw Error(where + ": expected a JSON object at the top level");
+  ModelConfig c;
+  c.position_encoding = PositionEncoding::Rope;
+  c.norm = NormKind::RmsNorm;
+  c.activation = Activation::SwiGlu;
+  c.pre_norm = true;
+  c.tie_word_embeddings = false;  // LlamaConfig's default
+  readField(j, "hidden_size", c.n_embd, where);
+  readField(j, "intermediate_size", c.d_ff, where);
+  readField(j, "num_hidden_layers", c.n_layer, where);
+  readField(j, "num_attention_heads", c.n_head, where);
+  readField(j, "vocab_size", c.vocab_size, where);
+  c.n_kv_head = c.n_head;
+  readOptional(j, "num_key_value_heads", c.n_kv_head, where);
+  c.layer_norm_epsilon = 1e-6;
+  readOptional(j, "rms_norm_eps", c.layer_norm_epsilon, where);
+  c.position_base = 10000;
+  readOptional(j, "rope_theta", c.position_base, where);
+  int maxPositions = 2048;
+  readOptional(j, "max_position_embeddings", maxPositions, where);
+  c.n_positions = std::clamp(maxPositions, 1, kHfContextCap);
+  readOptional(j, "tie_word_embeddings", c.tie_word_embeddings, where);
+  std::string act = "silu";
+  readOptional(j, "hidden_act", act, where);
+  if (act != "silu") throw Error(where + ": hidden_act \"" + act + "\" is not supported yet (Llama-family models need silu)");
+  if (!isNull(j, "rope_scaling")) {
+    const auto& s = j["rope_scaling"];
+    const std::string type = s.is_object() ? s.value("rope_type", s.value("type", std::string("?"))) : "?";
+    if (type != "default") throw Error(where + ": rope_scaling (" + type + ") is not supported yet");
+  }
+  if (c.n_head <= 0 || c.n_embd % c.n_head != 0)
+    throw Error(where + ": hidden_size " + std::to_string(c.n_embd) + " is not a multiple of num_attention_heads " + std::to_string(c.n_head));
+  int headDim = c.n_embd / c.n_head;
+  if (readOptional(j, "head_dim", headDim, where) && headDim != c.n_embd / c.n_head)
+    throw Error(where + ": head_dim " + std::to_string(headDim) + " != hidden_size / num_attention_heads (" +
+                std::to_string(c.n_embd / c.n_head) + ") is not supported yet");
+  // Mistral: sliding_window on every layer. Qwen2: only with use_sliding_window, on layers from
+  // max_window_layers on (all of them or none are expressible). Llama ignores the field, as HF does.
+  const std::string family = familyOf(j);
+  int window = 0;
+  if (family != "llama") readOptional(j, "sliding_window", window, where);
+  bool useWindow = window > 0;
+  if (family == "qwen2") {
+    useWindow = false;
+    readOptional(j, "use_sliding_window", useWindow, where);
+    int fromLayer = 0;
+    readOptional(j, "max_window_layers", fromLayer, where);
+    if (useWindow && fromLayer >= c.n_layer) useWindow = false;
+    if (useWindow && fromLayer > 0)
+      throw Error(where + ": a sliding window on layers " + std::to_string(fromLayer) + ".. only (max_window_layers) is not supported yet");
+  }
+  c.attention_window = useWindow && window > 0 ? window : 0;
+  if (auto msg = validateConfig(c); !msg.empty()) throw Error(where + ": " + msg);
+  return c;
+}
+
+Weights loadHfLlamaWeights(const std::string& dirString, const ModelConfig& config, const nlohmann::json& hfConfig) {
+  const fs::path dir(dirString);
+  const ShardSet shards(dir);
+  const std::vector<Placement> plan = placements(config, biasesOf(hfConfig));
+  // Every tensor is checked before the arena is allocated, so config.json cannot ask for more
+  // memory than the files hold.
+  std::set<std::string> expected;
+  for (const auto& p : plan) {
+    if (!shards.has(p.hfName))
+      throw Error((fs::exists(dir / "model.safetensors.index.json") ? (dir / "model.safetensors.index.json").string() : shards.anyPath()) +
+                  ": missing tensor '" + p.hfName + "'");
+    const SafetensorsFile& file = shards.fileOf(p.hfName);
+    if (file.info(p.hfName).shape != p.shape)
+      throw Error(file.path() + ": tensor '" + p.hfName + "' has shape " + shapeText(file.info(p.hfName).shape) + " but the config needs " +
+                  shapeText(p.shape));
+    expected.insert(p.hfName);
+  }
+  for (const auto& [name, file] : shards.tensors())
+    if (!expected.count(name) && !isIgnored(name, config))
+      throw Error(file->path() + ": unexpected tensor '" + name + "' (not part of a " + architectureOf(hfConfig) + " with this config)");
+  const std::vector<ParamSpec> layout = parameterLayout(config);
+  std::map<std::string, int64_t> widthOf;  // the columns of each tscope matrix
+  for (const auto& spec : layout) widthOf[spec.name] = spec.shape.back();
+  Weights weights(config, nullptr, std::vector<const float*>(layout.size(), nullptr));  // owned, zero-filled (absent biases)
+  std::vector<float> buffer;
+  for (const auto& p : plan) {
+    const SafetensorsFile& file = shards.fileOf(p.hfName);
+    float* dst = weights.convertedParam(p.param);
+    if (p.copy) {
+      file.readFloat(p.hfName, dst, p.shape);
+    } else {
+      buffer.resize(file.info(p.hfName).numel());
+      file.readFloat(p.hfName, buffer.data(), p.shape);
+      placeTransposed(dst, widthOf.at(p.param), p, buffer, config.headDim());
+    }
+    file.releasePages(p.hfName);
+  }
+  return weights;
+}
+
+std::string resolveHfModelPath(const std::string& pathString) {
+  const fs::path path(pathString);
+  std::error_code ec;
+  auto snapshotOf = [&](const fs::path& repo) -> std::string {
+    const fs::path snapshots = repo / "snapshots";
+    if (std::ifstream ref(repo / "refs" / "main"); ref) {
+      std::string hash;
+      std::getline(ref, hash);
+      if (!hash.empty() && hash.find('/') == std::string::npos && fs::is_directory(snapshots / hash, ec)) return (snapshots / hash).string();
+    }
+    fs::path newest;
+    fs::file_time_type newestTime{};
+    for (const auto& entry : fs::directory_iterator(snapshots, ec)) {
+      if (!entry.is_directory(ec)) continue;
+      const auto time = entry.last_write_time(ec);
+      if (newest.empty() || time > newestTime) newest = entry.path(), newestTime = time;
+    }
+    return newest.empty() ? "" : newest.string();
+  };
+  if (fs::exists(path, ec)) {
+    if (fs::is_directory(path, ec) && !fs::exists(path / "config.json", ec) && fs::is_directory(path / "snapshots", ec))
+      if (auto snapshot = snapshotOf(path); !snapshot.empty()) return snapshot;
+    return pathString;
+  }
+  // "org/name": a repo id, looked up in the HuggingFace cache.
+  const auto slash = pathString.find('/');
+  if (slash == std::string::npos || slash == 0 || pathString.find('/', slash + 1) != std::string::npos || pathString.find("..") != std::string::npos)
+    return pathString;
+  const std::string repoDir = "models--" + pathString.substr(0, slash) + "--" + pathString.substr(slash + 1);
+  std::vector<fs::path> hubs;
+  if (const char* v = std::getenv("HF_HUB_CACHE"); v && *v) hubs.push_back(v);
+  if (const char* v = std::getenv("HF_HOME"); v && *v) hubs.push_back(fs::path(v) / "hub");
+  if (const char* v = std::getenv("HOME"); v && *v) hubs.push_back(fs::path(v) / ".cache" / "huggingface" / "hub");
+  for (const auto& hub : hubs)
+    if (fs::is_directory(hub / repoDir, ec))
+      if (auto snapshot = snapshotOf(hub / repoDir); !snapshot.empty()) return snapshot;
+  return pathString;
+}
+
+}  // namespace tscope

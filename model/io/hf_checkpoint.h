@@ -1,0 +1,44 @@
+// HuggingFace checkpoints of Llama-family models (LlamaForCausalLM incl. SmolLM, MistralForCausalLM,
+// Qwen2ForCausalLM) mapped onto tscope's architecture: RMSNorm, RoPE, SwiGLU, grouped-query
+// attention, sliding windows, tied or untied embeddings. Also where such a model lies on disk (a
+// directory, or the HuggingFace cache layout models--org--name/snapshots/<hash>/).
+#pragma once
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+#include "model/core/weights.h"
+
+namespace tscope {
+
+// The longest context a loaded checkpoint gets (n_positions = min(max_position_embeddings, this)):
+// KV caches are sized by it, and Llama 3's 131072 positions would cost gigabytes of cache.
+constexpr int kHfContextCap = 4096;
+
+// Whether config.json names one of the Llama-family architectures this file reads
+// (`architectures`, else `model_type`).
+bool isHfLlamaFamily(const nlohmann::json& hfConfig);
+
+// "" when config.json is a GPT-2 or tscope config or a Llama-family one this file reads; else one
+// line naming the architecture that is not supported yet (Qwen3, Mixtral, Qwen2-MoE, Gemma, ...).
+std::string unsupportedHfArchitecture(const nlohmann::json& hfConfig);
+
+// config.json of a Llama-family model -> ModelConfig (`where` starts messages). Throws tscope::Error with one line naming the
+// field that tscope cannot express yet (rope_scaling, head_dim != hidden_size / heads, hidden_act
+// other than silu, a sliding window on some layers only) or that is missing or malformed.
+ModelConfig hfLlamaConfig(const nlohmann::json& hfConfig, const std::string& where = "config.json");
+
+// Reads the weights of `dir` (model.safetensors, or the shards listed by
+// model.safetensors.index.json) for `config` (from hfLlamaConfig(hfConfig)). F32, F16 and BF16
+// tensors are converted to float32 into an owned arena (nothing is read in place yet). Throws
+// tscope::Error with one line naming the tensor and the file: missing, wrong shape, unexpected,
+// or an index naming a shard that is missing or outside the directory.
+Weights loadHfLlamaWeights(const std::string& dir, const ModelConfig& config, const nlohmann::json& hfConfig);
+
+// Where the model named by `path` lies: `path` itself when it is a model directory (or any
+// existing file); for a HuggingFace cache repo directory (models--org--name) the snapshot that
+// refs/main names, else the only (or newest) one under snapshots/; for "org/name" that is not a
+// path, the same repo in $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub. Returns `path`
+// unchanged when nothing matches (loadModel then reports it missing).
+std::string resolveHfModelPath(const std::string& path);
+
+}  // namespace tscope

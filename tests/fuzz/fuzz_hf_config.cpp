@@ -1,0 +1,30 @@
+// Fuzzes a HuggingFace config.json of the Llama family (model/io/hf_checkpoint.h): the JSON parse,
+// the architecture check and hfLlamaConfig. Every refusal must be a tscope::Error of one line, and
+// an accepted config must validate (its sizes then decide the weight arena).
+#include <nlohmann/json.hpp>
+
+#include "fuzz_check.h"
+#include "model/core/config.h"
+#include "model/core/error.h"
+#include "model/io/hf_checkpoint.h"
+
+using namespace tscope;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  nlohmann::json json;
+  if (!fuzz::parseJson(data, size, json)) return 0;
+  const std::string unsupported = unsupportedHfArchitecture(json);
+  FUZZ_CHECK(unsupported.find('\n') == std::string::npos, unsupported);
+  if (!unsupported.empty() || !isHfLlamaFamily(json)) return 0;
+  ModelConfig config;
+  try {
+    config = hfLlamaConfig(json);
+  } catch (const Error& e) {
+    FUZZ_CHECK(std::string(e.what()).find('\n') == std::string::npos, e.what());
+    return 0;
+  }
+  FUZZ_CHECK(validateConfig(config).empty(), validateConfig(config));
+  FUZZ_CHECK(config.n_positions >= 1 && config.n_positions <= kHfContextCap, "n_positions outside [1, kHfContextCap]");
+  FUZZ_CHECK(config.n_embd % config.n_head == 0 && config.headDim() % 2 == 0, "head dimension");
+  return 0;
+}

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+# An independent float64 PyTorch forward of HuggingFace Llama-family models (Llama, Mistral, Qwen2),
+# written from the architectures' definitions (RMSNorm, rotate_half RoPE, grouped-query attention,
+# SwiGLU, sliding window, q/k/v, o and MLP biases) with plain torch, no `transformers`. It writes tiny
+# random-weight checkpoints in the HuggingFace layout (config.json + model.safetensors; one variant
+# sharded with model.safetensors.index.json, one in BF16, one in F16 with every bias) and, for a
+# fixed token sequence, the expected logits (T, V) and attention maps (L, H, T, T) as .npy. tests/test_hf_checkpoint.cpp runs
+# it at test time into a temporary directory (nothing generated is committed).
+#
+# Usage: hf_reference.py OUT_DIR        (one folder per variant, see VARIANTS)
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "forward"))
+from weight_files import read_safetensors, write_safetensors  # noqa: E402
+
+TOKENS = [3, 17, 42, 5, 9, 60, 1, 33, 12, 7, 42, 5]
+
+BASE = {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "vocab_size": 64, "max_position_embeddings": 64, "rms_norm_eps": 1e-5,
+        "rope_theta": 10000.0, "hidden_act": "silu", "tie_word_embeddings": False, "rope_scaling": None}
+
+# name: (architecture, model_type, config changes, dtype, shards)
+VARIANTS = {
+    "llama": ("LlamaForCausalLM", "llama", {"attention_bias": False, "mlp_bias": False}, "F32", 1),
+    "smollm": ("LlamaForCausalLM", "llama", {"num_key_value_heads": 1, "tie_word_embeddings": True, "rope_theta": 100000.0}, "F32", 1),
+    "mistral": ("MistralForCausalLM", "mistral", {"sliding_window": 4, "rope_theta": 1e6}, "F32", 1),
+    "qwen2": ("Qwen2ForCausalLM", "qwen2", {"rms_norm_eps": 1e-6, "rope_theta": 1e6, "tie_word_embeddings": True,
+                                            "use_sliding_window": False, "sliding_window": 32768, "max_window_layers": 2}, "F32", 1),
+    "llama_sharded": ("LlamaForCausalLM", "llama", {}, "F32", 2),
+    "llama_bf16": ("LlamaForCausalLM", "llama", {"torch_dtype": "bfloat16"}, "BF16", 1),
+    "llama_f16_biases": ("LlamaForCausalLM", "llama", {"torch_dtype": "float16", "attention_bias": True, "mlp_bias": True}, "F16", 1),
+}
+
+
+def random_weights(config, qkv_bias, seed):
+    """HF tensor names -> float64 arrays; Linear weights (out, in)."""
+    g = torch.Generator().manual_seed(seed)
+    C, F, V = config["hidden_size"], config["intermediate_size"], config["vocab_size"]
+    H, Hkv = config["num_attention_heads"], config["num_key_value_heads"]
+    D = C // H
+
+    def normal(*shape, std):
+        return (torch.randn(*shape, generator=g, dtype=torch.float64) * std).numpy()
+
+    def norm_weight():
+        return 1.0 + normal(C, std=0.2)
+
+    w = {"model.embed_tokens.weight": normal(V, C, std=1.0)}
+    for l in range(config["num_hidden_layers"]):
+        p = f"model.layers.{l}."
+        w[p + "input_layernorm.weight"] = norm_weight()
+        # Larger q/k weights than HF's init give peaked attention, so the maps say something.
+        w[p + "self_attn.q_proj.weight"] = normal(H * D, C, std=0.5)
+        w[p + "self_attn.k_proj.weight"] = normal(Hkv * D, C, std=0.5)
+        w[p + "self_attn.v_proj.weight"] = normal(Hkv * D, C, std=1 / math.sqrt(C))
+        if qkv_bias:
+            w[p + "self_attn.q_proj.bias"] = normal(H * D, std=0.3)
+            w[p + "self_attn.k_proj.bias"] = normal(Hkv * D, std=0.3)
+            w[p + "self_attn.v_proj.bias"] = normal(Hkv * D, std=0.3)
+        w[p + "self_attn.o_proj.weight"] = normal(C, H * D, std=1 / math.sqrt(C))
+        if config.get("attention_bias", False):
+            w[p + "self_attn.o_proj.bias"] = normal(C, std=0.3)
+        w[p + "post_attention_layernorm.weight"] = norm_weight()
+        w[p + "mlp.gate_proj.weight"] = normal(F, C, std=1 / math.sqrt(C))
+        w[p + "mlp.up_proj.weight"] = normal(F, C, std=1 / math.sqrt(C))
+        w[p + "mlp.down_proj.weight"] = normal(C, F, std=1 / math.sqrt(F))
+        if config.get("mlp_bias", False):
+            for name, n in (("gate_proj", F), ("up_proj", F), ("down_proj", C)):
+                w[p + f"mlp.{name}.bias"] = normal(n, std=0.3)
+    w["model.norm.weight"] = norm_weight()
+    if not config["tie_word_embeddings"]:
+        w["lm_head.weight"] = normal(V, C, std=1 / math.sqrt(C))
+    return w
+
+
+def rms_norm(x, weight, eps):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def rope(x, theta):
+    """x (heads, T, D): HF's rotate_half RoPE, pairs (i, i + D/2) turned by t * theta^(-2i/D)."""
+    T, D = x.shape[1], x.shape[2]
+    inv_freq = theta ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)
+    angles = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
+    emb = torch.cat((angles, angles), dim=-1)
+    return x * emb.cos() + rotate_half(x) * emb.sin()
+
+
+def forward(config, w, tokens, window):
+    """-> logits (T, V), attention (L, H, T, T); float64. window: keys j with i - window < j <= i (0 = all)."""
+    t = lambda name: torch.from_numpy(np.asarray(w[name], dtype=np.float64))  # noqa: E731
+    C, H, Hkv = config["hidden_size"], config["num_attention_heads"], config["num_key_value_heads"]
+    D, eps, theta = C // H, config["rms_norm_eps"], config["rope_theta"]
+    T = len(tokens)
+    bias = lambda name, n: t(name) if name in w else torch.zeros(n, dtype=torch.float64)  # noqa: E731
+    x = t("model.embed_tokens.weight")[torch.tensor(tokens)]
+    i = torch.arange(T).unsqueeze(1)
+    j = torch.arange(T).unsqueeze(0)
+    allowed = (j <= i) & ((j > i - window) if window > 0 else torch.ones(T, T, dtype=torch.bool))
+    maps = []
+    for l in range(config["num_hidden_layers"]):
+        p = f"model.layers.{l}.self_attn."
+        h = rms_norm(x, t(f"model.layers.{l}.input_layernorm.weight"), eps)
+        q = (h @ t(p + "q_proj.weight").T + bias(p + "q_proj.bias", H * D)).view(T, H, D).transpose(0, 1)
+        k = (h @ t(p + "k_proj.weight").T + bias(p + "k_proj.bias", Hkv * D)).view(T, Hkv, D).transpose(0, 1)
+        v = (h @ t(p + "v_proj.weight").T + bias(p + "v_proj.bias", Hkv * D)).view(T, Hkv, D).transpose(0, 1)
+        q, k = rope(q, theta), rope(k, theta)
+        k = k.repeat_interleave(H // Hkv, dim=0)  # HF's repeat_kv: query head h reads kv head h // (H / Hkv)
+        v = v.repeat_interleave(H // Hkv, dim=0)
+        scores = (q @ k.transpose(1, 2)) / math.sqrt(D)
+        probs = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+        maps.append(probs)
+        attn = (probs @ v).transpose(0, 1).reshape(T, H * D)
+        x = x + attn @ t(p + "o_proj.weight").T + bias(p + "o_proj.bias", C)
+        m = f"model.layers.{l}.mlp."
+        F = config["intermediate_size"]
+        h = rms_norm(x, t(f"model.layers.{l}.post_attention_layernorm.weight"), eps)
+        gate = h @ t(m + "gate_proj.weight").T + bias(m + "gate_proj.bias", F)
+        up = h @ t(m + "up_proj.weight").T + bias(m + "up_proj.bias", F)
+        x = x + (torch.nn.functional.silu(gate) * up) @ t(m + "down_proj.weight").T + bias(m + "down_proj.bias", C)
+    x = rms_norm(x, t("model.norm.weight"), eps)
+    unembedding = t("model.embed_tokens.weight") if config["tie_word_embeddings"] else t("lm_head.weight")
+    return x @ unembedding.T, torch.stack(maps)
+
+
+def write_checkpoint(folder, config, weights, dtype, shards):
+    """config.json plus model.safetensors, or `shards` files and model.safetensors.index.json."""
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+    if shards == 1:
+        write_safetensors(os.path.join(folder, "model.safetensors"), weights, dtype)
+        return
+    names = list(weights)
+    weight_map = {}
+    for s in range(shards):
+        file = f"model-{s + 1:05d}-of-{shards:05d}.safetensors"
+        part = {n: weights[n] for n in names[s::shards]}
+        write_safetensors(os.path.join(folder, file), part, dtype)
+        weight_map.update({n: file for n in part})
+    total = sum(np.asarray(a).size * 4 for a in weights.values())
+    with open(os.path.join(folder, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2)
+
+
+def read_checkpoint(folder):
+    """Every tensor back from the files as stored (BF16 rounding included)."""
+    files = [n for n in sorted(os.listdir(folder)) if n.endswith(".safetensors")]
+    weights = {}
+    for name in files:
+        weights.update(read_safetensors(os.path.join(folder, name))[0])
+    return weights
+
+
+def main():
+    out = sys.argv[1]
+    for seed, (name, (arch, model_type, changes, dtype, shards)) in enumerate(VARIANTS.items()):
+        config = dict(BASE, architectures=[arch], model_type=model_type, **changes)
+        qkv_bias = arch == "Qwen2ForCausalLM" or config.get("attention_bias", False)
+        folder = os.path.join(out, name)
+        write_checkpoint(folder, config, random_weights(config, qkv_bias, 100 + seed), dtype, shards)
+        window = config.get("sliding_window") or 0
+        if arch == "Qwen2ForCausalLM" and not config.get("use_sliding_window", False):
+            window = 0
+        logits, maps = forward(config, read_checkpoint(folder), TOKENS, window)
+        np.save(os.path.join(folder, "tokens.npy"), np.asarray(TOKENS, dtype="<i4"))
+        np.save(os.path.join(folder, "logits.npy"), logits.numpy().astype("<f4"))
+        np.save(os.path.join(folder, "attention.npy"), maps.numpy().astype("<f4"))
+    print(f"wrote {len(VARIANTS)} checkpoints to {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,273 @@
+// HuggingFace Llama-family checkpoints (model/io/hf_checkpoint.h): golden logits and attention maps
+// against the independent PyTorch forward of tests/golden/hf_reference.py (run here, at test time),
+// the config mapping, the HF cache layout, and one clear line for every bad input.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model/io/hf_checkpoint.h"
+#include "model/io/model_io.h"
+#include "model/io/npy.h"
+#include "model/io/safetensors.h"
+#include "model/nn/backend.h"
+#include "model/nn/transformer.h"
+#include "test_files.h"
+#include "test_helpers.h"
+
+namespace fs = std::filesystem;
+using namespace tscope;
+using namespace tscope::testing;
+using json = nlohmann::json;
+
+namespace {
+
+const char* const kVariants[] = {"llama", "smollm", "mistral", "qwen2", "llama_sharded", "llama_bf16", "llama_f16_biases"};
+
+// A tiny Llama written here (not by the reference): L 2, C 16, H 4, Hkv 2, F 24, V 32.
+json tinyConfig() {
+  return {{"architectures", {"LlamaForCausalLM"}}, {"model_type", "llama"}, {"hidden_size", 16}, {"intermediate_size", 24},
+          {"num_hidden_layers", 2}, {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"vocab_size", 32},
+          {"max_position_embeddings", 32}, {"rms_norm_eps", 1e-5}, {"rope_theta", 10000.0}, {"hidden_act", "silu"},
+          {"tie_word_embeddings", false}};
+}
+
+// Every tensor of tinyConfig() with its HF shape, filled with a fixed pattern.
+std::map<std::string, std::vector<int64_t>> tinyShapes() {
+  std::map<std::string, std::vector<int64_t>> shapes = {
+      {"model.embed_tokens.weight", {32, 16}}, {"model.norm.weight", {16}}, {"lm_head.weight", {32, 16}}};
+  for (int l = 0; l < 2; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    shapes[p + "input_layernorm.weight"] = {16};
+    shapes[p + "post_attention_layernorm.weight"] = {16};
+    shapes[p + "self_attn.q_proj.weight"] = {16, 16};
+    shapes[p + "self_attn.k_proj.weight"] = {8, 16};
+    shapes[p + "self_attn.v_proj.weight"] = {8, 16};
+    shapes[p + "self_attn.o_proj.weight"] = {16, 16};
+    shapes[p + "mlp.gate_proj.weight"] = {24, 16};
+    shapes[p + "mlp.up_proj.weight"] = {24, 16};
+    shapes[p + "mlp.down_proj.weight"] = {16, 24};
+  }
+  return shapes;
+}
+
+void writeSafetensorsOf(const std::string& path, const std::map<std::string, std::vector<int64_t>>& shapes) {
+  std::vector<std::vector<float>> storage;
+  std::vector<TensorToWrite> tensors;
+  for (const auto& [name, shape] : shapes) {
+    size_t n = 1;
+    for (auto d : shape) n *= d;
+    auto& data = storage.emplace_back(n);
+    for (size_t i = 0; i < n; ++i) data[i] = 0.1f * std::sin(0.37f * i + name.size());
+  }
+  size_t i = 0;
+  for (const auto& [name, shape] : shapes) tensors.push_back({name, shape, storage[i++].data()});
+  writeSafetensors(path, tensors);
+}
+
+void writeTinyModel(const fs::path& dir, const json& config = tinyConfig(), const std::map<std::string, std::vector<int64_t>>& shapes = tinyShapes()) {
+  fs::create_directories(dir);
+  writeBytes((dir / "config.json").string(), config.dump());
+  writeSafetensorsOf((dir / "model.safetensors").string(), shapes);
+}
+
+std::string loadError(const fs::path& dir) {
+  return errorMessage([&] { loadModel(dir.string()); });
+}
+
+}  // namespace
+
+TEST(HfCheckpoint, MatchesPyTorchReference) {
+  const std::string python = TSCOPE_PYTHON_WITH_TORCH;
+  ASSERT_FALSE(python.empty()) << "no python3 with torch and numpy: run scripts/setup.sh";
+  ScratchDir dir("tscope_hf_golden");
+  const std::string command = python + " " + TSCOPE_SOURCE_DIR + "/tests/golden/hf_reference.py " + dir.path().string();
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  for (const char* variant : kVariants) {
+    SCOPED_TRACE(variant);
+    const fs::path folder = dir.path() / variant;
+    LoadedModel model = loadModel(folder.string());
+    EXPECT_EQ(model.format, "hf-llama");
+    EXPECT_EQ(model.tokenizer, nullptr);
+    EXPECT_FALSE(model.tokenizerNote.empty());
+    const NpyArray tokens = readNpy((folder / "tokens.npy").string());
+    const NpyArray logits = readNpy((folder / "logits.npy").string());
+    const NpyArray attention = readNpy((folder / "attention.npy").string());  // (L, H, T, T)
+    const std::vector<int> ids(tokens.data.begin(), tokens.data.end());
+    for (auto makeBackend : {makeReferenceBackend, +[]() { return makeCpuBackend(1); }}) {
+      auto backend = makeBackend();
+      Transformer transformer(model.weights, *backend);
+      Trace trace;
+      const std::vector<float> ours = transformer.logitsFor(ids, &trace);
+      const Difference logitDiff = compare(ours, logits.data);
+      EXPECT_LT(logitDiff.relative(), 1e-4) << "logits: " << logitDiff.describe();
+      ASSERT_EQ(trace.T, static_cast<int>(ids.size()));
+      ASSERT_EQ(trace.Tk, trace.T);
+      ASSERT_EQ(trace.layers, (std::vector<int>{0, 1}));
+      const Difference mapDiff = compare(trace.attn, attention.data);
+      EXPECT_LT(mapDiff.relative(), 1e-4) << "attention maps: " << mapDiff.describe();
+      std::printf("%-9s %-16s logits: %s\n%-9s %-16s attention: %s\n", backend->name().c_str(), variant, logitDiff.describe().c_str(),
+                  backend->name().c_str(), variant, mapDiff.describe().c_str());
+    }
+  }
+  // The fields that decide the forward came through exactly.
+  const ModelConfig mistral = loadModel((dir.path() / "mistral").string()).weights.config();
+  EXPECT_EQ(mistral.attention_window, 4);
+  EXPECT_EQ(mistral.position_base, 1e6);
+  const ModelConfig qwen = loadModel((dir.path() / "qwen2").string()).weights.config();
+  EXPECT_EQ(qwen.attention_window, 0);  // use_sliding_window false
+  EXPECT_EQ(qwen.layer_norm_epsilon, 1e-6);
+  EXPECT_TRUE(qwen.tie_word_embeddings);
+  EXPECT_EQ(loadModel((dir.path() / "smollm").string()).weights.config().kvHeads(), 1);
+}
+
+TEST(HfCheckpoint, ConfigMapsEveryField) {
+  json j = tinyConfig();
+  j["rms_norm_eps"] = 1e-6;
+  j["rope_theta"] = 500000.0;
+  j["max_position_embeddings"] = 131072;
+  j["num_key_value_heads"] = 1;
+  j["sliding_window"] = nullptr;
+  j["rope_scaling"] = nullptr;
+  const ModelConfig c = hfLlamaConfig(j);
+  EXPECT_EQ(c.n_embd, 16);
+  EXPECT_EQ(c.d_ff, 24);
+  EXPECT_EQ(c.n_layer, 2);
+  EXPECT_EQ(c.n_head, 4);
+  EXPECT_EQ(c.kvHeads(), 1);
+  EXPECT_EQ(c.vocab_size, 32);
+  EXPECT_EQ(c.layer_norm_epsilon, 1e-6);
+  EXPECT_EQ(c.position_base, 500000.0);
+  EXPECT_EQ(c.n_positions, kHfContextCap);
+  EXPECT_EQ(c.position_encoding, PositionEncoding::Rope);
+  EXPECT_EQ(c.norm, NormKind::RmsNorm);
+  EXPECT_EQ(c.activation, Activation::SwiGlu);
+  EXPECT_FALSE(c.tie_word_embeddings);
+  EXPECT_EQ(c.attention_window, 0);
+  EXPECT_TRUE(isHfLlamaFamily(j));
+  j["sliding_window"] = 8;  // LlamaForCausalLM ignores it (as HF does); Mistral uses it on every layer
+  EXPECT_EQ(hfLlamaConfig(j).attention_window, 0);
+  j["architectures"] = {"MistralForCausalLM"};
+  EXPECT_EQ(hfLlamaConfig(j).attention_window, 8);
+  EXPECT_FALSE(isHfLlamaFamily(json{{"architectures", {"GPT2LMHeadModel"}}}));
+  EXPECT_TRUE(isHfLlamaFamily(json{{"model_type", "mistral"}}));
+}
+
+TEST(HfCheckpoint, UnsupportedConfigsAreOneLine) {
+  ScratchDir dir("tscope_hf_bad");
+  for (const char* arch : {"Qwen3ForCausalLM", "MixtralForCausalLM", "Qwen2MoeForCausalLM"}) {
+    json j = tinyConfig();
+    j["architectures"] = {arch};
+    writeTinyModel(dir.path() / arch, j);
+    expectMentions(loadError(dir.path() / arch), {arch, "not supported yet", "config.json"});
+  }
+  const std::pair<const char*, json> fields[] = {
+      {"rope_scaling", json{{"rope_type", "llama3"}, {"factor", 8.0}}}, {"head_dim", 8}, {"hidden_act", "gelu"}};
+  for (const auto& [field, value] : fields) {
+    json j = tinyConfig();
+    j[field] = value;
+    writeTinyModel(dir.path() / field, j);
+    expectMentions(loadError(dir.path() / field), {field, "not supported yet", "config.json"});
+  }
+  json qwen = tinyConfig();
+  qwen["architectures"] = {"Qwen2ForCausalLM"};
+  qwen["use_sliding_window"] = true;
+  qwen["sliding_window"] = 4;
+  qwen["max_window_layers"] = 1;
+  EXPECT_THROW(hfLlamaConfig(qwen), Error);
+  expectMentions(errorMessage([&] { hfLlamaConfig(qwen); }), {"max_window_layers", "not supported yet"});
+  qwen["max_window_layers"] = 0;
+  EXPECT_EQ(hfLlamaConfig(qwen).attention_window, 4);
+}
+
+TEST(HfCheckpoint, BadTensorsAreOneLine) {
+  ScratchDir dir("tscope_hf_bad");
+  writeTinyModel(dir.path() / "good");
+  EXPECT_EQ(loadModel((dir.path() / "good").string()).format, "hf-llama");
+
+  auto missing = tinyShapes();
+  missing.erase("model.layers.1.mlp.up_proj.weight");
+  writeTinyModel(dir.path() / "missing", tinyConfig(), missing);
+  expectMentions(loadError(dir.path() / "missing"), {"missing tensor", "model.layers.1.mlp.up_proj.weight", "model.safetensors"});
+
+  auto wrongShape = tinyShapes();
+  wrongShape["model.layers.0.self_attn.k_proj.weight"] = {16, 16};
+  writeTinyModel(dir.path() / "shape", tinyConfig(), wrongShape);
+  expectMentions(loadError(dir.path() / "shape"), {"model.layers.0.self_attn.k_proj.weight", "[16, 16]", "[8, 16]", "model.safetensors"});
+
+  auto extra = tinyShapes();
+  extra["model.layers.0.self_attn.q_norm.weight"] = {4};
+  writeTinyModel(dir.path() / "extra", tinyConfig(), extra);
+  expectMentions(loadError(dir.path() / "extra"), {"unexpected tensor", "q_norm", "model.safetensors"});
+
+  json tied = tinyConfig();
+  tied["tie_word_embeddings"] = true;  // lm_head.weight stored anyway: ignored, as HF ties it
+  writeTinyModel(dir.path() / "tied", tied);
+  EXPECT_FALSE(loadModel((dir.path() / "tied").string()).weights.has("lm_head.weight"));
+}
+
+TEST(HfCheckpoint, BadShardsAreOneLine) {
+  ScratchDir dir("tscope_hf_shards");
+  auto writeSharded = [&](const std::string& name, const json& weightMap) {
+    const fs::path folder = dir.path() / name;
+    fs::create_directories(folder);
+    writeBytes((folder / "config.json").string(), tinyConfig().dump());
+    writeSafetensorsOf((folder / "model-00001-of-00001.safetensors").string(), tinyShapes());
+    writeBytes((folder / "model.safetensors.index.json").string(), json{{"metadata", json::object()}, {"weight_map", weightMap}}.dump());
+    return folder;
+  };
+  json map;
+  for (const auto& [name, shape] : tinyShapes()) map[name] = "model-00001-of-00001.safetensors";
+  EXPECT_EQ(loadModel(writeSharded("good", map).string()).format, "hf-llama");
+
+  json gone = map;
+  gone["model.norm.weight"] = "model-00002-of-00002.safetensors";
+  expectMentions(loadError(writeSharded("gone", gone)), {"model-00002-of-00002.safetensors", "missing", "model.norm.weight"});
+  for (const char* hostile : {"../outside.safetensors", "/etc/passwd", ".."}) {
+    json bad = map;
+    bad["model.norm.weight"] = hostile;
+    expectMentions(loadError(writeSharded("hostile", bad)), {hostile, "not a file name", "model.safetensors.index.json"});
+  }
+  json notString = map;
+  notString["model.norm.weight"] = 7;
+  expectMentions(loadError(writeSharded("number", notString)), {"model.norm.weight", "model.safetensors.index.json"});
+  expectMentions(loadError(writeSharded("array", json::array())), {"weight_map", "model.safetensors.index.json"});
+  json unlisted = map;
+  unlisted.erase("lm_head.weight");
+  expectMentions(loadError(writeSharded("unlisted", unlisted)), {"lm_head.weight", "not listed"});
+}
+
+TEST(HfCheckpoint, CacheLayoutResolves) {
+  ScratchDir dir("tscope_hf_cache");
+  const fs::path repo = dir.path() / "hub" / "models--tiny-org--tiny-llama";
+  writeTinyModel(repo / "snapshots" / "1111");
+  writeTinyModel(repo / "snapshots" / "2222");
+  fs::create_directories(repo / "refs");
+  writeBytes((repo / "refs" / "main").string(), "1111\n");
+  EXPECT_EQ(resolveHfModelPath(repo.string()), (repo / "snapshots" / "1111").string());
+  // A model directory or a missing path comes back unchanged.
+  EXPECT_EQ(resolveHfModelPath((repo / "snapshots" / "2222").string()), (repo / "snapshots" / "2222").string());
+  EXPECT_EQ(resolveHfModelPath("no-such-org/no-such-model"), "no-such-org/no-such-model");
+  // "org/name" in $HF_HUB_CACHE, then $HF_HOME/hub.
+  const char* savedHub = std::getenv("HF_HUB_CACHE");
+  const char* savedHome = std::getenv("HF_HOME");
+  const std::string hub = savedHub ? savedHub : "", home = savedHome ? savedHome : "";
+  ::setenv("HF_HUB_CACHE", (dir.path() / "hub").c_str(), 1);
+  EXPECT_EQ(resolveHfModelPath("tiny-org/tiny-llama"), (repo / "snapshots" / "1111").string());
+  LoadedModel model = loadModel("tiny-org/tiny-llama");
+  EXPECT_EQ(model.format, "hf-llama");
+  EXPECT_EQ(model.path, (repo / "snapshots" / "1111").string());
+  ::unsetenv("HF_HUB_CACHE");
+  ::setenv("HF_HOME", dir.path().c_str(), 1);
+  EXPECT_EQ(resolveHfModelPath("tiny-org/tiny-llama"), (repo / "snapshots" / "1111").string());
+  ::unsetenv("HF_HOME");
+  if (savedHub) ::setenv("HF_HUB_CACHE", hub.c_str(), 1);
+  if (savedHome) ::setenv("HF_HOME", home.c_str(), 1);
+  // Without refs/main: the only or newest snapshot.
+  fs::remove(repo / "refs" / "main");
+  fs::last_write_time(repo / "snapshots" / "2222", fs::last_write_time(repo / "snapshots" / "1111") + std::chrono::seconds(5));
+  EXPECT_EQ(resolveHfModelPath(repo.string()), (repo / "snapshots" / "2222").string());
+}
