@@ -259,4 +259,27 @@ TEST(HfTokenizerJsonFile, MalformedFilesNameTheProblem) {
   EXPECT_THROW(tscope::loadHfTokenizer("/nonexistent/tokenizer.json"), tscope::Error);
 }
 
+// The fuzzer's seeds (tests/fuzz/corpus/tokenizer_json: file, NUL, text) load, except the one
+// with an unknown regex, and the SentencePiece ones fall back to bytes for characters they lack.
+TEST(HfTokenizerJsonFile, FuzzSeedsLoad) {
+  size_t loaded = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(TSCOPE_SOURCE_DIR) / "tests/fuzz/corpus/tokenizer_json")) {
+    const std::string input = readFile(entry.path());
+    const std::string name = entry.path().filename().string(), text = input.substr(input.find('\0') + 1);
+    if (name == "unknown-regex") {
+      EXPECT_THROW(tscope::hfTokenizerFromText(name, input.substr(0, input.find('\0'))), tscope::Error);
+      continue;
+    }
+    const auto tokenizer = tscope::hfTokenizerFromText(name, input.substr(0, input.find('\0')));
+    const std::vector<int> ids = tokenizer->encode(text);
+    EXPECT_FALSE(ids.empty()) << name;
+    if (name == "sentencepiece-llama2") {
+      EXPECT_EQ(tokenizer->decode(ids), "the \u00e9t\u00e9 \u4f60 <s> the");  // each segment gets its own leading space
+      EXPECT_EQ(tokenizer->encode("the")[0], tokenizer->vocabSize() - 3);   // "\u2581the"
+    }
+    ++loaded;
+  }
+  EXPECT_EQ(loaded, 4u);
+}
+
 }  // namespace
