@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "model/core/error.h"
+#include "model/tokenize/nfc.h"
 #include "model/tokenize/tokenizer_hf.h"
 #include "model/tokenize/unicode_text.h"
 
@@ -166,7 +167,7 @@ class HfBpeTokenizer final : public Tokenizer {
     for (const HfNormalizerStep& step : spec_.normalizer) {
       if (step.kind == HfNormalizerStep::Kind::Prepend && !text.empty()) text = step.to + text;
       if (step.kind == HfNormalizerStep::Kind::Replace) replaceAll(text, step.from, step.to);
-      // Nfc: not applied (see tokenizer_json.cpp); the text is taken as already composed.
+      if (step.kind == HfNormalizerStep::Kind::Nfc) text = toNfc(text);
     }
     if (text.empty()) return;
     std::vector<std::string_view> words;

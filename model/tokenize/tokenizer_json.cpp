@@ -2,8 +2,7 @@
 // naming the first problem in one line. Supported: model BPE (merges as "a b" or ["a", "b"]),
 // normalizers Prepend / Replace (string) / NFC / Sequence, pre-tokenizers ByteLevel, Split with a
 // known regex (pretokenize.h), Metaspace, decoders ByteLevel / Replace / ByteFallback / Fuse / Strip
-// / Metaspace, and the BOS of a TemplateProcessing post_processor. NFC is accepted but not applied:
-// text already in NFC (all of the tests' text) gets the reference ids, decomposed text may not.
+// / Metaspace, and the BOS of a TemplateProcessing post_processor.
 #include "model/tokenize/tokenizer_json.h"
 
 #include <nlohmann/json.hpp>
