@@ -93,10 +93,11 @@ class HfTokenizerJson : public ::testing::Test {
       const fs::path path = referencePath(model);
       if (fs::exists(path) && nlohmann::json::parse(readBytes(path.string())).value("strings", nlohmann::json()) == strings)
         continue;
+      // A temporary name of this process's own: ctest may run several of these suites at once.
+      const std::string temporary = path.string() + ".tmp" + std::to_string(::getpid());
       command += "node '" + (kGoldenDir / "hf_tokenizer_reference.mjs").string() + "' '" + kNodeModules.string() +
-                 "' " + model + " '" + (kGoldenDir / "hard_strings.json").string() + "' '" +
-                 referencePath(model).string() + ".tmp' && mv '" + referencePath(model).string() + ".tmp' '" +
-                 referencePath(model).string() + "' & ";
+                 "' " + model + " '" + (kGoldenDir / "hard_strings.json").string() + "' '" + temporary + "' && mv '" +
+                 temporary + "' '" + path.string() + "' & ";
     }
     if (!command.empty()) {
       const auto started = std::chrono::steady_clock::now();
