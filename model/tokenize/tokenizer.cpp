@@ -1,6 +1,6 @@
-// Tokenizer pieces shared by both kinds: UTF-8 splitting that never loses a byte (each invalid byte
-// is its own unit), GPT-2's pre-tokenization regex written out by hand over those units (std::regex
-// cannot do \p{L}), and finding the tokenizer files in a model directory.
+// Tokenizer pieces shared by every kind: UTF-8 splitting that never loses a byte (each invalid byte
+// is its own unit), the Unicode character classes the pre-tokenizers use (unicode_text.h), and
+// finding the tokenizer files in a model directory.
 #include <algorithm>
 #include <array>
 #include <filesystem>
@@ -8,8 +8,11 @@
 
 #include "model/core/error.h"
 #include "model/tokenize/tokenizer.h"
+#include "model/tokenize/tokenizer_json.h"
+#include "model/tokenize/unicode_text.h"
 
 namespace tscope {
+namespace unicode {
 namespace {
 
 struct CodePointRange {
@@ -17,16 +20,10 @@ struct CodePointRange {
 };
 #include "model/tokenize/unicode_tables.inc"
 
-// One unit of text: a valid UTF-8 code point, or a single byte that is not part of one.
-struct Utf8Unit {
-  char32_t codePoint = 0;  // meaningful only when valid
-  int length = 1;          // bytes
-  bool valid = false;
-};
-
 bool isContinuation(unsigned char byte) { return (byte & 0xC0) == 0x80; }
 
-// Strict UTF-8 (RFC 3629): no overlongs, no surrogates, nothing above U+10FFFF.
+}  // namespace
+
 Utf8Unit decodeUtf8Unit(std::string_view text, size_t pos) {
   auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
   const unsigned char lead = byte(pos);
@@ -57,8 +54,7 @@ Utf8Unit decodeUtf8Unit(std::string_view text, size_t pos) {
   return {codePoint, length, true};
 }
 
-// The character classes of GPT-2's pattern. Other = [^\s\p{L}\p{N}], which includes invalid bytes.
-enum class CharClass : unsigned char { Letter, Number, Space, Other };
+namespace {
 
 template <size_t N>
 bool inRanges(const CodePointRange (&ranges)[N], char32_t cp) {
@@ -80,10 +76,7 @@ const std::array<CharClass, 128> kAsciiClasses = [] {
   return classes;
 }();
 
-struct ClassifiedUnit {
-  CharClass charClass;
-  int length;
-};
+}  // namespace
 
 ClassifiedUnit classifyUnitAt(std::string_view text, size_t pos) {
   const auto lead = static_cast<unsigned char>(text[pos]);
@@ -92,67 +85,12 @@ ClassifiedUnit classifyUnitAt(std::string_view text, size_t pos) {
   return {unit.valid ? classifyCodePoint(unit.codePoint) : CharClass::Other, unit.length};
 }
 
-// End of the run of units of class `runClass` that starts at `pos` (the unit at pos is in the run).
-size_t endOfRun(std::string_view text, size_t pos, CharClass runClass) {
-  while (pos < text.size()) {
-    ClassifiedUnit unit = classifyUnitAt(text, pos);
-    if (unit.charClass != runClass) break;
-    pos += unit.length;
-  }
-  return pos;
-}
+}  // namespace unicode
 
-// The end of the match of `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
-// that starts at `pos`, trying the alternatives in order as a backtracking regex engine would.
-size_t endOfPreToken(std::string_view text, size_t pos) {
-  // 's 't 're 've 'm 'll 'd (case-sensitive, ASCII apostrophe only).
-  if (text[pos] == '\'') {
-    std::string_view rest = text.substr(pos + 1);
-    for (std::string_view suffix : {"s", "t", "re", "ve", "m", "ll", "d"})
-      if (rest.starts_with(suffix)) return pos + 1 + suffix.size();
-  }
-  ClassifiedUnit first = classifyUnitAt(text, pos);
-  // ` ?X+` for X in letters, numbers, other: the class of the first unit after an optional space
-  // decides which of the three alternatives can match, so they never compete.
-  if (text[pos] == ' ' && pos + 1 < text.size()) {
-    ClassifiedUnit next = classifyUnitAt(text, pos + 1);
-    if (next.charClass != CharClass::Space) return endOfRun(text, pos + 1, next.charClass);
-  }
-  if (first.charClass != CharClass::Space) return endOfRun(text, pos, first.charClass);
-  // `\s+(?!\S)`: the whole white-space run if it reaches the end of the text, else the run less
-  // its last unit (so that unit can lead the next word); a one-unit run falls through to `\s+`.
-  size_t lastUnitStart = pos;
-  size_t end = pos;
-  while (end < text.size()) {
-    ClassifiedUnit unit = classifyUnitAt(text, end);
-    if (unit.charClass != CharClass::Space) break;
-    lastUnitStart = end;
-    end += unit.length;
-  }
-  if (end == text.size() || lastUnitStart == pos) return end;
-  return lastUnitStart;
-}
+using unicode::decodeUtf8Unit;
+using unicode::Utf8Unit;
 
-}  // namespace
-
-std::vector<std::string_view> gpt2PreTokenizeViews(std::string_view text) {
-  std::vector<std::string_view> words;
-  words.reserve(text.size() / 4 + 1);
-  for (size_t pos = 0; pos < text.size();) {
-    size_t end = endOfPreToken(text, pos);
-    words.push_back(text.substr(pos, end - pos));
-    pos = end;
-  }
-  return words;
-}
-
-std::vector<std::string> gpt2PreTokenize(std::string_view text) {
-  std::vector<std::string> words;
-  for (std::string_view word : gpt2PreTokenizeViews(text)) words.emplace_back(word);
-  return words;
-}
-
-const char* gpt2PreTokenizerUnicodeVersion() { return kUnicodeTablesVersion; }
+const char* gpt2PreTokenizerUnicodeVersion() { return unicode::kUnicodeTablesVersion; }
 
 size_t utf8CharacterLength(std::string_view text, size_t pos) { return decodeUtf8Unit(text, pos).length; }
 
@@ -193,15 +131,20 @@ std::unique_ptr<Tokenizer> loadTokenizerFromDir(const std::string& dir, const st
   if (kind == "gpt2-bpe") {
     if (has("vocab.json") && has("merges.txt")) return loadGpt2Tokenizer(path("vocab.json"), path("merges.txt"));
     if (has("encoder.json") && has("vocab.bpe")) return loadGpt2Tokenizer(path("encoder.json"), path("vocab.bpe"));
+    if (has("tokenizer.json")) return loadHfTokenizer(path("tokenizer.json"));
     if (has("vocab.json")) throw Error(dir + ": has vocab.json but no merges.txt (GPT-2 BPE needs both)");
     if (has("encoder.json")) throw Error(dir + ": has encoder.json but no vocab.bpe (GPT-2 BPE needs both)");
-    throw Error(dir + ": no GPT-2 tokenizer files (need vocab.json + merges.txt, or encoder.json + vocab.bpe)");
+    throw Error(dir + ": no GPT-2 tokenizer files (need vocab.json + merges.txt, encoder.json + vocab.bpe, or tokenizer.json)");
+  }
+  if (kind == "hf-bpe") {
+    if (has("tokenizer.json")) return loadHfTokenizer(path("tokenizer.json"));
+    throw Error(dir + ": no tokenizer.json (the HuggingFace tokenizer's file)");
   }
   if (kind == "char") {
     if (has("chars.json")) return loadCharTokenizer(path("chars.json"));
     throw Error(dir + ": no chars.json (the character tokenizer's file)");
   }
-  throw Error("unknown tokenizer kind \"" + kind + "\" (expected \"gpt2-bpe\" or \"char\")");
+  throw Error("unknown tokenizer kind \"" + kind + "\" (expected \"gpt2-bpe\", \"hf-bpe\" or \"char\")");
 }
 
 }  // namespace tscope

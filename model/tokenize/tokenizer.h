@@ -12,7 +12,7 @@ namespace tscope {
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
-  virtual std::string kind() const = 0;  // "gpt2-bpe" or "char"
+  virtual std::string kind() const = 0;  // "gpt2-bpe", "hf-bpe" or "char"
   virtual int vocabSize() const = 0;
   // Any byte string, invalid UTF-8 included.
   virtual std::vector<int> encode(std::string_view text) const = 0;
@@ -24,6 +24,8 @@ class Tokenizer {
   virtual std::string tokenText(int id) const { return tokenBytes(id); }
   // The end-of-text id, or -1 if there is none.
   virtual int eotId() const { return -1; }
+  // The beginning-of-sequence id a model expects in front (encode never adds it), or -1.
+  virtual int bosId() const { return -1; }
 };
 
 // One step of BPE on a single pre-tokenized word: the pieces after the merge and the pair merged.
@@ -66,7 +68,8 @@ std::unique_ptr<Tokenizer> charTokenizerFromJsonText(const std::string& name, co
 void saveCharTokenizer(const Tokenizer& tokenizer, const std::string& charsJsonPath);
 
 // Finds and loads the tokenizer in a model directory: vocab.json + merges.txt, or encoder.json +
-// vocab.bpe, or chars.json (for config tokenizer "char"). Throws naming what is missing.
+// vocab.bpe, or tokenizer.json (for "gpt2-bpe" or "hf-bpe"), or chars.json (for config tokenizer
+// "char"). Throws naming what is missing.
 std::unique_ptr<Tokenizer> loadTokenizerFromDir(const std::string& dir, const std::string& kind);
 
 // Splits bytes into UTF-8 characters: each valid code point's bytes, and each byte that is not

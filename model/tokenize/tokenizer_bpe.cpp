@@ -4,60 +4,15 @@
 // within one encode() call are looked up in a per-call cache.
 #include <array>
 #include <cstdint>
-#include <fstream>
-#include <functional>
 #include <nlohmann/json.hpp>
-#include <queue>
 #include <sstream>
 #include <unordered_map>
 
 #include "model/core/error.h"
+#include "model/tokenize/bpe_core.h"
 #include "model/tokenize/tokenizer.h"
 
 namespace tscope {
-namespace {
-
-// GPT-2's bytes_to_unicode(): printable Latin-1 bytes stand for themselves, the other 68 bytes are
-// shifted to U+0100..U+0143, so every token string in vocab.json is printable.
-std::array<char32_t, 256> gpt2ByteToCodePoint() {
-  std::array<char32_t, 256> map{};
-  std::array<bool, 256> printable{};
-  for (int b = '!'; b <= '~'; ++b) printable[b] = true;
-  for (int b = 0xA1; b <= 0xAC; ++b) printable[b] = true;
-  for (int b = 0xAE; b <= 0xFF; ++b) printable[b] = true;
-  char32_t shifted = 256;
-  for (int b = 0; b < 256; ++b) map[b] = printable[b] ? static_cast<char32_t>(b) : shifted++;
-  return map;
-}
-
-// UTF-8 of a code point below U+0800 (all GPT-2's byte alphabet needs).
-std::string encodeUtf8(char32_t cp) {
-  std::string out;
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    throw Error("internal: GPT-2's byte alphabet ends at U+0143");
-  }
-  return out;
-}
-
-std::string readWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open file");
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) throw Error(path + ": read error");
-  return contents.str();
-}
-
-uint64_t pairKey(int left, int right) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
-}
-
-}  // namespace
 
 class Gpt2BpeTokenizer final : public Tokenizer {
  public:
@@ -104,7 +59,7 @@ class Gpt2BpeTokenizer final : public Tokenizer {
       auto [it, inserted] = cache.try_emplace(word, CachedWord{static_cast<uint32_t>(cachedIds.size()), 0});
       if (inserted) {
         applyMerges(word, scratch, nullptr);
-        for (int pos = 0; pos != -1; pos = scratch.next[pos]) cachedIds.push_back(scratch.ids[pos]);
+        bpe::appendMergedIds(scratch, cachedIds);
         it->second.count = static_cast<uint32_t>(cachedIds.size()) - it->second.first;
       }
       ids.insert(ids.end(), cachedIds.begin() + it->second.first,
@@ -122,7 +77,7 @@ class Gpt2BpeTokenizer final : public Tokenizer {
         for (int pos = 0; pos != -1; pos = scratch.next[pos]) pieces.push_back(bytesOfId_[scratch.ids[pos]]);
       return pieces;
     };
-    applyMerges(word, scratch, [&](const Merge& merge, int leftId, int rightId) {
+    applyMerges(word, scratch, [&](const bpe::MergeTable::Merge& merge, int leftId, int rightId) {
       if (merge.rank < 0)
         steps.push_back({currentPieces(), "", "", -1});  // the initial split into bytes
       else
@@ -132,71 +87,13 @@ class Gpt2BpeTokenizer final : public Tokenizer {
   }
 
  private:
-  struct Merge {
-    int rank;      // line order in merges.txt: lower merges first
-    int resultId;  // the token the pair becomes
-  };
-  // Working state of one word's merges, kept between words to avoid reallocating.
-  struct MergeScratch {
-    std::vector<int> ids;   // token id per symbol; -1 once merged into its left neighbour
-    std::vector<int> prev;  // linked list over live symbols (-1 = none)
-    std::vector<int> next;
-  };
-  struct Candidate {
-    int rank, pos, leftId, rightId;  // the pair (symbol pos, its next) as it was when pushed
-    bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
-  };
-  // Called once before any merge (with rank -1) and after each rank's merges are all applied.
-  using MergeObserver = std::function<void(const Merge&, int leftId, int rightId)>;
+  using MergeScratch = bpe::MergeScratch;
 
-  // GPT-2's bpe(): repeatedly take the lowest-rank adjacent pair and merge every occurrence of it
-  // left to right. Candidates of one rank are popped in position order, which is that scan; a merge
-  // only creates pairs containing the new token, never the pair being merged, so ranks don't mix.
-  void applyMerges(std::string_view word, MergeScratch& s, const MergeObserver& observer) const {
-    const int n = static_cast<int>(word.size());
-    s.ids.resize(n), s.prev.resize(n), s.next.resize(n);
-    for (int i = 0; i < n; ++i) {
-      s.ids[i] = idOfByte_[static_cast<unsigned char>(word[i])];
-      s.prev[i] = i - 1;
-      s.next[i] = i + 1 < n ? i + 1 : -1;
-    }
-    std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> candidates;
-    auto pushPair = [&](int pos) {
-      if (pos < 0 || s.next[pos] < 0) return;
-      int leftId = s.ids[pos], rightId = s.ids[s.next[pos]];
-      auto it = mergeOfPair_.find(pairKey(leftId, rightId));
-      if (it != mergeOfPair_.end()) candidates.push({it->second.rank, pos, leftId, rightId});
-    };
-    auto stillValid = [&](const Candidate& c) {
-      return s.ids[c.pos] == c.leftId && s.next[c.pos] >= 0 && s.ids[s.next[c.pos]] == c.rightId;
-    };
-    for (int i = 0; i + 1 < n; ++i) pushPair(i);
-    if (observer) observer(Merge{-1, -1}, -1, -1);
-    std::vector<Candidate> sameRank;
-    while (!candidates.empty()) {
-      if (!stillValid(candidates.top())) {
-        candidates.pop();
-        continue;
-      }
-      const Candidate top = candidates.top();
-      sameRank.clear();
-      while (!candidates.empty() && candidates.top().rank == top.rank) {
-        sameRank.push_back(candidates.top());
-        candidates.pop();
-      }
-      const Merge& merge = mergeOfPair_.at(pairKey(top.leftId, top.rightId));
-      for (const Candidate& c : sameRank) {
-        if (!stillValid(c)) continue;  // its left symbol was taken by the merge just before it
-        int right = s.next[c.pos];
-        s.ids[c.pos] = merge.resultId;
-        s.ids[right] = -1;
-        s.next[c.pos] = s.next[right];
-        if (s.next[right] >= 0) s.prev[s.next[right]] = c.pos;
-        pushPair(s.prev[c.pos]);
-        pushPair(c.pos);
-      }
-      if (observer) observer(merge, top.leftId, top.rightId);
-    }
+  // The word's bytes as single-byte tokens, then the merges.
+  void applyMerges(std::string_view word, MergeScratch& s, const bpe::MergeTable::Observer& observer) const {
+    s.ids.resize(word.size());
+    for (size_t i = 0; i < word.size(); ++i) s.ids[i] = idOfByte_[static_cast<unsigned char>(word[i])];
+    merges_.apply(s, observer);
   }
 
   // Reads vocab.json / encoder.json ({"token string": id}); returns token string -> id for the merges.
@@ -208,9 +105,8 @@ class Gpt2BpeTokenizer final : public Tokenizer {
       throw Error(path + ": bad JSON: " + e.what());
     }
     if (!vocab.is_object()) throw Error(path + ": expected a JSON object of \"token\": id");
-    const auto byteToCodePoint = gpt2ByteToCodePoint();
-    std::unordered_map<std::string, unsigned char> byteOfAlphabetCharacter;  // UTF-8 of U+0021..U+0143
-    for (int b = 0; b < 256; ++b) byteOfAlphabetCharacter[encodeUtf8(byteToCodePoint[b])] = static_cast<unsigned char>(b);
+    const auto byteToCodePoint = bpe::byteLevelCodePoints();
+    const auto byteOfAlphabetCharacter = bpe::byteLevelBytesOfCharacters();  // UTF-8 of U+0021..U+0143
 
     std::unordered_map<std::string, int> idOfTokenString;
     bytesOfId_.assign(vocab.size(), std::string());
@@ -237,7 +133,7 @@ class Gpt2BpeTokenizer final : public Tokenizer {
       idOfTokenString.emplace(tokenString, static_cast<int>(id));
     }
     for (int b = 0; b < 256; ++b) {
-      auto it = idOfTokenString.find(encodeUtf8(byteToCodePoint[b]));
+      auto it = idOfTokenString.find(bpe::encodeUtf8(byteToCodePoint[b]));
       if (it == idOfTokenString.end())
         throw Error(path + ": no token for byte " + std::to_string(b) + " (a byte-level vocab needs all 256)");
       idOfByte_[b] = it->second;
@@ -274,7 +170,7 @@ class Gpt2BpeTokenizer final : public Tokenizer {
         throw Error(path + ":" + std::to_string(lineNumber) + ": merge result \"" + parts[0] + parts[1] +
                     "\" is not in the vocab");
       // Like encoder.py's dict(zip(merges, range)), a repeated pair keeps its last rank.
-      mergeOfPair_[pairKey(leftId, rightId)] = Merge{rank++, result->second};
+      merges_.add(leftId, rightId, result->second, rank++);
     }
   }
 
@@ -286,12 +182,12 @@ class Gpt2BpeTokenizer final : public Tokenizer {
 
   std::vector<std::string> bytesOfId_;  // (V) the raw bytes of each token
   std::array<int, 256> idOfByte_{};     // single-byte tokens, where every word starts
-  std::unordered_map<uint64_t, Merge> mergeOfPair_;
+  bpe::MergeTable merges_;
   int eotId_ = -1;
 };
 
 std::unique_ptr<Tokenizer> loadGpt2Tokenizer(const std::string& vocabJsonPath, const std::string& mergesPath) {
-  return gpt2TokenizerFromText(vocabJsonPath, readWholeFile(vocabJsonPath), mergesPath, readWholeFile(mergesPath));
+  return gpt2TokenizerFromText(vocabJsonPath, bpe::readWholeFile(vocabJsonPath), mergesPath, bpe::readWholeFile(mergesPath));
 }
 
 std::unique_ptr<Tokenizer> gpt2TokenizerFromText(const std::string& vocabJsonName, const std::string& vocabJson,

@@ -85,6 +85,41 @@ write("gpt2_tokenizer_files", "crlf-merges", json.dumps(vocab, ensure_ascii=Fals
 write("gpt2_tokenizer_files", "missing-byte", json.dumps({k: v for k, v in vocab.items() if v != 10 and v < 256}) + "\0")
 write("gpt2_tokenizer_files", "bad-merge", json.dumps(vocab, ensure_ascii=False) + "\0" + "q z\n")
 
+# --- tokenizer.json (HF BPE): the file, a NUL, a text. Byte-level (GPT-2 regex, Llama 3 split with
+# ignore_merges), SentencePiece style with byte fallback, Metaspace, and an unknown regex.
+def hf_tokenizer(vocab, merges, pre_tokenizer, normalizer=None, decoder=None, added=(), **model):
+    return json.dumps({"version": "1.0", "added_tokens": [
+        {"id": i, "content": c, "special": True, "lstrip": False, "rstrip": False} for i, c in added],
+        "normalizer": normalizer, "pre_tokenizer": pre_tokenizer, "decoder": decoder,
+        "model": dict(type="BPE", vocab=vocab, merges=merges, **model)}, ensure_ascii=False)
+
+bl_merges = [f"{l} {r}" for l, r in merges]
+llama3_regex = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+write("tokenizer_json", "byte-level-gpt2", hf_tokenizer(vocab, bl_merges, {"type": "ByteLevel", "use_regex": True},
+      decoder={"type": "ByteLevel"}, added=[(len(vocab) - 1, "<|endoftext|>")]) + "\0the thing's 123  \n")
+write("tokenizer_json", "byte-level-llama3", hf_tokenizer(vocab, [[l, r] for l, r in merges], {"type": "Sequence", "pretokenizers": [
+      {"type": "Split", "pattern": {"Regex": llama3_regex}, "behavior": "Isolated", "invert": False},
+      {"type": "ByteLevel", "use_regex": False}]}, ignore_merges=True) + "\0I'LL pay 1234567\r\n\r\n  ok")
+sp_vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+for b in range(256):
+    sp_vocab[f"<0x{b:02X}>"] = len(sp_vocab)
+for piece in ["\u2581", "t", "h", "e", "\u2581t", "he", "\u2581the", "a", "\u00e9"]:
+    sp_vocab[piece] = len(sp_vocab)
+sp_merges = ["\u2581 t", "h e", "\u2581t he"]
+sp_decoder = {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+              {"type": "ByteFallback"}, {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}
+write("tokenizer_json", "sentencepiece-llama2", hf_tokenizer(sp_vocab, sp_merges, None,
+      normalizer={"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "\u2581"},
+                  {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+      decoder=sp_decoder, added=[(0, "<unk>"), (1, "<s>"), (2, "</s>")], unk_token="<unk>", byte_fallback=True,
+      fuse_unk=True) + "\0the \u00e9t\u00e9 \u4f60 <s>the")
+write("tokenizer_json", "metaspace", hf_tokenizer(sp_vocab, sp_merges, {"type": "Metaspace", "replacement": "\u2581",
+      "prepend_scheme": "first", "split": True}, decoder={"type": "Metaspace", "replacement": "\u2581"},
+      unk_token="<unk>") + "\0the the  xyz")
+write("tokenizer_json", "unknown-regex", hf_tokenizer(vocab, bl_merges, {"type": "Split", "pattern": {"Regex": r"\w+"},
+      "behavior": "Isolated", "invert": False}) + "\0x")
+
 # --- chars.json
 with open(os.path.join(ROOT, "assets", "models", "induction-2l", "chars.json"), "rb") as f:
     write("chars_json", "induction-2l", f.read())
