@@ -240,6 +240,40 @@ TEST(HfCheckpoint, BadShardsAreOneLine) {
   expectMentions(loadError(writeSharded("unlisted", unlisted)), {"lm_head.weight", "not listed"});
 }
 
+// A SentencePiece-style tokenizer.json of 6 tokens (fits the tiny model's 32).
+json tinySentencePieceTokenizer(int extraTokens = 0) {
+  json vocab = {{"<unk>", 0}, {"\u2581", 1}, {"a", 2}, {"b", 3}, {"\u2581a", 4}, {"ab", 5}};
+  for (int i = 0; i < extraTokens; ++i) vocab["x" + std::to_string(i)] = 6 + i;
+  const json metaspace = {{"type", "Metaspace"}, {"replacement", "\u2581"}, {"prepend_scheme", "always"}, {"split", false}};
+  return {{"version", "1.0"}, {"added_tokens", json::array()}, {"normalizer", nullptr}, {"pre_tokenizer", metaspace}, {"decoder", metaspace},
+          {"model", {{"type", "BPE"}, {"unk_token", "<unk>"}, {"fuse_unk", true}, {"vocab", vocab}, {"merges", {"\u2581 a", "a b"}}}}};
+}
+
+// The model directory's tokenizer.json comes with the model; a broken one leaves ids working and
+// says why; one larger than the model's vocabulary refuses the model in one line.
+TEST(HfCheckpoint, TokenizerJsonComesWithTheModel) {
+  ScratchDir scratch("tscope_hf_tok");
+  const fs::path dir = scratch.path() / "llama";
+  writeTinyModel(dir);
+  writeBytes((dir / "tokenizer.json").string(), tinySentencePieceTokenizer().dump());
+  LoadedModel model = loadModel(dir.string());
+  ASSERT_NE(model.tokenizer, nullptr) << model.tokenizerNote;
+  EXPECT_EQ(model.tokenizer->kind(), "hf-bpe");
+  const std::vector<int> ids = model.tokenizer->encode("ab a");
+  EXPECT_EQ(ids, (std::vector<int>{4, 3, 4}));  // "▁ a" merges first (rank 0): ▁a b ▁a
+  EXPECT_EQ(model.tokenizer->decode(ids), "ab a");
+
+  writeBytes((dir / "tokenizer.json").string(), R"({"model": {"type": "WordPiece"}})");
+  model = loadModel(dir.string());
+  EXPECT_EQ(model.tokenizer, nullptr);
+  EXPECT_NE(model.tokenizerNote.find("tokenizer.json"), std::string::npos) << model.tokenizerNote;
+  EXPECT_EQ(model.tokenizerNote.find('\n'), std::string::npos) << model.tokenizerNote;
+
+  writeBytes((dir / "tokenizer.json").string(), tinySentencePieceTokenizer(40).dump());
+  const std::string refused = loadError(dir);
+  EXPECT_NE(refused.find("46 tokens but the model only 32"), std::string::npos) << refused;
+}
+
 TEST(HfCheckpoint, CacheLayoutResolves) {
   ScratchDir dir("tscope_hf_cache");
   const fs::path repo = dir.path() / "hub" / "models--tiny-org--tiny-llama";

@@ -203,6 +203,30 @@ Weights llmcCheckpointFromBytes(const std::string& path, const uint8_t* bytes, s
   return weights;
 }
 
+namespace {
+
+// A GPT-2 or tscope model directory: config.json, model.safetensors, the tokenizer its config names.
+void loadConfigDir(LoadedModel& model, const fs::path& path, const fs::path& configPath, const nlohmann::json& configJson) {
+  const std::string pathString = path.string();
+  ModelConfig config;
+  try {
+    config = configFromJson(configJson);
+  } catch (const Error& e) {
+    throw Error(configPath.string() + ": " + e.what());
+  }
+  const fs::path weightsPath = path / "model.safetensors";
+  if (!fs::exists(weightsPath)) {
+    if (fs::exists(path / "pytorch_model.bin"))
+      throw Error(pathString + ": only pytorch_model.bin found; tscope reads model.safetensors (convert with the safetensors package)");
+    throw Error(pathString + ": no model.safetensors in the model directory");
+  }
+  model.weights = loadHfSafetensors(weightsPath, config);
+  model.format = configJson.value("tscope_version", 0) > 0 ? "tscope" : "hf-gpt2";
+  model.tokenizer = findTokenizer(path, config.tokenizer, model.tokenizerNote);
+}
+
+}  // namespace
+
 LoadedModel loadModel(const std::string& requested) {
   const std::string pathString = resolveHfModelPath(requested);
   const fs::path path(pathString);
@@ -226,24 +250,10 @@ LoadedModel loadModel(const std::string& requested) {
       const ModelConfig config = hfLlamaConfig(configJson, configPath.string());
       model.weights = loadHfLlamaWeights(pathString, config, configJson);
       model.format = "hf-llama";
-      model.tokenizerNote = "tokenizer.json is read by the HuggingFace tokenizer loader (not wired in yet)";
-      return model;
+      model.tokenizer = findTokenizer(path, "hf-bpe", model.tokenizerNote);  // tokenizer.json (a broken one: the note says why)
+    } else {
+      loadConfigDir(model, path, configPath, configJson);
     }
-    ModelConfig config;
-    try {
-      config = configFromJson(configJson);
-    } catch (const Error& e) {
-      throw Error(configPath.string() + ": " + e.what());
-    }
-    const fs::path weightsPath = path / "model.safetensors";
-    if (!fs::exists(weightsPath)) {
-      if (fs::exists(path / "pytorch_model.bin"))
-        throw Error(pathString + ": only pytorch_model.bin found; tscope reads model.safetensors (convert with the safetensors package)");
-      throw Error(pathString + ": no model.safetensors in the model directory");
-    }
-    model.weights = loadHfSafetensors(weightsPath, config);
-    model.format = configJson.value("tscope_version", 0) > 0 ? "tscope" : "hf-gpt2";
-    model.tokenizer = findTokenizer(path, config.tokenizer, model.tokenizerNote);
   }
   if (model.tokenizer && model.tokenizer->vocabSize() > model.weights.config().vocab_size)
     throw Error(pathString + ": the tokenizer has " + std::to_string(model.tokenizer->vocabSize()) + " tokens but the model only " +
