@@ -78,6 +78,42 @@ std::string loadError(const fs::path& dir) {
   return errorMessage([&] { loadModel(dir.string()); });
 }
 
+// The model picker's list: every repo of the cache with its snapshot, and one line for those tscope
+// cannot open (an unsupported architecture, no config.json, nothing downloaded).
+TEST(HfCheckpoint, CachedModelsAreListedWithWhyNot) {
+  ScratchDir dir("tscope_hf_found");
+  const fs::path hub = dir.path() / "hub";
+  writeTinyModel(hub / "models--tiny-org--tiny-llama" / "snapshots" / "1111");
+  json qwen3 = tinyConfig();
+  qwen3["architectures"] = {"Qwen3ForCausalLM"};
+  qwen3["model_type"] = "qwen3";
+  writeTinyModel(hub / "models--tiny-org--tiny-qwen3" / "snapshots" / "2222", qwen3);
+  fs::create_directories(hub / "models--tiny-org--empty" / "snapshots");
+  fs::create_directories(hub / "datasets--tiny-org--text");  // not a model
+  const char* saved = std::getenv("HF_HUB_CACHE");
+  const std::string savedValue = saved ? saved : "";
+  ::setenv("HF_HUB_CACHE", hub.c_str(), 1);
+  const std::vector<CachedHfModel> found = findCachedHfModels();
+  if (saved) ::setenv("HF_HUB_CACHE", savedValue.c_str(), 1);
+  else ::unsetenv("HF_HUB_CACHE");
+  std::vector<CachedHfModel> ours;  // the developer's own cache may add more
+  for (const CachedHfModel& model : found)
+    if (model.id.rfind("tiny-org/", 0) == 0) ours.push_back(model);
+  ASSERT_EQ(ours.size(), 3u);
+  EXPECT_EQ(ours[0].id, "tiny-org/empty");
+  EXPECT_NE(ours[0].problem.find("no snapshot"), std::string::npos) << ours[0].problem;
+  EXPECT_EQ(ours[1].id, "tiny-org/tiny-llama");
+  EXPECT_EQ(ours[1].path, (hub / "models--tiny-org--tiny-llama" / "snapshots" / "1111").string());
+  EXPECT_EQ(ours[1].problem, "");
+  EXPECT_EQ(loadModel(ours[1].path).format, "hf-llama");
+  EXPECT_EQ(modelDisplayName(ours[1].path), "tiny-org/tiny-llama");
+  EXPECT_EQ(modelDisplayName(ours[1].path + "/"), "tiny-org/tiny-llama");
+  EXPECT_EQ(modelDisplayName("/models/brown-small"), "brown-small");
+  EXPECT_EQ(modelDisplayName("/x/snapshots/1111"), "1111");  // not a cache repo
+  EXPECT_EQ(ours[2].id, "tiny-org/tiny-qwen3");
+  EXPECT_NE(ours[2].problem.find("Qwen3ForCausalLM"), std::string::npos) << ours[2].problem;
+}
+
 }  // namespace
 
 TEST(HfCheckpoint, MatchesPyTorchReference) {
@@ -262,6 +298,12 @@ TEST(HfCheckpoint, TokenizerJsonComesWithTheModel) {
   const std::vector<int> ids = model.tokenizer->encode("ab a");
   EXPECT_EQ(ids, (std::vector<int>{4, 3, 4}));  // "▁ a" merges first (rank 0): ▁a b ▁a
   EXPECT_EQ(model.tokenizer->decode(ids), "ab a");
+  // The model's 32 rows, the tokenizer's 6 ids: the rest are padding every panel can show.
+  EXPECT_EQ(model.tokenizer->vocabSize(), 32);
+  EXPECT_EQ(model.tokenizer->tokenText(20), "<unused 20>");
+  EXPECT_EQ(model.tokenizer->tokenBytes(31), "");
+  EXPECT_EQ(model.tokenizer->decode(std::vector<int>{4, 20, 3}), model.tokenizer->decode(std::vector<int>{4, 3}));
+  EXPECT_NE(errorMessage([&] { model.tokenizer->decode(std::vector<int>{32}); }).find("outside the vocab"), std::string::npos);
 
   writeBytes((dir / "tokenizer.json").string(), R"({"model": {"type": "WordPiece"}})");
   model = loadModel(dir.string());

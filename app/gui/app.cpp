@@ -39,6 +39,7 @@ App::App(std::unique_ptr<Session> session, AppState state)
   for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(TSCOPE_SOURCE_DIR) / "assets/models", ec))
     if (std::filesystem::exists(entry.path() / "config.json", ec)) shippedModels_.push_back(entry.path().string());
   std::sort(shippedModels_.begin(), shippedModels_.end());
+  cachedModels_ = findCachedHfModels();  // models downloaded with the HuggingFace tools
   modelPathInput_ = session_->modelPath();
   showMessage(keepFittingInterventions(state_.interventions, session_->config()), MessageKind::Warning);  // a session file's, for another model
   for (const std::string& problem : lesson_.problems())  // broken lesson files
@@ -324,7 +325,7 @@ void App::drawToolbar() {
 }
 
 void App::drawModelPicker() {
-  const std::string current = std::filesystem::path(session_->modelPath()).filename().string();
+  const std::string current = modelDisplayName(session_->modelPath());
   sameLineIfFits("", ImGui::GetFontSize() * 10);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
   if (ImGui::BeginCombo("##models", current.c_str())) {
@@ -332,9 +333,21 @@ void App::drawModelPicker() {
       const std::string name = std::filesystem::path(path).filename().string();
       if (ImGui::Selectable(name.c_str(), path == session_->modelPath())) pendingOpen_ = {path, ""};
     }
+    if (!cachedModels_.empty()) {
+      ImGui::Separator();
+      ImGui::TextDisabled("HuggingFace cache");
+    }
+    for (size_t i = 0; i < cachedModels_.size(); ++i) {
+      const CachedHfModel& model = cachedModels_[i];
+      ImGui::BeginDisabled(!model.problem.empty());
+      if (ImGui::Selectable(model.id.c_str(), model.path == session_->modelPath())) pendingOpen_ = {model.path, ""};
+      ImGui::EndDisabled();
+      if (!model.problem.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", model.problem.c_str());
+      recordItem(shared_, "model_cached_" + std::to_string(i));
+    }
     ImGui::EndCombo();
   }
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("switch to a shipped model (the prompt stays)");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("switch to a shipped model or one in the HuggingFace cache (the prompt stays)");
   recordItem(shared_, "model_combo");
   sameLineIfFits("", ImGui::GetFontSize() * 14);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
@@ -421,7 +434,7 @@ void App::screenshotDone(const std::string& path, const std::string& error) {
 std::string App::statusLine(float frameMs) const {
   const ModelConfig& c = session_->config();
   const Snapshot* s = snapshot_.get();
-  const std::string modelName = std::filesystem::path(session_->modelPath()).filename().string();
+  const std::string modelName = modelDisplayName(session_->modelPath());
   char reused[64] = "", computing[96] = "";
   if (s && s->reusedTokens > 0) std::snprintf(reused, sizeof reused, " (%d of %zu tokens reused)", s->reusedTokens, s->ids.size());
   if (session_->busy()) {

@@ -13,6 +13,7 @@
 #include "app/gui/widgets/heatmap.h"
 #include "app/gui/panels/panel_prompt.h"
 #include "app/gui/panels/panels.h"
+#include "model/io/hf_checkpoint.h"
 #include "app/session/session.h"
 #include "app/session/training_session.h"
 
@@ -64,6 +65,7 @@ class App {
   const Snapshot* snapshot() const { return snapshot_.get(); }
   const std::string& message() const { return message_; }
   MessageKind messageKind() const { return messageKind_; }
+  const std::vector<CachedHfModel>& cachedModels() const { return cachedModels_; }
   bool helpOpen() const { return showHelp_; }
   // Starts a training preset in the Training panel, pausing after pauseAtStep steps, showing the
   // given layer and head large (-1: the panel's default) (--train-preset).
@@ -99,6 +101,7 @@ class App {
   std::pair<std::string, std::string> pendingOpen_;  // model directory and prompt to open next frame
   std::optional<AppState> pendingState_;             // a loaded session's state, applied after that open
   std::vector<std::string> shippedModels_;           // assets/models/* directories, for the model picker
+  std::vector<CachedHfModel> cachedModels_;          // the HuggingFace cache's models, for the model picker
   std::string modelPathInput_;                       // the picker's path field
   AppState state_;
   HeatmapRenderer renderer_;

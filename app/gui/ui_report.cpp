@@ -46,12 +46,15 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
   inputChanged_ = false;
   const Snapshot* s = app.snapshot();
   const AppState& state = app.state();
+  nlohmann::json cached = nlohmann::json::array();
+  for (const CachedHfModel& model : app.cachedModels()) cached.push_back({{"id", model.id}, {"path", model.path}, {"problem", model.problem}});
   nlohmann::json report = {
       {"frame", frames_},
       {"uptime_ms", std::chrono::duration<double, std::milli>(now - start_).count()},
       {"frame_ms", frameMs},
       {"panel", panelName(state.panel)},
       {"model", app.session().modelPath()},
+      {"cached_models", cached},
       {"n_ctx", app.session().config().n_positions},
       {"prompt_bytes", state.prompt.size()},
       {"prompt", state.prompt},

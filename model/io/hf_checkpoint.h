@@ -5,6 +5,7 @@
 #pragma once
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 #include "model/core/weights.h"
 
@@ -40,5 +41,19 @@ Weights loadHfLlamaWeights(const std::string& dir, const ModelConfig& config, co
 // path, the same repo in $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub. Returns `path`
 // unchanged when nothing matches (loadModel then reports it missing).
 std::string resolveHfModelPath(const std::string& path);
+
+// A model's short name for the screen: "org/name" for a snapshot in the HuggingFace cache
+// (.../models--org--name/snapshots/<hash>), else the directory's (or file's) name.
+std::string modelDisplayName(const std::string& path);
+
+// A model in the HuggingFace cache, for a list of models to open.
+struct CachedHfModel {
+  std::string id;       // "org/name" (what resolveHfModelPath takes)
+  std::string path;     // its snapshot directory ("" when none is downloaded)
+  std::string problem;  // "" when tscope can open it, else one line why not (architecture, no config.json)
+};
+// Every models--org--name repo in the caches resolveHfModelPath searches (a repo in two caches:
+// the first one's), sorted by id within each cache.
+std::vector<CachedHfModel> findCachedHfModels();
 
 }  // namespace tscope

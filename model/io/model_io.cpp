@@ -251,6 +251,7 @@ LoadedModel loadModel(const std::string& requested) {
       model.weights = loadHfLlamaWeights(pathString, config, configJson);
       model.format = "hf-llama";
       model.tokenizer = findTokenizer(path, "hf-bpe", model.tokenizerNote);  // tokenizer.json (a broken one: the note says why)
+      model.tokenizer = padTokenizer(std::move(model.tokenizer), config.vocab_size);  // rows past the tokenizer's ids
     } else {
       loadConfigDir(model, path, configPath, configJson);
     }

@@ -147,4 +147,40 @@ std::unique_ptr<Tokenizer> loadTokenizerFromDir(const std::string& dir, const st
   throw Error("unknown tokenizer kind \"" + kind + "\" (expected \"gpt2-bpe\", \"hf-bpe\" or \"char\")");
 }
 
+namespace {
+
+// A tokenizer whose model has more embedding rows than it has tokens (see padTokenizer).
+class PaddedTokenizer : public Tokenizer {
+ public:
+  PaddedTokenizer(std::unique_ptr<Tokenizer> inner, int vocabSize) : inner_(std::move(inner)), vocabSize_(vocabSize) {}
+  std::string kind() const override { return inner_->kind(); }
+  int vocabSize() const override { return vocabSize_; }
+  std::vector<int> encode(std::string_view text) const override { return inner_->encode(text); }
+  std::string decode(std::span<const int> ids) const override {
+    std::vector<int> known;
+    for (int id : ids) {
+      if (id < 0 || id >= vocabSize_)
+        throw Error("token id " + std::to_string(id) + " is outside the vocab (0.." + std::to_string(vocabSize_ - 1) + ")");
+      if (id < inner_->vocabSize()) known.push_back(id);
+    }
+    return inner_->decode(known);
+  }
+  std::string tokenBytes(int id) const override { return padded(id) ? "" : inner_->tokenBytes(id); }
+  std::string tokenText(int id) const override { return padded(id) ? "<unused " + std::to_string(id) + ">" : inner_->tokenText(id); }
+  int eotId() const override { return inner_->eotId(); }
+  int bosId() const override { return inner_->bosId(); }
+
+ private:
+  bool padded(int id) const { return id >= inner_->vocabSize() && id < vocabSize_; }
+  std::unique_ptr<Tokenizer> inner_;
+  int vocabSize_;
+};
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> padTokenizer(std::unique_ptr<Tokenizer> tokenizer, int vocabSize) {
+  if (!tokenizer || vocabSize <= tokenizer->vocabSize()) return tokenizer;
+  return std::make_unique<PaddedTokenizer>(std::move(tokenizer), vocabSize);
+}
+
 }  // namespace tscope

@@ -72,6 +72,12 @@ void saveCharTokenizer(const Tokenizer& tokenizer, const std::string& charsJsonP
 // "char"). Throws naming what is missing.
 std::unique_ptr<Tokenizer> loadTokenizerFromDir(const std::string& dir, const std::string& kind);
 
+// A model may have more embedding rows than its tokenizer has tokens (Qwen2.5 pads 151,665 tokens
+// to 151,936 rows): the tokenizer as the model sees it, with vocabSize() = vocabSize. Ids past the
+// tokenizer's own are never produced by encode; they have no bytes, show as "<unused ID>", and
+// decode skips them. Returns `tokenizer` itself when it already covers vocabSize.
+std::unique_ptr<Tokenizer> padTokenizer(std::unique_ptr<Tokenizer> tokenizer, int vocabSize);
+
 // Splits bytes into UTF-8 characters: each valid code point's bytes, and each byte that is not
 // part of a valid UTF-8 sequence (overlong, surrogate, truncated, stray) on its own.
 std::vector<std::string> splitUtf8Characters(std::string_view text);
