@@ -119,4 +119,25 @@ void MergeTable::apply(MergeScratch& s, const Observer& observer) const {
   }
 }
 
+void ByteTableTokenizer::checkId(int id) const {
+  if (id < 0 || id >= vocabSize())
+    throw Error("token id " + std::to_string(id) + " is outside the vocab (0.." + std::to_string(vocabSize() - 1) + ")");
+}
+
+std::string ByteTableTokenizer::tokenBytes(int id) const {
+  checkId(id);
+  return bytesOfId_[id];
+}
+
+std::string ByteTableTokenizer::tokenText(int id) const { return printableBytes(tokenBytes(id)); }
+
+std::string ByteTableTokenizer::decode(std::span<const int> ids) const {
+  std::string text;
+  for (int id : ids) {
+    checkId(id);
+    text += bytesOfId_[id];
+  }
+  return text;
+}
+
 }  // namespace tscope::bpe

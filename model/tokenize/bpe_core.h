@@ -9,7 +9,25 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/tokenize/tokenizer.h"
+
 namespace tscope::bpe {
+
+// What both BPE tokenizers share: each id stands for a byte string (bytesOfId_), which tokenBytes
+// returns and decode concatenates, and an end-of-text id; ids outside the table throw tscope::Error.
+class ByteTableTokenizer : public Tokenizer {
+ public:
+  int vocabSize() const override { return static_cast<int>(bytesOfId_.size()); }
+  int eotId() const override { return eotId_; }
+  std::string tokenBytes(int id) const override;
+  std::string tokenText(int id) const override;  // printableBytes of the bytes
+  std::string decode(std::span<const int> ids) const override;
+
+ protected:
+  void checkId(int id) const;
+  std::vector<std::string> bytesOfId_;  // (V) the raw bytes of each token
+  int eotId_ = -1;
+};
 
 // GPT-2's bytes_to_unicode(): printable Latin-1 bytes stand for themselves, the other 68 bytes are
 // shifted to U+0100..U+0143, so every byte-level token string is printable.

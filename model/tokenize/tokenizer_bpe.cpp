@@ -14,7 +14,7 @@
 
 namespace tscope {
 
-class Gpt2BpeTokenizer final : public Tokenizer {
+class Gpt2BpeTokenizer final : public bpe::ByteTableTokenizer {
  public:
   // The contents of vocab.json and merges.txt; the paths name them in error messages.
   Gpt2BpeTokenizer(const std::string& vocabPath, const std::string& vocabText, const std::string& mergesPath,
@@ -24,24 +24,6 @@ class Gpt2BpeTokenizer final : public Tokenizer {
   }
 
   std::string kind() const override { return "gpt2-bpe"; }
-  int vocabSize() const override { return static_cast<int>(bytesOfId_.size()); }
-  int eotId() const override { return eotId_; }
-
-  std::string tokenBytes(int id) const override {
-    checkId(id);
-    return bytesOfId_[id];
-  }
-  std::string tokenText(int id) const override { return printableBytes(tokenBytes(id)); }
-
-  std::string decode(std::span<const int> ids) const override {
-    std::string text;
-    for (int id : ids) {
-      checkId(id);
-      text += bytesOfId_[id];
-    }
-    return text;
-  }
-
   std::vector<int> encode(std::string_view text) const override {
     std::vector<int> ids;
     ids.reserve(text.size() / 3 + 1);
@@ -174,16 +156,8 @@ class Gpt2BpeTokenizer final : public Tokenizer {
     }
   }
 
-  void checkId(int id) const {
-    if (id < 0 || id >= vocabSize())
-      throw Error("token id " + std::to_string(id) + " is outside the vocab (0.." + std::to_string(vocabSize() - 1) +
-                  ")");
-  }
-
-  std::vector<std::string> bytesOfId_;  // (V) the raw bytes of each token
   std::array<int, 256> idOfByte_{};     // single-byte tokens, where every word starts
   bpe::MergeTable merges_;
-  int eotId_ = -1;
 };
 
 std::unique_ptr<Tokenizer> loadGpt2Tokenizer(const std::string& vocabJsonPath, const std::string& mergesPath) {

@@ -55,7 +55,7 @@ int byteOfFallbackPiece(const std::string& piece) {
   return value;
 }
 
-class HfBpeTokenizer final : public Tokenizer {
+class HfBpeTokenizer final : public bpe::ByteTableTokenizer {
  public:
   explicit HfBpeTokenizer(HfTokenizerSpec spec) : spec_(std::move(spec)) {
     const int vocab = static_cast<int>(spec_.pieceOfId.size());
@@ -105,21 +105,10 @@ class HfBpeTokenizer final : public Tokenizer {
   HfBpeTokenizer& operator=(const HfBpeTokenizer&) = delete;
 
   std::string kind() const override { return "hf-bpe"; }
-  int vocabSize() const override { return static_cast<int>(bytesOfId_.size()); }
-  int eotId() const override { return eotId_; }
   int bosId() const override { return spec_.bosId; }
-  std::string tokenBytes(int id) const override {
-    checkId(id);
-    return bytesOfId_[id];
-  }
-  std::string tokenText(int id) const override { return printableBytes(tokenBytes(id)); }
 
   std::string decode(std::span<const int> ids) const override {
-    std::string text;
-    for (int id : ids) {
-      checkId(id);
-      text += bytesOfId_[id];
-    }
+    std::string text = ByteTableTokenizer::decode(ids);
     for (int i = 0; i < spec_.decodeStripLeadingSpaces && !text.empty() && text[0] == ' '; ++i) text.erase(0, 1);
     return text;
   }
@@ -252,20 +241,12 @@ class HfBpeTokenizer final : public Tokenizer {
     }
   }
 
-  void checkId(int id) const {
-    if (id < 0 || id >= vocabSize())
-      throw Error("token id " + std::to_string(id) + " is outside the vocab (0.." + std::to_string(vocabSize() - 1) +
-                  ")");
-  }
-
   HfTokenizerSpec spec_;
-  std::vector<std::string> bytesOfId_;                  // (V) what each token decodes to
   std::unordered_map<std::string, int> idOfPiece_;      // token string -> id (SentencePiece lookups)
   std::unordered_map<std::string, int> idOfBytes_;      // byte-level: raw bytes -> id (ignore_merges)
   std::array<int, 256> idOfByte_{};                     // byte-level: single-byte tokens
   std::array<int, 256> byteTokenId_{};                  // <0xNN> tokens (byte fallback)
   std::unordered_map<unsigned char, std::vector<const HfAddedToken*>> addedByFirstByte_;  // longest first
-  int eotId_ = -1;
 };
 
 }  // namespace
