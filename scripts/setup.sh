@@ -47,7 +47,10 @@ fi
 build_type=${TSCOPE_BUILD_TYPE:-Release}
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
+# ccache, when the machine has it (not installed by this script), makes rebuilds in a second clone cheap.
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 if [[ ! -f build/CMakeCache.txt ]]; then
-  cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE="$build_type"
+  cmake -S . -B build "${generator[@]}" "${launcher[@]+"${launcher[@]}"}" -DCMAKE_BUILD_TYPE="$build_type"
 fi
 cmake --build build --parallel "$(nproc)"

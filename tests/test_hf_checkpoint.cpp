@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "model/io/hf_checkpoint.h"
 #include "model/io/model_io.h"
@@ -25,7 +26,7 @@ using json = nlohmann::json;
 
 namespace {
 
-const char* const kVariants[] = {"llama", "smollm", "mistral", "qwen2", "llama_sharded", "llama_bf16", "llama_f16_biases"};
+const char* const kVariants[] = {"llama", "smollm", "mistral", "qwen2", "llama_sharded", "llama_bf16", "llama_f16_biases", "mixtral"};
 
 // A tiny Llama written here (not by the reference): L 2, C 16, H 4, Hkv 2, F 24, V 32.
 json tinyConfig() {
@@ -158,6 +159,26 @@ TEST(HfCheckpoint, MatchesPyTorchReference) {
   EXPECT_EQ(qwen.layer_norm_epsilon, 1e-6);
   EXPECT_TRUE(qwen.tie_word_embeddings);
   EXPECT_EQ(loadModel((dir.path() / "smollm").string()).weights.config().kvHeads(), 1);
+  // Mixtral: every layer a mixture of 4 SwiGLU experts, top 2, no capacity limit, its aux coefficient.
+  const LoadedModel mixtral = loadModel((dir.path() / "mixtral").string());
+  const ModelConfig& moe = mixtral.weights.config();
+  EXPECT_TRUE(moe.isMoe());
+  EXPECT_EQ(moe.n_experts, 4);
+  EXPECT_EQ(moe.moe_top_k, 2);
+  EXPECT_LE(moe.moe_capacity_factor, 0.0);
+  EXPECT_EQ(moe.moe_routing, MoeRoutingKind::TokenChoice);
+  EXPECT_EQ(moe.moe_aux_loss_alpha, 0.02);
+  EXPECT_EQ(moe.activation, Activation::SwiGlu);
+  // The router really routes: the traced routing of layer 0 sends tokens to more than two experts.
+  auto backend = makeCpuBackend(1);
+  Transformer transformer(mixtral.weights, *backend);
+  Trace trace;
+  const NpyArray tokens = readNpy((dir.path() / "mixtral" / "tokens.npy").string());
+  transformer.logitsFor(std::vector<int>(tokens.data.begin(), tokens.data.end()), &trace);
+  ASSERT_FALSE(trace.moe.empty());
+  std::set<int> used;
+  for (const MoeAssignment& a : trace.moe[0].assignments) used.insert(a.expert);
+  EXPECT_GT(used.size(), 2u) << "every token chose the same experts: the golden test would not check routing";
 }
 
 TEST(HfCheckpoint, ConfigMapsEveryField) {
@@ -194,7 +215,7 @@ TEST(HfCheckpoint, ConfigMapsEveryField) {
 
 TEST(HfCheckpoint, UnsupportedConfigsAreOneLine) {
   ScratchDir dir("tscope_hf_bad");
-  for (const char* arch : {"Qwen3ForCausalLM", "MixtralForCausalLM", "Qwen2MoeForCausalLM"}) {
+  for (const char* arch : {"Qwen3ForCausalLM", "Qwen2MoeForCausalLM"}) {
     json j = tinyConfig();
     j["architectures"] = {arch};
     writeTinyModel(dir.path() / arch, j);
@@ -208,6 +229,12 @@ TEST(HfCheckpoint, UnsupportedConfigsAreOneLine) {
     writeTinyModel(dir.path() / field, j);
     expectMentions(loadError(dir.path() / field), {field, "not supported yet", "config.json"});
   }
+  json mixtral = tinyConfig();
+  mixtral["architectures"] = {"MixtralForCausalLM"};
+  mixtral["num_experts_per_tok"] = 2;
+  expectMentions(errorMessage([&] { hfLlamaConfig(mixtral); }), {"num_local_experts"});
+  mixtral["num_local_experts"] = 1;
+  expectMentions(errorMessage([&] { hfLlamaConfig(mixtral); }), {"moe_top_k"});
   json qwen = tinyConfig();
   qwen["architectures"] = {"Qwen2ForCausalLM"};
   qwen["use_sliding_window"] = true;

@@ -1,6 +1,9 @@
 // Llama-family HuggingFace checkpoints onto tscope's layout. HF linear layers are stored (out, in)
 // and tscope's (in, out), so every matrix is transposed; q, k, v go into the fused c_attn columns
-// Q | K | V; gate_proj/up_proj/down_proj become c_gate/c_fc/c_proj; absent biases stay zero. HF's
+// Q | K | V; gate_proj/up_proj/down_proj become c_gate/c_fc/c_proj; absent biases stay zero.
+// Mixtral's sparse MoE block maps onto tscope's token-choice mixture: its router softmax over all
+// experts renormalised over the top k equals tscope's softmax(KeepTopK(h, k)), with no capacity
+// limit; experts' w1/w3/w2 become c_gate/c_fc/c_proj. HF's
 // RoPE rotates the pairs (i, i + D/2) of a head (rotate_half), tscope's the pairs (2i, 2i + 1), so
 // the q and k rows of each head are reordered (i -> 2i, i + D/2 -> 2i + 1): q . k is unchanged.
 #include "model/io/hf_checkpoint.h"
@@ -24,8 +27,8 @@ namespace tscope {
 
 namespace {
 
-const std::set<std::string> kFamily = {"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"};
-const std::set<std::string> kFamilyTypes = {"llama", "mistral", "qwen2"};
+const std::set<std::string> kFamily = {"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "MixtralForCausalLM"};
+const std::set<std::string> kFamilyTypes = {"llama", "mistral", "qwen2", "mixtral"};
 constexpr uintmax_t kMaxIndexBytes = 64u << 20;
 
 std::string architectureOf(const nlohmann::json& j) {
@@ -39,11 +42,14 @@ std::string modelTypeOf(const nlohmann::json& j) {
   return "";
 }
 
-// "llama", "mistral" or "qwen2" for a config of the family (by architecture, else model_type).
+// "llama", "mistral", "qwen2" or "mixtral" for a config of the family (by architecture, else model_type).
 std::string familyOf(const nlohmann::json& j) {
   const std::string arch = architectureOf(j);
   if (arch.empty()) return modelTypeOf(j);
-  return arch == "MistralForCausalLM" ? "mistral" : arch == "Qwen2ForCausalLM" ? "qwen2" : "llama";
+  if (arch == "MistralForCausalLM") return "mistral";
+  if (arch == "Qwen2ForCausalLM") return "qwen2";
+  if (arch == "MixtralForCausalLM") return "mixtral";
+  return "llama";
 }
 
 bool isNull(const nlohmann::json& j, const char* key) {
@@ -164,6 +170,17 @@ std::vector<Placement> placements(const ModelConfig& c, const HfBiases& biases) 
     }
     out.push_back({hf + "self_attn.o_proj.weight", p + "attn.c_proj.weight", {C, C}, false, 0, false});
     if (biases.o) out.push_back({hf + "self_attn.o_proj.bias", p + "attn.c_proj.bias", {C}, true, 0, false});
+    if (c.isMoe()) {  // Mixtral: block_sparse_moe.gate (E, C) is the router, experts.e.w1/w3/w2 the SwiGLU experts
+      const std::string moe = hf + "block_sparse_moe.";
+      out.push_back({moe + "gate.weight", p + "mlp.router.weight", {c.n_experts, C}, false, 0, false});
+      for (int e = 0; e < c.n_experts; ++e) {
+        const std::string from = moe + "experts." + std::to_string(e) + ".", to = p + "mlp.experts." + std::to_string(e) + ".";
+        out.push_back({from + "w1.weight", to + "c_gate.weight", {F, C}, false, 0, false});
+        out.push_back({from + "w3.weight", to + "c_fc.weight", {F, C}, false, 0, false});
+        out.push_back({from + "w2.weight", to + "c_proj.weight", {C, F}, false, 0, false});
+      }
+      continue;
+    }
     const std::pair<const char*, const char*> mlp[3] = {{"gate_proj", "c_gate"}, {"up_proj", "c_fc"}, {"down_proj", "c_proj"}};
     for (const auto& [name, param] : mlp) {
       const bool down = std::string(name) == "down_proj";
@@ -209,9 +226,10 @@ std::string unsupportedHfArchitecture(const nlohmann::json& j) {
   if (!j.is_object() || isHfLlamaFamily(j)) return "";
   const std::string arch = architectureOf(j), type = modelTypeOf(j);
   if (!arch.empty() && arch != "GPT2LMHeadModel")
-    return "architecture " + arch + " is not supported yet (tscope reads GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM)";
+    return "architecture " + arch +
+           " is not supported yet (tscope reads GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM and MixtralForCausalLM)";
   if (arch.empty() && !type.empty() && type != "gpt2")
-    return "model_type " + type + " is not supported yet (tscope reads gpt2, llama, mistral and qwen2)";
+    return "model_type " + type + " is not supported yet (tscope reads gpt2, llama, mistral, qwen2 and mixtral)";
   return "";
 }
 
@@ -268,6 +286,16 @@ ModelConfig hfLlamaConfig(const nlohmann::json& j, const std::string& where) {
       throw Error(where + ": a sliding window on layers " + std::to_string(fromLayer) + ".. only (max_window_layers) is not supported yet");
   }
   c.attention_window = useWindow && window > 0 ? window : 0;
+  if (family == "mixtral") {
+    // Every layer is a mixture (HF's MixtralDecoderLayer); tokens are never dropped (no capacity).
+    readField(j, "num_local_experts", c.n_experts, where);
+    readField(j, "num_experts_per_tok", c.moe_top_k, where);
+    c.moe_capacity_factor = 0;
+    c.moe_routing = MoeRoutingKind::TokenChoice;
+    c.moe_aux_loss_alpha = 0.001;  // MixtralConfig's default router_aux_loss_coef
+    readOptional(j, "router_aux_loss_coef", c.moe_aux_loss_alpha, where);
+    if (c.n_experts < 1) throw Error(where + ": num_local_experts must be at least 1");
+  }
   if (auto msg = validateConfig(c); !msg.empty()) throw Error(where + ": " + msg);
   return c;
 }

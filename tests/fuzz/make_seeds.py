@@ -179,6 +179,9 @@ write("hf_config", "qwen2-window-layers", json.dumps(dict(llama, architectures=[
                                                           use_sliding_window=True, sliding_window=32, max_window_layers=28)))
 write("hf_config", "llama3-rope-scaling", json.dumps(dict(llama, rope_scaling={"rope_type": "llama3", "factor": 8.0})))
 write("hf_config", "qwen3", json.dumps(dict(llama, architectures=["Qwen3ForCausalLM"], head_dim=128)))
+write("hf_config", "mixtral", json.dumps(dict(llama, architectures=["MixtralForCausalLM"], model_type="mixtral",
+                                              num_local_experts=8, num_experts_per_tok=2, router_aux_loss_coef=0.02,
+                                              sliding_window=None)))
 
 # --- training set-up: a --data spec line, then a --config file
 for name in ("brown-small", "brown-moe", "induction-2l"):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-# An independent float64 PyTorch forward of HuggingFace Llama-family models (Llama, Mistral, Qwen2),
-# written from the architectures' definitions (RMSNorm, rotate_half RoPE, grouped-query attention,
-# SwiGLU, sliding window, q/k/v, o and MLP biases) with plain torch, no `transformers`. It writes tiny
+# An independent float64 PyTorch forward of HuggingFace Llama-family models (Llama, Mistral, Qwen2,
+# Mixtral), written from the architectures' definitions (RMSNorm, rotate_half RoPE, grouped-query
+# attention, SwiGLU, sliding window, q/k/v, o and MLP biases, Mixtral's top-k sparse MoE block) with plain torch, no `transformers`. It writes tiny
 # random-weight checkpoints in the HuggingFace layout (config.json + model.safetensors; one variant
 # sharded with model.safetensors.index.json, one in BF16, one in F16 with every bias) and, for a
 # fixed token sequence, the expected logits (T, V) and attention maps (L, H, T, T) as .npy. tests/test_hf_checkpoint.cpp runs
@@ -35,6 +35,8 @@ VARIANTS = {
     "llama_sharded": ("LlamaForCausalLM", "llama", {}, "F32", 2),
     "llama_bf16": ("LlamaForCausalLM", "llama", {"torch_dtype": "bfloat16"}, "BF16", 1),
     "llama_f16_biases": ("LlamaForCausalLM", "llama", {"torch_dtype": "float16", "attention_bias": True, "mlp_bias": True}, "F16", 1),
+    "mixtral": ("MixtralForCausalLM", "mixtral", {"num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": None,
+                                                  "router_aux_loss_coef": 0.02}, "F32", 1),
 }
 
 
@@ -67,6 +69,15 @@ def random_weights(config, qkv_bias, seed):
         if config.get("attention_bias", False):
             w[p + "self_attn.o_proj.bias"] = normal(C, std=0.3)
         w[p + "post_attention_layernorm.weight"] = norm_weight()
+        if "num_local_experts" in config:  # Mixtral: a router and SwiGLU experts w1 (gate), w3 (up), w2 (down)
+            m = p + "block_sparse_moe."
+            # A strong router, so the top-k choice differs from token to token.
+            w[m + "gate.weight"] = normal(config["num_local_experts"], C, std=1.0)
+            for e in range(config["num_local_experts"]):
+                w[m + f"experts.{e}.w1.weight"] = normal(F, C, std=1 / math.sqrt(C))
+                w[m + f"experts.{e}.w3.weight"] = normal(F, C, std=1 / math.sqrt(C))
+                w[m + f"experts.{e}.w2.weight"] = normal(C, F, std=1 / math.sqrt(F))
+            continue
         w[p + "mlp.gate_proj.weight"] = normal(F, C, std=1 / math.sqrt(C))
         w[p + "mlp.up_proj.weight"] = normal(F, C, std=1 / math.sqrt(C))
         w[p + "mlp.down_proj.weight"] = normal(C, F, std=1 / math.sqrt(F))
@@ -126,12 +137,31 @@ def forward(config, w, tokens, window):
         m = f"model.layers.{l}.mlp."
         F = config["intermediate_size"]
         h = rms_norm(x, t(f"model.layers.{l}.post_attention_layernorm.weight"), eps)
+        if "num_local_experts" in config:
+            x = x + mixtral_moe(config, t, f"model.layers.{l}.block_sparse_moe.", h)
+            continue
         gate = h @ t(m + "gate_proj.weight").T + bias(m + "gate_proj.bias", F)
         up = h @ t(m + "up_proj.weight").T + bias(m + "up_proj.bias", F)
         x = x + (torch.nn.functional.silu(gate) * up) @ t(m + "down_proj.weight").T + bias(m + "down_proj.bias", C)
     x = rms_norm(x, t("model.norm.weight"), eps)
     unembedding = t("model.embed_tokens.weight") if config["tie_word_embeddings"] else t("lm_head.weight")
     return x @ unembedding.T, torch.stack(maps)
+
+
+def mixtral_moe(config, t, prefix, h):
+    """MixtralSparseMoeBlock: softmax over every expert's router logit, the top k kept and
+    renormalised to sum to 1, the chosen SwiGLU experts' outputs summed with those weights."""
+    E, k = config["num_local_experts"], config["num_experts_per_tok"]
+    probs = torch.softmax(h @ t(prefix + "gate.weight").T, dim=-1)  # (T, E)
+    top, chosen = torch.topk(probs, k, dim=-1)
+    top = top / top.sum(-1, keepdim=True)
+    out = torch.zeros_like(h)
+    for e in range(E):
+        x_e = prefix + f"experts.{e}."
+        expert = (torch.nn.functional.silu(h @ t(x_e + "w1.weight").T) * (h @ t(x_e + "w3.weight").T)) @ t(x_e + "w2.weight").T
+        weight = (top * (chosen == e)).sum(-1, keepdim=True)  # 0 where the token did not choose e
+        out = out + weight * expert
+    return out
 
 
 def write_checkpoint(folder, config, weights, dtype, shards):

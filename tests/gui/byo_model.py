@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """A model from the HuggingFace cache, opened and looked at as hands do (hands.py) at 1280x720: a
-cache (HF_HOME under OUT) holds a tiny Llama written by the project's PyTorch reference
-(tests/golden/hf_reference.py) with a SentencePiece-style tokenizer.json, and a Qwen3 config tscope
-cannot open yet. The model picker lists both; the Qwen3 one is greyed with its reason and does not
-open; the Llama one opens, a prompt typed in words becomes tokens of its own tokenizer, and every
-panel draws it (not blank, no error). Screenshots are left in OUT.
+cache (HF_HOME under OUT) holds a tiny Llama and a tiny Mixtral written by the project's PyTorch
+reference (tests/golden/hf_reference.py) with a SentencePiece-style tokenizer.json, and a Qwen2-MoE
+config tscope cannot open yet. The model picker lists them; the Qwen2-MoE one is greyed with its
+reason and does not open; the Llama one opens, a prompt typed in words becomes tokens of its own
+tokenizer, and every panel draws it (not blank, no error); then the Mixtral opens with the prompt
+kept and its Experts panel draws the real router. Screenshots are left in OUT.
 usage: byo_model.py TSCOPE MODELS_DIR OUT"""
 import json
 import os
@@ -39,27 +40,34 @@ def tokenizer_json(vocab_size):
             "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": True, "vocab": vocab, "merges": [f"{a} {b}" for a, b in merges]}}
 
 
-def make_cache(out):
-    """HF_HOME/hub with models--tiny--llama (weights from the reference) and models--tiny--qwen3."""
-    reference = os.path.join(out, "reference")
-    subprocess.run([sys.executable, os.path.join(HERE, "..", "golden", "hf_reference.py"), reference], check=True, capture_output=True)
-    hub = os.path.join(out, "hf", "hub")
-    snapshot = os.path.join(hub, "models--tiny--llama", "snapshots", "0123abcd")
+def cache_repo(hub, reference, variant, repo):
+    """models--tiny--<repo> holding the reference's <variant> checkpoint and a tokenizer.json."""
+    snapshot = os.path.join(hub, f"models--tiny--{repo}", "snapshots", "0123abcd")
     os.makedirs(snapshot)
     for name in ("config.json", "model.safetensors"):
-        shutil.copy(os.path.join(reference, "llama", name), snapshot)
+        shutil.copy(os.path.join(reference, variant, name), snapshot)
     with open(os.path.join(snapshot, "config.json")) as f:
         vocab_size = json.load(f)["vocab_size"]
     with open(os.path.join(snapshot, "tokenizer.json"), "w") as f:
         json.dump(tokenizer_json(vocab_size), f)
-    os.makedirs(os.path.join(hub, "models--tiny--llama", "refs"))
-    with open(os.path.join(hub, "models--tiny--llama", "refs", "main"), "w") as f:
+    os.makedirs(os.path.join(hub, f"models--tiny--{repo}", "refs"))
+    with open(os.path.join(hub, f"models--tiny--{repo}", "refs", "main"), "w") as f:
         f.write("0123abcd")
-    qwen3 = os.path.join(hub, "models--tiny--qwen3", "snapshots", "4567")
-    os.makedirs(qwen3)
-    with open(os.path.join(qwen3, "config.json"), "w") as f:
-        json.dump({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"}, f)
     return snapshot
+
+
+def make_cache(out):
+    """HF_HOME/hub with models--tiny--llama and models--tiny--mixtral (weights from the reference)
+    and models--tiny--qwen2moe (a config only, an architecture tscope does not read yet)."""
+    reference = os.path.join(out, "reference")
+    subprocess.run([sys.executable, os.path.join(HERE, "..", "golden", "hf_reference.py"), reference], check=True, capture_output=True)
+    hub = os.path.join(out, "hf", "hub")
+    snapshots = {repo: cache_repo(hub, reference, repo, repo) for repo in ("llama", "mixtral")}
+    unsupported = os.path.join(hub, "models--tiny--qwen2moe", "snapshots", "4567")
+    os.makedirs(unsupported)
+    with open(os.path.join(unsupported, "config.json"), "w") as f:
+        json.dump({"architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe"}, f)
+    return snapshots
 
 
 def pick(app, index):
@@ -68,23 +76,25 @@ def pick(app, index):
     app.click(f"model_cached_{index}")
 
 
-def session(start, out, models_dir, snapshot):
+def session(start, out, models_dir, snapshots):
+    snapshot = snapshots["llama"]
     app = start(["--window", "1280x720", "--model", os.path.join(models_dir, "induction-2l")])
     report = app.settle()
     cached = {m["id"]: (i, m) for i, m in enumerate(report["cached_models"])}
-    if "tiny/llama" not in cached or "tiny/qwen3" not in cached:
+    if not {"tiny/llama", "tiny/mixtral", "tiny/qwen2moe"} <= set(cached):
         raise Failure(f"the picker's cache list: {report['cached_models']}")
-    llama, qwen3 = cached["tiny/llama"], cached["tiny/qwen3"]
-    if llama[1]["problem"] or llama[1]["path"] != snapshot or "Qwen3ForCausalLM" not in qwen3[1]["problem"]:
-        raise Failure(f"the cache entries: {llama[1]}, {qwen3[1]}")
-    log(f"  listed: tiny/llama, tiny/qwen3 ({qwen3[1]['problem']})")
+    llama, mixtral, unsupported = cached["tiny/llama"], cached["tiny/mixtral"], cached["tiny/qwen2moe"]
+    if (llama[1]["problem"] or llama[1]["path"] != snapshot or mixtral[1]["problem"]
+            or "Qwen2MoeForCausalLM" not in unsupported[1]["problem"]):
+        raise Failure(f"the cache entries: {llama[1]}, {mixtral[1]}, {unsupported[1]}")
+    log(f"  listed: tiny/llama, tiny/mixtral, tiny/qwen2moe ({unsupported[1]['problem']})")
 
-    pick(app, qwen3[0])  # greyed: nothing opens, the list stays open
+    pick(app, unsupported[0])  # greyed: nothing opens, the list stays open
     app.pause(0.5)
     app.click("model_combo")  # closes the list
     report = app.wait(lambda r: not any(name.startswith("model_cached_") for name in r["regions"]), "the model list closed", 10)
-    if report["model"] == qwen3[1]["path"] or report["error"]:
-        raise Failure(f"the greyed Qwen3 entry opened: model {report['model']}, error {report['error']!r}")
+    if report["model"] == unsupported[1]["path"] or report["error"]:
+        raise Failure(f"the greyed Qwen2-MoE entry opened: model {report['model']}, error {report['error']!r}")
 
     pick(app, llama[0])
     report = app.wait(lambda r: r["model"] == snapshot and not r["busy"], "the tiny Llama to open", 60)
@@ -110,6 +120,22 @@ def session(start, out, models_dir, snapshot):
         if report["error"] or np.std(panel_pixels) < 5:
             raise Failure(f"the {panel} panel on the tiny Llama: error {report['error']!r}, std {np.std(panel_pixels):.1f}")
     log(f"  every panel drew the tiny Llama: {', '.join(PANELS)}")
+
+    # The Mixtral, picked with the prompt in the box: the prompt stays, the Experts tab shows its router.
+    tokens = report["tokens"]
+    pick(app, mixtral[0])
+    report = app.wait(lambda r: r["model"] == snapshots["mixtral"] and not r["busy"], "the tiny Mixtral to open", 60)
+    report = app.settle()
+    if report["error"] or report["tokens"] != tokens:
+        raise Failure(f"the prompt on the tiny Mixtral: {report['tokens']} tokens (was {tokens}), error {report['error']!r}")
+    app.click("tab_moe")
+    report = app.wait(lambda r: r["panel"] == "moe", "the Experts panel", 10)
+    report = app.settle()
+    image = app.screenshot()
+    save_png(os.path.join(out, "mixtral_moe.png"), image)
+    if report["error"] or np.std(app.crop(image, "panel", report)) < 5:
+        raise Failure(f"the Experts panel on the tiny Mixtral: error {report['error']!r}")
+    log(f"  the tiny Mixtral opened with the prompt kept ({tokens} tokens); its Experts panel drew")
     app.check_running()
     app.quit()
 
@@ -118,10 +144,10 @@ def main():
     tscope, models_dir, out = sys.argv[1:4]
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
-    snapshot = make_cache(out)
+    snapshots = make_cache(out)
     os.environ["HF_HOME"] = os.path.join(out, "hf")
     os.environ.pop("HF_HUB_CACHE", None)
-    return drive(tscope, out, lambda start: session(start, out, models_dir, snapshot), log)
+    return drive(tscope, out, lambda start: session(start, out, models_dir, snapshots), log)
 
 
 if __name__ == "__main__":
