@@ -15,6 +15,7 @@
 #include "model/io/npy.h"
 #include "model/io/safetensors.h"
 #include "model/nn/backend.h"
+#include "model/nn/trace_views.h"
 #include "model/nn/transformer.h"
 #include "test_files.h"
 #include "test_helpers.h"
@@ -149,6 +150,42 @@ TEST(HfCheckpoint, MatchesPyTorchReference) {
       std::printf("%-9s %-16s logits: %s\n%-9s %-16s attention: %s\n", backend->name().c_str(), variant, logitDiff.describe().c_str(),
                   backend->name().c_str(), variant, mapDiff.describe().c_str());
     }
+  }
+  // 16-bit checkpoints keep their matrices as halves: no float32 copy of them; converted to float32
+  // (as training does) they give the same logits and the same direct logit attribution.
+  for (const char* variant : {"llama_bf16", "llama_f16_biases"}) {
+    SCOPED_TRACE(variant);
+    LoadedModel model = loadModel((dir.path() / variant).string());
+    const Weights& halves = model.weights;
+    ASSERT_TRUE(halves.hasHalves());
+    size_t matrixFloats = 0;
+    for (size_t i = 0; i < halves.layout().size(); ++i) {
+      const ParamSpec& spec = halves.layout()[i];
+      if (spec.shape.size() != 2) continue;
+      matrixFloats += spec.numel();
+      EXPECT_TRUE(halves.half(i)) << spec.name << " is not held as halves";
+      EXPECT_EQ(halves.tensor(i), nullptr) << spec.name << " has a float32 copy";
+    }
+    EXPECT_EQ(halves.halfBytes(), matrixFloats * 2);
+    EXPECT_LT(halves.ownedFloats() * 10, matrixFloats) << "the owned float32 arena holds more than norms and biases";
+    EXPECT_THROW(static_cast<const Weights&>(halves).arena(), Error);
+    Weights floats = loadModel((dir.path() / variant).string()).weights;
+    floats.arena();  // copy-on-write: every parameter as float32 in one arena
+    ASSERT_FALSE(floats.hasHalves());
+    const NpyArray tokens = readNpy((dir.path() / variant / "tokens.npy").string());
+    const std::vector<int> ids(tokens.data.begin(), tokens.data.end());
+    auto backend = makeCpuBackend(1);
+    Transformer fromHalves(halves, *backend), fromFloats(floats, *backend);
+    TraceOptions options;
+    options.components = true;
+    Trace halfTrace, floatTrace;
+    const Difference d = compare(fromHalves.logitsFor(ids, &halfTrace, options), fromFloats.logitsFor(ids, &floatTrace, options));
+    EXPECT_LT(d.relative(), 1e-5) << "halves vs float32: " << d.describe();
+    const int last = static_cast<int>(ids.size()) - 1;
+    const LogitAttribution a = directLogitAttribution(halfTrace, halves, last, 5), b = directLogitAttribution(floatTrace, floats, last, 5);
+    EXPECT_NEAR(a.sum(), b.sum(), 1e-4);
+    ASSERT_EQ(a.heads.size(), b.heads.size());
+    for (size_t h = 0; h < a.heads.size(); ++h) EXPECT_NEAR(a.heads[h], b.heads[h], 1e-4) << "head " << h;
   }
   // The fields that decide the forward came through exactly.
   const ModelConfig mistral = loadModel((dir.path() / "mistral").string()).weights.config();

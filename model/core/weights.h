@@ -17,6 +17,7 @@
 
 #include "model/core/aligned.h"
 #include "model/core/config.h"
+#include "model/core/half.h"
 
 namespace tscope {
 
@@ -32,6 +33,8 @@ struct FeedForwardParams {
   T* gateBias = nullptr;    // (F)   SwiGLU only
   T* projWeight = nullptr;  // (F, C)
   T* projBias = nullptr;    // (C)
+  // Loaded 16-bit checkpoints: the same matrices kept as halves (then the float pointers are null).
+  HalfMatrix fcHalf, gateHalf, projHalf;  // (F, C), (F, C), (C, F): HF's (out, in)
 };
 
 template <class T>
@@ -47,6 +50,8 @@ struct LayerParams {
   FeedForwardParams<T> mlp;     // dense models
   T* routerWeight = nullptr;    // (C, E) mixture of experts: router logits h = x Wg
   std::vector<FeedForwardParams<T>> experts;  // (E)
+  // Loaded 16-bit checkpoints: these matrices kept as halves, (out, in) (the float pointers are null).
+  HalfMatrix qkvHalf, attnProjHalf, routerHalf;  // (C + 2 Hkv D, C), (C, C), (E, C)
 };
 
 using FeedForwardWeights = FeedForwardParams<float>;
@@ -63,7 +68,11 @@ struct ModelParams {
   T* lnfWeight = nullptr;              // (C) pre-norm models only
   T* lnfBias = nullptr;                // (C) pre-norm LayerNorm models only
   T* lmHead = nullptr;                 // (V, C) untied unembedding; null when tied to wte
-  T* unembedding() const { return lmHead ? lmHead : wte; }
+  HalfMatrix wteHalf, lmHeadHalf;      // (V, C) each, when kept as halves (wte / lmHead are then null)
+  bool untied() const { return lmHead || lmHeadHalf; }
+  // The unembedding (V, C): as floats, or (when the pointer is null) as halves.
+  T* unembedding() const { return untied() ? lmHead : wte; }
+  HalfMatrix unembeddingHalf() const { return untied() ? lmHeadHalf : wteHalf; }
 };
 
 struct ParamSpec {
@@ -120,6 +129,10 @@ ModelParams<T> bindParams(const ModelConfig& config, const Address& address) {
   return params;
 }
 
+// A parameter in tscope's float32 layout however it is held: `weight` itself, or (when `half` is
+// set) the halves converted into `scratch` (a linear layer (in, out), an embedding (V, C)).
+const float* floatLayout(const float* weight, const HalfMatrix& half, std::vector<float>& scratch);
+
 // The named pointers (wte, layers, ...) are read-only: write through param() or arena().
 class Weights : public ModelParams<const float> {
  public:
@@ -129,6 +142,10 @@ class Weights : public ModelParams<const float> {
   // data inside `mapping`, or is null: that parameter gets zero-filled room in the owned arena,
   // which the loader fills through convertedParam().
   Weights(const ModelConfig& config, std::shared_ptr<const MappedFile> mapping, const std::vector<const float*>& inPlace);
+  // Loaded 16-bit weights: halves[i] (one per layout entry) set means parameter i is held as that
+  // matrix, with no float32 copy (its float pointer is null); `halfStorage` keeps their memory
+  // alive (the mapped files, owned buffers). The others get zero-filled room in the owned arena.
+  Weights(const ModelConfig& config, const std::vector<HalfMatrix>& halves, std::shared_ptr<const void> halfStorage);
   Weights(Weights&&) noexcept = default;
   Weights& operator=(Weights&&) noexcept = default;
   Weights(const Weights&) = delete;
@@ -137,20 +154,30 @@ class Weights : public ModelParams<const float> {
   const ModelConfig& config() const { return config_; }
   const std::vector<ParamSpec>& layout() const { return layout_; }
   bool has(const std::string& name) const { return index_.count(name) != 0; }
-  // These throw tscope::Error for an unknown name.
+  // These throw tscope::Error for an unknown name. The read-only form is null for a parameter
+  // held as halves (copyAsFloat gives its values).
   const float* param(const std::string& name) const;
   // Writable: copies in-place weights into the arena first, which moves every parameter (pointers
   // taken before, and a Transformer reading these weights on the host, must be made again).
   float* param(const std::string& name);
-  const float* tensor(size_t layoutIndex) const { return tensors_[layoutIndex]; }  // (layout()[i].numel())
+  // Parameter i as float32 (layout()[i].numel()); null when it is held as halves (see half()).
+  const float* tensor(size_t layoutIndex) const { return tensors_[layoutIndex]; }
+  // Parameter i as halves (empty unless the checkpoint's matrix is kept in its 16-bit dtype).
+  const HalfMatrix& half(size_t layoutIndex) const { return halves_[layoutIndex]; }
+  // out (layout()[i].numel()) = parameter i in the float32 layout, however it is held.
+  void copyAsFloat(size_t layoutIndex, float* out) const;
+  // Bytes held as halves (in the mapped files or owned), and whether any parameter is.
+  size_t halfBytes() const;
+  bool hasHalves() const { return halfStorage_ != nullptr; }
   // For the loader: a parameter that lives in the owned arena, writable without copy-on-write.
   // Throws tscope::Error when it is read in place.
   float* convertedParam(const std::string& name);
 
   // Floats in the contiguous image of the layout (every parameter at its offset).
   size_t totalFloats() const;
-  // The contiguous arena. The writable form copies in-place weights into it first; the read-only
-  // form throws tscope::Error when some parameters are read in place (there is no one arena).
+  // The contiguous arena. The writable form copies in-place weights (and halves, as float32) into
+  // it first; the read-only form throws tscope::Error when some parameters are read in place or
+  // held as halves (there is no one arena).
   float* arena();
   const float* arena() const;
 
@@ -160,7 +187,7 @@ class Weights : public ModelParams<const float> {
   const std::shared_ptr<const MappedFile>& mapping() const { return mapping_; }
   size_t ownedFloats() const { return arena_.size(); }
 
-  // The same layout placed at `base` (totalFloats() floats, e.g. device memory).
+  // The same layout placed at `base` (totalFloats() floats, e.g. device memory; no halves).
   template <class T>
   ModelParams<T> placedAt(T* base) const {
     return bindParams<T>(config_, [&](const std::string& name) -> T* {
@@ -176,7 +203,7 @@ class Weights : public ModelParams<const float> {
 
  private:
   void indexLayout(const ModelConfig& config);
-  void makeWritable();  // copy-on-write: every parameter into one owned arena at its layout offset
+  void makeWritable();  // copy-on-write: every parameter (halves as float32) into one owned arena at its layout offset
   void bindPointers();
   size_t indexOf(const std::string& name) const;
   ModelConfig config_;
@@ -186,6 +213,8 @@ class Weights : public ModelParams<const float> {
   std::vector<size_t> arenaOffsets_;            // (layout size) floats into arena_, or npos when in place
   AlignedFloats arena_;                         // 64-byte aligned (see aligned.h)
   std::shared_ptr<const MappedFile> mapping_;  // keeps the in-place parameters' memory alive
+  std::vector<HalfMatrix> halves_;              // (layout size) parameters held as halves
+  std::shared_ptr<const void> halfStorage_;     // keeps the halves' memory alive; null when there are none
 };
 
 }  // namespace tscope

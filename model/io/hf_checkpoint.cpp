@@ -14,7 +14,9 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "model/core/error.h"
@@ -209,6 +211,65 @@ void placeTransposed(float* dst, int64_t width, const Placement& p, const std::v
   }
 }
 
+// What keeps a 16-bit model's halves alive: the mapped shards they are read from in place, and
+// the matrices that had to be built (q, k, v fused into c_attn with their RoPE row order; any
+// misaligned tensor).
+struct HalfStore {
+  std::vector<std::shared_ptr<const MappedFile>> mappings;
+  std::vector<std::vector<uint16_t>> owned;
+};
+
+// The 16-bit type every matrix of the plan is stored in, or none (an F32 matrix, or F16 and BF16
+// mixed): then the model is held in float32.
+std::optional<HalfType> halfTypeOf(const std::vector<Placement>& plan, const ShardSet& shards) {
+  std::optional<HalfType> type;
+  for (const auto& p : plan) {
+    if (p.shape.size() != 2) continue;
+    const DType dtype = shards.fileOf(p.hfName).info(p.hfName).dtype;
+    if (dtype == DType::F32) return std::nullopt;
+    const HalfType t = dtype == DType::BF16 ? HalfType::Bf16 : HalfType::F16;
+    if (type && *type != t) return std::nullopt;
+    type = t;
+  }
+  return type;
+}
+
+// Every matrix of the plan as a HalfMatrix (rows = out, cols = in; the embeddings (V, C)): read in
+// place from the mapped shard when it is one whole aligned tensor in HF's order, else assembled
+// in `store` (source row rowOrder into row column + j, as placeTransposed places columns).
+std::vector<HalfMatrix> placeHalves(const std::vector<Placement>& plan, const ShardSet& shards, const std::vector<ParamSpec>& layout,
+                                    HalfType type, int64_t D, HalfStore& store) {
+  std::map<std::string, size_t> indexOf;
+  for (size_t i = 0; i < layout.size(); ++i) indexOf[layout[i].name] = i;
+  std::vector<HalfMatrix> halves(layout.size());
+  std::set<const MappedFile*> mapped;
+  for (const auto& p : plan) {
+    if (p.shape.size() != 2) continue;
+    const size_t i = indexOf.at(p.param);
+    const ParamSpec& spec = layout[i];
+    const int64_t rows = p.copy ? spec.shape[0] : spec.shape[1], cols = p.copy ? spec.shape[1] : spec.shape[0];
+    const SafetensorsFile& file = shards.fileOf(p.hfName);
+    const uint16_t* inPlace = file.halvesInPlace(p.hfName, p.shape);
+    if (inPlace && !p.ropeOrder && p.column == 0 && p.shape[0] == rows) {
+      halves[i] = HalfMatrix{inPlace, type, rows, cols, !p.copy};
+      if (mapped.insert(file.mapping().get()).second) store.mappings.push_back(file.mapping());
+      continue;
+    }
+    if (!halves[i]) {
+      store.owned.emplace_back((size_t)rows * (size_t)cols);
+      halves[i] = HalfMatrix{store.owned.back().data(), type, rows, cols, !p.copy};
+    }
+    uint16_t* dst = const_cast<uint16_t*>(halves[i].data);
+    const uint8_t* src = file.bytesInPlace(p.hfName);
+    for (int64_t j = 0; j < p.shape[0]; ++j) {
+      const int64_t source = p.ropeOrder ? ropeSourceRow(j, D) : j;
+      std::memcpy(dst + (p.column + j) * cols, src + source * cols * 2, (size_t)cols * 2);
+    }
+    file.releasePages(p.hfName);
+  }
+  return halves;
+}
+
 bool isIgnored(const std::string& name, const ModelConfig& c) {
   // Older Llama checkpoints store RoPE's inverse frequencies (a buffer, recomputed here); tied
   // models may still carry a copy of the embedding as lm_head.
@@ -323,9 +384,16 @@ Weights loadHfLlamaWeights(const std::string& dirString, const ModelConfig& conf
   const std::vector<ParamSpec> layout = parameterLayout(config);
   std::map<std::string, int64_t> widthOf;  // the columns of each tscope matrix
   for (const auto& spec : layout) widthOf[spec.name] = spec.shape.back();
-  Weights weights(config, nullptr, std::vector<const float*>(layout.size(), nullptr));  // owned, zero-filled (absent biases)
+  // A BF16 / F16 checkpoint keeps its matrices as halves; norms and biases (and F32 checkpoints)
+  // become float32 in the owned arena, zero-filled where the checkpoint has no bias.
+  const std::optional<HalfType> halfType = halfTypeOf(plan, shards);
+  auto store = std::make_shared<HalfStore>();
+  const std::vector<HalfMatrix> halves =
+      halfType ? placeHalves(plan, shards, layout, *halfType, config.headDim(), *store) : std::vector<HalfMatrix>(layout.size());
+  Weights weights(config, halves, store);
   std::vector<float> buffer;
   for (const auto& p : plan) {
+    if (halfType && p.shape.size() == 2) continue;  // held as halves
     const SafetensorsFile& file = shards.fileOf(p.hfName);
     float* dst = weights.convertedParam(p.param);
     if (p.copy) {

@@ -29,8 +29,10 @@ std::string unsupportedHfArchitecture(const nlohmann::json& hfConfig);
 ModelConfig hfLlamaConfig(const nlohmann::json& hfConfig, const std::string& where = "config.json");
 
 // Reads the weights of `dir` (model.safetensors, or the shards listed by
-// model.safetensors.index.json) for `config` (from hfLlamaConfig(hfConfig)). F32, F16 and BF16
-// tensors are converted to float32 into an owned arena (nothing is read in place yet). Throws
+// model.safetensors.index.json) for `config` (from hfLlamaConfig(hfConfig)). A checkpoint whose
+// matrices are all BF16 (or all F16) keeps them in that dtype (Weights::half): read in place from
+// the mapped shards, but for q, k, v (fused into c_attn in tscope's RoPE row order, owned) and any
+// misaligned tensor; norms and biases, and every tensor of other checkpoints, become float32. Throws
 // tscope::Error with one line naming the tensor and the file: missing, wrong shape, unexpected,
 // or an index naming a shard that is missing or outside the directory.
 Weights loadHfLlamaWeights(const std::string& dir, const ModelConfig& config, const nlohmann::json& hfConfig);

@@ -389,6 +389,14 @@ const float* SafetensorsFile::floatsInPlace(const std::string& name, const std::
   return reinterpret_cast<const float*>(source);
 }
 
+const uint16_t* SafetensorsFile::halvesInPlace(const std::string& name, const std::vector<int64_t>& expectedShape) const {
+  const TensorInfo& tensor = info(name);
+  checkShape(tensor, expectedShape);
+  const uint8_t* source = bytesInPlace(name);
+  if (tensor.dtype == DType::F32 || tensor.numel() == 0 || reinterpret_cast<uintptr_t>(source) % alignof(uint16_t) != 0) return nullptr;
+  return reinterpret_cast<const uint16_t*>(source);
+}
+
 const uint8_t* SafetensorsFile::bytesInPlace(const std::string& name) const {
   return file_.data() + dataStart_ + info(name).begin;
 }
@@ -439,21 +447,5 @@ void writeSafetensors(const std::string& path, const std::vector<TensorToWrite>&
   for (size_t i = 0; i < tensors.size(); ++i) writer.write(tensors[i].data, tensorBytes[i]);
   writer.commit();
 }
-
-float halfToFloat(uint16_t h) {
-  // Every case is computed and one is selected, so the conversion loop has no branches to
-  // mispredict and can vectorise. Subnormals go through an integer-to-float conversion, so they
-  // stay exact even when flush-to-zero / denormals-are-zero modes are on.
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  const uint32_t mantissa = h & 0x3ffu;
-  const uint32_t normalBits = ((exponent + 127 - 15) << 23) | (mantissa << 13);
-  const uint32_t infinityOrNanBits = 0x7f800000u | (mantissa << 13);  // NaN payload kept
-  const uint32_t zeroOrSubnormalBits = std::bit_cast<uint32_t>(static_cast<float>(mantissa) * 0x1p-24f);
-  const uint32_t bits = exponent == 0 ? zeroOrSubnormalBits : exponent == 0x1f ? infinityOrNanBits : normalBits;
-  return std::bit_cast<float>(sign | bits);
-}
-
-float bfloat16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
 }  // namespace tscope

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "model/core/half.h"  // halfToFloat, bfloat16ToFloat
+
 namespace tscope {
 
 enum class DType { F32, F16, BF16 };
@@ -75,6 +77,9 @@ class SafetensorsFile {
   // float loads; null for other dtypes or a misaligned tensor (read those with readFloat). Checks
   // the shape as readFloat does.
   const float* floatsInPlace(const std::string& name, const std::vector<int64_t>& expectedShape = {}) const;
+  // The data of an F16 or BF16 tensor where it lies in the mapped file (2-byte aligned); null for
+  // F32 or a misaligned tensor. Checks the shape as readFloat does.
+  const uint16_t* halvesInPlace(const std::string& name, const std::vector<int64_t>& expectedShape = {}) const;
   // The stored bytes of a tensor (end - begin of them), in place.
   const uint8_t* bytesInPlace(const std::string& name) const;
   // Drops the resident pages of a tensor already converted (see MappedFile::releasePages).
@@ -101,8 +106,5 @@ struct TensorToWrite {
 // Writes F32 tensors atomically: `path`.tmp is written, flushed, then renamed over `path`.
 void writeSafetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
                       const std::map<std::string, std::string>& metadata = {});
-
-float halfToFloat(uint16_t h);
-float bfloat16ToFloat(uint16_t b);
 
 }  // namespace tscope

@@ -46,6 +46,32 @@ void Backend::matmulActivate(float* out, const float* in, const float* weight, c
   activate(out, (size_t)T * N, activation);
 }
 
+void Backend::matmulHalf(float* out, const float* in, const HalfMatrix& weight, const float* bias, int T) {
+  if (!isHost()) throw Error("the " + name() + " backend takes float32 weights, not 16-bit halves");
+  const int64_t N = weight.rows, K = weight.cols;
+  std::vector<float> row(static_cast<size_t>(K));
+  for (int64_t n = 0; n < N; ++n) {
+    weight.rowToFloat(n, row.data());
+    for (int t = 0; t < T; ++t) {
+      const float* x = in + t * K;
+      double sum = bias ? bias[n] : 0.0;
+      for (int64_t k = 0; k < K; ++k) sum += static_cast<double>(x[k]) * row[k];
+      out[t * N + n] = static_cast<float>(sum);
+    }
+  }
+}
+
+void Backend::embedHalf(float* out, const int* hostTokens, const HalfMatrix& wte, const float* positions, int T, int pos0) {
+  if (!isHost()) throw Error("the " + name() + " backend takes float32 weights, not 16-bit halves");
+  const int64_t C = wte.cols;
+  for (int t = 0; t < T; ++t) {
+    float* o = out + t * C;
+    wte.rowToFloat(hostTokens[t], o);
+    if (positions)
+      for (int64_t c = 0; c < C; ++c) o[c] += positions[(pos0 + t) * C + c];
+  }
+}
+
 int Backend::sampleToken(const float* logits, int V, const SamplingParams& params, Rng& rng) {
   std::vector<float> host(V);
   download(host.data(), logits, V);

@@ -1,7 +1,11 @@
 // The fast CPU backend: Eigen GEMMs for multi-token work, hand-parallelised GEMV for single-token
 // decode (Eigen's GEMV is single-threaded and batch-1 decode is bound by memory bandwidth, so each
 // thread streams a contiguous block of weight rows) and a multi-row GEMV for the unembedding of a
-// few rows (up to 16), Eigen's vectorised tanh for GELU.
+// few rows (up to 16), Eigen's vectorised tanh for GELU. Weights kept as BF16/F16 halves are
+// converted packet by packet inside the GEMV (AVX-512 or AVX2+F16C; scalar elsewhere).
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 #include <omp.h>
 
 #include <Eigen/Core>
@@ -102,6 +106,41 @@ class CpuBackend : public HostBackend {
       return;
     }
     RowMap(out, T, N).noalias() = ConstRowMap(in, T, K) * ConstRowMap(weight, N, K).transpose();
+  }
+
+  // W (N, K) in 16-bit halves: up to kFewRows rows as a GEMV that converts each weight packet as
+  // it streams it (bound by reading the 2-byte weights: half the bytes of float32); more rows as
+  // Eigen GEMMs over blocks of weight rows converted to float32 (the conversion is 1/T of the work).
+  void matmulHalf(float* out, const float* in, const HalfMatrix& w, const float* bias, int T) override {
+    const int N = static_cast<int>(w.rows), K = static_cast<int>(w.cols);
+    if (T <= kFewRows) {
+      if (w.type == HalfType::Bf16) fewRowsHalf<HalfType::Bf16>(out, in, w.data, T, K, N);
+      else fewRowsHalf<HalfType::F16>(out, in, w.data, T, K, N);
+    } else {
+      halfBlock_.resize(static_cast<size_t>(kHalfBlockRows) * K);
+      for (int n0 = 0; n0 < N; n0 += kHalfBlockRows) {
+        const int rows = std::min(kHalfBlockRows, N - n0);
+        const int threads = (static_cast<size_t>(rows) * K < 65536) ? 1 : threads_;
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int r = 0; r < rows; ++r)
+          halvesToFloat(w.data + static_cast<size_t>(n0 + r) * K, w.type, halfBlock_.data() + static_cast<size_t>(r) * K, K);
+        StridedMap(out + n0, T, rows, Eigen::OuterStride<>(N)).noalias() =
+            ConstRowMap(in, T, K) * ConstRowMap(halfBlock_.data(), rows, K).transpose();
+      }
+    }
+    if (bias) RowMap(out, T, N).rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias, N);
+  }
+
+  void embedHalf(float* out, const int* tokens, const HalfMatrix& wte, const float* positions, int T, int pos0) override {
+    const int C = static_cast<int>(wte.cols);
+    for (int t = 0; t < T; ++t) {
+      float* o = out + static_cast<size_t>(t) * C;
+      wte.rowToFloat(tokens[t], o);
+      if (positions) {
+        const float* posRow = positions + static_cast<size_t>(pos0 + t) * C;
+        for (int c = 0; c < C; ++c) o[c] += posRow[c];
+      }
+    }
   }
 
   void activate(float* x, size_t n, Activation activation) override {
@@ -338,10 +377,82 @@ class CpuBackend : public HostBackend {
       }
   }
 
+  // One packet of kLanes weights from 16-bit halves: BF16 is the top half of a float32 (a shift);
+  // F16 goes through the F16C / AVX-512 conversion. Without those, a scalar conversion.
+  template <HalfType type>
+  static Packet loadHalf(const uint16_t* p) {
+#if defined(EIGEN_VECTORIZE_AVX512)
+    static_assert(kLanes == 16);
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    if constexpr (type == HalfType::Bf16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+    else return _mm512_cvtph_ps(bits);
+#elif defined(EIGEN_VECTORIZE_AVX2) && defined(__F16C__)
+    static_assert(kLanes == 8);
+    const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    if constexpr (type == HalfType::Bf16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+    else return _mm256_cvtph_ps(bits);
+#else
+    alignas(64) float values[kLanes];
+    for (int i = 0; i < kLanes; ++i) values[i] = halfValue(p[i], type);
+    return Eigen::internal::pload<Packet>(values);
+#endif
+  }
+
+  // out (T, N) = in (T, K) . W (N, K)^T for halves W and T <= kFewRows: as fewRowsTransposed, four
+  // weight rows at a time against up to four input rows, each weight packet converted once.
+  template <HalfType type>
+  void fewRowsHalf(float* out, const float* in, const uint16_t* weight, int T, int K, int N) const {
+    const int blocks = (N + 3) / 4;
+    const int threads = (static_cast<size_t>(K) * N < 65536) ? 1 : threads_;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int block = 0; block < blocks; ++block) {
+      const int n0 = block * 4, count = std::min(4, N - n0);
+      const uint16_t* w[4];
+      for (int j = 0; j < 4; ++j) w[j] = weight + static_cast<size_t>(n0 + std::min(j, count - 1)) * K;
+      for (int t0 = 0; t0 < T; t0 += 4) {
+        float* o = out + static_cast<size_t>(t0) * N + n0;
+        const float* x = in + static_cast<size_t>(t0) * K;
+        switch (std::min(4, T - t0)) {
+          case 1: tileHalf<type, 1>(o, x, w, count, K, N); break;
+          case 2: tileHalf<type, 2>(o, x, w, count, K, N); break;
+          case 3: tileHalf<type, 3>(o, x, w, count, K, N); break;
+          default: tileHalf<type, 4>(o, x, w, count, K, N); break;
+        }
+      }
+    }
+  }
+
+  // o (R, count) at row stride N = x (R, K) . w (count, K)^T for count <= 4 weight rows (w holds 4
+  // row pointers, repeats past count): R x 4 sums in registers, R known at compile time.
+  template <HalfType type, int R>
+  static void tileHalf(float* o, const float* x, const uint16_t* const* w, int count, int K, int N) {
+    Packet acc[R][4];
+    for (int r = 0; r < R; ++r)
+      for (int j = 0; j < 4; ++j) acc[r][j] = zeroPacket();
+    int k = 0;
+    for (; k + kLanes <= K; k += kLanes) {
+      const Packet w0 = loadHalf<type>(w[0] + k), w1 = loadHalf<type>(w[1] + k), w2 = loadHalf<type>(w[2] + k),
+                   w3 = loadHalf<type>(w[3] + k);
+      for (int r = 0; r < R; ++r) {
+        const Packet xv = load(x + static_cast<size_t>(r) * K + k);
+        acc[r][0] = fma(xv, w0, acc[r][0]), acc[r][1] = fma(xv, w1, acc[r][1]);
+        acc[r][2] = fma(xv, w2, acc[r][2]), acc[r][3] = fma(xv, w3, acc[r][3]);
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int j = 0; j < count; ++j) {
+        float total = sum(acc[r][j]);
+        for (int kk = k; kk < K; ++kk) total += x[static_cast<size_t>(r) * K + kk] * halfValue(w[j][kk], type);
+        o[static_cast<size_t>(r) * N + j] = total;
+      }
+  }
+
   static constexpr int kFewRows = 16;  // matmulTransposed: up to this many rows by fewRowsTransposed
+  static constexpr int kHalfBlockRows = 256;  // matmulHalf: weight rows converted per GEMM
   int threads_ = 1;
   std::vector<AlignedFloats> partials_;        // per-thread GEMV partial sums (N)
   AlignedFloats scratch_;                     // attention probabilities when the caller wants none
+  AlignedFloats halfBlock_;                   // (kHalfBlockRows, K) weight rows of matmulHalf as float32
 };
 
 }  // namespace

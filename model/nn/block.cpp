@@ -23,10 +23,10 @@ void Floats::copyFrom(Backend& backend, const float* src, size_t n) {
 
 ConstLayerWeights constLayer(const LayerWeights& w) {
   auto constFf = [](const FeedForwardWeights& f) {
-    return ConstFeedForwardWeights{f.fcWeight, f.fcBias, f.gateWeight, f.gateBias, f.projWeight, f.projBias};
+    return ConstFeedForwardWeights{f.fcWeight, f.fcBias, f.gateWeight, f.gateBias, f.projWeight, f.projBias, f.fcHalf, f.gateHalf, f.projHalf};
   };
   ConstLayerWeights c{w.ln1Weight, w.ln1Bias, w.qkvWeight, w.qkvBias, w.attnProjWeight, w.attnProjBias, w.ln2Weight, w.ln2Bias,
-                      constFf(w.mlp), w.routerWeight, {}};
+                      constFf(w.mlp), w.routerWeight, {}, w.qkvHalf, w.attnProjHalf, w.routerHalf};
   c.experts.reserve(w.experts.size());
   for (const auto& e : w.experts) c.experts.push_back(constFf(e));
   return c;
@@ -55,10 +55,22 @@ const float* BlockForward::positionTable(const float* wpe) const {
   return sinusoids_.size() ? sinusoids_.data() : nullptr;
 }
 
-void BlockForward::embed(float* x, const int* hostTokens, const float* wte, const float* wpe, int B, int T, int pos0) {
+void BlockForward::embed(float* x, const int* hostTokens, const float* wte, const float* wpe, int B, int T, int pos0,
+                         const HalfMatrix& wteHalf) {
   const int C = config_.n_embd;
   const float* positions = positionTable(wpe);
-  for (int b = 0; b < B; ++b) backend_->embed(x + (size_t)b * T * C, hostTokens + (size_t)b * T, wte, positions, T, C, pos0);
+  for (int b = 0; b < B; ++b) {
+    float* out = x + (size_t)b * T * C;
+    const int* tokens = hostTokens + (size_t)b * T;
+    if (wteHalf) backend_->embedHalf(out, tokens, wteHalf, positions, T, pos0);
+    else backend_->embed(out, tokens, wte, positions, T, C, pos0);
+  }
+}
+
+void BlockForward::linear(float* out, const float* in, const float* weight, const HalfMatrix& half, const float* bias, int rows, int K,
+                          int N) {
+  if (half) backend_->matmulHalf(out, in, half, bias, rows);
+  else backend_->matmul(out, in, weight, bias, rows, K, N);
 }
 
 AttentionShape BlockForward::attentionShape(int T, int pos0, int cacheRows) const {
@@ -114,18 +126,18 @@ void BlockForward::feedForward(const ConstFeedForwardWeights& w, const float* in
   const size_t n = (size_t)rows * F;
   float* activated = act ? act : hidden;
   if (config_.activation == Activation::SwiGlu) {
-    backend_->matmul(hidden, in, w.fcWeight, w.fcBias, rows, C, F);
-    backend_->matmul(gate, in, w.gateWeight, w.gateBias, rows, C, F);
+    linear(hidden, in, w.fcWeight, w.fcHalf, w.fcBias, rows, C, F);
+    linear(gate, in, w.gateWeight, w.gateHalf, w.gateBias, rows, C, F);
     if (act) backend_->copy(act, hidden, n);
     backend_->swiglu(activated, gate, n);
-  } else if (act) {
-    backend_->matmul(hidden, in, w.fcWeight, w.fcBias, rows, C, F);
-    backend_->copy(act, hidden, n);
-    backend_->activate(act, n, config_.activation);
+  } else if (act || w.fcHalf) {
+    linear(hidden, in, w.fcWeight, w.fcHalf, w.fcBias, rows, C, F);
+    if (act) backend_->copy(act, hidden, n);
+    backend_->activate(activated, n, config_.activation);
   } else {
     backend_->matmulActivate(hidden, in, w.fcWeight, w.fcBias, rows, C, F, config_.activation);
   }
-  backend_->matmul(out, activated, w.projWeight, w.projBias, rows, F, C);
+  linear(out, activated, w.projWeight, w.projHalf, w.projBias, rows, F, C);
 }
 
 // out (R, C) = sum over each row's kept assignments of gate * expert(in row). Each of the B
@@ -135,7 +147,7 @@ void BlockForward::mixtureOfExperts(const ConstLayerWeights& w, const float* in,
   const int C = config_.n_embd, E = config_.n_experts, F = config_.dFF(), R = B * T;
   const bool swiglu = config_.activation == Activation::SwiGlu;
   float* routerLogits = m.routerLogits.sized(*backend_, (size_t)R * E);
-  backend_->matmul(routerLogits, in, w.routerWeight, nullptr, R, C, E);
+  linear(routerLogits, in, w.routerWeight, w.routerHalf, nullptr, R, C, E);
   const float* hostLogits = hostView(*backend_, routerLogits, (size_t)R * E, m.routerLogitsHost);
   m.routing.resize(B);
   m.experts.resize(E);
@@ -235,7 +247,7 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
     if (!normed) norm(t.normed1, x, w.ln1Weight, w.ln1Bias, R);
     attnIn = t.normed1;
   }
-  backend_->matmul(t.qkv, attnIn, w.qkvWeight, w.qkvBias, R, C, QKV);
+  linear(t.qkv, attnIn, w.qkvWeight, w.qkvHalf, w.qkvBias, R, C, QKV);
   AttentionShape traced = shape;  // sequence 0, whose maps may be captured
   if (t.probs) {
     traced.traceHeads = t.traceHeads;
@@ -256,7 +268,7 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
     if (B != 1) throw Error("interventions apply to one sequence at a time");
     editRows(t.attn, R, [&](float* rows) { edits->applyToHeads(t.layerIndex, rows, T, shape.pos0, C, config_.headDim()); });
   }
-  backend_->matmul(t.out, t.attn, w.attnProjWeight, w.attnProjBias, R, C, C);
+  linear(t.out, t.attn, w.attnProjWeight, w.attnProjHalf, w.attnProjBias, R, C, C);
   if (t.attnProjected) backend_->copy(t.attnProjected, t.out, RC);
   const NextNorm afterAttention = config_.hasFeedForward() ? NextNorm{w.ln2Weight, w.ln2Bias, t.normed2} : next;
   normed = residualAdd(x, t.out, R, afterAttention, w.ln1Weight, w.ln1Bias, t.normed1, t.sum1);

@@ -117,8 +117,13 @@ class BlockForward {
   // The additive position table the embedding uses: the learned `wpe` (from the weights), the
   // sinusoidal table this object keeps in backend memory, or null (RoPE, ALiBi, none).
   const float* positionTable(const float* wpe) const;
-  // x (B*T, C) = wte[tokens] + positions[pos0 + t] for each of B sequences of T host tokens.
-  void embed(float* x, const int* hostTokens, const float* wte, const float* wpe, int B, int T, int pos0);
+  // x (B*T, C) = wte[tokens] + positions[pos0 + t] for each of B sequences of T host tokens; the
+  // embedding is wteHalf when that is set (a 16-bit checkpoint), else wte.
+  void embed(float* x, const int* hostTokens, const float* wte, const float* wpe, int B, int T, int pos0, const HalfMatrix& wteHalf = {});
+
+  // out (rows, N) = in (rows, K) . W + bias for a linear layer held as float32 W (K, N) or, when
+  // `half` is set, as 16-bit halves (N, K) (the float pointer is then null).
+  void linear(float* out, const float* in, const float* weight, const HalfMatrix& half, const float* bias, int rows, int K, int N);
 
   // The model's own attention variant as the layers run it (config.attention_variant), or null
   // when the backend's attention is the model's (exact, window).

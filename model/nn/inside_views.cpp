@@ -99,8 +99,10 @@ BlockRows blockRows(const Trace& trace, const Weights& weights, int layer, int t
     return r;
   }
   r.x = row(trace.embedded, at, C);
+  std::vector<float> projScratch;
   for (int l = 0; l < layer; ++l) {
-    addProjected(r.x, row(trace.headMix, (size_t)l * R + at, C), weights.layers[l].attnProjWeight, weights.layers[l].attnProjBias);
+    const ConstLayerWeights& w = weights.layers[l];
+    addProjected(r.x, row(trace.headMix, (size_t)l * R + at, C), floatLayout(w.attnProjWeight, w.attnProjHalf, projScratch), w.attnProjBias);
     add(r.x, row(trace.mlpOut, (size_t)l * R + at, C));
   }
   r.residMid = r.x;

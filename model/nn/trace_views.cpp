@@ -168,7 +168,10 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
   if (token < 0 || token >= config.vocab_size)
     throw Error("token id " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(config.vocab_size) + ")");
   const ModelParams<const float>& params = weights;
-  const float* u = params.unembedding() + (size_t)token * C;
+  std::vector<float> unembeddingRow(C), projScratch;
+  if (const HalfMatrix half = params.unembeddingHalf()) half.rowToFloat(token, unembeddingRow.data());
+  else std::copy_n(params.unembedding() + (size_t)token * C, C, unembeddingRow.data());
+  const float* u = unembeddingRow.data();
   const size_t R = trace.R(), at = trace.rowOf(position), row = at * C;
   // a (C) and the frozen statistics of the final norm's input.
   std::vector<double> a(u, u + C);
@@ -204,8 +207,9 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
   for (int l = 0; l < L; ++l) {
     const ConstLayerWeights& w = params.layers[l];
     const float* mix = trace.headMix.data() + ((size_t)l * R + at) * C;
+    const float* attnProj = floatLayout(w.attnProjWeight, w.attnProjHalf, projScratch);
     for (int h = 0; h < H; ++h)  // head h's rows of W_O (C_in, C_out): h D .. h D + D - 1
-      out.heads[(size_t)l * H + h] = share(throughRows(mix + h * D, w.attnProjWeight, h * D, D, C));
+      out.heads[(size_t)l * H + h] = share(throughRows(mix + h * D, attnProj, h * D, D, C));
     if (w.attnProjBias) {
       component.assign(w.attnProjBias, w.attnProjBias + C);
       out.attnBias[l] = share(component);

@@ -21,17 +21,28 @@ Transformer::Transformer(const Weights& weights, Backend& backend)
   // On the host the forward reads the weights where they are (the owned arena or the mapped file).
   // A device gets one copy in its memory; the host pages are left to the page cache: mapped file
   // pages are clean, so the kernel drops them under memory pressure without writing anything.
+  // Weights held as 16-bit halves stay halves on the host (the backends' matmulHalf); a device
+  // gets them as float32.
   ModelParams<const float> params = weights;
   if (!backend.isHost()) {
     ownedWeights_ = backend.allocate(weights.totalFloats());
+    std::vector<float> converted;
     for (size_t i = 0; i < weights.layout().size(); ++i) {
       const ParamSpec& spec = weights.layout()[i];
-      backend.upload(ownedWeights_.data() + spec.offset, weights.tensor(i), spec.numel());
+      const float* source = weights.tensor(i);
+      if (!source) {
+        converted.resize(spec.numel());
+        weights.copyAsFloat(i, converted.data());
+        source = converted.data();
+      }
+      backend.upload(ownedWeights_.data() + spec.offset, source, spec.numel());
     }
     params = weights.placedAt<const float>(ownedWeights_.data());
   }
   wte_ = params.wte;
+  wteHalf_ = params.wteHalf;
   unembedding_ = params.unembedding();
+  unembeddingHalf_ = params.unembeddingHalf();
   lnfWeight_ = params.lnfWeight;
   lnfBias_ = params.lnfBias;
   layers_ = params.layers;
@@ -315,7 +326,7 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   }
 
   float* x = residual_.data();
-  block_.embed(x, tokens.data(), wte_, positions_, 1, T, pos0);
+  block_.embed(x, tokens.data(), wte_, positions_, 1, T, pos0, wteHalf_);
   recordNorms(trace, 0, T);
   if (trace && !trace->embedded.empty()) downloadRows(trace->embedded.data(), x, C);
   const bool finalNormed = runBlocks(T, shape, cache, trace, options, &layerCallback_);
@@ -430,7 +441,8 @@ void Transformer::unembed(Trace* trace, const float* finalIn, int rows, std::vec
   const int total = lensRows + rows;
   for (int first = 0; first < total; first += logitsRows_) {
     const int count = std::min(logitsRows_, total - first), end = first + count;
-    backend_->matmulTransposed(logitsBuf_.data(), source + (size_t)first * C, unembedding_, count, C, V);
+    if (unembeddingHalf_) backend_->matmulHalf(logitsBuf_.data(), source + (size_t)first * C, unembeddingHalf_, nullptr, count);
+    else backend_->matmulTransposed(logitsBuf_.data(), source + (size_t)first * C, unembedding_, count, C, V);
     if (first < lensRows) {  // lens rows [first, min(end, lensRows))
       const int lensCount = std::min(end, lensRows) - first;
       hostRow_.resize((size_t)lensCount * V);

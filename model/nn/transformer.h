@@ -98,6 +98,7 @@ class Transformer {
   Buffer ownedWeights_;                 // device copy when the backend is not host memory
   const float* wte_ = nullptr;          // (V, C)
   const float* unembedding_ = nullptr;  // (V, C): wte or lm_head
+  HalfMatrix wteHalf_, unembeddingHalf_;  // the same (V, C) kept as halves (16-bit checkpoints on the host)
   const float* positions_ = nullptr;    // (n_positions, C): learned wpe (block_'s table when sinusoidal); null otherwise
   std::vector<ConstLayerWeights> layers_;  // pointers into backend memory
   const float* lnfWeight_ = nullptr;    // (C) pre-norm only
