@@ -179,6 +179,8 @@ write("hf_config", "qwen2-window-layers", json.dumps(dict(llama, architectures=[
                                                           use_sliding_window=True, sliding_window=32, max_window_layers=28)))
 write("hf_config", "llama3-rope-scaling", json.dumps(dict(llama, rope_scaling={"rope_type": "llama3", "factor": 8.0})))
 write("hf_config", "qwen3", json.dumps(dict(llama, architectures=["Qwen3ForCausalLM"], head_dim=128)))
+write("hf_config", "qwen3-qk-norm", json.dumps(dict(llama, architectures=["Qwen3ForCausalLM"], model_type="qwen3", head_dim=64,
+                                                    attention_bias=False, use_sliding_window=False, sliding_window=None)))
 
 # --- training set-up: a --data spec line, then a --config file
 for name in ("brown-small", "brown-moe", "induction-2l"):

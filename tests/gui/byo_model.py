@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """A model from the HuggingFace cache, opened and looked at as hands do (hands.py) at 1280x720: a
 cache (HF_HOME under OUT) holds a tiny Llama written by the project's PyTorch reference
-(tests/golden/hf_reference.py) with a SentencePiece-style tokenizer.json, and a Qwen3 config tscope
-cannot open yet. The model picker lists both; the Qwen3 one is greyed with its reason and does not
+(tests/golden/hf_reference.py) with a SentencePiece-style tokenizer.json, and a Mixtral config tscope
+cannot open yet. The model picker lists both; the Mixtral one is greyed with its reason and does not
 open; the Llama one opens, a prompt typed in words becomes tokens of its own tokenizer, and every
 panel draws it (not blank, no error). Screenshots are left in OUT.
 usage: byo_model.py TSCOPE MODELS_DIR OUT"""
@@ -40,7 +40,7 @@ def tokenizer_json(vocab_size):
 
 
 def make_cache(out):
-    """HF_HOME/hub with models--tiny--llama (weights from the reference) and models--tiny--qwen3."""
+    """HF_HOME/hub with models--tiny--llama (weights from the reference) and models--tiny--mixtral."""
     reference = os.path.join(out, "reference")
     subprocess.run([sys.executable, os.path.join(HERE, "..", "golden", "hf_reference.py"), reference], check=True, capture_output=True)
     hub = os.path.join(out, "hf", "hub")
@@ -55,10 +55,10 @@ def make_cache(out):
     os.makedirs(os.path.join(hub, "models--tiny--llama", "refs"))
     with open(os.path.join(hub, "models--tiny--llama", "refs", "main"), "w") as f:
         f.write("0123abcd")
-    qwen3 = os.path.join(hub, "models--tiny--qwen3", "snapshots", "4567")
-    os.makedirs(qwen3)
-    with open(os.path.join(qwen3, "config.json"), "w") as f:
-        json.dump({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"}, f)
+    mixtral = os.path.join(hub, "models--tiny--mixtral", "snapshots", "4567")
+    os.makedirs(mixtral)
+    with open(os.path.join(mixtral, "config.json"), "w") as f:
+        json.dump({"architectures": ["MixtralForCausalLM"], "model_type": "mixtral"}, f)
     return snapshot
 
 
@@ -72,19 +72,19 @@ def session(start, out, models_dir, snapshot):
     app = start(["--window", "1280x720", "--model", os.path.join(models_dir, "induction-2l")])
     report = app.settle()
     cached = {m["id"]: (i, m) for i, m in enumerate(report["cached_models"])}
-    if "tiny/llama" not in cached or "tiny/qwen3" not in cached:
+    if "tiny/llama" not in cached or "tiny/mixtral" not in cached:
         raise Failure(f"the picker's cache list: {report['cached_models']}")
-    llama, qwen3 = cached["tiny/llama"], cached["tiny/qwen3"]
-    if llama[1]["problem"] or llama[1]["path"] != snapshot or "Qwen3ForCausalLM" not in qwen3[1]["problem"]:
-        raise Failure(f"the cache entries: {llama[1]}, {qwen3[1]}")
-    log(f"  listed: tiny/llama, tiny/qwen3 ({qwen3[1]['problem']})")
+    llama, mixtral = cached["tiny/llama"], cached["tiny/mixtral"]
+    if llama[1]["problem"] or llama[1]["path"] != snapshot or "MixtralForCausalLM" not in mixtral[1]["problem"]:
+        raise Failure(f"the cache entries: {llama[1]}, {mixtral[1]}")
+    log(f"  listed: tiny/llama, tiny/mixtral ({mixtral[1]['problem']})")
 
-    pick(app, qwen3[0])  # greyed: nothing opens, the list stays open
+    pick(app, mixtral[0])  # greyed: nothing opens, the list stays open
     app.pause(0.5)
     app.click("model_combo")  # closes the list
     report = app.wait(lambda r: not any(name.startswith("model_cached_") for name in r["regions"]), "the model list closed", 10)
-    if report["model"] == qwen3[1]["path"] or report["error"]:
-        raise Failure(f"the greyed Qwen3 entry opened: model {report['model']}, error {report['error']!r}")
+    if report["model"] == mixtral[1]["path"] or report["error"]:
+        raise Failure(f"the greyed Mixtral entry opened: model {report['model']}, error {report['error']!r}")
 
     pick(app, llama[0])
     report = app.wait(lambda r: r["model"] == snapshot and not r["busy"], "the tiny Llama to open", 60)
