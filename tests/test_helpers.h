@@ -38,8 +38,8 @@ struct ArchitectureVariant {
   std::function<void(ModelConfig&)> apply;
 };
 
-// Every positional encoding, norm and norm position, feed-forward, attention mask, tying and MoE
-// routing, alone and in combinations, for tests that run each backend over all of them.
+// Every positional encoding, norm and norm position, feed-forward, attention mask, tying, MoE
+// routing and qk_norm, alone and in combinations, for tests that run each backend over all of them.
 inline std::vector<ArchitectureVariant> architectureVariants() {
   return {
       {"gpt2", [](ModelConfig&) {}},
@@ -52,6 +52,9 @@ inline std::vector<ArchitectureVariant> architectureVariants() {
       {"swiglu_dff48", [](ModelConfig& c) { c.activation = Activation::SwiGlu; c.d_ff = 48; }},
       {"gelu_erf_untied", [](ModelConfig& c) { c.activation = Activation::GeluErf; c.tie_word_embeddings = false; }},
       {"gqa2_rope", [](ModelConfig& c) { c.n_kv_head = 2; c.position_encoding = PositionEncoding::Rope; }},
+      {"qknorm_gqa2_rope_rmsnorm", [](ModelConfig& c) {
+         c.qk_norm = true; c.n_kv_head = 2; c.position_encoding = PositionEncoding::Rope; c.norm = NormKind::RmsNorm;
+       }},
       {"mqa_alibi_window3", [](ModelConfig& c) { c.n_kv_head = 1; c.position_encoding = PositionEncoding::Alibi; c.attention_window = 3; }},
       {"encoder_sinusoidal", [](ModelConfig& c) { c.causal = false; c.position_encoding = PositionEncoding::Sinusoidal; }},
       {"encoder_window4", [](ModelConfig& c) { c.causal = false; c.attention_window = 4; }},
@@ -87,13 +90,13 @@ inline ModelConfig variantConfig(const ArchitectureVariant& v) {
   return c;
 }
 
-// GPT-2 init plus noise on LayerNorm weights and biases, so no bias path is trivially zero.
+// GPT-2 init plus noise on norm weights (ln_*, q_norm, k_norm) and biases, so no bias path is trivially zero.
 inline Weights randomWeights(const ModelConfig& config, uint64_t seed) {
   Weights w(config);
   w.initRandom(seed);
   Rng rng(seed + 1000);
   for (const auto& spec : w.layout()) {
-    if (!spec.name.ends_with(".bias") && spec.name.find("ln_") == std::string::npos) continue;
+    if (!spec.name.ends_with(".bias") && spec.name.find("ln_") == std::string::npos && !spec.name.ends_with("_norm.weight")) continue;
     float* p = w.param(spec.name);
     for (size_t i = 0; i < spec.numel(); ++i) p[i] += static_cast<float>(0.2 * (rng.uniform() - 0.5));
   }

@@ -27,7 +27,8 @@ using json = nlohmann::json;
 
 namespace {
 
-const char* const kVariants[] = {"llama", "smollm", "mistral", "qwen2", "llama_sharded", "llama_bf16", "llama_f16_biases", "mixtral"};
+const char* const kVariants[] = {"llama",         "smollm",     "mistral",          "qwen2", "qwen3", "qwen3_attention_bias",
+                                 "llama_sharded", "llama_bf16", "llama_f16_biases", "mixtral"};
 
 // A tiny Llama written here (not by the reference): L 2, C 16, H 4, Hkv 2, F 24, V 32.
 json tinyConfig() {
@@ -86,10 +87,10 @@ TEST(HfCheckpoint, CachedModelsAreListedWithWhyNot) {
   ScratchDir dir("tscope_hf_found");
   const fs::path hub = dir.path() / "hub";
   writeTinyModel(hub / "models--tiny-org--tiny-llama" / "snapshots" / "1111");
-  json qwen3 = tinyConfig();
-  qwen3["architectures"] = {"Qwen3ForCausalLM"};
-  qwen3["model_type"] = "qwen3";
-  writeTinyModel(hub / "models--tiny-org--tiny-qwen3" / "snapshots" / "2222", qwen3);
+  json moe = tinyConfig();
+  moe["architectures"] = {"Qwen2MoeForCausalLM"};
+  moe["model_type"] = "qwen2_moe";
+  writeTinyModel(hub / "models--tiny-org--tiny-qwen2moe" / "snapshots" / "2222", moe);
   fs::create_directories(hub / "models--tiny-org--empty" / "snapshots");
   fs::create_directories(hub / "datasets--tiny-org--text");  // not a model
   const char* saved = std::getenv("HF_HUB_CACHE");
@@ -112,8 +113,8 @@ TEST(HfCheckpoint, CachedModelsAreListedWithWhyNot) {
   EXPECT_EQ(modelDisplayName(ours[1].path + "/"), "tiny-org/tiny-llama");
   EXPECT_EQ(modelDisplayName("/models/brown-small"), "brown-small");
   EXPECT_EQ(modelDisplayName("/x/snapshots/1111"), "1111");  // not a cache repo
-  EXPECT_EQ(ours[2].id, "tiny-org/tiny-qwen3");
-  EXPECT_NE(ours[2].problem.find("Qwen3ForCausalLM"), std::string::npos) << ours[2].problem;
+  EXPECT_EQ(ours[2].id, "tiny-org/tiny-qwen2moe");
+  EXPECT_NE(ours[2].problem.find("Qwen2MoeForCausalLM"), std::string::npos) << ours[2].problem;
 }
 
 }  // namespace
@@ -196,6 +197,15 @@ TEST(HfCheckpoint, MatchesPyTorchReference) {
   EXPECT_EQ(qwen.layer_norm_epsilon, 1e-6);
   EXPECT_TRUE(qwen.tie_word_embeddings);
   EXPECT_EQ(loadModel((dir.path() / "smollm").string()).weights.config().kvHeads(), 1);
+  const ModelConfig qwen3 = loadModel((dir.path() / "qwen3").string()).weights.config();
+  EXPECT_TRUE(qwen3.qk_norm);
+  EXPECT_EQ(qwen3.attention_window, 0);
+  EXPECT_EQ(qwen3.layer_norm_epsilon, 1e-6);
+  EXPECT_TRUE(qwen3.tie_word_embeddings);
+  const LoadedModel biased = loadModel((dir.path() / "qwen3_attention_bias").string());
+  EXPECT_TRUE(biased.weights.config().qk_norm);
+  EXPECT_EQ(biased.weights.config().kvHeads(), 1);
+  EXPECT_NE(biased.weights.param("h.0.attn.c_proj.bias")[0], 0.0f);  // attention_bias: o_proj.bias read too
   // Mixtral: every layer a mixture of 4 SwiGLU experts, top 2, no capacity limit, its aux coefficient.
   const LoadedModel mixtral = loadModel((dir.path() / "mixtral").string());
   const ModelConfig& moe = mixtral.weights.config();
@@ -248,11 +258,33 @@ TEST(HfCheckpoint, ConfigMapsEveryField) {
   EXPECT_EQ(hfLlamaConfig(j).attention_window, 8);
   EXPECT_FALSE(isHfLlamaFamily(json{{"architectures", {"GPT2LMHeadModel"}}}));
   EXPECT_TRUE(isHfLlamaFamily(json{{"model_type", "mistral"}}));
+  EXPECT_FALSE(hfLlamaConfig(j).qk_norm);
+  // Qwen3: q/k norm on; head_dim is accepted when it is hidden_size / num_attention_heads; the
+  // sliding window follows Qwen2's use_sliding_window / max_window_layers.
+  json qwen3 = tinyConfig();
+  qwen3["architectures"] = {"Qwen3ForCausalLM"};
+  qwen3["model_type"] = "qwen3";
+  qwen3["head_dim"] = 4;
+  qwen3["sliding_window"] = 8;
+  EXPECT_TRUE(isHfLlamaFamily(qwen3));
+  EXPECT_TRUE(isHfLlamaFamily(json{{"model_type", "qwen3"}}));
+  EXPECT_EQ(unsupportedHfArchitecture(qwen3), "");
+  ModelConfig q3 = hfLlamaConfig(qwen3);
+  EXPECT_TRUE(q3.qk_norm);
+  EXPECT_EQ(q3.headDim(), 4);
+  EXPECT_EQ(q3.attention_window, 0);  // no use_sliding_window
+  qwen3["use_sliding_window"] = true;
+  qwen3["max_window_layers"] = 0;
+  EXPECT_EQ(hfLlamaConfig(qwen3).attention_window, 8);
+  qwen3.erase("architectures");  // model_type alone
+  EXPECT_TRUE(hfLlamaConfig(qwen3).qk_norm);
+  qwen3["head_dim"] = 8;  // Qwen3-0.6B's kind: 128 != 1024 / 16
+  expectMentions(errorMessage([&] { hfLlamaConfig(qwen3); }), {"head_dim 8", "not supported yet"});
 }
 
 TEST(HfCheckpoint, UnsupportedConfigsAreOneLine) {
   ScratchDir dir("tscope_hf_bad");
-  for (const char* arch : {"Qwen3ForCausalLM", "Qwen2MoeForCausalLM"}) {
+  for (const char* arch : {"Gemma2ForCausalLM", "Qwen2MoeForCausalLM"}) {
     json j = tinyConfig();
     j["architectures"] = {arch};
     writeTinyModel(dir.path() / arch, j);
@@ -302,6 +334,16 @@ TEST(HfCheckpoint, BadTensorsAreOneLine) {
   extra["model.layers.0.self_attn.q_norm.weight"] = {4};
   writeTinyModel(dir.path() / "extra", tinyConfig(), extra);
   expectMentions(loadError(dir.path() / "extra"), {"unexpected tensor", "q_norm", "model.safetensors"});
+
+  json qwen3 = tinyConfig();  // Qwen3 needs each layer's q_norm and k_norm (D = 4)
+  qwen3["architectures"] = {"Qwen3ForCausalLM"};
+  writeTinyModel(dir.path() / "qwen3_no_norm", qwen3);
+  expectMentions(loadError(dir.path() / "qwen3_no_norm"), {"missing tensor", "q_norm", "model.safetensors"});
+  auto qwen3Shapes = tinyShapes();
+  for (int l = 0; l < 2; ++l)
+    for (const char* norm : {"q_norm", "k_norm"}) qwen3Shapes["model.layers." + std::to_string(l) + ".self_attn." + norm + ".weight"] = {4};
+  writeTinyModel(dir.path() / "qwen3", qwen3, qwen3Shapes);
+  EXPECT_TRUE(loadModel((dir.path() / "qwen3").string()).weights.has("h.1.attn.k_norm.weight"));
 
   json tied = tinyConfig();
   tied["tie_word_embeddings"] = true;  // lm_head.weight stored anyway: ignored, as HF ties it

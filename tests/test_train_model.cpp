@@ -97,6 +97,23 @@ std::vector<Variant> variants() {
     c.position_encoding = PositionEncoding::Rope;
     v.push_back({"attention_only_rope", c});
   }
+  // qk_norm (Qwen3's per-head RMSNorm of q and k before RoPE): with GQA, and post-norm without RoPE.
+  {
+    ModelConfig c = smallConfig(2, 4, 16, 11, 8);
+    c.position_encoding = PositionEncoding::Rope;
+    c.norm = NormKind::RmsNorm;
+    c.n_kv_head = 2;
+    c.activation = Activation::SwiGlu;
+    c.d_ff = 12;
+    c.qk_norm = true;
+    v.push_back({"qknorm_rope_gqa_swiglu", c});
+  }
+  {
+    ModelConfig c = base;
+    c.pre_norm = false;
+    c.qk_norm = true;
+    v.push_back({"qknorm_postnorm", c});
+  }
   // Models built with an efficient-attention variant: the gradient through attentionVariantBackward.
   {
     ModelConfig c = smallConfig(2, 4, 16, 11, 8);

@@ -196,6 +196,7 @@ ModelConfig configFromJson(const nlohmann::json& j) {
   readEnum(j, "moe_routing", kRoutingNames, c.moe_routing);
   readField(j, "moe_aux_loss_alpha", c.moe_aux_loss_alpha);
   readField(j, "attention_only", c.attention_only);
+  readField(j, "qk_norm", c.qk_norm);
   readAttentionVariant(j, c.attention_variant);
   if (auto msg = validateConfig(c); !msg.empty()) throw Error(msg);
   return c;
@@ -222,6 +223,7 @@ nlohmann::json configToJson(const ModelConfig& c) {
                       {"tie_word_embeddings", c.tie_word_embeddings},
                       {"n_experts", c.n_experts}};
   if (c.attention_only) j["attention_only"] = true;
+  if (c.qk_norm) j["qk_norm"] = true;
   if (c.attention_variant.variant != AttentionVariant::Exact) {
     j["attention_variant"] = attentionVariantName(c.attention_variant.variant);
     j["attention_variant_knobs"] = attentionVariantKnobsJson(c.attention_variant);

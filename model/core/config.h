@@ -42,6 +42,9 @@ struct ModelConfig {
   MoeRoutingKind moe_routing = MoeRoutingKind::TokenChoice;
   double moe_aux_loss_alpha = 0.01;
   bool attention_only = false;   // no feed-forward sublayer (and no ln_2): attention-only models for circuits
+  // RMSNorm of every head's q and k (D entries, weights attn.q_norm / attn.k_norm, eps
+  // layer_norm_epsilon) after the q/k projection and before RoPE, as in Qwen3 and OLMo 2's heads.
+  bool qk_norm = false;
   // The attention every layer computes (config.json "attention_variant" and its knobs in
   // "attention_variant_knobs"): exact softmax by default; "window" is the sliding window of
   // slidingWindow(); the others run the efficient-attention ops (model/nn/efficient_attention.h).

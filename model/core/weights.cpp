@@ -42,6 +42,10 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
     addNorm(p + "ln_1");
     add(p + "attn.c_attn.weight", {C, QKV});
     add(p + "attn.c_attn.bias", {QKV});
+    if (c.qk_norm) {
+      add(p + "attn.q_norm.weight", {c.headDim()});
+      add(p + "attn.k_norm.weight", {c.headDim()});
+    }
     add(p + "attn.c_proj.weight", {C, C});
     add(p + "attn.c_proj.bias", {C});
     if (!c.hasFeedForward()) continue;
@@ -226,7 +230,8 @@ void Weights::initRandom(uint64_t seed, double std) {
   float* arena = this->arena();
   for (const auto& s : layout_) {
     float* p = arena + s.offset;
-    const bool isNormWeight = s.name.find("ln_") != std::string::npos && s.name.ends_with(".weight");
+    const bool isNormWeight =
+        s.name.ends_with(".weight") && (s.name.find("ln_") != std::string::npos || s.name.ends_with("_norm.weight"));
     const bool isBias = s.name.ends_with(".bias");
     const bool isProj = s.name.ends_with("c_proj.weight");
     for (size_t i = 0; i < s.numel(); ++i) {

@@ -43,6 +43,8 @@ struct LayerParams {
   T* ln1Bias = nullptr;         // (C) LayerNorm only (null for RMSNorm)
   T* qkvWeight = nullptr;       // (C, C + 2 Hkv D)  columns: Q | K | V, each head a D-wide slice
   T* qkvBias = nullptr;         // (C + 2 Hkv D)
+  T* qNormWeight = nullptr;     // (D) qk_norm only: RMSNorm weight of every query head (after the projection, before RoPE)
+  T* kNormWeight = nullptr;     // (D) qk_norm only: the same for every key head
   T* attnProjWeight = nullptr;  // (C, C)
   T* attnProjBias = nullptr;    // (C)
   T* ln2Weight = nullptr;       // (C)
@@ -111,6 +113,8 @@ ModelParams<T> bindParams(const ModelConfig& config, const Address& address) {
     w.ln1Bias = address(p + "ln_1.bias");
     w.qkvWeight = address(p + "attn.c_attn.weight");
     w.qkvBias = address(p + "attn.c_attn.bias");
+    w.qNormWeight = address(p + "attn.q_norm.weight");
+    w.kNormWeight = address(p + "attn.k_norm.weight");
     w.attnProjWeight = address(p + "attn.c_proj.weight");
     w.attnProjBias = address(p + "attn.c_proj.bias");
     if (!config.hasFeedForward()) continue;
@@ -197,7 +201,7 @@ class Weights : public ModelParams<const float> {
   }
 
   // Fills every parameter with GPT-2's initialisation (N(0, 0.02), output projections scaled by
-  // 1/sqrt(2L), norm weights 1, biases 0) from a seed.
+  // 1/sqrt(2L), norm weights 1 (ln_*, q_norm, k_norm), biases 0) from a seed.
   // `std` replaces 0.02 (larger values give peaked attention in untrained demo models).
   void initRandom(uint64_t seed, double std = 0.02);
 

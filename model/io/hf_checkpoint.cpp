@@ -6,6 +6,7 @@
 // limit; experts' w1/w3/w2 become c_gate/c_fc/c_proj. HF's
 // RoPE rotates the pairs (i, i + D/2) of a head (rotate_half), tscope's the pairs (2i, 2i + 1), so
 // the q and k rows of each head are reordered (i -> 2i, i + D/2 -> 2i + 1): q . k is unchanged.
+// Qwen3's per-head q_norm / k_norm weights (D) are reordered the same way (RMS is order-blind).
 #include "model/io/hf_checkpoint.h"
 
 #include <algorithm>
@@ -29,8 +30,9 @@ namespace tscope {
 
 namespace {
 
-const std::set<std::string> kFamily = {"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "MixtralForCausalLM"};
-const std::set<std::string> kFamilyTypes = {"llama", "mistral", "qwen2", "mixtral"};
+const std::set<std::string> kFamily = {"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+                                       "MixtralForCausalLM"};
+const std::set<std::string> kFamilyTypes = {"llama", "mistral", "qwen2", "qwen3", "mixtral"};
 constexpr uintmax_t kMaxIndexBytes = 64u << 20;
 
 std::string architectureOf(const nlohmann::json& j) {
@@ -44,12 +46,13 @@ std::string modelTypeOf(const nlohmann::json& j) {
   return "";
 }
 
-// "llama", "mistral", "qwen2" or "mixtral" for a config of the family (by architecture, else model_type).
+// "llama", "mistral", "qwen2", "qwen3" or "mixtral" for a config of the family (by architecture, else model_type).
 std::string familyOf(const nlohmann::json& j) {
   const std::string arch = architectureOf(j);
   if (arch.empty()) return modelTypeOf(j);
   if (arch == "MistralForCausalLM") return "mistral";
   if (arch == "Qwen2ForCausalLM") return "qwen2";
+  if (arch == "Qwen3ForCausalLM") return "qwen3";
   if (arch == "MixtralForCausalLM") return "mixtral";
   return "llama";
 }
@@ -69,14 +72,14 @@ bool readOptional(const nlohmann::json& j, const char* key, T& out, const std::s
 
 // What the checkpoint stores beside the weights every Llama-family model has.
 struct HfBiases {
-  bool qkv = false;   // q_proj/k_proj/v_proj.bias (Qwen2; Llama with attention_bias)
-  bool o = false;     // o_proj.bias (Llama with attention_bias)
+  bool qkv = false;   // q_proj/k_proj/v_proj.bias (Qwen2; Llama and Qwen3 with attention_bias)
+  bool o = false;     // o_proj.bias (Llama and Qwen3 with attention_bias)
   bool mlp = false;   // gate_proj/up_proj/down_proj.bias (Llama with mlp_bias)
 };
 
 HfBiases biasesOf(const nlohmann::json& j) {
   HfBiases b;
-  if (familyOf(j) == "qwen2") b.qkv = true;
+  if (familyOf(j) == "qwen2") b.qkv = true;  // Qwen3 dropped them: attention_bias, default false, decides
   bool attentionBias = false, mlpBias = false;
   readOptional(j, "attention_bias", attentionBias);
   readOptional(j, "mlp_bias", mlpBias);
@@ -169,6 +172,10 @@ std::vector<Placement> placements(const ModelConfig& c, const HfBiases& biases) 
       out.push_back({hf + "self_attn." + name + ".weight", p + "attn.c_attn.weight", {rows, C}, false, column, rope});
       if (biases.qkv) out.push_back({hf + "self_attn." + name + ".bias", p + "attn.c_attn.bias", {rows}, false, column, rope});
       column += rows;
+    }
+    if (c.qk_norm) {  // Qwen3: (D) each, in the heads' RoPE row order
+      out.push_back({hf + "self_attn.q_norm.weight", p + "attn.q_norm.weight", {c.headDim()}, false, 0, true});
+      out.push_back({hf + "self_attn.k_norm.weight", p + "attn.k_norm.weight", {c.headDim()}, false, 0, true});
     }
     out.push_back({hf + "self_attn.o_proj.weight", p + "attn.c_proj.weight", {C, C}, false, 0, false});
     if (biases.o) out.push_back({hf + "self_attn.o_proj.bias", p + "attn.c_proj.bias", {C}, true, 0, false});
@@ -288,9 +295,10 @@ std::string unsupportedHfArchitecture(const nlohmann::json& j) {
   const std::string arch = architectureOf(j), type = modelTypeOf(j);
   if (!arch.empty() && arch != "GPT2LMHeadModel")
     return "architecture " + arch +
-           " is not supported yet (tscope reads GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM and MixtralForCausalLM)";
+           " is not supported yet (tscope reads GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM "
+           "and MixtralForCausalLM)";
   if (arch.empty() && !type.empty() && type != "gpt2")
-    return "model_type " + type + " is not supported yet (tscope reads gpt2, llama, mistral, qwen2 and mixtral)";
+    return "model_type " + type + " is not supported yet (tscope reads gpt2, llama, mistral, qwen2, qwen3 and mixtral)";
   return "";
 }
 
@@ -331,13 +339,14 @@ ModelConfig hfLlamaConfig(const nlohmann::json& j, const std::string& where) {
   if (readOptional(j, "head_dim", headDim, where) && headDim != c.n_embd / c.n_head)
     throw Error(where + ": head_dim " + std::to_string(headDim) + " != hidden_size / num_attention_heads (" +
                 std::to_string(c.n_embd / c.n_head) + ") is not supported yet");
-  // Mistral: sliding_window on every layer. Qwen2: only with use_sliding_window, on layers from
-  // max_window_layers on (all of them or none are expressible). Llama ignores the field, as HF does.
+  // Mistral: sliding_window on every layer. Qwen2 and Qwen3: only with use_sliding_window, on layers
+  // from max_window_layers on (all of them or none are expressible). Llama ignores the field, as HF does.
   const std::string family = familyOf(j);
+  c.qk_norm = family == "qwen3";
   int window = 0;
   if (family != "llama") readOptional(j, "sliding_window", window, where);
   bool useWindow = window > 0;
-  if (family == "qwen2") {
+  if (family == "qwen2" || family == "qwen3") {
     useWindow = false;
     readOptional(j, "use_sliding_window", useWindow, where);
     int fromLayer = 0;

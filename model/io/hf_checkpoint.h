@@ -1,6 +1,7 @@
 // HuggingFace checkpoints of Llama-family models (LlamaForCausalLM incl. SmolLM, MistralForCausalLM,
-// Qwen2ForCausalLM, MixtralForCausalLM) mapped onto tscope's architecture: RMSNorm, RoPE, SwiGLU,
-// grouped-query attention, sliding windows, tied or untied embeddings, Mixtral's mixture of experts. Also where such a model lies on disk (a
+// Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM) mapped onto tscope's architecture:
+// RMSNorm, RoPE, SwiGLU, grouped-query attention, sliding windows, tied or untied embeddings,
+// Qwen3's q/k norm (qk_norm), Mixtral's mixture of experts. Also where such a model lies on disk (a
 // directory, or the HuggingFace cache layout models--org--name/snapshots/<hash>/).
 #pragma once
 #include <nlohmann/json_fwd.hpp>
@@ -20,7 +21,7 @@ constexpr int kHfContextCap = 4096;
 bool isHfLlamaFamily(const nlohmann::json& hfConfig);
 
 // "" when config.json is a GPT-2 or tscope config or a Llama-family one this file reads; else one
-// line naming the architecture that is not supported yet (Qwen3, Qwen2-MoE, Gemma, ...).
+// line naming the architecture that is not supported yet (Qwen2-MoE, Gemma, ...).
 std::string unsupportedHfArchitecture(const nlohmann::json& hfConfig);
 
 // config.json of a Llama-family model -> ModelConfig (`where` starts messages). Throws tscope::Error with one line naming the

@@ -2,6 +2,7 @@
 // with the next sublayer's norm fused into it (Backend::addNorm: CUDA fuses it, the CPU default is
 // add then norm), a dense GELU/ReLU/SwiGLU MLP or a mixture of experts routed on the host per
 // sequence and dispatched with gatherRows / scatterAddRows. The dense path allocates nothing.
+// qk_norm RMSNorms each head's q and k in the qkv buffer before the attention op rotates them.
 #include "model/nn/block.h"
 
 #include "model/core/error.h"
@@ -25,8 +26,9 @@ ConstLayerWeights constLayer(const LayerWeights& w) {
   auto constFf = [](const FeedForwardWeights& f) {
     return ConstFeedForwardWeights{f.fcWeight, f.fcBias, f.gateWeight, f.gateBias, f.projWeight, f.projBias, f.fcHalf, f.gateHalf, f.projHalf};
   };
-  ConstLayerWeights c{w.ln1Weight, w.ln1Bias, w.qkvWeight, w.qkvBias, w.attnProjWeight, w.attnProjBias, w.ln2Weight, w.ln2Bias,
-                      constFf(w.mlp), w.routerWeight, {}, w.qkvHalf, w.attnProjHalf, w.routerHalf};
+  ConstLayerWeights c{w.ln1Weight,      w.ln1Bias,      w.qkvWeight, w.qkvBias, w.qNormWeight,    w.kNormWeight,
+                      w.attnProjWeight, w.attnProjBias, w.ln2Weight, w.ln2Bias, constFf(w.mlp), w.routerWeight, {},
+                      w.qkvHalf,        w.attnProjHalf, w.routerHalf};
   c.experts.reserve(w.experts.size());
   for (const auto& e : w.experts) c.experts.push_back(constFf(e));
   return c;
@@ -94,6 +96,17 @@ const float* BlockForward::unembeddingInput(const float* x, float* out, bool nor
   if (!config_.hasFinalNorm()) return x;
   if (!normed) norm(out, x, weight, bias, rows);
   return out;
+}
+
+void BlockForward::qkNorm(float* qkv, const ConstLayerWeights& w, int rows) {
+  const int C = config_.n_embd, H = config_.n_head, Hkv = config_.kvHeads(), D = config_.headDim(), QKV = config_.qkvDim();
+  const float eps = static_cast<float>(config_.layer_norm_epsilon);
+  // In place: every backend's rmsNorm reads a row's sum of squares before it writes the row.
+  for (int r = 0; r < rows; ++r) {
+    float* row = qkv + (size_t)r * QKV;
+    backend_->rmsNorm(row, row, w.qNormWeight, H, D, eps);            // Q: H rows of D
+    backend_->rmsNorm(row + C, row + C, w.kNormWeight, Hkv, D, eps);  // K: Hkv rows of D
+  }
 }
 
 // The residual add after a sublayer. Pre-norm: x += y, and when a norm of x comes next one fused
@@ -248,6 +261,10 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
     attnIn = t.normed1;
   }
   linear(t.qkv, attnIn, w.qkvWeight, w.qkvHalf, w.qkvBias, R, C, QKV);
+  if (config_.qk_norm) {
+    if (t.qkvRaw) backend_->copy(t.qkvRaw, t.qkv, (size_t)R * QKV);
+    qkNorm(t.qkv, w, R);
+  }
   AttentionShape traced = shape;  // sequence 0, whose maps may be captured
   if (t.probs) {
     traced.traceHeads = t.traceHeads;

@@ -68,7 +68,8 @@ struct MoeActivations {
 struct LayerTensors {
   float* in = nullptr;       // (R, C) optional: copy of the residual entering the layer
   float* normed1 = nullptr;  // (R, C) ln_1(x) (pre-norm)
-  float* qkv = nullptr;      // (R, C + 2 Hkv D) as the attention left it (RoPE rotated)
+  float* qkv = nullptr;      // (R, C + 2 Hkv D) as the attention left it (q/k normed with qk_norm, RoPE rotated)
+  float* qkvRaw = nullptr;   // (R, C + 2 Hkv D) optional, qk_norm: copy of the projection before the q/k norm
   float* attn = nullptr;     // (R, C) concatenated heads
   float* out = nullptr;      // (R, C) a sublayer's output before the residual add
   float* sum1 = nullptr;     // (R, C) optional, post-norm: x + attention (input of ln_1)
@@ -148,6 +149,9 @@ class BlockForward {
              float* x, bool normed, const LayerTensors& t);
 
  private:
+  // qk_norm: every head's q (H per row) and k (Hkv per row) of qkv (rows, C + 2 Hkv D) RMSNormed in
+  // place over its D entries, one rmsNorm call per row and part (each is contiguous D-wide rows).
+  void qkNorm(float* qkv, const ConstLayerWeights& w, int rows);
   bool residualAdd(float* x, const float* y, int R, const NextNorm& next, const float* postWeight, const float* postBias,
                    float* normScratch, float* keepSum);
   void feedForward(const ConstFeedForwardWeights& w, const float* in, int rows, float* hidden, float* gate, float* act, float* out);

@@ -113,7 +113,7 @@ void Transformer::captureInternals(Trace& trace, int layer, KVCache& cache) {
   const int C = config_.n_embd, H = config_.n_head, D = config_.headDim(), Hkv = config_.kvHeads(), F = config_.dFF();
   const int QKV = config_.qkvDim(), Tk = trace.Tk, KV = Hkv * D, R = trace.R();
   const size_t RC = (size_t)R * C;
-  // q (H, R, D) from the query columns of qkv (T, QKV), as the attention left them (rotated).
+  // q (H, R, D) from the query columns of qkv (T, QKV), as the attention left them (qk_norm normed, rotated).
   hostRows_.resize(std::max((size_t)R * QKV, (size_t)Tk * KV));
   downloadRows(hostRows_.data(), qkv_.data(), QKV);
   float* q = trace.q.data() + ii * RC;

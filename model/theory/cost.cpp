@@ -26,7 +26,9 @@ ParamCounts countParameters(const ModelConfig& c) {
   p.attention = L * attentionPerLayer;
   p.mlp = L * mlpPerLayer;
   p.router = L * routerPerLayer;
-  p.layerNorm = L * normsPerLayer * normSize + (c.hasFinalNorm() ? normSize : 0);
+  const int64_t qkNormPerLayer = c.qk_norm ? 2 * c.headDim() : 0;  // q_norm, k_norm: one gain vector (D) each
+  p.perLayer += qkNormPerLayer;
+  p.layerNorm = L * (normsPerLayer * normSize + qkNormPerLayer) + (c.hasFinalNorm() ? normSize : 0);
   p.embedding = p.tokenEmbedding + p.positionEmbedding + p.unembedding;
   p.nonEmbedding = p.attention + p.mlp + p.layerNorm;
   p.total = p.embedding + p.nonEmbedding;

@@ -17,7 +17,7 @@ struct ParamCounts {
   int64_t attention = 0;          // all layers: QKV and output projections with biases
   int64_t mlp = 0;                // all layers: dense MLPs, or all experts and routers
   int64_t router = 0;             // all layers: router matrices (included in mlp)
-  int64_t layerNorm = 0;          // all norms including the final one
+  int64_t layerNorm = 0;          // all norms including the final one (and qk_norm's q/k gains)
   int64_t perLayer = 0;           // one block
   int64_t perExpert = 0;          // one expert's feed-forward (MoE only)
   int64_t embedding = 0;          // token + position embeddings (+ untied unembedding)

@@ -82,7 +82,8 @@ void variantAttentionBackward(Backend& fw, float* dqkv, const float* dattn, cons
 struct LayerActivations {
   Floats in;       // (R, C) residual entering the layer
   Floats normed1;  // (R, C) ln_1(in) (pre-norm)
-  Floats qkv;      // (R, QKV) as the attention left it (RoPE rotated)
+  Floats qkv;      // (R, QKV) as the attention left it (q/k normed with qk_norm, RoPE rotated)
+  Floats qkvRaw;   // (R, QKV) qk_norm: the projection before the q/k norm
   Floats attn;     // (R, C) concatenated heads
   Floats sum1;     // (R, C) post-norm: in + attention (input of ln_1)
   Floats mid;      // (R, C) residual after the attention sublayer
@@ -108,6 +109,7 @@ struct TrainModel::Activations {
   Floats dx, dmid, dnormed, dattn, dqkv, dhidden, dgate, dact, dsum, dff, drouter, dExpertOut, dExpertIn;
   std::vector<float> drouterHost, dExpertOutHost, dffCopy, expertOutCopy;  // host side of the MoE backward
   std::vector<float> dqkvHost;  // (R, QKV) a variant attention's gradient, summed on the host
+  Floats dqkvRaw;   // (R, QKV) qk_norm: gradient of the projection's output (before the q/k norm)
 };
 
 TrainModel::TrainModel(const ModelConfig& config, Device& device)
@@ -200,6 +202,7 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
     t.in = la.in.sized(fw, RC);
     t.normed1 = (c.pre_norm ? la.normed1 : a.normScratch).sized(fw, RC);
     t.qkv = la.qkv.sized(fw, (size_t)R * QKV);
+    t.qkvRaw = c.qk_norm ? la.qkvRaw.sized(fw, (size_t)R * QKV) : nullptr;
     t.attn = la.attn.sized(fw, RC);
     t.out = a.ffOut.sized(fw, RC);
     t.sum1 = c.pre_norm ? nullptr : la.sum1.sized(fw, RC);
@@ -404,13 +407,30 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
       variantAttentionBackward(fw, a.dqkv.data(), a.dattn.data(), la.qkv.data(), shape, B, *variant, a.dqkvHost);
     else
       backward_->attention(a.dqkv.data(), a.dattn.data(), la.qkv.data(), shape, B);
+    const float* dprojection = a.dqkv.data();  // gradient of the qkv projection's output
+    if (c.qk_norm) {
+      // Through each head's RMSNorm of q and k (D-wide rows, contiguous within a row of qkv, as
+      // in the forward); V's columns pass through unchanged.
+      const int H = c.n_head, Hkv = c.kvHeads(), D = c.headDim(), KV = c.kvDim();
+      a.dqkvRaw.copyFrom(fw, a.dqkv);
+      for (int r = 0; r < R; ++r) {
+        const size_t at = (size_t)r * QKV;
+        float* drow = a.dqkvRaw.data() + at;
+        const float* dnormedRow = a.dqkv.data() + at;
+        const float* rawRow = la.qkvRaw.data() + at;
+        fw.zero(drow, (size_t)C + KV);
+        backward_->rmsNorm(drow, gw.qNormWeight, dnormedRow, rawRow, w.qNormWeight, H, D, eps);
+        backward_->rmsNorm(drow + C, gw.kNormWeight, dnormedRow + C, rawRow + C, w.kNormWeight, Hkv, D, eps);
+      }
+      dprojection = a.dqkvRaw.data();
+    }
     const float* attnIn = c.pre_norm ? la.normed1.data() : la.in.data();
     if (c.pre_norm) {
       zeroVector(fw, a.dnormed, RC);
-      backward_->matmul(a.dnormed.data(), gw.qkvWeight, gw.qkvBias, a.dqkv.data(), attnIn, w.qkvWeight, R, C, QKV);
+      backward_->matmul(a.dnormed.data(), gw.qkvWeight, gw.qkvBias, dprojection, attnIn, w.qkvWeight, R, C, QKV);
       normBackward(a.dmid.data(), gw.ln1Weight, gw.ln1Bias, a.dnormed.data(), la.in.data(), w.ln1Weight);
     } else {
-      backward_->matmul(a.dmid.data(), gw.qkvWeight, gw.qkvBias, a.dqkv.data(), attnIn, w.qkvWeight, R, C, QKV);
+      backward_->matmul(a.dmid.data(), gw.qkvWeight, gw.qkvBias, dprojection, attnIn, w.qkvWeight, R, C, QKV);
     }
     std::swap(a.dx, a.dmid);
   }

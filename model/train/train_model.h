@@ -4,7 +4,7 @@
 // backward into a gradient Weights with the same layout as the parameters. Forward and backward
 // ops come from one Device (device.h: reference, Eigen or CUDA).
 // Every architecture-lab variant trains (positions, norms, pre/post norm, activations, MoE token
-// or expert choice, masks, GQA, tied or untied, attention-only).
+// or expert choice, masks, GQA, tied or untied, attention-only, qk_norm).
 // Memory: activations live in the forward backend's memory (host arrays on the CPU backends, as
 // always; device Buffers on CUDA, where the MoE routing downloads the router logits and runs on
 // the host). Parameters and gradients come as Weights (host) or as ParamView (pointers into the

@@ -182,6 +182,8 @@ write("hf_config", "qwen3", json.dumps(dict(llama, architectures=["Qwen3ForCausa
 write("hf_config", "mixtral", json.dumps(dict(llama, architectures=["MixtralForCausalLM"], model_type="mixtral",
                                               num_local_experts=8, num_experts_per_tok=2, router_aux_loss_coef=0.02,
                                               sliding_window=None)))
+write("hf_config", "qwen3-qk-norm", json.dumps(dict(llama, architectures=["Qwen3ForCausalLM"], model_type="qwen3", head_dim=64,
+                                                    attention_bias=False, use_sliding_window=False, sliding_window=None)))
 
 # --- training set-up: a --data spec line, then a --config file
 for name in ("brown-small", "brown-moe", "induction-2l"):

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # An independent float64 PyTorch forward of HuggingFace Llama-family models (Llama, Mistral, Qwen2,
-# Mixtral), written from the architectures' definitions (RMSNorm, rotate_half RoPE, grouped-query
-# attention, SwiGLU, sliding window, q/k/v, o and MLP biases, Mixtral's top-k sparse MoE block) with plain torch, no `transformers`. It writes tiny
+# Qwen3, Mixtral), written from the architectures' definitions (RMSNorm, rotate_half RoPE,
+# grouped-query attention, SwiGLU, sliding window, q/k/v, o and MLP biases, Qwen3's per-head q_norm /
+# k_norm before RoPE, Mixtral's top-k sparse MoE block) with plain torch, no `transformers`. It writes tiny
 # random-weight checkpoints in the HuggingFace layout (config.json + model.safetensors; one variant
 # sharded with model.safetensors.index.json, one in BF16, one in F16 with every bias) and, for a
 # fixed token sequence, the expected logits (T, V) and attention maps (L, H, T, T) as .npy. tests/test_hf_checkpoint.cpp runs
@@ -37,7 +38,16 @@ VARIANTS = {
     "llama_f16_biases": ("LlamaForCausalLM", "llama", {"torch_dtype": "float16", "attention_bias": True, "mlp_bias": True}, "F16", 1),
     "mixtral": ("MixtralForCausalLM", "mixtral", {"num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": None,
                                                   "router_aux_loss_coef": 0.02}, "F32", 1),
+    "qwen3": ("Qwen3ForCausalLM", "qwen3", {"head_dim": 8, "rms_norm_eps": 1e-6, "rope_theta": 1e6, "tie_word_embeddings": True,
+                                            "attention_bias": False, "use_sliding_window": False, "sliding_window": None,
+                                            "max_window_layers": 2}, "F32", 1),
+    "qwen3_attention_bias": ("Qwen3ForCausalLM", "qwen3", {"head_dim": 8, "num_key_value_heads": 1, "attention_bias": True}, "F32", 1),
 }
+
+
+def has_qk_norm(config):
+    """Qwen3 RMSNorms every head's q and k (D entries) after the projections, before RoPE."""
+    return config["architectures"][0] == "Qwen3ForCausalLM"
 
 
 def random_weights(config, qkv_bias, seed):
@@ -45,7 +55,7 @@ def random_weights(config, qkv_bias, seed):
     g = torch.Generator().manual_seed(seed)
     C, F, V = config["hidden_size"], config["intermediate_size"], config["vocab_size"]
     H, Hkv = config["num_attention_heads"], config["num_key_value_heads"]
-    D = C // H
+    D = config.get("head_dim") or C // H
 
     def normal(*shape, std):
         return (torch.randn(*shape, generator=g, dtype=torch.float64) * std).numpy()
@@ -65,6 +75,9 @@ def random_weights(config, qkv_bias, seed):
             w[p + "self_attn.q_proj.bias"] = normal(H * D, std=0.3)
             w[p + "self_attn.k_proj.bias"] = normal(Hkv * D, std=0.3)
             w[p + "self_attn.v_proj.bias"] = normal(Hkv * D, std=0.3)
+        if has_qk_norm(config):
+            w[p + "self_attn.q_norm.weight"] = 1.0 + normal(D, std=0.1)
+            w[p + "self_attn.k_norm.weight"] = 1.0 + normal(D, std=0.1)
         w[p + "self_attn.o_proj.weight"] = normal(C, H * D, std=1 / math.sqrt(C))
         if config.get("attention_bias", False):
             w[p + "self_attn.o_proj.bias"] = normal(C, std=0.3)
@@ -112,7 +125,7 @@ def forward(config, w, tokens, window):
     """-> logits (T, V), attention (L, H, T, T); float64. window: keys j with i - window < j <= i (0 = all)."""
     t = lambda name: torch.from_numpy(np.asarray(w[name], dtype=np.float64))  # noqa: E731
     C, H, Hkv = config["hidden_size"], config["num_attention_heads"], config["num_key_value_heads"]
-    D, eps, theta = C // H, config["rms_norm_eps"], config["rope_theta"]
+    D, eps, theta = config.get("head_dim") or C // H, config["rms_norm_eps"], config["rope_theta"]
     T = len(tokens)
     bias = lambda name, n: t(name) if name in w else torch.zeros(n, dtype=torch.float64)  # noqa: E731
     x = t("model.embed_tokens.weight")[torch.tensor(tokens)]
@@ -123,8 +136,11 @@ def forward(config, w, tokens, window):
     for l in range(config["num_hidden_layers"]):
         p = f"model.layers.{l}.self_attn."
         h = rms_norm(x, t(f"model.layers.{l}.input_layernorm.weight"), eps)
-        q = (h @ t(p + "q_proj.weight").T + bias(p + "q_proj.bias", H * D)).view(T, H, D).transpose(0, 1)
-        k = (h @ t(p + "k_proj.weight").T + bias(p + "k_proj.bias", Hkv * D)).view(T, Hkv, D).transpose(0, 1)
+        q = (h @ t(p + "q_proj.weight").T + bias(p + "q_proj.bias", H * D)).view(T, H, D)
+        k = (h @ t(p + "k_proj.weight").T + bias(p + "k_proj.bias", Hkv * D)).view(T, Hkv, D)
+        if has_qk_norm(config):  # over each head's D entries, in HF's row order (before RoPE)
+            q, k = rms_norm(q, t(p + "q_norm.weight"), eps), rms_norm(k, t(p + "k_norm.weight"), eps)
+        q, k = q.transpose(0, 1), k.transpose(0, 1)
         v = (h @ t(p + "v_proj.weight").T + bias(p + "v_proj.bias", Hkv * D)).view(T, Hkv, D).transpose(0, 1)
         q, k = rope(q, theta), rope(k, theta)
         k = k.repeat_interleave(H // Hkv, dim=0)  # HF's repeat_kv: query head h reads kv head h // (H / Hkv)
@@ -197,11 +213,11 @@ def main():
     out = sys.argv[1]
     for seed, (name, (arch, model_type, changes, dtype, shards)) in enumerate(VARIANTS.items()):
         config = dict(BASE, architectures=[arch], model_type=model_type, **changes)
-        qkv_bias = arch == "Qwen2ForCausalLM" or config.get("attention_bias", False)
+        qkv_bias = arch == "Qwen2ForCausalLM" or config.get("attention_bias", False)  # Qwen3 dropped Qwen2's
         folder = os.path.join(out, name)
         write_checkpoint(folder, config, random_weights(config, qkv_bias, 100 + seed), dtype, shards)
         window = config.get("sliding_window") or 0
-        if arch == "Qwen2ForCausalLM" and not config.get("use_sliding_window", False):
+        if arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM") and not config.get("use_sliding_window", False):
             window = 0
         logits, maps = forward(config, read_checkpoint(folder), TOKENS, window)
         np.save(os.path.join(folder, "tokens.npy"), np.asarray(TOKENS, dtype="<i4"))

@@ -90,7 +90,9 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
         percent(p.mlp, total), flopsText(2.0 * p.mlp));
   }
   row(std::string(c.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm") + " gains" + (c.hasNormBias() ? ", biases" : ""),
-      std::to_string(2 * L + (c.hasFinalNorm() ? 1 : 0)) + " norms of " + std::to_string(C), formatCount(p.layerNorm),
+      std::to_string(2 * L + (c.hasFinalNorm() ? 1 : 0)) + " norms of " + std::to_string(C) +
+          (c.qk_norm ? " + " + std::to_string(2 * L) + " q/k norms of " + std::to_string(c.headDim()) : std::string()),
+      formatCount(p.layerNorm),
       percent(p.layerNorm, total), flopsText(2.0 * p.layerNorm));
   row("Unembedding (logits)", c.tie_word_embeddings ? "tied: shares wte" : dims({C, V}), formatCount(p.unembedding),
       percent(p.unembedding, total), flopsText(f.unembedForward));
