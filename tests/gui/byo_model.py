@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A model from the HuggingFace cache, opened and looked at as hands do (hands.py) at 1280x720: a
-cache (HF_HOME under OUT) holds a tiny Llama and a tiny Mixtral written by the project's PyTorch
+cache (HF_HOME under OUT) holds a tiny BF16 Llama and a tiny Mixtral written by the project's PyTorch
 reference (tests/golden/hf_reference.py) with a SentencePiece-style tokenizer.json, and a Qwen2-MoE
 config tscope cannot open yet. The model picker lists them; the Qwen2-MoE one is greyed with its
 reason and does not open; the Llama one opens, a prompt typed in words becomes tokens of its own
@@ -62,7 +62,8 @@ def make_cache(out):
     reference = os.path.join(out, "reference")
     subprocess.run([sys.executable, os.path.join(HERE, "..", "golden", "hf_reference.py"), reference], check=True, capture_output=True)
     hub = os.path.join(out, "hf", "hub")
-    snapshots = {repo: cache_repo(hub, reference, repo, repo) for repo in ("llama", "mixtral")}
+    # The Llama is the BF16 variant: every panel then draws a model whose matrices stay 16-bit.
+    snapshots = {"llama": cache_repo(hub, reference, "llama_bf16", "llama"), "mixtral": cache_repo(hub, reference, "mixtral", "mixtral")}
     unsupported = os.path.join(hub, "models--tiny--qwen2moe", "snapshots", "4567")
     os.makedirs(unsupported)
     with open(os.path.join(unsupported, "config.json"), "w") as f:
