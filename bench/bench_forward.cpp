@@ -11,6 +11,11 @@
 // DIR/tscope_reference.json (a short prompt, its last-position logits and greedy continuation on
 // this backend), so the PyTorch peers run the SAME weights and can prove it
 // (bench/peers/torch_gpu_bench.py --check DIR).
+// --model DIR runs the same measurement on any model directory loadModel opens (a HuggingFace
+// checkpoint, e.g. bench/run_hf_bench.py's Qwen2.5-0.5B shape) and adds the load time, the
+// checkpoint's file size and peak resident memory (VmHWM) after loading and after the timed runs
+// (read before the bandwidth probes, which allocate 1.5 GiB of their own). --reference FILE writes
+// the prompt/logits JSON of --save-weights for whatever model runs (the peer's agreement check).
 #include <omp.h>
 
 #include <algorithm>
@@ -18,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -98,10 +104,9 @@ void randomizeBiasesAndNorms(Weights& weights, uint64_t seed) {
   }
 }
 
-// Writes the model directory and DIR/tscope_reference.json: a 16-token prompt, the last
-// position's logits on this backend and 8 greedy tokens through generate().
-void saveWeightsAndReference(const std::string& dir, const Weights& weights, Transformer& model) {
-  saveModelDir(dir, weights, nullptr);
+// Writes `path`: a 16-token prompt, the last position's logits on this backend and 8 greedy tokens
+// through generate().
+void writeReference(const std::string& path, Transformer& model) {
   const int V = model.config().vocab_size;
   Rng rng(99);
   std::vector<int> prompt(16);
@@ -112,7 +117,7 @@ void saveWeightsAndReference(const std::string& dir, const Weights& weights, Tra
   SamplingParams greedy;
   greedy.greedy = true;
   const GenerationResult continuation = generate(model, prompt, 8, greedy);
-  std::ofstream out(dir + "/tscope_reference.json");
+  std::ofstream out(path);
   out << "{\"backend\": \"" << model.backend().name() << "\", \"prompt\": [";
   for (size_t i = 0; i < prompt.size(); ++i) out << (i ? ", " : "") << prompt[i];
   out << "], \"greedy_ids\": [";
@@ -124,19 +129,70 @@ void saveWeightsAndReference(const std::string& dir, const Weights& weights, Tra
     out << (i ? ", " : "") << number;
   }
   out << "]}\n";
-  if (!out) throw Error(dir + "/tscope_reference.json: write failed");
+  if (!out) throw Error(path + ": write failed");
+}
+
+// Writes the model directory and DIR/tscope_reference.json (writeReference).
+void saveWeightsAndReference(const std::string& dir, const Weights& weights, Transformer& model) {
+  saveModelDir(dir, weights, nullptr);
+  writeReference(dir + "/tscope_reference.json", model);
+}
+
+// Peak resident memory so far (VmHWM of /proc/self/status), in kB.
+long peakResidentKb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.starts_with("VmHWM:")) return std::atol(line.c_str() + 6);
+  throw Error("/proc/self/status: no VmHWM line");
+}
+
+// Bytes of the *.safetensors files of a model directory (the file itself for a file path).
+double checkpointFileBytes(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (fs::is_regular_file(path)) return static_cast<double>(fs::file_size(path));
+  double bytes = 0;
+  for (const auto& entry : fs::directory_iterator(path))
+    if (entry.is_regular_file() && entry.path().extension() == ".safetensors") bytes += static_cast<double>(entry.file_size());
+  return bytes;
+}
+
+// The model --model names, or GPT-2 124M's shape with seeded random weights (the default).
+struct BenchModel {
+  Weights weights;
+  std::string format = "random gpt2-124m", path;
+  double loadMs = 0;
+};
+
+BenchModel openBenchModel(const std::string& modelDir) {
+  BenchModel m;
+  if (modelDir.empty()) {
+    m.weights = Weights(ModelConfig{});  // GPT-2 124M
+    m.weights.initRandom(1234);
+    randomizeBiasesAndNorms(m.weights, 4321);
+    return m;
+  }
+  const auto t0 = Clock::now();
+  LoadedModel loaded = loadModel(modelDir);
+  m.loadMs = seconds(t0, Clock::now()) * 1e3;
+  m.weights = std::move(loaded.weights);
+  m.format = loaded.format;
+  m.path = loaded.path;
+  return m;
 }
 
 }  // namespace
 
 int run(int argc, char** argv) {
   int prefillTokens = 128, decodeTokens = 128, threads = 0, repeats = 3;
-  std::string backendName = "cpu", saveDir;
+  std::string backendName = "cpu", saveDir, modelDir, referencePath;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const int value = std::atoi(argv[i + 1]);
     if (flag == "--backend") backendName = argv[i + 1];
     else if (flag == "--save-weights") saveDir = argv[i + 1];
+    else if (flag == "--model") modelDir = argv[i + 1];
+    else if (flag == "--reference") referencePath = argv[i + 1];
     else if (flag == "--prefill") prefillTokens = value;
     else if (flag == "--decode") decodeTokens = value;
     else if (flag == "--threads") threads = value;
@@ -146,14 +202,24 @@ int run(int argc, char** argv) {
       return 2;
     }
   }
-  ModelConfig config;  // GPT-2 124M
+  if (!modelDir.empty() && !saveDir.empty()) {
+    std::fprintf(stderr, "bench_forward: --save-weights writes the random GPT-2 weights; it does not go with --model\n");
+    return 2;
+  }
+  BenchModel bench;
+  try {
+    bench = openBenchModel(modelDir);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "bench_forward: --model %s: %s\n", modelDir.c_str(), e.what());
+    return 1;
+  }
+  const long peakAfterLoadKb = peakResidentKb();
+  const Weights& weights = bench.weights;
+  const ModelConfig& config = weights.config();
   if (prefillTokens < 1 || decodeTokens < 1 || repeats < 1 || prefillTokens + decodeTokens > config.n_positions) {
     std::fprintf(stderr, "bench_forward: need --prefill >= 1, --decode >= 1, --repeats >= 1, prefill + decode <= %d\n", config.n_positions);
     return 2;
   }
-  Weights weights(config);
-  weights.initRandom(1234);
-  randomizeBiasesAndNorms(weights, 4321);
   std::string backendNote;
   std::unique_ptr<Backend> backend;
   try {
@@ -172,6 +238,15 @@ int run(int argc, char** argv) {
       return 1;
     }
     std::fprintf(stderr, "bench_forward: wrote %s (model directory + tscope_reference.json)\n", saveDir.c_str());
+  }
+  if (!referencePath.empty()) {
+    try {
+      writeReference(referencePath, model);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "bench_forward: --reference: %s\n", e.what());
+      return 1;
+    }
+    std::fprintf(stderr, "bench_forward: wrote %s\n", referencePath.c_str());
   }
   Rng rng(7);
   std::vector<int> prompt(prefillTokens);
@@ -210,9 +285,12 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "bench_forward: generate() made no decode step\n");
     return 1;
   }
+  const long peakAfterRunKb = peakResidentKb();  // before the bandwidth probes allocate theirs
   const ParamCounts params = countParameters(config);
-  // Decode reads every block weight and the (tied) unembedding once per token; of wpe one row.
-  const double bytesPerToken = 4.0 * (params.nonEmbedding + params.tokenEmbedding);
+  // Decode reads every block weight and the unembedding (tied: the token embedding) once per token,
+  // as float32 (how the weights are held); of wte (untied) and wpe one row.
+  const double unembeddingFloats = static_cast<double>(params.unembedding > 0 ? params.unembedding : params.tokenEmbedding);
+  const double bytesPerToken = sizeof(float) * (params.nonEmbedding + unembeddingFloats);
   const double prefillMs = median(prefillTimes) * 1e3, decodeMs = median(decodeTimes) * 1e3;
   // Prefill FLOPs: 2 N per token for the block weights (cost.h's matmulForward), QK^T and P.V over
   // the causal triangle (4 C FLOPs per visible query-key pair and layer: T (T + 1) / 2 pairs), and
@@ -231,6 +309,14 @@ int run(int argc, char** argv) {
       prefillFlops / (prefillMs / 1e3) / 1e9, prefillFlops, prefillMatmulFlops, prefillAttentionFlops,
       model.canRecordSteps() ? "recordable steps (CUDA graph when generate() uses them)" : "forward() per token",
       decodeSteps, decodeMs, 1e3 / decodeMs, median(generateTimes) * 1e3, bytesPerToken);
+  if (!modelDir.empty()) {
+    const double fileBytes = checkpointFileBytes(bench.path);
+    std::printf(
+        "\"model_format\": \"%s\", \"n_layer\": %d, \"n_embd\": %d, \"vocab_size\": %d, \"parameters\": %lld, \"load_ms\": %.1f, "
+        "\"file_bytes\": %.0f, \"peak_rss_after_load_mb\": %.1f, \"peak_rss_after_run_mb\": %.1f, \"peak_rss_over_file\": %.3f, ",
+        bench.format.c_str(), config.n_layer, config.n_embd, config.vocab_size, static_cast<long long>(params.total), bench.loadMs, fileBytes,
+        peakAfterLoadKb * 1024 / 1e6, peakAfterRunKb * 1024 / 1e6, fileBytes > 0 ? peakAfterRunKb * 1024 / fileBytes : 0.0);
+  }
   if (!backend->isHost()) {  // host memory bandwidth says nothing about a device
     std::printf(
         "\"memcpy_gb_per_s\": null, \"decode_floor_ms\": null, \"decode_fraction_of_floor\": null, \"read_gb_per_s\": null, "
