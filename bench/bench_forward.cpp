@@ -288,9 +288,14 @@ int run(int argc, char** argv) {
   const long peakAfterRunKb = peakResidentKb();  // before the bandwidth probes allocate theirs
   const ParamCounts params = countParameters(config);
   // Decode reads every block weight and the unembedding (tied: the token embedding) once per token,
-  // as float32 (how the weights are held); of wte (untied) and wpe one row.
-  const double unembeddingFloats = static_cast<double>(params.unembedding > 0 ? params.unembedding : params.tokenEmbedding);
-  const double bytesPerToken = sizeof(float) * (params.nonEmbedding + unembeddingFloats);
+  // in the dtype it is held in (float32, or 16-bit halves for a BF16/F16 checkpoint); of wte
+  // (untied) and wpe one row.
+  double bytesPerToken = 0;
+  for (size_t i = 0; i < weights.layout().size(); ++i) {
+    const std::string& name = weights.layout()[i].name;
+    if (name == "wpe.weight" || (name == "wte.weight" && !config.tie_word_embeddings)) continue;
+    bytesPerToken += weights.half(i) ? static_cast<double>(weights.half(i).bytes()) : sizeof(float) * static_cast<double>(weights.layout()[i].numel());
+  }
   const double prefillMs = median(prefillTimes) * 1e3, decodeMs = median(decodeTimes) * 1e3;
   // Prefill FLOPs: 2 N per token for the block weights (cost.h's matmulForward), QK^T and P.V over
   // the causal triangle (4 C FLOPs per visible query-key pair and layer: T (T + 1) / 2 pairs), and
@@ -312,9 +317,9 @@ int run(int argc, char** argv) {
   if (!modelDir.empty()) {
     const double fileBytes = checkpointFileBytes(bench.path);
     std::printf(
-        "\"model_format\": \"%s\", \"n_layer\": %d, \"n_embd\": %d, \"vocab_size\": %d, \"parameters\": %lld, \"load_ms\": %.1f, "
+        "\"model_format\": \"%s\", \"weights_held\": \"%s\", \"half_bytes\": %zu, \"n_layer\": %d, \"n_embd\": %d, \"vocab_size\": %d, \"parameters\": %lld, \"load_ms\": %.1f, "
         "\"file_bytes\": %.0f, \"peak_rss_after_load_mb\": %.1f, \"peak_rss_after_run_mb\": %.1f, \"peak_rss_over_file\": %.3f, ",
-        bench.format.c_str(), config.n_layer, config.n_embd, config.vocab_size, static_cast<long long>(params.total), bench.loadMs, fileBytes,
+        bench.format.c_str(), weights.hasHalves() ? "halves" : "float32", weights.halfBytes(), config.n_layer, config.n_embd, config.vocab_size, static_cast<long long>(params.total), bench.loadMs, fileBytes,
         peakAfterLoadKb * 1024 / 1e6, peakAfterRunKb * 1024 / 1e6, fileBytes > 0 ? peakAfterRunKb * 1024 / fileBytes : 0.0);
   }
   if (!backend->isHost()) {  // host memory bandwidth says nothing about a device
