@@ -13,6 +13,7 @@
 #include "kernels/cuda_check.h"
 #include "kernels/launchers.h"
 #include "kernels/reduce.cuh"
+#include "kernels/rope_frequencies.cuh"
 
 namespace tscope::cuda {
 namespace {
@@ -22,10 +23,12 @@ constexpr int kDecodeMaxT = 16;  // at most this many queries: the split-key ker
 // The position of the first new token: *devicePosition in a recorded step, else pos0.
 __device__ inline int firstPosition(int pos0, const int* devicePosition) { return devicePosition ? *devicePosition : pos0; }
 
-// Rotates pair i of every Q head (H) and K head (Hkv) of row t by (pos0 + t) * base^(-2i/D), the
-// formula of model/positional.cpp (RoFormer, Su et al. 2021), in double as the reference does.
+// Rotates pair i of every Q head (H) and K head (Hkv) of row t by (pos0 + t) * f_i, f_i =
+// base^(-2i/D) or Llama 3's scaled table (model/nn/positional.cpp; RoFormer, Su et al. 2021), in
+// double as the reference does.
 // One thread per (t, head, pair); qkv rows are rowWidth floats apart, K heads start at column C.
-__global__ void ropeKernel(float* qkv, int T, int H, int kvHeads, int D, int rowWidth, int pos0, const int* devicePosition, double base) {
+__global__ void ropeKernel(float* qkv, int T, int H, int kvHeads, int D, int rowWidth, int pos0, const int* devicePosition,
+                           RopeFrequencies rope) {
   const int pairs = D / 2, heads = H + kvHeads;
   const int start = firstPosition(pos0, devicePosition);
   const size_t total = static_cast<size_t>(T) * heads * pairs;
@@ -36,7 +39,7 @@ __global__ void ropeKernel(float* qkv, int T, int H, int kvHeads, int D, int row
     const int t = static_cast<int>(index / (static_cast<size_t>(pairs) * heads));
     const int column = head < H ? head * D : H * D + (head - H) * D;
     float* pair = qkv + static_cast<size_t>(t) * rowWidth + column + 2 * i;
-    const double angle = (static_cast<double>(start) + t) * pow(base, -2.0 * i / D);
+    const double angle = (static_cast<double>(start) + t) * ropePairFrequency(rope, i, D);
     double sine, cosine;
     sincos(angle, &sine, &cosine);
     const double x0 = pair[0], x1 = pair[1];
@@ -242,7 +245,8 @@ void launchAttention(float* out, float* qkv, float* kCache, float* vCache, const
   if (T <= 0) return;
   if (s.ropeBase > 0) {
     const size_t pairs = static_cast<size_t>(T) * (H + s.kvHeads()) * (D / 2);
-    ropeKernel<<<blocksFor(pairs, 256), 256, 0, stream>>>(qkv, T, H, s.kvHeads(), D, rowWidth, s.pos0, devicePosition, s.ropeBase);
+    ropeKernel<<<blocksFor(pairs, 256), 256, 0, stream>>>(qkv, T, H, s.kvHeads(), D, rowWidth, s.pos0, devicePosition,
+                                                         ropeFrequenciesOf(s));
     TSCOPE_LAUNCH_CHECK();
   }
   const size_t appended = static_cast<size_t>(T) * kvDim;

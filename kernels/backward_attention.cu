@@ -14,6 +14,7 @@
 #include "kernels/cuda_check.h"
 #include "kernels/launchers.h"
 #include "kernels/reduce.cuh"
+#include "kernels/rope_frequencies.cuh"
 
 namespace tscope::cuda {
 namespace {
@@ -24,7 +25,7 @@ struct BackwardArgs {
   int T, H, D, C, kvDim, width, group, window;
   bool causal;
   float scale;
-  double ropeBase;  // 0: no RoPE
+  RopeFrequencies rope;  // base 0: no RoPE
 };
 
 // The contiguous range of keys query t sees, and of queries that see key j (AttentionShape::visible).
@@ -38,13 +39,13 @@ __device__ inline void queryRange(const BackwardArgs& a, int j, int* first, int*
 }
 
 // Adds the gradient g (D, shared) of a rotated head at position `position` to dst, turned back.
-__device__ inline void addRotatedBack(float* dst, const float* g, int D, int position, double ropeBase) {
-  if (ropeBase <= 0) {
+__device__ inline void addRotatedBack(float* dst, const float* g, int D, int position, const RopeFrequencies& rope) {
+  if (rope.base <= 0) {
     for (int d = threadIdx.x; d < D; d += blockDim.x) dst[d] += g[d];
     return;
   }
   for (int i = threadIdx.x; i < D / 2; i += blockDim.x) {
-    const double angle = static_cast<double>(position) * pow(ropeBase, -2.0 * i / D);
+    const double angle = static_cast<double>(position) * ropePairFrequency(rope, i, D);
     double sine, cosine;
     sincos(angle, &sine, &cosine);
     const double g0 = g[2 * i], g1 = g[2 * i + 1];
@@ -114,7 +115,7 @@ __global__ void attentionQueryBackwardKernel(float* dx, float* probs, float* dsc
     dq[d] = acc;
   }
   __syncthreads();
-  addRotatedBack(dx + static_cast<size_t>(t) * a.width + h * a.D, dq, a.D, t, a.ropeBase);
+  addRotatedBack(dx + static_cast<size_t>(t) * a.width + h * a.D, dq, a.D, t, a.rope);
 }
 
 // grid (Hkv, T): key/value row j of kv head g: dk = sum over the group's heads h and the queries t
@@ -138,7 +139,7 @@ __global__ void attentionKeyBackwardKernel(float* dx, const float* probs, const 
     dvRow[d] += accV;
   }
   __syncthreads();
-  addRotatedBack(dx + static_cast<size_t>(j) * a.width + a.C + kvHead * a.D, dk, a.D, j, a.ropeBase);
+  addRotatedBack(dx + static_cast<size_t>(j) * a.width + a.C + kvHead * a.D, dk, a.D, j, a.rope);
 }
 
 }  // namespace
@@ -164,7 +165,7 @@ void launchAttentionBackward(float* dqkv, const float* dout, const float* qkv, c
   a.window = s.window;
   a.causal = s.causal;
   a.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.headDim)));
-  a.ropeBase = s.ropeBase;
+  a.rope = ropeFrequenciesOf(s);
   float* probs = scratch;
   float* dscores = scratch + static_cast<size_t>(s.nHead) * s.T * s.T;
   const size_t queryShared = 3 * static_cast<size_t>(a.D) * sizeof(float), keyShared = static_cast<size_t>(a.D) * sizeof(float);

@@ -199,6 +199,34 @@ TEST(Architecture, ImpossibleCombinationsNameTheFieldAndRule) {
             std::string::npos);
   EXPECT_NE(messageFor([](ModelConfig& c) { c.position_encoding = PositionEncoding::Sinusoidal; c.position_base = 1.0; }).find("position_base"),
             std::string::npos);
+  // Llama 3's RoPE scaling: only on RoPE models, with a positive factor, 0 < low < high, a context.
+  const auto scaledRope = [&](const std::function<void(ModelConfig&)>& change) {
+    return messageFor([&](ModelConfig& c) {
+      c.position_encoding = PositionEncoding::Rope;
+      c.rope_scaling_factor = 8;
+      change(c);
+    });
+  };
+  EXPECT_EQ(scaledRope([](ModelConfig&) {}), "");
+  EXPECT_EQ(scaledRope([](ModelConfig& c) { c.position_encoding = PositionEncoding::Alibi; }),
+            "rope_scaling_factor needs position_encoding rope (got alibi)");
+  EXPECT_NE(scaledRope([](ModelConfig& c) { c.rope_scaling_factor = -2; }).find("rope_scaling_factor must be a finite number > 0"),
+            std::string::npos);
+  EXPECT_NE(scaledRope([](ModelConfig& c) { c.rope_scaling_factor = std::nan(""); }).find("rope_scaling_factor"), std::string::npos);
+  EXPECT_NE(scaledRope([](ModelConfig& c) { c.rope_high_freq_factor = 1; }).find("rope_high_freq_factor (1.000000) must be greater"),
+            std::string::npos);
+  EXPECT_NE(scaledRope([](ModelConfig& c) { c.rope_low_freq_factor = 0; }).find("rope_low_freq_factor"), std::string::npos);
+  EXPECT_EQ(scaledRope([](ModelConfig& c) { c.rope_original_context = 0; }), "rope_original_context must be at least 1 (got 0)");
+  // Written to config.json only when set, so configs without it stay as they were.
+  ModelConfig plainRope = smallConfig(2, 4, 32, 41, 24);
+  plainRope.position_encoding = PositionEncoding::Rope;
+  EXPECT_FALSE(configToJson(plainRope).contains("rope_scaling_factor"));
+  plainRope.rope_scaling_factor = 8;
+  plainRope.rope_original_context = 64;
+  const ModelConfig back = configFromJson(configToJson(plainRope));
+  EXPECT_EQ(back.rope_scaling_factor, 8.0);
+  EXPECT_EQ(back.rope_original_context, 64);
+  EXPECT_EQ(back.rope_high_freq_factor, 4.0);
   // From JSON: unknown values and wrong types are named too.
   EXPECT_THROW(configFromJson(nlohmann::json{{"position_encoding", "spiral"}}), Error);
   try {

@@ -373,6 +373,13 @@ TEST(BackwardAttention, RopeMatchesFiniteDifferences) {
   expectAttentionGradientMatches("RoPE (base 10000) attention d/dqkv", shape, 52);
   shape.ropeBase = 3;  // every pair turns by a large angle
   expectAttentionGradientMatches("RoPE (base 3) attention d/dqkv", shape, 54);
+  // Llama 3 scaling, D 4, base 3: wavelengths 6.3 and 10.9 with original context 16 and frequency
+  // factors 1 and 2 put pair 0 in the kept band (< 8) and pair 1 in the blended one.
+  const std::vector<double> scaled = ropeInverseFrequencies(4, 3.0, RopeScaling{8.0, 1.0, 2.0, 16.0});
+  ASSERT_EQ(scaled[0], 1.0);
+  ASSERT_LT(scaled[1], std::pow(3.0, -0.5) * 0.9);
+  shape.ropeFrequencies = scaled.data();
+  expectAttentionGradientMatches("RoPE (base 3, Llama 3 scaled) attention d/dqkv", shape, 55);
 }
 
 TEST(BackwardAttention, AlibiMatchesFiniteDifferences) {

@@ -25,7 +25,7 @@ inline std::vector<float> forwardQkv(const AttentionShape& shape, int batch, uin
   if (shape.ropeBase > 0)
     for (int b = 0; b < batch; ++b) {
       float* seq = qkv.data() + static_cast<size_t>(b) * shape.T * width;
-      applyRope(seq, shape.T, shape.nHead + shape.kvHeads(), shape.headDim, width, 0, shape.ropeBase);
+      applyRope(seq, shape.T, shape.nHead + shape.kvHeads(), shape.headDim, width, 0, shape.ropeBase, shape.ropeFrequencies);
     }
   return qkv;
 }

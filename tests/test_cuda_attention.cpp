@@ -52,6 +52,7 @@ std::vector<Variant> variants() {
       {"mqa", [](AttentionShape& s) { s.nKvHead = 1; }},
       {"rope", [](AttentionShape& s) { s.ropeBase = 10000; }},
       {"rope_gqa2_window70", [](AttentionShape& s) { s.ropeBase = 500; s.nKvHead = 2; s.window = 70; }},
+      {"rope_llama3_scaled_gqa2", [](AttentionShape& s) { s.ropeBase = 100; s.ropeFrequencies = tscope::testing::scaledRopeTable(); s.nKvHead = 2; }},
       {"alibi", [](AttentionShape&) {}, true},
       {"alibi_mqa_bidirectional", [](AttentionShape& s) { s.nKvHead = 1; s.causal = false; }, true},
       {"alibi_window40", [](AttentionShape& s) { s.window = 40; }, true},

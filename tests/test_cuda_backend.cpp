@@ -218,6 +218,7 @@ TEST(CudaBackend, AttentionMatchesReferenceInEveryVariant) {
       {"mqa", [](AttentionShape& s) { s.nKvHead = 1; }},
       {"rope", [](AttentionShape& s) { s.ropeBase = 10000; }},
       {"rope_gqa2_window4", [](AttentionShape& s) { s.ropeBase = 500; s.nKvHead = 2; s.window = 4; }},
+      {"rope_llama3_scaled", [](AttentionShape& s) { s.ropeBase = 100; s.ropeFrequencies = tscope::testing::scaledRopeTable(); }},
       {"alibi", [](AttentionShape&) {}},  // slopes set below
       {"alibi_mqa_bidirectional", [](AttentionShape& s) { s.nKvHead = 1; s.causal = false; }},
   };

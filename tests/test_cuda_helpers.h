@@ -14,6 +14,7 @@
 #include "model/nn/backend_select.h"
 #include "model/core/error.h"
 #include "model/generate/sampling.h"
+#include "model/nn/positional.h"
 
 namespace tscope::testing {
 
@@ -29,6 +30,14 @@ auto cudaOrNull(std::string* why, Make make) -> decltype(make()) {
 }
 inline std::unique_ptr<Backend> cudaOrNull(std::string* why) {
   return cudaOrNull(why, [] { return makeBackend("cuda"); });
+}
+
+// A Llama 3-scaled RoPE table of 128 pairs (D 256, base 100, factor 8, original context 64: kept,
+// blended and divided pairs). A head of D < 256 reads its first D/2 entries, a table unlike its
+// plain base^(-2i/D), which is what the kernels must honour.
+inline const double* scaledRopeTable() {
+  static const std::vector<double> table = ropeInverseFrequencies(256, 100.0, RopeScaling{8.0, 1.0, 4.0, 64.0});
+  return table.data();
 }
 
 // n floats uniform in [-scale, scale) from Rng(seed).

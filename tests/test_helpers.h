@@ -39,7 +39,7 @@ struct ArchitectureVariant {
 };
 
 // Every positional encoding, norm and norm position, feed-forward, attention mask, tying, MoE
-// routing and qk_norm, alone and in combinations, for tests that run each backend over all of them.
+// routing, qk_norm and RoPE scaling, alone and in combinations, for tests that run each backend over all of them.
 inline std::vector<ArchitectureVariant> architectureVariants() {
   return {
       {"gpt2", [](ModelConfig&) {}},
@@ -52,6 +52,12 @@ inline std::vector<ArchitectureVariant> architectureVariants() {
       {"swiglu_dff48", [](ModelConfig& c) { c.activation = Activation::SwiGlu; c.d_ff = 48; }},
       {"gelu_erf_untied", [](ModelConfig& c) { c.activation = Activation::GeluErf; c.tie_word_embeddings = false; }},
       {"gqa2_rope", [](ModelConfig& c) { c.n_kv_head = 2; c.position_encoding = PositionEncoding::Rope; }},
+      // Llama 3's RoPE scaling with D = 8, base 100 and original context 40: pair wavelengths 6.3,
+      // 19.9, 62.8, 199 fall in the kept, blended and divided bands.
+      {"gqa2_rope_llama3_scaled", [](ModelConfig& c) {
+         c.n_kv_head = 2; c.position_encoding = PositionEncoding::Rope; c.position_base = 100;
+         c.rope_scaling_factor = 8; c.rope_low_freq_factor = 1; c.rope_high_freq_factor = 4; c.rope_original_context = 40;
+       }},
       {"qknorm_gqa2_rope_rmsnorm", [](ModelConfig& c) {
          c.qk_norm = true; c.n_kv_head = 2; c.position_encoding = PositionEncoding::Rope; c.norm = NormKind::RmsNorm;
        }},

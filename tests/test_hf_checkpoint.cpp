@@ -27,8 +27,8 @@ using json = nlohmann::json;
 
 namespace {
 
-const char* const kVariants[] = {"llama",         "smollm",     "mistral",          "qwen2", "qwen3", "qwen3_attention_bias",
-                                 "llama_sharded", "llama_bf16", "llama_f16_biases", "mixtral"};
+const char* const kVariants[] = {"llama",         "smollm",     "mistral",          "qwen2",   "qwen3", "qwen3_attention_bias",
+                                 "llama_sharded", "llama_bf16", "llama_f16_biases", "mixtral", "llama32_rope_scaling"};
 
 // A tiny Llama written here (not by the reference): L 2, C 16, H 4, Hkv 2, F 24, V 32.
 json tinyConfig() {
@@ -206,6 +206,12 @@ TEST(HfCheckpoint, MatchesPyTorchReference) {
   EXPECT_TRUE(biased.weights.config().qk_norm);
   EXPECT_EQ(biased.weights.config().kvHeads(), 1);
   EXPECT_NE(biased.weights.param("h.0.attn.c_proj.bias")[0], 0.0f);  // attention_bias: o_proj.bias read too
+  // Llama 3.2-style rope_scaling llama3: its four fields came through.
+  const ModelConfig scaled = loadModel((dir.path() / "llama32_rope_scaling").string()).weights.config();
+  EXPECT_EQ(scaled.rope_scaling_factor, 8.0);
+  EXPECT_EQ(scaled.rope_low_freq_factor, 1.0);
+  EXPECT_EQ(scaled.rope_high_freq_factor, 4.0);
+  EXPECT_EQ(scaled.rope_original_context, 40);
   // Mixtral: every layer a mixture of 4 SwiGLU experts, top 2, no capacity limit, its aux coefficient.
   const LoadedModel mixtral = loadModel((dir.path() / "mixtral").string());
   const ModelConfig& moe = mixtral.weights.config();
@@ -282,6 +288,34 @@ TEST(HfCheckpoint, ConfigMapsEveryField) {
   expectMentions(errorMessage([&] { hfLlamaConfig(qwen3); }), {"head_dim 8", "not supported yet"});
 }
 
+TEST(HfCheckpoint, ConfigMapsLlama3RopeScaling) {
+  // Llama 3.1 / 3.2's rope_scaling; older configs say "type" instead of "rope_type".
+  json j = tinyConfig();
+  j["rope_theta"] = 500000.0;
+  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 32.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                       {"original_max_position_embeddings", 8192}};
+  ModelConfig c = hfLlamaConfig(j);
+  EXPECT_EQ(c.rope_scaling_factor, 32.0);
+  EXPECT_EQ(c.rope_low_freq_factor, 1.0);
+  EXPECT_EQ(c.rope_high_freq_factor, 4.0);
+  EXPECT_EQ(c.rope_original_context, 8192);
+  EXPECT_EQ(c.position_base, 500000.0);
+  j["rope_scaling"].erase("rope_type");
+  j["rope_scaling"]["type"] = "llama3";
+  j["rope_scaling"]["factor"] = 8.0;
+  EXPECT_EQ(hfLlamaConfig(j).rope_scaling_factor, 8.0);
+  // "default" scaling is none; a missing or bad field is one line naming it.
+  j["rope_scaling"] = {{"rope_type", "default"}};
+  EXPECT_FALSE(hfLlamaConfig(j).hasRopeScaling());
+  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
+  expectMentions(errorMessage([&] { hfLlamaConfig(j); }), {"rope_scaling", "low_freq_factor"});
+  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 4.0}, {"high_freq_factor", 1.0},
+                       {"original_max_position_embeddings", 8192}};
+  expectMentions(errorMessage([&] { hfLlamaConfig(j); }), {"rope_high_freq_factor", "rope_low_freq_factor"});
+  j["rope_scaling"]["factor"] = 0.0;
+  expectMentions(errorMessage([&] { hfLlamaConfig(j); }), {"rope_scaling", "factor must be > 0"});
+}
+
 TEST(HfCheckpoint, UnsupportedConfigsAreOneLine) {
   ScratchDir dir("tscope_hf_bad");
   for (const char* arch : {"Gemma2ForCausalLM", "Qwen2MoeForCausalLM"}) {
@@ -291,7 +325,7 @@ TEST(HfCheckpoint, UnsupportedConfigsAreOneLine) {
     expectMentions(loadError(dir.path() / arch), {arch, "not supported yet", "config.json"});
   }
   const std::pair<const char*, json> fields[] = {
-      {"rope_scaling", json{{"rope_type", "llama3"}, {"factor", 8.0}}}, {"head_dim", 8}, {"hidden_act", "gelu"}};
+      {"rope_scaling", json{{"rope_type", "yarn"}, {"factor", 4.0}}}, {"head_dim", 8}, {"hidden_act", "gelu"}};
   for (const auto& [field, value] : fields) {
     json j = tinyConfig();
     j[field] = value;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <numbers>
 #include <random>
 #include <string>
 #include <vector>
@@ -172,6 +173,61 @@ TEST(Positional, RopeAnglesMatchTheFormula) {
   // Pair 0 turns by exactly t radians at any base.
   const std::vector<float> angles = ropeAngles(4, 6, 10000.0);
   for (int t = 0; t < 4; ++t) EXPECT_EQ(angles[static_cast<size_t>(t) * 3], static_cast<float>(t));
+}
+
+TEST(Positional, RopeInverseFrequenciesOfLlama3ScalingHaveThreeBands) {
+  // d = 8, base 100: f_i = 100^(-i/4) = 1, 10^-0.5, 0.1, 10^-1.5, wavelengths 2 pi / f_i = 6.28,
+  // 19.87, 62.8, 198.7. Original context 40, frequency factors 1 and 4: wavelengths under
+  // 40 / 4 = 10 keep f_i, over 40 / 1 = 40 take f_i / 8, and pair 1 (19.87) blends with
+  // s = (40 / 19.87 - 1) / (4 - 1) = 0.33772: (1 - s) * 0.316228 / 8 + s * 0.316228 = 0.132976.
+  const RopeScaling scaling{8.0, 1.0, 4.0, 40.0};
+  const std::vector<double> scaled = ropeInverseFrequencies(8, 100.0, scaling);
+  const double want[] = {1.0, 0.13297613927107155, 0.0125, 0.003952847075210474};
+  ASSERT_EQ(scaled.size(), 4u);
+  MaxDifference diff;
+  for (int i = 0; i < 4; ++i) diff.see(scaled[i] / want[i], 1.0, "pair " + std::to_string(i));
+  EXPECT_LE(diff.value, 1e-14) << diff.describe();
+  std::printf("ropeInverseFrequencies (Llama 3 scaling) vs hand-computed, relative: %s\n", diff.describe().c_str());
+  // No scaling: exactly the plain base^(-2i/d) that applyRope and ropeAngles use.
+  const std::vector<double> plain = ropeInverseFrequencies(8, 100.0);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(plain[i], std::pow(100.0, -2.0 * i / 8)) << "pair " << i;
+  // Llama 3.1 8B's own values (D 128, base 500000, factor 8, 1, 4, 8192): the fastest pair is kept,
+  // the slowest divided by 8, and the blend is continuous at both band edges (s = 0 and s = 1).
+  const std::vector<double> llama = ropeInverseFrequencies(128, 500000.0, RopeScaling{8.0, 1.0, 4.0, 8192.0});
+  EXPECT_EQ(llama[0], 1.0);
+  EXPECT_DOUBLE_EQ(llama[63], std::pow(500000.0, -126.0 / 128) / 8);
+  // d = 4: pair 1 has wavelength 2 pi sqrt(base), so base = (edge / 2 pi)^2 puts it on an edge;
+  // just below and just above it the frequencies agree to the nudge.
+  for (double edge : {2048.0, 8192.0}) {
+    const double base = std::pow(edge / (2 * std::numbers::pi), 2);
+    const double below = ropeInverseFrequencies(4, base * (1 - 1e-9), RopeScaling{8.0, 1.0, 4.0, 8192.0})[1];
+    const double above = ropeInverseFrequencies(4, base * (1 + 1e-9), RopeScaling{8.0, 1.0, 4.0, 8192.0})[1];
+    EXPECT_NEAR(below / above, 1.0, 1e-8) << "edge " << edge;
+  }
+  // A config without scaling gives the plain frequencies; its fields give the scaled ones.
+  ModelConfig config;
+  config.position_encoding = PositionEncoding::Rope;
+  config.n_embd = 32;
+  config.n_head = 4;
+  config.position_base = 100.0;
+  EXPECT_EQ(ropeInverseFrequencies(config), plain);
+  config.rope_scaling_factor = 8.0;
+  config.rope_original_context = 40;
+  EXPECT_EQ(ropeInverseFrequencies(config), scaled);
+  // Rotating with the scaled frequencies turns pair i by pos * f_i.
+  const int pos = 7;
+  std::vector<float> vector = {1, 0, 1, 0, 1, 0, 1, 0};
+  applyRope(vector.data(), 1, 1, 8, 8, pos, 100.0, scaled.data());
+  MaxDifference rotation;
+  for (int i = 0; i < 4; ++i) {
+    rotation.see(vector[2 * i], std::cos(pos * want[i]), at(i, 0));
+    rotation.see(vector[2 * i + 1], std::sin(pos * want[i]), at(i, 1));
+  }
+  EXPECT_LE(rotation.value, 1e-7) << rotation.describe();
+  const std::vector<float> angles = ropeAngles(3, scaled);
+  EXPECT_FLOAT_EQ(angles[2 * 4 + 1], static_cast<float>(2 * want[1]));
+  expectError([] { ropeInverseFrequencies(8, 100.0, RopeScaling{8.0, 4.0, 1.0, 40.0}); }, "ropeInverseFrequencies: the frequency factors");
+  expectError([] { ropeInverseFrequencies(8, 100.0, RopeScaling{-1.0, 1.0, 4.0, 40.0}); }, "ropeInverseFrequencies: the scaling factor");
 }
 
 TEST(Positional, RopeRotatesEachPairByItsAngle) {

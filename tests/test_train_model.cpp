@@ -97,6 +97,16 @@ std::vector<Variant> variants() {
     c.position_encoding = PositionEncoding::Rope;
     v.push_back({"attention_only_rope", c});
   }
+  // Llama 3's RoPE scaling (D 8, base 100, original context 40: a kept, a blended and two divided pairs).
+  {
+    ModelConfig c = smallConfig(2, 2, 16, 11, 8);
+    c.position_encoding = PositionEncoding::Rope;
+    c.position_base = 100;
+    c.rope_scaling_factor = 8;
+    c.rope_original_context = 40;
+    c.norm = NormKind::RmsNorm;
+    v.push_back({"rope_llama3_scaled_rmsnorm", c});
+  }
   // qk_norm (Qwen3's per-head RMSNorm of q and k before RoPE): with GQA, and post-norm without RoPE.
   {
     ModelConfig c = smallConfig(2, 4, 16, 11, 8);

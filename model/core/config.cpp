@@ -123,6 +123,22 @@ void readAttentionVariant(const nlohmann::json& j, AttentionVariantParams& p) {
   }
 }
 
+// Llama 3's RoPE scaling fields: unset (factor 0), or a positive factor on a RoPE model with
+// 0 < low < high frequency factors and a positive original context. "" when they are fine.
+std::string ropeScalingProblem(const ModelConfig& c) {
+  if (!c.hasRopeScaling()) return "";
+  const auto number = [](double v) { return std::to_string(v); };
+  if (c.position_encoding != PositionEncoding::Rope)
+    return std::string("rope_scaling_factor needs position_encoding rope (got ") + toString(c.position_encoding) + ")";
+  if (!(c.rope_scaling_factor > 0 && c.rope_scaling_factor < 1e6))
+    return "rope_scaling_factor must be a finite number > 0, or 0 for no scaling (got " + number(c.rope_scaling_factor) + ")";
+  if (!(c.rope_low_freq_factor > 0 && c.rope_high_freq_factor > c.rope_low_freq_factor && c.rope_high_freq_factor < 1e6))
+    return "rope_high_freq_factor (" + number(c.rope_high_freq_factor) + ") must be greater than rope_low_freq_factor (" +
+           number(c.rope_low_freq_factor) + "), which must be > 0, both finite";
+  if (c.rope_original_context < 1) return "rope_original_context must be at least 1 (got " + std::to_string(c.rope_original_context) + ")";
+  return "";
+}
+
 }  // namespace
 
 const char* toString(PositionEncoding v) { return nameOf(kPositionNames, (int)v); }
@@ -150,6 +166,7 @@ std::string validateConfig(const ModelConfig& c) {
   if ((c.position_encoding == PositionEncoding::Sinusoidal || c.position_encoding == PositionEncoding::Rope) &&
       !(c.position_base > 1.0 && c.position_base < 1e12))
     return "position_base must be greater than 1 (got " + std::to_string(c.position_base) + ")";
+  if (std::string msg = ropeScalingProblem(c); !msg.empty()) return msg;
   if (std::string msg = attentionVariantConfigProblem(c); !msg.empty()) return msg;
   if (c.attention_only && c.n_experts > 0) return "attention_only models have no feed-forward, so n_experts must be 0";
   if (c.isMoe()) {
@@ -177,6 +194,10 @@ ModelConfig configFromJson(const nlohmann::json& j) {
   readField(j, "tokenizer", c.tokenizer);
   readEnum(j, "position_encoding", kPositionNames, c.position_encoding);
   readField(j, "position_base", c.position_base);
+  readField(j, "rope_scaling_factor", c.rope_scaling_factor);
+  readField(j, "rope_low_freq_factor", c.rope_low_freq_factor);
+  readField(j, "rope_high_freq_factor", c.rope_high_freq_factor);
+  readField(j, "rope_original_context", c.rope_original_context);
   readEnum(j, "norm", kNormNames, c.norm);
   std::string normPosition;
   readField(j, "norm_position", normPosition);
@@ -222,6 +243,12 @@ nlohmann::json configToJson(const ModelConfig& c) {
                       {"attention_window", c.attention_window},
                       {"tie_word_embeddings", c.tie_word_embeddings},
                       {"n_experts", c.n_experts}};
+  if (c.hasRopeScaling()) {
+    j["rope_scaling_factor"] = c.rope_scaling_factor;
+    j["rope_low_freq_factor"] = c.rope_low_freq_factor;
+    j["rope_high_freq_factor"] = c.rope_high_freq_factor;
+    j["rope_original_context"] = c.rope_original_context;
+  }
   if (c.attention_only) j["attention_only"] = true;
   if (c.qk_norm) j["qk_norm"] = true;
   if (c.attention_variant.variant != AttentionVariant::Exact) {

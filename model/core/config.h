@@ -29,6 +29,14 @@ struct ModelConfig {
   // Architecture lab (tscope's own models; HF GPT-2 keeps the defaults).
   PositionEncoding position_encoding = PositionEncoding::Learned;
   double position_base = 10000;  // sinusoidal base C in sin(t / C^(2i/d)); RoPE base
+  // Llama 3's RoPE scaling (HF rope_scaling with rope_type "llama3"; ropeInverseFrequencies in
+  // model/nn/positional.h): pairs whose wavelength 2 pi / base^(-2i/D) is over
+  // rope_original_context / rope_low_freq_factor turn rope_scaling_factor times slower, those under
+  // rope_original_context / rope_high_freq_factor keep their speed, the ones between blend the two.
+  double rope_scaling_factor = 0;     // 0 = no scaling
+  double rope_low_freq_factor = 1;
+  double rope_high_freq_factor = 4;
+  int rope_original_context = 8192;   // the context the unscaled model was trained with
   NormKind norm = NormKind::LayerNorm;
   bool pre_norm = true;          // z = x + f(LN(x)); false: post-norm z = LN(x + f(x))
   int d_ff = 0;                  // F; 0 = 4C
@@ -59,6 +67,7 @@ struct ModelConfig {
   int dFF() const { return d_ff > 0 ? d_ff : 4 * n_embd; }             // F
   bool isMoe() const { return n_experts > 0 && !attention_only; }
   bool hasFeedForward() const { return !attention_only; }
+  bool hasRopeScaling() const { return rope_scaling_factor != 0; }
   bool hasLearnedPositions() const { return position_encoding == PositionEncoding::Learned; }
   bool hasNormBias() const { return norm == NormKind::LayerNorm; }
   bool hasFinalNorm() const { return pre_norm; }  // post-norm output is already normalised

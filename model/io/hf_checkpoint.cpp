@@ -283,6 +283,21 @@ bool isIgnored(const std::string& name, const ModelConfig& c) {
   return name.ends_with(".rotary_emb.inv_freq") || (c.tie_word_embeddings && name == "lm_head.weight");
 }
 
+// rope_scaling: "default" changes nothing; "llama3" (Llama 3.1 / 3.2) maps onto the
+// rope_scaling_* fields; any other rope_type (linear, dynamic, yarn, longrope, ...) is refused.
+// Older configs name the type "type" instead of "rope_type".
+void readRopeScaling(const nlohmann::json& s, ModelConfig& c, const std::string& where) {
+  const std::string type = s.is_object() ? s.value("rope_type", s.value("type", std::string("?"))) : "?";
+  if (type == "default") return;
+  if (type != "llama3") throw Error(where + ": rope_scaling with rope_type " + type + " is not supported yet (tscope reads llama3)");
+  const std::string inside = where + ": rope_scaling";
+  readField(s, "factor", c.rope_scaling_factor, inside);
+  readField(s, "low_freq_factor", c.rope_low_freq_factor, inside);
+  readField(s, "high_freq_factor", c.rope_high_freq_factor, inside);
+  readField(s, "original_max_position_embeddings", c.rope_original_context, inside);
+  if (!(c.rope_scaling_factor > 0)) throw Error(inside + ": factor must be > 0 (got " + s["factor"].dump() + ")");
+}
+
 }  // namespace
 
 bool isHfLlamaFamily(const nlohmann::json& j) {
@@ -328,11 +343,7 @@ ModelConfig hfLlamaConfig(const nlohmann::json& j, const std::string& where) {
   std::string act = "silu";
   readOptional(j, "hidden_act", act, where);
   if (act != "silu") throw Error(where + ": hidden_act \"" + act + "\" is not supported yet (Llama-family models need silu)");
-  if (!isNull(j, "rope_scaling")) {
-    const auto& s = j["rope_scaling"];
-    const std::string type = s.is_object() ? s.value("rope_type", s.value("type", std::string("?"))) : "?";
-    if (type != "default") throw Error(where + ": rope_scaling (" + type + ") is not supported yet");
-  }
+  if (!isNull(j, "rope_scaling")) readRopeScaling(j["rope_scaling"], c, where);
   if (c.n_head <= 0 || c.n_embd % c.n_head != 0)
     throw Error(where + ": hidden_size " + std::to_string(c.n_embd) + " is not a multiple of num_attention_heads " + std::to_string(c.n_head));
   int headDim = c.n_embd / c.n_head;

@@ -7,8 +7,14 @@
 
 #include "model/core/error.h"
 #include "model/generate/sampling.h"
+#include "model/nn/positional.h"
 
 namespace tscope {
+
+std::vector<double> ropePairFrequencies(const AttentionShape& s) {
+  if (s.ropeFrequencies) return std::vector<double>(s.ropeFrequencies, s.ropeFrequencies + s.headDim / 2);
+  return ropeInverseFrequencies(s.headDim, s.ropeBase);
+}
 
 Buffer::~Buffer() {
   if (owner_ && data_) owner_->release(data_);

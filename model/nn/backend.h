@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/core/config.h"
 #include "model/core/half.h"
@@ -47,6 +48,9 @@ struct AttentionShape {
   bool causal = true;      // false: every query sees every key in the cache (an encoder)
   int window = 0;          // sliding window: a query at position p sees keys j with |p - j| < window; 0 = no limit
   double ropeBase = 0;     // > 0: rotate q and k (RoPE) at their absolute positions before the scores
+  // Host (headDim/2): pair i's angle per position when RoPE's frequencies are not plain
+  // ropeBase^(-2i/D) (Llama 3 scaling: ropeInverseFrequencies in positional.h); null = plain.
+  const double* ropeFrequencies = nullptr;
   const float* alibiSlopes = nullptr;  // host (H): add -slope_h * |p - j| to the scores (ALiBi)
   // Which heads' probs/scores the caller reads (host list of traceHeadCount head indices; null =
   // all). Maps of other heads may be left unwritten: a backend that recomputes the maps (CUDA)
@@ -68,6 +72,11 @@ struct AttentionShape {
     return true;
   }
 };
+
+// (headDim/2) host: the angle per position of RoPE pair i under shape s: s.ropeFrequencies, or
+// ropeBase^(-2i/D) computed as positional.h's ropeInverseFrequencies does. For the backwards, which
+// turn gradients back by the forward's angles.
+std::vector<double> ropePairFrequencies(const AttentionShape& s);
 
 class Backend {
  public:

@@ -187,8 +187,8 @@ class CpuBackend : public HostBackend {
     const int H = s.nHead, D = s.headDim, C = H * D, T = s.T, Tk = s.keys();
     const int kvDim = s.kvDim(), rowWidth = s.qkvDim(), group = H / s.kvHeads();
     if (s.ropeBase > 0) {
-      applyRope(qkv, T, H, D, rowWidth, s.pos0, s.ropeBase);
-      applyRope(qkv + C, T, s.kvHeads(), D, rowWidth, s.pos0, s.ropeBase);
+      applyRope(qkv, T, H, D, rowWidth, s.pos0, s.ropeBase, s.ropeFrequencies);
+      applyRope(qkv + C, T, s.kvHeads(), D, rowWidth, s.pos0, s.ropeBase, s.ropeFrequencies);
     }
     for (int t = 0; t < T; ++t) {
       std::memcpy(kCache + static_cast<size_t>(s.pos0 + t) * kvDim, qkv + static_cast<size_t>(t) * rowWidth + C, kvDim * sizeof(float));

@@ -103,8 +103,8 @@ void attention(float* out, float* probs, float* scores, float* qkv, float* kCach
   const int H = s.nHead, D = s.headDim, C = H * D, T = s.T, Tk = s.keys();
   const int kvDim = s.kvDim(), rowWidth = s.qkvDim(), group = H / s.kvHeads();
   if (s.ropeBase > 0) {
-    applyRope(qkv, T, H, D, rowWidth, s.pos0, s.ropeBase);               // queries
-    applyRope(qkv + C, T, s.kvHeads(), D, rowWidth, s.pos0, s.ropeBase);  // keys
+    applyRope(qkv, T, H, D, rowWidth, s.pos0, s.ropeBase, s.ropeFrequencies);               // queries
+    applyRope(qkv + C, T, s.kvHeads(), D, rowWidth, s.pos0, s.ropeBase, s.ropeFrequencies);  // keys
   }
   // Append this call's keys and values to the cache.
   for (int t = 0; t < T; ++t)

@@ -43,6 +43,7 @@ const float* hostView(Backend& backend, const float* data, size_t n, std::vector
 
 BlockForward::BlockForward(const ModelConfig& config, Backend& backend) : config_(config), backend_(&backend) {
   if (config_.position_encoding == PositionEncoding::Alibi) alibiSlopes_ = alibiSlopes(config_.n_head);
+  if (config_.position_encoding == PositionEncoding::Rope && config_.hasRopeScaling()) ropeFrequencies_ = ropeInverseFrequencies(config_);
   if (config_.isMoe()) moeParams_ = moeRoutingParams(config_);
   if (config_.position_encoding == PositionEncoding::Sinusoidal) {
     const auto table = sinusoidalEncoding(config_.n_positions, config_.n_embd, config_.position_base);
@@ -81,6 +82,7 @@ AttentionShape BlockForward::attentionShape(int T, int pos0, int cacheRows) cons
   shape.causal = config_.causal;
   shape.window = config_.slidingWindow();
   shape.ropeBase = config_.position_encoding == PositionEncoding::Rope ? config_.position_base : 0.0;
+  shape.ropeFrequencies = ropeFrequencies_.empty() ? nullptr : ropeFrequencies_.data();
   shape.alibiSlopes = alibiSlopes_.empty() ? nullptr : alibiSlopes_.data();
   return shape;
 }

@@ -169,6 +169,7 @@ class BlockForward {
   Backend* backend_;  // a pointer, so the owners stay movable
   MoeRoutingParams moeParams_;
   std::vector<float> alibiSlopes_;  // (H) host, ALiBi only
+  std::vector<double> ropeFrequencies_;  // (D/2) host, RoPE with Llama 3 scaling only (plain RoPE: the backends' base^(-2i/D))
   Buffer sinusoids_;                // (n_positions, C) sinusoidal position table, sinusoidal models only
   std::vector<float> editHost_;     // (R, C) rows being edited on the host (device backends)
   // The model's own attention variant (config.attentionVariantAsRun(), when hasVariantAttention()).

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <numbers>
 #include <sstream>
 #include <string>
 
@@ -67,6 +68,57 @@ std::vector<float> sinusoidalEncoding(int T, int d, double base) {
   return encoding;
 }
 
+std::vector<double> ropeInverseFrequencies(int d, double base, const RopeScaling& scaling) {
+  require(d >= 2 && d % 2 == 0, "ropeInverseFrequencies", "d (the head dimension) must be even and >= 2", d);
+  requireBase(base, "ropeInverseFrequencies");
+  const bool scaled = scaling.factor != 0;
+  if (scaled) {
+    require(std::isfinite(scaling.factor) && scaling.factor > 0, "ropeInverseFrequencies", "the scaling factor must be finite and > 0",
+            scaling.factor);
+    require(scaling.lowFreqFactor > 0 && scaling.highFreqFactor > scaling.lowFreqFactor && std::isfinite(scaling.highFreqFactor),
+            "ropeInverseFrequencies", "the frequency factors need 0 < lowFreqFactor < highFreqFactor, finite; highFreqFactor",
+            scaling.highFreqFactor);
+    require(std::isfinite(scaling.originalContext) && scaling.originalContext > 0, "ropeInverseFrequencies",
+            "the original context must be > 0", scaling.originalContext);
+  }
+  const double slowestKept = scaling.originalContext / scaling.highFreqFactor;  // wavelengths below: unchanged
+  const double fastestScaled = scaling.originalContext / scaling.lowFreqFactor;  // wavelengths above: divided by factor
+  std::vector<double> frequencies(d / 2);
+  for (int i = 0; i < d / 2; ++i) {
+    const double frequency = pairFrequency(i, d, base);
+    frequencies[i] = frequency;
+    if (!scaled) continue;
+    const double wavelength = 2 * std::numbers::pi / frequency;
+    if (wavelength < slowestKept) continue;
+    if (wavelength > fastestScaled) {
+      frequencies[i] = frequency / scaling.factor;
+    } else {
+      const double smooth = (scaling.originalContext / wavelength - scaling.lowFreqFactor) / (scaling.highFreqFactor - scaling.lowFreqFactor);
+      frequencies[i] = (1 - smooth) * frequency / scaling.factor + smooth * frequency;
+    }
+  }
+  return frequencies;
+}
+
+RopeScaling ropeScalingOf(const ModelConfig& config) {
+  if (!config.hasRopeScaling()) return {};
+  return {config.rope_scaling_factor, config.rope_low_freq_factor, config.rope_high_freq_factor,
+          static_cast<double>(config.rope_original_context)};
+}
+
+std::vector<double> ropeInverseFrequencies(const ModelConfig& config) {
+  return ropeInverseFrequencies(config.headDim(), config.position_base, ropeScalingOf(config));
+}
+
+std::vector<float> ropeAngles(int T, const std::vector<double>& frequencies) {
+  require(T >= 0, "ropeAngles", "T must be >= 0", T);
+  const size_t pairs = frequencies.size();
+  std::vector<float> angles(static_cast<size_t>(T) * pairs);  // (T, d/2)
+  for (size_t i = 0; i < pairs; ++i)
+    for (int t = 0; t < T; ++t) angles[static_cast<size_t>(t) * pairs + i] = static_cast<float>(t * frequencies[i]);
+  return angles;
+}
+
 std::vector<float> ropeAngles(int T, int d, double base) {
   require(T >= 0, "ropeAngles", "T must be >= 0", T);
   require(d >= 2 && d % 2 == 0, "ropeAngles", "d (the head dimension) must be even and >= 2", d);
@@ -81,13 +133,17 @@ std::vector<float> ropeAngles(int T, int d, double base) {
 }
 
 void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0, double base, bool inverse) {
+  applyRope(x, T, nHeads, headDim, rowStride, pos0, base, nullptr, inverse);
+}
+
+void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0, double base, const double* frequencies, bool inverse) {
   require(T >= 0, "applyRope", "T must be >= 0", T);
   require(nHeads >= 1, "applyRope", "nHeads must be >= 1", nHeads);
   require(headDim >= 2 && headDim % 2 == 0, "applyRope", "headDim must be even and >= 2", headDim);
   require(static_cast<int64_t>(rowStride) >= static_cast<int64_t>(nHeads) * headDim, "applyRope",
           "rowStride must be >= nHeads * headDim", rowStride);
   require(pos0 >= 0, "applyRope", "pos0 must be >= 0", pos0);
-  requireBase(base, "applyRope");
+  if (!frequencies) requireBase(base, "applyRope");
   require(x != nullptr || T == 0, "applyRope", "x must not be null", "null");
   // Angles are shared by every head of a row, so each (position, pair) costs one pow and one
   // sin/cos, and nothing is allocated (this runs once per decoded token).
@@ -95,7 +151,7 @@ void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0
     float* row = x + static_cast<size_t>(t) * rowStride;
     const double position = static_cast<double>(pos0) + t;
     for (int i = 0; i < headDim / 2; ++i) {
-      const double angle = position * pairFrequency(i, headDim, base);
+      const double angle = position * (frequencies ? frequencies[i] : pairFrequency(i, headDim, base));
       const double cosine = std::cos(angle), sine = inverse ? -std::sin(angle) : std::sin(angle);
       for (int head = 0; head < nHeads; ++head) {
         float* pair = row + static_cast<size_t>(head) * headDim + 2 * i;

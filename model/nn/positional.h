@@ -2,9 +2,12 @@
 // panel: the sinusoidal matrix of "Attention Is All You Need" (base configurable), rotary
 // embeddings (RoPE, RoFormer: rotate each (2i, 2i+1) pair of a head), ALiBi's per-head linear
 // biases (Press et al. 2022), and a row-similarity helper. Bad arguments throw tscope::Error with
-// a one-line message naming the argument.
+// a one-line message naming the argument. RoPE's pair frequencies may be Llama 3's scaled ones
+// (ropeInverseFrequencies); every RoPE rotation in tscope reads them from here.
 #pragma once
 #include <vector>
+
+#include "model/core/config.h"
 
 namespace tscope {
 
@@ -16,6 +19,28 @@ std::vector<float> sinusoidalEncoding(int T, int d, double base);
 // d is the head dimension and must be even.
 std::vector<float> ropeAngles(int T, int d, double base);
 
+// Llama 3's RoPE scaling (HF rope_scaling, rope_type "llama3"); factor 0 = none.
+struct RopeScaling {
+  double factor = 0;
+  double lowFreqFactor = 1;
+  double highFreqFactor = 4;
+  double originalContext = 8192;
+};
+
+// (d/2): the inverse frequency of RoPE pair i, the angle it turns per position. Plain:
+// f_i = base^(-2i/d). Llama 3 scaling, with wavelength w_i = 2 pi / f_i, low = originalContext /
+// lowFreqFactor and high = originalContext / highFreqFactor: w_i < high keeps f_i (fast pairs);
+// w_i > low takes f_i / factor (slow pairs); between, s = (originalContext / w_i - lowFreqFactor) /
+// (highFreqFactor - lowFreqFactor) blends them: (1 - s) f_i / factor + s f_i. Computed in double.
+std::vector<double> ropeInverseFrequencies(int d, double base, const RopeScaling& scaling = {});
+// The same for a config: D = headDim(), base = position_base, its rope_scaling_* fields.
+std::vector<double> ropeInverseFrequencies(const ModelConfig& config);
+// A config's rope_scaling_* fields (factor 0 when it has none).
+RopeScaling ropeScalingOf(const ModelConfig& config);
+
+// (T, d/2): theta(t, i) = t * frequencies[i] (d/2 of them, e.g. ropeInverseFrequencies).
+std::vector<float> ropeAngles(int T, const std::vector<double>& frequencies);
+
 // Rotates, in place, the rows of x at absolute positions pos0 .. pos0+T-1: each row holds nHeads
 // heads of headDim values (headDim even), rows `rowStride` floats apart; pair (2i, 2i+1) of every
 // head turns by theta(pos, i) computed with d = headDim: (x0, x1) -> (x0 cos - x1 sin,
@@ -23,6 +48,10 @@ std::vector<float> ropeAngles(int T, int d, double base);
 // inverse: turns back by -theta (the rotation's transpose: the gradient of the unrotated rows from
 // that of the rotated ones).
 void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0, double base, bool inverse = false);
+// The same with pair i turning by pos * frequencies[i] (headDim/2 values, e.g.
+// ropeInverseFrequencies; scaled RoPE); null frequencies: base^(-2i/headDim), as above.
+void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0, double base, const double* frequencies,
+               bool inverse = false);
 
 // (H): ALiBi head slopes. For H a power of two, m_h = 2^(-8h/H), h = 1..H; otherwise the slopes
 // of the next lower power of two n, followed by the 1st, 3rd, 5th, ... slopes of 2n until there

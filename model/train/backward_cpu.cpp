@@ -109,11 +109,13 @@ struct Partials {
 };
 
 // RoPE's rotation angles for positions 0..T-1 as cos/sin tables (T, D/2), computed as
-// applyRope computes them (positional.cpp), to turn gradients back by the same angles.
+// applyRope computes them (positional.cpp, with the shape's pair frequencies), to turn gradients
+// back by the same angles.
 struct RopeTables {
-  RopeTables(int T, int D, double base) : pairs(D / 2), cosine(static_cast<size_t>(T) * pairs), sine(cosine.size()) {
+  RopeTables(int T, const AttentionShape& s) : pairs(s.headDim / 2), cosine(static_cast<size_t>(T) * pairs), sine(cosine.size()) {
+    const std::vector<double> frequencies = ropePairFrequencies(s);
     for (int i = 0; i < pairs; ++i) {
-      const double frequency = std::pow(base, -2.0 * i / D);
+      const double frequency = frequencies[i];
       for (int t = 0; t < T; ++t) {
         cosine[static_cast<size_t>(t) * pairs + i] = static_cast<float>(std::cos(t * frequency));
         sine[static_cast<size_t>(t) * pairs + i] = static_cast<float>(std::sin(t * frequency));
@@ -293,7 +295,7 @@ class CpuBackwardOps : public BackwardOps {
   void attention(float* dqkv, const float* dout, const float* qkv, const AttentionShape& s, int batch) override {
     if (s.pos0 != 0) throw Error("attention backward: pos0 must be 0 (training runs whole sequences with no cache)");
     const int T = s.T, D = s.headDim, kvHeads = s.kvHeads();
-    const std::unique_ptr<RopeTables> rope = s.ropeBase > 0 ? std::make_unique<RopeTables>(T, D, s.ropeBase) : nullptr;
+    const std::unique_ptr<RopeTables> rope = s.ropeBase > 0 ? std::make_unique<RopeTables>(T, s) : nullptr;
     // One task per (sequence, kv head): it owns the gradient columns of its K and V head and of
     // the query heads that read them, so tasks never write the same floats.
     const int tasks = batch * kvHeads;

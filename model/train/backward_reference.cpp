@@ -205,6 +205,7 @@ void attentionBackward(float* dqkv, const float* dout, const float* qkv, const A
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   std::vector<double> probs(T), dprobs(T);
   std::vector<double> dseq((size_t)T * width);  // (T, qkvDim): gradient w.r.t. this sequence's Q | K | V as the forward used them
+  const std::vector<double> ropeFrequencies = s.ropeBase > 0 ? ropePairFrequencies(s) : std::vector<double>();  // (D/2)
   for (int b = 0; b < batch; ++b) {
     const float* x = qkv + (size_t)b * T * width;    // (T, qkvDim)
     const float* dy = dout + (size_t)b * T * C;     // (T, C)
@@ -255,13 +256,14 @@ void attentionBackward(float* dqkv, const float* dout, const float* qkv, const A
         }
       }
     }
-    // RoPE turned pair (2i, 2i+1) of every q and k head at position t by theta = t base^(-2i/D)
-    // (positional.h). A rotation is orthogonal, so the gradient of the unrotated pair is the
-    // gradient of the rotated one turned back by -theta: (g0 cos + g1 sin, -g0 sin + g1 cos).
+    // RoPE turned pair (2i, 2i+1) of every q and k head at position t by theta = t f_i, f_i =
+    // base^(-2i/D) or Llama 3's scaled frequency (positional.h). A rotation is orthogonal, so the
+    // gradient of the unrotated pair is the gradient of the rotated one turned back by -theta:
+    // (g0 cos + g1 sin, -g0 sin + g1 cos).
     if (s.ropeBase > 0)
       for (int t = 0; t < T; ++t)
         for (int i = 0; i < D / 2; ++i) {
-          const double angle = t * std::pow(s.ropeBase, -2.0 * i / D), cosine = std::cos(angle), sine = std::sin(angle);
+          const double angle = t * ropeFrequencies[i], cosine = std::cos(angle), sine = std::sin(angle);
           for (int head = 0; head < H + s.kvHeads(); ++head) {  // H query heads, then the K heads
             double* pair = dseq.data() + (size_t)t * width + (size_t)head * D + 2 * i;
             const double g0 = pair[0], g1 = pair[1];

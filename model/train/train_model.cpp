@@ -63,8 +63,8 @@ void variantAttentionBackward(Backend& fw, float* dqkv, const float* dattn, cons
     }
     if (s.ropeBase > 0) {
       float* rows = scratch.data() + row0 * QKV;
-      applyRope(rows, T, H, D, QKV, 0, s.ropeBase, /*inverse=*/true);
-      applyRope(rows + C, T, s.kvHeads(), D, QKV, 0, s.ropeBase, /*inverse=*/true);
+      applyRope(rows, T, H, D, QKV, 0, s.ropeBase, s.ropeFrequencies, /*inverse=*/true);
+      applyRope(rows + C, T, s.kvHeads(), D, QKV, 0, s.ropeBase, s.ropeFrequencies, /*inverse=*/true);
     }
   }
   if (fw.isHost()) {

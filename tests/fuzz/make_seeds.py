@@ -59,6 +59,10 @@ write("config", "lab-variants", json.dumps({
     "n_layer": 2, "n_head": 4, "n_embd": 32, "n_kv_head": 2, "position_encoding": "sinusoidal", "position_base": 500.0,
     "norm": "rmsnorm", "norm_position": "post", "activation_function": "swiglu", "causal": False, "attention_window": 4,
     "n_experts": 4, "moe_top_k": 1, "moe_routing": "expert_choice", "moe_capacity_factor": 2.0, "tokenizer": "char"}))
+write("config", "rope-llama3-scaling", json.dumps({
+    "n_layer": 2, "n_head": 4, "n_embd": 32, "n_kv_head": 2, "position_encoding": "rope", "position_base": 500000.0,
+    "rope_scaling_factor": 8.0, "rope_low_freq_factor": 1.0, "rope_high_freq_factor": 4.0, "rope_original_context": 8192,
+    "norm": "rmsnorm", "activation_function": "swiglu", "tokenizer": "char"}))
 write("config", "wrong-type", '{"n_layer": "12"}')
 
 # --- GPT-2 tokenizer files: a byte-level vocab (all 256 bytes) and a few merges, NUL-separated.
@@ -178,6 +182,13 @@ write("hf_config", "mistral-window", json.dumps(dict(llama, architectures=["Mist
 write("hf_config", "qwen2-window-layers", json.dumps(dict(llama, architectures=["Qwen2ForCausalLM"], model_type="qwen2",
                                                           use_sliding_window=True, sliding_window=32, max_window_layers=28)))
 write("hf_config", "llama3-rope-scaling", json.dumps(dict(llama, rope_scaling={"rope_type": "llama3", "factor": 8.0})))
+llama3_scaling = {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+write("hf_config", "llama3.2-rope-scaling", json.dumps(dict(llama, rope_theta=500000.0, max_position_embeddings=131072,
+                                                            rope_scaling=dict(llama3_scaling, rope_type="llama3"))))
+write("hf_config", "llama3.1-rope-scaling-type", json.dumps(dict(llama, rope_theta=500000.0, max_position_embeddings=131072,
+                                                                 rope_scaling=dict(llama3_scaling, factor=8.0, type="llama3"))))
+write("hf_config", "yarn-rope-scaling", json.dumps(dict(llama, rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                                                                             "original_max_position_embeddings": 32768})))
 write("hf_config", "qwen3", json.dumps(dict(llama, architectures=["Qwen3ForCausalLM"], head_dim=128)))
 write("hf_config", "mixtral", json.dumps(dict(llama, architectures=["MixtralForCausalLM"], model_type="mixtral",
                                               num_local_experts=8, num_experts_per_tok=2, router_aux_loss_coef=0.02,

@@ -2,7 +2,8 @@
 # An independent float64 PyTorch forward of HuggingFace Llama-family models (Llama, Mistral, Qwen2,
 # Qwen3, Mixtral), written from the architectures' definitions (RMSNorm, rotate_half RoPE,
 # grouped-query attention, SwiGLU, sliding window, q/k/v, o and MLP biases, Qwen3's per-head q_norm /
-# k_norm before RoPE, Mixtral's top-k sparse MoE block) with plain torch, no `transformers`. It writes tiny
+# k_norm before RoPE, Mixtral's top-k sparse MoE block, Llama 3.1/3.2's rope_scaling "llama3") with
+# plain torch, no `transformers`. It writes tiny
 # random-weight checkpoints in the HuggingFace layout (config.json + model.safetensors; one variant
 # sharded with model.safetensors.index.json, one in BF16, one in F16 with every bias) and, for a
 # fixed token sequence, the expected logits (T, V) and attention maps (L, H, T, T) as .npy. tests/test_hf_checkpoint.cpp runs
@@ -42,6 +43,12 @@ VARIANTS = {
                                             "attention_bias": False, "use_sliding_window": False, "sliding_window": None,
                                             "max_window_layers": 2}, "F32", 1),
     "qwen3_attention_bias": ("Qwen3ForCausalLM", "qwen3", {"head_dim": 8, "num_key_value_heads": 1, "attention_bias": True}, "F32", 1),
+    # Llama 3.2-style: tied embeddings and rope_scaling llama3. With D = 8 the four pairs have
+    # wavelengths 2 pi * 100^(i/4) = 6.3, 19.9, 62.8, 199 positions; original context 40 puts them
+    # below 40 / 4 = 10 (kept), between 10 and 40 (blended) and above 40 (divided by 8).
+    "llama32_rope_scaling": ("LlamaForCausalLM", "llama", {"tie_word_embeddings": True, "rope_theta": 100.0, "rope_scaling": {
+        "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 40}}, "F32", 1),
 }
 
 
@@ -112,10 +119,38 @@ def rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def rope(x, theta):
-    """x (heads, T, D): HF's rotate_half RoPE, pairs (i, i + D/2) turned by t * theta^(-2i/D)."""
-    T, D = x.shape[1], x.shape[2]
-    inv_freq = theta ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)
+def rope_bands(config, D):
+    """-> (inverse frequencies (D/2), band of each pair: "kept", "blended" or "scaled"). Plain RoPE:
+    theta^(-2i/D), all kept. rope_scaling llama3 (Llama 3.1/3.2): a pair whose wavelength
+    2 pi / f is under original / high_freq_factor keeps f, one over original / low_freq_factor
+    takes f / factor, one between blends them with s = (original / wavelength - low) / (high - low):
+    (1 - s) f / factor + s f."""
+    inv_freq = config["rope_theta"] ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)
+    scaling = config.get("rope_scaling")
+    if not scaling:
+        return inv_freq, ["kept"] * len(inv_freq)
+    assert scaling.get("rope_type", scaling.get("type")) == "llama3", scaling
+    factor, low, high = scaling["factor"], scaling["low_freq_factor"], scaling["high_freq_factor"]
+    original = scaling["original_max_position_embeddings"]
+    frequencies, bands = [], []
+    for f in inv_freq.tolist():
+        wavelength = 2 * math.pi / f
+        if wavelength < original / high:
+            frequencies.append(f)
+            bands.append("kept")
+        elif wavelength > original / low:
+            frequencies.append(f / factor)
+            bands.append("scaled")
+        else:
+            s = (original / wavelength - low) / (high - low)
+            frequencies.append((1 - s) * f / factor + s * f)
+            bands.append("blended")
+    return torch.tensor(frequencies, dtype=torch.float64), bands
+
+
+def rope(x, inv_freq):
+    """x (heads, T, D): HF's rotate_half RoPE, pairs (i, i + D/2) turned by t * inv_freq[i]."""
+    T = x.shape[1]
     angles = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
     emb = torch.cat((angles, angles), dim=-1)
     return x * emb.cos() + rotate_half(x) * emb.sin()
@@ -125,7 +160,8 @@ def forward(config, w, tokens, window):
     """-> logits (T, V), attention (L, H, T, T); float64. window: keys j with i - window < j <= i (0 = all)."""
     t = lambda name: torch.from_numpy(np.asarray(w[name], dtype=np.float64))  # noqa: E731
     C, H, Hkv = config["hidden_size"], config["num_attention_heads"], config["num_key_value_heads"]
-    D, eps, theta = config.get("head_dim") or C // H, config["rms_norm_eps"], config["rope_theta"]
+    D, eps = config.get("head_dim") or C // H, config["rms_norm_eps"]
+    inv_freq, _ = rope_bands(config, D)
     T = len(tokens)
     bias = lambda name, n: t(name) if name in w else torch.zeros(n, dtype=torch.float64)  # noqa: E731
     x = t("model.embed_tokens.weight")[torch.tensor(tokens)]
@@ -142,7 +178,7 @@ def forward(config, w, tokens, window):
             q, k = rms_norm(q, t(p + "q_norm.weight"), eps), rms_norm(k, t(p + "k_norm.weight"), eps)
         q, k = q.transpose(0, 1), k.transpose(0, 1)
         v = (h @ t(p + "v_proj.weight").T + bias(p + "v_proj.bias", Hkv * D)).view(T, Hkv, D).transpose(0, 1)
-        q, k = rope(q, theta), rope(k, theta)
+        q, k = rope(q, inv_freq), rope(k, inv_freq)
         k = k.repeat_interleave(H // Hkv, dim=0)  # HF's repeat_kv: query head h reads kv head h // (H / Hkv)
         v = v.repeat_interleave(H // Hkv, dim=0)
         scores = (q @ k.transpose(1, 2)) / math.sqrt(D)
@@ -219,7 +255,15 @@ def main():
         window = config.get("sliding_window") or 0
         if arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM") and not config.get("use_sliding_window", False):
             window = 0
-        logits, maps = forward(config, read_checkpoint(folder), TOKENS, window)
+        weights = read_checkpoint(folder)
+        logits, maps = forward(config, weights, TOKENS, window)
+        if config.get("rope_scaling"):
+            # The variant must exercise all three bands, and the scaling must change the logits.
+            D = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+            bands = rope_bands(config, D)[1]
+            assert {"kept", "blended", "scaled"} <= set(bands), f"{name}: RoPE bands {bands}"
+            plain, _ = forward(dict(config, rope_scaling=None), weights, TOKENS, window)
+            assert (plain - logits).abs().max() > 1e-2 * logits.abs().max(), f"{name}: rope_scaling hardly changes the logits"
         np.save(os.path.join(folder, "tokens.npy"), np.asarray(TOKENS, dtype="<i4"))
         np.save(os.path.join(folder, "logits.npy"), logits.numpy().astype("<f4"))
         np.save(os.path.join(folder, "attention.npy"), maps.numpy().astype("<f4"))

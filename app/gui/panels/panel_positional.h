@@ -21,6 +21,7 @@ struct PositionalView {
   // RoPE: base, head dimension (even), positions shown.
   float ropeBase = 10000;
   int ropeHeadDim = 64, ropePositions = 64;
+  bool ropeScaled = true;  // use the model's Llama 3 RoPE scaling (models that have one)
   // ALiBi: selected head, positions shown, causal mask.
   int alibiHead = 0, alibiPositions = 24;
   bool alibiCausal = true;
@@ -29,7 +30,7 @@ struct PositionalView {
   float builtSinBase = -1;
   int builtSinDim = -1, builtSinPositions = -1, builtLearned = -1;
   float builtRopeBase = -1;
-  int builtRopeDim = -1, builtRopePositions = -1;
+  int builtRopeDim = -1, builtRopePositions = -1, builtRopeScaled = -1;
   int builtAlibiHead = -1, builtAlibiPositions = -1, builtAlibiCausal = -1;
   Heatmap sinusoid, sinusoidSimilarity, learned, learnedSimilarity, ropeAngles, ropeDot, alibi;
   Colorbar sinusoidBar, similarityBar, learnedBar, learnedSimilarityBar, ropeBar, ropeDotBar, alibiBar;

@@ -45,7 +45,12 @@ void drawAlibiDistancePlot(const PositionalView& v, ImVec2 size) {
 void drawRopeTab(PanelContext& ctx, PositionalView& v) {
   const ModelConfig& c = ctx.session.config();
   const bool own = c.position_encoding == PositionEncoding::Rope;
-  if (own)
+  if (own && c.hasRopeScaling())
+    ImGui::TextWrapped("This model rotates q and k in every head with head dimension D = %d and base %g, its slow pairs slowed by "
+                       "Llama 3's scaling (factor %g, original context %d, frequency factors %g and %g).",
+                       c.headDim(), c.position_base, c.rope_scaling_factor, c.rope_original_context, c.rope_low_freq_factor,
+                       c.rope_high_freq_factor);
+  else if (own)
     ImGui::TextWrapped("This model rotates q and k in every head with head dimension D = %d and base %g.", c.headDim(), c.position_base);
   else
     ImGui::TextWrapped("What this model would use: RoPE with its head dimension D = %d (d_model / heads) and base %g "
@@ -65,27 +70,40 @@ void drawRopeTab(PanelContext& ctx, PositionalView& v) {
     v.ropeBase = static_cast<float>(c.position_base);
     v.ropeHeadDim = c.headDim() % 2 == 0 ? c.headDim() : 64;
   }
+  if (c.hasRopeScaling()) {
+    sameLineIfFits(ImGui::CalcTextSize("Llama 3 scaling").x + ImGui::GetFontSize() * 2);
+    ImGui::Checkbox("Llama 3 scaling", &v.ropeScaled);
+  }
+  const bool scaled = c.hasRopeScaling() && v.ropeScaled;
   v.ropeBase = std::clamp(v.ropeBase, 10.0f, 1e6f);
   v.ropeHeadDim = std::clamp(v.ropeHeadDim - v.ropeHeadDim % 2, 8, 256);
   v.ropePositions = std::clamp(v.ropePositions, 8, 256);
-  if (v.builtRopeBase != v.ropeBase || v.builtRopeDim != v.ropeHeadDim || v.builtRopePositions != v.ropePositions) {
+  if (v.builtRopeBase != v.ropeBase || v.builtRopeDim != v.ropeHeadDim || v.builtRopePositions != v.ropePositions ||
+      v.builtRopeScaled != static_cast<int>(scaled)) {
     const int T = v.ropePositions, D = v.ropeHeadDim;
-    v.ropeRawAngles = ropeAngles(T, D, v.ropeBase);
+    const std::vector<double> frequencies = ropeInverseFrequencies(D, v.ropeBase, scaled ? ropeScalingOf(c) : RopeScaling{});
+    v.ropeRawAngles = ropeAngles(T, frequencies);
     std::vector<float> wrapped(v.ropeRawAngles.size());
     for (size_t i = 0; i < wrapped.size(); ++i) wrapped[i] = static_cast<float>(std::remainder(v.ropeRawAngles[i], 2 * std::numbers::pi));
     v.ropeAngles.setData(ctx.renderer, wrapped.data(), T, D / 2, -std::numbers::pi_v<float>, std::numbers::pi_v<float>, Colormap::Diverging);
     // The same q = k = (1, ..., 1) placed at every position and rotated there.
     std::vector<float> rotated(static_cast<size_t>(T) * D, 1.0f);
-    applyRope(rotated.data(), T, 1, D, D, 0, v.ropeBase);
+    applyRope(rotated.data(), T, 1, D, D, 0, v.ropeBase, frequencies.data());
     const auto dots = rowSimilarity(rotated.data(), T, D);
     v.ropeDotMax = maxAbs(dots);
     v.ropeDot.setData(ctx.renderer, dots.data(), T, T, -v.ropeDotMax, v.ropeDotMax, Colormap::Diverging);
     v.builtRopeBase = v.ropeBase;
     v.builtRopeDim = v.ropeHeadDim;
     v.builtRopePositions = v.ropePositions;
+    v.builtRopeScaled = static_cast<int>(scaled);
   }
   ImGui::TextWrapped("Pair (2i, 2i+1) of q and k at position t is rotated by the angle t theta_i, theta_i = base^(-2i/D). "
                      "Nothing is added to the residual stream.");
+  if (scaled)
+    ImGui::TextWrapped("Llama 3 scaling: pairs whose wavelength 2 pi / theta_i is over %g positions turn %g times slower, those under "
+                       "%g keep theta_i, and the ones between blend the two, so a model trained on %d tokens reads longer contexts.",
+                       c.rope_original_context / c.rope_low_freq_factor, c.rope_scaling_factor,
+                       c.rope_original_context / c.rope_high_freq_factor, c.rope_original_context);
   FigureSpec left{&v.ropeAngles, {"Rotation angle t theta_i (wrapped to +-pi)", "position t", "pair i", 0, 0}, &v.ropeBar,
                   -std::numbers::pi_v<float>, std::numbers::pi_v<float>, Colormap::Diverging, "radians"};
   FigureSpec right{&v.ropeDot, {"q(t) . k(t'): one vector rotated to t and t'", "query t", "key t'", 0, 0}, &v.ropeDotBar,

@@ -29,7 +29,7 @@ BoxText attentionText(const ModelConfig& c) {
   detail += c.causal ? ", causal" : ", bidirectional";
   if (c.slidingWindow() > 0) detail += ", window " + std::to_string(c.slidingWindow());
   if (c.qk_norm) detail += ", q/k RMSNorm per head";
-  if (c.position_encoding == PositionEncoding::Rope) detail += ", RoPE on q, k";
+  if (c.position_encoding == PositionEncoding::Rope) detail += c.hasRopeScaling() ? ", RoPE (Llama 3 scaled) on q, k" : ", RoPE on q, k";
   if (c.position_encoding == PositionEncoding::Alibi) detail += ", ALiBi bias";
   return {title, detail};
 }
