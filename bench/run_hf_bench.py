@@ -7,7 +7,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -15,17 +14,11 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from make_hf_qwen_checkpoint import DEFAULT_OUT, ensure_checkpoint  # noqa: E402
+from run_cpu_bench import cpu_name  # noqa: E402
 
 # The targets.
 PREFILL_SPEEDUP, DECODE_SPEEDUP, READ_FLOOR_FRACTION, MEMORY_OVER_FILE = 1.3, 2.0, 0.70, 1.3
 
-
-def cpu_name():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def met(ok):

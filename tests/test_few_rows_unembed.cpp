@@ -11,23 +11,14 @@
 #include "model/nn/backend.h"
 #include "model/nn/ops_reference.h"
 #include "model/nn/transformer.h"
+#include "tests/test_backward_helpers.h"
 #include "tests/test_helpers.h"
 
 using namespace tscope;
 using tscope::testing::compare;
+using tscope::testing::randomVector;
 using tscope::testing::randomWeights;
 using tscope::testing::smallConfig;
-
-namespace {
-
-std::vector<float> randomVector(size_t n, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (auto& x : v) x = static_cast<float>(2 * rng.uniform() - 1);
-  return v;
-}
-
-}  // namespace
 
 // Rows 1..17 (17 takes the GEMM path), K not a multiple of any SIMD width, N not a multiple of the
 // 4-row block (and N < 4: only the tail), with 1 and 2 threads (K N >= 65536 splits the rows).

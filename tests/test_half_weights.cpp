@@ -10,10 +10,12 @@
 #include "model/core/half.h"
 #include "model/generate/sampling.h"
 #include "model/nn/backend.h"
+#include "tests/test_backward_helpers.h"
 #include "tests/test_helpers.h"
 
 using namespace tscope;
 using tscope::testing::compare;
+using tscope::testing::randomVector;
 
 namespace {
 
@@ -39,12 +41,6 @@ std::vector<uint16_t> randomHalves(size_t n, HalfType type, uint64_t seed) {
   return bits;
 }
 
-std::vector<float> randomVector(size_t n, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (auto& x : v) x = static_cast<float>(2 * rng.uniform() - 1);
-  return v;
-}
 
 }  // namespace
 
