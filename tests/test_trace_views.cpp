@@ -67,6 +67,27 @@ TEST(TraceViews, MaskOfANewRowSeesTheKeysCachedBeforeIt) {
   EXPECT_EQ(windowed, (std::vector<uint8_t>{1, 1, 1, 1, 0, 0}));
 }
 
+// Query head h reads kv head h / (H / Hkv), as AttentionShape says the forward does.
+TEST(TraceViews, KvGroupOfIsTheHeadsSharingOneKeyValueHead) {
+  ModelConfig c;
+  c.n_head = 12;
+  c.n_kv_head = 4;  // groups of 3
+  const KvGroup g = kvGroupOf(c, 7);
+  EXPECT_EQ(g.kvHead, 2);
+  EXPECT_EQ(g.firstHead, 6);
+  EXPECT_EQ(g.lastHead, 8);
+  AttentionShape shape{1, 0, 12, 64, 1};
+  shape.nKvHead = 4;
+  for (int h = 0; h < 12; ++h) EXPECT_EQ(kvGroupOf(c, h).kvHead, h / (shape.nHead / shape.kvHeads())) << "head " << h;
+  c.n_kv_head = 1;  // multi-query: one group of every head
+  EXPECT_EQ(kvGroupOf(c, 5).firstHead, 0);
+  EXPECT_EQ(kvGroupOf(c, 5).lastHead, 11);
+  c.n_kv_head = 0;  // no GQA: each head alone
+  EXPECT_EQ(kvGroupOf(c, 5).kvHead, 5);
+  EXPECT_EQ(kvGroupOf(c, 5).lastHead, 5);
+  EXPECT_THROW(kvGroupOf(c, 12), Error);
+}
+
 TEST(TraceViews, MeanOverHeadsMatchesTheTracesOwnMaps) {
   const ModelConfig c = withMasking(true, 0);
   const int T = 7;

@@ -39,6 +39,14 @@ std::vector<float> meanOverHeads(const AttentionRows& maps, int layerIndex, bool
   return mean;
 }
 
+KvGroup kvGroupOf(const ModelConfig& config, int head) {
+  if (head < 0 || head >= config.n_head)
+    throw Error("head " + std::to_string(head) + " is outside 0.." + std::to_string(config.n_head - 1));
+  const int perGroup = config.n_head / config.kvHeads();  // query heads per key/value head (validated to divide)
+  const int kvHead = head / perGroup;
+  return {kvHead, kvHead * perGroup, kvHead * perGroup + perGroup - 1};
+}
+
 std::vector<float> attentionShown(const AttentionRows& maps, const ModelConfig& config, int layerIndex, int head, bool average,
                                   bool scores) {
   std::vector<float> m = average ? meanOverHeads(maps, layerIndex, scores) : maps.map(layerIndex, head, scores);

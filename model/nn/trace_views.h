@@ -25,6 +25,13 @@ void hideMasked(std::vector<float>& m, const std::vector<uint8_t>& mask);
 // (a masked score stays -inf).
 std::vector<float> meanOverHeads(const AttentionRows& maps, int layerIndex, bool scores);
 
+// Grouped-query attention: query head `head` reads key/value head `kvHead`, which the query heads
+// firstHead..lastHead share (one head alone without GQA; every head with multi-query attention).
+struct KvGroup {
+  int kvHead = 0, firstHead = 0, lastHead = 0;
+};
+KvGroup kvGroupOf(const ModelConfig& config, int head);
+
 // (T, T) what the Attention panel shows: one head or the mean over heads; probabilities with the
 // masked cells NaN, or scores with them -inf.
 std::vector<float> attentionShown(const AttentionRows& maps, const ModelConfig& config, int layerIndex, int head, bool average,

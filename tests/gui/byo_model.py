@@ -120,6 +120,8 @@ def session(start, out, models_dir, snapshots):
         panel_pixels = app.crop(image, "panel", report)
         if report["error"] or np.std(panel_pixels) < 5:
             raise Failure(f"the {panel} panel on the tiny Llama: error {report['error']!r}, std {np.std(panel_pixels):.1f}")
+        if panel == "attention" and "attention_kv_group" not in report["regions"]:  # 4 query heads over 2 key/value heads
+            raise Failure("the Attention panel does not say which key/value head the shown head reads")
     log(f"  every panel drew the tiny Llama: {', '.join(PANELS)}")
 
     # The Mixtral, picked with the prompt in the box: the prompt stays, the Experts tab shows its router.

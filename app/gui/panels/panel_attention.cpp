@@ -157,6 +157,13 @@ void AttentionPanel::draw(PanelContext& ctx) {
                                                         : " (softmax probabilities; grey = masked)";
   ImGui::TextWrapped("Layer %d, %s: each row is a query token, each column the key it attends to%s", st.layer,
               st.averageHeads ? "mean over heads" : ("head " + std::to_string(st.head)).c_str(), what.c_str());
+  if (c.kvHeads() < c.n_head && !st.averageHeads) {  // grouped-query (or multi-query) attention
+    const KvGroup g = kvGroupOf(c, std::clamp(st.head, 0, c.n_head - 1));
+    ImGui::TextWrapped("Grouped-query attention: %d query heads share %d key/value heads. Head %d reads key/value head %d with heads "
+                       "%d..%d: they attend over the same keys and values, only their queries differ.",
+                       c.n_head, c.kvHeads(), st.head, g.kvHead, g.firstHead, g.lastHead);
+    recordItem(ctx.shared, "attention_kv_group");
+  }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (st.linesView) {
     const ImVec2 origin = ImGui::GetCursorScreenPos(), size(avail.x, avail.y - ImGui::GetTextLineHeightWithSpacing());
