@@ -194,6 +194,13 @@ TEST(Architecture, ImpossibleCombinationsNameTheFieldAndRule) {
   EXPECT_EQ(messageFor([](ModelConfig& c) { c.n_head = 5; }), "n_head (5) must divide n_embd (32)");
   EXPECT_EQ(messageFor([](ModelConfig& c) { c.n_kv_head = 3; }), "n_kv_head (3) must divide n_head (4)");
   EXPECT_EQ(messageFor([](ModelConfig& c) { c.n_experts = 4; c.moe_top_k = 5; }), "moe_top_k (5) must be at most n_experts (4)");
+  EXPECT_EQ(messageFor([](ModelConfig& c) { c.moe_shared_expert_d_ff = 8; }), "moe_shared_expert_d_ff needs a mixture of experts (n_experts > 0)");
+  EXPECT_EQ(messageFor([](ModelConfig& c) {
+              c.n_experts = 4;
+              c.moe_routing = MoeRoutingKind::ExpertChoice;
+              c.moe_normalize_top_k = false;
+            }),
+            "moe_normalize_top_k false is a token_choice setting (expert_choice gates are the router probabilities already)");
   EXPECT_NE(messageFor([](ModelConfig& c) { c.attention_window = -1; }).find("attention_window"), std::string::npos);
   EXPECT_NE(messageFor([](ModelConfig& c) { c.n_head = 32; c.position_encoding = PositionEncoding::Rope; }).find("even head dimension"),
             std::string::npos);
@@ -245,10 +252,42 @@ TEST(Architecture, CostFunctionsCoverVariants) {
   const int64_t expert = (32 * 128 + 128) + (128 * 32 + 32);
   EXPECT_EQ(p.perExpert, expert);
   EXPECT_EQ(p.total - p.active, 2 * 6 * expert);  // per layer, 6 of the 8 experts are idle
+  // A shared expert (width 16, SwiGLU: three matrices and biases) and its gate (C) are active for every token.
+  ModelConfig shared = moe;
+  shared.activation = Activation::SwiGlu;
+  shared.moe_shared_expert_d_ff = 16;
+  const ParamCounts withShared = countParameters(shared);
+  const int64_t sharedExpert = 2 * (32 * 16 + 16) + (16 * 32 + 32) + 32;
+  ModelConfig swigluMoe = moe;
+  swigluMoe.activation = Activation::SwiGlu;
+  const ParamCounts withoutShared = countParameters(swigluMoe);
+  EXPECT_EQ(withShared.sharedExpert, 2 * sharedExpert);
+  EXPECT_EQ(withShared.total - withoutShared.total, 2 * sharedExpert);
+  EXPECT_EQ(withShared.active - withoutShared.active, 2 * sharedExpert);
+  size_t fromLayout = 0;
+  for (const auto& s : parameterLayout(shared)) fromLayout += s.numel();
+  EXPECT_EQ((int64_t)fromLayout, withShared.total);
   ModelConfig gqa = smallConfig(2, 4, 32, 41, 24);
   gqa.n_kv_head = 1;
   EXPECT_EQ(kvCacheBytesPerToken(gqa, 2), 2 * 2 * 1 * 8 * 2);  // 2 x L x n_kv_heads x head_dim x bytes
   ModelConfig windowed = smallConfig(2, 4, 32, 41, 24);
   windowed.attention_window = 4;
   EXPECT_DOUBLE_EQ(flopsPerToken(windowed, 20).attentionForward, 2.0 * 2 * 4 * 32);
+}
+
+TEST(Architecture, SharedExpertAndUnnormalizedTopKAreWrittenOnlyWhenSet) {
+  ModelConfig c = smallConfig(2, 4, 32, 41, 24);
+  c.n_experts = 4;
+  const nlohmann::json plain = configToJson(c);
+  EXPECT_FALSE(plain.contains("moe_normalize_top_k"));
+  EXPECT_FALSE(plain.contains("moe_shared_expert_d_ff"));
+  c.moe_normalize_top_k = false;
+  c.moe_shared_expert_d_ff = 12;
+  const nlohmann::json written = configToJson(c);
+  EXPECT_EQ(written.at("moe_normalize_top_k"), false);
+  EXPECT_EQ(written.at("moe_shared_expert_d_ff"), 12);
+  const ModelConfig back = configFromJson(written);
+  EXPECT_FALSE(back.moe_normalize_top_k);
+  EXPECT_EQ(back.moe_shared_expert_d_ff, 12);
+  EXPECT_TRUE(back.hasSharedExpert());
 }

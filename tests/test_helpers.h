@@ -71,6 +71,10 @@ inline std::vector<ArchitectureVariant> architectureVariants() {
          c.n_experts = 3; c.moe_top_k = 2; c.moe_routing = MoeRoutingKind::ExpertChoice; c.moe_capacity_factor = 1.0;
          c.activation = Activation::SwiGlu;
        }},
+      {"moe4_top2_shared_unnormalized_swiglu", [](ModelConfig& c) {  // Qwen2-MoE's mixture
+         c.n_experts = 4; c.moe_top_k = 2; c.moe_capacity_factor = 0; c.moe_normalize_top_k = false;
+         c.moe_shared_expert_d_ff = 20; c.activation = Activation::SwiGlu;
+       }},
       // Models built with an efficient-attention variant (config.attention_variant).
       {"linear_rope_gqa2", [](ModelConfig& c) {
          c.attention_variant.variant = AttentionVariant::Linear; c.position_encoding = PositionEncoding::Rope; c.n_kv_head = 2;

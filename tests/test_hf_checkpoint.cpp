@@ -27,8 +27,9 @@ using json = nlohmann::json;
 
 namespace {
 
-const char* const kVariants[] = {"llama",         "smollm",     "mistral",          "qwen2",   "qwen3", "qwen3_attention_bias",
-                                 "llama_sharded", "llama_bf16", "llama_f16_biases", "mixtral", "llama32_rope_scaling"};
+const char* const kVariants[] = {"llama",         "smollm",     "mistral",          "qwen2",   "qwen3",
+                                 "qwen3_attention_bias", "llama_sharded", "llama_bf16", "llama_f16_biases", "mixtral",
+                                 "llama32_rope_scaling", "qwen2_moe", "qwen2_moe_bf16_normalized"};
 
 // A tiny Llama written here (not by the reference): L 2, C 16, H 4, Hkv 2, F 24, V 32.
 json tinyConfig() {
@@ -87,10 +88,10 @@ TEST(HfCheckpoint, CachedModelsAreListedWithWhyNot) {
   ScratchDir dir("tscope_hf_found");
   const fs::path hub = dir.path() / "hub";
   writeTinyModel(hub / "models--tiny-org--tiny-llama" / "snapshots" / "1111");
-  json moe = tinyConfig();
-  moe["architectures"] = {"Qwen2MoeForCausalLM"};
-  moe["model_type"] = "qwen2_moe";
-  writeTinyModel(hub / "models--tiny-org--tiny-qwen2moe" / "snapshots" / "2222", moe);
+  json gemma = tinyConfig();  // an architecture tscope does not read
+  gemma["architectures"] = {"Gemma2ForCausalLM"};
+  gemma["model_type"] = "gemma2";
+  writeTinyModel(hub / "models--tiny-org--tiny-unsupported-gemma2" / "snapshots" / "2222", gemma);
   fs::create_directories(hub / "models--tiny-org--empty" / "snapshots");
   fs::create_directories(hub / "datasets--tiny-org--text");  // not a model
   const char* saved = std::getenv("HF_HUB_CACHE");
@@ -113,8 +114,8 @@ TEST(HfCheckpoint, CachedModelsAreListedWithWhyNot) {
   EXPECT_EQ(modelDisplayName(ours[1].path + "/"), "tiny-org/tiny-llama");
   EXPECT_EQ(modelDisplayName("/models/brown-small"), "brown-small");
   EXPECT_EQ(modelDisplayName("/x/snapshots/1111"), "1111");  // not a cache repo
-  EXPECT_EQ(ours[2].id, "tiny-org/tiny-qwen2moe");
-  EXPECT_NE(ours[2].problem.find("Qwen2MoeForCausalLM"), std::string::npos) << ours[2].problem;
+  EXPECT_EQ(ours[2].id, "tiny-org/tiny-unsupported-gemma2");
+  expectMentions(ours[2].problem, {"Gemma2ForCausalLM", "not supported yet"});
 }
 
 }  // namespace
@@ -154,7 +155,7 @@ TEST(HfCheckpoint, MatchesPyTorchReference) {
   }
   // 16-bit checkpoints keep their matrices as halves: no float32 copy of them; converted to float32
   // (as training does) they give the same logits and the same direct logit attribution.
-  for (const char* variant : {"llama_bf16", "llama_f16_biases"}) {
+  for (const char* variant : {"llama_bf16", "llama_f16_biases", "qwen2_moe_bf16_normalized"}) {
     SCOPED_TRACE(variant);
     LoadedModel model = loadModel((dir.path() / variant).string());
     const Weights& halves = model.weights;
@@ -232,6 +233,38 @@ TEST(HfCheckpoint, MatchesPyTorchReference) {
   std::set<int> used;
   for (const MoeAssignment& a : trace.moe[0].assignments) used.insert(a.expert);
   EXPECT_GT(used.size(), 2u) << "every token chose the same experts: the golden test would not check routing";
+  // Qwen2-MoE: experts moe_intermediate_size wide (not intermediate_size), a shared expert of
+  // shared_expert_intermediate_size, norm_topk_prob as written, q/k/v biases as Qwen2's.
+  const LoadedModel qwenMoe = loadModel((dir.path() / "qwen2_moe").string());
+  const ModelConfig& q = qwenMoe.weights.config();
+  EXPECT_EQ(q.n_experts, 4);
+  EXPECT_EQ(q.moe_top_k, 2);
+  EXPECT_EQ(q.d_ff, 20);
+  EXPECT_EQ(q.moe_shared_expert_d_ff, 40);
+  EXPECT_FALSE(q.moe_normalize_top_k);
+  EXPECT_LE(q.moe_capacity_factor, 0.0);
+  EXPECT_EQ(q.moe_aux_loss_alpha, 0.01);
+  EXPECT_EQ(q.attention_window, 0);
+  EXPECT_NE(qwenMoe.weights.param("h.0.attn.c_attn.bias")[0], 0.0f);
+  EXPECT_NE(qwenMoe.weights.param("h.1.mlp.shared_expert_gate.weight")[0], 0.0f);
+  EXPECT_TRUE(loadModel((dir.path() / "qwen2_moe_bf16_normalized").string()).weights.config().moe_normalize_top_k);
+  Trace qwenTrace;
+  Transformer qwenModel(qwenMoe.weights, *backend);
+  qwenModel.logitsFor(std::vector<int>(tokens.data.begin(), tokens.data.end()), &qwenTrace);
+  ASSERT_EQ(qwenTrace.moe[0].sharedExpertGates.size(), tokens.data.size());
+  // Unrenormalised: every gate is the router's full-softmax probability, and some token's two gates
+  // sum to visibly less than 1.
+  const MoeRouting& qwenRouting = qwenTrace.moe[0];
+  double smallestGateSum = 2, largestGateDiff = 0;
+  for (size_t i = 0; i + 1 < qwenRouting.assignments.size(); i += 2)
+    smallestGateSum = std::min(smallestGateSum, (double)qwenRouting.assignments[i].gate + qwenRouting.assignments[i + 1].gate);
+  for (const MoeAssignment& a : qwenRouting.assignments)
+    largestGateDiff = std::max(largestGateDiff, (double)std::fabs(a.gate - qwenRouting.routerProbs[(size_t)a.token * 4 + a.expert]));
+  EXPECT_LT(smallestGateSum, 0.99) << "smallest sum of a token's gates";
+  EXPECT_EQ(largestGateDiff, 0.0) << "largest |gate - router probability|";
+  used.clear();
+  for (const MoeAssignment& a : qwenTrace.moe[0].assignments) used.insert(a.expert);
+  EXPECT_GT(used.size(), 2u) << "every token chose the same experts: the golden test would not check routing";
 }
 
 TEST(HfCheckpoint, ConfigMapsEveryField) {
@@ -286,6 +319,44 @@ TEST(HfCheckpoint, ConfigMapsEveryField) {
   EXPECT_TRUE(hfLlamaConfig(qwen3).qk_norm);
   qwen3["head_dim"] = 8;  // Qwen3-0.6B's kind: 128 != 1024 / 16
   expectMentions(errorMessage([&] { hfLlamaConfig(qwen3); }), {"head_dim 8", "not supported yet"});
+  // Qwen2-MoE (Qwen1.5-MoE-A2.7B's fields): the experts' width is moe_intermediate_size, not
+  // intermediate_size; norm_topk_prob defaults to false; dense layers are refused.
+  json qwenMoe = tinyConfig();
+  qwenMoe["architectures"] = {"Qwen2MoeForCausalLM"};
+  qwenMoe["model_type"] = "qwen2_moe";
+  qwenMoe["intermediate_size"] = 88;
+  qwenMoe["moe_intermediate_size"] = 12;
+  qwenMoe["shared_expert_intermediate_size"] = 48;
+  qwenMoe["num_experts"] = 6;
+  qwenMoe["num_experts_per_tok"] = 4;
+  qwenMoe["decoder_sparse_step"] = 1;
+  qwenMoe["mlp_only_layers"] = json::array();
+  qwenMoe["router_aux_loss_coef"] = 0.001;
+  qwenMoe["sliding_window"] = 8;
+  EXPECT_TRUE(isHfLlamaFamily(qwenMoe));
+  EXPECT_TRUE(isHfLlamaFamily(json{{"model_type", "qwen2_moe"}}));
+  EXPECT_EQ(unsupportedHfArchitecture(qwenMoe), "");
+  const ModelConfig qm = hfLlamaConfig(qwenMoe);
+  EXPECT_EQ(qm.n_experts, 6);
+  EXPECT_EQ(qm.moe_top_k, 4);
+  EXPECT_EQ(qm.d_ff, 12);
+  EXPECT_EQ(qm.moe_shared_expert_d_ff, 48);
+  EXPECT_FALSE(qm.moe_normalize_top_k);
+  EXPECT_LE(qm.moe_capacity_factor, 0.0);
+  EXPECT_EQ(qm.moe_routing, MoeRoutingKind::TokenChoice);
+  EXPECT_EQ(qm.moe_aux_loss_alpha, 0.001);
+  EXPECT_EQ(qm.attention_window, 0);  // Qwen2's use_sliding_window rule
+  EXPECT_FALSE(qm.qk_norm);
+  qwenMoe["norm_topk_prob"] = true;
+  EXPECT_TRUE(hfLlamaConfig(qwenMoe).moe_normalize_top_k);
+  qwenMoe["decoder_sparse_step"] = 2;
+  expectMentions(errorMessage([&] { hfLlamaConfig(qwenMoe); }), {"decoder_sparse_step 2", "not supported yet", "every layer sparse"});
+  qwenMoe["decoder_sparse_step"] = 1;
+  qwenMoe["mlp_only_layers"] = {0};
+  expectMentions(errorMessage([&] { hfLlamaConfig(qwenMoe); }), {"1 mlp_only_layers", "not supported yet"});
+  qwenMoe["mlp_only_layers"] = json::array();
+  qwenMoe.erase("shared_expert_intermediate_size");
+  expectMentions(errorMessage([&] { hfLlamaConfig(qwenMoe); }), {"shared_expert_intermediate_size"});
 }
 
 TEST(HfCheckpoint, ConfigMapsLlama3RopeScaling) {
@@ -318,7 +389,7 @@ TEST(HfCheckpoint, ConfigMapsLlama3RopeScaling) {
 
 TEST(HfCheckpoint, UnsupportedConfigsAreOneLine) {
   ScratchDir dir("tscope_hf_bad");
-  for (const char* arch : {"Gemma2ForCausalLM", "Qwen2MoeForCausalLM"}) {
+  for (const char* arch : {"Gemma2ForCausalLM", "Phi3ForCausalLM"}) {
     json j = tinyConfig();
     j["architectures"] = {arch};
     writeTinyModel(dir.path() / arch, j);

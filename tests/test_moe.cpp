@@ -96,6 +96,26 @@ TEST(Moe, LectureExampleTopTwoOfEight) {
   EXPECT_EQ(r.routerLogits, logits);
 }
 
+// Qwen1.5-MoE's norm_topk_prob false: the same two experts, their gates the softmax over all
+// eight logits (not renormalised over the two), so they sum to less than 1.
+TEST(Moe, UnnormalizedTopKGatesAreTheFullSoftmaxProbabilities) {
+  const std::vector<float> logits = {2.1f, 0.3f, 1.8f, 0.1f, 3.2f, 0.5f, 1.1f, 0.8f};
+  MoeRoutingParams params = tokenChoice(8, 2, 0);
+  params.normalizeTopK = false;
+  const MoeRouting r = routeTokens(logits, 1, params);
+  ASSERT_EQ(r.assignments.size(), 2u);
+  EXPECT_EQ(r.assignments[0].expert, 4);
+  EXPECT_EQ(r.assignments[1].expert, 0);
+  EXPECT_NEAR(r.assignments[0].gate, softmaxEntry(logits, 4), 1e-7);
+  EXPECT_NEAR(r.assignments[1].gate, softmaxEntry(logits, 0), 1e-7);
+  const double sum = r.assignments[0].gate + r.assignments[1].gate;
+  EXPECT_LT(sum, 0.9) << "unrenormalised gates sum to " << sum;
+  // Renormalised, they are the normalised routing's gates.
+  const MoeRouting normalised = routeTokens(logits, 1, tokenChoice(8, 2, 0));
+  EXPECT_NEAR(r.assignments[0].gate / sum, normalised.assignments[0].gate, 1e-6);
+  EXPECT_NEAR(r.assignments[1].gate / sum, normalised.assignments[1].gate, 1e-6);
+}
+
 TEST(Moe, CapacityFollowsTheFactor) {
   EXPECT_EQ(expertCapacity(16, tokenChoice(8, 2, 1.25)), 3);  // ceil(2.5)
   EXPECT_EQ(expertCapacity(8, tokenChoice(8, 2, 1.25)), 2);   // ceil(1.25)

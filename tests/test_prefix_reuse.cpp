@@ -106,6 +106,8 @@ void expectSameTrace(const PromptForward& got, const Trace& want, const std::vec
     EXPECT_EQ(a.load, b.load) << label << layer;
     close(a.fraction, b.fraction, layer + "fraction");
     close(a.meanProb, b.meanProb, layer + "meanProb");
+    ASSERT_EQ(a.sharedExpertGates.size(), b.sharedExpertGates.size()) << label << layer;  // (T) with a shared expert, else empty
+    close(a.sharedExpertGates, b.sharedExpertGates, layer + "sharedExpertGates");
     EXPECT_LE(std::fabs(a.auxLoss - b.auxLoss), tolerance * std::max(1.0f, std::fabs(b.auxLoss))) << label << layer;
     EXPECT_EQ(a.droppedTokens, b.droppedTokens) << label << layer;
   }

@@ -91,6 +91,32 @@ std::vector<Variant> variants() {
     c.d_ff = 6;
     v.push_back({"moe_expert_choice", c});
   }
+  // Qwen2-MoE's mixture: top-k router probabilities not renormalised, and a shared expert (its own
+  // width) weighted by sigmoid(x . gate); with SwiGLU, and with GELU plus a capacity limit. The
+  // finite-difference step (1e-3 on every entry of a tensor) must not flip a top-k choice: with
+  // these sizes and seeds none flips (a shared width of 10 or 16 here would, as would the plain
+  // top-2 SwiGLU mixture without a shared expert).
+  {
+    ModelConfig c = base;
+    c.n_experts = 4;
+    c.moe_top_k = 2;
+    c.moe_capacity_factor = 0;
+    c.moe_normalize_top_k = false;
+    c.moe_shared_expert_d_ff = 8;
+    c.activation = Activation::SwiGlu;
+    c.d_ff = 6;
+    c.moe_aux_loss_alpha = 0.05;
+    v.push_back({"moe_unnormalized_shared_swiglu", c});
+  }
+  {
+    ModelConfig c = base;
+    c.n_experts = 4;
+    c.moe_top_k = 2;
+    c.moe_capacity_factor = 1.25;
+    c.moe_shared_expert_d_ff = 5;
+    c.d_ff = 6;
+    v.push_back({"moe_shared_gelu_capacity", c});
+  }
   {
     ModelConfig c = base;
     c.attention_only = true;

@@ -55,6 +55,7 @@ int runInfo(const Argv& argv) {
              {"attention", p.attention},
              {"mlp", p.mlp},
              {"router", p.router},
+             {"shared_expert", p.sharedExpert},
              {"norm", p.layerNorm},
              {"unembedding_tied", c.tie_word_embeddings}}},
            {"per_layer", p.perLayer},

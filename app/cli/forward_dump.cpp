@@ -55,19 +55,21 @@ json moeJson(int layer, const MoeRouting& routing) {
   json assignments = json::array();
   for (const auto& a : routing.assignments)
     assignments.push_back({{"token", a.token}, {"expert", a.expert}, {"gate", a.gate}, {"rank", a.rank}, {"dropped", a.dropped}});
-  return {{"layer", layer},
-          {"tokens", routing.tokens},
-          {"experts", routing.experts},
-          {"top_k", routing.topK},
-          {"capacity", routing.capacity},
-          {"router_logits", routing.routerLogits},
-          {"router_probs", routing.routerProbs},
-          {"assignments", assignments},
-          {"dropped_tokens", routing.droppedTokens},
-          {"load", routing.load},
-          {"fraction", routing.fraction},
-          {"mean_prob", routing.meanProb},
-          {"aux_loss", routing.auxLoss}};
+  json out = {{"layer", layer},
+              {"tokens", routing.tokens},
+              {"experts", routing.experts},
+              {"top_k", routing.topK},
+              {"capacity", routing.capacity},
+              {"router_logits", routing.routerLogits},
+              {"router_probs", routing.routerProbs},
+              {"assignments", assignments},
+              {"dropped_tokens", routing.droppedTokens},
+              {"load", routing.load},
+              {"fraction", routing.fraction},
+              {"mean_prob", routing.meanProb},
+              {"aux_loss", routing.auxLoss}};
+  if (!routing.sharedExpertGates.empty()) out["shared_expert_gates"] = routing.sharedExpertGates;  // (T) Qwen2-MoE-style models
+  return out;
 }
 
 // The attribution at the last position toward its top token; on a post-norm model (no frozen

@@ -18,7 +18,7 @@ bool sameSampling(const SamplingParams& a, const SamplingParams& b) {
 bool sameRouting(const std::optional<MoeRoutingParams>& a, const std::optional<MoeRoutingParams>& b) {
   if (a.has_value() != b.has_value()) return false;
   return !a || (a->experts == b->experts && a->topK == b->topK && a->capacityFactor == b->capacityFactor &&
-                a->expertChoice == b->expertChoice && a->auxLossAlpha == b->auxLossAlpha);
+                a->expertChoice == b->expertChoice && a->auxLossAlpha == b->auxLossAlpha && a->normalizeTopK == b->normalizeTopK);
 }
 
 // True while the prompt is still generatedFrom followed by the generated tokens' text.

@@ -151,7 +151,7 @@ std::string validateConfig(const ModelConfig& c) {
                    rangeRule("n_embd", c.n_embd, 1, 65536), rangeRule("n_positions", c.n_positions, 1, 1 << 20),
                    rangeRule("vocab_size", c.vocab_size, 1, 1 << 22), rangeRule("d_ff", c.d_ff, 0, 1 << 20),
                    rangeRule("n_kv_head", c.n_kv_head, 0, 1024), rangeRule("attention_window", c.attention_window, 0, 1 << 20),
-                   rangeRule("n_experts", c.n_experts, 0, 1024)}) {
+                   rangeRule("n_experts", c.n_experts, 0, 1024), rangeRule("moe_shared_expert_d_ff", c.moe_shared_expert_d_ff, 0, 1 << 20)}) {
     if (!msg.empty()) return msg;
   }
   if (c.n_embd % c.n_head != 0)
@@ -169,6 +169,7 @@ std::string validateConfig(const ModelConfig& c) {
   if (std::string msg = ropeScalingProblem(c); !msg.empty()) return msg;
   if (std::string msg = attentionVariantConfigProblem(c); !msg.empty()) return msg;
   if (c.attention_only && c.n_experts > 0) return "attention_only models have no feed-forward, so n_experts must be 0";
+  if (c.moe_shared_expert_d_ff > 0 && !c.isMoe()) return "moe_shared_expert_d_ff needs a mixture of experts (n_experts > 0)";
   if (c.isMoe()) {
     if (c.moe_top_k < 1) return "moe_top_k must be at least 1 (got " + std::to_string(c.moe_top_k) + ")";
     if (c.moe_top_k > c.n_experts)
@@ -177,6 +178,8 @@ std::string validateConfig(const ModelConfig& c) {
     if (c.moe_routing == MoeRoutingKind::ExpertChoice && !(c.moe_capacity_factor > 0))
       return "moe_capacity_factor must be positive for expert_choice routing";
     if (!(c.moe_aux_loss_alpha >= 0 && c.moe_aux_loss_alpha < 1e6)) return "moe_aux_loss_alpha must be >= 0";
+    if (!c.moe_normalize_top_k && c.moe_routing == MoeRoutingKind::ExpertChoice)
+      return "moe_normalize_top_k false is a token_choice setting (expert_choice gates are the router probabilities already)";
   }
   return "";
 }
@@ -216,6 +219,8 @@ ModelConfig configFromJson(const nlohmann::json& j) {
   readField(j, "moe_capacity_factor", c.moe_capacity_factor);
   readEnum(j, "moe_routing", kRoutingNames, c.moe_routing);
   readField(j, "moe_aux_loss_alpha", c.moe_aux_loss_alpha);
+  readField(j, "moe_normalize_top_k", c.moe_normalize_top_k);
+  readField(j, "moe_shared_expert_d_ff", c.moe_shared_expert_d_ff);
   readField(j, "attention_only", c.attention_only);
   readField(j, "qk_norm", c.qk_norm);
   readAttentionVariant(j, c.attention_variant);
@@ -260,6 +265,8 @@ nlohmann::json configToJson(const ModelConfig& c) {
     j["moe_capacity_factor"] = c.moe_capacity_factor;
     j["moe_routing"] = toString(c.moe_routing);
     j["moe_aux_loss_alpha"] = c.moe_aux_loss_alpha;
+    if (!c.moe_normalize_top_k) j["moe_normalize_top_k"] = false;
+    if (c.moe_shared_expert_d_ff > 0) j["moe_shared_expert_d_ff"] = c.moe_shared_expert_d_ff;
   }
   return j;
 }

@@ -49,6 +49,13 @@ struct ModelConfig {
   double moe_capacity_factor = 1.25;  // <= 0: no capacity limit
   MoeRoutingKind moe_routing = MoeRoutingKind::TokenChoice;
   double moe_aux_loss_alpha = 0.01;
+  // Token choice: true = softmax over the k chosen logits (= the full softmax renormalised over the
+  // top k, Mixtral); false = the full softmax's top k probabilities kept as they are, not summing to 1
+  // (Qwen1.5-MoE's norm_topk_prob false).
+  bool moe_normalize_top_k = true;
+  // Width of a shared expert every token runs beside the routed ones (0 = none), as in Qwen2-MoE:
+  // its output times sigmoid(x . mlp.shared_expert_gate.weight (C)) is added to the mixture's.
+  int moe_shared_expert_d_ff = 0;
   bool attention_only = false;   // no feed-forward sublayer (and no ln_2): attention-only models for circuits
   // RMSNorm of every head's q and k (D entries, weights attn.q_norm / attn.k_norm, eps
   // layer_norm_epsilon) after the q/k projection and before RoPE, as in Qwen3 and OLMo 2's heads.
@@ -66,6 +73,7 @@ struct ModelConfig {
   int qkvDim() const { return n_embd + 2 * kvDim(); }                  // Q | K | V row width
   int dFF() const { return d_ff > 0 ? d_ff : 4 * n_embd; }             // F
   bool isMoe() const { return n_experts > 0 && !attention_only; }
+  bool hasSharedExpert() const { return isMoe() && moe_shared_expert_d_ff > 0; }
   bool hasFeedForward() const { return !attention_only; }
   bool hasRopeScaling() const { return rope_scaling_factor != 0; }
   bool hasLearnedPositions() const { return position_encoding == PositionEncoding::Learned; }

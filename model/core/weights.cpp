@@ -25,7 +25,7 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
     add(name + ".weight", {C});
     if (c.hasNormBias()) add(name + ".bias", {C});
   };
-  auto addFeedForward = [&](const std::string& prefix) {
+  auto addFeedForward = [&](const std::string& prefix, int64_t F) {
     add(prefix + "c_fc.weight", {C, F});
     add(prefix + "c_fc.bias", {F});
     if (c.activation == Activation::SwiGlu) {
@@ -52,9 +52,13 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
     addNorm(p + "ln_2");
     if (c.isMoe()) {
       add(p + "mlp.router.weight", {C, E});
-      for (int e = 0; e < E; ++e) addFeedForward(p + "mlp.experts." + std::to_string(e) + ".");
+      for (int e = 0; e < E; ++e) addFeedForward(p + "mlp.experts." + std::to_string(e) + ".", F);
+      if (c.hasSharedExpert()) {
+        addFeedForward(p + "mlp.shared_expert.", c.moe_shared_expert_d_ff);
+        add(p + "mlp.shared_expert_gate.weight", {C});
+      }
     } else {
-      addFeedForward(p + "mlp.");
+      addFeedForward(p + "mlp.", F);
     }
   }
   if (c.hasFinalNorm()) addNorm("ln_f");
@@ -221,6 +225,7 @@ void Weights::bindPointers() {
     w.routerHalf = halfOf(p + "mlp.router.weight");
     bindFeedForward(w.mlp, p + "mlp.");
     for (size_t e = 0; e < w.experts.size(); ++e) bindFeedForward(w.experts[e], p + "mlp.experts." + std::to_string(e) + ".");
+    bindFeedForward(w.sharedExpert, p + "mlp.shared_expert.");
   }
 }
 

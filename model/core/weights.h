@@ -54,6 +54,10 @@ struct LayerParams {
   std::vector<FeedForwardParams<T>> experts;  // (E)
   // Loaded 16-bit checkpoints: these matrices kept as halves, (out, in) (the float pointers are null).
   HalfMatrix qkvHalf, attnProjHalf, routerHalf;  // (C + 2 Hkv D, C), (C, C), (E, C)
+  // moe_shared_expert_d_ff > 0: the shared expert (F = moe_shared_expert_d_ff wide) every row runs,
+  // its output scaled by sigmoid(x . sharedExpertGate) (its halves, if any, in sharedExpert).
+  FeedForwardParams<T> sharedExpert;
+  T* sharedExpertGate = nullptr;  // (C)
 };
 
 using FeedForwardWeights = FeedForwardParams<float>;
@@ -123,6 +127,10 @@ ModelParams<T> bindParams(const ModelConfig& config, const Address& address) {
     if (config.isMoe()) {
       w.routerWeight = address(p + "mlp.router.weight");
       for (int e = 0; e < config.n_experts; ++e) w.experts.push_back(bindFeedForward(p + "mlp.experts." + std::to_string(e) + "."));
+      if (config.hasSharedExpert()) {
+        w.sharedExpert = bindFeedForward(p + "mlp.shared_expert.");
+        w.sharedExpertGate = address(p + "mlp.shared_expert_gate.weight");
+      }
     } else {
       w.mlp = bindFeedForward(p + "mlp.");
     }

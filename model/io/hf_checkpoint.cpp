@@ -3,7 +3,10 @@
 // Q | K | V; gate_proj/up_proj/down_proj become c_gate/c_fc/c_proj; absent biases stay zero.
 // Mixtral's sparse MoE block maps onto tscope's token-choice mixture: its router softmax over all
 // experts renormalised over the top k equals tscope's softmax(KeepTopK(h, k)), with no capacity
-// limit; experts' w1/w3/w2 become c_gate/c_fc/c_proj. HF's
+// limit; experts' w1/w3/w2 become c_gate/c_fc/c_proj. Qwen2-MoE's (every layer sparse) is the same
+// mixture with the top-k probabilities unrenormalised when norm_topk_prob is false, plus a shared
+// expert (mlp.shared_expert.*) scaled by sigmoid(x . shared_expert_gate), whose (1, C) weight
+// becomes the float vector (C). HF's
 // RoPE rotates the pairs (i, i + D/2) of a head (rotate_half), tscope's the pairs (2i, 2i + 1), so
 // the q and k rows of each head are reordered (i -> 2i, i + D/2 -> 2i + 1): q . k is unchanged.
 // Qwen3's per-head q_norm / k_norm weights (D) are reordered the same way (RMS is order-blind).
@@ -31,8 +34,8 @@ namespace tscope {
 namespace {
 
 const std::set<std::string> kFamily = {"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
-                                       "MixtralForCausalLM"};
-const std::set<std::string> kFamilyTypes = {"llama", "mistral", "qwen2", "qwen3", "mixtral"};
+                                       "MixtralForCausalLM", "Qwen2MoeForCausalLM"};
+const std::set<std::string> kFamilyTypes = {"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe"};
 constexpr uintmax_t kMaxIndexBytes = 64u << 20;
 
 std::string architectureOf(const nlohmann::json& j) {
@@ -46,7 +49,7 @@ std::string modelTypeOf(const nlohmann::json& j) {
   return "";
 }
 
-// "llama", "mistral", "qwen2", "qwen3" or "mixtral" for a config of the family (by architecture, else model_type).
+// "llama", "mistral", "qwen2", "qwen3", "mixtral" or "qwen2_moe" for a config of the family (by architecture, else model_type).
 std::string familyOf(const nlohmann::json& j) {
   const std::string arch = architectureOf(j);
   if (arch.empty()) return modelTypeOf(j);
@@ -54,6 +57,7 @@ std::string familyOf(const nlohmann::json& j) {
   if (arch == "Qwen2ForCausalLM") return "qwen2";
   if (arch == "Qwen3ForCausalLM") return "qwen3";
   if (arch == "MixtralForCausalLM") return "mixtral";
+  if (arch == "Qwen2MoeForCausalLM") return "qwen2_moe";
   return "llama";
 }
 
@@ -72,14 +76,14 @@ bool readOptional(const nlohmann::json& j, const char* key, T& out, const std::s
 
 // What the checkpoint stores beside the weights every Llama-family model has.
 struct HfBiases {
-  bool qkv = false;   // q_proj/k_proj/v_proj.bias (Qwen2; Llama and Qwen3 with attention_bias)
+  bool qkv = false;   // q_proj/k_proj/v_proj.bias (Qwen2, Qwen2-MoE; Llama and Qwen3 with attention_bias)
   bool o = false;     // o_proj.bias (Llama and Qwen3 with attention_bias)
   bool mlp = false;   // gate_proj/up_proj/down_proj.bias (Llama with mlp_bias)
 };
 
 HfBiases biasesOf(const nlohmann::json& j) {
   HfBiases b;
-  if (familyOf(j) == "qwen2") b.qkv = true;  // Qwen3 dropped them: attention_bias, default false, decides
+  if (familyOf(j) == "qwen2" || familyOf(j) == "qwen2_moe") b.qkv = true;  // Qwen3 dropped them: attention_bias, default false, decides
   bool attentionBias = false, mlpBias = false;
   readOptional(j, "attention_bias", attentionBias);
   readOptional(j, "mlp_bias", mlpBias);
@@ -155,9 +159,14 @@ struct Placement {
   bool copy = false;
   int64_t column = 0;
   bool ropeOrder = false;  // q and k: the rows of each head reordered for tscope's RoPE pairs
+  bool floatVector = false;  // a (1, n) matrix kept as tscope's float vector (n), never as halves
 };
 
-std::vector<Placement> placements(const ModelConfig& c, const HfBiases& biases) {
+// Whether the placement is a matrix a 16-bit checkpoint keeps as halves.
+bool isHalfMatrix(const Placement& p) { return p.shape.size() == 2 && !p.floatVector; }
+
+// `family` as familyOf names it: Mixtral and Qwen2-MoE store their mixtures under different names.
+std::vector<Placement> placements(const ModelConfig& c, const HfBiases& biases, const std::string& family) {
   const int64_t C = c.n_embd, F = c.dFF(), V = c.vocab_size, KV = c.kvDim();
   std::vector<Placement> out;
   out.push_back({"model.embed_tokens.weight", "wte.weight", {V, C}, true, 0, false});
@@ -179,6 +188,22 @@ std::vector<Placement> placements(const ModelConfig& c, const HfBiases& biases) 
     }
     out.push_back({hf + "self_attn.o_proj.weight", p + "attn.c_proj.weight", {C, C}, false, 0, false});
     if (biases.o) out.push_back({hf + "self_attn.o_proj.bias", p + "attn.c_proj.bias", {C}, true, 0, false});
+    if (c.isMoe() && family == "qwen2_moe") {
+      // Qwen2-MoE: mlp.gate (E, C) is the router, experts.e and shared_expert the SwiGLU experts.
+      const std::string moe = hf + "mlp.";
+      out.push_back({moe + "gate.weight", p + "mlp.router.weight", {c.n_experts, C}, false, 0, false});
+      auto addSwiGlu = [&](const std::string& from, const std::string& to, int64_t width) {
+        out.push_back({from + "gate_proj.weight", to + "c_gate.weight", {width, C}, false, 0, false});
+        out.push_back({from + "up_proj.weight", to + "c_fc.weight", {width, C}, false, 0, false});
+        out.push_back({from + "down_proj.weight", to + "c_proj.weight", {C, width}, false, 0, false});
+      };
+      for (int e = 0; e < c.n_experts; ++e) addSwiGlu(moe + "experts." + std::to_string(e) + ".", p + "mlp.experts." + std::to_string(e) + ".", F);
+      if (c.hasSharedExpert()) {
+        addSwiGlu(moe + "shared_expert.", p + "mlp.shared_expert.", c.moe_shared_expert_d_ff);
+        out.push_back({moe + "shared_expert_gate.weight", p + "mlp.shared_expert_gate.weight", {1, C}, true, 0, false, true});
+      }
+      continue;
+    }
     if (c.isMoe()) {  // Mixtral: block_sparse_moe.gate (E, C) is the router, experts.e.w1/w3/w2 the SwiGLU experts
       const std::string moe = hf + "block_sparse_moe.";
       out.push_back({moe + "gate.weight", p + "mlp.router.weight", {c.n_experts, C}, false, 0, false});
@@ -231,7 +256,7 @@ struct HalfStore {
 std::optional<HalfType> halfTypeOf(const std::vector<Placement>& plan, const ShardSet& shards) {
   std::optional<HalfType> type;
   for (const auto& p : plan) {
-    if (p.shape.size() != 2) continue;
+    if (!isHalfMatrix(p)) continue;
     const DType dtype = shards.fileOf(p.hfName).info(p.hfName).dtype;
     if (dtype == DType::F32) return std::nullopt;
     const HalfType t = dtype == DType::BF16 ? HalfType::Bf16 : HalfType::F16;
@@ -251,7 +276,7 @@ std::vector<HalfMatrix> placeHalves(const std::vector<Placement>& plan, const Sh
   std::vector<HalfMatrix> halves(layout.size());
   std::set<const MappedFile*> mapped;
   for (const auto& p : plan) {
-    if (p.shape.size() != 2) continue;
+    if (!isHalfMatrix(p)) continue;
     const size_t i = indexOf.at(p.param);
     const ParamSpec& spec = layout[i];
     const int64_t rows = p.copy ? spec.shape[0] : spec.shape[1], cols = p.copy ? spec.shape[1] : spec.shape[0];
@@ -310,12 +335,43 @@ std::string unsupportedHfArchitecture(const nlohmann::json& j) {
   const std::string arch = architectureOf(j), type = modelTypeOf(j);
   if (!arch.empty() && arch != "GPT2LMHeadModel")
     return "architecture " + arch +
-           " is not supported yet (tscope reads GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM "
-           "and MixtralForCausalLM)";
+           " is not supported yet (tscope reads GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+           "MixtralForCausalLM and Qwen2MoeForCausalLM)";
   if (arch.empty() && !type.empty() && type != "gpt2")
-    return "model_type " + type + " is not supported yet (tscope reads gpt2, llama, mistral, qwen2, qwen3 and mixtral)";
+    return "model_type " + type + " is not supported yet (tscope reads gpt2, llama, mistral, qwen2, qwen3, mixtral and qwen2_moe)";
   return "";
 }
+
+namespace {
+
+// Qwen2-MoE's mixture (HF's Qwen2MoeSparseMoeBlock) on every layer: num_experts SwiGLU experts of
+// moe_intermediate_size (intermediate_size is its dense MLP's width, unused when every layer is
+// sparse), top num_experts_per_tok, renormalised only with norm_topk_prob, and a shared expert of
+// shared_expert_intermediate_size. Dense layers (decoder_sparse_step > 1, mlp_only_layers) are refused.
+void readQwen2MoeFields(const nlohmann::json& j, const std::string& where, ModelConfig& c) {
+  int sparseStep = 1;
+  readOptional(j, "decoder_sparse_step", sparseStep, where);
+  std::vector<int> denseLayers;
+  if (!isNull(j, "mlp_only_layers")) denseLayers = readArray<int>(j, "mlp_only_layers", where);
+  if (sparseStep != 1 || !denseLayers.empty())
+    throw Error(where + ": Qwen2-MoE with dense layers (decoder_sparse_step " + std::to_string(sparseStep) + ", " +
+                std::to_string(denseLayers.size()) + " mlp_only_layers) is not supported yet: tscope needs every layer sparse");
+  readField(j, "num_experts", c.n_experts, where);
+  readField(j, "num_experts_per_tok", c.moe_top_k, where);
+  readField(j, "moe_intermediate_size", c.d_ff, where);
+  readField(j, "shared_expert_intermediate_size", c.moe_shared_expert_d_ff, where);
+  c.moe_normalize_top_k = false;  // Qwen2MoeConfig's default norm_topk_prob
+  readOptional(j, "norm_topk_prob", c.moe_normalize_top_k, where);
+  c.moe_capacity_factor = 0;
+  c.moe_routing = MoeRoutingKind::TokenChoice;
+  c.moe_aux_loss_alpha = 0.001;  // Qwen2MoeConfig's default router_aux_loss_coef
+  readOptional(j, "router_aux_loss_coef", c.moe_aux_loss_alpha, where);
+  if (c.n_experts < 1) throw Error(where + ": num_experts must be at least 1");
+  if (c.d_ff < 1) throw Error(where + ": moe_intermediate_size must be at least 1");
+  if (c.moe_shared_expert_d_ff < 1) throw Error(where + ": shared_expert_intermediate_size must be at least 1");
+}
+
+}  // namespace
 
 ModelConfig hfLlamaConfig(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw Error(where + ": expected a JSON object at the top level");
@@ -357,7 +413,7 @@ ModelConfig hfLlamaConfig(const nlohmann::json& j, const std::string& where) {
   int window = 0;
   if (family != "llama") readOptional(j, "sliding_window", window, where);
   bool useWindow = window > 0;
-  if (family == "qwen2" || family == "qwen3") {
+  if (family == "qwen2" || family == "qwen3" || family == "qwen2_moe") {
     useWindow = false;
     readOptional(j, "use_sliding_window", useWindow, where);
     int fromLayer = 0;
@@ -377,6 +433,7 @@ ModelConfig hfLlamaConfig(const nlohmann::json& j, const std::string& where) {
     readOptional(j, "router_aux_loss_coef", c.moe_aux_loss_alpha, where);
     if (c.n_experts < 1) throw Error(where + ": num_local_experts must be at least 1");
   }
+  if (family == "qwen2_moe") readQwen2MoeFields(j, where, c);
   if (auto msg = validateConfig(c); !msg.empty()) throw Error(where + ": " + msg);
   return c;
 }
@@ -384,7 +441,7 @@ ModelConfig hfLlamaConfig(const nlohmann::json& j, const std::string& where) {
 Weights loadHfLlamaWeights(const std::string& dirString, const ModelConfig& config, const nlohmann::json& hfConfig) {
   const fs::path dir(dirString);
   const ShardSet shards(dir);
-  const std::vector<Placement> plan = placements(config, biasesOf(hfConfig));
+  const std::vector<Placement> plan = placements(config, biasesOf(hfConfig), familyOf(hfConfig));
   // Every tensor is checked before the arena is allocated, so config.json cannot ask for more
   // memory than the files hold.
   std::set<std::string> expected;
@@ -413,7 +470,7 @@ Weights loadHfLlamaWeights(const std::string& dirString, const ModelConfig& conf
   Weights weights(config, halves, store);
   std::vector<float> buffer;
   for (const auto& p : plan) {
-    if (halfType && p.shape.size() == 2) continue;  // held as halves
+    if (halfType && isHalfMatrix(p)) continue;  // held as halves
     const SafetensorsFile& file = shards.fileOf(p.hfName);
     float* dst = weights.convertedParam(p.param);
     if (p.copy) {

@@ -1,7 +1,8 @@
 // HuggingFace checkpoints of Llama-family models (LlamaForCausalLM incl. SmolLM, MistralForCausalLM,
-// Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM) mapped onto tscope's architecture:
-// RMSNorm, RoPE, SwiGLU, grouped-query attention, sliding windows, tied or untied embeddings,
-// Qwen3's q/k norm (qk_norm), Mixtral's mixture of experts. Also where such a model lies on disk (a
+// Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM) mapped onto tscope's
+// architecture: RMSNorm, RoPE, SwiGLU, grouped-query attention, sliding windows, tied or untied
+// embeddings, Qwen3's q/k norm (qk_norm), Mixtral's and Qwen2-MoE's mixtures of experts (Qwen2-MoE's
+// shared expert and unrenormalised top-k gates). Also where such a model lies on disk (a
 // directory, or the HuggingFace cache layout models--org--name/snapshots/<hash>/).
 #pragma once
 #include <nlohmann/json_fwd.hpp>
@@ -21,7 +22,7 @@ constexpr int kHfContextCap = 4096;
 bool isHfLlamaFamily(const nlohmann::json& hfConfig);
 
 // "" when config.json is a GPT-2 or tscope config or a Llama-family one this file reads; else one
-// line naming the architecture that is not supported yet (Qwen2-MoE, Gemma, ...).
+// line naming the architecture that is not supported yet (Gemma 2, Phi-3, ...).
 std::string unsupportedHfArchitecture(const nlohmann::json& hfConfig);
 
 // config.json of a Llama-family model -> ModelConfig (`where` starts messages). Throws tscope::Error with one line naming the

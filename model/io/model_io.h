@@ -22,7 +22,7 @@ struct LoadedModel {
   std::string tokenizerNote;             // why there is no tokenizer, when there is none
 };
 
-// `path` is a model directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, Mixtral: see hf_checkpoint.h), a HuggingFace
+// `path` is a model directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, Mixtral, Qwen2-MoE: see hf_checkpoint.h), a HuggingFace
 // cache repo or "org/name" in the cache (resolveHfModelPath), or an llm.c .bin file. Throws tscope::Error naming the file and
 // the problem (missing file, corrupt safetensors, tensor missing or of the wrong shape, ...).
 LoadedModel loadModel(const std::string& path);

@@ -5,6 +5,8 @@
 // qk_norm RMSNorms each head's q and k in the qkv buffer before the attention op rotates them.
 #include "model/nn/block.h"
 
+#include <cmath>
+
 #include "model/core/error.h"
 #include "model/nn/positional.h"
 
@@ -28,7 +30,7 @@ ConstLayerWeights constLayer(const LayerWeights& w) {
   };
   ConstLayerWeights c{w.ln1Weight,      w.ln1Bias,      w.qkvWeight, w.qkvBias, w.qNormWeight,    w.kNormWeight,
                       w.attnProjWeight, w.attnProjBias, w.ln2Weight, w.ln2Bias, constFf(w.mlp), w.routerWeight, {},
-                      w.qkvHalf,        w.attnProjHalf, w.routerHalf};
+                      w.qkvHalf,        w.attnProjHalf, w.routerHalf,   constFf(w.sharedExpert), w.sharedExpertGate};
   c.experts.reserve(w.experts.size());
   for (const auto& e : w.experts) c.experts.push_back(constFf(e));
   return c;
@@ -136,8 +138,8 @@ bool BlockForward::residualAdd(float* x, const float* y, int R, const NextNorm& 
 // out (rows, C) = proj(act(in Wfc + bfc)) or, for SwiGLU, proj(silu(in Wgate + bgate) * (in Wfc + bfc)).
 // With act (kept), hidden keeps the pre-activation; else it is activated in place (fused matmul).
 void BlockForward::feedForward(const ConstFeedForwardWeights& w, const float* in, int rows, float* hidden, float* gate, float* act,
-                               float* out) {
-  const int C = config_.n_embd, F = config_.dFF();
+                               float* out, int width) {
+  const int C = config_.n_embd, F = width > 0 ? width : config_.dFF();
   const size_t n = (size_t)rows * F;
   float* activated = act ? act : hidden;
   if (config_.activation == Activation::SwiGlu) {
@@ -156,7 +158,8 @@ void BlockForward::feedForward(const ConstFeedForwardWeights& w, const float* in
 }
 
 // out (R, C) = sum over each row's kept assignments of gate * expert(in row). Each of the B
-// sequences of T rows is routed on its own from the (R, E) router logits.
+// sequences of T rows is routed on its own from the (R, E) router logits. With a shared expert,
+// every row also adds sigmoid(in row . shared_expert_gate) * shared_expert(in row).
 void BlockForward::mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int B, int T, bool keepActivated,
                                     MoeActivations& m) {
   const int C = config_.n_embd, E = config_.n_experts, F = config_.dFF(), R = B * T;
@@ -199,6 +202,28 @@ void BlockForward::mixtureOfExperts(const ConstLayerWeights& w, const float* in,
                 keepActivated ? ex.act.sized(*backend_, nF) : nullptr, expertOut);
     backend_->scatterAddRows(out, expertOut, ex.rows.data(), ex.gates.data(), n, C);
   }
+  if (config_.hasSharedExpert()) sharedExpert(w, in, out, R, keepActivated, m);
+}
+
+// out (R, C) += sigmoid(in . gate) * sharedExpert(in), row by row (the gates go through the host,
+// as the routed experts' do, so scatterAddRows scales and adds the rows).
+void BlockForward::sharedExpert(const ConstLayerWeights& w, const float* in, float* out, int R, bool keepActivated, MoeActivations& m) {
+  const int C = config_.n_embd, S = config_.moe_shared_expert_d_ff;
+  ExpertActivations& sh = m.shared;
+  float* gateLogit = m.sharedGateLogit.sized(*backend_, (size_t)R);
+  backend_->matmul(gateLogit, in, w.sharedExpertGate, nullptr, R, C, 1);
+  std::vector<float> logitCopy;
+  const float* hostLogit = hostView(*backend_, gateLogit, (size_t)R, logitCopy);
+  m.sharedGates.resize(R);
+  for (int r = 0; r < R; ++r) m.sharedGates[r] = static_cast<float>(1.0 / (1.0 + std::exp(-(double)hostLogit[r])));
+  sh.rows.resize(R);
+  for (int r = 0; r < R; ++r) sh.rows[r] = r;
+  const size_t RS = (size_t)R * S;
+  float* sharedOut = sh.out.sized(*backend_, (size_t)R * C);
+  feedForward(w.sharedExpert, in, R, sh.hidden.sized(*backend_, RS),
+              config_.activation == Activation::SwiGlu ? sh.gate.sized(*backend_, RS) : nullptr,
+              keepActivated ? sh.act.sized(*backend_, RS) : nullptr, sharedOut, S);
+  backend_->scatterAddRows(out, sharedOut, sh.rows.data(), m.sharedGates.data(), R, C);
 }
 
 void BlockForward::variantAttention(float* attn, const float* qkv, const float* keys, const float* values, const AttentionShape& shape,

@@ -60,6 +60,10 @@ struct MoeActivations {
   std::vector<float> sequenceLogits;    // (T, E) one sequence's router logits (routeTokens' input)
   std::vector<MoeRouting> routing;      // (B) one routing per sequence
   std::vector<ExpertActivations> experts;  // (E)
+  // moe_shared_expert_d_ff > 0: the shared expert over every row (rows 0..R-1, gates its sigmoid gate).
+  ExpertActivations shared;       // in unused (the layer's input is its input); hidden, gate, act (R, F shared)
+  Floats sharedGateLogit;         // (R, 1) x . shared_expert_gate
+  std::vector<float> sharedGates; // (R) host: sigmoid of the logit, the weight of the shared expert's output
 };
 
 // Where one layer's forward writes, all (R, .) in backend memory. Required: normed1 and normed2
@@ -154,7 +158,9 @@ class BlockForward {
   void qkNorm(float* qkv, const ConstLayerWeights& w, int rows);
   bool residualAdd(float* x, const float* y, int R, const NextNorm& next, const float* postWeight, const float* postBias,
                    float* normScratch, float* keepSum);
-  void feedForward(const ConstFeedForwardWeights& w, const float* in, int rows, float* hidden, float* gate, float* act, float* out);
+  // width: the feed-forward's F (0 = config.dFF(); the shared expert's is moe_shared_expert_d_ff).
+  void feedForward(const ConstFeedForwardWeights& w, const float* in, int rows, float* hidden, float* gate, float* act, float* out,
+                   int width = 0);
   // Applies `edit` to rows (R, C) of backend memory on the host (a download and upload on a device).
   template <typename Edit>
   void editRows(float* rows, int R, Edit&& edit);
@@ -164,6 +170,7 @@ class BlockForward {
   void variantAttention(float* attn, const float* qkv, const float* keys, const float* values, const AttentionShape& shape,
                         const AttentionVariantParams& params, float* probs, const int* traceHeads, int traceHeadCount);
   void mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int B, int T, bool keepActivated, MoeActivations& m);
+  void sharedExpert(const ConstLayerWeights& w, const float* in, float* out, int R, bool keepActivated, MoeActivations& m);
 
   ModelConfig config_;
   Backend* backend_;  // a pointer, so the owners stay movable

@@ -69,7 +69,7 @@ void gatherRows(Trace& out, const std::vector<int>& positions, const std::vector
 
 bool sameRouting(const MoeRoutingParams& a, const MoeRoutingParams& b) {
   return a.experts == b.experts && a.topK == b.topK && a.capacityFactor == b.capacityFactor && a.expertChoice == b.expertChoice &&
-         a.auxLossAlpha == b.auxLossAlpha;
+         a.auxLossAlpha == b.auxLossAlpha && a.normalizeTopK == b.normalizeTopK;
 }
 
 // The capture plan of a forward over the whole prompt of `tokens` tokens.
@@ -275,6 +275,12 @@ PromptForward IncrementalForward::merge(std::span<const int> ids, int keep, Trac
     std::vector<float> routerLogits(old.moe[l].routerLogits.begin(), old.moe[l].routerLogits.begin() + (size_t)keep * E);
     routerLogits.insert(routerLogits.end(), addedRouting.routerLogits.begin(), addedRouting.routerLogits.end());
     t.moe[l] = routeTokens(routerLogits, n, model_.moeRouting());
+    if (!addedRouting.sharedExpertGates.empty() && old.moe[l].sharedExpertGates.size() >= (size_t)keep) {
+      // The shared expert's gates: the kept rows', then the new ones.
+      t.moe[l].sharedExpertGates.assign(old.moe[l].sharedExpertGates.begin(), old.moe[l].sharedExpertGates.begin() + keep);
+      t.moe[l].sharedExpertGates.insert(t.moe[l].sharedExpertGates.end(), addedRouting.sharedExpertGates.begin(),
+                                        addedRouting.sharedExpertGates.end());
+    }
     t.moeAuxLoss += t.moe[l].auxLoss;
   }
   return result;

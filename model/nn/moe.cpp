@@ -69,9 +69,10 @@ void fillBalanceStatistics(const std::vector<int>& routedCount, double alpha, Mo
 }
 
 // Each token takes its k highest-logit experts (ties to the lower id); gates are the softmax of
-// those k logits. Assignments fill experts in (token, rank) order until each holds `capacity`.
-// Returns the assignments per expert before drops.
-std::vector<int> routeTokenChoice(MoeRouting& routing) {
+// those k logits (normalizeTopK), else their probabilities under the full softmax. Assignments fill
+// experts in (token, rank) order until each holds `capacity`. Returns the assignments per expert
+// before drops.
+std::vector<int> routeTokenChoice(MoeRouting& routing, bool normalizeTopK) {
   const int T = routing.tokens, E = routing.experts, k = routing.topK;
   std::vector<int> routedCount(E, 0);
   std::vector<int> expertOrder(E);
@@ -84,7 +85,9 @@ std::vector<int> routeTokenChoice(MoeRouting& routing) {
       return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
     });
     for (int r = 0; r < k; ++r) chosenLogits[r] = logits[expertOrder[r]];
-    softmax(chosenLogits.data(), k, chosenGates.data());
+    if (normalizeTopK) softmax(chosenLogits.data(), k, chosenGates.data());
+    else
+      for (int r = 0; r < k; ++r) chosenGates[r] = routing.routerProbs[static_cast<size_t>(t) * E + expertOrder[r]];
     bool anyKept = false;
     for (int r = 0; r < k; ++r) {
       const int e = expertOrder[r];
@@ -145,6 +148,7 @@ MoeRoutingParams moeRoutingParams(const ModelConfig& config) {
   params.capacityFactor = config.moe_capacity_factor;
   params.expertChoice = config.moe_routing == MoeRoutingKind::ExpertChoice;
   params.auxLossAlpha = config.moe_aux_loss_alpha;
+  params.normalizeTopK = config.moe_normalize_top_k;
   return params;
 }
 
@@ -187,7 +191,7 @@ MoeRouting routeTokens(const std::vector<float>& routerLogits, int tokens, const
   routing.meanProb.assign(E, 0.0f);
   if (tokens == 0) return routing;
 
-  const std::vector<int> routedCount = params.expertChoice ? routeExpertChoice(routing) : routeTokenChoice(routing);
+  const std::vector<int> routedCount = params.expertChoice ? routeExpertChoice(routing) : routeTokenChoice(routing, params.normalizeTopK);
   fillBalanceStatistics(routedCount, params.auxLossAlpha, routing);
   return routing;
 }

@@ -1,7 +1,8 @@
 // Mixture-of-experts routing as a pure host function: from router logits to each token's chosen
 // experts, gates, capacity drops, per-expert load and the Switch Transformer load-balancing loss.
 // Token choice: G(x) = softmax(KeepTopK(h, k)) (Shazeer et al. 2017; Switch, Fedus et al. 2021
-// for k = 1). Expert choice: each expert takes its top tokens (Zhou et al. 2022).
+// for k = 1), or KeepTopK(softmax(h), k) unrenormalised (Qwen1.5-MoE). Expert choice: each expert
+// takes its top tokens (Zhou et al. 2022).
 #pragma once
 #include <string>
 #include <vector>
@@ -16,6 +17,9 @@ struct MoeRoutingParams {
   double capacityFactor = 1.25;     // <= 0: no capacity limit (token choice only)
   bool expertChoice = false;        // experts pick their top tokens instead of tokens picking experts
   double auxLossAlpha = 0.01;       // alpha of the load-balancing loss
+  // Token choice: true = gates softmax over the k chosen logits (sum 1); false = the full softmax's
+  // probabilities of the k chosen experts, unrenormalised (Qwen1.5-MoE's norm_topk_prob false).
+  bool normalizeTopK = true;
 };
 
 // The routing a config's MoE layers are built with (its n_experts, moe_top_k, capacity factor,
@@ -46,6 +50,7 @@ struct MoeRouting {
   std::vector<float> meanProb;            // (E) P_i: mean router probability of expert i over tokens
   float auxLoss = 0;                      // alpha * E * sum_i f_i * P_i  (= alpha under uniform routing)
   std::vector<int> droppedTokens;         // tokens with no kept assignment (they pass through on the residual)
+  std::vector<float> sharedExpertGates;   // (T) models with a shared expert: its sigmoid gate per token (filled by the forward); else empty
 };
 
 // Routes T tokens given their router logits (T, E) row-major. Token choice assigns in token

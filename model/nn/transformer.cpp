@@ -203,7 +203,10 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
       if (config_.hasFeedForward()) downloadRows(trace->mlpOut.data() + l * rows, projected_.data(), C);
     }
     if (internals) captureInternals(*trace, l, cache);
-    if (trace && config_.isMoe()) trace->moe[l] = std::move(moe_.routing[0]);
+    if (trace && config_.isMoe()) {
+      trace->moe[l] = std::move(moe_.routing[0]);
+      if (config_.hasSharedExpert()) trace->moe[l].sharedExpertGates = moe_.sharedGates;  // (T): one sequence
+    }
     recordNorms(trace, l + 1, T);
     if (li >= 0 && trace->lensK > 0) stageLensRows(*trace, li, x, T);
     if (callback && *callback && !(*callback)(l + 1, config_.n_layer)) throw Cancelled();

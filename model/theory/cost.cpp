@@ -17,15 +17,20 @@ ParamCounts countParameters(const ModelConfig& c) {
   const int64_t feedForward = matrices * (C * F + F) + (F * C + C);
   const int64_t normSize = c.hasNormBias() ? 2 * C : C;
   const int64_t routerPerLayer = c.isMoe() ? C * E : 0;
-  const int64_t mlpPerLayer = !c.hasFeedForward() ? 0 : c.isMoe() ? routerPerLayer + E * feedForward : feedForward;
-  const int64_t activeMlpPerLayer =
-      !c.hasFeedForward() ? 0 : c.isMoe() ? routerPerLayer + std::min<int64_t>(c.moe_top_k, E) * feedForward : feedForward;
+  // A shared expert (width S) and its gate vector (C) run for every token: always active.
+  const int64_t S = c.hasSharedExpert() ? c.moe_shared_expert_d_ff : 0;
+  const int64_t sharedPerLayer = S > 0 ? matrices * (C * S + S) + (S * C + C) + C : 0;
+  const int64_t mlpPerLayer = !c.hasFeedForward() ? 0 : c.isMoe() ? routerPerLayer + E * feedForward + sharedPerLayer : feedForward;
+  const int64_t activeMlpPerLayer = !c.hasFeedForward() ? 0
+                                    : c.isMoe()        ? routerPerLayer + std::min<int64_t>(c.moe_top_k, E) * feedForward + sharedPerLayer
+                                                       : feedForward;
   const int64_t normsPerLayer = c.hasFeedForward() ? 2 : 1;  // ln_1, ln_2 (attention-only: ln_1)
   p.perExpert = c.isMoe() ? feedForward : 0;
   p.perLayer = attentionPerLayer + mlpPerLayer + normsPerLayer * normSize;
   p.attention = L * attentionPerLayer;
   p.mlp = L * mlpPerLayer;
   p.router = L * routerPerLayer;
+  p.sharedExpert = L * sharedPerLayer;
   const int64_t qkNormPerLayer = c.qk_norm ? 2 * c.headDim() : 0;  // q_norm, k_norm: one gain vector (D) each
   p.perLayer += qkNormPerLayer;
   p.layerNorm = L * (normsPerLayer * normSize + qkNormPerLayer) + (c.hasFinalNorm() ? normSize : 0);

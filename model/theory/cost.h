@@ -20,6 +20,7 @@ struct ParamCounts {
   int64_t layerNorm = 0;          // all norms including the final one (and qk_norm's q/k gains)
   int64_t perLayer = 0;           // one block
   int64_t perExpert = 0;          // one expert's feed-forward (MoE only)
+  int64_t sharedExpert = 0;       // all layers: shared experts and their gate vectors (included in mlp; active for every token)
   int64_t embedding = 0;          // token + position embeddings (+ untied unembedding)
   int64_t nonEmbedding = 0;       // everything else (Kaplan's N)
   int64_t total = 0;

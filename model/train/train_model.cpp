@@ -3,8 +3,10 @@
 // the backward walks the layers in reverse, calling BackwardOps.
 // MoE: each sequence is routed on its own (as a prompt is at inference); the gradient reaches the
 // router through the gates (softmax over the kept top-k logits, or the full softmax for expert
-// choice) and through the load-balancing loss alpha * E * sum_i f_i * P_i (f_i held constant, as
-// in Switch Transformer). Dropped assignments contribute nothing and get no gradient.
+// choice, or the unrenormalised top-k probabilities of moe_normalize_top_k false) and through the
+// load-balancing loss alpha * E * sum_i f_i * P_i (f_i held constant, as in Switch Transformer).
+// Dropped assignments contribute nothing and get no gradient. A shared expert's output s * y, with
+// s = sigmoid(x . g), sends s * dout into the expert and (dout . y) s (1 - s) into x and g.
 #include "model/train/train_model.h"
 
 #include <algorithm>
@@ -107,6 +109,7 @@ struct TrainModel::Activations {
   // backward scratch
   Floats x;         // (R, C) the residual stream of the forward
   Floats dx, dmid, dnormed, dattn, dqkv, dhidden, dgate, dact, dsum, dff, drouter, dExpertOut, dExpertIn;
+  Floats dSharedGateLogit;  // (R, 1) a shared expert's gate logit gradient
   std::vector<float> drouterHost, dExpertOutHost, dffCopy, expertOutCopy;  // host side of the MoE backward
   std::vector<float> dqkvHost;  // (R, QKV) a variant attention's gradient, summed on the host
   Floats dqkvRaw;   // (R, QKV) qk_norm: gradient of the projection's output (before the q/k norm)
@@ -269,20 +272,51 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
   }
 
   // Backward of a feed-forward of n rows: dout (n, C) -> din (n, C) +=.
+  // width: the feed-forward's F (0 = d_ff; the shared expert's is moe_shared_expert_d_ff).
   auto feedForwardBackward = [&](const FeedForwardWeights& w, const FeedForwardWeights& gw, const float* in, int n, const Floats& hidden,
-                                 const Floats& gate, const Floats& act, const float* dout, float* din) {
-    const size_t nF = (size_t)n * F;
+                                 const Floats& gate, const Floats& act, const float* dout, float* din, int width = 0) {
+    const int ffWidth = width > 0 ? width : F;
+    const size_t nF = (size_t)n * ffWidth;
     zeroVector(fw, a.dact, nF);
-    backward_->matmul(a.dact.data(), gw.projWeight, gw.projBias, dout, act.data(), w.projWeight, n, F, C);
+    backward_->matmul(a.dact.data(), gw.projWeight, gw.projBias, dout, act.data(), w.projWeight, n, ffWidth, C);
     zeroVector(fw, a.dhidden, nF);
     if (swiglu) {
       zeroVector(fw, a.dgate, nF);
       backward_->swiglu(a.dgate.data(), a.dhidden.data(), a.dact.data(), gate.data(), hidden.data(), nF);
-      backward_->matmul(din, gw.gateWeight, gw.gateBias, a.dgate.data(), in, w.gateWeight, n, C, F);
+      backward_->matmul(din, gw.gateWeight, gw.gateBias, a.dgate.data(), in, w.gateWeight, n, C, ffWidth);
     } else {
       backward_->activation(a.dhidden.data(), a.dact.data(), hidden.data(), nF, c.activation);
     }
-    backward_->matmul(din, gw.fcWeight, gw.fcBias, a.dhidden.data(), in, w.fcWeight, n, C, F);
+    backward_->matmul(din, gw.fcWeight, gw.fcBias, a.dhidden.data(), in, w.fcWeight, n, C, ffWidth);
+  };
+
+  // A MoE layer's shared expert, out += s * y per row with s = sigmoid(in . g): dy = s * dout into the
+  // expert, ds = dout . y (on the host, where the gates are), dlogit = ds s (1 - s) into g and din.
+  auto sharedExpertBackward = [&](const LayerWeights& w, const LayerWeights& gw, const MoeActivations& moe, const float* in,
+                                  const float* dffHost, float* din) {
+    const ExpertActivations& shared = moe.shared;
+    const float* outHost = hostView(fw, shared.out.data(), RC, a.expertOutCopy);
+    a.dExpertOutHost.resize(RC);
+    std::vector<float> dlogit(R);
+    for (int r = 0; r < R; ++r) {
+      const float s = moe.sharedGates[r];
+      const float* drow = dffHost + (size_t)r * C;
+      const float* orow = outHost + (size_t)r * C;
+      float* dorow = a.dExpertOutHost.data() + (size_t)r * C;
+      double dot = 0;
+      for (int k = 0; k < C; ++k) {
+        dorow[k] = s * drow[k];
+        dot += (double)drow[k] * orow[k];
+      }
+      dlogit[r] = static_cast<float>(dot * s * (1.0 - s));
+    }
+    a.dExpertOut.resize(fw, RC);
+    fw.upload(a.dExpertOut.data(), a.dExpertOutHost.data(), RC);
+    feedForwardBackward(w.sharedExpert, gw.sharedExpert, in, R, shared.hidden, shared.gate, shared.act, a.dExpertOut.data(), din,
+                        c.moe_shared_expert_d_ff);
+    a.dSharedGateLogit.resize(fw, (size_t)R);
+    fw.upload(a.dSharedGateLogit.data(), dlogit.data(), (size_t)R);
+    backward_->matmul(din, gw.sharedExpertGate, nullptr, a.dSharedGateLogit.data(), in, w.sharedExpertGate, R, C, 1);
   };
 
   for (int l = L - 1; l >= 0; --l) {
@@ -338,12 +372,13 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
           const std::vector<float> ones(n, 1.0f);
           fw.scatterAddRows(dffIn, a.dExpertIn.data(), ex.rows.data(), ones.data(), n, C);
         }
+        if (c.hasSharedExpert()) sharedExpertBackward(w, gw, la.moe, ffIn, dffHost, dffIn);
         // Router logits: through the gates and through the load-balancing loss.
         for (int b = 0; b < B; ++b) {
           const MoeRouting& routing = la.moe.routing[b];
           float* dlog = a.drouterHost.data() + (size_t)b * T * E;
           const float* probs = routing.routerProbs.data();
-          if (!block_.moeRouting().expertChoice) {
+          if (!block_.moeRouting().expertChoice && block_.moeRouting().normalizeTopK) {
             // Gates of token t: softmax over its k chosen logits; assignments are in (token, rank) order.
             const int k = routing.topK;
             for (int t = 0; t < T; ++t) {
@@ -359,7 +394,8 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
               }
             }
           } else {
-            // Gate = full softmax probability S[t, e]: accumulate dS, then back through the softmax below.
+            // Gate = full softmax probability S[t, e] (expert choice; token choice unrenormalised):
+            // accumulate dS, then back through the softmax below.
             std::vector<double> dprob((size_t)T * E, 0.0);
             for (size_t i = 0; i < routing.assignments.size(); ++i)
               dprob[(size_t)routing.assignments[i].token * E + routing.assignments[i].expert] += dgates[b][i];

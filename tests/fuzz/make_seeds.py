@@ -63,6 +63,9 @@ write("config", "rope-llama3-scaling", json.dumps({
     "n_layer": 2, "n_head": 4, "n_embd": 32, "n_kv_head": 2, "position_encoding": "rope", "position_base": 500000.0,
     "rope_scaling_factor": 8.0, "rope_low_freq_factor": 1.0, "rope_high_freq_factor": 4.0, "rope_original_context": 8192,
     "norm": "rmsnorm", "activation_function": "swiglu", "tokenizer": "char"}))
+write("config", "moe-shared-expert", json.dumps({
+    "n_layer": 2, "n_head": 4, "n_embd": 32, "activation_function": "swiglu", "n_experts": 4, "moe_top_k": 2,
+    "moe_capacity_factor": 0, "moe_normalize_top_k": False, "moe_shared_expert_d_ff": 48}))
 write("config", "wrong-type", '{"n_layer": "12"}')
 
 # --- GPT-2 tokenizer files: a byte-level vocab (all 256 bytes) and a few merges, NUL-separated.
@@ -195,6 +198,10 @@ write("hf_config", "mixtral", json.dumps(dict(llama, architectures=["MixtralForC
                                               sliding_window=None)))
 write("hf_config", "qwen3-qk-norm", json.dumps(dict(llama, architectures=["Qwen3ForCausalLM"], model_type="qwen3", head_dim=64,
                                                     attention_bias=False, use_sliding_window=False, sliding_window=None)))
+write("hf_config", "qwen2-moe", json.dumps(dict(llama, architectures=["Qwen2MoeForCausalLM"], model_type="qwen2_moe", num_experts=60,
+                                                num_experts_per_tok=4, moe_intermediate_size=1408, shared_expert_intermediate_size=5632,
+                                                norm_topk_prob=False, decoder_sparse_step=1, mlp_only_layers=[],
+                                                router_aux_loss_coef=0.001, use_sliding_window=False, sliding_window=32768)))
 
 # --- training set-up: a --data spec line, then a --config file
 for name in ("brown-small", "brown-moe", "induction-2l"):

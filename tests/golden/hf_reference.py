@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # An independent float64 PyTorch forward of HuggingFace Llama-family models (Llama, Mistral, Qwen2,
-# Qwen3, Mixtral), written from the architectures' definitions (RMSNorm, rotate_half RoPE,
+# Qwen3, Mixtral, Qwen2-MoE), written from the architectures' definitions (RMSNorm, rotate_half RoPE,
 # grouped-query attention, SwiGLU, sliding window, q/k/v, o and MLP biases, Qwen3's per-head q_norm /
-# k_norm before RoPE, Mixtral's top-k sparse MoE block, Llama 3.1/3.2's rope_scaling "llama3") with
-# plain torch, no `transformers`. It writes tiny
+# k_norm before RoPE, Mixtral's top-k sparse MoE block, Qwen2-MoE's block with optionally
+# unrenormalised top-k weights and a sigmoid-gated shared expert, Llama 3.1/3.2's rope_scaling
+# "llama3") with plain torch, no `transformers`. It writes tiny
 # random-weight checkpoints in the HuggingFace layout (config.json + model.safetensors; one variant
 # sharded with model.safetensors.index.json, one in BF16, one in F16 with every bias) and, for a
 # fixed token sequence, the expected logits (T, V) and attention maps (L, H, T, T) as .npy. tests/test_hf_checkpoint.cpp runs
@@ -49,6 +50,17 @@ VARIANTS = {
     "llama32_rope_scaling": ("LlamaForCausalLM", "llama", {"tie_word_embeddings": True, "rope_theta": 100.0, "rope_scaling": {
         "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
         "original_max_position_embeddings": 40}}, "F32", 1),
+    # Qwen1.5-MoE's kind: top-k router probabilities not renormalised; experts narrower than
+    # intermediate_size (which only dense layers would use), a wider shared expert.
+    "qwen2_moe": ("Qwen2MoeForCausalLM", "qwen2_moe", {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 20,
+                                                      "shared_expert_intermediate_size": 40, "norm_topk_prob": False,
+                                                      "decoder_sparse_step": 1, "mlp_only_layers": [], "router_aux_loss_coef": 0.01,
+                                                      "rms_norm_eps": 1e-6, "rope_theta": 1e6, "use_sliding_window": False,
+                                                      "sliding_window": 32768, "max_window_layers": 2}, "F32", 1),
+    "qwen2_moe_bf16_normalized": ("Qwen2MoeForCausalLM", "qwen2_moe", {"num_experts": 4, "num_experts_per_tok": 2,
+                                                                      "moe_intermediate_size": 20, "shared_expert_intermediate_size": 24,
+                                                                      "norm_topk_prob": True, "tie_word_embeddings": True,
+                                                                      "torch_dtype": "bfloat16"}, "BF16", 1),
 }
 
 
@@ -97,6 +109,16 @@ def random_weights(config, qkv_bias, seed):
                 w[m + f"experts.{e}.w1.weight"] = normal(F, C, std=1 / math.sqrt(C))
                 w[m + f"experts.{e}.w3.weight"] = normal(F, C, std=1 / math.sqrt(C))
                 w[m + f"experts.{e}.w2.weight"] = normal(C, F, std=1 / math.sqrt(F))
+            continue
+        if "num_experts" in config:  # Qwen2-MoE: mlp.gate router, SwiGLU experts, a shared expert and its (1, C) gate
+            m, E = p + "mlp.", config["num_experts"]
+            w[m + "gate.weight"] = normal(E, C, std=1.0)
+            widths = [(f"experts.{e}.", config["moe_intermediate_size"]) for e in range(E)]
+            for name, width in widths + [("shared_expert.", config["shared_expert_intermediate_size"])]:
+                w[m + name + "gate_proj.weight"] = normal(width, C, std=1 / math.sqrt(C))
+                w[m + name + "up_proj.weight"] = normal(width, C, std=1 / math.sqrt(C))
+                w[m + name + "down_proj.weight"] = normal(C, width, std=1 / math.sqrt(width))
+            w[m + "shared_expert_gate.weight"] = normal(1, C, std=0.5)
             continue
         w[p + "mlp.gate_proj.weight"] = normal(F, C, std=1 / math.sqrt(C))
         w[p + "mlp.up_proj.weight"] = normal(F, C, std=1 / math.sqrt(C))
@@ -192,6 +214,9 @@ def forward(config, w, tokens, window):
         if "num_local_experts" in config:
             x = x + mixtral_moe(config, t, f"model.layers.{l}.block_sparse_moe.", h)
             continue
+        if "num_experts" in config:
+            x = x + qwen2_moe(config, t, m, h)
+            continue
         gate = h @ t(m + "gate_proj.weight").T + bias(m + "gate_proj.bias", F)
         up = h @ t(m + "up_proj.weight").T + bias(m + "up_proj.bias", F)
         x = x + (torch.nn.functional.silu(gate) * up) @ t(m + "down_proj.weight").T + bias(m + "down_proj.bias", C)
@@ -214,6 +239,27 @@ def mixtral_moe(config, t, prefix, h):
         weight = (top * (chosen == e)).sum(-1, keepdim=True)  # 0 where the token did not choose e
         out = out + weight * expert
     return out
+
+
+def swiglu(t, prefix, h):
+    return (torch.nn.functional.silu(h @ t(prefix + "gate_proj.weight").T) * (h @ t(prefix + "up_proj.weight").T)) @ t(prefix + "down_proj.weight").T
+
+
+def qwen2_moe(config, t, prefix, h):
+    """Qwen2MoeSparseMoeBlock: softmax over every expert's router logit, the top k kept (renormalised
+    to sum 1 only with norm_topk_prob), the chosen experts' outputs summed with those weights, plus
+    the shared expert's output times sigmoid(shared_expert_gate(h))."""
+    E, k = config["num_experts"], config["num_experts_per_tok"]
+    probs = torch.softmax(h @ t(prefix + "gate.weight").T, dim=-1)  # (T, E)
+    top, chosen = torch.topk(probs, k, dim=-1)
+    if config["norm_topk_prob"]:
+        top = top / top.sum(-1, keepdim=True)
+    out = torch.zeros_like(h)
+    for e in range(E):
+        weight = (top * (chosen == e)).sum(-1, keepdim=True)  # 0 where the token did not choose e
+        out = out + weight * swiglu(t, prefix + f"experts.{e}.", h)
+    shared_gate = torch.sigmoid(h @ t(prefix + "shared_expert_gate.weight").T)  # (T, 1)
+    return out + shared_gate * swiglu(t, prefix + "shared_expert.", h)
 
 
 def write_checkpoint(folder, config, weights, dtype, shards):
@@ -249,11 +295,11 @@ def main():
     out = sys.argv[1]
     for seed, (name, (arch, model_type, changes, dtype, shards)) in enumerate(VARIANTS.items()):
         config = dict(BASE, architectures=[arch], model_type=model_type, **changes)
-        qkv_bias = arch == "Qwen2ForCausalLM" or config.get("attention_bias", False)  # Qwen3 dropped Qwen2's
+        qkv_bias = arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") or config.get("attention_bias", False)  # Qwen3 dropped Qwen2's
         folder = os.path.join(out, name)
         write_checkpoint(folder, config, random_weights(config, qkv_bias, 100 + seed), dtype, shards)
         window = config.get("sliding_window") or 0
-        if arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM") and not config.get("use_sliding_window", False):
+        if arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen2MoeForCausalLM") and not config.get("use_sliding_window", False):
             window = 0
         weights = read_checkpoint(folder)
         logits, maps = forward(config, weights, TOKENS, window)

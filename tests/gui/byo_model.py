@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """A model from the HuggingFace cache, opened and looked at as hands do (hands.py) at 1280x720: a
 cache (HF_HOME under OUT) holds a tiny BF16 Llama and a tiny Mixtral written by the project's PyTorch
-reference (tests/golden/hf_reference.py) with a SentencePiece-style tokenizer.json, and a Qwen2-MoE
-config tscope cannot open yet. The model picker lists them; the Qwen2-MoE one is greyed with its
+reference (tests/golden/hf_reference.py) with a SentencePiece-style tokenizer.json, and a Gemma 2
+config tscope cannot open yet. The model picker lists them; the Gemma 2 one is greyed with its
 reason and does not open; the Llama one opens, a prompt typed in words becomes tokens of its own
 tokenizer, and every panel draws it (not blank, no error); then the Mixtral opens with the prompt
 kept and its Experts panel draws the real router. Screenshots are left in OUT.
@@ -58,16 +58,16 @@ def cache_repo(hub, reference, variant, repo):
 
 def make_cache(out):
     """HF_HOME/hub with models--tiny--llama and models--tiny--mixtral (weights from the reference)
-    and models--tiny--qwen2moe (a config only, an architecture tscope does not read yet)."""
+    and models--tiny--gemma2 (a config only, an architecture tscope does not read yet)."""
     reference = os.path.join(out, "reference")
     subprocess.run([sys.executable, os.path.join(HERE, "..", "golden", "hf_reference.py"), reference], check=True, capture_output=True)
     hub = os.path.join(out, "hf", "hub")
     # The Llama is the BF16 variant: every panel then draws a model whose matrices stay 16-bit.
     snapshots = {"llama": cache_repo(hub, reference, "llama_bf16", "llama"), "mixtral": cache_repo(hub, reference, "mixtral", "mixtral")}
-    unsupported = os.path.join(hub, "models--tiny--qwen2moe", "snapshots", "4567")
+    unsupported = os.path.join(hub, "models--tiny--gemma2", "snapshots", "4567")
     os.makedirs(unsupported)
     with open(os.path.join(unsupported, "config.json"), "w") as f:
-        json.dump({"architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe"}, f)
+        json.dump({"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2"}, f)
     return snapshots
 
 
@@ -82,20 +82,20 @@ def session(start, out, models_dir, snapshots):
     app = start(["--window", "1280x720", "--model", os.path.join(models_dir, "induction-2l")])
     report = app.settle()
     cached = {m["id"]: (i, m) for i, m in enumerate(report["cached_models"])}
-    if not {"tiny/llama", "tiny/mixtral", "tiny/qwen2moe"} <= set(cached):
+    if not {"tiny/llama", "tiny/mixtral", "tiny/gemma2"} <= set(cached):
         raise Failure(f"the picker's cache list: {report['cached_models']}")
-    llama, mixtral, unsupported = cached["tiny/llama"], cached["tiny/mixtral"], cached["tiny/qwen2moe"]
+    llama, mixtral, unsupported = cached["tiny/llama"], cached["tiny/mixtral"], cached["tiny/gemma2"]
     if (llama[1]["problem"] or llama[1]["path"] != snapshot or mixtral[1]["problem"]
-            or "Qwen2MoeForCausalLM" not in unsupported[1]["problem"]):
+            or "Gemma2ForCausalLM" not in unsupported[1]["problem"]):
         raise Failure(f"the cache entries: {llama[1]}, {mixtral[1]}, {unsupported[1]}")
-    log(f"  listed: tiny/llama, tiny/mixtral, tiny/qwen2moe ({unsupported[1]['problem']})")
+    log(f"  listed: tiny/llama, tiny/mixtral, tiny/gemma2 ({unsupported[1]['problem']})")
 
     pick(app, unsupported[0])  # greyed: nothing opens, the list stays open
     app.pause(0.5)
     app.click("model_combo")  # closes the list
     report = app.wait(lambda r: not any(name.startswith("model_cached_") for name in r["regions"]), "the model list closed", 10)
     if report["model"] == unsupported[1]["path"] or report["error"]:
-        raise Failure(f"the greyed Qwen2-MoE entry opened: model {report['model']}, error {report['error']!r}")
+        raise Failure(f"the greyed Gemma 2 entry opened: model {report['model']}, error {report['error']!r}")
 
     pick(app, llama[0])
     report = app.wait(lambda r: r["model"] == snapshot and not r["busy"], "the tiny Llama to open", 60)

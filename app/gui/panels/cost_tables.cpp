@@ -102,6 +102,8 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
   if (c.isMoe()) row("  active per token", "only k experts count", formatCount(p.active), percent(p.active, total), "");
   row("One block", "per layer", formatCount(p.perLayer), percent(p.perLayer, total), flopsText(f.forward / c.n_layer) + " (forward / L)");
   if (c.isMoe()) row("One expert", dims({C, F, C}), formatCount(p.perExpert), percent(p.perExpert, total), "");
+  if (c.hasSharedExpert())
+    row("Shared experts", "all layers, with their gates; active for every token", formatCount(p.sharedExpert), percent(p.sharedExpert, total), "");
   ImGui::EndTable();
   ImGui::TextDisabled("exact total: %lld parameters", static_cast<long long>(p.total));
 }

@@ -144,6 +144,10 @@ void drawGates(PanelContext& ctx, const Snapshot& s, const MoeRouting& r, MoeVie
                   v.showProbs ? "probability" : "gate");
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + std::max(area.x, ImGui::GetFontSize() * 12));
   ImGui::TextDisabled("white outline: chosen; red cross: dropped (expert full); red dot: token with no expert");
+  if (s.request.moe && !s.request.moe->normalizeTopK && !v.showProbs)
+    ImGui::TextDisabled("gates are the chosen experts' router probabilities, not renormalised: a token's gates need not sum to 1");
+  if (!r.sharedExpertGates.empty())
+    ImGui::TextDisabled("every token also runs the shared expert, weighted by its own sigmoid gate (in the tooltip)");
   ImGui::PopTextWrapPos();
   if (hovered) {
     ImGui::BeginTooltip();
@@ -153,6 +157,7 @@ void drawGates(PanelContext& ctx, const Snapshot& s, const MoeRouting& r, MoeVie
     for (const MoeAssignment& a : r.assignments)
       if (a.token == row && a.expert == col)
         ImGui::Text("chosen (rank %d), gate %.4f%s", a.rank, a.gate, a.dropped ? ": DROPPED, the expert was full" : "");
+    if (static_cast<size_t>(row) < r.sharedExpertGates.size()) ImGui::Text("shared expert gate %.4f", r.sharedExpertGates[row]);
     ImGui::EndTooltip();
   }
 }

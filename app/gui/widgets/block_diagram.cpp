@@ -49,6 +49,8 @@ BoxText mlpText(const ModelConfig& c) {
   if (!c.isMoe()) return {"MLP (" + activationName(c) + ")", shape};
   std::string detail = "router + experts " + shape;
   if (c.moe_routing == MoeRoutingKind::ExpertChoice) detail += ", expert choice";
+  if (!c.moe_normalize_top_k) detail += ", gates not renormalised";
+  if (c.hasSharedExpert()) detail += " + sigmoid-gated shared expert (F " + std::to_string(c.moe_shared_expert_d_ff) + ")";
   return {"Mixture of " + std::to_string(c.n_experts) + " experts, top-" + std::to_string(c.moe_top_k), detail};
 }
 
