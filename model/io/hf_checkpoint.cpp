@@ -344,6 +344,19 @@ std::string unsupportedHfArchitecture(const nlohmann::json& j) {
 
 namespace {
 
+// The mixture fields Mixtral and Qwen2-MoE share: E experts (`expertsKey`), num_experts_per_tok
+// chosen per token, no capacity limit (HF never drops a token), router_aux_loss_coef (0.001 when
+// absent: both HF configs' default).
+void readTokenChoiceMoe(const nlohmann::json& j, const std::string& where, const char* expertsKey, ModelConfig& c) {
+  readField(j, expertsKey, c.n_experts, where);
+  readField(j, "num_experts_per_tok", c.moe_top_k, where);
+  c.moe_capacity_factor = 0;
+  c.moe_routing = MoeRoutingKind::TokenChoice;
+  c.moe_aux_loss_alpha = 0.001;
+  readOptional(j, "router_aux_loss_coef", c.moe_aux_loss_alpha, where);
+  if (c.n_experts < 1) throw Error(where + ": " + expertsKey + " must be at least 1");
+}
+
 // Qwen2-MoE's mixture (HF's Qwen2MoeSparseMoeBlock) on every layer: num_experts SwiGLU experts of
 // moe_intermediate_size (intermediate_size is its dense MLP's width, unused when every layer is
 // sparse), top num_experts_per_tok, renormalised only with norm_topk_prob, and a shared expert of
@@ -356,17 +369,11 @@ void readQwen2MoeFields(const nlohmann::json& j, const std::string& where, Model
   if (sparseStep != 1 || !denseLayers.empty())
     throw Error(where + ": Qwen2-MoE with dense layers (decoder_sparse_step " + std::to_string(sparseStep) + ", " +
                 std::to_string(denseLayers.size()) + " mlp_only_layers) is not supported yet: tscope needs every layer sparse");
-  readField(j, "num_experts", c.n_experts, where);
-  readField(j, "num_experts_per_tok", c.moe_top_k, where);
+  readTokenChoiceMoe(j, where, "num_experts", c);  // Qwen2MoeConfig's default router_aux_loss_coef is 0.001 too
   readField(j, "moe_intermediate_size", c.d_ff, where);
   readField(j, "shared_expert_intermediate_size", c.moe_shared_expert_d_ff, where);
   c.moe_normalize_top_k = false;  // Qwen2MoeConfig's default norm_topk_prob
   readOptional(j, "norm_topk_prob", c.moe_normalize_top_k, where);
-  c.moe_capacity_factor = 0;
-  c.moe_routing = MoeRoutingKind::TokenChoice;
-  c.moe_aux_loss_alpha = 0.001;  // Qwen2MoeConfig's default router_aux_loss_coef
-  readOptional(j, "router_aux_loss_coef", c.moe_aux_loss_alpha, where);
-  if (c.n_experts < 1) throw Error(where + ": num_experts must be at least 1");
   if (c.d_ff < 1) throw Error(where + ": moe_intermediate_size must be at least 1");
   if (c.moe_shared_expert_d_ff < 1) throw Error(where + ": shared_expert_intermediate_size must be at least 1");
 }
@@ -425,13 +432,7 @@ ModelConfig hfLlamaConfig(const nlohmann::json& j, const std::string& where) {
   c.attention_window = useWindow && window > 0 ? window : 0;
   if (family == "mixtral") {
     // Every layer is a mixture (HF's MixtralDecoderLayer); tokens are never dropped (no capacity).
-    readField(j, "num_local_experts", c.n_experts, where);
-    readField(j, "num_experts_per_tok", c.moe_top_k, where);
-    c.moe_capacity_factor = 0;
-    c.moe_routing = MoeRoutingKind::TokenChoice;
-    c.moe_aux_loss_alpha = 0.001;  // MixtralConfig's default router_aux_loss_coef
-    readOptional(j, "router_aux_loss_coef", c.moe_aux_loss_alpha, where);
-    if (c.n_experts < 1) throw Error(where + ": num_local_experts must be at least 1");
+    readTokenChoiceMoe(j, where, "num_local_experts", c);
   }
   if (family == "qwen2_moe") readQwen2MoeFields(j, where, c);
   if (auto msg = validateConfig(c); !msg.empty()) throw Error(where + ": " + msg);
