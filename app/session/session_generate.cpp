@@ -15,12 +15,6 @@ bool sameSampling(const SamplingParams& a, const SamplingParams& b) {
   return a.temperature == b.temperature && a.topK == b.topK && a.topP == b.topP && a.greedy == b.greedy && a.seed == b.seed;
 }
 
-bool sameRouting(const std::optional<MoeRoutingParams>& a, const std::optional<MoeRoutingParams>& b) {
-  if (a.has_value() != b.has_value()) return false;
-  return !a || (a->experts == b->experts && a->topK == b->topK && a->capacityFactor == b->capacityFactor &&
-                a->expertChoice == b->expertChoice && a->auxLossAlpha == b->auxLossAlpha && a->normalizeTopK == b->normalizeTopK);
-}
-
 // True while the prompt is still generatedFrom followed by the generated tokens' text.
 bool keepsGeneratedIds(const Request& request, const Tokenizer& tokenizer) {
   if (request.generatedIds.empty() || request.prompt.compare(0, request.generatedFrom.size(), request.generatedFrom) != 0) return false;
@@ -59,7 +53,7 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
     if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
     applyInterventions(request, fitToContext(ids, c.n_positions).kept, snapshot);
     // Continue the kept stream when this prompt is where it left off, with the same knobs.
-    bool continues = generation_ && sameSampling(generation_->params(), request.sampling) && sameRouting(generationMoe_, request.moe) &&
+    bool continues = generation_ && sameSampling(generation_->params(), request.sampling) && generationMoe_ == request.moe &&
                      transformer_->interventions() == generationInterventions_ &&
                      ids.size() == generationStart_.size() + generation_->ids().size();
     continues = continues && std::equal(generationStart_.begin(), generationStart_.end(), ids.begin()) &&

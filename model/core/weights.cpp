@@ -135,7 +135,7 @@ Weights::Weights(const ModelConfig& config, const std::vector<HalfMatrix>& halve
 
 void Weights::copyAsFloat(size_t i, float* out) const {
   if (i >= layout_.size()) throw Error("copyAsFloat: parameter index out of range");
-  if (!halves_.empty() && halves_[i]) halves_[i].toLayout(out);
+  if (const HalfMatrix h = half(i)) h.toLayout(out);
   else std::copy(tensors_[i], tensors_[i] + layout_[i].numel(), out);
 }
 
@@ -190,7 +190,7 @@ void Weights::makeWritable() {
   arena_ = std::move(image);
   for (size_t i = 0; i < layout_.size(); ++i) arenaOffsets_[i] = layout_[i].offset;
   mapping_.reset();
-  halves_.assign(layout_.size(), HalfMatrix{});
+  halves_.clear();
   halfStorage_.reset();
   bindPointers();
 }

@@ -175,7 +175,7 @@ class Weights : public ModelParams<const float> {
   // Parameter i as float32 (layout()[i].numel()); null when it is held as halves (see half()).
   const float* tensor(size_t layoutIndex) const { return tensors_[layoutIndex]; }
   // Parameter i as halves (empty unless the checkpoint's matrix is kept in its 16-bit dtype).
-  const HalfMatrix& half(size_t layoutIndex) const { return halves_[layoutIndex]; }
+  HalfMatrix half(size_t layoutIndex) const { return halves_.empty() ? HalfMatrix{} : halves_[layoutIndex]; }
   // out (layout()[i].numel()) = parameter i in the float32 layout, however it is held.
   void copyAsFloat(size_t layoutIndex, float* out) const;
   // Bytes held as halves (in the mapped files or owned), and whether any parameter is.
@@ -225,7 +225,7 @@ class Weights : public ModelParams<const float> {
   std::vector<size_t> arenaOffsets_;            // (layout size) floats into arena_, or npos when in place
   AlignedFloats arena_;                         // 64-byte aligned (see aligned.h)
   std::shared_ptr<const MappedFile> mapping_;  // keeps the in-place parameters' memory alive
-  std::vector<HalfMatrix> halves_;              // (layout size) parameters held as halves
+  std::vector<HalfMatrix> halves_;              // (layout size) parameters held as halves; empty when none is
   std::shared_ptr<const void> halfStorage_;     // keeps the halves' memory alive; null when there are none
 };
 

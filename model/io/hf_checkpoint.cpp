@@ -13,6 +13,7 @@
 #include "model/io/hf_checkpoint.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -169,6 +170,19 @@ bool isHalfMatrix(const Placement& p) { return p.shape.size() == 2 && !p.floatVe
 std::vector<Placement> placements(const ModelConfig& c, const HfBiases& biases, const std::string& family) {
   const int64_t C = c.n_embd, F = c.dFF(), V = c.vocab_size, KV = c.kvDim();
   std::vector<Placement> out;
+  // One SwiGLU feed-forward of width `width`: the checkpoint's gate / up / down matrices (`names`,
+  // with their biases when `withBias`) onto c_gate / c_fc / c_proj.
+  using MatrixNames = std::array<const char*, 3>;
+  constexpr MatrixNames kLlamaMlp = {"gate_proj", "up_proj", "down_proj"}, kMixtralExpert = {"w1", "w3", "w2"};
+  auto addSwiGlu = [&](const std::string& from, const std::string& to, int64_t width, const MatrixNames& names, bool withBias) {
+    const MatrixNames params = {"c_gate", "c_fc", "c_proj"};
+    for (int m = 0; m < 3; ++m) {
+      const bool down = m == 2;
+      out.push_back({from + names[m] + ".weight", to + params[m] + ".weight",
+                     down ? std::vector<int64_t>{C, width} : std::vector<int64_t>{width, C}, false, 0, false});
+      if (withBias) out.push_back({from + names[m] + ".bias", to + params[m] + ".bias", {down ? C : width}, true, 0, false});
+    }
+  };
   out.push_back({"model.embed_tokens.weight", "wte.weight", {V, C}, true, 0, false});
   for (int l = 0; l < c.n_layer; ++l) {
     const std::string hf = "model.layers." + std::to_string(l) + ".", p = "h." + std::to_string(l) + ".";
@@ -188,40 +202,22 @@ std::vector<Placement> placements(const ModelConfig& c, const HfBiases& biases, 
     }
     out.push_back({hf + "self_attn.o_proj.weight", p + "attn.c_proj.weight", {C, C}, false, 0, false});
     if (biases.o) out.push_back({hf + "self_attn.o_proj.bias", p + "attn.c_proj.bias", {C}, true, 0, false});
-    if (c.isMoe() && family == "qwen2_moe") {
-      // Qwen2-MoE: mlp.gate (E, C) is the router, experts.e and shared_expert the SwiGLU experts.
-      const std::string moe = hf + "mlp.";
+    if (c.isMoe()) {
+      // Every layer a mixture: the router (E, C) is Mixtral's block_sparse_moe.gate or Qwen2-MoE's
+      // mlp.gate; the experts are SwiGLU (Mixtral's w1 / w3 / w2); Qwen2-MoE adds a shared expert.
+      const bool qwen = family == "qwen2_moe";
+      const std::string moe = hf + (qwen ? "mlp." : "block_sparse_moe.");
       out.push_back({moe + "gate.weight", p + "mlp.router.weight", {c.n_experts, C}, false, 0, false});
-      auto addSwiGlu = [&](const std::string& from, const std::string& to, int64_t width) {
-        out.push_back({from + "gate_proj.weight", to + "c_gate.weight", {width, C}, false, 0, false});
-        out.push_back({from + "up_proj.weight", to + "c_fc.weight", {width, C}, false, 0, false});
-        out.push_back({from + "down_proj.weight", to + "c_proj.weight", {C, width}, false, 0, false});
-      };
-      for (int e = 0; e < c.n_experts; ++e) addSwiGlu(moe + "experts." + std::to_string(e) + ".", p + "mlp.experts." + std::to_string(e) + ".", F);
+      for (int e = 0; e < c.n_experts; ++e)
+        addSwiGlu(moe + "experts." + std::to_string(e) + ".", p + "mlp.experts." + std::to_string(e) + ".", F,
+                  qwen ? kLlamaMlp : kMixtralExpert, false);
       if (c.hasSharedExpert()) {
-        addSwiGlu(moe + "shared_expert.", p + "mlp.shared_expert.", c.moe_shared_expert_d_ff);
+        addSwiGlu(moe + "shared_expert.", p + "mlp.shared_expert.", c.moe_shared_expert_d_ff, kLlamaMlp, false);
         out.push_back({moe + "shared_expert_gate.weight", p + "mlp.shared_expert_gate.weight", {1, C}, true, 0, false, true});
       }
       continue;
     }
-    if (c.isMoe()) {  // Mixtral: block_sparse_moe.gate (E, C) is the router, experts.e.w1/w3/w2 the SwiGLU experts
-      const std::string moe = hf + "block_sparse_moe.";
-      out.push_back({moe + "gate.weight", p + "mlp.router.weight", {c.n_experts, C}, false, 0, false});
-      for (int e = 0; e < c.n_experts; ++e) {
-        const std::string from = moe + "experts." + std::to_string(e) + ".", to = p + "mlp.experts." + std::to_string(e) + ".";
-        out.push_back({from + "w1.weight", to + "c_gate.weight", {F, C}, false, 0, false});
-        out.push_back({from + "w3.weight", to + "c_fc.weight", {F, C}, false, 0, false});
-        out.push_back({from + "w2.weight", to + "c_proj.weight", {C, F}, false, 0, false});
-      }
-      continue;
-    }
-    const std::pair<const char*, const char*> mlp[3] = {{"gate_proj", "c_gate"}, {"up_proj", "c_fc"}, {"down_proj", "c_proj"}};
-    for (const auto& [name, param] : mlp) {
-      const bool down = std::string(name) == "down_proj";
-      out.push_back({hf + "mlp." + name + ".weight", p + "mlp." + param + ".weight", down ? std::vector<int64_t>{C, F} : std::vector<int64_t>{F, C},
-                     false, 0, false});
-      if (biases.mlp) out.push_back({hf + "mlp." + name + ".bias", p + "mlp." + param + ".bias", {down ? C : F}, true, 0, false});
-    }
+    addSwiGlu(hf + "mlp.", p + "mlp.", F, kLlamaMlp, biases.mlp);
   }
   out.push_back({"model.norm.weight", "ln_f.weight", {C}, true, 0, false});
   if (!c.tie_word_embeddings) out.push_back({"lm_head.weight", "lm_head.weight", {V, C}, true, 0, false});

@@ -272,16 +272,10 @@ void saveModelDir(const std::string& dirString, const Weights& weights, const To
   config["tscope_version"] = 1;
   writeFileAtomically((dir / "config.json").string(), config.dump(2) + "\n");
   std::vector<TensorToWrite> tensors;
-  std::vector<std::vector<float>> converted;  // parameters held as 16-bit halves, as float32
+  std::vector<std::vector<float>> converted(weights.layout().size());  // parameters held as 16-bit halves, as float32
   for (size_t i = 0; i < weights.layout().size(); ++i) {
     const ParamSpec& spec = weights.layout()[i];
-    const float* data = weights.tensor(i);
-    if (!data) {
-      converted.emplace_back(spec.numel());
-      weights.copyAsFloat(i, converted.back().data());
-      data = converted.back().data();
-    }
-    tensors.push_back({spec.name, spec.shape, data});
+    tensors.push_back({spec.name, spec.shape, floatLayout(weights.tensor(i), weights.half(i), converted[i])});
   }
   writeSafetensors((dir / "model.safetensors").string(), tensors, {{"format", "pt"}, {"producer", "tscope"}});
   if (tokenizer && tokenizer->kind() == "char") saveCharTokenizer(*tokenizer, (dir / "chars.json").string());

@@ -131,18 +131,6 @@ class CpuBackend : public HostBackend {
     if (bias) RowMap(out, T, N).rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias, N);
   }
 
-  void embedHalf(float* out, const int* tokens, const HalfMatrix& wte, const float* positions, int T, int pos0) override {
-    const int C = static_cast<int>(wte.cols);
-    for (int t = 0; t < T; ++t) {
-      float* o = out + static_cast<size_t>(t) * C;
-      wte.rowToFloat(tokens[t], o);
-      if (positions) {
-        const float* posRow = positions + static_cast<size_t>(pos0 + t) * C;
-        for (int c = 0; c < C; ++c) o[c] += posRow[c];
-      }
-    }
-  }
-
   void activate(float* x, size_t n, Activation activation) override {
     Eigen::Map<Eigen::ArrayXf> a(x, static_cast<Eigen::Index>(n));
     switch (activation) {

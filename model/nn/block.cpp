@@ -212,8 +212,7 @@ void BlockForward::sharedExpert(const ConstLayerWeights& w, const float* in, flo
   ExpertActivations& sh = m.shared;
   float* gateLogit = m.sharedGateLogit.sized(*backend_, (size_t)R);
   backend_->matmul(gateLogit, in, w.sharedExpertGate, nullptr, R, C, 1);
-  std::vector<float> logitCopy;
-  const float* hostLogit = hostView(*backend_, gateLogit, (size_t)R, logitCopy);
+  const float* hostLogit = hostView(*backend_, gateLogit, (size_t)R, m.sharedGateLogitHost);
   m.sharedGates.resize(R);
   for (int r = 0; r < R; ++r) m.sharedGates[r] = static_cast<float>(1.0 / (1.0 + std::exp(-(double)hostLogit[r])));
   sh.rows.resize(R);

@@ -63,6 +63,7 @@ struct MoeActivations {
   // moe_shared_expert_d_ff > 0: the shared expert over every row (rows 0..R-1, gates its sigmoid gate).
   ExpertActivations shared;       // in unused (the layer's input is its input); hidden, gate, act (R, F shared)
   Floats sharedGateLogit;         // (R, 1) x . shared_expert_gate
+  std::vector<float> sharedGateLogitHost;  // (R) the same on the host (device backends)
   std::vector<float> sharedGates; // (R) host: sigmoid of the logit, the weight of the shared expert's output
 };
 

@@ -67,11 +67,6 @@ void gatherRows(Trace& out, const std::vector<int>& positions, const std::vector
   }
 }
 
-bool sameRouting(const MoeRoutingParams& a, const MoeRoutingParams& b) {
-  return a.experts == b.experts && a.topK == b.topK && a.capacityFactor == b.capacityFactor && a.expertChoice == b.expertChoice &&
-         a.auxLossAlpha == b.auxLossAlpha && a.normalizeTopK == b.normalizeTopK;
-}
-
 // The capture plan of a forward over the whole prompt of `tokens` tokens.
 Trace planFor(int tokens, const TraceOptions& options, const ModelConfig& config) {
   Trace plan;
@@ -117,7 +112,7 @@ std::string IncrementalForward::reuseBlocker(const TraceOptions& options, int to
     const MoeRoutingParams& routing = model_.moeRouting();
     if (routing.expertChoice) return "expert-choice routing ranks the tokens of the whole sequence";
     if (routing.capacityFactor > 0) return "a capacity limit grows with the sequence and drops depend on earlier tokens' loads";
-    if (!sameRouting(routing, moe_)) return "the routing knobs changed";
+    if (routing != moe_) return "the routing knobs changed";
   }
   if (model_.hasAttentionVariant()) return "an attention variant runs over the whole sequence";
   if (config.attention_variant.variant == AttentionVariant::Lsh) return "LSH attention's chunks depend on every key of the sequence";

@@ -20,6 +20,8 @@ struct MoeRoutingParams {
   // Token choice: true = gates softmax over the k chosen logits (sum 1); false = the full softmax's
   // probabilities of the k chosen experts, unrenormalised (Qwen1.5-MoE's norm_topk_prob false).
   bool normalizeTopK = true;
+  // Every knob equal: the same routing (prefix reuse and continued generation depend on it).
+  bool operator==(const MoeRoutingParams&) const = default;
 };
 
 // The routing a config's MoE layers are built with (its n_experts, moe_top_k, capacity factor,

@@ -123,13 +123,7 @@ std::vector<float> ropeAngles(int T, int d, double base) {
   require(T >= 0, "ropeAngles", "T must be >= 0", T);
   require(d >= 2 && d % 2 == 0, "ropeAngles", "d (the head dimension) must be even and >= 2", d);
   requireBase(base, "ropeAngles");
-  const int pairs = d / 2;
-  std::vector<float> angles(static_cast<size_t>(T) * pairs);  // (T, d/2)
-  for (int i = 0; i < pairs; ++i) {
-    const double frequency = pairFrequency(i, d, base);
-    for (int t = 0; t < T; ++t) angles[static_cast<size_t>(t) * pairs + i] = static_cast<float>(t * frequency);
-  }
-  return angles;
+  return ropeAngles(T, ropeInverseFrequencies(d, base));
 }
 
 void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0, double base, bool inverse) {

@@ -29,13 +29,7 @@ Transformer::Transformer(const Weights& weights, Backend& backend)
     std::vector<float> converted;
     for (size_t i = 0; i < weights.layout().size(); ++i) {
       const ParamSpec& spec = weights.layout()[i];
-      const float* source = weights.tensor(i);
-      if (!source) {
-        converted.resize(spec.numel());
-        weights.copyAsFloat(i, converted.data());
-        source = converted.data();
-      }
-      backend.upload(ownedWeights_.data() + spec.offset, source, spec.numel());
+      backend.upload(ownedWeights_.data() + spec.offset, floatLayout(weights.tensor(i), weights.half(i), converted), spec.numel());
     }
     params = weights.placedAt<const float>(ownedWeights_.data());
   }
