@@ -59,24 +59,32 @@ std::string inputText(const Args& args, const std::string& textFlag) {
   return args.str(textFlag);
 }
 
-Input inputIds(const Args& args, const LoadedModel& model, const std::string& textFlag) {
-  const int sources = args.has(textFlag) + args.has(textFlag + "-file") + args.has("ids");
-  if (sources != 1) throw UsageError("give exactly one of --" + textFlag + ", --" + textFlag + "-file and --ids");
+namespace {
+
+// The tokens of --TEXTFLAG, --TEXTFLAG-file or --IDSFLAG (at most one), checked and fitted to the
+// context; `none` is what no flag gives (empty: an error). `prefix` goes before a text's tokens.
+Input readInput(const Args& args, const LoadedModel& model, const std::string& textFlag, const std::string& idsFlag,
+                const std::vector<int>& none, const std::vector<int>& prefix) {
+  const int sources = args.has(textFlag) + args.has(textFlag + "-file") + args.has(idsFlag);
+  if (sources > 1 || (sources == 0 && none.empty()))
+    throw UsageError("give exactly one of --" + textFlag + ", --" + textFlag + "-file and --" + idsFlag);
   Input input;
-  std::vector<int> ids;
-  if (args.has("ids")) {
-    ids = args.intList("ids");
-  } else {
+  std::vector<int> ids = none;
+  if (args.has(idsFlag)) {
+    ids = args.intList(idsFlag);
+  } else if (sources == 1) {
     const Tokenizer& tokenizer = requireTokenizer(model);
-    ids = tokenizer.encode(inputText(args, textFlag));
+    const std::vector<int> text = tokenizer.encode(inputText(args, textFlag));
+    ids = prefix;
+    ids.insert(ids.end(), text.begin(), text.end());
     input.characterLevel = tokenizer.kind() == "char";
   }
   const int context = model.weights.config().n_positions, V = model.weights.config().vocab_size;
-  if (ids.empty()) throw Error("the input is empty (no tokens): give some text");
+  if (ids.empty()) throw Error("the --" + textFlag + " input is empty (no tokens): give some text");
   for (int id : ids)
     if (id < 0 || id >= V) throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
   if (input.characterLevel) {
-    input.unknown = static_cast<size_t>(std::count(ids.begin(), ids.end(), 0));
+    input.unknown = static_cast<size_t>(std::count(ids.begin() + static_cast<long>(prefix.size()), ids.end(), 0));
     if (input.unknown > 0)
       std::fprintf(stderr, "tscope-cli: %zu character%s of the input %s not in the model's vocabulary: run as <unk> (id 0)\n", input.unknown,
                    input.unknown == 1 ? "" : "s", input.unknown == 1 ? "is" : "are");
@@ -84,10 +92,29 @@ Input inputIds(const Args& args, const LoadedModel& model, const std::string& te
   ContextFit fit = fitToContext(std::move(ids), context);
   input.dropped = fit.dropped.size();
   if (input.dropped > 0)  // the app keeps the same last n_ctx tokens
-    std::fprintf(stderr, "tscope-cli: the input is %zu tokens but the model's context holds %d: running the last %d (%zu dropped)\n",
-                 fit.kept.size() + input.dropped, context, context, input.dropped);
+    std::fprintf(stderr, "tscope-cli: the --%s input is %zu tokens but the model's context holds %d: running the last %d (%zu dropped)\n",
+                 textFlag.c_str(), fit.kept.size() + input.dropped, context, context, input.dropped);
   input.ids = std::move(fit.kept);
   return input;
+}
+
+}  // namespace
+
+Input inputIds(const Args& args, const LoadedModel& model, const std::string& textFlag) {
+  const ModelConfig& c = model.weights.config();
+  if (!c.isEncoderDecoder()) return readInput(args, model, textFlag, "ids", {}, {});
+  return readInput(args, model, textFlag, "ids", {c.decoder_start_token_id}, {c.decoder_start_token_id});
+}
+
+std::optional<Input> encodeSource(const Args& args, const LoadedModel& model, Transformer& transformer, EncoderTrace* trace) {
+  if (!model.weights.config().isEncoderDecoder()) {
+    for (const char* flag : kSourceFlags)
+      if (args.has(flag)) throw UsageError(std::string("--") + flag + " is for encoder-decoder models; " + model.path + " is decoder-only");
+    return std::nullopt;
+  }
+  Input source = readInput(args, model, "source", "source-ids", {}, {});
+  transformer.encode(source.ids, trace);
+  return source;
 }
 
 void describeInput(json& out, const Input& input) {

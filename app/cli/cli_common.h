@@ -3,6 +3,7 @@
 // predictions as JSON. Errors are tscope::Error (bad input) or cli::UsageError (bad flags).
 #pragma once
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "app/cli/args.h"
 #include "model/io/model_io.h"
 #include "model/nn/backend.h"
+#include "model/nn/transformer.h"
 #include "model/train/device.h"
 
 namespace tscope::cli {
@@ -34,8 +36,17 @@ struct Input {
 
 // Tokens from --TEXTFLAG, --TEXTFLAG-file or --ids. An input with no tokens is an error; a longer
 // one than the context runs its last n_ctx tokens (fitToContext, as the app does) with a note on
-// stderr; unknown characters of a character-level model are counted and noted.
+// stderr; unknown characters of a character-level model are counted and noted. For an
+// encoder-decoder model this is the decoder's input: its text follows decoder_start_token_id, and
+// with none of the flags it is that token alone (ids are taken as given).
 Input inputIds(const Args& args, const LoadedModel& model, const std::string& textFlag);
+
+// Encoder-decoder models: the source from --source, --source-file or --source-ids (required),
+// fitted to the context as inputIds does, encoded by `transformer` (trace: the encoder's maps).
+// Decoder-only models: nullopt, and the source flags are a usage error.
+std::optional<Input> encodeSource(const Args& args, const LoadedModel& model, Transformer& transformer, EncoderTrace* trace = nullptr);
+// The flags encodeSource reads.
+inline const char* const kSourceFlags[] = {"source", "source-file", "source-ids"};
 
 // What every command that runs a prompt reports about it.
 void describeInput(nlohmann::json& out, const Input& input);

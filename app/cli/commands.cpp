@@ -107,7 +107,8 @@ int runDetokenize(const Argv& argv) {
 
 int runGenerate(const Argv& argv) {
   Args args("generate", argv,
-            withAblationFlags({"model", "prompt", "prompt-file", "ids", "max-new", "temperature", "top-k", "top-p", "seed", "beam", "backend", "threads"}),
+            withAblationFlags({"model", "prompt", "prompt-file", "ids", "max-new", "temperature", "top-k", "top-p", "seed", "beam", "backend", "threads",
+                               "source", "source-file", "source-ids"}),
             {"greedy"});
   LoadedModel model = loadModel(args.str("model"));
   const Input input = inputIds(args, model, "prompt");
@@ -122,6 +123,12 @@ int runGenerate(const Argv& argv) {
   auto backend = chooseBackend(args, &backendNote);
   Transformer transformer(model.weights, *backend);
   json out = {{"model", model.path}, {"prompt_ids", prompt}};
+  if (const std::optional<Input> source = encodeSource(args, model, transformer)) {
+    out["source_ids"] = source->ids;
+    out["source_dropped_tokens"] = source->dropped;
+  }
+  // Where a generation ends: the end-of-text token, or an encoder-decoder model's end of target.
+  const int stopId = c.isEncoderDecoder() ? c.eos_token_id : model.tokenizer ? model.tokenizer->eotId() : -1;
   if (!ablation.empty()) out["interventions"] = applyAblation(ablation, transformer, prompt);
   describeInput(out, input);
   describeBackend(out, *backend, backendNote);
@@ -134,8 +141,7 @@ int runGenerate(const Argv& argv) {
     const int width = static_cast<int>(args.integer("beam", 4, 1, 16));
     const int capacity = std::min<int>(c.n_positions, static_cast<int>(prompt.size()) + maxNew);
     TransformerBeamModel beamModel(transformer, 2 * width, capacity);
-    const BeamResult result = beamSearch(beamModel, prompt, width, std::min(maxNew, capacity - static_cast<int>(prompt.size())),
-                                         model.tokenizer ? model.tokenizer->eotId() : -1);
+    const BeamResult result = beamSearch(beamModel, prompt, width, std::min(maxNew, capacity - static_cast<int>(prompt.size())), stopId);
     json nodes = json::array();
     for (size_t i = 0; i < result.nodes.size(); ++i) {
       const BeamNode& n = result.nodes[i];
@@ -157,7 +163,7 @@ int runGenerate(const Argv& argv) {
     params.topK = static_cast<int>(args.integer("top-k", 0, 0, c.vocab_size));
     params.topP = static_cast<float>(args.number("top-p", 1.0, 1e-9, 1.0));
     params.seed = static_cast<uint64_t>(args.integer("seed", 0, 0, INT64_MAX));
-    const GenerationResult result = generate(transformer, prompt, maxNew, params, model.tokenizer ? model.tokenizer->eotId() : -1);
+    const GenerationResult result = generate(transformer, prompt, maxNew, params, stopId);
     if (result.stopped == GenerationStop::ContextFull && room > 0 && static_cast<int>(result.ids.size()) < maxNew)
       std::fprintf(stderr, "tscope-cli: the context (%d tokens) is full after %zu of %d new tokens: stopped\n", c.n_positions, result.ids.size(),
                    maxNew);

@@ -52,6 +52,7 @@ int runForward(const Argv& argv) {
   std::set<std::string> valueFlags = withAblationFlags({"model", "text", "text-file", "ids", "dump", "top", "backend", "threads", "loss-from",
                                                        "attention-variant"});
   addVariantKnobFlags(valueFlags);
+  valueFlags.insert(std::begin(kSourceFlags), std::end(kSourceFlags));
   Args args("forward", argv, valueFlags, {});
   const std::optional<AttentionVariantParams> variant = parseDumpVariant(args);
   LoadedModel model = loadModel(args.str("model"));
@@ -71,6 +72,8 @@ int runForward(const Argv& argv) {
   std::string backendNote;
   auto backend = chooseBackend(args, &backendNote);
   Transformer transformer(model.weights, *backend);
+  EncoderTrace encoderTrace;
+  const std::optional<Input> source = encodeSource(args, model, transformer, dump ? &encoderTrace : nullptr);
   // (T or 1, V): every position when the loss or the dump needs them.
   auto runOnce = [&](std::vector<float>& logits, Trace* trace) {
     KVCache cache(*backend, c, T);
@@ -93,8 +96,14 @@ int runForward(const Argv& argv) {
     out["loss_positions"] = {{"from", lossFrom}, {"count", T - 1 - lossFrom}};
   }
   describeInput(out, input);
+  if (source) {
+    out["source_ids"] = source->ids;
+    out["source_tokens"] = tokensJson(model, source->ids);
+    out["source_dropped_tokens"] = source->dropped;
+  }
   if (!backendNote.empty()) out["backend_note"] = backendNote;
-  if (dump) out["dump"] = {{"dir", args.str("dump")}, {"files", writeForwardDump(args.str("dump"), model, trace, logits, ids, variant ? &*variant : nullptr)}};
+  if (dump) out["dump"] = {{"dir", args.str("dump")}, {"files", writeForwardDump(args.str("dump"), model, trace, logits, ids, variant ? &*variant : nullptr,
+                                                                              source ? &encoderTrace : nullptr)}};
   out["forward_ms"] = trace.forwardMs;
   if (c.isMoe() && dump) out["moe_aux_loss"] = trace.moeAuxLoss;
   print(out);

@@ -137,7 +137,7 @@ TraceOptions dumpTraceOptions(const ModelConfig& config) {
 }
 
 size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const Trace& trace, const std::vector<float>& logits,
-                        const std::vector<int>& ids, const AttentionVariantParams* variant) {
+                        const std::vector<int>& ids, const AttentionVariantParams* variant, const EncoderTrace* encoder) {
   const ModelConfig& c = model.weights.config();
   const int T = static_cast<int>(ids.size()), V = c.vocab_size, H = c.n_head, C = c.n_embd;
   DumpWriter out(dir);
@@ -148,6 +148,13 @@ size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const 
     const std::string l = std::to_string(trace.layers[li]);
     out.array("attn_" + l + ".npy", trace.attnMap(static_cast<int>(li), 0), {H, T, T});
     out.array("resid_" + l + ".npy", trace.residAfterMlp.data() + li * T * C, {T, C});
+    if (!trace.cross.empty()) out.array("cross_" + l + ".npy", trace.crossMap(static_cast<int>(li), 0), {H, T, trace.S});
+  }
+  if (encoder) {
+    const int S = encoder->S;
+    const std::vector<int32_t> source32(encoder->tokens.begin(), encoder->tokens.end());
+    out.array("source_ids.npy", source32.data(), {S});
+    for (int l = 0; l < encoder->L; ++l) out.array("enc_attn_" + std::to_string(l) + ".npy", encoder->attnMap(l, 0), {H, S, S});
   }
   const int D = trace.D, Hkv = trace.Hkv, Tk = trace.Tk, F = trace.F;
   for (size_t li = 0; li < trace.internalLayers.size(); ++li) {
@@ -163,7 +170,8 @@ size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const 
   }
   for (int l = 0; l < static_cast<int>(trace.moe.size()); ++l)
     if (trace.moe[l].experts > 0) out.object("moe_" + std::to_string(l) + ".json", moeJson(l, trace.moe[l]));
-  if (!trace.embedded.empty()) out.object("dla.json", dlaJson(model, trace, logits));
+  // (The attribution has no cross-attention parts yet: encoder-decoder models get none.)
+  if (!trace.embedded.empty() && !c.isEncoderDecoder()) out.object("dla.json", dlaJson(model, trace, logits));
   if (variant != nullptr) out.object("attention_variant.json", variantDump(out, c, trace, *variant));
   return out.files();
 }

@@ -28,6 +28,7 @@ TraceOptions dumpTraceOptions(const ModelConfig& config);
 // and attention_variant.json: the variant, its knobs, and per layer and head the mean row error
 // and the output's relative error.
 size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const Trace& trace, const std::vector<float>& logits,
-                        const std::vector<int>& ids, const AttentionVariantParams* variant = nullptr);
+                        const std::vector<int>& ids, const AttentionVariantParams* variant = nullptr,
+                        const EncoderTrace* encoder = nullptr);
 
 }  // namespace tscope::cli

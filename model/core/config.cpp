@@ -139,12 +139,37 @@ std::string ropeScalingProblem(const ModelConfig& c) {
   return "";
 }
 
+// The encoder-decoder rules (docs/ENCODER_DECODER.md): "" when the model is decoder-only or they hold.
+std::string encoderDecoderProblem(const ModelConfig& c) {
+  if (c.n_encoder_layer < 0 || c.n_encoder_layer > 1024)
+    return rangeRule("n_encoder_layer", c.n_encoder_layer, 0, 1024);
+  if (!c.isEncoderDecoder()) return "";
+  for (auto [name, id] : {std::pair{"decoder_start_token_id", c.decoder_start_token_id}, std::pair{"eos_token_id", c.eos_token_id}})
+    if (id < 0 || id >= c.vocab_size)
+      return std::string(name) + " must be a token id in [0, " + std::to_string(c.vocab_size) + ") for an encoder-decoder model (got " +
+             std::to_string(id) + ")";
+  if (!c.causal) return "causal must be true in an encoder-decoder model (its encoder is always bidirectional, its decoder causal)";
+  if (c.slidingWindow() > 0 || c.attention_variant.variant != AttentionVariant::Exact)
+    return "an encoder-decoder model uses exact attention: attention_window must be 0 and attention_variant exact";
+  if (c.qk_norm) return "qk_norm is not supported in encoder-decoder models";
+  if (c.hasRopeScaling()) return "rope_scaling_factor is not supported in encoder-decoder models";
+  return "";
+}
+
 }  // namespace
 
 const char* toString(PositionEncoding v) { return nameOf(kPositionNames, (int)v); }
 const char* toString(NormKind v) { return nameOf(kNormNames, (int)v); }
 const char* toString(Activation v) { return nameOf(kActivationNames, (int)v); }
 const char* toString(MoeRoutingKind v) { return nameOf(kRoutingNames, (int)v); }
+
+ModelConfig encoderStackConfig(const ModelConfig& config) {
+  ModelConfig e = config;
+  e.n_layer = config.n_encoder_layer;
+  e.n_encoder_layer = 0;
+  e.causal = false;
+  return e;
+}
 
 std::string validateConfig(const ModelConfig& c) {
   for (auto msg : {rangeRule("n_layer", c.n_layer, 1, 1024), rangeRule("n_head", c.n_head, 1, 1024),
@@ -168,6 +193,7 @@ std::string validateConfig(const ModelConfig& c) {
     return "position_base must be greater than 1 (got " + std::to_string(c.position_base) + ")";
   if (std::string msg = ropeScalingProblem(c); !msg.empty()) return msg;
   if (std::string msg = attentionVariantConfigProblem(c); !msg.empty()) return msg;
+  if (std::string msg = encoderDecoderProblem(c); !msg.empty()) return msg;
   if (c.attention_only && c.n_experts > 0) return "attention_only models have no feed-forward, so n_experts must be 0";
   if (c.moe_shared_expert_d_ff > 0 && !c.isMoe()) return "moe_shared_expert_d_ff needs a mixture of experts (n_experts > 0)";
   if (c.isMoe()) {
@@ -224,6 +250,9 @@ ModelConfig configFromJson(const nlohmann::json& j) {
   readField(j, "attention_only", c.attention_only);
   readField(j, "qk_norm", c.qk_norm);
   readAttentionVariant(j, c.attention_variant);
+  readField(j, "n_encoder_layer", c.n_encoder_layer);
+  readField(j, "decoder_start_token_id", c.decoder_start_token_id);
+  readField(j, "eos_token_id", c.eos_token_id);
   if (auto msg = validateConfig(c); !msg.empty()) throw Error(msg);
   return c;
 }
@@ -259,6 +288,11 @@ nlohmann::json configToJson(const ModelConfig& c) {
   if (c.attention_variant.variant != AttentionVariant::Exact) {
     j["attention_variant"] = attentionVariantName(c.attention_variant.variant);
     j["attention_variant_knobs"] = attentionVariantKnobsJson(c.attention_variant);
+  }
+  if (c.isEncoderDecoder()) {
+    j["n_encoder_layer"] = c.n_encoder_layer;
+    j["decoder_start_token_id"] = c.decoder_start_token_id;
+    j["eos_token_id"] = c.eos_token_id;
   }
   if (c.isMoe()) {
     j["moe_top_k"] = c.moe_top_k;

@@ -66,6 +66,13 @@ struct ModelConfig {
   // Linformer's fixed projection is cut from n_positions columns, so a token's output depends on
   // the tokens up to it only, at any prompt length. Learned Linformer projections are not a config.
   AttentionVariantParams attention_variant;
+  // Encoder-decoder (docs/ENCODER_DECODER.md): > 0 adds an encoder of that many bidirectional
+  // layers whose output every decoder layer reads by cross-attention; n_layer stays the decoder's
+  // depth. Source and target share the vocabulary; the decoder starts from decoder_start_token_id
+  // and a target ends with eos_token_id (-1 = none, decoder-only models).
+  int n_encoder_layer = 0;
+  int decoder_start_token_id = -1;
+  int eos_token_id = -1;
 
   int headDim() const { return n_embd / n_head; }                     // D
   int kvHeads() const { return n_kv_head > 0 ? n_kv_head : n_head; }  // Hkv
@@ -79,6 +86,7 @@ struct ModelConfig {
   bool hasLearnedPositions() const { return position_encoding == PositionEncoding::Learned; }
   bool hasNormBias() const { return norm == NormKind::LayerNorm; }
   bool hasFinalNorm() const { return pre_norm; }  // post-norm output is already normalised
+  bool isEncoderDecoder() const { return n_encoder_layer > 0; }
   // Keys within w positions (i - w < j <= i); 0 = all: attention_window, or the window variant's knob.
   int slidingWindow() const {
     return attention_variant.variant == AttentionVariant::Window ? attention_variant.window : attention_window;
@@ -100,6 +108,10 @@ const char* toString(PositionEncoding value);
 const char* toString(NormKind value);
 const char* toString(Activation value);
 const char* toString(MoeRoutingKind value);
+
+// An encoder-decoder model's encoder stack as a model of its own: the same blocks, n_encoder_layer
+// deep, bidirectional (docs/ENCODER_DECODER.md).
+ModelConfig encoderStackConfig(const ModelConfig& config);
 
 // Returns "" when the config is usable, else one line naming the field and the rule it breaks.
 std::string validateConfig(const ModelConfig& config);

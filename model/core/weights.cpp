@@ -35,10 +35,9 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
     add(prefix + "c_proj.weight", {F, C});
     add(prefix + "c_proj.bias", {C});
   };
-  add("wte.weight", {V, C});
-  if (c.hasLearnedPositions()) add("wpe.weight", {P, C});
-  for (int l = 0; l < c.n_layer; ++l) {
-    const std::string p = "h." + std::to_string(l) + ".";
+  // One block under `p` ("h.3." or "enc.h.3."); a decoder layer of an encoder-decoder model also
+  // has the cross-attention sublayer.
+  auto addLayer = [&](const std::string& p, bool cross) {
     addNorm(p + "ln_1");
     add(p + "attn.c_attn.weight", {C, QKV});
     add(p + "attn.c_attn.bias", {QKV});
@@ -48,7 +47,17 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
     }
     add(p + "attn.c_proj.weight", {C, C});
     add(p + "attn.c_proj.bias", {C});
-    if (!c.hasFeedForward()) continue;
+    if (cross) {
+      const int64_t KV2 = 2 * (int64_t)c.kvDim();
+      addNorm(p + "ln_x");
+      add(p + "crossattn.c_q.weight", {C, C});
+      add(p + "crossattn.c_q.bias", {C});
+      add(p + "crossattn.c_kv.weight", {C, KV2});
+      add(p + "crossattn.c_kv.bias", {KV2});
+      add(p + "crossattn.c_proj.weight", {C, C});
+      add(p + "crossattn.c_proj.bias", {C});
+    }
+    if (!c.hasFeedForward()) return;
     addNorm(p + "ln_2");
     if (c.isMoe()) {
       add(p + "mlp.router.weight", {C, E});
@@ -60,7 +69,15 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
     } else {
       addFeedForward(p + "mlp.", F);
     }
+  };
+  add("wte.weight", {V, C});
+  if (c.hasLearnedPositions()) add("wpe.weight", {P, C});
+  if (c.isEncoderDecoder()) {
+    if (c.hasLearnedPositions()) add("enc.wpe.weight", {P, C});
+    for (int l = 0; l < c.n_encoder_layer; ++l) addLayer("enc.h." + std::to_string(l) + ".", false);
+    if (c.hasFinalNorm()) addNorm("enc.ln_f");
   }
+  for (int l = 0; l < c.n_layer; ++l) addLayer("h." + std::to_string(l) + ".", c.isEncoderDecoder());
   if (c.hasFinalNorm()) addNorm("ln_f");
   if (!c.tie_word_embeddings) add("lm_head.weight", {V, C});
   size_t offset = 0;

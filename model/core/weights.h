@@ -58,6 +58,17 @@ struct LayerParams {
   // its output scaled by sigmoid(x . sharedExpertGate) (its halves, if any, in sharedExpert).
   FeedForwardParams<T> sharedExpert;
   T* sharedExpertGate = nullptr;  // (C)
+  // Decoder layers of an encoder-decoder model: the cross-attention sublayer (docs/ENCODER_DECODER.md),
+  // between the self-attention and the feed-forward.
+  T* lnxWeight = nullptr;        // (C) its norm
+  T* lnxBias = nullptr;          // (C) LayerNorm only
+  T* crossQWeight = nullptr;     // (C, C) queries from the decoder
+  T* crossQBias = nullptr;       // (C)
+  T* crossKvWeight = nullptr;    // (C, 2 Hkv D) keys | values from the encoder's output
+  T* crossKvBias = nullptr;      // (2 Hkv D)
+  T* crossProjWeight = nullptr;  // (C, C)
+  T* crossProjBias = nullptr;    // (C)
+  bool hasCross() const { return crossQWeight != nullptr; }
 };
 
 using FeedForwardWeights = FeedForwardParams<float>;
@@ -75,6 +86,11 @@ struct ModelParams {
   T* lnfBias = nullptr;                // (C) pre-norm LayerNorm models only
   T* lmHead = nullptr;                 // (V, C) untied unembedding; null when tied to wte
   HalfMatrix wteHalf, lmHeadHalf;      // (V, C) each, when kept as halves (wte / lmHead are then null)
+  // Encoder-decoder models only: the encoder stack (its blocks read the same token embedding).
+  T* encWpe = nullptr;                        // (n_positions, C) learned positions only
+  std::vector<LayerParams<T>> encoderLayers;  // (n_encoder_layer)
+  T* encLnfWeight = nullptr;                  // (C) pre-norm only
+  T* encLnfBias = nullptr;                    // (C) pre-norm LayerNorm only
   bool untied() const { return lmHead || lmHeadHalf; }
   // The unembedding (V, C): as floats, or (when the pointer is null) as halves.
   T* unembedding() const { return untied() ? lmHead : wte; }
@@ -109,10 +125,8 @@ ModelParams<T> bindParams(const ModelConfig& config, const Address& address) {
   ModelParams<T> params;
   params.wte = address("wte.weight");
   params.wpe = address("wpe.weight");
-  params.layers.assign(config.n_layer, LayerParams<T>{});
-  for (int l = 0; l < config.n_layer; ++l) {
-    const std::string p = "h." + std::to_string(l) + ".";
-    auto& w = params.layers[l];
+  auto bindLayer = [&](const std::string& p) {
+    LayerParams<T> w;
     w.ln1Weight = address(p + "ln_1.weight");
     w.ln1Bias = address(p + "ln_1.bias");
     w.qkvWeight = address(p + "attn.c_attn.weight");
@@ -121,7 +135,15 @@ ModelParams<T> bindParams(const ModelConfig& config, const Address& address) {
     w.kNormWeight = address(p + "attn.k_norm.weight");
     w.attnProjWeight = address(p + "attn.c_proj.weight");
     w.attnProjBias = address(p + "attn.c_proj.bias");
-    if (!config.hasFeedForward()) continue;
+    w.lnxWeight = address(p + "ln_x.weight");
+    w.lnxBias = address(p + "ln_x.bias");
+    w.crossQWeight = address(p + "crossattn.c_q.weight");
+    w.crossQBias = address(p + "crossattn.c_q.bias");
+    w.crossKvWeight = address(p + "crossattn.c_kv.weight");
+    w.crossKvBias = address(p + "crossattn.c_kv.bias");
+    w.crossProjWeight = address(p + "crossattn.c_proj.weight");
+    w.crossProjBias = address(p + "crossattn.c_proj.bias");
+    if (!config.hasFeedForward()) return w;
     w.ln2Weight = address(p + "ln_2.weight");
     w.ln2Bias = address(p + "ln_2.bias");
     if (config.isMoe()) {
@@ -134,6 +156,14 @@ ModelParams<T> bindParams(const ModelConfig& config, const Address& address) {
     } else {
       w.mlp = bindFeedForward(p + "mlp.");
     }
+    return w;
+  };
+  for (int l = 0; l < config.n_layer; ++l) params.layers.push_back(bindLayer("h." + std::to_string(l) + "."));
+  if (config.isEncoderDecoder()) {
+    params.encWpe = address("enc.wpe.weight");
+    for (int l = 0; l < config.n_encoder_layer; ++l) params.encoderLayers.push_back(bindLayer("enc.h." + std::to_string(l) + "."));
+    params.encLnfWeight = address("enc.ln_f.weight");
+    params.encLnfBias = address("enc.ln_f.bias");
   }
   params.lnfWeight = address("ln_f.weight");
   params.lnfBias = address("ln_f.bias");

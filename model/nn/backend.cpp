@@ -2,6 +2,8 @@
 // backend_reference.cpp and backend_cpu.cpp).
 #include "model/nn/backend.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -76,6 +78,51 @@ void Backend::embedHalf(float* out, const int* hostTokens, const HalfMatrix& wte
     if (positions)
       for (int64_t c = 0; c < C; ++c) o[c] += positions[(pos0 + t) * C + c];
   }
+}
+
+void crossAttentionReference(float* out, float* probs, const float* q, const float* kv, int T, int S, int H, int Hkv, int D) {
+  const int C = H * D, KV = Hkv * D, group = H / Hkv;
+  const double scale = 1.0 / std::sqrt((double)D);
+  std::vector<double> p(S);
+  for (int h = 0; h < H; ++h) {
+    const int g = (h / group) * D;
+    for (int t = 0; t < T; ++t) {
+      const float* qi = q + (size_t)t * C + h * D;
+      double top = -INFINITY;
+      for (int j = 0; j < S; ++j) {
+        const float* kj = kv + (size_t)j * 2 * KV + g;
+        double dot = 0;
+        for (int d = 0; d < D; ++d) dot += (double)qi[d] * kj[d];
+        p[j] = dot * scale;
+        top = std::max(top, p[j]);
+      }
+      double sum = 0;
+      for (int j = 0; j < S; ++j) sum += (p[j] = std::exp(p[j] - top));
+      float* o = out + (size_t)t * C + h * D;
+      for (int d = 0; d < D; ++d) {
+        double acc = 0;
+        for (int j = 0; j < S; ++j) acc += p[j] * kv[(size_t)j * 2 * KV + KV + g + d];
+        o[d] = static_cast<float>(acc / sum);
+      }
+      if (probs)
+        for (int j = 0; j < S; ++j) probs[((size_t)h * T + t) * S + j] = static_cast<float>(p[j] / sum);
+    }
+  }
+}
+
+void Backend::crossAttention(float* out, float* probs, const float* q, const float* kv, int T, int S, int H, int Hkv, int D) {
+  if (isHost()) {
+    crossAttentionReference(out, probs, q, kv, T, S, H, Hkv, D);
+    return;
+  }
+  // A device without its own kernel: the plain loop on host copies.
+  const size_t TC = (size_t)T * H * D;
+  std::vector<float> hostQ(TC), hostKv((size_t)S * 2 * Hkv * D), hostOut(TC), hostProbs(probs ? (size_t)H * T * S : 0);
+  download(hostQ.data(), q, hostQ.size());
+  download(hostKv.data(), kv, hostKv.size());
+  crossAttentionReference(hostOut.data(), probs ? hostProbs.data() : nullptr, hostQ.data(), hostKv.data(), T, S, H, Hkv, D);
+  upload(out, hostOut.data(), TC);
+  if (probs) upload(probs, hostProbs.data(), hostProbs.size());
 }
 
 int Backend::sampleToken(const float* logits, int V, const SamplingParams& params, Rng& rng) {

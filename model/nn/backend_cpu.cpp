@@ -224,6 +224,33 @@ class CpuBackend : public HostBackend {
     }
   }
 
+  // The reference's math with Eigen per head: scores (T, S), a vectorised softmax per row, then p v.
+  void crossAttention(float* out, float* probs, const float* q, const float* kv, int T, int S, int H, int Hkv, int D) override {
+    const int C = H * D, KV = Hkv * D, group = H / Hkv;
+    const size_t mapSize = static_cast<size_t>(T) * S;
+    if (!probs) {
+      scratch_.resize(static_cast<size_t>(H) * mapSize);
+      probs = scratch_.data();
+    }
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+#pragma omp parallel for num_threads(threads_) schedule(static) if (static_cast<size_t>(H) * mapSize * D > 32768)
+    for (int h = 0; h < H; ++h) {
+      const int g = (h / group) * D;
+      StridedConstMap qh(q + h * D, T, D, Eigen::OuterStride<>(C));
+      StridedConstMap k(kv + g, S, D, Eigen::OuterStride<>(2 * KV));
+      StridedConstMap v(kv + KV + g, S, D, Eigen::OuterStride<>(2 * KV));
+      RowMap p(probs + h * mapSize, T, S);
+      p.noalias() = (qh * k.transpose()) * scale;
+      for (int t = 0; t < T; ++t) {
+        Eigen::Map<Eigen::ArrayXf> row(p.data() + static_cast<size_t>(t) * S, S);
+        row = (row - row.maxCoeff()).exp();
+        row *= 1.0f / row.sum();
+      }
+      StridedMap o(out + h * D, T, D, Eigen::OuterStride<>(C));
+      o.noalias() = p * v;
+    }
+  }
+
  private:
   // out (N) = x (K) . W (K, N) + bias: each thread sums a contiguous block of W's rows into its own
   // partial vector (streaming memory once), then the partials are added.

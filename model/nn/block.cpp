@@ -31,6 +31,14 @@ ConstLayerWeights constLayer(const LayerWeights& w) {
   ConstLayerWeights c{w.ln1Weight,      w.ln1Bias,      w.qkvWeight, w.qkvBias, w.qNormWeight,    w.kNormWeight,
                       w.attnProjWeight, w.attnProjBias, w.ln2Weight, w.ln2Bias, constFf(w.mlp), w.routerWeight, {},
                       w.qkvHalf,        w.attnProjHalf, w.routerHalf,   constFf(w.sharedExpert), w.sharedExpertGate};
+  c.lnxWeight = w.lnxWeight;
+  c.lnxBias = w.lnxBias;
+  c.crossQWeight = w.crossQWeight;
+  c.crossQBias = w.crossQBias;
+  c.crossKvWeight = w.crossKvWeight;
+  c.crossKvBias = w.crossKvBias;
+  c.crossProjWeight = w.crossProjWeight;
+  c.crossProjBias = w.crossProjBias;
   c.experts.reserve(w.experts.size());
   for (const auto& e : w.experts) c.experts.push_back(constFf(e));
   return c;
@@ -275,6 +283,10 @@ void BlockForward::editRows(float* rows, int R, Edit&& edit) {
   backend_->upload(rows, editHost_.data(), n);
 }
 
+void BlockForward::crossKeysValues(const ConstLayerWeights& w, const float* encoderOut, int rows, float* kv) {
+  backend_->matmul(kv, encoderOut, w.crossKvWeight, w.crossKvBias, rows, config_.n_embd, 2 * config_.kvDim());
+}
+
 bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B, const AttentionShape& shape, float* keys,
                          float* values, float* x, bool normed, const LayerTensors& t) {
   const int C = config_.n_embd, T = shape.T, R = B * T, QKV = config_.qkvDim();
@@ -313,9 +325,28 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
   }
   linear(t.out, t.attn, w.attnProjWeight, w.attnProjHalf, w.attnProjBias, R, C, C);
   if (t.attnProjected) backend_->copy(t.attnProjected, t.out, RC);
-  const NextNorm afterAttention = config_.hasFeedForward() ? NextNorm{w.ln2Weight, w.ln2Bias, t.normed2} : next;
+  const NextNorm beforeFeedForward = config_.hasFeedForward() ? NextNorm{w.ln2Weight, w.ln2Bias, t.normed2} : next;
+  const bool cross = w.hasCross();
+  const NextNorm afterAttention = cross ? NextNorm{w.lnxWeight, w.lnxBias, t.normedX} : beforeFeedForward;
   normed = residualAdd(x, t.out, R, afterAttention, w.ln1Weight, w.ln1Bias, t.normed1, t.sum1);
   if (t.mid) backend_->copy(t.mid, x, RC);
+  if (cross) {
+    // Cross-attention sublayer: queries from the decoder, keys and values from the encoder.
+    if (!t.crossKv || t.crossS < 1) throw Error("an encoder-decoder model's decoder reads the encoder's output: encode a source first");
+    const int H = config_.n_head, Hkv = config_.kvHeads(), D = config_.headDim(), S = t.crossS;
+    const float* crossIn = x;
+    if (config_.pre_norm) {
+      if (!normed) norm(t.normedX, x, w.lnxWeight, w.lnxBias, R);
+      crossIn = t.normedX;
+    }
+    backend_->matmul(t.crossQ, crossIn, w.crossQWeight, w.crossQBias, R, C, C);
+    for (int b = 0; b < B; ++b)
+      backend_->crossAttention(t.crossAttn + (size_t)b * T * C, b == 0 ? t.crossProbs : nullptr, t.crossQ + (size_t)b * T * C,
+                               t.crossKv + (size_t)b * S * 2 * config_.kvDim(), T, S, H, Hkv, D);
+    backend_->matmul(t.out, t.crossAttn, w.crossProjWeight, w.crossProjBias, R, C, C);
+    normed = residualAdd(x, t.out, R, beforeFeedForward, w.lnxWeight, w.lnxBias, t.normedX, t.sumX);
+    if (t.midX) backend_->copy(t.midX, x, RC);
+  }
   if (!config_.hasFeedForward()) return normed;
   // Feed-forward sublayer (dense MLP or mixture of experts), in the same pre/post form.
   const float* ffIn = x;

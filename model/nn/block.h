@@ -102,6 +102,17 @@ struct LayerTensors {
   // and any captured maps stay the model's. Null = the model's own attention (config.attention_variant:
   // a model built with a variant captures that variant's effective maps in probs).
   const AttentionVariantParams* attentionVariant = nullptr;
+  // Decoder layers of an encoder-decoder model (docs/ENCODER_DECODER.md): the cross-attention
+  // sublayer between the self-attention and the feed-forward. Required there: crossKv, crossQ,
+  // crossAttn, normedX (pre-norm: ln_x(x); post-norm: norm scratch).
+  const float* crossKv = nullptr;  // (B*S, 2 Hkv D) this layer's keys | values of each sequence's S source rows (crossKeysValues)
+  int crossS = 0;                  // S source rows per sequence
+  float* normedX = nullptr;        // (R, C) ln_x(x) (pre-norm)
+  float* crossQ = nullptr;         // (R, C) queries
+  float* crossAttn = nullptr;      // (R, C) concatenated heads
+  float* sumX = nullptr;           // (R, C) optional, post-norm: x + cross-attention (input of ln_x)
+  float* midX = nullptr;           // (R, C) optional: copy of the residual after the cross-attention sublayer
+  float* crossProbs = nullptr;     // (H, T, S) optional: sequence 0's cross-attention probabilities
 };
 
 // The norm that follows a layer (the next layer's ln_1, or the final norm of a pre-norm model)
@@ -145,6 +156,10 @@ class BlockForward {
   // no final norm, else its final norm (weight, bias) in out, already there when `normed` (fused
   // into the last residual add).
   const float* unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias, int rows);
+
+  // Encoder-decoder: kv (rows, 2 Hkv D) = a decoder layer's cross-attention keys | values of the
+  // encoder's output rows encoderOut (rows, C). Computed once per source.
+  void crossKeysValues(const ConstLayerWeights& w, const float* encoderOut, int rows, float* kv);
 
   // One block over the residual x (R, C) = B sequences of shape.T rows, in place. Each sequence
   // attends with the K/V store keys/values (cacheRows, Hkv D): rows pos0.. are written. `normed`:

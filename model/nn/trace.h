@@ -78,6 +78,9 @@ struct Trace {
   std::vector<float> mlpPre;          // (Li, R, F) dense MLP: x W_fc + b_fc before the nonlinearity (empty for MoE / attention-only)
   std::vector<float> mlpGate;         // (Li, R, F) SwiGLU only: the gate's pre-activation x W_gate + b_gate
   std::vector<float> mlpPost;         // (Li, R, F) after the nonlinearity (SwiGLU: silu(gate) * up), the input of c_proj
+  // Encoder-decoder models: the decoder's cross-attention over the S source rows last encoded.
+  int S = 0;                          // source rows (0: decoder-only)
+  std::vector<float> cross;           // (Lc, H, T, S) post-softmax cross-attention of the captured layers (options.attention)
   std::vector<MoeRouting> moe;        // (L) routing of every mixture-of-experts layer (empty for dense layers)
   float moeAuxLoss = 0;               // sum over layers of the load-balancing loss
   double forwardMs = 0;               // wall time of the forward, capture included
@@ -90,7 +93,18 @@ struct Trace {
   int R() const { return static_cast<int>(rowPositions.size()); }
   int rowOf(int t) const;              // rowIndex(pos0 + t) for row t of this trace; throws tscope::Error when not kept
   const float* attnMap(int layerIndex, int head) const { return attn.data() + ((size_t)layerIndex * H + head) * T * Tk; }
+  const float* crossMap(int layerIndex, int head) const { return cross.data() + ((size_t)layerIndex * H + head) * T * S; }
   const float* scoreMap(int layerIndex, int head) const { return scores.data() + ((size_t)layerIndex * H + head) * T * Tk; }
+};
+
+// What Transformer::encode records of an encoder-decoder model's encoder.
+struct EncoderTrace {
+  int S = 0, L = 0, H = 0;          // source rows, encoder layers, heads
+  std::vector<int> tokens;          // (S) the source ids
+  std::vector<float> attn;          // (L, H, S, S) every encoder layer's self-attention probabilities (bidirectional)
+  std::vector<MoeRouting> moe;      // (L) routing of mixture-of-experts encoder layers (empty for dense ones)
+  double encodeMs = 0;              // wall time of the encoder and the cross keys / values
+  const float* attnMap(int layer, int head) const { return attn.data() + ((size_t)layer * H + head) * S * S; }
 };
 
 // The per-row arrays of a trace (the components and the internals but k and v): each is `blocks`

@@ -41,6 +41,82 @@ Transformer::Transformer(const Weights& weights, Backend& backend)
   lnfBias_ = params.lnfBias;
   layers_ = params.layers;
   positions_ = block_.positionTable(params.wpe);
+  if (config_.isEncoderDecoder()) {
+    encoderBlock_.emplace(encoderStackConfig(config_), backend);
+    encoderLayers_ = params.encoderLayers;
+    encoderPositions_ = encoderBlock_->positionTable(params.encWpe);
+    encoderLnfWeight_ = params.encLnfWeight;
+    encoderLnfBias_ = params.encLnfBias;
+    crossKv_.resize(config_.n_layer);
+  }
+}
+
+void Transformer::encode(std::span<const int> source, EncoderTrace* trace) {
+  const auto started = std::chrono::steady_clock::now();
+  if (!config_.isEncoderDecoder()) throw Error("this model has no encoder (n_encoder_layer is 0): it reads a prompt, not a source");
+  const int S = static_cast<int>(source.size()), H = config_.n_head, KV = config_.kvDim();
+  const int Le = config_.n_encoder_layer, V = config_.vocab_size;
+  if (S == 0) throw Error("the source is empty: an encoder-decoder model needs at least one source token");
+  if (S > config_.n_positions)
+    throw Error("the source is " + std::to_string(S) + " tokens but the encoder holds at most " + std::to_string(config_.n_positions));
+  for (int id : source)
+    if (id < 0 || id >= V) throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
+  encodedLength_ = 0;  // nothing valid until the end
+  ensureScratch(S);
+  if (encoderKeys_.size() < (size_t)S * KV) {
+    encoderKeys_ = backend_->allocate((size_t)S * KV);
+    encoderValues_ = backend_->allocate((size_t)S * KV);
+  }
+  if (trace) {
+    *trace = EncoderTrace{S, Le, H, std::vector<int>(source.begin(), source.end()), {}, {}, 0};
+    trace->attn.resize((size_t)Le * H * S * S);
+    if (config_.isMoe()) trace->moe.resize(Le);
+    if (attnProbs_.size() < (size_t)H * S * S) attnProbs_ = backend_->allocate((size_t)H * S * S);
+  }
+  BlockForward& block = *encoderBlock_;
+  float* x = residual_.data();
+  block.embed(x, source.data(), wte_, encoderPositions_, 1, S, 0, wteHalf_);
+  const AttentionShape shape = block.attentionShape(S, 0, S);
+  LayerTensors t;
+  t.normed1 = t.normed2 = normed_.data();
+  t.qkv = qkv_.data();
+  t.attn = attnOut_.data();
+  t.out = projected_.data();
+  t.hidden = hidden_.data();
+  t.gate = gate_.data();
+  t.moe = &moe_;
+  t.probs = trace ? attnProbs_.data() : nullptr;
+  bool normed = false;
+  for (int l = 0; l < Le; ++l) {
+    const ConstLayerWeights* next = l + 1 < Le ? &encoderLayers_[l + 1] : nullptr;
+    const NextNorm nextNorm{next ? next->ln1Weight : encoderLnfWeight_, next ? next->ln1Bias : encoderLnfBias_, normed_.data()};
+    normed = block.layer(encoderLayers_[l], nextNorm, 1, shape, encoderKeys_.data(), encoderValues_.data(), x, normed, t);
+    if (trace) {
+      backend_->download(trace->attn.data() + (size_t)l * H * S * S, attnProbs_.data(), (size_t)H * S * S);
+      if (config_.isMoe()) trace->moe[l] = std::move(moe_.routing[0]);
+    }
+    if (layerCallback_ && !layerCallback_(l + 1, Le + config_.n_layer)) throw Cancelled();
+  }
+  // The encoder's output (its final norm, pre-norm models), then every decoder layer's keys | values of it.
+  const float* encoderOut = block.unembeddingInput(x, normed_.data(), normed, encoderLnfWeight_, encoderLnfBias_, S);
+  for (int l = 0; l < config_.n_layer; ++l) {
+    if (crossKv_[l].size() < (size_t)S * 2 * KV) crossKv_[l] = backend_->allocate((size_t)S * 2 * KV);
+    block_.crossKeysValues(layers_[l], encoderOut, S, crossKv_[l].data());
+  }
+  encodedLength_ = S;
+  if (trace) trace->encodeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+}
+
+// A decoder layer's cross-attention inputs and scratch (encoder-decoder models).
+void Transformer::setCrossTensors(LayerTensors& t, int layer, bool captureProbs) {
+  if (!config_.isEncoderDecoder()) return;
+  if (encodedLength_ == 0) throw Error("an encoder-decoder model needs a source: encode one before running the decoder");
+  t.crossKv = crossKv_[layer].data();
+  t.crossS = encodedLength_;
+  t.normedX = normed_.data();
+  t.crossQ = crossQ_.data();
+  t.crossAttn = crossAttn_.data();
+  t.crossProbs = captureProbs ? crossProbs_.data() : nullptr;
 }
 
 void Transformer::setMoeRouting(const MoeRoutingParams& params) {
@@ -62,6 +138,10 @@ void Transformer::ensureScratch(int T) {
   projected_ = backend_->allocate(T * C);
   hidden_ = backend_->allocate(T * F);
   if (config_.activation == Activation::SwiGlu) gate_ = backend_->allocate(T * F);
+  if (config_.isEncoderDecoder()) {
+    crossQ_ = backend_->allocate(T * C);
+    crossAttn_ = backend_->allocate(T * C);
+  }
   logitsRows_ = std::max(T, kFewUnembedRows);
   logitsBuf_ = backend_->allocate((size_t)logitsRows_ * V);
   scratchT_ = T;
@@ -181,11 +261,16 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
     t.act = t.keepActivated ? activated_.data() : nullptr;
     t.layerIndex = l;
     t.attentionVariant = variant_ && (variantLayer_ < 0 || variantLayer_ == l) ? &*variant_ : nullptr;
+    setCrossTensors(t, l, captureAttn);
     normed = block_.layer(layers_[l], nextNorm, 1, shape, cache.keys(l), cache.values(l), x, normed, t);
     if (captureAttn) {
       const size_t mapFloats = (size_t)H * T * shape.keys();
       backend_->download(trace->attn.data() + li * mapFloats, attnProbs_.data(), mapFloats);
       backend_->download(trace->scores.data() + li * mapFloats, attnScores_.data(), mapFloats);
+      if (t.crossProbs) {
+        const size_t crossFloats = (size_t)H * T * encodedLength_;
+        backend_->download(trace->cross.data() + li * crossFloats, crossProbs_.data(), crossFloats);
+      }
     }
     if (captureResid) {
       backend_->download(trace->residAfterAttn.data() + (size_t)li * T * C, residMid_.data(), activations);
@@ -224,6 +309,7 @@ void Transformer::prepareTrace(Trace& trace, const TraceOptions& options, int T,
   trace.D = D;
   trace.Hkv = Hkv;
   trace.F = F;
+  trace.S = config_.isEncoderDecoder() ? encodedLength_ : 0;
   planCapture(trace, options, config_);
   const size_t Lc = trace.layers.size(), mapFloats = (size_t)H * T * shape.keys(), TC = (size_t)T * C;
   auto grow = [this](Buffer& b, size_t n) {
@@ -234,6 +320,10 @@ void Transformer::prepareTrace(Trace& trace, const TraceOptions& options, int T,
     trace.scores.resize(Lc * mapFloats);
     grow(attnProbs_, mapFloats);
     grow(attnScores_, mapFloats);
+    if (config_.isEncoderDecoder()) {
+      trace.cross.resize(Lc * H * T * encodedLength_);
+      grow(crossProbs_, (size_t)H * T * encodedLength_);
+    }
   }
   if (options.residuals) {
     grow(residMid_, TC);
@@ -343,7 +433,7 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   }
 }
 
-bool Transformer::canRecordSteps() const { return backend_->canRecordSteps() && !config_.isMoe() && interventions_.empty() && !variant_ &&
+bool Transformer::canRecordSteps() const { return backend_->canRecordSteps() && !config_.isMoe() && !config_.isEncoderDecoder() && interventions_.empty() && !variant_ &&
                                                  !config_.hasVariantAttention(); }
 
 // One decode step as backend ops reading the token and position from the backend's step state:

@@ -46,6 +46,14 @@ class Transformer {
   void forward(std::span<const int> tokens, KVCache& cache, std::vector<float>& logits, bool allPositions,
                Trace* trace = nullptr, const TraceOptions& traceOptions = {});
 
+  // Encoder-decoder models (docs/ENCODER_DECODER.md): runs the encoder over `source` and keeps
+  // every decoder layer's cross-attention keys and values of its output; forward() reads them (so
+  // decoding costs no encoder work) until the next encode. `trace` gets the encoder's maps when
+  // given. Throws tscope::Error for a decoder-only model, an empty source, one longer than
+  // n_positions or an id outside the vocabulary.
+  void encode(std::span<const int> source, EncoderTrace* trace = nullptr);
+  int encodedLength() const { return encodedLength_; }  // S of the last encode (0: none)
+
   // Convenience: a fresh cache, all positions.
   std::vector<float> logitsFor(std::span<const int> tokens, Trace* trace = nullptr, const TraceOptions& traceOptions = {});
 
@@ -93,6 +101,8 @@ class Transformer {
   void unembed(Trace* trace, const float* finalIn, int rows, std::vector<float>& logits);
   void lensTopK(Trace& trace, int lensRow, const float* row);
 
+  void setCrossTensors(LayerTensors& t, int layer, bool captureProbs);
+
   ModelConfig config_;
   Backend* backend_;
   Buffer ownedWeights_;                 // device copy when the backend is not host memory
@@ -104,6 +114,17 @@ class Transformer {
   const float* lnfWeight_ = nullptr;    // (C) pre-norm only
   const float* lnfBias_ = nullptr;      // (C)
   BlockForward block_;
+  // Encoder-decoder models only: the encoder stack and what encode() leaves for the decoder.
+  std::optional<BlockForward> encoderBlock_;  // the encoder's blocks (bidirectional)
+  std::vector<ConstLayerWeights> encoderLayers_;
+  const float* encoderPositions_ = nullptr;  // (n_positions, C) the encoder's additive positions, or null
+  const float* encoderLnfWeight_ = nullptr;  // (C) pre-norm only
+  const float* encoderLnfBias_ = nullptr;
+  Buffer encoderKeys_, encoderValues_;  // (S, Hkv D) an encoder layer's K/V store
+  std::vector<Buffer> crossKv_;         // (L) (S, 2 Hkv D) each decoder layer's keys | values of the source
+  int encodedLength_ = 0;               // S
+  Buffer crossQ_, crossAttn_;           // (T, C) the cross-attention sublayer's queries and heads
+  Buffer crossProbs_;                   // (H, T, S) when captured
   MoeActivations moe_;                  // MoE layers' routing and dispatch (reused by every layer)
   LayerCallback layerCallback_;
   Interventions interventions_;
