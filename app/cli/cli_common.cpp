@@ -106,15 +106,13 @@ Input inputIds(const Args& args, const LoadedModel& model, const std::string& te
   return readInput(args, model, textFlag, "ids", {c.decoder_start_token_id}, {c.decoder_start_token_id});
 }
 
-std::optional<Input> encodeSource(const Args& args, const LoadedModel& model, Transformer& transformer, EncoderTrace* trace) {
+std::optional<Input> sourceIds(const Args& args, const LoadedModel& model) {
   if (!model.weights.config().isEncoderDecoder()) {
     for (const char* flag : kSourceFlags)
       if (args.has(flag)) throw UsageError(std::string("--") + flag + " is for encoder-decoder models; " + model.path + " is decoder-only");
     return std::nullopt;
   }
-  Input source = readInput(args, model, "source", "source-ids", {}, {});
-  transformer.encode(source.ids, trace);
-  return source;
+  return readInput(args, model, "source", "source-ids", {}, {});
 }
 
 void describeInput(json& out, const Input& input) {

@@ -11,7 +11,6 @@
 #include "app/cli/args.h"
 #include "model/io/model_io.h"
 #include "model/nn/backend.h"
-#include "model/nn/transformer.h"
 #include "model/train/device.h"
 
 namespace tscope::cli {
@@ -42,9 +41,9 @@ struct Input {
 Input inputIds(const Args& args, const LoadedModel& model, const std::string& textFlag);
 
 // Encoder-decoder models: the source from --source, --source-file or --source-ids (required),
-// fitted to the context as inputIds does, encoded by `transformer` (trace: the encoder's maps).
-// Decoder-only models: nullopt, and the source flags are a usage error.
-std::optional<Input> encodeSource(const Args& args, const LoadedModel& model, Transformer& transformer, EncoderTrace* trace = nullptr);
+// checked and fitted to the context as inputIds does (read it before making the backend, so a bad
+// source is the only line). Decoder-only models: nullopt, and the source flags are a usage error.
+std::optional<Input> sourceIds(const Args& args, const LoadedModel& model);
 // The flags encodeSource reads.
 inline const char* const kSourceFlags[] = {"source", "source-file", "source-ids"};
 

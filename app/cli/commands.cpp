@@ -113,6 +113,7 @@ int runGenerate(const Argv& argv) {
   LoadedModel model = loadModel(args.str("model"));
   const Input input = inputIds(args, model, "prompt");
   const std::vector<int>& prompt = input.ids;
+  const std::optional<Input> source = sourceIds(args, model);
   const Ablation ablation = parseAblation(args, model);
   const ModelConfig& c = model.weights.config();
   const int maxNew = static_cast<int>(args.integer("max-new", 32, 0, c.n_positions));
@@ -123,7 +124,8 @@ int runGenerate(const Argv& argv) {
   auto backend = chooseBackend(args, &backendNote);
   Transformer transformer(model.weights, *backend);
   json out = {{"model", model.path}, {"prompt_ids", prompt}};
-  if (const std::optional<Input> source = encodeSource(args, model, transformer)) {
+  if (source) {
+    transformer.encode(source->ids);
     out["source_ids"] = source->ids;
     out["source_dropped_tokens"] = source->dropped;
   }

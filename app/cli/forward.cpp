@@ -57,6 +57,7 @@ int runForward(const Argv& argv) {
   const std::optional<AttentionVariantParams> variant = parseDumpVariant(args);
   LoadedModel model = loadModel(args.str("model"));
   const Input input = inputIds(args, model, "text");
+  const std::optional<Input> source = sourceIds(args, model);
   const std::vector<int>& ids = input.ids;
   const Ablation ablation = parseAblation(args, model);
   const int top = static_cast<int>(args.integer("top", 10, 1, 1000));
@@ -73,7 +74,7 @@ int runForward(const Argv& argv) {
   auto backend = chooseBackend(args, &backendNote);
   Transformer transformer(model.weights, *backend);
   EncoderTrace encoderTrace;
-  const std::optional<Input> source = encodeSource(args, model, transformer, dump ? &encoderTrace : nullptr);
+  if (source) transformer.encode(source->ids, dump ? &encoderTrace : nullptr);
   // (T or 1, V): every position when the loss or the dump needs them.
   auto runOnce = [&](std::vector<float>& logits, Trace* trace) {
     KVCache cache(*backend, c, T);

@@ -57,6 +57,14 @@ class BackwardOps {
   //   (the output of the qkv projection). Probabilities are recomputed from qkv.
   virtual void attention(float* dqkv, const float* dout, const float* qkv, const AttentionShape& shape, int batch) = 0;
 
+  // Cross-attention of `batch` sequences (Backend::crossAttention, an encoder-decoder's decoder):
+  //   q (batch*T, H D) queries, kv (batch*S, 2 Hkv D) keys | values, dout (batch*T, H D);
+  //   dq (batch*T, H D) +=, dkv (batch*S, 2 Hkv D) += (a key/value head sums its query group).
+  // Probabilities are recomputed. The default is the plain loop on HOST memory
+  // (ref::crossAttentionBackward); a device's ops override it.
+  virtual void crossAttention(float* dq, float* dkv, const float* dout, const float* q, const float* kv, int T, int S, int H, int Hkv,
+                              int D, int batch);
+
   // Softmax cross-entropy over rows of logits (rows, V) with targets (rows); scored (rows) may be
   // null (every row scored). Returns the SUM of -log p(target) over scored rows (in double) and
   // writes (=, not +=) dlogits (rows, V) = scale * (softmax - onehot) on scored rows, 0 elsewhere

@@ -308,4 +308,55 @@ double crossEntropyForwardBackward(float* dlogits, const float* logits, const in
   return crossEntropyBackward(dlogits, logits, targets, scored, T, V, 1.0f / count) / count;
 }
 
+void crossAttentionBackward(float* dq, float* dkv, const float* dout, const float* q, const float* kv, int T, int S, int H, int Hkv, int D,
+                            int batch) {
+  const int C = H * D, KV = Hkv * D, group = H / Hkv;
+  const double scale = 1.0 / std::sqrt((double)D);
+  std::vector<double> p(S), dp(S);
+  for (int b = 0; b < batch; ++b) {
+    const float* qb = q + (size_t)b * T * C;
+    const float* doutb = dout + (size_t)b * T * C;
+    const float* kvb = kv + (size_t)b * S * 2 * KV;
+    float* dqb = dq + (size_t)b * T * C;
+    float* dkvb = dkv + (size_t)b * S * 2 * KV;
+    for (int h = 0; h < H; ++h) {
+      const int g = (h / group) * D;
+      for (int t = 0; t < T; ++t) {
+        const float* qi = qb + (size_t)t * C + h * D;
+        const float* go = doutb + (size_t)t * C + h * D;
+        double top = -INFINITY;
+        for (int j = 0; j < S; ++j) {
+          const float* kj = kvb + (size_t)j * 2 * KV + g;
+          double dot = 0;
+          for (int d = 0; d < D; ++d) dot += (double)qi[d] * kj[d];
+          p[j] = dot * scale;
+          top = std::max(top, p[j]);
+        }
+        double sum = 0;
+        for (int j = 0; j < S; ++j) sum += (p[j] = std::exp(p[j] - top));
+        double weighted = 0;  // sum_j p_j dp_j
+        for (int j = 0; j < S; ++j) {
+          p[j] /= sum;
+          const float* vj = kvb + (size_t)j * 2 * KV + KV + g;
+          double dot = 0;
+          for (int d = 0; d < D; ++d) dot += (double)go[d] * vj[d];
+          dp[j] = dot;
+          weighted += p[j] * dot;
+        }
+        for (int j = 0; j < S; ++j) {
+          const double ds = p[j] * (dp[j] - weighted) * scale;  // gradient of the scaled score
+          float* dkj = dkvb + (size_t)j * 2 * KV + g;
+          float* dvj = dkj + KV;
+          const float* kj = kvb + (size_t)j * 2 * KV + g;
+          for (int d = 0; d < D; ++d) {
+            dqb[(size_t)t * C + h * D + d] += static_cast<float>(ds * kj[d]);
+            dkj[d] += static_cast<float>(ds * qi[d]);
+            dvj[d] += static_cast<float>(p[j] * go[d]);
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace tscope::ref

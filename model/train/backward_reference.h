@@ -58,6 +58,11 @@ void attentionBackward(float* dqkv, const float* dout, const float* qkv, const f
 // probabilities are recomputed from qkv, as the forward computes them.
 void attentionBackward(float* dqkv, const float* dout, const float* qkv, const AttentionShape& shape, int batch);
 
+// Cross-attention of `batch` sequences (BackwardOps::crossAttention): dq (batch*T, H D) +=,
+// dkv (batch*S, 2 Hkv D) +=, in double, probabilities recomputed from q and kv.
+void crossAttentionBackward(float* dq, float* dkv, const float* dout, const float* q, const float* kv, int T, int S, int H, int Hkv, int D,
+                            int batch);
+
 // Softmax cross-entropy over rows of logits (rows, V); scored (rows) may be null (all scored).
 // Writes dlogits (rows, V) (=) = scale * (softmax - onehot(target)) on scored rows, 0 on the
 // others, and returns the SUM over scored rows of -log p(target). dlogits may alias logits.

@@ -52,4 +52,9 @@ class ReferenceBackwardOps : public BackwardOps {
 
 std::unique_ptr<BackwardOps> makeReferenceBackwardOps() { return std::make_unique<ReferenceBackwardOps>(); }
 
+void BackwardOps::crossAttention(float* dq, float* dkv, const float* dout, const float* q, const float* kv, int T, int S, int H, int Hkv,
+                                 int D, int batch) {
+  ref::crossAttentionBackward(dq, dkv, dout, q, kv, T, S, H, Hkv, D, batch);
+}
+
 }  // namespace tscope

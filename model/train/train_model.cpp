@@ -95,6 +95,13 @@ struct LayerActivations {
   Floats act;      // (R, F) dense: activated
   Floats sum2;     // (R, C) post-norm: mid + feed-forward (input of ln_2)
   MoeActivations moe;  // MoE: routing per sequence, each expert's rows and activations
+  // Decoder layers of an encoder-decoder model: the cross-attention sublayer.
+  Floats crossKv;    // (B*S, 2 Hkv D) keys | values of the encoder's output
+  Floats normedX;    // (R, C) ln_x(mid) (pre-norm)
+  Floats crossQ;     // (R, C) queries
+  Floats crossAttn;  // (R, C) concatenated heads
+  Floats sumX;       // (R, C) post-norm: mid + cross-attention (input of ln_x)
+  Floats midX;       // (R, C) residual after the cross-attention sublayer (the feed-forward's residual input)
 };
 
 struct TrainModel::Activations {
@@ -113,12 +120,25 @@ struct TrainModel::Activations {
   std::vector<float> drouterHost, dExpertOutHost, dffCopy, expertOutCopy;  // host side of the MoE backward
   std::vector<float> dqkvHost;  // (R, QKV) a variant attention's gradient, summed on the host
   Floats dqkvRaw;   // (R, QKV) qk_norm: gradient of the projection's output (before the q/k norm)
+  // Encoder-decoder models: the encoder's layers over B sources of S rows, and their gradients.
+  std::vector<LayerActivations> encoderLayers;
+  Floats encoderX;        // (B*S, C) the encoder's residual stream
+  Floats encoderFinal;    // (B*S, C) residual after the last encoder layer
+  Floats encoderNormedF;  // (B*S, C) enc.ln_f(encoderFinal) (pre-norm)
+  Floats encoderKCache, encoderVCache;  // (S, Hkv D) per-sequence scratch
+  Floats dEncoderOut;     // (B*S, C) gradient of the encoder's output (summed over the decoder layers)
+  Floats dCrossQ, dCrossKv;  // (R, C), (B*S, 2 Hkv D)
 };
 
 TrainModel::TrainModel(const ModelConfig& config, Device& device)
     : config_(config), forward_(&device.forward()), backward_(&device.backward()), block_(config, device.forward()),
       acts_(std::make_unique<Activations>()) {
   if (auto msg = validateConfig(config_); !msg.empty()) throw Error(msg);
+  if (config_.isEncoderDecoder()) {
+    if (!forward_->isHost())
+      throw Error("encoder-decoder models train on the CPU for now (the cross-attention backward has no " + forward_->name() + " kernel)");
+    encoderBlock_.emplace(encoderStackConfig(config_), device.forward());
+  }
   if (const AttentionVariantParams* variant = block_.ownVariant())
     if (std::string problem = attentionVariantBackwardProblem(*variant); !problem.empty()) throw Error(problem);
 }
@@ -131,12 +151,21 @@ void TrainModel::checkBatch(const BatchView& batch) const {
     throw Error("sequence length " + std::to_string(batch.steps) + " is longer than the context (n_positions " +
                 std::to_string(config_.n_positions) + ")");
   if (!batch.inputs || !batch.targets) throw Error("training batch has no inputs or targets");
+  auto checkId = [&](int id) {
+    if (id < 0 || id >= config_.vocab_size)
+      throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(config_.vocab_size) + ")");
+  };
   const size_t n = (size_t)batch.batch * batch.steps;
   for (size_t i = 0; i < n; ++i) {
-    for (int id : {batch.inputs[i], batch.targets[i]})
-      if (id < 0 || id >= config_.vocab_size)
-        throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(config_.vocab_size) + ")");
+    checkId(batch.inputs[i]);
+    checkId(batch.targets[i]);
   }
+  if (!config_.isEncoderDecoder()) return;
+  if (!batch.sources || batch.sourceSteps < 1) throw Error("an encoder-decoder model trains on sources and targets: the batch has no source");
+  if (batch.sourceSteps > config_.n_positions)
+    throw Error("source length " + std::to_string(batch.sourceSteps) + " is longer than the context (n_positions " +
+                std::to_string(config_.n_positions) + ")");
+  for (size_t i = 0; i < (size_t)batch.batch * batch.sourceSteps; ++i) checkId(batch.sources[i]);
 }
 
 LossReport TrainModel::loss(const Weights& weights, const BatchView& batch) {
@@ -172,22 +201,25 @@ LossReport TrainModel::lossAndGradients(const ParamView& weights, const ParamVie
 LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, const BatchView& batch) {
   checkBatch(batch);
   const ModelConfig& c = config_;
-  const int B = batch.batch, T = batch.steps, R = B * T;
+  // T, R, RC and shape describe the stack being run: the decoder's, then (encoder-decoder backward) the encoder's.
+  const int B = batch.batch;
+  int T = batch.steps, R = B * T;
   const int C = c.n_embd, F = c.dFF(), V = c.vocab_size, QKV = c.qkvDim(), L = c.n_layer, E = c.n_experts;
   const float eps = static_cast<float>(c.layer_norm_epsilon);
   const bool swiglu = c.activation == Activation::SwiGlu;
-  const size_t RC = (size_t)R * C;
+  size_t RC = (size_t)R * C;
   Backend& fw = *forward_;
   Activations& a = *acts_;
   a.layers.resize(L);
 
+  // (rows R of the stack being run)
   auto normBackward = [&](float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight) {
     if (c.norm == NormKind::RmsNorm) backward_->rmsNorm(din, dweight, dout, in, weight, R, C, eps);
     else backward_->layerNorm(din, dweight, dbias, dout, in, weight, R, C, eps);
   };
 
   // Each sequence attends over a scratch K/V store of its T rows (pos0 = 0).
-  const AttentionShape shape = block_.attentionShape(T, 0, T);
+  AttentionShape shape = block_.attentionShape(T, 0, T);
   a.kCache.resize(fw, (size_t)T * c.kvDim());
   a.vCache.resize(fw, (size_t)T * c.kvDim());
 
@@ -198,27 +230,78 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
   block_.embed(x.data(), batch.inputs, weights.wte, weights.wpe, B, T, 0);
   if (c.isMoe()) report.expertLoad.assign((size_t)L * E, 0);
   double auxLoss = 0;
+  // Every activation of one layer over `rows` rows kept in la (the encoder's and the decoder's alike).
+  auto keepAll = [&](LayerActivations& la, size_t rows) {
+    const size_t rowsC = rows * C;
+    LayerTensors t;
+    t.in = la.in.sized(fw, rowsC);
+    t.normed1 = (c.pre_norm ? la.normed1 : a.normScratch).sized(fw, rowsC);
+    t.qkv = la.qkv.sized(fw, rows * QKV);
+    t.qkvRaw = c.qk_norm ? la.qkvRaw.sized(fw, rows * QKV) : nullptr;
+    t.attn = la.attn.sized(fw, rowsC);
+    t.out = a.ffOut.sized(fw, rowsC);
+    t.sum1 = c.pre_norm ? nullptr : la.sum1.sized(fw, rowsC);
+    t.mid = la.mid.sized(fw, rowsC);
+    t.normed2 = (c.pre_norm && c.hasFeedForward() ? la.normed2 : a.normScratch).sized(fw, rowsC);
+    t.sum2 = c.pre_norm || !c.hasFeedForward() ? nullptr : la.sum2.sized(fw, rowsC);
+    t.keepActivated = true;
+    if (c.hasFeedForward() && !c.isMoe()) {
+      t.hidden = la.hidden.sized(fw, rows * F);
+      t.gate = c.activation == Activation::SwiGlu ? la.gate.sized(fw, rows * F) : nullptr;
+      t.act = la.act.sized(fw, rows * F);
+    }
+    t.moe = &la.moe;
+    return t;
+  };
+
+  // Encoder-decoder: the encoder over the B sources of S rows first, its output for every decoder layer's keys and values.
+  const bool encoderDecoder = c.isEncoderDecoder();
+  const int S = encoderDecoder ? batch.sourceSteps : 0, RS = B * S, KV2 = 2 * c.kvDim();
+  const float* encoderOut = nullptr;  // (B*S, C)
+  AttentionShape encoderShape;
+  if (encoderDecoder) {
+    BlockForward& eb = *encoderBlock_;
+    const int Le = c.n_encoder_layer;
+    encoderShape = eb.attentionShape(S, 0, S);
+    a.encoderKCache.resize(fw, (size_t)S * c.kvDim());
+    a.encoderVCache.resize(fw, (size_t)S * c.kvDim());
+    a.encoderLayers.resize(Le);
+    float* ex = a.encoderX.sized(fw, (size_t)RS * C);
+    eb.embed(ex, batch.sources, weights.wte, weights.encWpe, B, S, 0);
+    bool encoderNormed = false;
+    for (int l = 0; l < Le; ++l) {
+      NextNorm next;
+      if (c.pre_norm) {
+        const bool last = l + 1 == Le;
+        next = {last ? weights.encLnfWeight : weights.encoderLayers[l + 1].ln1Weight,
+                last ? weights.encLnfBias : weights.encoderLayers[l + 1].ln1Bias,
+                (last ? a.encoderNormedF : a.encoderLayers[l + 1].normed1).sized(fw, (size_t)RS * C)};
+      }
+      LayerActivations& la = a.encoderLayers[l];
+      encoderNormed = eb.layer(constLayer(weights.encoderLayers[l]), next, B, encoderShape, a.encoderKCache.data(), a.encoderVCache.data(), ex,
+                               encoderNormed, keepAll(la, RS));
+      if (c.isMoe())
+        for (const MoeRouting& routing : la.moe.routing) auxLoss += routing.auxLoss / B;
+    }
+    a.encoderFinal.copyFrom(fw, ex, (size_t)RS * C);
+    encoderOut = eb.unembeddingInput(a.encoderFinal.data(), c.pre_norm ? a.encoderNormedF.sized(fw, (size_t)RS * C) : nullptr, encoderNormed,
+                                     weights.encLnfWeight, weights.encLnfBias, RS);
+  }
+
   bool normed = false;  // the layer's normed1 already holds ln_1 of its input
   for (int l = 0; l < L; ++l) {
     LayerActivations& la = a.layers[l];
-    LayerTensors t;
-    t.in = la.in.sized(fw, RC);
-    t.normed1 = (c.pre_norm ? la.normed1 : a.normScratch).sized(fw, RC);
-    t.qkv = la.qkv.sized(fw, (size_t)R * QKV);
-    t.qkvRaw = c.qk_norm ? la.qkvRaw.sized(fw, (size_t)R * QKV) : nullptr;
-    t.attn = la.attn.sized(fw, RC);
-    t.out = a.ffOut.sized(fw, RC);
-    t.sum1 = c.pre_norm ? nullptr : la.sum1.sized(fw, RC);
-    t.mid = la.mid.sized(fw, RC);
-    t.normed2 = (c.pre_norm && c.hasFeedForward() ? la.normed2 : a.normScratch).sized(fw, RC);
-    t.sum2 = c.pre_norm || !c.hasFeedForward() ? nullptr : la.sum2.sized(fw, RC);
-    t.keepActivated = true;
-    if (c.hasFeedForward() && !c.isMoe()) {
-      t.hidden = la.hidden.sized(fw, (size_t)R * F);
-      t.gate = c.activation == Activation::SwiGlu ? la.gate.sized(fw, (size_t)R * F) : nullptr;
-      t.act = la.act.sized(fw, (size_t)R * F);
+    LayerTensors t = keepAll(la, R);
+    if (encoderDecoder) {
+      block_.crossKeysValues(constLayer(weights.layers[l]), encoderOut, RS, la.crossKv.sized(fw, (size_t)RS * KV2));
+      t.crossKv = la.crossKv.data();
+      t.crossS = S;
+      t.normedX = (c.pre_norm ? la.normedX : a.normScratch).sized(fw, RC);
+      t.crossQ = la.crossQ.sized(fw, RC);
+      t.crossAttn = la.crossAttn.sized(fw, RC);
+      t.sumX = c.pre_norm ? nullptr : la.sumX.sized(fw, RC);
+      t.midX = la.midX.sized(fw, RC);
     }
-    t.moe = &la.moe;
     if (l == captureLayer_) {
       t.probs = a.probs.sized(fw, (size_t)c.n_head * T * T);
       t.scores = a.scores.sized(fw, (size_t)c.n_head * T * T);
@@ -319,10 +402,12 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
     backward_->matmul(din, gw.sharedExpertGate, nullptr, a.dSharedGateLogit.data(), in, w.sharedExpertGate, R, C, 1);
   };
 
-  for (int l = L - 1; l >= 0; --l) {
-    const LayerWeights& w = weights.layers[l];
-    const LayerWeights& gw = g.layers[l];
-    LayerActivations& la = a.layers[l];
+  if (encoderDecoder) zeroVector(fw, a.dEncoderOut, (size_t)RS * C);
+  // One layer's backward over the stack being run (T, R, shape): a.dx holds the gradient of the
+  // residual after the layer and leaves holding that of the residual before it.
+  auto layerBackward = [&](const LayerWeights& w, const LayerWeights& gw, LayerActivations& la, const BlockForward& stack) {
+    const bool cross = w.hasCross();
+    const Floats& ffResidual = cross ? la.midX : la.mid;  // the feed-forward sublayer's residual input
     // a.dx: gradient of the residual after this layer. Feed-forward sublayer first.
     if (c.hasFeedForward()) {
       // dff: gradient of the sublayer's output; dmid: of its residual input.
@@ -333,7 +418,7 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
         dff = a.dsum.data();
       }
       a.dmid.copyFrom(fw, dff, RC);  // the residual path
-      const float* ffIn = c.pre_norm ? la.normed2.data() : la.mid.data();
+      const float* ffIn = c.pre_norm ? la.normed2.data() : ffResidual.data();
       float* dffIn = a.dmid.data();
       if (c.pre_norm) {
         zeroVector(fw, a.dnormed, RC);
@@ -378,7 +463,7 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
           const MoeRouting& routing = la.moe.routing[b];
           float* dlog = a.drouterHost.data() + (size_t)b * T * E;
           const float* probs = routing.routerProbs.data();
-          if (!block_.moeRouting().expertChoice && block_.moeRouting().normalizeTopK) {
+          if (!stack.moeRouting().expertChoice && stack.moeRouting().normalizeTopK) {
             // Gates of token t: softmax over its k chosen logits; assignments are in (token, rank) order.
             const int k = routing.topK;
             for (int t = 0; t < T; ++t) {
@@ -407,9 +492,9 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
             }
           }
           // Aux loss / B: d/dP_i = alpha E f_i / B, P_i = mean_t probs[t, i].
-          if (block_.moeRouting().auxLossAlpha > 0) {
+          if (stack.moeRouting().auxLossAlpha > 0) {
             std::vector<double> dp(E);  // d aux / d probs[t, e], the same for every token t
-            for (int e = 0; e < E; ++e) dp[e] = block_.moeRouting().auxLossAlpha * E * routing.fraction[e] / ((double)T * B);
+            for (int e = 0; e < E; ++e) dp[e] = stack.moeRouting().auxLossAlpha * E * routing.fraction[e] / ((double)T * B);
             for (int t = 0; t < T; ++t) {
               const float* p = probs + (size_t)t * E;
               double weighted = 0;
@@ -424,8 +509,33 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
       } else {
         feedForwardBackward(w.mlp, gw.mlp, ffIn, R, la.hidden, la.gate, la.act, dff, dffIn);
       }
-      if (c.pre_norm) normBackward(a.dmid.data(), gw.ln2Weight, gw.ln2Bias, a.dnormed.data(), la.mid.data(), w.ln2Weight);
-      std::swap(a.dx, a.dmid);  // a.dx: gradient of the residual after the attention sublayer
+      if (c.pre_norm) normBackward(a.dmid.data(), gw.ln2Weight, gw.ln2Bias, a.dnormed.data(), ffResidual.data(), w.ln2Weight);
+      std::swap(a.dx, a.dmid);  // a.dx: gradient of the residual after the attention sublayer(s)
+    }
+    if (cross) {
+      // Cross-attention sublayer: into its queries (and on to the residual) and into the encoder's output.
+      const int H = c.n_head, Hkv = c.kvHeads(), D = c.headDim();
+      const float* dsub = a.dx.data();
+      if (!c.pre_norm) {
+        zeroVector(fw, a.dsum, RC);
+        normBackward(a.dsum.data(), gw.lnxWeight, gw.lnxBias, a.dx.data(), la.sumX.data(), w.lnxWeight);
+        dsub = a.dsum.data();
+      }
+      a.dmid.copyFrom(fw, dsub, RC);  // residual path
+      zeroVector(fw, a.dattn, RC);
+      backward_->matmul(a.dattn.data(), gw.crossProjWeight, gw.crossProjBias, dsub, la.crossAttn.data(), w.crossProjWeight, R, C, C);
+      zeroVector(fw, a.dCrossQ, RC);
+      zeroVector(fw, a.dCrossKv, (size_t)RS * KV2);
+      backward_->crossAttention(a.dCrossQ.data(), a.dCrossKv.data(), a.dattn.data(), la.crossQ.data(), la.crossKv.data(), T, S, H, Hkv, D, B);
+      backward_->matmul(a.dEncoderOut.data(), gw.crossKvWeight, gw.crossKvBias, a.dCrossKv.data(), encoderOut, w.crossKvWeight, RS, C, KV2);
+      if (c.pre_norm) {
+        zeroVector(fw, a.dnormed, RC);
+        backward_->matmul(a.dnormed.data(), gw.crossQWeight, gw.crossQBias, a.dCrossQ.data(), la.normedX.data(), w.crossQWeight, R, C, C);
+        normBackward(a.dmid.data(), gw.lnxWeight, gw.lnxBias, a.dnormed.data(), la.mid.data(), w.lnxWeight);
+      } else {
+        backward_->matmul(a.dmid.data(), gw.crossQWeight, gw.crossQBias, a.dCrossQ.data(), la.mid.data(), w.crossQWeight, R, C, C);
+      }
+      std::swap(a.dx, a.dmid);  // a.dx: gradient of the residual after the self-attention sublayer
     }
     // Attention sublayer.
     const float* dsub = a.dx.data();
@@ -439,7 +549,7 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
     backward_->matmul(a.dattn.data(), gw.attnProjWeight, gw.attnProjBias, dsub, la.attn.data(), w.attnProjWeight, R, C, C);
     zeroVector(fw, a.dqkv, (size_t)R * QKV);
     // Flash's gradient is exact attention's: the backend computes it; the other variants have their own.
-    if (const AttentionVariantParams* variant = block_.ownVariant(); variant && variant->variant != AttentionVariant::Flash)
+    if (const AttentionVariantParams* variant = stack.ownVariant(); variant && variant->variant != AttentionVariant::Flash)
       variantAttentionBackward(fw, a.dqkv.data(), a.dattn.data(), la.qkv.data(), shape, B, *variant, a.dqkvHost);
     else
       backward_->attention(a.dqkv.data(), a.dattn.data(), la.qkv.data(), shape, B);
@@ -469,8 +579,23 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
       backward_->matmul(a.dmid.data(), gw.qkvWeight, gw.qkvBias, dprojection, attnIn, w.qkvWeight, R, C, QKV);
     }
     std::swap(a.dx, a.dmid);
-  }
+  };
+  for (int l = L - 1; l >= 0; --l) layerBackward(weights.layers[l], g.layers[l], a.layers[l], block_);
   backward_->embed(g.wte, c.hasLearnedPositions() ? g.wpe : nullptr, a.dx.data(), batch.inputs, R, T, C);
+  if (!encoderDecoder) return report;
+
+  // The encoder: the gradient of its output (from every decoder layer's keys and values) back
+  // through its final norm, its layers (the same layer backward over B sequences of S rows) and
+  // its embedding.
+  T = S;
+  R = RS;
+  RC = (size_t)R * C;
+  shape = encoderShape;
+  zeroVector(fw, a.dx, RC);
+  if (c.pre_norm) normBackward(a.dx.data(), g.encLnfWeight, g.encLnfBias, a.dEncoderOut.data(), a.encoderFinal.data(), weights.encLnfWeight);
+  else fw.add(a.dx.data(), a.dEncoderOut.data(), RC);
+  for (int l = c.n_encoder_layer - 1; l >= 0; --l) layerBackward(weights.encoderLayers[l], g.encoderLayers[l], a.encoderLayers[l], *encoderBlock_);
+  backward_->embed(g.wte, c.hasLearnedPositions() ? g.encWpe : nullptr, a.dx.data(), batch.sources, R, T, C);
   return report;
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "model/nn/backend.h"
@@ -31,6 +32,9 @@ struct BatchView {
   const int* inputs = nullptr;       // (B, T)
   const int* targets = nullptr;      // (B, T)
   const uint8_t* scored = nullptr;   // (B, T) 1 where the loss counts targets[b, t]
+  // Encoder-decoder models: each sequence's source (inputs/targets are then the decoder's).
+  int sourceSteps = 0;               // S (<= n_positions)
+  const int* sources = nullptr;      // (B, S)
 };
 
 // The pointers of a Weights (same layout), possibly into another memory: `arena` holds
@@ -85,6 +89,7 @@ class TrainModel {
   void checkBatch(const BatchView& batch) const;
 
   ModelConfig config_;
+  std::optional<BlockForward> encoderBlock_;  // encoder-decoder models: the encoder's blocks (bidirectional)
   Backend* forward_;
   BackwardOps* backward_;
   Buffer deviceWeights_, deviceGrads_;  // copies for the Weights forms on a device backend
