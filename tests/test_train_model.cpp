@@ -180,10 +180,13 @@ std::vector<Variant> variants() {
   return v;
 }
 
+// Sources of kSourceSteps tokens per sequence go with every batch (only encoder-decoder models read them).
+constexpr int kSourceSteps = 5;
+
 struct Batch {
-  std::vector<int> inputs, targets;
+  std::vector<int> inputs, targets, sources;
   std::vector<uint8_t> scored;
-  BatchView view(int B, int T) const { return {B, T, inputs.data(), targets.data(), scored.data()}; }
+  BatchView view(int B, int T) const { return {B, T, inputs.data(), targets.data(), scored.data(), kSourceSteps, sources.data()}; }
 };
 
 Batch randomBatch(int B, int T, int V, uint64_t seed) {
@@ -194,6 +197,7 @@ Batch randomBatch(int B, int T, int V, uint64_t seed) {
     b.targets.push_back(static_cast<int>(rng.next() % V));
     b.scored.push_back(i % 3 != 1);  // some targets not scored
   }
+  for (int i = 0; i < B * kSourceSteps; ++i) b.sources.push_back(static_cast<int>(rng.next() % V));
   return b;
 }
 
