@@ -15,6 +15,7 @@
 #include "model/generate/generate.h"
 #include "model/nn/backend.h"
 #include "model/nn/transformer.h"
+#include "model/theory/cost.h"
 #include "model/train/backward_reference.h"
 #include "model/train/device.h"
 #include "model/train/train_model.h"
@@ -130,6 +131,34 @@ TEST(EncoderDecoderConfig, RulesAreOneLineEach) {
   const Weights plain(smallConfig(2, 4, 32, 23, 20));
   EXPECT_FALSE(plain.has("h.0.crossattn.c_q.weight"));
   EXPECT_FALSE(plain.has("enc.h.0.ln_1.weight"));
+}
+
+TEST(EncoderDecoderConfig, ParameterCountsMatchTheLayout) {
+  for (const std::string name : {"gpt2", "rope_gqa_swiglu", "postnorm_sinusoidal_moe"}) {
+    ModelConfig c = encoderDecoderConfig(3, 2);
+    if (name == "rope_gqa_swiglu") {
+      c.position_encoding = PositionEncoding::Rope;
+      c.n_kv_head = 2;
+      c.activation = Activation::SwiGlu;
+      c.norm = NormKind::RmsNorm;
+      c.tie_word_embeddings = false;
+    } else if (name == "postnorm_sinusoidal_moe") {
+      c.pre_norm = false;
+      c.position_encoding = PositionEncoding::Sinusoidal;
+      c.n_experts = 3;
+      c.moe_top_k = 2;
+    }
+    int64_t layout = 0, encoder = 0, cross = 0;
+    for (const ParamSpec& spec : parameterLayout(c)) {
+      layout += (int64_t)spec.numel();
+      if (spec.name.starts_with("enc.")) encoder += (int64_t)spec.numel();
+      if (spec.name.find("crossattn.") != std::string::npos || spec.name.find(".ln_x.") != std::string::npos) cross += (int64_t)spec.numel();
+    }
+    const ParamCounts p = countParameters(c);
+    EXPECT_EQ(p.total, layout) << name;
+    EXPECT_EQ(p.encoder, encoder) << name;
+    EXPECT_EQ(p.crossAttention, cross) << name;
+  }
 }
 
 class EncoderDecoderForward : public ::testing::TestWithParam<std::string> {};

@@ -19,5 +19,6 @@ int runAttentionBench(const Argv& argv);  // attention_bench.cpp
 int runLesson(const Argv& argv);  // lesson.cpp: FILE_OR_NAME first, then flags
 int runSweep(const Argv& argv);   // sweep.cpp
 int runFit(const Argv& argv);     // sweep.cpp
+int runScoreDates(const Argv& argv);  // score_dates.cpp
 
 }  // namespace tscope::cli

@@ -19,12 +19,15 @@ const char* kUsage =
     "  detokenize --model M --ids 1,2,3\n"
     "  forward    --model M (--text S | --text-file PATH | --ids 1,2,3) [--dump DIR] [--top N] [--loss-from N] [ABLATE]\n"
     "             [--backend B] [--threads N] [--attention-variant NAME [KNOBS] (with --dump: its maps per layer)]\n"
+    "             encoder-decoder models: also --source S | --source-file PATH | --source-ids 1,2,3 (the text follows the\n"
+    "             decoder start token; --dump adds enc_attn_L.npy (H, S, S) and cross_L.npy (H, T, S))\n"
     "  generate   --model M (--prompt S | --prompt-file PATH | --ids 1,2,3) --max-new N\n"
     "             [--temperature X --top-k K --top-p P --seed S | --greedy | --beam B] [ABLATE] [--backend B] [--threads N]\n"
+    "             encoder-decoder models: --source S | --source-file PATH | --source-ids 1,2,3 (the prompt may be left out)\n"
     "  init       --out DIR [--config config.json] [--layers L --heads H --embd C --positions P --seed S --init-std X] [--tokenizer DIR]\n"
     "  train      --config FILE --data SPEC --out DIR [--steps N] [--threads N] [--quiet] [--backend B] | --out DIR --resume\n"
     "             SPEC: brown[:vocab=N,val=F] | text:path=FILE[,vocab=N,val=F] | addition[:digits=N]\n"
-    "                   | copy|reverse|sort|induction[:vocab=N,length=N] | modadd[:modulus=N]\n"
+    "                   | copy|reverse|sort|induction[:vocab=N,length=N] | modadd[:modulus=N] | dates (encoder-decoder)\n"
     "  compare    --presets P1,P2,... --out FILE [--steps N] [--threads N] [--title T] [--description D]\n"
     "             trains each preset in turn and writes a training comparison (the Training panel's Compare view)\n"
     "  attention-bench --n 256,1024,4096 [--variants exact,flash,window,lsh,linformer,linear,performer] [--d 64] [--heads 1]\n"
@@ -39,6 +42,9 @@ const char* kUsage =
     "             continues, --sizes / --tokens extend it); prints the runs and the fitted laws; Ctrl-C checkpoints (exit 130)\n"
     "  fit        --runs DIR|sweep.json [--bootstrap N (default 200)] [--seed S] [--csv DIR]\n"
     "             fits Kaplan's L(N), L(D) and Chinchilla's L(N, D) to a sweep's finished runs\n"
+    "  score-dates --model M [--examples N (default 500)] [--seed S]\n"
+    "             a dates encoder-decoder on held-out dates: exact match, and the share of characters whose\n"
+    "             strongest cross-attention falls on the words they come from, per decoder layer\n"
     "KNOBS are --tile --window --buckets --rounds --chunk --projected --features N, --projection pool|gaussian.\n"
     "ABLATE is --ablate L.H[,L.H|L.mlp...] [--ablate-mode zero|mean|patch] [--patch-source S (patch only)].\n"
     "B is auto (default: cuda when a CUDA device is usable, else cpu, saying why on stderr and in backend_note),\n"
@@ -62,7 +68,8 @@ int main(int argc, char** argv) {
       {"info", runInfo},       {"tokenize", runTokenize}, {"detokenize", runDetokenize},
       {"forward", runForward}, {"generate", runGenerate}, {"init", runInit},
       {"train", runTrain},     {"compare", runCompare},   {"attention-bench", runAttentionBench},
-      {"lesson", runLesson},   {"sweep", runSweep},       {"fit", runFit}};
+      {"lesson", runLesson},   {"sweep", runSweep},       {"fit", runFit},
+      {"score-dates", runScoreDates}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

@@ -34,10 +34,26 @@ ParamCounts countParameters(const ModelConfig& c) {
   const int64_t qkNormPerLayer = c.qk_norm ? 2 * c.headDim() : 0;  // q_norm, k_norm: one gain vector (D) each
   p.perLayer += qkNormPerLayer;
   p.layerNorm = L * (normsPerLayer * normSize + qkNormPerLayer) + (c.hasFinalNorm() ? normSize : 0);
+  if (c.isEncoderDecoder()) {
+    // The encoder: n_encoder_layer of the same blocks (one more position table when learned, one more
+    // final norm); each decoder layer adds a cross-attention sublayer (q, keys | values, output, ln_x).
+    const int64_t Le = c.n_encoder_layer, KV2 = 2 * (int64_t)c.kvDim();
+    const int64_t crossProjections = (C * C + C) + (C * KV2 + KV2) + (C * C + C);
+    const int64_t encoderNorms = Le * (normsPerLayer * normSize + qkNormPerLayer) + (c.hasFinalNorm() ? normSize : 0);
+    p.encoder = Le * (attentionPerLayer + mlpPerLayer) + encoderNorms + p.positionEmbedding;
+    p.crossAttention = L * (crossProjections + normSize);
+    p.perLayer += crossProjections + normSize;  // a decoder layer
+    p.positionEmbedding *= 2;
+    p.attention += Le * attentionPerLayer + L * crossProjections;
+    p.mlp += Le * mlpPerLayer;
+    p.router += Le * routerPerLayer;
+    p.sharedExpert += Le * sharedPerLayer;
+    p.layerNorm += encoderNorms + L * normSize;
+  }
   p.embedding = p.tokenEmbedding + p.positionEmbedding + p.unembedding;
   p.nonEmbedding = p.attention + p.mlp + p.layerNorm;
   p.total = p.embedding + p.nonEmbedding;
-  p.activeNonEmbedding = p.attention + L * activeMlpPerLayer + p.layerNorm;
+  p.activeNonEmbedding = p.attention + (L + c.n_encoder_layer) * activeMlpPerLayer + p.layerNorm;
   p.active = p.activeNonEmbedding + p.embedding;
   return p;
 }

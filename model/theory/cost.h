@@ -21,6 +21,9 @@ struct ParamCounts {
   int64_t perLayer = 0;           // one block
   int64_t perExpert = 0;          // one expert's feed-forward (MoE only)
   int64_t sharedExpert = 0;       // all layers: shared experts and their gate vectors (included in mlp; active for every token)
+  // Encoder-decoder models (their parts are also in attention, mlp, layerNorm, positionEmbedding):
+  int64_t encoder = 0;            // the encoder's layers, its final norm and its learned positions
+  int64_t crossAttention = 0;     // all decoder layers: the cross-attention projections (in attention) and ln_x (in layerNorm)
   int64_t embedding = 0;          // token + position embeddings (+ untied unembedding)
   int64_t nonEmbedding = 0;       // everything else (Kaplan's N)
   int64_t total = 0;

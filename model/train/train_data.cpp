@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "model/core/error.h"
+#include "model/train/seq2seq_dates.h"
 #include "model/train/text_source.h"
 #include "model/train/trainer.h"
 
@@ -111,7 +112,56 @@ class TaskSource final : public DataSource {
   std::unique_ptr<Tokenizer> tokenizer_;
 };
 
+// The dates translation task (seq2seq_dates.h): sources and targets share its character
+// vocabulary; training draws from the training dates, validation batch i from the held-out dates
+// with its own fixed seed.
+class DatesSource final : public DataSource {
+ public:
+  explicit DatesSource(uint64_t seed) : seed_(seed), tokenizer_(makeCharTokenizer(dateTaskCharacters())) {}
+  int vocabSize() const override { return kDateVocabSize; }
+  int sequenceLength() const override { return kDateTargetLength + 1; }
+  void trainBatch(int batch, Rng& rng, int* inputs, int* targets, uint8_t* scored) override {
+    take(makeDatesBatch(batch, rng, false), inputs, targets, scored);
+  }
+  void validationBatch(int batch, int index, int* inputs, int* targets, uint8_t* scored) override {
+    Rng rng(seed_ ^ (0x9E3779B97F4A7C15ull * (uint64_t)(index + 1)) ^ 0xDA7E5ull);
+    take(makeDatesBatch(batch, rng, true), inputs, targets, scored);
+  }
+  const Tokenizer& tokenizer() const override { return *tokenizer_; }
+  void saveTokenizer(const std::string& dir) const override { saveCharTokenizer(*tokenizer_, (fs::path(dir) / "chars.json").string()); }
+  std::vector<int> probeSequence() const override { return dateCharacterIds("^" + probe().target); }
+  std::vector<int> probeSource() const override { return dateCharacterIds(probe().source); }
+  std::string describe() const override {
+    return "dates: spelled-out dates to ISO dates (\"" + probe().source + "\" -> \"" + probe().target + "\"), sources of up to " +
+           std::to_string(kDateMaxSourceLength) + " characters, targets of " + std::to_string(kDateTargetLength) + ", 5% of dates held out";
+  }
+  int maxSourceLength() const override { return kDateMaxSourceLength; }
+  const std::vector<int>& lastSources() const override { return sources_; }
+  int lastSourceSteps() const override { return sourceSteps_; }
+  int decoderStartId() const override { return kDateDecoderStartId; }
+  int endId() const override { return kDateEndId; }
+
+ private:
+  static DateExample probe() { return spellDate(1991, 3, 12, 0); }
+  void take(const Seq2SeqBatch& b, int* inputs, int* targets, uint8_t* scored) {
+    std::copy(b.inputs.begin(), b.inputs.end(), inputs);
+    std::copy(b.targets.begin(), b.targets.end(), targets);
+    std::copy(b.scored.begin(), b.scored.end(), scored);
+    sources_ = b.sources;
+    sourceSteps_ = b.sourceSteps;
+  }
+  uint64_t seed_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::vector<int> sources_;
+  int sourceSteps_ = 0;
+};
+
 }  // namespace
+
+const std::vector<int>& DataSource::lastSources() const {
+  static const std::vector<int> none;
+  return none;
+}
 
 std::string defaultBrownCorpusDir() {
   if (const char* env = std::getenv("TSCOPE_BROWN_DIR"); env && *env) return env;
@@ -125,6 +175,12 @@ DataSpec parseDataSpec(const std::string& text) {
   const std::string kind = text.substr(0, colon);
   const std::string options = colon == std::string::npos ? "" : text.substr(colon + 1);
   const bool isText = kind == "text";
+  if (kind == "dates") {
+    if (!options.empty()) throw Error("data spec: dates takes no options (got \"" + options + "\")");
+    spec.brown = false;
+    spec.dates = true;
+    return spec;
+  }
   if (kind == "brown" || isText) {
     spec.brown = true;
   } else {
@@ -134,7 +190,7 @@ DataSpec parseDataSpec(const std::string& text) {
       try {
         spec.task.task = parseTaskName(kind);
       } catch (const Error&) {
-        throw Error("data spec: unknown data \"" + kind + "\" (one of: brown, text, copy, reverse, sort, induction, modadd, addition)");
+        throw Error("data spec: unknown data \"" + kind + "\" (one of: brown, text, copy, reverse, sort, induction, modadd, addition, dates)");
       }
     }
   }
@@ -170,6 +226,7 @@ DataSpec parseDataSpec(const std::string& text) {
 
 std::string toString(const DataSpec& spec) {
   std::ostringstream out;
+  if (spec.dates) return "dates";
   if (!spec.textPath.empty()) {
     if (spec.textPath.find(',') != std::string::npos)
       throw Error("data spec: a text path must not contain ',' (the options' separator), got \"" + spec.textPath + "\"");
@@ -190,6 +247,7 @@ std::string toString(const DataSpec& spec) {
 std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int seqLen, uint64_t seed) {
   if (!spec.textPath.empty()) return makeTextCorpusSource(textFileCorpus(spec.textPath, spec.validationFraction), spec.bpeVocab, seqLen);
   if (spec.brown) return makeBrownSource(spec, seqLen);
+  if (spec.dates) return std::make_unique<DatesSource>(seed);
   return std::make_unique<TaskSource>(spec, seed);
 }
 

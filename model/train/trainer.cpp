@@ -45,8 +45,16 @@ Trainer::Trainer(const TrainConfig& config, const DataSpec& data, bool initialis
   data_ = makeDataSource(dataSpec_, config_.seqLen, config_.seed);
   config_.seqLen = data_->sequenceLength();
   config_.model.vocab_size = data_->vocabSize();
-  config_.model.n_positions = config_.seqLen;
+  config_.model.n_positions = std::max(config_.seqLen, data_->maxSourceLength());
   config_.model.tokenizer = data_->tokenizer().kind();
+  if (data_->maxSourceLength() > 0) {  // sequence-to-sequence data: an encoder-decoder model
+    if (!config_.model.isEncoderDecoder())
+      throw Error("model config: " + toString(dataSpec_) + " is sequence-to-sequence data: the model needs an encoder (n_encoder_layer > 0)");
+    config_.model.decoder_start_token_id = data_->decoderStartId();
+    config_.model.eos_token_id = data_->endId();
+  } else if (config_.model.isEncoderDecoder()) {
+    throw Error("model config: an encoder-decoder model (n_encoder_layer > 0) trains on sequence-to-sequence data (--data dates)");
+  }
   if (auto msg = validateConfig(config_.model); !msg.empty()) throw Error("model config: " + msg);
   device_ = device ? std::move(device) : makeCpuDevice(config_.threads);
   backendName_ = device_->name();
@@ -88,6 +96,12 @@ const Weights& Trainer::weights() const {
   return weights_;
 }
 
+BatchView Trainer::batchView() const {
+  const std::vector<int>& sources = data_->lastSources();
+  return {config_.batch, config_.seqLen, inputs_.data(), targets_.data(), scored_.data(), data_->lastSourceSteps(),
+          sources.empty() ? nullptr : sources.data()};
+}
+
 // One loop for every device, in its memory. The micro-batch gradients are summed in float in the
 // order drawn, then divided by their count; the norm and AdamW are DeviceAdamW's. On the host this
 // is optimizer.h's arithmetic, bit for bit; a device sums the norm in another order and averages by
@@ -102,7 +116,7 @@ StepReport Trainer::step() {
   for (int m = 0; m < micro; ++m) {
     Rng rng(trainBatchSeed(config_.seed, stepsDone_, m));
     data_->trainBatch(B, rng, inputs_.data(), targets_.data(), scored_.data());
-    const LossReport loss = model_->lossAndGradients(params_, gradView_, {B, T, inputs_.data(), targets_.data(), scored_.data()});
+    const LossReport loss = model_->lossAndGradients(params_, gradView_, batchView());
     report.loss += loss.loss / micro;
     report.auxLoss += loss.auxLoss / micro;
     report.tokens += B * T;
@@ -132,13 +146,12 @@ StepReport Trainer::step() {
 EvalReport Trainer::evaluate() {
   EvalReport report;
   report.step = stepsDone_;
-  const int B = config_.batch, T = config_.seqLen;
+  const int B = config_.batch;
   double lossSum = 0;
   long scored = 0;
   for (int i = 0; i < config_.evalBatches; ++i) {
     data_->validationBatch(B, i, inputs_.data(), targets_.data(), scored_.data());
-    const BatchView batch{B, T, inputs_.data(), targets_.data(), scored_.data()};
-    const LossReport loss = model_->loss(params_, batch);
+    const LossReport loss = model_->loss(params_, batchView());
     lossSum += loss.loss * loss.scoredTokens;
     scored += loss.scoredTokens;
     if (report.expertLoad.empty()) report.expertLoad = loss.expertLoad;

@@ -30,6 +30,8 @@ namespace tscope {
 //   induction[:vocab=N][,length=N]            repeated random sequences (and copy, reverse, sort the same way)
 //   modadd[:modulus=N]                        modular addition
 //   addition[:digits=N]                       multi-digit addition a + b = c, c reversed (default 3 digits)
+//   dates                                     spelled-out dates to ISO dates (seq2seq_dates.h): sources and
+//                                             targets for encoder-decoder models (n_encoder_layer > 0)
 // Throws tscope::Error naming the unknown task or key, or the bad value.
 struct DataSpec {
   bool brown = true;  // text with a learned BPE: the Brown corpus, or the file textPath when that is set; false: task
@@ -38,6 +40,7 @@ struct DataSpec {
   TaskSpec task;
   std::string corpusDir;  // "" = the copy the set-up installs ($TSCOPE_BROWN_DIR overrides)
   std::string textPath;   // "" = not a text file (brown must be true when set)
+  bool dates = false;     // the dates translation task (brown false; task unused)
 };
 DataSpec parseDataSpec(const std::string& spec);
 // Parses back to the same spec. Throws tscope::Error for a textPath holding ',' (no spec can say it).
@@ -63,6 +66,17 @@ class DataSource {
   // repeated random sequence for induction, a Brown sentence from validation.
   virtual std::vector<int> probeSequence() const = 0;
   virtual std::string describe() const = 0;  // one line, e.g. "Brown: 1.31M train tokens, 4096-token BPE"
+
+  // Sequence-to-sequence data (for encoder-decoder models): the batches have sources too.
+  // maxSourceLength: the longest source (0: decoder-only data). lastSources: the (B, S) sources of
+  // the batch trainBatch / validationBatch filled last, S = lastSourceSteps. The decoder's first
+  // input and the end of a target are decoderStartId / endId. probeSource: the probe's source.
+  virtual int maxSourceLength() const { return 0; }
+  virtual const std::vector<int>& lastSources() const;
+  virtual int lastSourceSteps() const { return 0; }
+  virtual int decoderStartId() const { return -1; }
+  virtual int endId() const { return -1; }
+  virtual std::vector<int> probeSource() const { return {}; }
 };
 
 // Builds the source; `seqLen` is T for Brown (ignored for tasks). Throws tscope::Error naming the
@@ -165,6 +179,7 @@ class Trainer {
  private:
   Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, std::unique_ptr<Device> device);
   void uploadWeights();  // weights_ to the device's copy (nothing to do on the host)
+  BatchView batchView() const;  // the batch last drawn into inputs_, targets_, scored_ (and the data's sources)
   TrainConfig config_;
   DataSpec dataSpec_;
   std::unique_ptr<DataSource> data_;
