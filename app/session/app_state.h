@@ -24,6 +24,9 @@ std::string panelTabNames();  // every sub-tab's name, comma-separated (for erro
 // What the user chose: saved in session files, shared by every panel.
 struct AppState {
   std::string prompt = "The quick brown fox jumps over the lazy dog because it";
+  // Encoder-decoder models: the source the encoder reads (the prompt is then the target so far,
+  // after the decoder start token; docs/ENCODER_DECODER.md).
+  std::string source = "the twelfth of march nineteen ninety one";
   PanelId panel = PanelId::Attention;
   // Selection shared by every panel.
   int layer = 0, head = 0;

@@ -29,6 +29,36 @@ Session::Session(LoadedModel model, const std::string& backendName) : model_(std
                  [this](const std::string&) { setStage(ComputeProgress::Stage::Idle); }});  // no snapshot: the next request tries again
 }
 
+int Session::stopId() const {
+  if (config().isEncoderDecoder()) return config().eos_token_id;
+  return model_.tokenizer ? model_.tokenizer->eotId() : -1;
+}
+
+void Session::encodeSource(const Request& request, Snapshot& snapshot) {
+  const ModelConfig& c = config();
+  if (!c.isEncoderDecoder()) return;
+  ContextFit fit = fitToContext(model_.tokenizer->encode(request.source), c.n_positions);
+  if (fit.kept.empty()) throw Error("the source is empty: type the text to translate");
+  if (!encodedSource_ || *encodedSource_ != fit.kept) {
+    auto encoder = std::make_shared<EncoderTrace>();
+    encodedSource_.reset();  // until the encode below succeeds
+    transformer_->encode(fit.kept, encoder.get());
+    encodedSource_ = fit.kept;
+    encodedDropped_ = fit.dropped.size();
+    encoder_ = std::move(encoder);
+    // Everything the decoder kept was computed against the old source.
+    prompt_->reset();
+    clean_->reset();
+    variant_->reset();
+    generation_.reset();
+  }
+  snapshot.sourceIds = *encodedSource_;
+  snapshot.sourceText.clear();
+  for (int id : snapshot.sourceIds) snapshot.sourceText.push_back(model_.tokenizer->tokenText(id));
+  snapshot.droppedSourceTokens = encodedDropped_;
+  snapshot.encoder = encoder_;
+}
+
 std::string Session::backendDescription() const {
   if (backend_->name() == "cuda") return backendNote_.empty() ? "CUDA" : backendNote_;
   const int threads = backend_->threadCount();
@@ -43,6 +73,7 @@ Session::~Session() = default;  // worker_ goes first: it cancels the running re
 Request requestFor(const AppState& state, const ModelConfig& config) {
   Request request;
   request.prompt = state.prompt;
+  if (config.isEncoderDecoder()) request.source = state.source;
   request.generatedFrom = state.generatedFrom;
   request.generatedIds = state.generatedIds;
   request.sampling = state.sampling;
@@ -126,9 +157,10 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     if (snapshot->ids.empty()) throw Error("the prompt is empty: type some text");
     if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
     setStage(ComputeProgress::Stage::Forward);
+    encodeSource(request, *snapshot);
     applyInterventions(request, snapshot->ids, *snapshot);
     TraceOptions options = sessionTraceOptions(c, (int)snapshot->ids.size());
-    options.components = request.components;
+    options.components = request.components && !c.isEncoderDecoder();  // (the attribution has no cross-attention parts)
     if (request.inspectLayer >= 0 && request.inspectLayer < c.n_layer) options.internalLayers = {request.inspectLayer};
     if (request.inspectRow >= 0) options.componentRows = {std::min(request.inspectRow, (int)snapshot->ids.size() - 1)};
     PromptForward prompt = prompt_->run(snapshot->ids, options);
@@ -148,7 +180,7 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
       if (steps > 0) {
         setStage(ComputeProgress::Stage::BeamSearch);
         TransformerBeamModel beamModel(*transformer_, 2 * request.beamWidth, (int)snapshot->ids.size() + steps);
-        snapshot->beam = beamSearch(beamModel, snapshot->ids, request.beamWidth, steps, model_.tokenizer->eotId());
+        snapshot->beam = beamSearch(beamModel, snapshot->ids, request.beamWidth, steps, stopId());
       }
     }
     if (request.measureKvCache) {

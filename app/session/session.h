@@ -25,6 +25,7 @@ namespace tscope::gui {
 
 struct Request {
   std::string prompt;
+  std::string source;                   // encoder-decoder models: the source (the prompt is the target after the start token)
   SamplingParams sampling;
   std::optional<MoeRoutingParams> moe;  // routing knobs to use (MoE models)
   int beamWidth = 0;                    // > 0: also run beam search from the prompt
@@ -107,6 +108,12 @@ struct Snapshot {
   std::vector<float> variantLogits;
   std::string variantNote;            // one line when variantLogits could not be computed (else "")
   std::string error;                  // one line when the request could not be computed
+  // Encoder-decoder models: the source as encoded (its last n_ctx tokens) and the encoder's maps;
+  // ids then start with the decoder start token and trace.cross holds the cross-attention.
+  std::vector<int> sourceIds;              // (S)
+  std::vector<std::string> sourceText;     // (S) printable token text
+  size_t droppedSourceTokens = 0;          // a source longer than the context: tokens before the last n_ctx
+  std::shared_ptr<const EncoderTrace> encoder;  // (shared by the snapshots of one source)
 };
 
 // Progress of a Step or Generate N on the worker.
@@ -163,6 +170,11 @@ class Session {
   // session_generate.cpp: the prompt's ids (with the generated ones kept), and the generation a
   // request asks for, returning the request for the text it produced (without generateTokens).
   std::vector<int> promptIds(const Request& request) const;
+  // Encoder-decoder models: encodes request.source when it differs from the one encoded (then the
+  // decoder's kept work and a running generation are dropped) and fills the snapshot's source
+  // fields. Decoder-only models: nothing.
+  void encodeSource(const Request& request, Snapshot& snapshot);
+  int stopId() const;  // the token that ends a generation: eos_token_id (encoder-decoder) or end-of-text
   Request runGeneration(const Request& request, Snapshot& snapshot);
   // session_interventions.cpp: sets the interventions `request` asks for on the model (means over
   // the prompt `ids`, patches from its source prompt), reusing the last resolution when nothing it
@@ -195,6 +207,9 @@ class Session {
   Interventions resolved_;
   std::unique_ptr<IncrementalForward> clean_;  // the prompt without interventions (before / after)
   std::unique_ptr<IncrementalForward> variant_;  // the prompt with Request::attentionVariant (always whole)
+  std::optional<std::vector<int>> encodedSource_;  // worker only: the source the transformer holds (encoder-decoder)
+  std::shared_ptr<const EncoderTrace> encoder_;    // its encoder maps
+  size_t encodedDropped_ = 0;
   std::atomic<int> generationDone_{0}, generationAsked_{0};
   std::atomic<bool> stopGeneration_{false};
   // Last: its destructor cancels and joins the running request before anything above goes.

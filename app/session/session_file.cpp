@@ -132,6 +132,7 @@ std::string sessionFileToJsonText(const SessionFile& session) {
   const nlohmann::json j = {{"tscope_session", 1},
                             {"model", session.modelPath},
                             {"prompt", s.prompt},
+                            {"source", s.source},
                             {"panel", panelName(s.panel)},
                             {"layer", s.layer},
                             {"head", s.head},
@@ -191,6 +192,7 @@ namespace {
 void readFields(const FieldReader& read, AppState& s, std::string& warning) {
   const std::string& path = read.path;
   read("prompt", s.prompt);
+  read("source", s.source);
   std::string panel;
   read("panel", panel);
   if (!panel.empty()) {

@@ -30,9 +30,13 @@ bool keepsGeneratedIds(const Request& request, const Tokenizer& tokenizer) {
 
 std::vector<int> Session::promptIds(const Request& request) const {
   const Tokenizer& tokenizer = *model_.tokenizer;
-  if (!keepsGeneratedIds(request, tokenizer)) return tokenizer.encode(request.prompt);
-  std::vector<int> ids = tokenizer.encode(request.generatedFrom);
-  ids.insert(ids.end(), request.generatedIds.begin(), request.generatedIds.end());
+  // Encoder-decoder models: the decoder reads the start token, then the target so far.
+  std::vector<int> ids;
+  if (config().isEncoderDecoder()) ids.push_back(config().decoder_start_token_id);
+  const bool kept = keepsGeneratedIds(request, tokenizer);
+  const std::vector<int> text = tokenizer.encode(kept ? request.generatedFrom : request.prompt);
+  ids.insert(ids.end(), text.begin(), text.end());
+  if (kept) ids.insert(ids.end(), request.generatedIds.begin(), request.generatedIds.end());
   return ids;
 }
 
@@ -51,6 +55,7 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
     const ModelConfig& c = config();
     const std::vector<int> ids = promptIds(request);
     if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
+    encodeSource(request, snapshot);  // may drop generation_ (another source)
     applyInterventions(request, fitToContext(ids, c.n_positions).kept, snapshot);
     // Continue the kept stream when this prompt is where it left off, with the same knobs.
     bool continues = generation_ && sameSampling(generation_->params(), request.sampling) && generationMoe_ == request.moe &&
@@ -60,7 +65,7 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
                 std::equal(generation_->ids().begin(), generation_->ids().end(), ids.begin() + generationStart_.size());
     if (!continues) {
       generation_.reset();  // its cache goes before the new one is made
-      generation_ = std::make_unique<Generation>(*transformer_, fitToContext(ids, c.n_positions).kept, request.sampling, tokenizer.eotId());
+      generation_ = std::make_unique<Generation>(*transformer_, fitToContext(ids, c.n_positions).kept, request.sampling, stopId());
       generationStart_ = ids;
       generationMoe_ = request.moe;
       generationInterventions_ = transformer_->interventions();

@@ -108,6 +108,7 @@ void IncrementalForward::reset() {
 std::string IncrementalForward::reuseBlocker(const TraceOptions& options, int tokens) const {
   const ModelConfig& config = model_.config();
   if (!config.causal) return "bidirectional attention: every token sees the edit";
+  if (config.isEncoderDecoder()) return "an encoder-decoder's cross-attention maps are captured for the whole target";
   if (config.isMoe()) {
     const MoeRoutingParams& routing = model_.moeRouting();
     if (routing.expertChoice) return "expert-choice routing ranks the tokens of the whole sequence";
