@@ -24,6 +24,8 @@ int runScoreDates(const Argv& argv) {
               {"exact_match", score.exactMatch()},
               {"aligned_characters", score.alignedCharacters},
               {"alignment_per_layer", score.alignment},
+              {"alignment_all_layers", score.alignmentAllLayers},
+              {"alignment_per_layer_and_position", score.alignmentByPosition},
               {"best_alignment", score.bestAlignment()},
               {"best_alignment_layer", score.bestAlignmentLayer()},
               {"wrong", score.wrong}};

@@ -248,6 +248,7 @@ void TrainingSession::takeSnapshot() {
   options.residuals = false;
   options.logitLensTopK = 0;
   Trace trace;
+  if (trainer_->config().model.isEncoderDecoder()) transformer.encode(trainer_->data().probeSource());
   transformer.logitsFor(probe_, &trace, options);
   snapshot->L = static_cast<int>(trace.layers.size());
   snapshot->H = trace.H;

@@ -11,6 +11,23 @@ namespace tscope {
 
 namespace {
 
+constexpr int kCenturySecondDigit = 1;  // "YYYY-MM-DD" position the first digit decides: not measured
+
+// The source position with the most attention in row t of the mean of `maps` (each (T, S)).
+int strongestSource(const std::vector<const float*>& maps, int t, int S) {
+  int best = 0;
+  double bestMass = -1;
+  for (int j = 0; j < S; ++j) {
+    double mass = 0;
+    for (const float* map : maps) mass += map[(size_t)t * S + j];
+    if (mass > bestMass) {
+      bestMass = mass;
+      best = j;
+    }
+  }
+  return best;
+}
+
 void requireDatesModel(const Transformer& model) {
   const ModelConfig& c = model.config();
   if (!c.isEncoderDecoder() || c.vocab_size != kDateVocabSize || c.decoder_start_token_id != kDateDecoderStartId ||
@@ -50,7 +67,9 @@ DateTranslationScore scoreDateTranslation(Transformer& model, int examples, uint
   const int L = model.config().n_layer, H = model.config().n_head;
   DateTranslationScore score;
   score.alignment.assign(L, 0.0);
-  std::vector<int> aligned(L, 0);
+  std::vector<int> aligned(L, 0), spans(kDateTargetLength, 0);
+  int alignedAll = 0;
+  std::vector<std::vector<int>> alignedAt(L, std::vector<int>(kDateTargetLength, 0));
   Rng rng(seed);
   TraceOptions options = TraceOptions::nothing();
   options.attention = true;
@@ -68,24 +87,30 @@ DateTranslationScore scoreDateTranslation(Transformer& model, int examples, uint
     const int T = trace.T, S = trace.S;
     for (int t = 0; t < T; ++t) {
       const AlignmentSpan span = example.alignment[t];
-      if (span.empty()) continue;
+      if (span.empty() || t == kCenturySecondDigit) continue;
       ++score.alignedCharacters;
+      ++spans[t];
+      auto inSpan = [&](int j) { return (size_t)j >= span.offset && (size_t)j < span.offset + span.length; };
+      std::vector<const float*> every;
       for (int li = 0; li < static_cast<int>(trace.layers.size()); ++li) {
-        int best = 0;
-        double bestMass = -1;
-        for (int j = 0; j < S; ++j) {
-          double mass = 0;
-          for (int h = 0; h < H; ++h) mass += trace.crossMap(li, h)[(size_t)t * S + j];
-          if (mass > bestMass) {
-            bestMass = mass;
-            best = j;
-          }
+        std::vector<const float*> heads;
+        for (int h = 0; h < H; ++h) heads.push_back(trace.crossMap(li, h));
+        every.insert(every.end(), heads.begin(), heads.end());
+        if (inSpan(strongestSource(heads, t, S))) {
+          ++aligned[trace.layers[li]];
+          ++alignedAt[trace.layers[li]][t];
         }
-        if ((size_t)best >= span.offset && (size_t)best < span.offset + span.length) ++aligned[trace.layers[li]];
       }
+      if (inSpan(strongestSource(every, t, S))) ++alignedAll;
     }
   }
-  for (int l = 0; l < L; ++l) score.alignment[l] = score.alignedCharacters ? (double)aligned[l] / score.alignedCharacters : 0;
+  score.alignmentAllLayers = score.alignedCharacters ? (double)alignedAll / score.alignedCharacters : 0;
+  score.alignmentByPosition.assign(L, std::vector<double>(kDateTargetLength, -1.0));
+  for (int l = 0; l < L; ++l) {
+    score.alignment[l] = score.alignedCharacters ? (double)aligned[l] / score.alignedCharacters : 0;
+    for (int t = 0; t < kDateTargetLength; ++t)
+      if (spans[t] > 0) score.alignmentByPosition[l][t] = (double)alignedAt[l][t] / spans[t];
+  }
   return score;
 }
 

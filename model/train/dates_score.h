@@ -1,7 +1,9 @@
 // How well an encoder-decoder model translates spelled-out dates (seq2seq_dates.h) on held-out
 // dates it never trained on: exact match of its greedy translation, and where its cross-attention
 // looks: the share of target characters whose strongest source position (mean over the heads of a
-// decoder layer, teacher forced) lies in the span of the words that character comes from.
+// decoder layer, or of every layer, teacher forced) lies in the span of the words that character
+// comes from. Measured: every character with a span except the century's second digit, which the
+// first decides (1 -> 9, 2 -> 0 for 1900-2099), so the decoder has no reason to look for it.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,8 +16,12 @@ namespace tscope {
 struct DateTranslationScore {
   int examples = 0;
   int exact = 0;                  // greedy translations equal to the target (then the end token)
-  std::vector<double> alignment;  // (L) per decoder layer: aligned characters / characters with a span
-  int alignedCharacters = 0;      // characters with a span, over all examples (the denominator)
+  std::vector<double> alignment;  // (L) per decoder layer: aligned characters / characters measured
+  double alignmentAllLayers = 0;  // the same for the mean over every layer's heads
+  int alignedCharacters = 0;      // characters measured, over all examples (the denominator)
+  // (L, kDateTargetLength) the same share per target position (-1: not measured: the dashes and the
+  // century's second digit).
+  std::vector<std::vector<double>> alignmentByPosition;
   std::vector<std::string> wrong; // up to 5 "source -> output (expected target)" lines
   double exactMatch() const { return examples ? (double)exact / examples : 0; }
   double bestAlignment() const;   // the largest of alignment (0 when empty)

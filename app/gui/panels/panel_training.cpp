@@ -109,7 +109,12 @@ bool drawFields(SharedView& shared, TrainingPanelView& v, bool locked) {
   if (ImGui::BeginTable("fields", 2, ImGuiTableFlags_SizingStretchProp)) {
     ImGui::TableSetupColumn("label", ImGuiTableColumnFlags_WidthFixed);
     ImGui::TableSetupColumn("field", ImGuiTableColumnFlags_WidthStretch);
-    changed |= intRow("layers L", "##L", c.model.n_layer, 1, "n_layer: transformer blocks");
+    if (d.dates) {
+      changed |= intRow("encoder layers", "##Le", c.model.n_encoder_layer, 1, "n_encoder_layer: blocks of the encoder (bidirectional)");
+      changed |= intRow("decoder layers", "##L", c.model.n_layer, 1, "n_layer: blocks of the decoder (self-attention, cross-attention, MLP)");
+    } else {
+      changed |= intRow("layers L", "##L", c.model.n_layer, 1, "n_layer: transformer blocks");
+    }
     changed |= intRow("heads H", "##H", c.model.n_head, 1, "n_head: attention heads per layer; must divide d_model");
     changed |= intRow("d_model C", "##C", c.model.n_embd, 16, "n_embd: width of the residual stream");
     if (c.model.n_experts > 0) {
@@ -119,6 +124,8 @@ bool drawFields(SharedView& shared, TrainingPanelView& v, bool locked) {
     if (d.brown) {
       changed |= intRow("BPE vocab", "##V", d.bpeVocab, 256, "tokens in the BPE vocabulary learned on the training documents");
       changed |= intRow("seq len T", "##T", c.seqLen, 16, "tokens per training sequence (the model's context)");
+    } else if (d.dates) {
+      // (the dates task has no knobs: its vocabulary and lengths are fixed)
     } else if (d.task.task == SyntheticTask::ModularAddition) {
       changed |= intRow("modulus", "##m", d.task.modulus, 1, "a + b = (a + b) mod this");
     } else if (d.task.task == SyntheticTask::Addition) {
