@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Trains tscope's shipped models with tscope's own trainer and installs them in assets/models/.
-# Usage: bash scripts/train_models.sh [brown-small] [brown-moe] [induction-2l]   (default: all three)
+# Usage: bash scripts/train_models.sh [brown-small] [brown-moe] [induction-2l] [dates-encdec]   (default: all four)
 # Each run writes its checkpoints under .cache/train/NAME (resume an interrupted one with
 #   build/tscope-cli train --resume --out .cache/train/NAME), then the model files (config.json,
 # model.safetensors, tokenizer) and the run's summary (training.json) are copied to assets/models/NAME.
@@ -9,12 +9,13 @@ cd "$(dirname "$0")/.."
 cli=${TSCOPE_CLI:-build/tscope-cli}
 [[ -x $cli ]] || { echo "train_models.sh: $cli not built (run scripts/setup.sh first)" >&2; exit 1; }
 models=("$@")
-[[ ${#models[@]} -gt 0 ]] || models=(brown-small brown-moe induction-2l)
+[[ ${#models[@]} -gt 0 ]] || models=(brown-small brown-moe induction-2l dates-encdec)
 for name in "${models[@]}"; do
   case $name in
     brown-small | brown-moe) data=brown:vocab=4096 ;;
     induction-2l) data=induction:vocab=52,length=16 ;;
-    *) echo "train_models.sh: unknown model '$name' (brown-small, brown-moe, induction-2l)" >&2; exit 2 ;;
+    dates-encdec) data=dates ;;
+    *) echo "train_models.sh: unknown model '$name' (brown-small, brown-moe, induction-2l, dates-encdec)" >&2; exit 2 ;;
   esac
   run=.cache/train/$name
   if [[ -f $run/train_state.safetensors ]] && grep -q '"interrupted": false' "$run.json" 2>/dev/null; then
