@@ -48,9 +48,13 @@ write("safetensors", "unsupported-dtype", safetensors([("a", "I64", [2], b"\0" *
 write("safetensors", "short", b"\x08\0\0")
 
 # --- config.json
-for name in ("brown-small", "brown-moe", "induction-2l"):
+for name in ("brown-small", "brown-moe", "induction-2l", "dates-encdec"):
     with open(os.path.join(ROOT, "assets", "models", name, "config.json"), "rb") as f:
         write("config", name, f.read())
+write("config", "encoder-decoder-variants", json.dumps({
+    "n_layer": 1, "n_encoder_layer": 2, "n_head": 4, "n_embd": 32, "n_kv_head": 2, "position_encoding": "rope",
+    "norm": "rmsnorm", "norm_position": "post", "activation_function": "swiglu", "n_experts": 3, "moe_top_k": 2,
+    "decoder_start_token_id": 1, "eos_token_id": 2, "vocab_size": 41, "tokenizer": "char"}))
 write("config", "hf-gpt2", json.dumps({
     "activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"], "layer_norm_epsilon": 1e-05,
     "model_type": "gpt2", "n_ctx": 1024, "n_embd": 768, "n_head": 12, "n_inner": None, "n_layer": 12,
@@ -213,6 +217,8 @@ write("train_setup", "copy-unknown-key", 'copy:vocab=5,length=3\n{"train": {"bat
 write("train_setup", "reverse", 'reverse:vocab=3,length=2\n{}')
 write("train_setup", "addition", 'addition:digits=4\n{}')
 write("train_setup", "text-path", 'text:path=/data/a:b=c.txt,vocab=300,val=0.1\n{}')
+with open(os.path.join(ROOT, "assets", "models", "configs", "dates-encdec.json"), "rb") as f:
+    write("train_setup", "dates-encdec", b"dates\n" + f.read())
 
 # --- training comparisons (the Training panel's Compare view)
 def compared_run(label, losses, evals):
