@@ -16,6 +16,7 @@
 #include "model/nn/backend.h"
 #include "model/nn/transformer.h"
 #include "model/theory/cost.h"
+#include "model/train/backward.h"
 #include "model/train/backward_reference.h"
 #include "model/train/device.h"
 #include "model/train/train_model.h"
@@ -95,6 +96,12 @@ TEST(CrossAttention, BackwardMatchesFiniteDifferences) {
     }
   }
   EXPECT_GT(std::fabs(dq[0]) + std::fabs(dkv[0]) + std::fabs(dkv[Hkv * D]), 0.0) << "gradients are all zero";
+  // The Eigen fast path gives the plain loop's gradients.
+  std::vector<float> dqFast(q.size(), 0.0f), dkvFast(kv.size(), 0.0f);
+  makeCpuBackwardOps(2)->crossAttention(dqFast.data(), dkvFast.data(), direction.data(), q.data(), kv.data(), T, S, H, Hkv, D, B);
+  const auto dQ = compare(dqFast, dq), dKV = compare(dkvFast, dkv);
+  EXPECT_LT(dQ.maxAbs, 1e-5 * std::max(1.0, dQ.maxRef)) << "dq " << dQ.describe();
+  EXPECT_LT(dKV.maxAbs, 1e-5 * std::max(1.0, dKV.maxRef)) << "dkv " << dKV.describe();
 }
 
 TEST(EncoderDecoderConfig, RulesAreOneLineEach) {

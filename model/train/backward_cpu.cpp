@@ -307,6 +307,50 @@ class CpuBackwardOps : public BackwardOps {
     }
   }
 
+  // The plain loop's math per (sequence, key/value head) task, which owns that head's dK, dV columns
+  // and its query heads' dQ columns: P = softmax(Q K^T s), dV += P^T dO, dP = dO V^T,
+  // dS = P * (dP - rowsum(P * dP)) s, dQ += dS K, dK += dS^T Q.
+  void crossAttention(float* dq, float* dkv, const float* dout, const float* q, const float* kv, int T, int S, int H, int Hkv, int D,
+                      int batch) override {
+    using StridedMap = Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>;
+    const int C = H * D, KV = Hkv * D, group = H / Hkv, tasks = batch * Hkv;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+#pragma omp parallel num_threads(threads_) if (static_cast<size_t>(batch) * H * T * S * D > 32768)
+    {
+      RowMatrix p(T, S), dp(T, S);
+#pragma omp for schedule(static)
+      for (int task = 0; task < tasks; ++task) {
+        const int b = task / Hkv, g = task % Hkv;
+        const float* kvb = kv + static_cast<size_t>(b) * S * 2 * KV;
+        float* dkvb = dkv + static_cast<size_t>(b) * S * 2 * KV;
+        StridedConstMap k(kvb + g * D, S, D, Eigen::OuterStride<>(2 * KV));
+        StridedConstMap v(kvb + KV + g * D, S, D, Eigen::OuterStride<>(2 * KV));
+        StridedMap dk(dkvb + g * D, S, D, Eigen::OuterStride<>(2 * KV));
+        StridedMap dv(dkvb + KV + g * D, S, D, Eigen::OuterStride<>(2 * KV));
+        for (int h = g * group; h < (g + 1) * group; ++h) {
+          const size_t at = static_cast<size_t>(b) * T * C + h * D;
+          StridedConstMap qh(q + at, T, D, Eigen::OuterStride<>(C));
+          StridedConstMap go(dout + at, T, D, Eigen::OuterStride<>(C));
+          StridedMap dqh(dq + at, T, D, Eigen::OuterStride<>(C));
+          p.noalias() = (qh * k.transpose()) * scale;
+          for (int t = 0; t < T; ++t) {
+            auto row = p.row(t).array();
+            row = (row - row.maxCoeff()).exp();
+            row /= row.sum();
+          }
+          dv.noalias() += p.transpose() * go;
+          dp.noalias() = go * v.transpose();
+          for (int t = 0; t < T; ++t) {
+            const float weighted = p.row(t).dot(dp.row(t));
+            dp.row(t) = (p.row(t).array() * (dp.row(t).array() - weighted) * scale).matrix();
+          }
+          dqh.noalias() += dp * k;
+          dk.noalias() += dp.transpose() * qh;
+        }
+      }
+    }
+  }
+
   double crossEntropy(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V,
                       float scale) override {
     for (int r = 0; r < rows; ++r)
