@@ -56,6 +56,8 @@ int runInfo(const Argv& argv) {
              {"mlp", p.mlp},
              {"router", p.router},
              {"shared_expert", p.sharedExpert},
+             {"encoder", p.encoder},
+             {"cross_attention", p.crossAttention},
              {"norm", p.layerNorm},
              {"unembedding_tied", c.tie_word_embeddings}}},
            {"per_layer", p.perLayer},
