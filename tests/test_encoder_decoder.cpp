@@ -14,6 +14,7 @@
 #include "model/core/error.h"
 #include "model/generate/generate.h"
 #include "model/nn/backend.h"
+#include "model/nn/ops_reference.h"
 #include "model/nn/transformer.h"
 #include "model/theory/cost.h"
 #include "model/train/backward.h"
@@ -72,7 +73,7 @@ TEST(CrossAttention, BackwardMatchesFiniteDifferences) {
     double total = 0;
     std::vector<float> out((size_t)T * C);
     for (int b = 0; b < B; ++b) {
-      crossAttentionReference(out.data(), nullptr, q.data() + (size_t)b * T * C, kv.data() + (size_t)b * S * KV2, T, S, H, Hkv, D);
+      ref::crossAttention(out.data(), nullptr, q.data() + (size_t)b * T * C, kv.data() + (size_t)b * S * KV2, T, S, H, Hkv, D);
       for (size_t i = 0; i < out.size(); ++i) total += (double)out[i] * direction[(size_t)b * T * C + i];
     }
     return total;

@@ -26,6 +26,7 @@ namespace {
 struct Variant {
   std::string name;
   ModelConfig config;
+  double step = 1e-3;  // the finite-difference step of the non-router tensors
 };
 
 std::vector<Variant> variants() {
@@ -177,6 +178,42 @@ std::vector<Variant> variants() {
     c.attention_variant.tile = 3;
     v.push_back({"flash_tile3", c});
   }
+  // Encoder-decoder models (docs/ENCODER_DECODER.md): the gradient through the cross-attention
+  // into the encoder, its layers and its embedding (the batches carry sources of kSourceSteps tokens).
+  auto encoderDecoder = [](ModelConfig c, int encoderLayers) {
+    c.n_encoder_layer = encoderLayers;
+    c.decoder_start_token_id = 1;
+    c.eos_token_id = 2;
+    return c;
+  };
+  v.push_back({"encdec_gpt2", encoderDecoder(base, 2)});
+  {
+    ModelConfig c = encoderDecoder(smallConfig(2, 4, 16, 11, 8), 1);
+    c.position_encoding = PositionEncoding::Rope;
+    c.n_kv_head = 2;
+    c.activation = Activation::SwiGlu;
+    c.d_ff = 12;
+    c.norm = NormKind::RmsNorm;
+    c.pre_norm = false;
+    v.push_back({"encdec_rope_gqa_swiglu_rmsnorm_postnorm", c});
+  }
+  {
+    ModelConfig c = encoderDecoder(base, 1);
+    c.position_encoding = PositionEncoding::Alibi;
+    c.n_experts = 3;
+    c.moe_top_k = 2;
+    c.moe_capacity_factor = 0;
+    c.tie_word_embeddings = false;
+    // A step of 1e-3 in wte or a cross-attention bias flips a top-2 choice here (the loss jumps);
+    // 1e-4 keeps every routing decision (checked: 1e-4 and 2e-5 agree with the analytic gradient).
+    v.push_back({"encdec_alibi_moe_untied", c, 1e-4});
+  }
+  {
+    ModelConfig c = encoderDecoder(base, 2);
+    c.position_encoding = PositionEncoding::Sinusoidal;
+    c.attention_only = true;
+    v.push_back({"encdec_sinusoidal_attention_only", c});
+  }
   return v;
 }
 
@@ -242,7 +279,7 @@ TEST_P(TrainModelGradient, MatchesFiniteDifferencesPerTensor) {
     // Routing is piecewise constant in the router weights (top-k choices, capacity drops): a small
     // step keeps every decision, so the loss is smooth across it.
     const bool router = spec.name.find("router") != std::string::npos;
-    const double h = router ? 5e-5 : 1e-3;
+    const double h = router ? 5e-5 : GetParam().step;
     for (size_t i = 0; i < d.size(); ++i) p[i] = static_cast<float>(saved[i] + h * d[i]);
     const double up = totalLoss(model, w, batch.view(B, T));
     for (size_t i = 0; i < d.size(); ++i) p[i] = static_cast<float>(saved[i] - h * d[i]);

@@ -9,6 +9,7 @@
 
 #include "model/core/error.h"
 #include "model/generate/sampling.h"
+#include "model/nn/ops_reference.h"
 #include "model/nn/positional.h"
 
 namespace tscope {
@@ -80,39 +81,9 @@ void Backend::embedHalf(float* out, const int* hostTokens, const HalfMatrix& wte
   }
 }
 
-void crossAttentionReference(float* out, float* probs, const float* q, const float* kv, int T, int S, int H, int Hkv, int D) {
-  const int C = H * D, KV = Hkv * D, group = H / Hkv;
-  const double scale = 1.0 / std::sqrt((double)D);
-  std::vector<double> p(S);
-  for (int h = 0; h < H; ++h) {
-    const int g = (h / group) * D;
-    for (int t = 0; t < T; ++t) {
-      const float* qi = q + (size_t)t * C + h * D;
-      double top = -INFINITY;
-      for (int j = 0; j < S; ++j) {
-        const float* kj = kv + (size_t)j * 2 * KV + g;
-        double dot = 0;
-        for (int d = 0; d < D; ++d) dot += (double)qi[d] * kj[d];
-        p[j] = dot * scale;
-        top = std::max(top, p[j]);
-      }
-      double sum = 0;
-      for (int j = 0; j < S; ++j) sum += (p[j] = std::exp(p[j] - top));
-      float* o = out + (size_t)t * C + h * D;
-      for (int d = 0; d < D; ++d) {
-        double acc = 0;
-        for (int j = 0; j < S; ++j) acc += p[j] * kv[(size_t)j * 2 * KV + KV + g + d];
-        o[d] = static_cast<float>(acc / sum);
-      }
-      if (probs)
-        for (int j = 0; j < S; ++j) probs[((size_t)h * T + t) * S + j] = static_cast<float>(p[j] / sum);
-    }
-  }
-}
-
 void Backend::crossAttention(float* out, float* probs, const float* q, const float* kv, int T, int S, int H, int Hkv, int D) {
   if (isHost()) {
-    crossAttentionReference(out, probs, q, kv, T, S, H, Hkv, D);
+    ref::crossAttention(out, probs, q, kv, T, S, H, Hkv, D);
     return;
   }
   // A device without its own kernel: the plain loop on host copies.
@@ -120,7 +91,7 @@ void Backend::crossAttention(float* out, float* probs, const float* q, const flo
   std::vector<float> hostQ(TC), hostKv((size_t)S * 2 * Hkv * D), hostOut(TC), hostProbs(probs ? (size_t)H * T * S : 0);
   download(hostQ.data(), q, hostQ.size());
   download(hostKv.data(), kv, hostKv.size());
-  crossAttentionReference(hostOut.data(), probs ? hostProbs.data() : nullptr, hostQ.data(), hostKv.data(), T, S, H, Hkv, D);
+  ref::crossAttention(hostOut.data(), probs ? hostProbs.data() : nullptr, hostQ.data(), hostKv.data(), T, S, H, Hkv, D);
   upload(out, hostOut.data(), TC);
   if (probs) upload(probs, hostProbs.data(), hostProbs.size());
 }

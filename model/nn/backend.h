@@ -135,7 +135,7 @@ class Backend {
   //   q (T, H D) queries; kv (S, 2 Hkv D) keys | values of the S source rows; query head h reads
   //   key/value head h / (H / Hkv); every query sees every source row (no mask, no positions).
   //   out (T, H D) = concatenated heads of softmax(q_h k^T / sqrt(D)) v; probs (H, T, S) if not null.
-  // The default is the plain loop (crossAttentionReference) on the host, through copies on a device.
+  // The default is the plain loop (ref::crossAttention, ops_reference.h) on the host, through copies on a device.
   virtual void crossAttention(float* out, float* probs, const float* q, const float* kv, int T, int S, int H, int Hkv, int D);
 
   // --- fused ops: the defaults (backend.cpp) run the plain ops in turn; CUDA fuses them --------
@@ -185,10 +185,6 @@ class HostBackend : public Backend {
   void download(float* hostDst, const float* src, size_t count) override;
   void copy(float* dst, const float* src, size_t count) override;
 };
-
-// The plain loop of Backend::crossAttention on host arrays (the ground truth; the Eigen fast path
-// and the backward are checked against it). probs may be null.
-void crossAttentionReference(float* out, float* probs, const float* q, const float* kv, int T, int S, int H, int Hkv, int D);
 
 // The plain-loop reference backend (the ground truth) and the Eigen fast path.
 std::unique_ptr<Backend> makeReferenceBackend();

@@ -1,8 +1,10 @@
 // The reference backend: every op as plain loops, written to be read, not to be fast.
 // It is the ground truth the Eigen (and CUDA) paths are tested against.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "model/nn/backend.h"
 #include "model/nn/ops_reference.h"
@@ -142,6 +144,41 @@ void attention(float* out, float* probs, float* scores, float* qkv, float* kCach
         for (int j = 0; j < Tk; ++j) acc += weight[j] * vCache[(size_t)j * kvDim + kvHead * D + d];
         out[(size_t)t * C + h * D + d] = static_cast<float>(acc);
       }
+    }
+  }
+}
+
+void crossAttentionRow(double* p, const float* q, const float* kv, int S, int Hkv, int D, int kvColumn) {
+  const int KV = Hkv * D;
+  const double scale = 1.0 / std::sqrt((double)D);
+  double top = -INFINITY;
+  for (int j = 0; j < S; ++j) {
+    const float* k = kv + (size_t)j * 2 * KV + kvColumn;
+    double dot = 0;
+    for (int d = 0; d < D; ++d) dot += (double)q[d] * k[d];
+    p[j] = dot * scale;
+    top = std::max(top, p[j]);
+  }
+  double sum = 0;
+  for (int j = 0; j < S; ++j) sum += (p[j] = std::exp(p[j] - top));
+  for (int j = 0; j < S; ++j) p[j] /= sum;
+}
+
+void crossAttention(float* out, float* probs, const float* q, const float* kv, int T, int S, int H, int Hkv, int D) {
+  const int C = H * D, KV = Hkv * D, group = H / Hkv;
+  std::vector<double> p(S);
+  for (int h = 0; h < H; ++h) {
+    const int g = (h / group) * D;
+    for (int t = 0; t < T; ++t) {
+      crossAttentionRow(p.data(), q + (size_t)t * C + h * D, kv, S, Hkv, D, g);
+      float* o = out + (size_t)t * C + h * D;
+      for (int d = 0; d < D; ++d) {
+        double acc = 0;
+        for (int j = 0; j < S; ++j) acc += p[j] * kv[(size_t)j * 2 * KV + KV + g + d];
+        o[d] = static_cast<float>(acc);
+      }
+      if (probs)
+        for (int j = 0; j < S; ++j) probs[((size_t)h * T + t) * S + j] = static_cast<float>(p[j]);
     }
   }
 }

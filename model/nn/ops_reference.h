@@ -22,5 +22,10 @@ void add(float* x, const float* y, size_t n);
 void gatherRows(float* out, const float* in, const int* rows, int n, int C);
 void scatterAddRows(float* out, const float* in, const int* rows, const float* weights, int n, int C);
 void attention(float* out, float* probs, float* scores, float* qkv, float* kCache, float* vCache, const AttentionShape& shape);
+// Backend::crossAttention's plain loop (probs may be null).
+void crossAttention(float* out, float* probs, const float* q, const float* kv, int T, int S, int H, int Hkv, int D);
+// p (S) = softmax over the S source rows of q . k_j / sqrt(D), k_j = kv row j (2 Hkv D wide) at
+// column kvColumn: one query head's cross-attention row (the forward's and the backward's).
+void crossAttentionRow(double* p, const float* q, const float* kv, int S, int Hkv, int D, int kvColumn);
 
 }  // namespace tscope::ref

@@ -77,14 +77,7 @@ void Transformer::encode(std::span<const int> source, EncoderTrace* trace) {
   float* x = residual_.data();
   block.embed(x, source.data(), wte_, encoderPositions_, 1, S, 0, wteHalf_);
   const AttentionShape shape = block.attentionShape(S, 0, S);
-  LayerTensors t;
-  t.normed1 = t.normed2 = normed_.data();
-  t.qkv = qkv_.data();
-  t.attn = attnOut_.data();
-  t.out = projected_.data();
-  t.hidden = hidden_.data();
-  t.gate = gate_.data();
-  t.moe = &moe_;
+  LayerTensors t = sharedScratch();
   t.probs = trace ? attnProbs_.data() : nullptr;
   bool normed = false;
   for (int l = 0; l < Le; ++l) {
@@ -105,6 +98,19 @@ void Transformer::encode(std::span<const int> source, EncoderTrace* trace) {
   }
   encodedLength_ = S;
   if (trace) trace->encodeMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+}
+
+// Every layer (of either stack) writes the same scratch; normed_ is each sublayer's (pre-)norm.
+LayerTensors Transformer::sharedScratch() {
+  LayerTensors t;
+  t.normed1 = t.normed2 = normed_.data();
+  t.qkv = qkv_.data();
+  t.attn = attnOut_.data();
+  t.out = projected_.data();
+  t.hidden = hidden_.data();
+  t.gate = gate_.data();
+  t.moe = &moe_;
+  return t;
 }
 
 // A decoder layer's cross-attention inputs and scratch (encoder-decoder models).
@@ -229,15 +235,7 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
   const int C = config_.n_embd, H = config_.n_head;
   const size_t activations = (size_t)T * C;
   float* x = residual_.data();
-  // Every layer writes the same scratch; normed_ is each sublayer's (pre-)norm.
-  LayerTensors t;
-  t.normed1 = t.normed2 = normed_.data();
-  t.qkv = qkv_.data();
-  t.attn = attnOut_.data();
-  t.out = projected_.data();
-  t.hidden = hidden_.data();
-  t.gate = gate_.data();
-  t.moe = &moe_;
+  LayerTensors t = sharedScratch();
   t.interventions = interventions_.empty() ? nullptr : &interventions_;
   const bool denseMlp = config_.hasFeedForward() && !config_.isMoe();
   bool normed = false;  // normed_ holds the pre-norm of x for the next sublayer

@@ -101,6 +101,7 @@ class Transformer {
   void unembed(Trace* trace, const float* finalIn, int rows, std::vector<float>& logits);
   void lensTopK(Trace& trace, int lensRow, const float* row);
 
+  LayerTensors sharedScratch();  // the scratch buffers every layer's forward writes (sized by ensureScratch)
   void setCrossTensors(LayerTensors& t, int layer, bool captureProbs);
 
   ModelConfig config_;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/core/error.h"
+#include "model/nn/ops_reference.h"
 
 namespace tscope::ref {
 
@@ -324,19 +325,9 @@ void crossAttentionBackward(float* dq, float* dkv, const float* dout, const floa
       for (int t = 0; t < T; ++t) {
         const float* qi = qb + (size_t)t * C + h * D;
         const float* go = doutb + (size_t)t * C + h * D;
-        double top = -INFINITY;
-        for (int j = 0; j < S; ++j) {
-          const float* kj = kvb + (size_t)j * 2 * KV + g;
-          double dot = 0;
-          for (int d = 0; d < D; ++d) dot += (double)qi[d] * kj[d];
-          p[j] = dot * scale;
-          top = std::max(top, p[j]);
-        }
-        double sum = 0;
-        for (int j = 0; j < S; ++j) sum += (p[j] = std::exp(p[j] - top));
+        ref::crossAttentionRow(p.data(), qi, kvb, S, Hkv, D, g);  // the forward's probabilities
         double weighted = 0;  // sum_j p_j dp_j
         for (int j = 0; j < S; ++j) {
-          p[j] /= sum;
           const float* vj = kvb + (size_t)j * 2 * KV + KV + g;
           double dot = 0;
           for (int d = 0; d < D; ++d) dot += (double)go[d] * vj[d];

@@ -16,6 +16,11 @@ import tempfile
 
 import numpy as np
 
+# The forward golden test's comparison and clean-failure check, shared.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "forward"))
+from check_bad_inputs import check_case  # noqa: E402
+from check_forward import compare_array  # noqa: E402
+
 RELATIVE_TOLERANCE = 1e-4
 CLI_TIMEOUT_S = 300
 
@@ -37,29 +42,6 @@ def run_forward(cli, model_dir, ids, dump_dir):
     if result.returncode != 0:
         return [f"exit code {result.returncode} from {' '.join(command)}; stderr: {result.stderr.strip()[:500]}"]
     return []
-
-
-def compare_array(label, ours_path, reference_path, tolerance):
-    """Returns (line to print, passed). Ours must be a float32 .npy of the reference's shape, all finite."""
-    if not os.path.isfile(ours_path):
-        return f"{label}: FAIL missing {ours_path}", False
-    try:
-        ours = np.load(ours_path, allow_pickle=False)
-    except Exception as error:  # a malformed .npy is a failure, not a crash of the test
-        return f"{label}: FAIL cannot read {ours_path}: {error}", False
-    reference = np.load(reference_path).astype(np.float64)
-    if ours.dtype != np.float32:
-        return f"{label}: FAIL dtype {ours.dtype}, expected float32", False
-    if ours.shape != reference.shape:
-        return f"{label}: FAIL shape {ours.shape}, expected {reference.shape}", False
-    ours = ours.astype(np.float64)
-    if not np.isfinite(ours).all():
-        return f"{label}: FAIL non-finite values", False
-    max_abs_diff = float(np.abs(ours - reference).max())
-    relative_error = max_abs_diff / float(np.abs(reference).max())
-    passed = relative_error <= tolerance
-    return (f"{label}: max abs diff {max_abs_diff:.3e}, relative error {relative_error:.3e} "
-            f"(tolerance {tolerance:.0e}) {'ok' if passed else 'FAIL'}"), passed
 
 
 def array_names(config):
@@ -116,29 +98,6 @@ def bad_input_cases(ref, first, scratch):
     return cases
 
 
-def check_bad_input(cli, arguments, named):
-    """Returns ("", the stderr line) when the CLI failed cleanly (non-zero exit, not a signal, one
-    non-empty stderr line containing `named`), else (what was wrong, "")."""
-    try:
-        result = subprocess.run([cli] + arguments, capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return f"timed out after {CLI_TIMEOUT_S} s", ""
-    except OSError as error:
-        return f"cannot run {cli}: {error}", ""
-    code = result.returncode  # negative when killed by a signal
-    stderr_text = result.stderr[:-1] if result.stderr.endswith("\n") else result.stderr
-    stderr_lines = stderr_text.split("\n") if stderr_text else []
-    if code == 0:
-        return "exit code 0 (expected a failure)", ""
-    if code < 0 or code >= 128:
-        return f"exit code {code}: crashed (signal); stderr: {result.stderr.strip()[:500]}", ""
-    if len(stderr_lines) != 1 or not stderr_lines[0].strip():
-        return f"stderr must be exactly one non-empty line, got {len(stderr_lines)}: {result.stderr[:500]!r}", ""
-    if named not in stderr_lines[0]:
-        return f"the stderr line does not name the problem ('{named}'): {stderr_lines[0][:500]!r}", ""
-    return "", stderr_lines[0]
-
-
 def main():
     parser = argparse.ArgumentParser(description="Compares tscope-cli's encoder-decoder forward with the PyTorch reference.")
     parser.add_argument("--cli", required=True, help="path to tscope-cli")
@@ -159,7 +118,7 @@ def main():
             failures += variant_failures
             checks += variant_checks
         for description, arguments, named in bad_input_cases(args.ref, variants[0], scratch):
-            problem, message = check_bad_input(args.cli, arguments, named)
+            problem, message = check_case(args.cli, arguments, named)
             checks += 1
             if problem:
                 failures += 1

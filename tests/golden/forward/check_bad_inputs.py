@@ -62,12 +62,15 @@ def make_cases(ref, scratch, vocab_size):
     return cases
 
 
-def check_case(cli, arguments):
-    """Returns ("", the stderr line) when the CLI failed cleanly, else (what was wrong, "")."""
+def check_case(cli, arguments, named=None):
+    """Returns ("", the stderr line) when the CLI failed cleanly (non-zero exit, not a signal, one
+    non-empty stderr line, containing `named` when given), else (what was wrong, "")."""
     try:
         result = subprocess.run([cli] + arguments, capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return f"timed out after {CLI_TIMEOUT_S} s", ""
+    except OSError as error:
+        return f"cannot run {cli}: {error}", ""
     code = result.returncode  # negative when killed by a signal
     stderr_text = result.stderr[:-1] if result.stderr.endswith("\n") else result.stderr
     stderr_lines = stderr_text.split("\n") if stderr_text else []
@@ -77,6 +80,8 @@ def check_case(cli, arguments):
         return f"exit code {code}: crashed (signal); stderr: {result.stderr.strip()[:500]}", ""
     if len(stderr_lines) != 1 or not stderr_lines[0].strip():
         return f"stderr must be exactly one non-empty line, got {len(stderr_lines)}: {result.stderr[:500]!r}", ""
+    if named is not None and named not in stderr_lines[0]:
+        return f"the stderr line does not name the problem ('{named}'): {stderr_lines[0][:500]!r}", ""
     return "", stderr_lines[0]
 
 
