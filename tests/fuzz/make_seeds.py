@@ -164,6 +164,8 @@ write("session_file", "full", json.dumps(session, indent=2))
 write("session_file", "minimal", '{"tscope_session": 1}')
 write("session_file", "unicode-prompt", json.dumps({"tscope_session": 1, "prompt": "caf\u00e9 \u20ac \U0001F600", "panel": "moe"}, ensure_ascii=False))
 write("session_file", "bad-temperature", '{"tscope_session": 1, "temperature": 0}')
+write("session_file", "encoder-decoder-source", json.dumps({"tscope_session": 1, "model": "assets/models/dates-encdec",
+                                                             "source": "the twelfth of march nineteen ninety one", "prompt": "1991-"}))
 
 # --- lessons: the unit tests' sample, a minimal one, and a few near misses
 with open(os.path.join(ROOT, "tests", "data", "lessons", "sample.json"), "rb") as f:
