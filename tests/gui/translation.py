@@ -3,10 +3,11 @@
 encoder-decoder assets/models/dates-encdec: a source typed key by key is translated by Translate
 (greedy) into the exact ISO date; Clear target then Step writes one token; beam search shows its
 best continuation and Translate takes it; changing the layer and head, toggling the lines view and
-hovering a target token change the pixels of the maps; a source past the context (58 characters)
-says how many tokens were dropped; an empty source is one error line and the app stays alive; a
-decoder-only model shows the one-line note with its button, which opens the translator again with
-the source kept. Screenshots are left in OUT.
+hovering a target token change the pixels of the maps; Export CSV writes the cross-attention (a
+row per decoder step, summing to 1); a source past the context (58 characters) says how many
+tokens were dropped; an empty source is one error line and the app stays alive; a decoder-only
+model shows the one-line note with its button, which opens the translator again with the source
+kept. Screenshots are left in OUT.
 usage: translation.py TSCOPE MODELS_DIR OUT"""
 import os
 import shutil
@@ -119,6 +120,18 @@ def session(start, out, models_dir):
     after = app.crop(app.screenshot(), "translation_cross_heatmap")
     if not differs(before, after):
         raise Failure("another decoder layer and head did not change the cross-attention heatmap")
+    # Export CSV writes the cross-attention on screen: a row per decoder step, a column per source token.
+    before_files = set(os.listdir(out))
+    app.click("export_csv")
+    name = f"tscope-cross_attention_l{last_layer}_h{last_head}-"
+    app.wait(lambda r: any(f.startswith(name) and f.endswith(".csv") for f in set(os.listdir(out)) - before_files), "the exported CSV", 10)
+    exported = next(f for f in set(os.listdir(out)) - before_files if f.startswith(name))
+    with open(os.path.join(out, exported)) as f:
+        rows = [[float(v) for v in line.split(",")] for line in f.read().splitlines()]
+    steps, sources = shown(report)["target_tokens"] + 1, shown(report)["source_tokens"]
+    if len(rows) != steps or any(len(row) != sources for row in rows) or max(abs(sum(row) - 1) for row in rows) > 1e-4:
+        raise Failure(f"{exported}: {len(rows)} rows of {[len(row) for row in rows][:3]}..., expected {steps} rows of {sources} summing to 1")
+    log(f"  Export CSV on the Translation tab: {exported}, {steps} x {sources}, every row sums to 1")
     panel_before = app.crop(app.screenshot(), "panel")
     app.click("translation_lines")
     report = settled(app, "the lines view", lambda f: f["lines"])

@@ -205,7 +205,7 @@ void ArchitecturePanel::draw(PanelContext& ctx) {
   const float diagramWidth = std::min(ImGui::GetContentRegionAvail().x * (sideBySide ? 1.0f : 0.55f), fontSize * 40);
   ImGui::BeginGroup();
   ImGui::TextUnformatted(v.problem.empty() ? "Block diagram" : "Block diagram (last valid config)");
-  if (v.lastValid.isEncoderDecoder()) drawEncoderDecoderDiagram(v.lastValid, ImVec2(diagramWidth, 0), {});
+  if (v.lastValid.isEncoderDecoder()) drawEncoderDecoderDiagram(v.lastValid, ImVec2(diagramWidth, 0), {}, false);
   else drawBlockDiagram(v.lastValid, diagramWidth);
   ImGui::EndGroup();
   // The share bars go under the diagram, or beside it when there is room (stacked layout).

@@ -195,7 +195,7 @@ int hoveredFrame(const std::vector<ImVec4>& frames) {
 
 }  // namespace
 
-EncoderDecoderDiagram drawEncoderDecoderDiagram(const ModelConfig& c, ImVec2 size, StackLayers highlighted) {
+EncoderDecoderDiagram drawEncoderDecoderDiagram(const ModelConfig& c, ImVec2 size, StackLayers highlighted, bool pickable) {
   const StackSpec encoder = encoderSpec(c), decoder = decoderSpec(c);
   auto measure = [&](float font) {
     const Geometry g(font);
@@ -226,6 +226,7 @@ EncoderDecoderDiagram drawEncoderDecoderDiagram(const ModelConfig& c, ImVec2 siz
   result.decoderFrames = right.frames;
   const ImVec2 claimed = measure(font);
   ImGui::Dummy(claimed);
+  if (!pickable) return result;
   const int encoderHovered = hoveredFrame(left.frames), decoderHovered = hoveredFrame(right.frames);
   auto outline = [&](const ImVec4& r) { ImGui::GetWindowDrawList()->AddRect(ImVec2(r.x, r.y), ImVec2(r.z, r.w), ImGui::GetColorU32(ImGuiCol_Text, 0.9f), g.f * 0.4f); };
   if (encoderHovered >= 0) {

@@ -23,7 +23,8 @@ struct EncoderDecoderDiagram {
 };
 
 // Draws the diagram at the cursor within `size` (size.y <= 0: any height), the `highlighted`
-// layers outlined, shrinking the text (to half at most) to fit; claims its space.
-EncoderDecoderDiagram drawEncoderDecoderDiagram(const ModelConfig& config, ImVec2 size, StackLayers highlighted);
+// layers outlined, shrinking the text (to half at most) to fit; claims its space. With `pickable`,
+// a hovered layer frame is outlined with a tooltip and a click reports it.
+EncoderDecoderDiagram drawEncoderDecoderDiagram(const ModelConfig& config, ImVec2 size, StackLayers highlighted, bool pickable = true);
 
 }  // namespace tscope::gui
