@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Renders every panel headlessly (Xvfb) into docs/*.png for the README, on the shipped models:
 # brown-small (the default), brown-moe for the Experts panel, induction-2l for an induction head,
-# and the Training panel mid-run. Needs a built tree (scripts/setup.sh).
+# the Training panel mid-run, and dates-encdec in the Translation panel (docs/screenshots/). Needs a
+# built tree (scripts/setup.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -25,3 +26,10 @@ shot moe --model $moe --panel moe --prompt "$prompt"
 shot prompt-past-context --model $induction --panel residual --prompt "Attention is a soft dictionary lookup: every query is compared with every key"
 shot training-panel --model $small --panel training --train-preset induction --train-steps 1000 --layer 1 --head 5
 shot training-panel-moe --model $small --panel training --train-preset brown-moe --train-steps 750 --layer 1 --head 0
+# The Translation panel: a finished greedy translation, decoder layer 1 head 3 (the digits' alignments).
+mkdir -p docs/screenshots
+translation_session=$(mktemp --suffix=.json)
+printf '{"tscope_session": 1, "source": "the third of may two thousand and seven", "prompt": "2007-05-03$", "greedy": true, "layer": 1, "head": 3}' \
+  >"$translation_session"
+shot screenshots/translation --model assets/models/dates-encdec --session "$translation_session" --panel translation
+rm -f "$translation_session"

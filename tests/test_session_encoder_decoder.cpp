@@ -1,8 +1,11 @@
 // The app's Session (no GL) with an encoder-decoder model, driven as the Translation panel and the
 // Next-token panel drive it: the source is encoded once and shown with the encoder's maps, the
 // prompt box holds the target after the decoder start token, Generate N decodes the translation
-// (the same tokens as greedy decoding by the engine), a new source drops the kept decoder work.
+// (the same tokens as greedy decoding by the engine), each target token's probability is the
+// engine's softmax, a new source drops the kept decoder work.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "app/session/session.h"
 #include "model/generate/generate.h"
@@ -52,6 +55,22 @@ TEST(SessionEncoderDecoder, EncodesTheSourceAndDecodesTheTarget) {
   EXPECT_EQ(snapshot->ids, (std::vector<int>{kDateDecoderStartId, dateCharacterId('1'), dateCharacterId('9')}));
   EXPECT_EQ(snapshot->trace.S, (int)request.source.size());
   EXPECT_EQ(snapshot->trace.cross.size(), (size_t)c.n_layer * c.n_head * 3 * request.source.size());
+  // p('1' | ^) and p('9' | ^1): the engine's softmax over a forward of the whole target.
+  {
+    auto backend = makeCpuBackend(1);
+    const LoadedModel again = loadModel(path);
+    Transformer engine(again.weights, *backend);
+    engine.encode(dateCharacterIds(request.source));
+    const std::vector<float> logits = engine.logitsFor(snapshot->ids);
+    ASSERT_EQ(snapshot->targetProbabilities.size(), 2u);
+    double worst = 0;
+    for (size_t t = 0; t < 2; ++t) {
+      double sum = 0;
+      for (int v = 0; v < c.vocab_size; ++v) sum += std::exp((double)logits[t * c.vocab_size + v]);
+      worst = std::max(worst, std::abs(snapshot->targetProbabilities[t] - std::exp((double)logits[t * c.vocab_size + snapshot->ids[t + 1]]) / sum));
+    }
+    EXPECT_LT(worst, 1e-5) << "largest difference of the snapshot's target probabilities from the engine's softmax";
+  }
 
   // Generate N with greedy decoding = the engine's greedy generation after "^19".
   Request generate = request;

@@ -1,7 +1,9 @@
 // The derived numbers the panels draw (model/nn/trace_views.h) against independent computations:
 // the mask against the -inf cells of a real forward's scores (causal, windowed, bidirectional),
 // the head mean against a sum over the trace's own maps, the active experts against routeTokens,
-// and the loss smoothing against sums written out here.
+// the loss smoothing against sums written out here, and the Translation panel's encoder-decoder
+// views (cross and encoder maps, each target token's probability) against the trace's own maps
+// and a softmax written out here.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -214,4 +216,105 @@ TEST(TraceViews, TopTokenIdsAreTheLargestWithTiesToTheLowerId) {
   EXPECT_EQ(topTokenIds(probs, 3), (std::vector<int>{1, 3, 4}));
   EXPECT_EQ(topTokenIds(probs, 9), (std::vector<int>{1, 3, 4, 0, 2}));  // more than V: all of them
   EXPECT_TRUE(topTokenIds(probs, 0).empty());
+}
+
+namespace {
+
+// A small random encoder-decoder, its source encoded and a target run with a trace.
+struct EncoderDecoderRun {
+  Trace trace;
+  EncoderTrace encoder;
+  std::vector<float> logits;  // (T, V)
+  std::vector<int> target;
+};
+
+EncoderDecoderRun encoderDecoderRun(int S, int T) {
+  ModelConfig c = smallConfig(2, 3, 24, 29, 16);
+  c.n_encoder_layer = 2;
+  c.decoder_start_token_id = 1;
+  c.eos_token_id = 2;
+  const Weights weights = randomWeights(c, 9);
+  auto backend = makeCpuBackend(1);
+  Transformer model(weights, *backend);
+  std::vector<int> source(S);
+  for (int s = 0; s < S; ++s) source[s] = (s * 5 + 4) % c.vocab_size;
+  EncoderDecoderRun run;
+  model.encode(source, &run.encoder);
+  run.target = {c.decoder_start_token_id};
+  for (int t = 1; t < T; ++t) run.target.push_back((t * 11 + 3) % c.vocab_size);
+  run.logits = model.logitsFor(run.target, &run.trace, TraceOptions{});
+  return run;
+}
+
+}  // namespace
+
+TEST(TraceViews, CrossAndEncoderMapsAreTheTracesHeadsAndTheirMean) {
+  const int S = 7, T = 5;
+  const EncoderDecoderRun run = encoderDecoderRun(S, T);
+  const Trace& trace = run.trace;
+  ASSERT_EQ(trace.S, S);
+  ASSERT_EQ(trace.layers.size(), 2u);
+  double worst = 0;
+  for (int li = 0; li < 2; ++li) {
+    const std::vector<float> one = crossAttentionShown(trace, li, 1, false), mean = crossAttentionShown(trace, li, 0, true);
+    ASSERT_EQ(one.size(), (size_t)T * S);
+    ASSERT_EQ(mean.size(), (size_t)T * S);
+    for (size_t i = 0; i < one.size(); ++i) {
+      worst = std::max(worst, (double)std::abs(one[i] - trace.crossMap(li, 1)[i]));
+      double sum = 0;
+      for (int h = 0; h < trace.H; ++h) sum += trace.crossMap(li, h)[i];
+      worst = std::max(worst, std::abs(mean[i] - sum / trace.H));
+    }
+    for (int t = 0; t < T; ++t) {  // every row of the mean is still a distribution over the source
+      double row = 0;
+      for (int j = 0; j < S; ++j) row += mean[(size_t)t * S + j];
+      EXPECT_NEAR(row, 1.0, 1e-5) << "layer " << li << " row " << t;
+    }
+  }
+  for (int l = 0; l < 2; ++l) {
+    const std::vector<float> one = encoderAttentionShown(run.encoder, l, 2, false), mean = encoderAttentionShown(run.encoder, l, 0, true);
+    ASSERT_EQ(one.size(), (size_t)S * S);
+    for (size_t i = 0; i < one.size(); ++i) {
+      worst = std::max(worst, (double)std::abs(one[i] - run.encoder.attnMap(l, 2)[i]));
+      double sum = 0;
+      for (int h = 0; h < run.encoder.H; ++h) sum += run.encoder.attnMap(l, h)[i];
+      worst = std::max(worst, std::abs(mean[i] - sum / run.encoder.H));
+    }
+    int positive = 0;  // bidirectional: later source tokens get weight too
+    for (int j = 1; j < S; ++j) positive += mean[j] > 0;
+    EXPECT_EQ(positive, S - 1) << "encoder layer " << l << ": row 0 should see every source token";
+  }
+  EXPECT_LT(worst, 1e-6) << "largest difference from the trace's own maps";
+  EXPECT_THROW(crossAttentionShown(trace, 2, 0, false), Error);
+  EXPECT_THROW(crossAttentionShown(trace, 0, 3, false), Error);
+  EXPECT_THROW(encoderAttentionShown(run.encoder, 2, 0, false), Error);
+  EXPECT_THROW(crossAttentionShown(forwardTrace(withMasking(true, 0), 4), 0, 0, false), Error);  // decoder-only: no cross maps
+}
+
+TEST(TraceViews, SequenceTokenProbabilitiesAreEachNextTokensSoftmax) {
+  // Rows of logits log(p) + c: the softmax gives p back whatever the constant.
+  const int V = 4;
+  const std::vector<float> logits = {std::log(0.1f) + 3, std::log(0.2f) + 3, std::log(0.3f) + 3, std::log(0.4f) + 3,  // after ids[0]
+                                     std::log(0.7f) - 5, std::log(0.1f) - 5, std::log(0.1f) - 5, std::log(0.1f) - 5,  // after ids[0..1]
+                                     0, 0, 0, 0};                                                                      // after the last: unused
+  const std::vector<int> ids = {1, 3, 0};
+  const std::vector<float> p = sequenceTokenProbabilities(logits, ids, V);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_NEAR(p[0], 0.4f, 1e-6);
+  EXPECT_NEAR(p[1], 0.7f, 1e-6);
+  EXPECT_TRUE(sequenceTokenProbabilities(std::vector<float>(V, 0.0f), std::vector<int>{2}, V).empty());
+  EXPECT_THROW(sequenceTokenProbabilities(logits, std::vector<int>{1, 3}, V), Error);     // 3 rows for 2 ids
+  EXPECT_THROW(sequenceTokenProbabilities(logits, std::vector<int>{1, 9, 0}, V), Error);  // outside the vocabulary
+  // On a real decoder: the probability of each target token equals the softmax of the forward's row.
+  const EncoderDecoderRun run = encoderDecoderRun(6, 5);
+  const int realV = static_cast<int>(run.logits.size() / run.target.size());
+  const std::vector<float> real = sequenceTokenProbabilities(run.logits, run.target, realV);
+  ASSERT_EQ(real.size(), run.target.size() - 1);
+  double worst = 0;
+  for (size_t t = 0; t + 1 < run.target.size(); ++t) {
+    double sum = 0;
+    for (int v = 0; v < realV; ++v) sum += std::exp((double)run.logits[t * realV + v]);
+    worst = std::max(worst, std::abs(real[t] - std::exp((double)run.logits[t * realV + run.target[t + 1]]) / sum));
+  }
+  EXPECT_LT(worst, 1e-6) << "largest difference from exp(logit) / sum exp(logits)";
 }

@@ -24,6 +24,7 @@
 #include "app/gui/panels/panel_sampling.h"
 #include "app/gui/panels/panel_scaling.h"
 #include "app/gui/panels/panel_training.h"
+#include "app/gui/panels/panel_translation.h"
 #include "app/gui/widgets/layout.h"
 #include "model/io/npy.h"
 #include "app/session/session_file.h"
@@ -64,6 +65,7 @@ void App::makeModelPanels() {
   at(PanelId::Architecture) = std::make_unique<ArchitecturePanel>();
   at(PanelId::Scaling) = std::make_unique<ScalingPanel>();
   at(PanelId::Efficient) = std::make_unique<EfficientPanel>();
+  at(PanelId::Translation) = std::make_unique<TranslationPanel>();
   if (!trainingPanel_) {
     auto training = std::make_unique<TrainingPanel>();
     trainingPanel_ = training.get();
@@ -118,13 +120,14 @@ App::InspectKey App::inspectWanted() const {
 
 namespace {
 // The Alt shortcut of each panel (PanelId order): Alt 1..9 and Alt 0 for the first ten tabs as
-// they were, Alt E for the Efficient-attention lab.
+// they were, Alt E for the Efficient-attention lab, Alt T for Translation.
 struct PanelShortcut {
   Key key;
   int digit;  // Key::Digit1 + digit
 };
 constexpr PanelShortcut kPanelShortcuts[] = {{Key::Digit1, 0}, {Key::Digit1, 1}, {Key::Digit1, 2}, {Key::Digit1, 3}, {Key::Digit1, 4}, {Key::Digit1, 5},
-                                             {Key::Digit1, 6}, {Key::Digit1, 7}, {Key::Digit1, 8}, {Key::E, 0},      {Key::Digit1, -1}};
+                                             {Key::Digit1, 6}, {Key::Digit1, 7}, {Key::Digit1, 8}, {Key::E, 0},      {Key::Digit1, -1},
+                                             {Key::T, 0}};
 static_assert(std::size(kPanelShortcuts) == static_cast<size_t>(PanelId::Count));
 }  // namespace
 
@@ -243,6 +246,7 @@ bool App::trainingSettled() const {
 void App::openModel(const std::string& path, const std::string& prompt) {
   try {
     auto next = std::make_unique<Session>(loadModel(path), session_->backendChoice());
+    const bool wasEncoderDecoder = session_->config().isEncoderDecoder();
     session_ = std::move(next);  // the old session finishes its forward and joins its worker
     snapshot_.reset();
     // Every cache was built from the old model's snapshots (whose ids the new session reuses).
@@ -255,7 +259,14 @@ void App::openModel(const std::string& path, const std::string& prompt) {
     state_.moeTopK = 0;
     state_.moeCapacityFactor = -1;
     state_.moeExpertChoice = c.moe_routing == MoeRoutingKind::ExpertChoice;
-    if (!prompt.empty()) state_.prompt = prompt;
+    if (!prompt.empty()) {
+      state_.prompt = prompt;
+    } else if (c.isEncoderDecoder() != wasEncoderDecoder) {
+      // An encoder-decoder's prompt is its target (the source is AppState::source): a decoder-only
+      // prompt is set aside for the way back, and the target starts empty.
+      std::swap(state_.prompt, promptAside_);
+      if (!c.isEncoderDecoder() && state_.prompt.empty()) state_.prompt = AppState{}.prompt;  // the app started on an encoder-decoder
+    }
     state_.generatedIds.clear();  // the old model's token ids
     keepFittingInterventions(state_.interventions, c);
     showMessage("opened " + path, MessageKind::Info);
@@ -498,6 +509,7 @@ void App::drawHelpOverlay() {
                            {"Ctrl + / Ctrl -", "larger / smaller text"},
                            {"Alt 1..9, 0", "switch panel"},
                            {"Alt E", "Efficient attention"},
+                           {"Alt T", "Translation (encoder-decoder models)"},
                            {"PageDown, Space, Right, N", "lesson: next step"},
                            {"PageUp, Backspace, Left, B", "lesson: previous step"},
                            {"Home / End", "lesson: first / last step"},

@@ -135,6 +135,7 @@ class App {
   std::string screenshotOutcome_;          // "saved PATH" or the error of the last screenshot
   ExportableMatrix lastExportable_;  // the toolbar is drawn before the panel sets this frame's
   std::string sessionPath_ = "tscope-session.json";
+  std::string promptAside_;  // the prompt of the other kind of model (decoder-only or encoder-decoder), kept while switched away
   LessonPlayer lesson_{TSCOPE_SOURCE_DIR "/assets/lessons", TSCOPE_SOURCE_DIR "/assets/models"};
 };
 

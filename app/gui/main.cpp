@@ -24,15 +24,16 @@
 namespace {
 
 struct Options {
-  std::string model, prompt, session, screenshot, panel, trainPreset, backend = "auto", lesson, exportSlides;
+  std::string model, prompt, source, session, screenshot, panel, trainPreset, backend = "auto", lesson, exportSlides;
   int layer = -1, head = -1, benchFrames = 0, trainSteps = 0, lessonStep = -1;
   int width = 1600, height = 1000;  // the window (--window WxH; 1280x720 for --export-slides)
   float fontScale = 1.0f;
-  bool projector = false, hasPrompt = false, hasWindow = false;
+  bool projector = false, hasPrompt = false, hasSource = false, hasWindow = false;
 };
 
 const char* kUsage =
-    "usage: tscope [--model DIR] [--prompt S] [--session FILE] [--font-scale X] [--projector] [--window WxH]\n"
+    "usage: tscope [--model DIR] [--prompt S] [--source S] [--session FILE] [--font-scale X] [--projector] [--window WxH]\n"
+    "              (--source: an encoder-decoder's source text; its prompt is then the target so far)\n"
     "              [--backend auto|cpu|cuda]  (auto, the default: the GPU when a CUDA device is usable, else the CPU)\n"
     "              [--screenshot FILE.png --panel NAME [--layer l --head h]] [--bench-frames N]\n"
     "              [--train-preset KEY [--train-steps N]]  (start a training preset, pause after N steps;\n"
@@ -40,7 +41,7 @@ const char* kUsage =
     "              [--lesson NAME|FILE.json [--step N] [--export-slides DIR]]  (present a lesson from step N (1-based);\n"
     "                                                      --export-slides renders every step to DIR/step-01.png ... and\n"
     "                                                      DIR/index.html, then exits)\n"
-    "panels: prompt attention inside residual sampling positional moe architecture scaling efficient training\n"
+    "panels: prompt attention inside residual sampling positional moe architecture scaling efficient training translation\n"
     "training presets: induction copy reverse sort modadd brown brown-moe\n";
 
 Options parse(int argc, char** argv) {
@@ -64,6 +65,7 @@ Options parse(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--model") o.model = value(i);
     else if (arg == "--prompt") { o.prompt = value(i); o.hasPrompt = true; }
+    else if (arg == "--source") { o.source = value(i); o.hasSource = true; }
     else if (arg == "--session") o.session = value(i);
     else if (arg == "--backend") {
       o.backend = value(i);
@@ -132,10 +134,13 @@ int run(const Options& options) {
   if (model.empty()) model = defaultModel();
   if (model.empty()) throw tscope::Error("no model: pass --model DIR (or run scripts/run.sh once to create the default model)");
   if (options.hasPrompt) state.prompt = options.prompt;
+  if (options.hasSource) state.source = options.source;
   state.fontScale = options.fontScale != 1.0f ? options.fontScale : state.fontScale;
   state.projector = options.projector || state.projector;
   tscope::LoadedModel loaded = tscope::loadModel(model);
   const tscope::ModelConfig config = loaded.weights.config();
+  // An encoder-decoder's prompt is its target: it starts empty (the default prompt is English text).
+  if (config.isEncoderDecoder() && !options.hasPrompt && options.session.empty()) state.prompt.clear();
   // Route as the model was built to unless a session file says otherwise (the Experts panel can switch).
   if (options.session.empty()) state.moeExpertChoice = config.moe_routing == tscope::MoeRoutingKind::ExpertChoice;
   // With --train-preset, --layer and --head choose the head the Training panel shows large.

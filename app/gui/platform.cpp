@@ -54,6 +54,7 @@ bool isShortcutPressed(Key key, int mods, int digitOffset) {
     case Key::P: code = GLFW_KEY_P; break;
     case Key::Q: code = GLFW_KEY_Q; break;
     case Key::S: code = GLFW_KEY_S; break;
+    case Key::T: code = GLFW_KEY_T; break;
     case Key::F1: code = GLFW_KEY_F1; break;
     case Key::Slash: code = GLFW_KEY_SLASH; break;
     case Key::Equal: code = GLFW_KEY_EQUAL; break;

@@ -9,7 +9,7 @@ struct GLFWwindow;
 namespace tscope::gui {
 
 // Keys the app binds.
-enum class Key { Left, Right, Up, Down, A, E, G, L, P, Q, S, F1, Slash, Equal, Minus, Digit1,
+enum class Key { Left, Right, Up, Down, A, E, G, L, P, Q, S, T, F1, Slash, Equal, Minus, Digit1,
                  // a lesson's keys (presentation clickers send PageDown / PageUp)
                  PageUp, PageDown, Space, Home, End, Escape, Backspace, N, B, R, Enter };
 // Modifier bits a shortcut is pressed with (combine with |).

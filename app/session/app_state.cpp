@@ -7,9 +7,10 @@
 namespace tscope::gui {
 
 namespace {
-constexpr const char* kPanelNames[] = {"prompt", "attention", "inside", "residual", "sampling", "positional", "moe", "architecture", "scaling", "efficient", "training"};
+constexpr const char* kPanelNames[] = {"prompt", "attention", "inside", "residual", "sampling", "positional", "moe", "architecture", "scaling", "efficient", "training", "translation"};
 constexpr const char* kPanelTitles[] = {"Prompt & tokens", "Attention",    "Inside the block",    "Residual & logit lens", "Next token",
-                                        "Positional encodings", "Experts", "Architecture & cost", "Scaling laws",          "Efficient attention", "Training"};
+                                        "Positional encodings", "Experts", "Architecture & cost", "Scaling laws",          "Efficient attention", "Training",
+                                        "Translation"};
 // The panels' sub-tabs, by the region names their tabs record (what a lesson step's "tab" names).
 constexpr struct {
   const char* region;

@@ -12,7 +12,9 @@
 
 namespace tscope::gui {
 
-enum class PanelId { Prompt, Attention, Inside, Residual, Sampling, Positional, Moe, Architecture, Scaling, Efficient, Training, Count };
+enum class PanelId { Prompt, Attention, Inside, Residual, Sampling, Positional, Moe, Architecture, Scaling, Efficient, Training,
+                     Translation,  // appended: session files name panels, and Alt shortcuts keep their digits
+                     Count };
 const char* panelName(PanelId id);   // "attention", ... (for --panel)
 const char* panelTitle(PanelId id);  // "Attention", ... (tab titles)
 std::optional<PanelId> panelFromName(const std::string& name);  // panelName's inverse

@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "model/nn/backend_select.h"
+#include "model/nn/trace_views.h"
 #include "model/theory/cost.h"
 #include "model/core/error.h"
 #include "model/generate/generate.h"
@@ -165,6 +166,10 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     if (request.inspectRow >= 0) options.componentRows = {std::min(request.inspectRow, (int)snapshot->ids.size() - 1)};
     PromptForward prompt = prompt_->run(snapshot->ids, options);
     if (!transformer_->interventions().empty()) snapshot->cleanLogits = cleanLogits(snapshot->ids);
+    // The prompt's forward keeps the last row's logits; a target is short (at most n_ctx tokens)
+    // and runs whole anyway, so one more forward gives every row's.
+    if (c.isEncoderDecoder())
+      snapshot->targetProbabilities = sequenceTokenProbabilities(transformer_->logitsFor(snapshot->ids), snapshot->ids, c.vocab_size);
     if (request.attentionVariant) variantLogits(request, *snapshot);
     snapshot->trace = std::move(prompt.trace);
     snapshot->attention = std::move(prompt.attention);

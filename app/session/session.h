@@ -114,6 +114,9 @@ struct Snapshot {
   std::vector<std::string> sourceText;     // (S) printable token text
   size_t droppedSourceTokens = 0;          // a source longer than the context: tokens before the last n_ctx
   std::shared_ptr<const EncoderTrace> encoder;  // (shared by the snapshots of one source)
+  // (T - 1) the model's probability of each decoder input token after the first, given the source
+  // and the tokens before it (sequenceTokenProbabilities; the Translation panel's target strip).
+  std::vector<float> targetProbabilities;
 };
 
 // Progress of a Step or Generate N on the worker.

@@ -60,6 +60,54 @@ std::vector<float> probabilitiesShown(const float* map, int T, const ModelConfig
   return m;
 }
 
+namespace {
+// (cells) head `head` of `heads` consecutive maps of `cells` floats, or their mean.
+std::vector<float> oneHeadOrMean(const float* maps, int heads, size_t cells, int head, bool average) {
+  if (!average) return std::vector<float>(maps + static_cast<size_t>(head) * cells, maps + static_cast<size_t>(head + 1) * cells);
+  std::vector<double> sum(cells, 0.0);
+  for (int h = 0; h < heads; ++h)
+    for (size_t i = 0; i < cells; ++i) sum[i] += maps[static_cast<size_t>(h) * cells + i];
+  std::vector<float> mean(cells);
+  for (size_t i = 0; i < cells; ++i) mean[i] = static_cast<float>(sum[i] / heads);
+  return mean;
+}
+}  // namespace
+
+std::vector<float> crossAttentionShown(const Trace& trace, int layerIndex, int head, bool average) {
+  const size_t cells = static_cast<size_t>(trace.T) * trace.S;
+  const int captured = static_cast<int>(trace.layers.size());
+  if (trace.S == 0 || trace.cross.size() != static_cast<size_t>(captured) * trace.H * cells)
+    throw Error("the trace holds no cross-attention (a decoder-only model, or maps not captured)");
+  if (layerIndex < 0 || layerIndex >= captured) throw Error("captured layer " + std::to_string(layerIndex) + " is outside 0.." + std::to_string(captured - 1));
+  if (!average && (head < 0 || head >= trace.H)) throw Error("head " + std::to_string(head) + " is outside 0.." + std::to_string(trace.H - 1));
+  return oneHeadOrMean(trace.crossMap(layerIndex, 0), trace.H, cells, head, average);
+}
+
+std::vector<float> encoderAttentionShown(const EncoderTrace& encoder, int layer, int head, bool average) {
+  const size_t cells = static_cast<size_t>(encoder.S) * encoder.S;
+  if (encoder.S == 0 || encoder.attn.size() != static_cast<size_t>(encoder.L) * encoder.H * cells) throw Error("the encoder trace holds no maps");
+  if (layer < 0 || layer >= encoder.L) throw Error("encoder layer " + std::to_string(layer) + " is outside 0.." + std::to_string(encoder.L - 1));
+  if (!average && (head < 0 || head >= encoder.H)) throw Error("head " + std::to_string(head) + " is outside 0.." + std::to_string(encoder.H - 1));
+  return oneHeadOrMean(encoder.attnMap(layer, 0), encoder.H, cells, head, average);
+}
+
+std::vector<float> sequenceTokenProbabilities(std::span<const float> logits, std::span<const int> ids, int V) {
+  const size_t T = ids.size();
+  if (V <= 0 || logits.size() != T * static_cast<size_t>(V))
+    throw Error("sequenceTokenProbabilities: " + std::to_string(logits.size()) + " logits for " + std::to_string(T) + " rows of " + std::to_string(V));
+  std::vector<float> probabilities;
+  for (size_t t = 0; t + 1 < T; ++t) {
+    const int next = ids[t + 1];
+    if (next < 0 || next >= V) throw Error("token id " + std::to_string(next) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
+    const std::span<const float> row = logits.subspan(t * V, V);
+    const float top = *std::max_element(row.begin(), row.end());
+    double sum = 0;
+    for (float logit : row) sum += std::exp(static_cast<double>(logit) - top);
+    probabilities.push_back(static_cast<float>(std::exp(static_cast<double>(row[next]) - top) / sum));
+  }
+  return probabilities;
+}
+
 std::pair<float, float> finiteRange(const std::vector<float>& m) {
   float lo = std::numeric_limits<float>::infinity(), hi = -lo;
   for (float v : m)

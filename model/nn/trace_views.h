@@ -4,6 +4,7 @@
 // functions, so the tests check what is drawn.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,19 @@ std::vector<float> attentionShown(const AttentionRows& maps, const ModelConfig& 
 
 // (T, T) a copy of one head's probabilities `map` over a prompt of T tokens with the masked cells NaN.
 std::vector<float> probabilitiesShown(const float* map, int T, const ModelConfig& config);
+
+// Encoder-decoder models (docs/ENCODER_DECODER.md), for the Translation panel:
+// (T, S) the cross-attention of captured decoder layer `layerIndex` (decoder rows over source
+// columns): head `head`, or the mean over heads. Throws tscope::Error when the trace holds none.
+std::vector<float> crossAttentionShown(const Trace& trace, int layerIndex, int head, bool average);
+// (S, S) encoder layer `layer`'s self-attention (bidirectional: no cell is masked): head `head`,
+// or the mean over heads. Throws tscope::Error for a layer or head the encoder trace lacks.
+std::vector<float> encoderAttentionShown(const EncoderTrace& encoder, int layer, int head, bool average);
+// (T - 1) how probable the model found each token of a sequence after its first: element t is
+// softmax(logits row t)[ids[t + 1]], where row t (of T rows of V) follows ids[0..t]. For a decoder
+// input "^ 1 9 9 1" it is p('1' | ^), p('9' | ^1), ... Empty for T < 2; throws tscope::Error when
+// the logits are not (T, V) or an id is outside 0..V-1.
+std::vector<float> sequenceTokenProbabilities(std::span<const float> logits, std::span<const int> ids, int V);
 
 // {lo, hi}: the smallest and largest finite values of m ({0, 0} when there is none).
 std::pair<float, float> finiteRange(const std::vector<float>& m);

@@ -18,7 +18,7 @@ import numpy as np
 
 from hands import Failure, drive, save_png
 
-PANELS = ["prompt", "attention", "inside", "residual", "sampling", "positional", "architecture", "scaling", "efficient", "training"]
+PANELS = ["prompt", "attention", "inside", "residual", "sampling", "positional", "architecture", "scaling", "efficient", "training", "translation"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 

@@ -16,9 +16,11 @@ import time
 
 from hands import Failure, differs, drive
 
-PANELS = ["prompt", "attention", "inside", "residual", "sampling", "positional", "moe", "architecture", "scaling", "efficient", "training"]
-# Each panel's Alt shortcut: Alt 1..9 and Alt 0 as before the Efficient-attention lab, Alt E for it.
-SHORTCUTS = dict(zip(PANELS, [f"alt+{d}" for d in range(1, 10)] + ["alt+e", "alt+0"]))
+# Translation last: on these decoder-only models its button opens dates-encdec (the last panel clicked over).
+PANELS = ["prompt", "attention", "inside", "residual", "sampling", "positional", "moe", "architecture", "scaling", "efficient", "training",
+          "translation"]
+# Each panel's Alt shortcut: Alt 1..9 and Alt 0 as before the Efficient-attention lab, Alt E for it, Alt T for Translation.
+SHORTCUTS = dict(zip(PANELS, [f"alt+{d}" for d in range(1, 10)] + ["alt+e", "alt+0", "alt+t"]))
 log_lines = []
 
 

@@ -131,6 +131,13 @@ void InsidePanel::drawBeforeAfter(PanelContext& ctx) {
 
 void InsidePanel::drawAttribution(PanelContext& ctx) {
   const Snapshot* s = ctx.snapshot;
+  if (ctx.session.config().isEncoderDecoder()) {
+    // Its parts would leave out the cross-attention, which also writes to the residual stream.
+    ImGui::TextWrapped("Not for encoder-decoder models: every decoder layer's cross-attention also writes to the residual stream, and "
+                       "tscope does not split it into parts, so the parts would not sum to the logit.");
+    recordItem(ctx.shared, "attribution_unavailable");
+    return;
+  }
   if (!s || key_.query < 0) return;
   const Trace& trace = s->trace;
   const int V = ctx.session.config().vocab_size;

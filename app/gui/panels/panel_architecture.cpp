@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "app/gui/widgets/block_diagram.h"
+#include "app/gui/widgets/encoder_decoder_diagram.h"
 #include "app/gui/panels/cost_tables.h"
 #include "model/theory/cost.h"
 #include "model/theory/presets.h"
@@ -204,7 +205,8 @@ void ArchitecturePanel::draw(PanelContext& ctx) {
   const float diagramWidth = std::min(ImGui::GetContentRegionAvail().x * (sideBySide ? 1.0f : 0.55f), fontSize * 40);
   ImGui::BeginGroup();
   ImGui::TextUnformatted(v.problem.empty() ? "Block diagram" : "Block diagram (last valid config)");
-  drawBlockDiagram(v.lastValid, diagramWidth);
+  if (v.lastValid.isEncoderDecoder()) drawEncoderDecoderDiagram(v.lastValid, ImVec2(diagramWidth, 0), {}, false);
+  else drawBlockDiagram(v.lastValid, diagramWidth);
   ImGui::EndGroup();
   // The share bars go under the diagram, or beside it when there is room (stacked layout).
   const float besideWidth = ImGui::GetContentRegionAvail().x - ImGui::GetItemRectSize().x - fontSize * 2;

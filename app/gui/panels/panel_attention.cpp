@@ -157,6 +157,11 @@ void AttentionPanel::draw(PanelContext& ctx) {
                                                         : " (softmax probabilities; grey = masked)";
   ImGui::TextWrapped("Layer %d, %s: each row is a query token, each column the key it attends to%s", st.layer,
               st.averageHeads ? "mean over heads" : ("head " + std::to_string(st.head)).c_str(), what.c_str());
+  if (c.isEncoderDecoder()) {
+    ImGui::TextDisabled("Encoder-decoder model: the decoder's masked self-attention over the target; the Translation tab shows the "
+                        "encoder's and the cross-attention.");
+    recordItem(ctx.shared, "attention_encoder_decoder_note");
+  }
   if (c.kvHeads() < c.n_head && !st.averageHeads) {  // grouped-query (or multi-query) attention
     const KvGroup g = kvGroupOf(c, std::clamp(st.head, 0, c.n_head - 1));
     ImGui::TextWrapped("Grouped-query attention: %d query heads share %d key/value heads. Head %d reads key/value head %d with heads "

@@ -187,7 +187,15 @@ void InsidePanel::drawFlow(PanelContext& ctx) {
   char title[160];
   std::snprintf(title, sizeof title, "Layer %d, head %d, query %d %s", key_.layer, key_.head, key_.query, tokenLabel(token, 20).c_str());
   ImGui::TextUnformatted(title);
-  if (!error_.empty()) ImGui::TextDisabled("%s", error_.c_str());
+  if (c.isEncoderDecoder()) {  // no components are captured (blockRows' error): say why instead
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("Encoder-decoder model: this is the decoder's masked self-attention. The residual stream is not drawn: between this "
+                       "attention and the MLP the cross-attention (the Translation tab) also writes to it, and its parts are not captured.");
+    ImGui::PopStyleColor();
+    recordItem(ctx.shared, "inside_encoder_decoder_note");
+  } else if (!error_.empty()) {
+    ImGui::TextDisabled("%s", error_.c_str());
+  }
   if (!rows_.note.empty()) ImGui::TextDisabled("%s", rows_.note.c_str());
   vectorStage(x_, key_.layer == 0 ? "x = token embedding + position" : "x = the residual stream entering this layer",
               "(C values; blue < 0 < red)", "x", width);
@@ -316,7 +324,9 @@ void InsidePanel::drawMlp(PanelContext& ctx) {
   const bool rms = c.norm == NormKind::RmsNorm;
   const size_t stat = ((size_t)li * 2 + 1) * trace.R() + trace.rowIndex(key_.query);
   stageTitle(rms ? "RMSNorm (ln_2)" : "LayerNorm (ln_2)", "");
-  if (stat < trace.normRstd.size())
+  if (c.isEncoderDecoder())  // the captured statistics are of the residual before the cross-attention (ln_x's input)
+    ImGui::TextDisabled("(its input comes after the cross-attention: statistics not captured)");
+  else if (stat < trace.normRstd.size())
     ImGui::Text(rms ? "1 / rms = %.5f" : "mean %.5f, 1 / std %.5f", rms ? trace.normRstd[stat] : trace.normMean[stat], trace.normRstd[stat]);
   const size_t F = trace.F, row = ((size_t)li * trace.R() + trace.rowIndex(key_.query)) * F;
   const bool swiglu = c.activation == Activation::SwiGlu;

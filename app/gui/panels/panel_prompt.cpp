@@ -79,7 +79,10 @@ void TokenStrip::draw(PanelContext& ctx) {
     ImGui::PopStyleColor();
     recordItem(ctx.shared, "dropped_note");
   }
-  ImGui::TextDisabled("%zu / %d tokens", s->ids.size(), context);
+  if (ctx.session.config().isEncoderDecoder())  // the box holds the target; the source is the Translation tab's
+    ImGui::TextDisabled("%zu / %d target tokens (the decoder's input; the source is in the Translation tab)", s->ids.size(), context);
+  else
+    ImGui::TextDisabled("%zu / %d tokens", s->ids.size(), context);
   // The last few dropped tokens, greyed and not selectable, before the kept ones.
   const size_t droppedShown = s->droppedText.size();
   if (dropped > droppedShown) {

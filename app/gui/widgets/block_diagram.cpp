@@ -113,13 +113,6 @@ class Layout {
   float font_, pad_, gap_;
 };
 
-constexpr ImU32 kEmbeddingFill = IM_COL32(150, 110, 220, 80);
-constexpr ImU32 kNormFill = IM_COL32(150, 150, 150, 70);
-constexpr ImU32 kAttentionFill = IM_COL32(70, 130, 230, 90);
-constexpr ImU32 kMlpFill = IM_COL32(60, 180, 110, 90);
-constexpr ImU32 kMoeFill = IM_COL32(230, 150, 50, 90);
-constexpr ImU32 kOutputFill = IM_COL32(220, 90, 90, 80);
-
 struct Widths {
   float stream, branchStart, row, total;
 };

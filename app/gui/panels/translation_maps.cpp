@@ -1,0 +1,339 @@
+// TranslationPanel's lower half: the selection (decoder layer and head, encoder layer and head,
+// mean over heads, lines), the decoder's cross- and self-attention (one row per decoder step in
+// both), the encoder's self-attention beside them, the diagram of the two stacks, and the facts
+// the GUI tests read. The maps come from model/nn/trace_views.h; a target row hovered anywhere is
+// outlined in every map the next frame.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/gui/panels/panel_translation.h"
+#include "app/gui/panels/translation_views.h"
+#include "app/gui/widgets/bar_chart.h"
+#include "app/gui/widgets/encoder_decoder_diagram.h"
+#include "app/gui/widgets/layout.h"
+#include "model/core/error.h"
+#include "model/nn/trace_views.h"
+
+namespace tscope::gui {
+
+namespace {
+
+std::string headName(bool average, int head) { return average ? "mean over heads" : "head " + std::to_string(head); }
+
+// A map's title and its one-line explanation (greyed), wrapped at `width` from where they start.
+void mapTitle(const std::string& title, const char* explanation, float width) {
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+  ImGui::TextWrapped("%s", title.c_str());
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("%s", explanation);
+  ImGui::PopStyleColor();
+  ImGui::PopTextWrapPos();
+}
+
+// "^→2": the token a decoder step reads and the one it writes ("?" for the last step: not written yet).
+std::vector<std::string> stepLabels(const std::vector<std::string>& tokens) {
+  std::vector<std::string> labels;
+  for (size_t t = 0; t < tokens.size(); ++t)
+    labels.push_back(axisLabel(tokens[t], 4) + "\u2192" + (t + 1 < tokens.size() ? axisLabel(tokens[t + 1], 4) : std::string("?")));
+  return labels;
+}
+
+}  // namespace
+
+void TranslationPanel::drawMapControls(PanelContext& ctx) {
+  AppState& st = ctx.state;
+  const ModelConfig& c = ctx.session.config();
+  const float f = ImGui::GetFontSize();
+  ImGui::SetNextItemWidth(f * 6);
+  ImGui::SliderInt("decoder layer", &st.layer, 0, c.n_layer - 1);
+  recordItem(ctx.shared, "translation_layer");
+  sameLineIfFits("head", f * 6);
+  ImGui::SetNextItemWidth(f * 6);
+  ImGui::BeginDisabled(st.averageHeads);
+  ImGui::SliderInt("head", &st.head, 0, c.n_head - 1);
+  ImGui::EndDisabled();
+  recordItem(ctx.shared, "translation_head");
+  sameLineIfFits("encoder layer", f * 6);
+  ImGui::SetNextItemWidth(f * 6);
+  ImGui::SliderInt("encoder layer", &encoderLayer_, 0, c.n_encoder_layer - 1);
+  recordItem(ctx.shared, "translation_encoder_layer");
+  sameLineIfFits("encoder head", f * 6);
+  ImGui::SetNextItemWidth(f * 6);
+  ImGui::BeginDisabled(st.averageHeads);
+  ImGui::SliderInt("encoder head", &encoderHead_, 0, c.n_head - 1);
+  ImGui::EndDisabled();
+  recordItem(ctx.shared, "translation_encoder_head");
+  sameLineIfFits("mean over heads (A)", ImGui::GetFrameHeight());
+  ImGui::Checkbox("mean over heads (A)", &st.averageHeads);
+  recordItem(ctx.shared, "translation_average");
+  sameLineIfFits("cross-attention as lines (L)", ImGui::GetFrameHeight());
+  ImGui::Checkbox("cross-attention as lines (L)", &st.linesView);
+  recordItem(ctx.shared, "translation_lines");
+}
+
+void TranslationPanel::rebuildMaps(PanelContext& ctx) {
+  const Snapshot& s = *ctx.snapshot;
+  const AppState& st = ctx.state;
+  TranslationMaps& m = maps_;
+  if (m.builtFor == s.id && m.layer == st.layer && m.head == st.head && m.average == st.averageHeads && m.encoderLayer == encoderLayer_ &&
+      m.encoderHead == encoderHead_)
+    return;
+  m.builtFor = s.id;
+  m.layer = st.layer;
+  m.head = st.head;
+  m.average = st.averageHeads;
+  m.encoderLayer = encoderLayer_;
+  m.encoderHead = encoderHead_;
+  m.problem.clear();
+  m.cross.clear();
+  rowLabels_ = stepLabels(s.tokenText);
+  sourceLabels_.clear();
+  for (const std::string& token : s.sourceText) sourceLabels_.push_back(axisLabel(token, 4));
+  targetLabels_.clear();
+  for (const std::string& token : s.tokenText) targetLabels_.push_back(axisLabel(token, 4));
+  const Trace& trace = s.trace;
+  try {
+    const int layerIndex = trace.capturedIndex(st.layer);
+    if (layerIndex < 0) throw Error("decoder layer " + std::to_string(st.layer) + " was not captured (" + trace.note + ")");
+    m.cross = crossAttentionShown(trace, layerIndex, st.head, st.averageHeads);
+    m.crossMap.setData(ctx.renderer, m.cross.data(), trace.T, trace.S, 0.0f, 1.0f, Colormap::Perceptual);
+    const std::vector<float> decoder = attentionShown(s.attention, ctx.session.config(), layerIndex, st.head, st.averageHeads, false);
+    m.decoderMap.setData(ctx.renderer, decoder.data(), s.attention.rows(), s.attention.rows(), 0.0f, 1.0f, Colormap::Perceptual);
+    if (!s.encoder) throw Error("no encoder maps in this snapshot");
+    const std::vector<float> encoder = encoderAttentionShown(*s.encoder, encoderLayer_, encoderHead_, st.averageHeads);
+    m.encoderMap.setData(ctx.renderer, encoder.data(), s.encoder->S, s.encoder->S, 0.0f, 1.0f, Colormap::Perceptual);
+  } catch (const std::exception& e) {
+    m.problem = e.what();
+  }
+}
+
+void TranslationPanel::drawMaps(PanelContext& ctx) {
+  rebuildMaps(ctx);
+  const float f = ImGui::GetFontSize(), spacing = ImGui::GetStyle().ItemSpacing.x;
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  // The decoder's two attentions share a column (their rows are the same steps); the encoder's
+  // self-attention and the diagram get a column each, or share one as two tabs when narrower.
+  auto decoderColumn = [&](float width) {
+    ImGui::BeginChild("translation_decoder_column", ImVec2(width, avail.y), true);
+    const ImVec2 column = ImGui::GetContentRegionAvail();
+    if (column.x > column.y * 2) {  // a short wide column (a small window): the two side by side
+      const float crossWidth = column.x * 0.66f;
+      ImGui::BeginGroup();
+      drawCrossAttention(ctx, ImVec2(crossWidth, column.y));
+      ImGui::EndGroup();
+      ImGui::SameLine(crossWidth + spacing * 2);
+      ImGui::BeginGroup();
+      drawDecoderSelfAttention(ctx, ImVec2(column.x - crossWidth - spacing * 2, column.y));
+      ImGui::EndGroup();
+    } else {
+      drawCrossAttention(ctx, ImVec2(column.x, column.y * 0.62f));
+      ImGui::Spacing();
+      drawDecoderSelfAttention(ctx, ImGui::GetContentRegionAvail());
+    }
+    ImGui::EndChild();
+    ImGui::SameLine();
+  };
+  const bool tall = avail.y > f * 16;  // else every part at its own height, the panel scrolling
+  if (tall && avail.x > f * 85) {
+    const float diagramWidth = std::clamp(avail.x * 0.26f, f * 15, f * 28);
+    const float encoderWidth = std::clamp(avail.x * 0.24f, f * 14, f * 30);
+    decoderColumn(avail.x - diagramWidth - encoderWidth - 2 * spacing);
+    ImGui::BeginChild("translation_encoder_column", ImVec2(encoderWidth, avail.y), true);
+    drawEncoderSelfAttention(ctx, ImGui::GetContentRegionAvail());
+    ImGui::EndChild();
+    ImGui::SameLine();
+    ImGui::BeginChild("translation_diagram_column", ImVec2(0, avail.y), true);
+    drawDiagram(ctx, ImGui::GetContentRegionAvail());
+    ImGui::EndChild();
+  } else if (tall && avail.x > f * 50) {
+    decoderColumn(avail.x * 0.6f);
+    ImGui::BeginChild("translation_side_column", ImVec2(0, avail.y), true);
+    if (ImGui::BeginTabBar("translation_side_tabs")) {
+      const bool encoder = ImGui::BeginTabItem("Encoder self-attention", nullptr, subTabFlags(ctx, "translation_tab_encoder"));
+      recordItem(ctx.shared, "translation_tab_encoder");
+      if (encoder) {
+        drawEncoderSelfAttention(ctx, ImGui::GetContentRegionAvail());
+        ImGui::EndTabItem();
+      }
+      const bool stacks = ImGui::BeginTabItem("The two stacks", nullptr, subTabFlags(ctx, "translation_tab_diagram"));
+      recordItem(ctx.shared, "translation_tab_diagram");
+      if (stacks) {
+        drawDiagram(ctx, ImGui::GetContentRegionAvail());
+        ImGui::EndTabItem();
+      }
+      ImGui::EndTabBar();
+    }
+    ImGui::EndChild();
+  } else {  // narrow or short (large text): one after another, the panel scrolls
+    const float width = avail.x;
+    drawCrossAttention(ctx, ImVec2(width, f * 18));
+    ImGui::Separator();
+    drawDecoderSelfAttention(ctx, ImVec2(width, f * 18));
+    ImGui::Separator();
+    drawEncoderSelfAttention(ctx, ImVec2(width, f * 24));
+    ImGui::Separator();
+    drawDiagram(ctx, ImVec2(width, 0));
+  }
+}
+
+void TranslationPanel::drawCrossAttention(PanelContext& ctx, ImVec2 size) {
+  const Snapshot& s = *ctx.snapshot;
+  const AppState& st = ctx.state;
+  const float f = ImGui::GetFontSize();
+  const ImVec2 start = ImGui::GetCursorScreenPos();
+  mapTitle("Cross-attention: decoder layer " + std::to_string(st.layer) + ", " + headName(st.averageHeads, st.head),
+           "rows: decoder steps (reads \u2192 writes); columns: where each looked in the source; a row sums to 1", size.x);
+  if (!maps_.problem.empty()) {
+    ImGui::TextDisabled("%s", maps_.problem.c_str());
+    return;
+  }
+  const int T = maps_.crossMap.rows(), S = maps_.crossMap.cols();
+  const float used = ImGui::GetCursorScreenPos().y - start.y;
+  const ImVec2 area(size.x, std::max(f * 6, size.y - used));
+  ctx.shared.exportable = {"cross_attention_l" + std::to_string(st.layer) + (st.averageHeads ? std::string("_mean") : "_h" + std::to_string(st.head)),
+                           maps_.cross, T, S};
+  if (st.linesView) {
+    ScreenRect rect;
+    const int row = drawAlignmentLines(maps_.cross, T, S, rowLabels_, sourceLabels_, area, outlinedRow_, &rect);
+    ctx.shared.regions["translation_cross_lines"] = rect;
+    if (row >= 0) {
+      nextOutlinedRow_ = row;
+      ImGui::SetTooltip("decoder step %d: reads '%s', writes '%s'", row, tokenAt(s.tokenText, row).c_str(),
+                        row + 1 < (int)s.tokenText.size() ? s.tokenText[row + 1].c_str() : "(next)");
+    }
+    return;
+  }
+  ScreenRect plot;
+  const float barHeight = ImGui::GetTextLineHeightWithSpacing() * 2.2f;
+  const MapHover hover = drawLabelledMap(maps_.crossMap, rowLabels_, sourceLabels_, ImVec2(area.x, area.y - barHeight), f * 2.2f, outlinedRow_, &plot);
+  ctx.shared.regions["translation_cross_heatmap"] = plot;
+  maps_.scale.draw(ctx.renderer, 0.0f, 1.0f, Colormap::Perceptual, std::min(f * 12, plot.x1 - plot.x0), "attention weight");
+  if (hover.row >= 0) {
+    nextOutlinedRow_ = hover.row;
+    const std::string writes = hover.row + 1 < (int)s.tokenText.size() ? "'" + s.tokenText[hover.row + 1] + "'" : "(the next token)";
+    if (hover.col >= 0)
+      ImGui::SetTooltip("decoder step %d: reads '%s', writes %s\nsource token %d '%s': weight %.4f", hover.row, tokenAt(s.tokenText, hover.row).c_str(),
+                        writes.c_str(), hover.col, tokenAt(s.sourceText, hover.col).c_str(), maps_.crossMap.value(hover.row, hover.col));
+    else
+      ImGui::SetTooltip("decoder step %d: reads '%s', writes %s", hover.row, tokenAt(s.tokenText, hover.row).c_str(), writes.c_str());
+  }
+}
+
+void TranslationPanel::drawEncoderSelfAttention(PanelContext& ctx, ImVec2 size) {
+  const Snapshot& s = *ctx.snapshot;
+  const ImVec2 start = ImGui::GetCursorScreenPos();
+  mapTitle("Encoder self-attention: layer " + std::to_string(encoderLayer_) + ", " + headName(ctx.state.averageHeads, encoderHead_),
+           "bidirectional: each source token sees all of them", size.x);
+  if (!maps_.problem.empty()) return;
+  ScreenRect rect;
+  const float used = ImGui::GetCursorScreenPos().y - start.y;
+  const MapHover hover = drawLabelledMap(maps_.encoderMap, sourceLabels_, sourceLabels_, ImVec2(size.x, size.y - used), ImGui::GetFontSize() * 1.4f, -1, &rect);
+  ctx.shared.regions["translation_encoder_map"] = rect;
+  if (hover.col >= 0)
+    ImGui::SetTooltip("source %d '%s' attends to source %d '%s': %.4f", hover.row, tokenAt(s.sourceText, hover.row).c_str(), hover.col,
+                      tokenAt(s.sourceText, hover.col).c_str(), maps_.encoderMap.value(hover.row, hover.col));
+}
+
+void TranslationPanel::drawDecoderSelfAttention(PanelContext& ctx, ImVec2 size) {
+  const Snapshot& s = *ctx.snapshot;
+  const AppState& st = ctx.state;
+  const ImVec2 start = ImGui::GetCursorScreenPos();
+  mapTitle("Decoder self-attention: layer " + std::to_string(st.layer) + ", " + headName(st.averageHeads, st.head),
+           "masked: a step sees only the target so far (grey)", size.x);
+  if (!maps_.problem.empty()) return;
+  ScreenRect rect;
+  const float f = ImGui::GetFontSize(), used = ImGui::GetCursorScreenPos().y - start.y;
+  // The next-token readout goes beside the map when the column is wide, else under it (room kept).
+  const float readoutWidth = f * 13, readoutHeight = ImGui::GetTextLineHeightWithSpacing() * 7.5f;
+  const bool beside = size.x > readoutWidth + f * 8;
+  const ImVec2 room(beside ? size.x - readoutWidth - f * 1.5f : size.x, size.y - used - (beside ? 0.0f : readoutHeight));
+  const MapHover hover = drawLabelledMap(maps_.decoderMap, rowLabels_, targetLabels_, room, f * 1.4f, outlinedRow_, &rect);
+  ctx.shared.regions["translation_decoder_map"] = rect;
+  if (beside) ImGui::SameLine(0, f * 1.5f);
+  drawNextTokens(ctx, beside ? std::max(readoutWidth, size.x - (rect.x1 - start.x) - f * 1.5f) : size.x);
+  if (hover.row >= 0) nextOutlinedRow_ = hover.row;
+  if (hover.col >= 0) {
+    const float v = maps_.decoderMap.value(hover.row, hover.col);
+    if (std::isnan(v)) ImGui::SetTooltip("masked: step %d cannot see the later target token %d", hover.row, hover.col);
+    else ImGui::SetTooltip("step %d '%s' attends to target token %d '%s': %.4f", hover.row, tokenAt(s.tokenText, hover.row).c_str(), hover.col,
+                           tokenAt(s.tokenText, hover.col).c_str(), v);
+  }
+}
+
+void TranslationPanel::drawNextTokens(PanelContext& ctx, float width) {
+  const Snapshot& s = *ctx.snapshot;
+  ImGui::BeginGroup();
+  if (finished(s, ctx.session.config())) {
+    ImGui::Text("The last step wrote the end token");
+    ImGui::TextDisabled("the target is finished: what would follow is no translation");
+    ImGui::EndGroup();
+    return;
+  }
+  ImGui::Text("The last step's next token");
+  ImGui::TextDisabled("the model's probabilities after '%s'", axisLabel(tokenAt(s.tokenText, (int)s.tokenText.size() - 1), 12).c_str());
+  const std::vector<int> top = topTokenIds(s.stages.raw, 5);
+  const float scale = top.empty() ? 1.0f : s.stages.raw[top.front()];
+  for (int id : top) {
+    char label[64];
+    std::snprintf(label, sizeof label, "%s  %.3f", tokenText(ctx.session, id), s.stages.raw[id]);
+    drawBar(s.stages.raw[id], scale, std::min(width, ImGui::GetFontSize() * 16), BarStyle::Normal, label);
+  }
+  ImGui::EndGroup();
+  recordItem(ctx.shared, "translation_next_tokens");
+}
+
+void TranslationPanel::drawDiagram(PanelContext& ctx, ImVec2 size) {
+  ImGui::TextUnformatted("The two stacks");
+  ImGui::SameLine();
+  ImGui::TextDisabled("(click a layer to show it)");
+  const ImVec2 room(size.x, size.y > 0 ? ImGui::GetContentRegionAvail().y : 0.0f);
+  const EncoderDecoderDiagram diagram = drawEncoderDecoderDiagram(ctx.session.config(), room, {encoderLayer_, ctx.state.layer});
+  recordItem(ctx.shared, "translation_diagram");
+  for (size_t l = 0; l < diagram.encoderFrames.size(); ++l) {
+    const ImVec4& r = diagram.encoderFrames[l];
+    ctx.shared.regions["translation_diagram_encoder_" + std::to_string(l)] = {r.x, r.y, r.z, r.w};
+  }
+  for (size_t l = 0; l < diagram.decoderFrames.size(); ++l) {
+    const ImVec4& r = diagram.decoderFrames[l];
+    ctx.shared.regions["translation_diagram_decoder_" + std::to_string(l)] = {r.x, r.y, r.z, r.w};
+  }
+  if (diagram.clicked.encoder >= 0) encoderLayer_ = diagram.clicked.encoder;
+  if (diagram.clicked.decoder >= 0) ctx.state.layer = diagram.clicked.decoder;
+}
+
+void TranslationPanel::recordFacts(PanelContext& ctx) {
+  const AppState& st = ctx.state;
+  const ModelConfig& c = ctx.session.config();
+  const Snapshot* s = ctx.snapshot;
+  nlohmann::json& facts = ctx.shared.facts["translation"];
+  facts["encoder_decoder"] = true;
+  facts["mode"] = modeName(modeOf(st));
+  facts["temperature"] = st.sampling.temperature;
+  facts["beam_width"] = st.beamWidth;
+  facts["layer"] = st.layer;
+  facts["head"] = st.head;
+  facts["average"] = st.averageHeads;
+  facts["encoder_layer"] = encoderLayer_;
+  facts["encoder_head"] = encoderHead_;
+  facts["lines"] = st.linesView;
+  facts["outlined_row"] = outlinedRow_;
+  facts["maps_problem"] = maps_.problem;
+  if (!s) return;
+  facts["current"] = isCurrent(*s, st);
+  facts["error"] = s->error;
+  facts["source_tokens"] = s->sourceIds.size();
+  facts["dropped_source_tokens"] = s->droppedSourceTokens;
+  facts["target"] = targetText(*s, c);
+  facts["target_tokens"] = s->ids.size() - std::min(s->ids.size(), firstTarget(*s, c));
+  facts["finished"] = finished(*s, c);
+  facts["probabilities"] = s->targetProbabilities;
+  if (s->beam && !s->beam->bestTokens.empty() && !finished(*s, c)) {
+    facts["beam_best"] = decodeIds(ctx.session, s->beam->bestTokens);
+    facts["beam_log_prob"] = s->beam->bestLogProb;
+  }
+}
+
+}  // namespace tscope::gui
