@@ -87,15 +87,7 @@ class Layout {
   }
   void text(ImVec2 at, const std::string& s, ImU32 colour) const { draw_->AddText(ImGui::GetFont(), font_, at, colour, s.c_str()); }
   void arrow(ImVec2 from, ImVec2 to) const {
-    const ImU32 colour = ImGui::GetColorU32(ImGuiCol_Text);
-    const float thickness = std::max(1.0f, font_ * 0.09f), head = font_ * 0.4f;
-    draw_->AddLine(from, to, colour, thickness);
-    ImVec2 d(to.x - from.x, to.y - from.y);
-    const float length = std::max(1e-3f, std::sqrt(d.x * d.x + d.y * d.y));
-    d = ImVec2(d.x / length, d.y / length);
-    const ImVec2 n(-d.y, d.x);
-    draw_->AddTriangleFilled(to, ImVec2(to.x - d.x * head + n.x * head * 0.5f, to.y - d.y * head + n.y * head * 0.5f),
-                             ImVec2(to.x - d.x * head - n.x * head * 0.5f, to.y - d.y * head - n.y * head * 0.5f), colour);
+    drawArrow(draw_, from, to, ImGui::GetColorU32(ImGuiCol_Text), std::max(1.0f, font_ * 0.09f), font_ * 0.4f);
   }
   void line(ImVec2 from, ImVec2 to) const { draw_->AddLine(from, to, ImGui::GetColorU32(ImGuiCol_Text), std::max(1.0f, font_ * 0.09f)); }
   void plus(ImVec2 centre) const {
@@ -133,6 +125,16 @@ Widths measure(const Layout& layout, const ModelConfig& c) {
 }
 
 }  // namespace
+
+void drawArrow(ImDrawList* draw, ImVec2 from, ImVec2 to, ImU32 colour, float thickness, float head) {
+  draw->AddLine(from, to, colour, thickness);
+  ImVec2 d(to.x - from.x, to.y - from.y);
+  const float length = std::max(1e-3f, std::sqrt(d.x * d.x + d.y * d.y));
+  d = ImVec2(d.x / length, d.y / length);
+  const ImVec2 n(-d.y, d.x);
+  draw->AddTriangleFilled(to, ImVec2(to.x - d.x * head + n.x * head * 0.5f, to.y - d.y * head + n.y * head * 0.5f),
+                          ImVec2(to.x - d.x * head - n.x * head * 0.5f, to.y - d.y * head - n.y * head * 0.5f), colour);
+}
 
 void drawBlockDiagram(const ModelConfig& c, float width) {
   float font = ImGui::GetFontSize();

@@ -16,6 +16,9 @@ inline constexpr ImU32 kMlpFill = IM_COL32(60, 180, 110, 90);
 inline constexpr ImU32 kMoeFill = IM_COL32(230, 150, 50, 90);
 inline constexpr ImU32 kOutputFill = IM_COL32(220, 90, 90, 80);
 
+// A line from `from` to `to` ending in a filled arrowhead `head` pixels long (both diagrams' arrows).
+void drawArrow(ImDrawList* draw, ImVec2 from, ImVec2 to, ImU32 colour, float thickness, float head);
+
 // Draws the diagram `width` pixels wide at most (text shrinks to fit) and claims its space.
 void drawBlockDiagram(const ModelConfig& config, float width);
 

@@ -122,15 +122,7 @@ class Painter {
            ImGui::GetColorU32(ImGuiCol_TextDisabled), Geometry::kDetail);
   }
   void arrow(ImVec2 from, ImVec2 to) const {
-    const ImU32 colour = ImGui::GetColorU32(ImGuiCol_Text, 0.85f);
-    const float thickness = std::max(1.0f, g_.f * 0.08f), head = g_.f * 0.38f;
-    draw_->AddLine(from, to, colour, thickness);
-    ImVec2 d(to.x - from.x, to.y - from.y);
-    const float length = std::max(1e-3f, std::sqrt(d.x * d.x + d.y * d.y));
-    d = ImVec2(d.x / length, d.y / length);
-    const ImVec2 n(-d.y, d.x);
-    draw_->AddTriangleFilled(to, ImVec2(to.x - d.x * head + n.x * head * 0.5f, to.y - d.y * head + n.y * head * 0.5f),
-                             ImVec2(to.x - d.x * head - n.x * head * 0.5f, to.y - d.y * head - n.y * head * 0.5f), colour);
+    drawArrow(draw_, from, to, ImGui::GetColorU32(ImGuiCol_Text, 0.85f), std::max(1.0f, g_.f * 0.08f), g_.f * 0.38f);
   }
   void line(ImVec2 from, ImVec2 to) const { draw_->AddLine(from, to, ImGui::GetColorU32(ImGuiCol_Text, 0.85f), std::max(1.0f, g_.f * 0.08f)); }
 
