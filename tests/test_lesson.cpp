@@ -83,6 +83,12 @@ TEST(Lesson, LessonLevelRefusalsNameTheFileAndTheField) {
       {lessonText(R"({"title": "x", "caption": "y"})", R"("projector": "yes", )"), "'projector'"},
       {R"({"format": "tscope-lesson", "version": 1, "title": "T", "lecture": "L", "summary": "S", "model": "m", "steps": []})", "'steps'"},
       {R"({"format": "tscope-lesson", "version": 1, "lecture": "L", "summary": "S", "model": "m", "steps": [{}]})", "'title'"},
+      // A key with a newline, a quote and 200 characters is shown escaped and cut (the libFuzzer find of 2026-11-27).
+      {lessonText(R"({"title": "x", "caption": "y"})", R"("lec\ntu're": 1, )"), R"('lec\ntu're')"},
+      {lessonText(R"({"title": "x", "caption": "y"})", "\"" + std::string(200, 'k') + "\": 1, "), "'" + std::string(57, 'k') + "...'"},
+      {lessonText(R"({"title": "x", "caption": "y", "ti\ntle": 1})"), R"('ti\ntle')"},
+      {lessonText(R"({"title": "x", "caption": "y", "check": {"question\n": 1}})"), R"('question\n')"},
+      {lessonText(R"({"title": "x", "caption": "y", "architecture": {"n_la\nyer": 1}})"), R"('n_la\nyer')"},
   };
   for (const Case& c : cases) {
     const std::string message = refusal(c.text);

@@ -36,8 +36,16 @@ std::string shown(const json& value) {
   return text.size() > 60 ? text.substr(0, 57) + "..." : text;
 }
 
+// A field name as a message shows it: JSON escapes (a key may hold a newline or a quote), at most 60
+// characters, so that the message stays one line.
+std::string shownKey(const std::string& key) {
+  std::string text = json(key).dump(-1, ' ', false, json::error_handler_t::replace);
+  text = text.substr(1, text.size() - 2);
+  return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+}
+
 [[noreturn]] void fail(const std::string& where, const std::string& field, const std::string& why) {
-  throw Error(where + ": field '" + field + "' " + why);
+  throw Error(where + ": field '" + shownKey(field) + "' " + why);
 }
 
 template <size_t N>
@@ -106,7 +114,7 @@ LessonCheck parseCheck(const json& value, const std::string& where) {
 ModelConfig applyArchitecture(const ModelConfig& base, const json& architecture, const std::string& where) {
   json merged = configToJson(base);
   for (const auto& [key, value] : architecture.items()) {
-    if (!merged.contains(key)) fail(where, "architecture", "has '" + key + "', which is not a config.json field");
+    if (!merged.contains(key)) fail(where, "architecture", "has '" + shownKey(key) + "', which is not a config.json field");
     merged[key] = value;
   }
   try {
