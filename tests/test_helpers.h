@@ -75,6 +75,12 @@ inline std::vector<ArchitectureVariant> architectureVariants() {
          c.n_experts = 4; c.moe_top_k = 2; c.moe_capacity_factor = 0; c.moe_normalize_top_k = false;
          c.moe_shared_expert_d_ff = 20; c.activation = Activation::SwiGlu;
        }},
+      // Heads wider than C / H (Qwen3-0.6B's kind: A = H D = 64 over C = 32) and narrower (A = 16).
+      {"head_dim16_qknorm_gqa2_rope_swiglu", [](ModelConfig& c) {
+         c.head_dim = 16; c.qk_norm = true; c.n_kv_head = 2; c.position_encoding = PositionEncoding::Rope; c.norm = NormKind::RmsNorm;
+         c.activation = Activation::SwiGlu; c.d_ff = 48;
+       }},
+      {"head_dim4_postnorm_alibi", [](ModelConfig& c) { c.head_dim = 4; c.pre_norm = false; c.position_encoding = PositionEncoding::Alibi; }},
       // Models built with an efficient-attention variant (config.attention_variant).
       {"linear_rope_gqa2", [](ModelConfig& c) {
          c.attention_variant.variant = AttentionVariant::Linear; c.position_encoding = PositionEncoding::Rope; c.n_kv_head = 2;
@@ -89,6 +95,7 @@ inline std::vector<ArchitectureVariant> architectureVariants() {
       {"flash_tile4_sinusoidal", [](ModelConfig& c) {
          c.attention_variant.variant = AttentionVariant::Flash; c.attention_variant.tile = 4; c.position_encoding = PositionEncoding::Sinusoidal;
        }},
+      {"linear_head_dim12", [](ModelConfig& c) { c.attention_variant.variant = AttentionVariant::Linear; c.head_dim = 12; }},
   };
 }
 

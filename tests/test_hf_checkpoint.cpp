@@ -15,6 +15,7 @@
 #include "model/io/npy.h"
 #include "model/io/safetensors.h"
 #include "model/nn/backend.h"
+#include "model/nn/inside_views.h"
 #include "model/nn/trace_views.h"
 #include "model/nn/transformer.h"
 #include "test_files.h"
@@ -29,7 +30,8 @@ namespace {
 
 const char* const kVariants[] = {"llama",         "smollm",     "mistral",          "qwen2",   "qwen3",
                                  "qwen3_attention_bias", "llama_sharded", "llama_bf16", "llama_f16_biases", "mixtral",
-                                 "llama32_rope_scaling", "qwen2_moe", "qwen2_moe_bf16_normalized"};
+                                 "llama32_rope_scaling", "qwen2_moe", "qwen2_moe_bf16_normalized", "qwen3_wide_heads_bf16",
+                                 "llama_narrow_heads"};
 
 // A tiny Llama written here (not by the reference): L 2, C 16, H 4, Hkv 2, F 24, V 32.
 json tinyConfig() {
@@ -155,7 +157,7 @@ TEST(HfCheckpoint, MatchesPyTorchReference) {
   }
   // 16-bit checkpoints keep their matrices as halves: no float32 copy of them; converted to float32
   // (as training does) they give the same logits and the same direct logit attribution.
-  for (const char* variant : {"llama_bf16", "llama_f16_biases", "qwen2_moe_bf16_normalized"}) {
+  for (const char* variant : {"llama_bf16", "llama_f16_biases", "qwen2_moe_bf16_normalized", "qwen3_wide_heads_bf16"}) {
     SCOPED_TRACE(variant);
     LoadedModel model = loadModel((dir.path() / variant).string());
     const Weights& halves = model.weights;
@@ -188,6 +190,34 @@ TEST(HfCheckpoint, MatchesPyTorchReference) {
     EXPECT_NEAR(a.sum(), b.sum(), 1e-4);
     ASSERT_EQ(a.heads.size(), b.heads.size());
     for (size_t h = 0; h < a.heads.size(); ++h) EXPECT_NEAR(a.heads[h], b.heads[h], 1e-4) << "head " << h;
+  }
+  // Heads wider than hidden_size / heads (H D = 64 over C = 32): the trace's concatenated heads are
+  // 64 wide, direct logit attribution still sums to the logit, and the components rebuild the
+  // residual: x + W_O(heads) + mlp of the last layer is the final residual.
+  {
+    LoadedModel wide = loadModel((dir.path() / "qwen3_wide_heads_bf16").string());
+    const ModelConfig& c = wide.weights.config();
+    ASSERT_EQ(c.attnDim(), 64);
+    ASSERT_EQ(c.n_embd, 32);
+    const NpyArray tokens = readNpy((dir.path() / "qwen3_wide_heads_bf16" / "tokens.npy").string());
+    const std::vector<int> ids(tokens.data.begin(), tokens.data.end());
+    auto backend = makeCpuBackend(1);
+    Transformer transformer(wide.weights, *backend);
+    TraceOptions options;
+    options.components = true;
+    options.internalLayers = {1};
+    Trace trace;
+    const std::vector<float> logits = transformer.logitsFor(ids, &trace, options);
+    const int T = static_cast<int>(ids.size()), last = T - 1, V = c.vocab_size;
+    EXPECT_EQ(trace.A, 64);
+    EXPECT_EQ(trace.headMix.size(), (size_t)2 * T * 64);
+    EXPECT_EQ(trace.q.size(), (size_t)4 * T * 16);
+    const LogitAttribution parts = directLogitAttribution(trace, wide.weights, last, 7);
+    EXPECT_NEAR(parts.sum(), logits[(size_t)(logits.size() / V - 1) * V + 7], 1e-3);
+    const BlockRows rows = blockRows(trace, wide.weights, 1, last);
+    ASSERT_EQ(rows.headMix.size(), 64u);
+    ASSERT_EQ(rows.residOut.size(), 32u);
+    for (int i = 0; i < 32; ++i) EXPECT_NEAR(rows.residOut[i], trace.finalResid[(size_t)trace.rowOf(last) * 32 + i], 1e-3) << i;
   }
   // The fields that decide the forward came through exactly.
   const ModelConfig mistral = loadModel((dir.path() / "mistral").string()).weights.config();
@@ -317,8 +347,28 @@ TEST(HfCheckpoint, ConfigMapsEveryField) {
   EXPECT_EQ(hfLlamaConfig(qwen3).attention_window, 8);
   qwen3.erase("architectures");  // model_type alone
   EXPECT_TRUE(hfLlamaConfig(qwen3).qk_norm);
-  qwen3["head_dim"] = 8;  // Qwen3-0.6B's kind: 128 != 1024 / 16
-  expectMentions(errorMessage([&] { hfLlamaConfig(qwen3); }), {"head_dim 8", "not supported yet"});
+  // Qwen3-0.6B's kind: head_dim 128 over 1024 / 16 = 64. Heads of 8 over hidden 16 / 4 make the
+  // attention 32 wide: q 32 and k, v 2 x 8 columns of c_attn, c_proj (32, 16).
+  qwen3["head_dim"] = 8;
+  const ModelConfig wide = hfLlamaConfig(qwen3);
+  EXPECT_EQ(wide.head_dim, 8);
+  EXPECT_EQ(wide.headDim(), 8);
+  EXPECT_EQ(wide.attnDim(), 32);
+  EXPECT_EQ(wide.qkvDim(), 32 + 2 * 2 * 8);
+  EXPECT_EQ(configFromJson(configToJson(wide)).attnDim(), 32);  // tscope's own config.json keeps it
+  qwen3["head_dim"] = 4;  // the default width is not recorded
+  EXPECT_EQ(hfLlamaConfig(qwen3).head_dim, 0);
+  qwen3["head_dim"] = nullptr;
+  EXPECT_EQ(hfLlamaConfig(qwen3).headDim(), 4);
+  qwen3["head_dim"] = 0;
+  expectMentions(errorMessage([&] { hfLlamaConfig(qwen3); }), {"head_dim must be positive"});
+  qwen3["head_dim"] = 5;  // odd: RoPE rotates pairs
+  expectMentions(errorMessage([&] { hfLlamaConfig(qwen3); }), {"head_dim", "even"});
+  qwen3["head_dim"] = 8;
+  qwen3["hidden_size"] = 18;  // not a multiple of the heads: fine when head_dim says the width
+  EXPECT_EQ(hfLlamaConfig(qwen3).attnDim(), 32);
+  qwen3.erase("head_dim");
+  expectMentions(errorMessage([&] { hfLlamaConfig(qwen3); }), {"hidden_size 18", "no head_dim"});
   // Qwen2-MoE (Qwen1.5-MoE-A2.7B's fields): the experts' width is moe_intermediate_size, not
   // intermediate_size; norm_topk_prob defaults to false; dense layers are refused.
   json qwenMoe = tinyConfig();
@@ -396,13 +446,18 @@ TEST(HfCheckpoint, UnsupportedConfigsAreOneLine) {
     expectMentions(loadError(dir.path() / arch), {arch, "not supported yet", "config.json"});
   }
   const std::pair<const char*, json> fields[] = {
-      {"rope_scaling", json{{"rope_type", "yarn"}, {"factor", 4.0}}}, {"head_dim", 8}, {"hidden_act", "gelu"}};
+      {"rope_scaling", json{{"rope_type", "yarn"}, {"factor", 4.0}}}, {"hidden_act", "gelu"}};
   for (const auto& [field, value] : fields) {
     json j = tinyConfig();
     j[field] = value;
     writeTinyModel(dir.path() / field, j);
     expectMentions(loadError(dir.path() / field), {field, "not supported yet", "config.json"});
   }
+  // head_dim 8 while the tensors are hidden_size / heads = 4 wide: the first one that disagrees, in one line.
+  json wideHeads = tinyConfig();
+  wideHeads["head_dim"] = 8;
+  writeTinyModel(dir.path() / "head_dim", wideHeads);
+  expectMentions(loadError(dir.path() / "head_dim"), {"q_proj.weight", "[16, 16]", "[32, 16]", "model.safetensors"});
   json mixtral = tinyConfig();
   mixtral["architectures"] = {"MixtralForCausalLM"};
   mixtral["num_experts_per_tok"] = 2;

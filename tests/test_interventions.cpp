@@ -45,14 +45,14 @@ TEST(Internals, ReproduceTheMapsTheHeadOutputsAndTheProjectionsInEveryVariant) {
     const Weights weights = testing::randomWeights(c, 11);
     Transformer model(weights, *backend);
     const std::vector<int> ids = testing::sequence(9, c.vocab_size, 4);
-    const int layer = 1, T = 9, H = c.n_head, D = c.headDim(), C = c.n_embd, Hkv = c.kvHeads();
+    const int layer = 1, T = 9, H = c.n_head, D = c.headDim(), C = c.n_embd, A = c.attnDim(), Hkv = c.kvHeads();
     Trace trace;
     model.logitsFor(ids, &trace, insideOptions(layer));
     ASSERT_EQ(trace.internalLayers, std::vector<int>{layer}) << variant.name;
     ASSERT_EQ(trace.q.size(), (size_t)H * T * D) << variant.name;
     ASSERT_EQ(trace.k.size(), (size_t)Hkv * T * D) << variant.name;
     const int li = trace.capturedIndex(layer);
-    const float* mix = trace.headMix.data() + (size_t)layer * T * C;
+    const float* mix = trace.headMix.data() + (size_t)layer * T * A;
     for (int h = 0; h < H; ++h) {
       const int kv = h / (H / Hkv);
       const float* map = trace.attnMap(li, h);
@@ -73,12 +73,12 @@ TEST(Internals, ReproduceTheMapsTheHeadOutputsAndTheProjectionsInEveryVariant) {
         for (int d = 0; d < D; ++d) {
           double sum = 0;
           for (int j = 0; j < T; ++j) sum += (double)map[t * T + j] * trace.v[((size_t)kv * T + j) * D + d];
-          EXPECT_NEAR(sum, mix[(size_t)t * C + h * D + d], 1e-5) << variant.name << " h" << h << " t" << t;
+          EXPECT_NEAR(sum, mix[(size_t)t * A + h * D + d], 1e-5) << variant.name << " h" << h << " t" << t;
         }
       }
     }
     const ConstLayerWeights& w = weights.layers[layer];
-    const auto attnOut = affine(mix, T, C, w.attnProjWeight, w.attnProjBias, C);
+    const auto attnOut = affine(mix, T, A, w.attnProjWeight, w.attnProjBias, C);
     EXPECT_LE(compare(trace.attnOut, attnOut).relative(), 1e-5) << variant.name;
     if (!trace.mlpPost.empty()) {  // dense MLP: c_proj of the activation is the MLP's output
       const auto mlpOut = affine(trace.mlpPost.data(), T, c.dFF(), w.mlp.projWeight, w.mlp.projBias, C);
@@ -91,7 +91,7 @@ TEST(Internals, ReproduceTheMapsTheHeadOutputsAndTheProjectionsInEveryVariant) {
     if (c.pre_norm) {
       std::vector<float> sum = trace.embedded;
       for (int l = 0; l < c.n_layer; ++l) {
-        const auto projected = affine(trace.headMix.data() + (size_t)l * T * C, T, C, weights.layers[l].attnProjWeight,
+        const auto projected = affine(trace.headMix.data() + (size_t)l * T * A, T, A, weights.layers[l].attnProjWeight,
                                       weights.layers[l].attnProjBias, C);
         for (size_t i = 0; i < sum.size(); ++i) sum[i] += projected[i] + trace.mlpOut[(size_t)l * T * C + i];
       }
@@ -135,7 +135,7 @@ TEST(LogitAttribution, PartsSumToTheLogitInEveryPreNormVariant) {
 TEST(Interventions, ZeroAblationEqualsZeroedWeights) {
   auto backend = makeReferenceBackend();
   const auto variants = testing::architectureVariants();
-  for (const char* name : {"gpt2", "rope", "swiglu_dff48", "gqa2_rope"}) {
+  for (const char* name : {"gpt2", "rope", "swiglu_dff48", "gqa2_rope", "head_dim16_qknorm_gqa2_rope_swiglu"}) {
     const ModelConfig c =
         testing::variantConfig(*std::find_if(variants.begin(), variants.end(), [&](const auto& v) { return v.name == name; }));
     const Weights weights = testing::randomWeights(c, 13);

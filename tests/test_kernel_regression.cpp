@@ -106,7 +106,7 @@ TEST(KernelRegression, HeadStagesReproduceTheForwardInEveryVariant) {
           if (!std::isinf(score)) worstScore = std::max(worstScore, (double)std::abs(s.scores[j] - score));
         }
         for (int d = 0; d < s.D; ++d)
-          worstOutput = std::max(worstOutput, (double)std::abs(s.output[d] - trace.headMix[((size_t)1 * T + t) * c.n_embd + h * s.D + d]));
+          worstOutput = std::max(worstOutput, (double)std::abs(s.output[d] - trace.headMix[((size_t)1 * T + t) * c.attnDim() + h * s.D + d]));
       }
     EXPECT_LT(worstWeight, 1e-5) << variant.name;
     EXPECT_LT(worstScore, 1e-4) << variant.name;

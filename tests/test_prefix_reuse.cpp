@@ -261,7 +261,7 @@ TEST(PrefixReuse, TheInsideQueryRowAloneEqualsAFullForwardAndLeavesTheCacheExact
         TraceOptions all = inside();
         std::vector<float> allLogits;
         const Trace every = fullForward(model, chain[i].second, all, allLogits);
-        const int n = (int)chain[i].second.size(), C = config.n_embd;
+        const int n = (int)chain[i].second.size(), A = config.attnDim();
         for (int position : queries[i]) {
           if (position >= n) {
             EXPECT_LT(got.trace.rowIndex(position), 0) << label << " kept a position past the prompt";
@@ -269,8 +269,8 @@ TEST(PrefixReuse, TheInsideQueryRowAloneEqualsAFullForwardAndLeavesTheCacheExact
           }
           const int r = got.trace.rowOf(position);
           for (int l = 0; l < config.n_layer; ++l)
-            for (int c = 0; c < C; ++c)
-              ASSERT_EQ(got.trace.headMix[((size_t)l * got.trace.R() + r) * C + c], every.headMix[((size_t)l * n + position) * C + c]) << label;
+            for (int c = 0; c < A; ++c)
+              ASSERT_EQ(got.trace.headMix[((size_t)l * got.trace.R() + r) * A + c], every.headMix[((size_t)l * n + position) * A + c]) << label;
         }
       }
     }

@@ -58,7 +58,7 @@ TEST_F(SessionInterventions, InternalsArriveAndAblationChangesThePredictionButNo
   EXPECT_EQ(argmax(ablated->cleanLogits), y);
   EXPECT_NE(argmax(ablated->trace.logits), y);
   // The ablated heads' outputs are zero in the inspected trace.
-  EXPECT_TRUE(std::all_of(ablated->trace.headMix.begin() + (size_t)T * ablated->trace.C, ablated->trace.headMix.end(),
+  EXPECT_TRUE(std::all_of(ablated->trace.headMix.begin() + (size_t)T * ablated->trace.A, ablated->trace.headMix.end(),
                           [](float v) { return v == 0.0f; }));
 
   // An edit with the same interventions reuses the prefix of both the ablated and the clean run.

@@ -151,6 +151,23 @@ std::vector<Variant> variants() {
     c.qk_norm = true;
     v.push_back({"qknorm_postnorm", c});
   }
+  // Heads wider than C / H (Qwen3-0.6B's kind: q, k, v and W_O are H D = 32 wide over C = 16) with
+  // qk_norm, and narrower ones (H D = 4 over C = 8) post-norm; the wide one is also an encoder-decoder below.
+  {
+    ModelConfig c = smallConfig(2, 4, 16, 11, 8);
+    c.head_dim = 8;
+    c.position_encoding = PositionEncoding::Rope;
+    c.norm = NormKind::RmsNorm;
+    c.n_kv_head = 2;
+    c.qk_norm = true;
+    v.push_back({"head_dim8_of_c16_qknorm_rope_gqa", c});
+  }
+  {
+    ModelConfig c = base;
+    c.head_dim = 2;
+    c.pre_norm = false;
+    v.push_back({"head_dim2_of_c8_postnorm", c});
+  }
   // Models built with an efficient-attention variant: the gradient through attentionVariantBackward.
   {
     ModelConfig c = smallConfig(2, 4, 16, 11, 8);
@@ -207,6 +224,11 @@ std::vector<Variant> variants() {
     // A step of 1e-3 in wte or a cross-attention bias flips a top-2 choice here (the loss jumps);
     // 1e-4 keeps every routing decision (checked: 1e-4 and 2e-5 agree with the analytic gradient).
     v.push_back({"encdec_alibi_moe_untied", c, 1e-4});
+  }
+  {
+    ModelConfig c = encoderDecoder(smallConfig(2, 2, 8, 11, 8), 1);
+    c.head_dim = 6;  // cross-attention's q (C, H D = 12) and W_O (12, C) too
+    v.push_back({"encdec_head_dim6_of_c8", c});
   }
   {
     ModelConfig c = encoderDecoder(base, 2);

@@ -1,5 +1,5 @@
 // forward --dump: every array the trace holds written as .npy, MoE routing and the direct logit
-// attribution as JSON. head_out is Trace::headMix (T, C) regrouped per head into (H, T, D). With an
+// attribution as JSON. head_out is Trace::headMix (T, H D) regrouped per head into (H, T, D). With an
 // attention variant, its effective maps and their distance from exact attention, per layer.
 #include "app/cli/forward_dump.h"
 
@@ -164,7 +164,7 @@ size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const 
     out.array("q_" + l + ".npy", trace.q.data() + li * H * T * D, {H, T, D});
     out.array("k_" + l + ".npy", trace.k.data() + li * kvSize, {Hkv, Tk, D});
     out.array("v_" + l + ".npy", trace.v.data() + li * kvSize, {Hkv, Tk, D});
-    if (!trace.headMix.empty()) out.array("head_out_" + l + ".npy", perHead(trace.headMix.data() + static_cast<size_t>(layer) * T * C, T, H, D).data(), {H, T, D});
+    if (!trace.headMix.empty()) out.array("head_out_" + l + ".npy", perHead(trace.headMix.data() + static_cast<size_t>(layer) * T * H * D, T, H, D).data(), {H, T, D});
     out.array("attn_out_" + l + ".npy", trace.attnOut.data() + li * T * C, {T, C});
     if (!trace.mlpPost.empty()) out.array("mlp_act_" + l + ".npy", trace.mlpPost.data() + li * T * F, {T, F});
   }

@@ -339,7 +339,8 @@ void App::drawModelPicker() {
   const std::string current = modelDisplayName(session_->modelPath());
   sameLineIfFits("", ImGui::GetFontSize() * 10);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-  if (ImGui::BeginCombo("##models", current.c_str())) {
+  // As tall as the window allows: the shipped models and a cache of several fit without scrolling.
+  if (ImGui::BeginCombo("##models", current.c_str(), ImGuiComboFlags_HeightLargest)) {
     for (const std::string& path : shippedModels_) {
       const std::string name = std::filesystem::path(path).filename().string();
       if (ImGui::Selectable(name.c_str(), path == session_->modelPath())) pendingOpen_ = {path, ""};

@@ -173,13 +173,14 @@ ModelConfig encoderStackConfig(const ModelConfig& config) {
 
 std::string validateConfig(const ModelConfig& c) {
   for (auto msg : {rangeRule("n_layer", c.n_layer, 1, 1024), rangeRule("n_head", c.n_head, 1, 1024),
-                   rangeRule("n_embd", c.n_embd, 1, 65536), rangeRule("n_positions", c.n_positions, 1, 1 << 20),
+                   rangeRule("n_embd", c.n_embd, 1, 65536), rangeRule("head_dim", c.head_dim, 0, 4096),
+                   rangeRule("n_positions", c.n_positions, 1, 1 << 20),
                    rangeRule("vocab_size", c.vocab_size, 1, 1 << 22), rangeRule("d_ff", c.d_ff, 0, 1 << 20),
                    rangeRule("n_kv_head", c.n_kv_head, 0, 1024), rangeRule("attention_window", c.attention_window, 0, 1 << 20),
                    rangeRule("n_experts", c.n_experts, 0, 1024), rangeRule("moe_shared_expert_d_ff", c.moe_shared_expert_d_ff, 0, 1 << 20)}) {
     if (!msg.empty()) return msg;
   }
-  if (c.n_embd % c.n_head != 0)
+  if (c.head_dim == 0 && c.n_embd % c.n_head != 0)
     return "n_head (" + std::to_string(c.n_head) + ") must divide n_embd (" + std::to_string(c.n_embd) + ")";
   if (c.n_head % c.kvHeads() != 0)
     return "n_kv_head (" + std::to_string(c.kvHeads()) + ") must divide n_head (" + std::to_string(c.n_head) + ")";
@@ -187,7 +188,8 @@ std::string validateConfig(const ModelConfig& c) {
   if (c.tokenizer != "gpt2-bpe" && c.tokenizer != "char")
     return "tokenizer must be \"gpt2-bpe\" or \"char\" (got \"" + c.tokenizer + "\")";
   if (c.position_encoding == PositionEncoding::Rope && c.headDim() % 2 != 0)
-    return "position_encoding rope needs an even head dimension (n_embd / n_head = " + std::to_string(c.headDim()) + ")";
+    return "position_encoding rope needs an even head dimension (" + std::string(c.head_dim ? "head_dim" : "n_embd / n_head") + " = " +
+           std::to_string(c.headDim()) + ")";
   if ((c.position_encoding == PositionEncoding::Sinusoidal || c.position_encoding == PositionEncoding::Rope) &&
       !(c.position_base > 1.0 && c.position_base < 1e12))
     return "position_base must be greater than 1 (got " + std::to_string(c.position_base) + ")";
@@ -216,6 +218,7 @@ ModelConfig configFromJson(const nlohmann::json& j) {
   readField(j, "n_layer", c.n_layer);
   readField(j, "n_head", c.n_head);
   readField(j, "n_embd", c.n_embd);
+  readField(j, "head_dim", c.head_dim);
   readField(j, "n_positions", c.n_positions);
   readField(j, "vocab_size", c.vocab_size);
   readField(j, "layer_norm_epsilon", c.layer_norm_epsilon);
@@ -283,6 +286,7 @@ nlohmann::json configToJson(const ModelConfig& c) {
     j["rope_high_freq_factor"] = c.rope_high_freq_factor;
     j["rope_original_context"] = c.rope_original_context;
   }
+  if (c.head_dim > 0) j["head_dim"] = c.head_dim;
   if (c.attention_only) j["attention_only"] = true;
   if (c.qk_norm) j["qk_norm"] = true;
   if (c.attention_variant.variant != AttentionVariant::Exact) {

@@ -20,6 +20,10 @@ struct ModelConfig {
   int n_layer = 12;             // L
   int n_head = 12;              // H (query heads)
   int n_embd = 768;             // C
+  // Width of one attention head (config.json "head_dim"); 0 = n_embd / n_head. Set when a model's
+  // heads are wider or narrower than that (Qwen3-0.6B: 16 heads of 128 over n_embd 1024): q, k, v
+  // and the attention output are then A = n_head * head_dim wide and attn.c_proj maps A to C.
+  int head_dim = 0;
   int n_positions = 1024;       // longest context (T max)
   int vocab_size = 50257;       // V
   double layer_norm_epsilon = 1e-5;
@@ -74,10 +78,11 @@ struct ModelConfig {
   int decoder_start_token_id = -1;
   int eos_token_id = -1;
 
-  int headDim() const { return n_embd / n_head; }                     // D
+  int headDim() const { return head_dim > 0 ? head_dim : n_embd / n_head; }  // D
+  int attnDim() const { return n_head * headDim(); }                  // A = H * D (= C unless head_dim is set)
   int kvHeads() const { return n_kv_head > 0 ? n_kv_head : n_head; }  // Hkv
   int kvDim() const { return kvHeads() * headDim(); }                  // Hkv * D
-  int qkvDim() const { return n_embd + 2 * kvDim(); }                  // Q | K | V row width
+  int qkvDim() const { return attnDim() + 2 * kvDim(); }               // Q | K | V row width
   int dFF() const { return d_ff > 0 ? d_ff : 4 * n_embd; }             // F
   bool isMoe() const { return n_experts > 0 && !attention_only; }
   bool hasSharedExpert() const { return isMoe() && moe_shared_expert_d_ff > 0; }

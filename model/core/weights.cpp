@@ -18,7 +18,7 @@ size_t ParamSpec::numel() const {
 }
 
 std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
-  const int64_t C = c.n_embd, F = c.dFF(), V = c.vocab_size, P = c.n_positions, QKV = c.qkvDim(), E = c.n_experts;
+  const int64_t C = c.n_embd, A = c.attnDim(), F = c.dFF(), V = c.vocab_size, P = c.n_positions, QKV = c.qkvDim(), E = c.n_experts;
   std::vector<ParamSpec> specs;
   auto add = [&](std::string name, std::vector<int64_t> shape) { specs.push_back({std::move(name), std::move(shape), 0}); };
   auto addNorm = [&](const std::string& name) {
@@ -45,16 +45,16 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
       add(p + "attn.q_norm.weight", {c.headDim()});
       add(p + "attn.k_norm.weight", {c.headDim()});
     }
-    add(p + "attn.c_proj.weight", {C, C});
+    add(p + "attn.c_proj.weight", {A, C});
     add(p + "attn.c_proj.bias", {C});
     if (cross) {
       const int64_t KV2 = 2 * (int64_t)c.kvDim();
       addNorm(p + "ln_x");
-      add(p + "crossattn.c_q.weight", {C, C});
-      add(p + "crossattn.c_q.bias", {C});
+      add(p + "crossattn.c_q.weight", {C, A});
+      add(p + "crossattn.c_q.bias", {A});
       add(p + "crossattn.c_kv.weight", {C, KV2});
       add(p + "crossattn.c_kv.bias", {KV2});
-      add(p + "crossattn.c_proj.weight", {C, C});
+      add(p + "crossattn.c_proj.weight", {A, C});
       add(p + "crossattn.c_proj.bias", {C});
     }
     if (!c.hasFeedForward()) return;

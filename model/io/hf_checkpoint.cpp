@@ -168,7 +168,7 @@ bool isHalfMatrix(const Placement& p) { return p.shape.size() == 2 && !p.floatVe
 
 // `family` as familyOf names it: Mixtral and Qwen2-MoE store their mixtures under different names.
 std::vector<Placement> placements(const ModelConfig& c, const HfBiases& biases, const std::string& family) {
-  const int64_t C = c.n_embd, F = c.dFF(), V = c.vocab_size, KV = c.kvDim();
+  const int64_t C = c.n_embd, A = c.attnDim(), F = c.dFF(), V = c.vocab_size, KV = c.kvDim();
   std::vector<Placement> out;
   // One SwiGLU feed-forward of width `width`: the checkpoint's gate / up / down matrices (`names`,
   // with their biases when `withBias`) onto c_gate / c_fc / c_proj.
@@ -188,7 +188,7 @@ std::vector<Placement> placements(const ModelConfig& c, const HfBiases& biases, 
     const std::string hf = "model.layers." + std::to_string(l) + ".", p = "h." + std::to_string(l) + ".";
     out.push_back({hf + "input_layernorm.weight", p + "ln_1.weight", {C}, true, 0, false});
     out.push_back({hf + "post_attention_layernorm.weight", p + "ln_2.weight", {C}, true, 0, false});
-    const std::pair<const char*, int64_t> qkv[3] = {{"q_proj", C}, {"k_proj", KV}, {"v_proj", KV}};
+    const std::pair<const char*, int64_t> qkv[3] = {{"q_proj", A}, {"k_proj", KV}, {"v_proj", KV}};
     int64_t column = 0;
     for (const auto& [name, rows] : qkv) {
       const bool rope = name[0] != 'v';
@@ -200,7 +200,7 @@ std::vector<Placement> placements(const ModelConfig& c, const HfBiases& biases, 
       out.push_back({hf + "self_attn.q_norm.weight", p + "attn.q_norm.weight", {c.headDim()}, false, 0, true});
       out.push_back({hf + "self_attn.k_norm.weight", p + "attn.k_norm.weight", {c.headDim()}, false, 0, true});
     }
-    out.push_back({hf + "self_attn.o_proj.weight", p + "attn.c_proj.weight", {C, C}, false, 0, false});
+    out.push_back({hf + "self_attn.o_proj.weight", p + "attn.c_proj.weight", {C, A}, false, 0, false});
     if (biases.o) out.push_back({hf + "self_attn.o_proj.bias", p + "attn.c_proj.bias", {C}, true, 0, false});
     if (c.isMoe()) {
       // Every layer a mixture: the router (E, C) is Mixtral's block_sparse_moe.gate or Qwen2-MoE's
@@ -403,12 +403,17 @@ ModelConfig hfLlamaConfig(const nlohmann::json& j, const std::string& where) {
   readOptional(j, "hidden_act", act, where);
   if (act != "silu") throw Error(where + ": hidden_act \"" + act + "\" is not supported yet (Llama-family models need silu)");
   if (!isNull(j, "rope_scaling")) readRopeScaling(j["rope_scaling"], c, where);
-  if (c.n_head <= 0 || c.n_embd % c.n_head != 0)
-    throw Error(where + ": hidden_size " + std::to_string(c.n_embd) + " is not a multiple of num_attention_heads " + std::to_string(c.n_head));
-  int headDim = c.n_embd / c.n_head;
-  if (readOptional(j, "head_dim", headDim, where) && headDim != c.n_embd / c.n_head)
-    throw Error(where + ": head_dim " + std::to_string(headDim) + " != hidden_size / num_attention_heads (" +
-                std::to_string(c.n_embd / c.n_head) + ") is not supported yet");
+  // head_dim (Qwen3: 128 at every size, so 16 heads of 128 over hidden_size 1024 in Qwen3-0.6B) sets
+  // the attention width H D apart from hidden_size; absent or null, it is hidden_size / heads.
+  if (c.n_head <= 0) throw Error(where + ": num_attention_heads must be positive (got " + std::to_string(c.n_head) + ")");
+  if (!isNull(j, "head_dim")) {
+    readOptional(j, "head_dim", c.head_dim, where);
+    if (c.head_dim <= 0) throw Error(where + ": head_dim must be positive (got " + std::to_string(c.head_dim) + ")");
+    if (c.n_embd % c.n_head == 0 && c.head_dim == c.n_embd / c.n_head) c.head_dim = 0;  // the default width: nothing to record
+  }
+  if (c.head_dim == 0 && c.n_embd % c.n_head != 0)
+    throw Error(where + ": hidden_size " + std::to_string(c.n_embd) + " is not a multiple of num_attention_heads " + std::to_string(c.n_head) +
+                " and there is no head_dim");
   // Mistral: sliding_window on every layer. Qwen2 and Qwen3: only with use_sliding_window, on layers
   // from max_window_layers on (all of them or none are expressible). Llama ignores the field, as HF does.
   const std::string family = familyOf(j);

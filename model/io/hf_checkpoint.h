@@ -26,7 +26,7 @@ bool isHfLlamaFamily(const nlohmann::json& hfConfig);
 std::string unsupportedHfArchitecture(const nlohmann::json& hfConfig);
 
 // config.json of a Llama-family model -> ModelConfig (`where` starts messages). Throws tscope::Error with one line naming the
-// field that tscope cannot express yet (rope_scaling other than llama3, head_dim != hidden_size / heads, hidden_act
+// field that tscope cannot express yet (rope_scaling other than llama3, hidden_act
 // other than silu, a sliding window on some layers only) or that is missing or malformed.
 ModelConfig hfLlamaConfig(const nlohmann::json& hfConfig, const std::string& where = "config.json");
 

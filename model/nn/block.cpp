@@ -111,13 +111,13 @@ const float* BlockForward::unembeddingInput(const float* x, float* out, bool nor
 }
 
 void BlockForward::qkNorm(float* qkv, const ConstLayerWeights& w, int rows) {
-  const int C = config_.n_embd, H = config_.n_head, Hkv = config_.kvHeads(), D = config_.headDim(), QKV = config_.qkvDim();
+  const int A = config_.attnDim(), H = config_.n_head, Hkv = config_.kvHeads(), D = config_.headDim(), QKV = config_.qkvDim();
   const float eps = static_cast<float>(config_.layer_norm_epsilon);
   // In place: every backend's rmsNorm reads a row's sum of squares before it writes the row.
   for (int r = 0; r < rows; ++r) {
     float* row = qkv + (size_t)r * QKV;
     backend_->rmsNorm(row, row, w.qNormWeight, H, D, eps);            // Q: H rows of D
-    backend_->rmsNorm(row + C, row + C, w.kNormWeight, Hkv, D, eps);  // K: Hkv rows of D
+    backend_->rmsNorm(row + A, row + A, w.kNormWeight, Hkv, D, eps);  // K: Hkv rows of D
   }
 }
 
@@ -250,7 +250,8 @@ void BlockForward::variantAttention(float* attn, const float* qkv, const float* 
   for (int i = 0; probs && traceHeads && i < traceHeadCount; ++i) traced[traceHeads[i]] = true;
   // Query rows before pos0 are zeros: a causal variant's row p reads only keys <= p and its own query.
   std::vector<float> q((size_t)n * D, 0.0f), k(q.size()), v(q.size()), out(q.size());
-  editRows(attn, T, [&](float* rows) {
+  const int A = config_.attnDim();
+  editRows(attn, T, A, [&](float* rows) {
     for (int h = 0; h < H; ++h) {
       const int kv = (h / group) * D;
       for (int t = 0; t < T; ++t) std::copy_n(hostQkv.data() + (size_t)t * QKV + h * D, D, q.data() + (size_t)(pos0 + t) * D);
@@ -260,7 +261,7 @@ void BlockForward::variantAttention(float* attn, const float* qkv, const float* 
       }
       const HeadQkv head{q.data(), k.data(), v.data(), n, D, shape.causal};
       attentionVariantFast(head, params, out.data());
-      for (int t = 0; t < T; ++t) std::copy_n(out.data() + (size_t)(pos0 + t) * D, D, rows + (size_t)t * config_.n_embd + h * D);
+      for (int t = 0; t < T; ++t) std::copy_n(out.data() + (size_t)(pos0 + t) * D, D, rows + (size_t)t * A + h * D);
       if (traced[h]) {
         const VariantResult result = attentionVariantReference(head, params);
         std::copy_n(result.map.data() + (size_t)pos0 * n, (size_t)T * n, hostProbs.data() + (size_t)h * T * n);
@@ -271,8 +272,8 @@ void BlockForward::variantAttention(float* attn, const float* qkv, const float* 
 }
 
 template <typename Edit>
-void BlockForward::editRows(float* rows, int R, Edit&& edit) {
-  const size_t n = (size_t)R * config_.n_embd;
+void BlockForward::editRows(float* rows, int R, int width, Edit&& edit) {
+  const size_t n = (size_t)R * width;
   if (backend_->isHost()) {
     edit(rows);
     return;
@@ -289,7 +290,7 @@ void BlockForward::crossKeysValues(const ConstLayerWeights& w, const float* enco
 
 bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B, const AttentionShape& shape, float* keys,
                          float* values, float* x, bool normed, const LayerTensors& t) {
-  const int C = config_.n_embd, T = shape.T, R = B * T, QKV = config_.qkvDim();
+  const int C = config_.n_embd, A = config_.attnDim(), T = shape.T, R = B * T, QKV = config_.qkvDim();
   const size_t RC = (size_t)R * C;
   if (t.in) backend_->copy(t.in, x, RC);
   // Attention sublayer. Pre-norm: x = x + attn(norm(x)); post-norm: x = norm(x + attn(x)).
@@ -312,18 +313,18 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
   for (int b = 0; b < B; ++b) {
     // The backend's attention writes this sequence's K/V rows (and RoPE-rotates q and k); a variant
     // then replaces its output.
-    backend_->attention(t.attn + (size_t)b * T * C, b == 0 ? t.probs : nullptr, b == 0 ? t.scores : nullptr, t.qkv + (size_t)b * T * QKV,
+    backend_->attention(t.attn + (size_t)b * T * A, b == 0 ? t.probs : nullptr, b == 0 ? t.scores : nullptr, t.qkv + (size_t)b * T * QKV,
                         keys, values, b == 0 ? traced : shape);
     if (variant)
-      variantAttention(t.attn + (size_t)b * T * C, t.qkv + (size_t)b * T * QKV, keys, values, shape, *variant,
+      variantAttention(t.attn + (size_t)b * T * A, t.qkv + (size_t)b * T * QKV, keys, values, shape, *variant,
                        b == 0 && !t.attentionVariant ? t.probs : nullptr, t.traceHeads, t.traceHeadCount);
   }
   const Interventions* edits = t.interventions;
   if (edits && edits->touchesHeads(t.layerIndex)) {
     if (B != 1) throw Error("interventions apply to one sequence at a time");
-    editRows(t.attn, R, [&](float* rows) { edits->applyToHeads(t.layerIndex, rows, T, shape.pos0, C, config_.headDim()); });
+    editRows(t.attn, R, A, [&](float* rows) { edits->applyToHeads(t.layerIndex, rows, T, shape.pos0, A, config_.headDim()); });
   }
-  linear(t.out, t.attn, w.attnProjWeight, w.attnProjHalf, w.attnProjBias, R, C, C);
+  linear(t.out, t.attn, w.attnProjWeight, w.attnProjHalf, w.attnProjBias, R, A, C);
   if (t.attnProjected) backend_->copy(t.attnProjected, t.out, RC);
   const NextNorm beforeFeedForward = config_.hasFeedForward() ? NextNorm{w.ln2Weight, w.ln2Bias, t.normed2} : next;
   const bool cross = w.hasCross();
@@ -339,11 +340,11 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
       if (!normed) norm(t.normedX, x, w.lnxWeight, w.lnxBias, R);
       crossIn = t.normedX;
     }
-    backend_->matmul(t.crossQ, crossIn, w.crossQWeight, w.crossQBias, R, C, C);
+    backend_->matmul(t.crossQ, crossIn, w.crossQWeight, w.crossQBias, R, C, A);
     for (int b = 0; b < B; ++b)
-      backend_->crossAttention(t.crossAttn + (size_t)b * T * C, b == 0 ? t.crossProbs : nullptr, t.crossQ + (size_t)b * T * C,
+      backend_->crossAttention(t.crossAttn + (size_t)b * T * A, b == 0 ? t.crossProbs : nullptr, t.crossQ + (size_t)b * T * A,
                                t.crossKv + (size_t)b * S * 2 * config_.kvDim(), T, S, H, Hkv, D);
-    backend_->matmul(t.out, t.crossAttn, w.crossProjWeight, w.crossProjBias, R, C, C);
+    backend_->matmul(t.out, t.crossAttn, w.crossProjWeight, w.crossProjBias, R, A, C);
     normed = residualAdd(x, t.out, R, beforeFeedForward, w.lnxWeight, w.lnxBias, t.normedX, t.sumX);
     if (t.midX) backend_->copy(t.midX, x, RC);
   }
@@ -358,7 +359,7 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
   else feedForward(w.mlp, ffIn, R, t.hidden, t.gate, t.keepActivated ? t.act : nullptr, t.out);
   if (edits && edits->touchesMlp(t.layerIndex)) {
     if (B != 1) throw Error("interventions apply to one sequence at a time");
-    editRows(t.out, R, [&](float* rows) { edits->applyToMlp(t.layerIndex, rows, T, shape.pos0, C); });
+    editRows(t.out, R, C, [&](float* rows) { edits->applyToMlp(t.layerIndex, rows, T, shape.pos0, C); });
   }
   return residualAdd(x, t.out, R, next, w.ln2Weight, w.ln2Bias, t.normed2, t.sum2);
 }

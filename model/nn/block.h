@@ -75,7 +75,7 @@ struct LayerTensors {
   float* normed1 = nullptr;  // (R, C) ln_1(x) (pre-norm)
   float* qkv = nullptr;      // (R, C + 2 Hkv D) as the attention left it (q/k normed with qk_norm, RoPE rotated)
   float* qkvRaw = nullptr;   // (R, C + 2 Hkv D) optional, qk_norm: copy of the projection before the q/k norm
-  float* attn = nullptr;     // (R, C) concatenated heads
+  float* attn = nullptr;     // (R, A) concatenated heads (A = H * D, config.attnDim())
   float* out = nullptr;      // (R, C) a sublayer's output before the residual add
   float* sum1 = nullptr;     // (R, C) optional, post-norm: x + attention (input of ln_1)
   float* mid = nullptr;      // (R, C) optional: copy of the residual after the attention sublayer
@@ -108,8 +108,8 @@ struct LayerTensors {
   const float* crossKv = nullptr;  // (B*S, 2 Hkv D) this layer's keys | values of each sequence's S source rows (crossKeysValues)
   int crossS = 0;                  // S source rows per sequence
   float* normedX = nullptr;        // (R, C) ln_x(x) (pre-norm)
-  float* crossQ = nullptr;         // (R, C) queries
-  float* crossAttn = nullptr;      // (R, C) concatenated heads
+  float* crossQ = nullptr;         // (R, A) queries
+  float* crossAttn = nullptr;      // (R, A) concatenated heads
   float* sumX = nullptr;           // (R, C) optional, post-norm: x + cross-attention (input of ln_x)
   float* midX = nullptr;           // (R, C) optional: copy of the residual after the cross-attention sublayer
   float* crossProbs = nullptr;     // (H, T, S) optional: sequence 0's cross-attention probabilities
@@ -177,10 +177,10 @@ class BlockForward {
   // width: the feed-forward's F (0 = config.dFF(); the shared expert's is moe_shared_expert_d_ff).
   void feedForward(const ConstFeedForwardWeights& w, const float* in, int rows, float* hidden, float* gate, float* act, float* out,
                    int width = 0);
-  // Applies `edit` to rows (R, C) of backend memory on the host (a download and upload on a device).
+  // Applies `edit` to rows (R, width) of backend memory on the host (a download and upload on a device).
   template <typename Edit>
-  void editRows(float* rows, int R, Edit&& edit);
-  // attn (T, C) of one sequence = the variant's output for its T query rows (positions pos0..) over
+  void editRows(float* rows, int R, int width, Edit&& edit);
+  // attn (T, A) of one sequence = the variant's output for its T query rows (positions pos0..) over
   // the cache's keys/values 0 .. pos0+T-1 (the backend's attention call just wrote rows pos0..).
   // probs (H, T, pos0+T) not null: the traced heads' rows (as in AttentionShape) get the variant's effective map.
   void variantAttention(float* attn, const float* qkv, const float* keys, const float* values, const AttentionShape& shape,

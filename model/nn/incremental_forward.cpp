@@ -73,6 +73,7 @@ Trace planFor(int tokens, const TraceOptions& options, const ModelConfig& config
   plan.T = plan.Tk = tokens;
   plan.H = config.n_head;
   plan.C = config.n_embd;
+  plan.A = config.attnDim();
   planCapture(plan, options, config);
   return plan;
 }
@@ -231,6 +232,7 @@ PromptForward IncrementalForward::merge(std::span<const int> ids, int keep, Trac
   t.L = suffix.L;
   t.H = suffix.H;
   t.C = suffix.C;
+  t.A = suffix.A;
   t.V = suffix.V;
   t.tokens.assign(ids.begin(), ids.end());
   t.layers = plan.layers;

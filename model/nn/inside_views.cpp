@@ -71,10 +71,10 @@ namespace {
 std::vector<float> row(const std::vector<float>& rows, size_t index, size_t C) {
   return {rows.begin() + index * C, rows.begin() + (index + 1) * C};
 }
-// out += x W + b: a row through W_O (C, C) and its bias.
+// out += x W + b: a row (A) through W_O (A, C) and its bias.
 void addProjected(std::vector<float>& out, const std::vector<float>& x, const float* W, const float* b) {
   const int C = static_cast<int>(out.size());
-  const std::vector<double> sum = throughRows(x.data(), W, 0, C, C);
+  const std::vector<double> sum = throughRows(x.data(), W, 0, static_cast<int>(x.size()), C);
   for (int c = 0; c < C; ++c) out[c] += (float)(sum[c] + (b ? b[c] : 0.0f));
 }
 void add(std::vector<float>& out, const std::vector<float>& x) {
@@ -83,15 +83,15 @@ void add(std::vector<float>& out, const std::vector<float>& x) {
 }  // namespace
 
 BlockRows blockRows(const Trace& trace, const Weights& weights, int layer, int t) {
-  const size_t C = trace.C, R = trace.R();
+  const size_t C = trace.C, A = trace.A, R = trace.R();
   const int li = trace.internalIndex(layer);
   if (li < 0) throw Error("the trace holds no internals of layer " + std::to_string(layer));
   if (t < 0 || t >= trace.T) throw Error("row " + std::to_string(t) + " is outside 0.." + std::to_string(trace.T - 1));
-  if (trace.embedded.size() != R * C || trace.headMix.size() != (size_t)trace.L * R * C || trace.mlpOut.size() != (size_t)trace.L * R * C)
+  if (trace.embedded.size() != R * C || trace.headMix.size() != (size_t)trace.L * R * A || trace.mlpOut.size() != (size_t)trace.L * R * C)
     throw Error("the trace holds no components (TraceOptions::components)");
   const size_t at = trace.rowOf(t);
   BlockRows r;
-  r.headMix = row(trace.headMix, (size_t)layer * R + at, C);
+  r.headMix = row(trace.headMix, (size_t)layer * R + at, A);
   r.attnOut = row(trace.attnOut, (size_t)li * R + at, C);
   r.mlpOut = row(trace.mlpOut, (size_t)layer * R + at, C);
   if (!weights.config().pre_norm && layer > 0) {
@@ -102,7 +102,7 @@ BlockRows blockRows(const Trace& trace, const Weights& weights, int layer, int t
   std::vector<float> projScratch;
   for (int l = 0; l < layer; ++l) {
     const ConstLayerWeights& w = weights.layers[l];
-    addProjected(r.x, row(trace.headMix, (size_t)l * R + at, C), floatLayout(w.attnProjWeight, w.attnProjHalf, projScratch), w.attnProjBias);
+    addProjected(r.x, row(trace.headMix, (size_t)l * R + at, A), floatLayout(w.attnProjWeight, w.attnProjHalf, projScratch), w.attnProjBias);
     add(r.x, row(trace.mlpOut, (size_t)l * R + at, C));
   }
   r.residMid = r.x;

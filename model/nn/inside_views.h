@@ -40,7 +40,7 @@ HeadStages headStages(const Trace& trace, const ModelConfig& config, int layer, 
 // plus every earlier head mix through its W_O (with the bias) and every earlier MLP output.
 struct BlockRows {
   std::vector<float> x;         // (C) the residual entering the layer (empty for post-norm past layer 0)
-  std::vector<float> headMix;   // (C) every head's output before W_O, concatenated
+  std::vector<float> headMix;   // (A = H D) every head's output before W_O, concatenated
   std::vector<float> attnOut;   // (C) after W_O (its bias included)
   std::vector<float> residMid;  // (C) x + attnOut (empty with x)
   std::vector<float> mlpOut;    // (C) the feed-forward output (0 for attention-only models)

@@ -115,9 +115,9 @@ void replaceColumns(const Interventions::Edit& e, float* rows, int T, int pos0, 
 
 }  // namespace
 
-void Interventions::applyToHeads(int layer, float* rows, int T, int pos0, int C, int D) const {
+void Interventions::applyToHeads(int layer, float* rows, int T, int pos0, int A, int D) const {
   for (const Edit& e : edits)
-    if (e.spec.layer == layer && !e.spec.isMlp()) replaceColumns(e, rows, T, pos0, C, e.spec.head * D);
+    if (e.spec.layer == layer && !e.spec.isMlp()) replaceColumns(e, rows, T, pos0, A, e.spec.head * D);
 }
 
 void Interventions::applyToMlp(int layer, float* rows, int T, int pos0, int C) const {

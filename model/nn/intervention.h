@@ -54,8 +54,8 @@ struct Interventions {
   bool touchesHeads(int layer) const;
   bool touchesMlp(int layer) const;
   // On host rows of layer `layer` at absolute positions pos0 .. pos0 + T - 1: the concatenated head
-  // outputs (T, C; head h in columns h D .. h D + D - 1), or the feed-forward output (T, C).
-  void applyToHeads(int layer, float* rows, int T, int pos0, int C, int D) const;
+  // outputs (T, A = H D; head h in columns h D .. h D + D - 1), or the feed-forward output (T, C).
+  void applyToHeads(int layer, float* rows, int T, int pos0, int A, int D) const;
   void applyToMlp(int layer, float* rows, int T, int pos0, int C) const;
   bool operator==(const Interventions&) const = default;
 };

@@ -24,7 +24,7 @@ Trace componentsOf(Transformer& model, std::span<const int> ids) {
 Interventions resolveInterventions(Transformer& model, const std::vector<InterventionSpec>& specs, std::span<const int> promptIds,
                                    std::span<const int> sourceIds) {
   const ModelConfig& config = model.config();
-  const int C = config.n_embd, D = config.headDim();
+  const int C = config.n_embd, A = config.attnDim(), D = config.headDim();
   Interventions out;
   for (const InterventionSpec& spec : specs)
     if (std::string problem = interventionProblem(spec, config); !problem.empty()) throw Error("intervention " + problem);
@@ -53,7 +53,7 @@ Interventions resolveInterventions(Transformer& model, const std::vector<Interve
       const std::vector<float>& all = spec.isMlp() ? t.mlpOut : t.headMix;
       std::vector<float> rows((size_t)t.T * e.width);
       for (int r = 0; r < t.T; ++r)
-        std::copy_n(all.data() + ((size_t)spec.layer * t.T + r) * C + column, e.width, rows.data() + (size_t)r * e.width);
+        std::copy_n(all.data() + ((size_t)spec.layer * t.T + r) * (spec.isMlp() ? C : A) + column, e.width, rows.data() + (size_t)r * e.width);
       return rows;
     };
     if (spec.kind == AblationKind::Mean) {

@@ -46,6 +46,7 @@ struct Trace {
   int Tk = 0;     // keys each query could see at most (pos0 + T)
   int pos0 = 0;   // tokens already in the KV cache before this forward
   int L = 0, H = 0, C = 0, V = 0;
+  int A = 0;  // H * D: the concatenated heads' width (= C unless the config sets head_dim)
   std::vector<int> tokens;            // (T) the new token ids
   std::vector<int> layers;            // (Lc) captured layer indices, ascending
   std::vector<float> attn;            // (Lc, H, T, Tk) post-softmax probabilities (0 where masked)
@@ -63,7 +64,7 @@ struct Trace {
   std::vector<int> rowPositions;      // (R)
   // Components (options.components), every layer:
   std::vector<float> embedded;        // (R, C) token + position embedding (the residual entering layer 0)
-  std::vector<float> headMix;         // (L, R, C) every head's output before W_O, concatenated (head h: columns h D .. h D + D - 1)
+  std::vector<float> headMix;         // (L, R, A) every head's output before W_O, concatenated (head h: columns h D .. h D + D - 1)
   std::vector<float> mlpOut;          // (L, R, C) the feed-forward sublayer's output before the residual add (0: attention-only)
   std::vector<float> finalResid;      // (R, C) the residual after the last block (the final norm's input)
   // Internals (options.internalLayers), captured layers Li ascending:

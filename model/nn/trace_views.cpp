@@ -262,9 +262,9 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
   out.mlp.assign(L, 0.0f);
   for (int l = 0; l < L; ++l) {
     const ConstLayerWeights& w = params.layers[l];
-    const float* mix = trace.headMix.data() + ((size_t)l * R + at) * C;
+    const float* mix = trace.headMix.data() + ((size_t)l * R + at) * config.attnDim();
     const float* attnProj = floatLayout(w.attnProjWeight, w.attnProjHalf, projScratch);
-    for (int h = 0; h < H; ++h)  // head h's rows of W_O (C_in, C_out): h D .. h D + D - 1
+    for (int h = 0; h < H; ++h)  // head h's rows of W_O (A_in, C_out): h D .. h D + D - 1
       out.heads[(size_t)l * H + h] = share(throughRows(mix + h * D, attnProj, h * D, D, C));
     if (w.attnProjBias) {
       component.assign(w.attnProjBias, w.attnProjBias + C);

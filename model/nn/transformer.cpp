@@ -136,17 +136,17 @@ void Transformer::setMoeRouting(const MoeRoutingParams& params) {
 
 void Transformer::ensureScratch(int T) {
   if (T <= scratchT_) return;
-  const size_t C = config_.n_embd, F = config_.dFF(), V = config_.vocab_size;
+  const size_t C = config_.n_embd, A = config_.attnDim(), F = config_.dFF(), V = config_.vocab_size;
   residual_ = backend_->allocate(T * C);
   normed_ = backend_->allocate(T * C);
   qkv_ = backend_->allocate(T * config_.qkvDim());
-  attnOut_ = backend_->allocate(T * C);
+  attnOut_ = backend_->allocate(T * A);
   projected_ = backend_->allocate(T * C);
   hidden_ = backend_->allocate(T * F);
   if (config_.activation == Activation::SwiGlu) gate_ = backend_->allocate(T * F);
   if (config_.isEncoderDecoder()) {
-    crossQ_ = backend_->allocate(T * C);
-    crossAttn_ = backend_->allocate(T * C);
+    crossQ_ = backend_->allocate(T * A);
+    crossAttn_ = backend_->allocate(T * A);
   }
   logitsRows_ = std::max(T, kFewUnembedRows);
   logitsBuf_ = backend_->allocate((size_t)logitsRows_ * V);
@@ -192,11 +192,11 @@ void Transformer::captureInternals(Trace& trace, int layer, KVCache& cache) {
   const int ii = trace.internalIndex(layer);
   const int C = config_.n_embd, H = config_.n_head, D = config_.headDim(), Hkv = config_.kvHeads(), F = config_.dFF();
   const int QKV = config_.qkvDim(), Tk = trace.Tk, KV = Hkv * D, R = trace.R();
-  const size_t RC = (size_t)R * C;
+  const size_t RC = (size_t)R * C, RA = (size_t)R * H * D;
   // q (H, R, D) from the query columns of qkv (T, QKV), as the attention left them (qk_norm normed, rotated).
   hostRows_.resize(std::max((size_t)R * QKV, (size_t)Tk * KV));
   downloadRows(hostRows_.data(), qkv_.data(), QKV);
-  float* q = trace.q.data() + ii * RC;
+  float* q = trace.q.data() + ii * RA;
   for (int h = 0; h < H; ++h)
     for (int r = 0; r < R; ++r) std::copy_n(hostRows_.data() + (size_t)r * QKV + h * D, D, q + ((size_t)h * R + r) * D);
   // k, v (Hkv, Tk, D) from the cache rows (Tk, Hkv D).
@@ -275,8 +275,8 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
       backend_->download(trace->residAfterMlp.data() + (size_t)li * T * C, x, activations);
     }
     if (trace && !trace->headMix.empty()) {
-      const size_t rows = (size_t)trace->R() * C;
-      downloadRows(trace->headMix.data() + l * rows, attnOut_.data(), C);
+      const size_t rows = (size_t)trace->R() * C, headRows = (size_t)trace->R() * config_.attnDim();
+      downloadRows(trace->headMix.data() + l * headRows, attnOut_.data(), config_.attnDim());
       if (config_.hasFeedForward()) downloadRows(trace->mlpOut.data() + l * rows, projected_.data(), C);
     }
     if (internals) captureInternals(*trace, l, cache);
@@ -303,6 +303,7 @@ void Transformer::prepareTrace(Trace& trace, const TraceOptions& options, int T,
   trace.L = L;
   trace.H = H;
   trace.C = C;
+  trace.A = config_.attnDim();
   trace.V = V;
   trace.D = D;
   trace.Hkv = Hkv;
@@ -361,15 +362,15 @@ void Transformer::prepareTrace(Trace& trace, const TraceOptions& options, int T,
     }
     for (int t : captureRows_) trace.rowPositions.push_back(pos0 + t);
   }
-  const size_t R = captureRows_.size(), RC = R * C;
+  const size_t R = captureRows_.size(), RC = R * C, RA = R * trace.A;
   if (options.components) {
     trace.embedded.resize(RC);
-    trace.headMix.resize(L * RC);
+    trace.headMix.resize(L * RA);
     trace.mlpOut.assign(L * RC, 0.0f);
     trace.finalResid.resize(RC);
   }
   if (const size_t Li = trace.internalLayers.size()) {
-    trace.q.resize(Li * RC);
+    trace.q.resize(Li * RA);
     trace.k.resize(Li * Hkv * trace.Tk * D);
     trace.v.resize(trace.k.size());
     trace.attnOut.resize(Li * RC);

@@ -6,13 +6,13 @@
 namespace tscope {
 
 ParamCounts countParameters(const ModelConfig& c) {
-  const int64_t L = c.n_layer, C = c.n_embd, F = c.dFF(), V = c.vocab_size, P = c.n_positions, E = c.n_experts;
+  const int64_t L = c.n_layer, C = c.n_embd, A = c.attnDim(), F = c.dFF(), V = c.vocab_size, P = c.n_positions, E = c.n_experts;
   ParamCounts p;
   p.tokenEmbedding = V * C;
   p.positionEmbedding = c.hasLearnedPositions() ? P * C : 0;
   p.unembedding = c.tie_word_embeddings ? 0 : V * C;
   const int64_t qkv = c.qkvDim();
-  const int64_t attentionPerLayer = (C * qkv + qkv) + (C * C + C);
+  const int64_t attentionPerLayer = (C * qkv + qkv) + (A * C + C);  // W_O maps the A = H D head outputs to C
   const int64_t matrices = c.activation == Activation::SwiGlu ? 2 : 1;  // SwiGLU adds a gate matrix
   const int64_t feedForward = matrices * (C * F + F) + (F * C + C);
   const int64_t normSize = c.hasNormBias() ? 2 * C : C;
@@ -38,7 +38,7 @@ ParamCounts countParameters(const ModelConfig& c) {
     // The encoder: n_encoder_layer of the same blocks (one more position table when learned, one more
     // final norm); each decoder layer adds a cross-attention sublayer (q, keys | values, output, ln_x).
     const int64_t Le = c.n_encoder_layer, KV2 = 2 * (int64_t)c.kvDim();
-    const int64_t crossProjections = (C * C + C) + (C * KV2 + KV2) + (C * C + C);
+    const int64_t crossProjections = (C * A + A) + (C * KV2 + KV2) + (A * C + C);
     const int64_t encoderNorms = Le * (normsPerLayer * normSize + qkNormPerLayer) + (c.hasFinalNorm() ? normSize : 0);
     p.encoder = Le * (attentionPerLayer + mlpPerLayer) + encoderNorms + p.positionEmbedding;
     p.crossAttention = L * (crossProjections + normSize);
@@ -63,7 +63,8 @@ FlopCounts flopsPerToken(const ModelConfig& c, int contextLength) {
   const int attended = c.slidingWindow() > 0 ? std::min(contextLength, c.slidingWindow()) : contextLength;
   FlopCounts f;
   f.matmulForward = 2.0 * static_cast<double>(p.activeNonEmbedding);
-  f.attentionForward = 2.0 * c.n_layer * static_cast<double>(attended) * c.n_embd;
+  // Kaplan et al. (2020), table 1: 2 n_layer n_ctx d_attn, d_attn = H D (= n_embd unless head_dim is set).
+  f.attentionForward = 2.0 * c.n_layer * static_cast<double>(attended) * c.attnDim();
   f.unembedForward = 2.0 * static_cast<double>(c.vocab_size) * c.n_embd;
   f.forward = f.matmulForward + f.attentionForward;
   f.training = 3.0 * f.forward;

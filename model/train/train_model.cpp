@@ -86,7 +86,7 @@ struct LayerActivations {
   Floats normed1;  // (R, C) ln_1(in) (pre-norm)
   Floats qkv;      // (R, QKV) as the attention left it (q/k normed with qk_norm, RoPE rotated)
   Floats qkvRaw;   // (R, QKV) qk_norm: the projection before the q/k norm
-  Floats attn;     // (R, C) concatenated heads
+  Floats attn;     // (R, A) concatenated heads
   Floats sum1;     // (R, C) post-norm: in + attention (input of ln_1)
   Floats mid;      // (R, C) residual after the attention sublayer
   Floats normed2;  // (R, C) ln_2(mid) (pre-norm)
@@ -98,8 +98,8 @@ struct LayerActivations {
   // Decoder layers of an encoder-decoder model: the cross-attention sublayer.
   Floats crossKv;    // (B*S, 2 Hkv D) keys | values of the encoder's output
   Floats normedX;    // (R, C) ln_x(mid) (pre-norm)
-  Floats crossQ;     // (R, C) queries
-  Floats crossAttn;  // (R, C) concatenated heads
+  Floats crossQ;     // (R, A) queries
+  Floats crossAttn;  // (R, A) concatenated heads
   Floats sumX;       // (R, C) post-norm: mid + cross-attention (input of ln_x)
   Floats midX;       // (R, C) residual after the cross-attention sublayer (the feed-forward's residual input)
 };
@@ -204,7 +204,7 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
   // T, R, RC and shape describe the stack being run: the decoder's, then (encoder-decoder backward) the encoder's.
   const int B = batch.batch;
   int T = batch.steps, R = B * T;
-  const int C = c.n_embd, F = c.dFF(), V = c.vocab_size, QKV = c.qkvDim(), L = c.n_layer, E = c.n_experts;
+  const int C = c.n_embd, A = c.attnDim(), F = c.dFF(), V = c.vocab_size, QKV = c.qkvDim(), L = c.n_layer, E = c.n_experts;
   const float eps = static_cast<float>(c.layer_norm_epsilon);
   const bool swiglu = c.activation == Activation::SwiGlu;
   size_t RC = (size_t)R * C;
@@ -238,7 +238,7 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
     t.normed1 = (c.pre_norm ? la.normed1 : a.normScratch).sized(fw, rowsC);
     t.qkv = la.qkv.sized(fw, rows * QKV);
     t.qkvRaw = c.qk_norm ? la.qkvRaw.sized(fw, rows * QKV) : nullptr;
-    t.attn = la.attn.sized(fw, rowsC);
+    t.attn = la.attn.sized(fw, rows * A);
     t.out = a.ffOut.sized(fw, rowsC);
     t.sum1 = c.pre_norm ? nullptr : la.sum1.sized(fw, rowsC);
     t.mid = la.mid.sized(fw, rowsC);
@@ -297,8 +297,8 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
       t.crossKv = la.crossKv.data();
       t.crossS = S;
       t.normedX = (c.pre_norm ? la.normedX : a.normScratch).sized(fw, RC);
-      t.crossQ = la.crossQ.sized(fw, RC);
-      t.crossAttn = la.crossAttn.sized(fw, RC);
+      t.crossQ = la.crossQ.sized(fw, (size_t)R * A);
+      t.crossAttn = la.crossAttn.sized(fw, (size_t)R * A);
       t.sumX = c.pre_norm ? nullptr : la.sumX.sized(fw, RC);
       t.midX = la.midX.sized(fw, RC);
     }
@@ -522,18 +522,18 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
         dsub = a.dsum.data();
       }
       a.dmid.copyFrom(fw, dsub, RC);  // residual path
-      zeroVector(fw, a.dattn, RC);
-      backward_->matmul(a.dattn.data(), gw.crossProjWeight, gw.crossProjBias, dsub, la.crossAttn.data(), w.crossProjWeight, R, C, C);
-      zeroVector(fw, a.dCrossQ, RC);
+      zeroVector(fw, a.dattn, (size_t)R * A);
+      backward_->matmul(a.dattn.data(), gw.crossProjWeight, gw.crossProjBias, dsub, la.crossAttn.data(), w.crossProjWeight, R, A, C);
+      zeroVector(fw, a.dCrossQ, (size_t)R * A);
       zeroVector(fw, a.dCrossKv, (size_t)RS * KV2);
       backward_->crossAttention(a.dCrossQ.data(), a.dCrossKv.data(), a.dattn.data(), la.crossQ.data(), la.crossKv.data(), T, S, H, Hkv, D, B);
       backward_->matmul(a.dEncoderOut.data(), gw.crossKvWeight, gw.crossKvBias, a.dCrossKv.data(), encoderOut, w.crossKvWeight, RS, C, KV2);
       if (c.pre_norm) {
         zeroVector(fw, a.dnormed, RC);
-        backward_->matmul(a.dnormed.data(), gw.crossQWeight, gw.crossQBias, a.dCrossQ.data(), la.normedX.data(), w.crossQWeight, R, C, C);
+        backward_->matmul(a.dnormed.data(), gw.crossQWeight, gw.crossQBias, a.dCrossQ.data(), la.normedX.data(), w.crossQWeight, R, C, A);
         normBackward(a.dmid.data(), gw.lnxWeight, gw.lnxBias, a.dnormed.data(), la.mid.data(), w.lnxWeight);
       } else {
-        backward_->matmul(a.dmid.data(), gw.crossQWeight, gw.crossQBias, a.dCrossQ.data(), la.mid.data(), w.crossQWeight, R, C, C);
+        backward_->matmul(a.dmid.data(), gw.crossQWeight, gw.crossQBias, a.dCrossQ.data(), la.mid.data(), w.crossQWeight, R, C, A);
       }
       std::swap(a.dx, a.dmid);  // a.dx: gradient of the residual after the self-attention sublayer
     }
@@ -545,8 +545,8 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
       dsub = a.dsum.data();
     }
     a.dmid.copyFrom(fw, dsub, RC);  // residual path: gradient of the layer input
-    zeroVector(fw, a.dattn, RC);
-    backward_->matmul(a.dattn.data(), gw.attnProjWeight, gw.attnProjBias, dsub, la.attn.data(), w.attnProjWeight, R, C, C);
+    zeroVector(fw, a.dattn, (size_t)R * A);
+    backward_->matmul(a.dattn.data(), gw.attnProjWeight, gw.attnProjBias, dsub, la.attn.data(), w.attnProjWeight, R, A, C);
     zeroVector(fw, a.dqkv, (size_t)R * QKV);
     // Flash's gradient is exact attention's: the backend computes it; the other variants have their own.
     if (const AttentionVariantParams* variant = stack.ownVariant(); variant && variant->variant != AttentionVariant::Flash)
@@ -564,9 +564,9 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
         float* drow = a.dqkvRaw.data() + at;
         const float* dnormedRow = a.dqkv.data() + at;
         const float* rawRow = la.qkvRaw.data() + at;
-        fw.zero(drow, (size_t)C + KV);
+        fw.zero(drow, (size_t)A + KV);
         backward_->rmsNorm(drow, gw.qNormWeight, dnormedRow, rawRow, w.qNormWeight, H, D, eps);
-        backward_->rmsNorm(drow + C, gw.kNormWeight, dnormedRow + C, rawRow + C, w.kNormWeight, Hkv, D, eps);
+        backward_->rmsNorm(drow + A, gw.kNormWeight, dnormedRow + A, rawRow + A, w.kNormWeight, Hkv, D, eps);
       }
       dprojection = a.dqkvRaw.data();
     }

@@ -61,6 +61,13 @@ VARIANTS = {
                                                                       "moe_intermediate_size": 20, "shared_expert_intermediate_size": 24,
                                                                       "norm_topk_prob": True, "tie_word_embeddings": True,
                                                                       "torch_dtype": "bfloat16"}, "BF16", 1),
+    # Qwen3-0.6B's kind in miniature: heads wider than hidden_size / heads (4 x 16 = 64 over hidden 32),
+    # so q, k, v and o_proj are H D = 64 wide; BF16, so the halves path carries the wider shapes.
+    "qwen3_wide_heads_bf16": ("Qwen3ForCausalLM", "qwen3", {"head_dim": 16, "rms_norm_eps": 1e-6, "rope_theta": 1e6,
+                                                            "tie_word_embeddings": True, "attention_bias": False,
+                                                            "torch_dtype": "bfloat16"}, "BF16", 1),
+    # Heads narrower than hidden_size / heads (4 x 4 = 16 over hidden 32), with o_proj's bias.
+    "llama_narrow_heads": ("LlamaForCausalLM", "llama", {"head_dim": 4, "attention_bias": True}, "F32", 1),
 }
 
 

@@ -63,7 +63,8 @@ def make_cache(out):
     subprocess.run([sys.executable, os.path.join(HERE, "..", "golden", "hf_reference.py"), reference], check=True, capture_output=True)
     hub = os.path.join(out, "hf", "hub")
     # The Llama is the BF16 variant: every panel then draws a model whose matrices stay 16-bit.
-    snapshots = {"llama": cache_repo(hub, reference, "llama_bf16", "llama"), "mixtral": cache_repo(hub, reference, "mixtral", "mixtral")}
+    snapshots = {"llama": cache_repo(hub, reference, "llama_bf16", "llama"), "mixtral": cache_repo(hub, reference, "mixtral", "mixtral"),
+                 "qwen3": cache_repo(hub, reference, "qwen3_wide_heads_bf16", "qwen3")}
     unsupported = os.path.join(hub, "models--tiny--gemma2", "snapshots", "4567")
     os.makedirs(unsupported)
     with open(os.path.join(unsupported, "config.json"), "w") as f:
@@ -139,6 +140,25 @@ def session(start, out, models_dir, snapshots):
     if report["error"] or np.std(app.crop(image, "panel", report)) < 5:
         raise Failure(f"the Experts panel on the tiny Mixtral: error {report['error']!r}")
     log(f"  the tiny Mixtral opened with the prompt kept ({tokens} tokens); its Experts panel drew")
+
+    # The Qwen3 with heads wider than hidden_size / heads (4 x 16 over 32, as Qwen3-0.6B's 16 x 128
+    # over 1024): the panels that show the heads' widths draw it.
+    report = app.settle()
+    qwen3 = {m["id"]: i for i, m in enumerate(report["cached_models"])}["tiny/qwen3"]
+    pick(app, qwen3)
+    report = app.wait(lambda r: r["model"] == snapshots["qwen3"] and not r["busy"], "the tiny Qwen3 to open", 60)
+    report = app.settle()
+    if report["error"] or report["tokens"] != tokens:
+        raise Failure(f"the prompt on the tiny Qwen3: {report['tokens']} tokens (was {tokens}), error {report['error']!r}")
+    for panel in ("attention", "inside", "residual", "architecture"):
+        app.click(f"tab_{panel}")
+        report = app.wait(lambda r: r["panel"] == panel, f"the {panel} panel", 10)
+        report = app.settle()
+        image = app.screenshot()
+        save_png(os.path.join(out, f"qwen3_{panel}.png"), image)
+        if report["error"] or np.std(app.crop(image, "panel", report)) < 5:
+            raise Failure(f"the {panel} panel on the tiny Qwen3 (head_dim 16 over hidden 32): error {report['error']!r}")
+    log("  the tiny Qwen3 (heads of 16 over hidden 32) opened with the prompt kept; attention, inside, residual, architecture drew")
     app.check_running()
     app.quit()
 

@@ -75,9 +75,11 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
     row("Position embedding wpe", dims({c.n_positions, C}), formatCount(p.positionEmbedding), percent(p.positionEmbedding, total),
         "lookup: none");
   else row("Position embedding", std::string(toString(c.position_encoding)) + ": no weights", "0", "", "");
-  row("Attention q, k, v, out", dims({L, C, c.qkvDim() + C}) + " + biases", formatCount(p.attention), percent(p.attention, total),
+  // q, k, v (C, H D + 2 Hkv D) and out (H D, C): with head_dim set H D is not C.
+  row("Attention q, k, v, out", dims({L, C, c.qkvDim()}) + " + " + dims({L, c.attnDim(), C}) + " + biases", formatCount(p.attention), percent(p.attention, total),
       flopsText(2.0 * p.attention));
-  const std::string attended = c.slidingWindow() > 0 ? "2 L min(n, w) C, n = " : "2 L n C, n = ";
+  const std::string width = c.attnDim() == C ? "C" : "H D";
+  const std::string attended = (c.slidingWindow() > 0 ? "2 L min(n, w) " : "2 L n ") + width + ", n = ";
   row("Attention scores QK^T, AV", attended + std::to_string(contextLength), "0", "", flopsText(f.attentionForward));
   if (c.isMoe()) {
     row("Experts (all)", dims({L, E, C, F}) + " x " + (c.activation == Activation::SwiGlu ? "3" : "2"), formatCount(p.mlp - p.router),

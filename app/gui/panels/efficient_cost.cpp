@@ -117,7 +117,7 @@ std::string slopeText(const LogLogFit& fit, double expected) {
 
 void EfficientPanel::drawCost(PanelContext& ctx) {
   const ModelConfig& c = ctx.session.config();
-  const int d = c.n_embd / std::max(1, c.n_head);
+  const int d = c.headDim();
   const bool running = cost_.running();
   ImGui::BeginDisabled(running);  // a second start would wait on the UI thread for the call running now
   if (ImGui::Button("Measure")) cost_.start(ctx.state.attentionVariant, d, costMaxN_);

@@ -66,7 +66,9 @@ bool drawConfigEditor(ModelConfig& c) {
   ImGui::TableSetupColumn("w2", ImGuiTableColumnFlags_WidthStretch);
   changed |= intField("layers L", "##L", c.n_layer, 1, 8, "n_layer: number of transformer blocks");
   changed |= intField("d_model C", "##C", c.n_embd, 1, 64, "n_embd: width of the residual stream");
-  changed |= intField("heads H", "##H", c.n_head, 1, 4, "n_head: query heads; must divide d_model");
+  changed |= intField("heads H", "##H", c.n_head, 1, 4, "n_head: query heads; must divide d_model unless head dim D is set");
+  changed |= intField("head dim D", "##D", c.head_dim, 1, 16,
+                      "head_dim: width of each head (0 = C / H); q, k, v and the heads' output are H D wide (Qwen3: 128 at every size)");
   int kv = c.kvHeads();
   if (intField("kv heads Hkv", "##Hkv", kv, 1, 4, "n_kv_head: key/value heads; must divide H (1 = multi-query, H = multi-head)")) {
     c.n_kv_head = kv;
@@ -100,6 +102,8 @@ bool drawConfigEditor(ModelConfig& c) {
   changed |= ImGui::Checkbox("tied unembedding", &c.tie_word_embeddings);
   labelCell("attention", nullptr);
   changed |= ImGui::Checkbox("causal", &c.causal);
+  labelCell("q/k norm", "qk_norm: RMSNorm of every head's q and k before RoPE (Qwen3, OLMo 2)");
+  changed |= ImGui::Checkbox("per head##qk", &c.qk_norm);
   ImGui::EndTable();
   return changed;
 }

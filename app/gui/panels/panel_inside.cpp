@@ -92,7 +92,7 @@ void InsidePanel::rebuild(PanelContext& ctx, const Key& key) {
   keys_.set(r, {s.k.begin(), s.k.end()}, s.keys, s.D);
   values_.set(r, {s.v.begin(), s.v.end()}, s.keys, s.D);
   output_.set(r, s.output, 1, s.D);
-  headMix_.set(r, rows_.headMix, 1, C);
+  headMix_.set(r, rows_.headMix, 1, trace.A);
   attnOut_.set(r, rows_.attnOut, 1, C);
   residMid_.set(r, rows_.residMid, 1, C);
   mlpOut_.set(r, rows_.mlpOut, 1, C);
@@ -216,7 +216,7 @@ void InsidePanel::drawFlow(PanelContext& ctx) {
   vectorStage(headMix_, "all heads concatenated", "(this head's D columns outlined)", "heads", width);
   {
     const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
-    const float cell = (max.x - min.x) / trace.C;
+    const float cell = (max.x - min.x) / trace.A;
     ImGui::GetWindowDrawList()->AddRect(ImVec2(min.x + key_.head * s.D * cell, min.y - 1), ImVec2(min.x + (key_.head + 1) * s.D * cell, max.y + 1), kHighlight, 0, 0, 2);
   }
   vectorStage(attnOut_, "x W_O + b_O = the attention sublayer's output", "", "attn_out", width);

@@ -26,6 +26,7 @@ BoxText attentionText(const ModelConfig& c) {
   std::string detail = std::to_string(c.n_head) + " heads";
   if (kv != c.n_head) detail += ", " + std::to_string(kv) + " kv";
   detail += ", D = " + std::to_string(c.headDim());
+  if (c.attnDim() != c.n_embd) detail += " (H D = " + std::to_string(c.attnDim()) + ", not C)";
   detail += c.causal ? ", causal" : ", bidirectional";
   if (c.slidingWindow() > 0) detail += ", window " + std::to_string(c.slidingWindow());
   if (c.qk_norm) detail += ", q/k RMSNorm per head";
