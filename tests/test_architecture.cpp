@@ -273,6 +273,20 @@ TEST(Architecture, CostFunctionsCoverVariants) {
   ModelConfig windowed = smallConfig(2, 4, 32, 41, 24);
   windowed.attention_window = 4;
   EXPECT_DOUBLE_EQ(flopsPerToken(windowed, 20).attentionForward, 2.0 * 2 * 4 * 32);
+  // Heads of 16 over C = 32 (A = H D = 64): q, k, v (32, 3 x 64) and W_O (64, 32); Kaplan's
+  // attention FLOPs 2 L n d_attn use A; the counts agree with the layout in every variant.
+  ModelConfig wide = smallConfig(2, 4, 32, 41, 24);
+  wide.head_dim = 16;
+  const ParamCounts w = countParameters(wide), narrow = countParameters(smallConfig(2, 4, 32, 41, 24));
+  EXPECT_EQ(w.attention - narrow.attention, 2 * ((32 * 192 + 192) + 64 * 32 - (32 * 96 + 96) - 32 * 32));
+  EXPECT_DOUBLE_EQ(flopsPerToken(wide, 20).attentionForward, 2.0 * 2 * 20 * 64);
+  EXPECT_EQ(kvCacheBytesPerToken(wide, 4), 2 * 2 * 4 * 16 * 4);
+  for (const auto& v : architectureVariants()) {
+    const ModelConfig c = tscope::testing::variantConfig(v);
+    size_t n = 0;
+    for (const auto& s : parameterLayout(c)) n += s.numel();
+    EXPECT_EQ((int64_t)n, countParameters(c).total) << v.name;
+  }
 }
 
 TEST(Architecture, SharedExpertAndUnnormalizedTopKAreWrittenOnlyWhenSet) {
