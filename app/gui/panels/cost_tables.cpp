@@ -91,9 +91,13 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
     row("MLP", dims({L, C, F}) + " x " + (c.activation == Activation::SwiGlu ? "3" : "2") + " + biases", formatCount(p.mlp),
         percent(p.mlp, total), flopsText(2.0 * p.mlp));
   }
+  // ln_1 and ln_2 per layer (ln_1 only when attention-only), ln_x per decoder layer of an
+  // encoder-decoder, and one final norm per stack (pre-norm).
+  const int64_t Le = c.n_encoder_layer, perLayer = c.hasFeedForward() ? 2 : 1;
+  const int64_t norms = perLayer * (L + Le) + (c.isEncoderDecoder() ? L : 0) + (c.hasFinalNorm() ? (c.isEncoderDecoder() ? 2 : 1) : 0);
   row(std::string(c.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm") + " gains" + (c.hasNormBias() ? ", biases" : ""),
-      std::to_string(2 * L + (c.hasFinalNorm() ? 1 : 0)) + " norms of " + std::to_string(C) +
-          (c.qk_norm ? " + " + std::to_string(2 * L) + " q/k norms of " + std::to_string(c.headDim()) : std::string()),
+      std::to_string(norms) + " norms of " + std::to_string(C) +
+          (c.qk_norm ? " + " + std::to_string(2 * (L + Le)) + " q/k norms of " + std::to_string(c.headDim()) : std::string()),
       formatCount(p.layerNorm),
       percent(p.layerNorm, total), flopsText(2.0 * p.layerNorm));
   row("Unembedding (logits)", c.tie_word_embeddings ? "tied: shares wte" : dims({C, V}), formatCount(p.unembedding),
