@@ -74,6 +74,13 @@ TEST(CliEncoderDecoder, SourceEdges) {
   EXPECT_EQ(out["source_ids"].size(), 58u);
   EXPECT_EQ(out.value("source_dropped_tokens", -1), 12);
   expectMentions(oneLine(run), {"--source", "70", "58"});
+  // A target past the context: the start token stays first, the target's oldest characters go.
+  run = runCli(forward + "--source 'may first twenty ten' --text " + std::string(70, '1'), dir);
+  out = parsed(run);
+  ASSERT_EQ(out["ids"].size(), 58u);
+  EXPECT_EQ(out["ids"][0], 1);
+  EXPECT_EQ(out["ids"][1], out["ids"][57]);
+  expectMentions(oneLine(run), {"--text", "71", "start token"});
   // Characters the model does not know run as <unk> (id 0), and invalid UTF-8 through a file too.
   out = parsed(runCli(forward + "--source 'MARCH €'", dir));
   EXPECT_EQ(out["source_ids"][0], 0);

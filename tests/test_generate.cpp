@@ -183,3 +183,26 @@ TEST(BeamSearch, OnTheTransformerWidthOneIsGreedyAndScoresAreExact) {
     greedyLogProb += logSoftmaxAt(greedyLogits.data() + (i - 1) * 40, 40, greedySequence[i]);
   EXPECT_GE(result.bestLogProb, greedyLogProb - 1e-4);
 }
+
+// The last `context` tokens are kept; pinned ones (an encoder-decoder's start token) stay first
+// and the dropped ones are those between.
+TEST(Generate, FitToContextKeepsThePinnedTokensFirst) {
+  const std::vector<int> ids = {1, 2, 3, 4, 5, 6};
+  ContextFit fit = fitToContext(ids, 4);
+  EXPECT_EQ(fit.kept, (std::vector<int>{3, 4, 5, 6}));
+  EXPECT_EQ(fit.dropped, (std::vector<int>{1, 2}));
+  fit = fitToContext(ids, 4, 1);
+  EXPECT_EQ(fit.kept, (std::vector<int>{1, 4, 5, 6}));
+  EXPECT_EQ(fit.dropped, (std::vector<int>{2, 3}));
+  fit = fitToContext(ids, 10, 1);  // fits: nothing dropped
+  EXPECT_EQ(fit.kept, ids);
+  EXPECT_TRUE(fit.dropped.empty());
+  fit = fitToContext(ids, 1, 1);  // only the pinned one fits
+  EXPECT_EQ(fit.kept, (std::vector<int>{1}));
+  EXPECT_EQ(fit.dropped, (std::vector<int>{2, 3, 4, 5, 6}));
+  fit = fitToContext(ids, 2, 3);  // more pinned than room: the first `context`
+  EXPECT_EQ(fit.kept, (std::vector<int>{1, 2}));
+  EXPECT_EQ(fit.dropped, (std::vector<int>{3, 4, 5, 6}));
+  fit = fitToContext({}, 4, 1);
+  EXPECT_TRUE(fit.kept.empty() && fit.dropped.empty());
+}

@@ -119,6 +119,18 @@ TEST(SessionEncoderDecoder, EncodesTheSourceAndDecodesTheTarget) {
   EXPECT_EQ(fitted->error, "");
   EXPECT_EQ(fitted->sourceIds.size(), (size_t)c.n_positions);
   EXPECT_EQ(fitted->droppedSourceTokens, 100u - c.n_positions);
+  // A target past the context keeps the decoder's start token first and drops the target's
+  // oldest tokens after it (the decoder never saw a target that does not begin with it); a
+  // generation from there stops at the full context.
+  Request longTarget = request;
+  longTarget.prompt = std::string(100, '1');
+  auto cut = tscope::testing::computeSnapshot(session, longTarget);
+  ASSERT_TRUE(cut);
+  EXPECT_EQ(cut->error, "");
+  ASSERT_EQ(cut->ids.size(), (size_t)c.n_positions);
+  EXPECT_EQ(cut->ids.front(), c.decoder_start_token_id);
+  EXPECT_EQ(cut->droppedIds.size(), 101u - c.n_positions);
+  EXPECT_EQ(std::count(cut->droppedIds.begin(), cut->droppedIds.end(), c.decoder_start_token_id), 0);
 }
 
 }  // namespace

@@ -70,12 +70,14 @@ Input readInput(const Args& args, const LoadedModel& model, const std::string& t
     throw UsageError("give exactly one of --" + textFlag + ", --" + textFlag + "-file and --" + idsFlag);
   Input input;
   std::vector<int> ids = none;
+  size_t pinned = 0;  // the prefix (an encoder-decoder's start token) stays when a long text is cut
   if (args.has(idsFlag)) {
     ids = args.intList(idsFlag);
   } else if (sources == 1) {
     const Tokenizer& tokenizer = requireTokenizer(model);
     const std::vector<int> text = tokenizer.encode(inputText(args, textFlag));
     ids = prefix;
+    pinned = prefix.size();
     ids.insert(ids.end(), text.begin(), text.end());
     input.characterLevel = tokenizer.kind() == "char";
   }
@@ -89,11 +91,12 @@ Input readInput(const Args& args, const LoadedModel& model, const std::string& t
       std::fprintf(stderr, "tscope-cli: %zu character%s of the input %s not in the model's vocabulary: run as <unk> (id 0)\n", input.unknown,
                    input.unknown == 1 ? "" : "s", input.unknown == 1 ? "is" : "are");
   }
-  ContextFit fit = fitToContext(std::move(ids), context);
+  ContextFit fit = fitToContext(std::move(ids), context, static_cast<int>(pinned));
   input.dropped = fit.dropped.size();
-  if (input.dropped > 0)  // the app keeps the same last n_ctx tokens
-    std::fprintf(stderr, "tscope-cli: the --%s input is %zu tokens but the model's context holds %d: running the last %d (%zu dropped)\n",
-                 textFlag.c_str(), fit.kept.size() + input.dropped, context, context, input.dropped);
+  if (input.dropped > 0)  // the app keeps the same tokens (Session::fitPrompt)
+    std::fprintf(stderr, "tscope-cli: the --%s input is %zu tokens but the model's context holds %d: running the last %d (%zu dropped%s)\n",
+                 textFlag.c_str(), fit.kept.size() + input.dropped, context, context, input.dropped,
+                 pinned ? ", after the decoder's start token, which stays first" : "");
   input.ids = std::move(fit.kept);
   return input;
 }

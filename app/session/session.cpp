@@ -148,7 +148,7 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
   try {
     const ModelConfig& c = config();
     if (!model_.tokenizer) throw Error("this model has no tokenizer: " + model_.tokenizerNote);
-    ContextFit fit = fitToContext(promptIds(request), c.n_positions);
+    ContextFit fit = fitPrompt(promptIds(request));
     snapshot->ids = std::move(fit.kept);
     snapshot->droppedIds = std::move(fit.dropped);
     for (int id : snapshot->ids) snapshot->tokenText.push_back(model_.tokenizer->tokenText(id));

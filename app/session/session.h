@@ -84,7 +84,8 @@ struct Snapshot {
   Request request;                    // what was computed
   std::vector<int> ids;               // (T) prompt tokens
   std::vector<std::string> tokenText; // (T) printable token text
-  // A prompt longer than the context: the tokens before the last n_ctx, not run (fitToContext).
+  // A prompt longer than the context: the tokens before the last n_ctx, not run (fitPrompt; an
+  // encoder-decoder keeps its start token and drops the target tokens after it).
   std::vector<int> droppedIds;             // (dropped) every dropped token, in order
   std::vector<std::string> droppedText;    // text of the last kMaxDroppedShown of them (the strip shows these greyed)
   static constexpr size_t kMaxDroppedShown = 64;
@@ -173,6 +174,8 @@ class Session {
   // session_generate.cpp: the prompt's ids (with the generated ones kept), and the generation a
   // request asks for, returning the request for the text it produced (without generateTokens).
   std::vector<int> promptIds(const Request& request) const;
+  // The ids the model runs: the last n_ctx, but an encoder-decoder's start token always stays first.
+  ContextFit fitPrompt(std::vector<int> ids) const;
   // Encoder-decoder models: encodes request.source when it differs from the one encoded (then the
   // decoder's kept work and a running generation are dropped) and fills the snapshot's source
   // fields. Decoder-only models: nothing.

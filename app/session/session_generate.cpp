@@ -40,6 +40,10 @@ std::vector<int> Session::promptIds(const Request& request) const {
   return ids;
 }
 
+ContextFit Session::fitPrompt(std::vector<int> ids) const {
+  return fitToContext(std::move(ids), config().n_positions, config().isEncoderDecoder() ? 1 : 0);
+}
+
 Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
   GenerationReport report;
   report.promptBefore = request.prompt;
@@ -56,7 +60,7 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
     const std::vector<int> ids = promptIds(request);
     if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
     encodeSource(request, snapshot);  // may drop generation_ (another source)
-    applyInterventions(request, fitToContext(ids, c.n_positions).kept, snapshot);
+    applyInterventions(request, fitPrompt(ids).kept, snapshot);
     // Continue the kept stream when this prompt is where it left off, with the same knobs.
     bool continues = generation_ && sameSampling(generation_->params(), request.sampling) && generationMoe_ == request.moe &&
                      transformer_->interventions() == generationInterventions_ &&
@@ -65,7 +69,7 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
                 std::equal(generation_->ids().begin(), generation_->ids().end(), ids.begin() + generationStart_.size());
     if (!continues) {
       generation_.reset();  // its cache goes before the new one is made
-      generation_ = std::make_unique<Generation>(*transformer_, fitToContext(ids, c.n_positions).kept, request.sampling, stopId());
+      generation_ = std::make_unique<Generation>(*transformer_, fitPrompt(ids).kept, request.sampling, stopId());
       generationStart_ = ids;
       generationMoe_ = request.moe;
       generationInterventions_ = transformer_->interventions();

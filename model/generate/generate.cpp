@@ -10,11 +10,13 @@
 
 namespace tscope {
 
-ContextFit fitToContext(std::vector<int> ids, int context) {
+ContextFit fitToContext(std::vector<int> ids, int context, int pinned) {
   ContextFit fit;
-  const size_t keep = std::min(ids.size(), static_cast<size_t>(std::max(0, context)));
-  fit.dropped.assign(ids.begin(), ids.end() - keep);
-  ids.erase(ids.begin(), ids.end() - keep);
+  const size_t room = static_cast<size_t>(std::max(0, context));
+  const size_t front = std::min({ids.size(), room, static_cast<size_t>(std::max(0, pinned))});
+  const size_t keep = std::min(ids.size() - front, room - front);  // the last ones after the pinned
+  fit.dropped.assign(ids.begin() + front, ids.end() - keep);
+  ids.erase(ids.begin() + front, ids.end() - keep);
   fit.kept = std::move(ids);
   return fit;
 }
