@@ -158,7 +158,9 @@ void TranslationPanel::drawTarget(PanelContext& ctx) {
   ImGui::SameLine();
   if (ImGui::RadioButton("beam search", mode == DecodeMode::Beam)) {
     st.beamWidth = beamWidth_;
-    st.beamSteps = std::clamp(c.n_positions, 1, 64);  // long enough to reach the end token
+    // Steps ahead: as many as the Next-token panel's steps slider allows (12), which covers a date's
+    // ten characters and its end token; Translate goes on from the best beam's tokens when more remain.
+    st.beamSteps = std::clamp(c.n_positions, 1, 12);
     ctx.repost = true;
   }
   recordItem(ctx.shared, "translation_mode_beam");
