@@ -1,7 +1,8 @@
 // Session files keep the interventions, the patch source and the ablation kind: a round trip
 // restores them; a bad intervention entry is left out with one line naming it, the rest kept; a
 // bad field elsewhere refuses the file with one line. The Efficient-attention panel's variant and
-// knobs round-trip; a bad name or knob keeps the defaults with one line.
+// knobs round-trip; a bad name or knob keeps the defaults with one line. So do the Translation
+// panel's source and encoder map selection.
 #include <gtest/gtest.h>
 
 #include "app/session/session_file.h"
@@ -77,4 +78,28 @@ TEST(SessionFile, BadEfficientAttentionChoicesKeepTheDefaultsWithOneLine) {
   }
   EXPECT_THROW(sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "efficient": 3})"), Error);
   EXPECT_THROW(sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "efficient": {"window": "wide"}})"), Error);
+}
+
+// The Translation panel's source and encoder map selection come back; a negative one is refused in one line.
+TEST(SessionFile, TheSourceAndTheEncoderSelectionSurviveARoundTrip) {
+  SessionFile session;
+  session.state.panel = PanelId::Translation;
+  session.state.source = "may first twenty ten";
+  session.state.encoderLayer = 1;
+  session.state.encoderHead = 3;
+  const SessionFile back = sessionFileFromJsonText("s.json", sessionFileToJsonText(session));
+  EXPECT_EQ(back.state.source, "may first twenty ten");
+  EXPECT_EQ(back.state.encoderLayer, 1);
+  EXPECT_EQ(back.state.encoderHead, 3);
+  EXPECT_EQ(back.state.panel, PanelId::Translation);
+  for (const char* field : {"encoder_layer", "encoder_head"}) {
+    try {
+      sessionFileFromJsonText("s.json", std::string(R"({"tscope_session": 1, ")") + field + R"(": -2})");
+      ADD_FAILURE() << field << " -2 was accepted";
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find(field), std::string::npos) << message;
+      EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    }
+  }
 }

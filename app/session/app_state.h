@@ -32,6 +32,7 @@ struct AppState {
   PanelId panel = PanelId::Attention;
   // Selection shared by every panel.
   int layer = 0, head = 0;
+  int encoderLayer = 0, encoderHead = 0;  // encoder-decoder models: the encoder map the Translation panel shows
   int token = -1;             // selected position (-1: the last one)
   bool averageHeads = false;  // attention: mean over heads
   bool showScores = false;    // attention: pre-softmax scores instead of probabilities

@@ -136,6 +136,8 @@ std::string sessionFileToJsonText(const SessionFile& session) {
                             {"panel", panelName(s.panel)},
                             {"layer", s.layer},
                             {"head", s.head},
+                            {"encoder_layer", s.encoderLayer},
+                            {"encoder_head", s.encoderHead},
                             {"token", s.token},
                             {"average_heads", s.averageHeads},
                             {"show_scores", s.showScores},
@@ -201,6 +203,8 @@ void readFields(const FieldReader& read, AppState& s, std::string& warning) {
   }
   read("layer", s.layer);
   read("head", s.head);
+  read("encoder_layer", s.encoderLayer);
+  read("encoder_head", s.encoderHead);
   read("token", s.token);
   read("average_heads", s.averageHeads);
   read("show_scores", s.showScores);
@@ -235,6 +239,8 @@ void readStateFields(const nlohmann::json& j, AppState& s, std::string& warning,
   };
   range("layer", s.layer, s.layer >= 0, ">= 0");
   range("head", s.head, s.head >= 0, ">= 0");
+  range("encoder_layer", s.encoderLayer, s.encoderLayer >= 0, ">= 0");
+  range("encoder_head", s.encoderHead, s.encoderHead >= 0, ">= 0");
   range("token", s.token, s.token >= -1, ">= -1 (-1: the last one)");
   range("moe_top_k", s.moeTopK, s.moeTopK >= 0 && s.moeTopK <= 1024, "0..1024 (0: the model's own)");
   range("beam_width", s.beamWidth, s.beamWidth >= 0 && s.beamWidth <= 16, "0..16");

@@ -48,8 +48,8 @@ void TranslationPanel::draw(PanelContext& ctx) {
   }
   nextOutlinedRow_ = -1;
   if (awaitingGeneration_ && !ctx.session.busy()) awaitingGeneration_ = false;
-  encoderLayer_ = std::clamp(encoderLayer_, 0, c.n_encoder_layer - 1);
-  encoderHead_ = std::clamp(encoderHead_, 0, c.n_head - 1);
+  ctx.state.encoderLayer = std::clamp(ctx.state.encoderLayer, 0, c.n_encoder_layer - 1);
+  ctx.state.encoderHead = std::clamp(ctx.state.encoderHead, 0, c.n_head - 1);
   if (ImGui::BeginTable("translation_top", 2, ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp)) {
     ImGui::TableSetupColumn("source", ImGuiTableColumnFlags_WidthStretch, 0.44f);
     ImGui::TableSetupColumn("target", ImGuiTableColumnFlags_WidthStretch, 0.56f);

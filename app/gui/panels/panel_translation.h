@@ -51,7 +51,6 @@ class TranslationPanel : public Panel {
 
   TranslationMaps maps_;
   std::vector<std::string> rowLabels_, sourceLabels_, targetLabels_;  // of the snapshot maps_ was built for
-  int encoderLayer_ = 0, encoderHead_ = 0;  // the encoder map's selection (the decoder's is AppState's)
   int beamWidth_ = 4;                       // the width beam mode asks for
   bool awaitingGeneration_ = false;         // a Step / Translate was posted and the session is still on it
   int outlinedRow_ = -1;                    // the target row hovered last frame (in a map or the token strip)

@@ -58,12 +58,12 @@ void TranslationPanel::drawMapControls(PanelContext& ctx) {
   recordItem(ctx.shared, "translation_head");
   sameLineIfFits("encoder layer", f * 6);
   ImGui::SetNextItemWidth(f * 6);
-  ImGui::SliderInt("encoder layer", &encoderLayer_, 0, c.n_encoder_layer - 1);
+  ImGui::SliderInt("encoder layer", &ctx.state.encoderLayer, 0, c.n_encoder_layer - 1);
   recordItem(ctx.shared, "translation_encoder_layer");
   sameLineIfFits("encoder head", f * 6);
   ImGui::SetNextItemWidth(f * 6);
   ImGui::BeginDisabled(st.averageHeads);
-  ImGui::SliderInt("encoder head", &encoderHead_, 0, c.n_head - 1);
+  ImGui::SliderInt("encoder head", &ctx.state.encoderHead, 0, c.n_head - 1);
   ImGui::EndDisabled();
   recordItem(ctx.shared, "translation_encoder_head");
   sameLineIfFits("mean over heads (A)", ImGui::GetFrameHeight());
@@ -78,15 +78,15 @@ void TranslationPanel::rebuildMaps(PanelContext& ctx) {
   const Snapshot& s = *ctx.snapshot;
   const AppState& st = ctx.state;
   TranslationMaps& m = maps_;
-  if (m.builtFor == s.id && m.layer == st.layer && m.head == st.head && m.average == st.averageHeads && m.encoderLayer == encoderLayer_ &&
-      m.encoderHead == encoderHead_)
+  if (m.builtFor == s.id && m.layer == st.layer && m.head == st.head && m.average == st.averageHeads && m.encoderLayer == ctx.state.encoderLayer &&
+      m.encoderHead == ctx.state.encoderHead)
     return;
   m.builtFor = s.id;
   m.layer = st.layer;
   m.head = st.head;
   m.average = st.averageHeads;
-  m.encoderLayer = encoderLayer_;
-  m.encoderHead = encoderHead_;
+  m.encoderLayer = ctx.state.encoderLayer;
+  m.encoderHead = ctx.state.encoderHead;
   m.problem.clear();
   m.cross.clear();
   rowLabels_ = stepLabels(s.tokenText);
@@ -103,7 +103,7 @@ void TranslationPanel::rebuildMaps(PanelContext& ctx) {
     const std::vector<float> decoder = attentionShown(s.attention, ctx.session.config(), layerIndex, st.head, st.averageHeads, false);
     m.decoderMap.setData(ctx.renderer, decoder.data(), s.attention.rows(), s.attention.rows(), 0.0f, 1.0f, Colormap::Perceptual);
     if (!s.encoder) throw Error("no encoder maps in this snapshot");
-    const std::vector<float> encoder = encoderAttentionShown(*s.encoder, encoderLayer_, encoderHead_, st.averageHeads);
+    const std::vector<float> encoder = encoderAttentionShown(*s.encoder, ctx.state.encoderLayer, ctx.state.encoderHead, st.averageHeads);
     m.encoderMap.setData(ctx.renderer, encoder.data(), s.encoder->S, s.encoder->S, 0.0f, 1.0f, Colormap::Perceptual);
   } catch (const std::exception& e) {
     m.problem = e.what();
@@ -225,7 +225,7 @@ void TranslationPanel::drawCrossAttention(PanelContext& ctx, ImVec2 size) {
 void TranslationPanel::drawEncoderSelfAttention(PanelContext& ctx, ImVec2 size) {
   const Snapshot& s = *ctx.snapshot;
   const ImVec2 start = ImGui::GetCursorScreenPos();
-  mapTitle("Encoder self-attention: layer " + std::to_string(encoderLayer_) + ", " + headName(ctx.state.averageHeads, encoderHead_),
+  mapTitle("Encoder self-attention: layer " + std::to_string(ctx.state.encoderLayer) + ", " + headName(ctx.state.averageHeads, ctx.state.encoderHead),
            "bidirectional: each source token sees all of them", size.x);
   if (!maps_.problem.empty()) return;
   ScreenRect rect;
@@ -290,7 +290,7 @@ void TranslationPanel::drawDiagram(PanelContext& ctx, ImVec2 size) {
   ImGui::SameLine();
   ImGui::TextDisabled("(click a layer to show it)");
   const ImVec2 room(size.x, size.y > 0 ? ImGui::GetContentRegionAvail().y : 0.0f);
-  const EncoderDecoderDiagram diagram = drawEncoderDecoderDiagram(ctx.session.config(), room, {encoderLayer_, ctx.state.layer});
+  const EncoderDecoderDiagram diagram = drawEncoderDecoderDiagram(ctx.session.config(), room, {ctx.state.encoderLayer, ctx.state.layer});
   recordItem(ctx.shared, "translation_diagram");
   for (size_t l = 0; l < diagram.encoderFrames.size(); ++l) {
     const ImVec4& r = diagram.encoderFrames[l];
@@ -300,7 +300,7 @@ void TranslationPanel::drawDiagram(PanelContext& ctx, ImVec2 size) {
     const ImVec4& r = diagram.decoderFrames[l];
     ctx.shared.regions["translation_diagram_decoder_" + std::to_string(l)] = {r.x, r.y, r.z, r.w};
   }
-  if (diagram.clicked.encoder >= 0) encoderLayer_ = diagram.clicked.encoder;
+  if (diagram.clicked.encoder >= 0) ctx.state.encoderLayer = diagram.clicked.encoder;
   if (diagram.clicked.decoder >= 0) ctx.state.layer = diagram.clicked.decoder;
 }
 
@@ -316,8 +316,8 @@ void TranslationPanel::recordFacts(PanelContext& ctx) {
   facts["layer"] = st.layer;
   facts["head"] = st.head;
   facts["average"] = st.averageHeads;
-  facts["encoder_layer"] = encoderLayer_;
-  facts["encoder_head"] = encoderHead_;
+  facts["encoder_layer"] = ctx.state.encoderLayer;
+  facts["encoder_head"] = ctx.state.encoderHead;
   facts["lines"] = st.linesView;
   facts["outlined_row"] = outlinedRow_;
   facts["maps_problem"] = maps_.problem;
