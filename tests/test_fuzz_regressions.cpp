@@ -8,8 +8,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "app/session/lesson.h"
 #include "app/session/session_file.h"
 #include "model/core/config.h"
+#include "model/io/hf_checkpoint.h"
 #include "model/io/model_io.h"
 #include "model/io/safetensors.h"
 #include "model/tokenize/tokenizer.h"
@@ -125,6 +127,28 @@ TEST(FuzzRegressions, ValidSeedsParse) {
   const std::string setup = corpusFile("train_setup", "modadd");
   EXPECT_EQ(parseDataSpec(setup.substr(0, setup.find('\n'))).task.modulus, 13);
   EXPECT_EQ(trainConfigFromJson(nlohmann::json::parse(setup.substr(setup.find('\n') + 1))).batch, 4);
+}
+
+// fuzz_lesson and fuzz_hf_config (2026-11-27): a JSON key or an architecture name holding a
+// newline ("\n" in the file) was quoted as it was, breaking the message in two. Every Error now
+// keeps one line (oneLine escapes control bytes), and the names are cut at a readable length.
+TEST(FuzzRegressions, NamesWithNewlinesStayOneLine) {
+  const std::string lesson = corpusFile("lesson", "regression-newline-in-key");
+  ASSERT_FALSE(lesson.empty());
+  const std::string refusal = errorMessage([&] { gui::lessonFromJsonText("lessons/x.json", lesson); });
+  expectMentions(refusal, {"lessons/x.json", "lec\\ntu\\x01re", "not a lesson field"});
+  EXPECT_EQ(refusal.find('\n'), std::string::npos) << refusal;
+  const std::string hf = corpusFile("hf_config", "regression-newline-in-architecture");
+  ASSERT_FALSE(hf.empty());
+  const std::string unsupported = unsupportedHfArchitecture(nlohmann::json::parse(hf));
+  expectMentions(unsupported, {"Laheadnehto_i^^\\nlamaForCausalLM", "not supported yet"});
+  EXPECT_EQ(unsupported.find('\n'), std::string::npos) << unsupported;
+  // Any Error: control bytes escaped, UTF-8 kept; oneLine's cut keeps whole characters.
+  EXPECT_STREQ(Error("a\nb\tc\x1b d\xc3\xa9").what(), "a\\nb\\tc\\x1b d\xc3\xa9");
+  EXPECT_EQ(oneLine("\xc3\xa9\xc3\xa9\xc3\xa9", 5), "\xc3\xa9...");
+  EXPECT_EQ(oneLine("a\xc3\xa9\xc3\xa9\xc3\xa9", 5), "a...");  // not half of a character
+  EXPECT_EQ(oneLine(std::string(10, 'k'), 10), std::string(10, 'k'));
+  EXPECT_EQ(oneLine(std::string(11, 'k'), 10), std::string(7, 'k') + "...");
 }
 
 }  // namespace

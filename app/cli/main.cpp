@@ -53,12 +53,6 @@ const char* kUsage =
     "  prompt and new tokens share the context: generate stops when they fill it (stop: context_full).\n"
     "M is a model directory (config.json + model.safetensors + tokenizer) or an llm.c .bin file.\n";
 
-// One line, whatever the message holds.
-std::string oneLine(std::string s) {
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  return s;
-}
 
 }  // namespace
 
@@ -77,22 +71,22 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   auto it = commands.find(command);
   if (it == commands.end()) {
-    std::cerr << "tscope-cli: unknown command '" << oneLine(command) << "' (try --help)\n";
+    std::cerr << "tscope-cli: unknown command '" << tscope::oneLine(command) << "' (try --help)\n";
     return 2;
   }
   try {
     return it->second(Argv(argv + 2, argv + argc));
   } catch (const UsageError& e) {
-    std::cerr << "tscope-cli " << command << ": " << oneLine(e.what()) << "\n";
+    std::cerr << "tscope-cli " << command << ": " << tscope::oneLine(e.what()) << "\n";
     return 2;
   } catch (const tscope::Error& e) {
-    std::cerr << "tscope-cli " << command << ": " << oneLine(e.what()) << "\n";
+    std::cerr << "tscope-cli " << command << ": " << tscope::oneLine(e.what()) << "\n";
     return 1;
   } catch (const std::bad_alloc&) {
     std::cerr << "tscope-cli " << command << ": out of memory\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "tscope-cli " << command << ": internal error: " << oneLine(e.what()) << "\n";
+    std::cerr << "tscope-cli " << command << ": internal error: " << tscope::oneLine(e.what()) << "\n";
     return 3;
   }
 }

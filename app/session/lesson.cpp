@@ -36,13 +36,8 @@ std::string shown(const json& value) {
   return text.size() > 60 ? text.substr(0, 57) + "..." : text;
 }
 
-// A field name as a message shows it: JSON escapes (a key may hold a newline or a quote), at most 60
-// characters, so that the message stays one line.
-std::string shownKey(const std::string& key) {
-  std::string text = json(key).dump(-1, ' ', false, json::error_handler_t::replace);
-  text = text.substr(1, text.size() - 2);
-  return text.size() > 60 ? text.substr(0, 57) + "..." : text;
-}
+// A field name as a message shows it: escaped (a key may hold a newline), at most 60 characters.
+std::string shownKey(const std::string& key) { return oneLine(key, 60); }
 
 [[noreturn]] void fail(const std::string& where, const std::string& field, const std::string& why) {
   throw Error(where + ": field '" + shownKey(field) + "' " + why);

@@ -41,11 +41,6 @@ bool isShipped(const std::string& path) {
   return false;
 }
 
-std::string oneLine(std::string text) {
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  return text;
-}
-
 std::string nowStamp() {
   const std::time_t now = std::time(nullptr);
   char buffer[32];

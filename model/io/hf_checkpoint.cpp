@@ -330,11 +330,11 @@ std::string unsupportedHfArchitecture(const nlohmann::json& j) {
   if (!j.is_object() || isHfLlamaFamily(j)) return "";
   const std::string arch = architectureOf(j), type = modelTypeOf(j);
   if (!arch.empty() && arch != "GPT2LMHeadModel")
-    return "architecture " + arch +
+    return "architecture " + oneLine(arch, 80) +
            " is not supported yet (tscope reads GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
            "MixtralForCausalLM and Qwen2MoeForCausalLM)";
   if (arch.empty() && !type.empty() && type != "gpt2")
-    return "model_type " + type + " is not supported yet (tscope reads gpt2, llama, mistral, qwen2, qwen3, mixtral and qwen2_moe)";
+    return "model_type " + oneLine(type, 80) + " is not supported yet (tscope reads gpt2, llama, mistral, qwen2, qwen3, mixtral and qwen2_moe)";
   return "";
 }
 

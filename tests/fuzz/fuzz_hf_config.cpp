@@ -25,6 +25,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   FUZZ_CHECK(validateConfig(config).empty(), validateConfig(config));
   FUZZ_CHECK(config.n_positions >= 1 && config.n_positions <= kHfContextCap, "n_positions outside [1, kHfContextCap]");
-  FUZZ_CHECK(config.n_embd % config.n_head == 0 && config.headDim() % 2 == 0, "head dimension");
+  FUZZ_CHECK((config.head_dim > 0 || config.n_embd % config.n_head == 0) && config.headDim() % 2 == 0, "head dimension");
   return 0;
 }
