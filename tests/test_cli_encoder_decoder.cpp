@@ -4,6 +4,8 @@
 // through --source-file, a source on a decoder-only model, and the dumps' shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "tests/test_files.h"
@@ -109,7 +111,16 @@ TEST(CliEncoderDecoder, DumpsEveryKindOfMap) {
   for (const std::string name : {"logits.npy", "source_ids.npy", "enc_attn_0.npy", "enc_attn_1.npy", "attn_0.npy", "attn_1.npy", "cross_0.npy",
                                  "cross_1.npy"})
     EXPECT_TRUE(std::filesystem::exists(dump + "/" + name)) << name;
-  EXPECT_FALSE(std::filesystem::exists(dump + "/dla.json")) << "no attribution without the cross-attention's parts";
+  // The attribution counts the cross-attention's heads: every part together is the logit.
+  const json dla = json::parse(tscope::testing::readBytes(dump + "/dla.json"));
+  ASSERT_EQ(dla["cross_heads"].size(), 2u);
+  ASSERT_EQ(dla["cross_heads"][0].size(), 4u);
+  EXPECT_EQ(dla["cross_bias"].size(), 2u);
+  EXPECT_NEAR(dla["sum"].get<double>(), dla["logit"].get<double>(), 1e-3 * std::max(1.0, std::abs(dla["logit"].get<double>())));
+  double cross = 0;
+  for (const auto& layer : dla["cross_heads"])
+    for (const auto& head : layer) cross += std::abs(head.get<double>());
+  EXPECT_GT(cross, 0.1) << "the date comes from the source: the cross-attention heads carry it";
   // cross_0.npy is (H, T, S) = (4, 7, 20): its header says so.
   const std::string header = tscope::testing::readBytes(dump + "/cross_0.npy").substr(0, 128);
   EXPECT_NE(header.find("(4, 7, 20)"), std::string::npos) << header;

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "model/io/model_io.h"
+#include "model/nn/inside_views.h"
 #include "model/nn/intervention.h"
 #include "model/nn/trace_views.h"
 #include "model/nn/transformer.h"
@@ -252,6 +253,65 @@ TEST(Interventions, AblatingTheInductionHeadsDestroysTheCopy) {
   EXPECT_GT(inductionGone - clean, 2.0);  // several nats: the copy is gone
   EXPECT_GT(inductionMean - clean, 2.0);
   EXPECT_LT(otherGone - clean, 0.5);
+}
+
+}  // namespace
+}  // namespace tscope
+
+namespace tscope {
+namespace {
+
+// Encoder-decoder models: the cross-attention's heads are parts of the decoder's residual stream.
+// The attribution's parts (self-attention heads, cross-attention heads, both biases, MLPs) sum to
+// the logit, and the Inside panel's stages rebuild the final residual from the components.
+TEST(Internals, EncoderDecoderAttributionCountsTheCrossAttention) {
+  auto backend = makeReferenceBackend();
+  struct Case {
+    const char* name;
+    void (*apply)(ModelConfig&);
+  };
+  const Case cases[] = {
+      {"gpt2", [](ModelConfig&) {}},
+      {"rope_swiglu_rmsnorm_gqa2_head_dim12", [](ModelConfig& c) {
+         c.position_encoding = PositionEncoding::Rope; c.activation = Activation::SwiGlu; c.norm = NormKind::RmsNorm; c.n_kv_head = 2;
+         c.head_dim = 12;
+       }},
+      {"moe3_top2", [](ModelConfig& c) { c.n_experts = 3; c.moe_top_k = 2; c.moe_capacity_factor = 0; }},
+      {"attention_only", [](ModelConfig& c) { c.attention_only = true; }},
+  };
+  for (const Case& k : cases) {
+    ModelConfig c = testing::smallConfig(2, 4, 32, 41, 24);
+    c.n_encoder_layer = 2;
+    c.decoder_start_token_id = 1;
+    c.eos_token_id = 2;
+    k.apply(c);
+    ASSERT_EQ(validateConfig(c), "") << k.name;
+    const Weights weights = testing::randomWeights(c, 21);
+    Transformer model(weights, *backend);
+    model.encode(testing::sequence(9, c.vocab_size, 5));
+    std::vector<int> ids = testing::sequence(6, c.vocab_size, 2);
+    ids[0] = c.decoder_start_token_id;
+    Trace trace;
+    const std::vector<float> logits = model.logitsFor(ids, &trace, insideOptions(1));
+    ASSERT_EQ(trace.crossMix.size(), (size_t)c.n_layer * 6 * c.attnDim()) << k.name;
+    double crossShare = 0;
+    for (int position : {0, 5}) {
+      const int token = (position * 5 + 4) % c.vocab_size;
+      const LogitAttribution a = directLogitAttribution(trace, weights, position, token);
+      const float logit = logits[(size_t)position * c.vocab_size + token];
+      EXPECT_NEAR(a.sum(), logit, 1e-4 * std::max(1.0f, std::fabs(logit))) << k.name << " position " << position;
+      ASSERT_EQ(a.crossHeads.size(), (size_t)c.n_layer * c.n_head) << k.name;
+      ASSERT_EQ(a.crossBias.size(), (size_t)c.n_layer) << k.name;
+      for (float v : a.crossHeads) crossShare += std::fabs(v);
+    }
+    EXPECT_GT(crossShare, 1e-3) << k.name << ": the cross-attention heads add nothing";
+    for (int position : {0, 5}) {
+      const BlockRows rows = blockRows(trace, weights, 1, position);
+      ASSERT_EQ(rows.crossOut.size(), (size_t)c.n_embd) << k.name;
+      const float* final = trace.finalResid.data() + (size_t)trace.rowOf(position) * c.n_embd;
+      for (int i = 0; i < c.n_embd; ++i) EXPECT_NEAR(rows.residOut[i], final[i], 1e-4) << k.name << " position " << position << " " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -86,11 +86,19 @@ json dlaJson(const LoadedModel& model, const Trace& trace, const std::vector<flo
     if (c.pre_norm) throw;
     return {{"error", e.what()}};
   }
-  json heads = json::array();
-  for (int l = 0; l < c.n_layer; ++l) heads.push_back(std::vector<float>(parts.heads.begin() + l * c.n_head, parts.heads.begin() + (l + 1) * c.n_head));
-  return {{"position", position}, {"token", token}, {"token_text", tokenString(model, token)},
-          {"logit", parts.logit}, {"embedding", parts.embedding}, {"heads", heads},
-          {"attn_bias", parts.attnBias}, {"mlp", parts.mlp}, {"norm_bias", parts.normBias}, {"sum", parts.sum()}};
+  auto perLayer = [&](const std::vector<float>& all) {  // (L, H) as L lists of H
+    json rows = json::array();
+    for (int l = 0; l < c.n_layer; ++l) rows.push_back(std::vector<float>(all.begin() + l * c.n_head, all.begin() + (l + 1) * c.n_head));
+    return rows;
+  };
+  json out = {{"position", position}, {"token", token}, {"token_text", tokenString(model, token)},
+              {"logit", parts.logit}, {"embedding", parts.embedding}, {"heads", perLayer(parts.heads)},
+              {"attn_bias", parts.attnBias}, {"mlp", parts.mlp}, {"norm_bias", parts.normBias}, {"sum", parts.sum()}};
+  if (c.isEncoderDecoder()) {  // the decoder's cross-attention heads and bias
+    out["cross_heads"] = perLayer(parts.crossHeads);
+    out["cross_bias"] = parts.crossBias;
+  }
+  return out;
 }
 
 // The variant on every internal layer's heads: approx_attn_<l>.npy (H, T, T) and
@@ -171,7 +179,7 @@ size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const 
   for (int l = 0; l < static_cast<int>(trace.moe.size()); ++l)
     if (trace.moe[l].experts > 0) out.object("moe_" + std::to_string(l) + ".json", moeJson(l, trace.moe[l]));
   // (The attribution has no cross-attention parts yet: encoder-decoder models get none.)
-  if (!trace.embedded.empty() && !c.isEncoderDecoder()) out.object("dla.json", dlaJson(model, trace, logits));
+  if (!trace.embedded.empty()) out.object("dla.json", dlaJson(model, trace, logits));
   if (variant != nullptr) out.object("attention_variant.json", variantDump(out, c, trace, *variant));
   return out.files();
 }

@@ -161,7 +161,7 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     encodeSource(request, *snapshot);
     applyInterventions(request, snapshot->ids, *snapshot);
     TraceOptions options = sessionTraceOptions(c, (int)snapshot->ids.size());
-    options.components = request.components && !c.isEncoderDecoder();  // (the attribution has no cross-attention parts)
+    options.components = request.components;
     if (request.inspectLayer >= 0 && request.inspectLayer < c.n_layer) options.internalLayers = {request.inspectLayer};
     if (request.inspectRow >= 0) options.componentRows = {std::min(request.inspectRow, (int)snapshot->ids.size() - 1)};
     PromptForward prompt = prompt_->run(snapshot->ids, options);

@@ -41,11 +41,11 @@ template <class T>
 struct LayerParams {
   T* ln1Weight = nullptr;       // (C)
   T* ln1Bias = nullptr;         // (C) LayerNorm only (null for RMSNorm)
-  T* qkvWeight = nullptr;       // (C, C + 2 Hkv D)  columns: Q | K | V, each head a D-wide slice
-  T* qkvBias = nullptr;         // (C + 2 Hkv D)
+  T* qkvWeight = nullptr;       // (C, A + 2 Hkv D)  columns: Q | K | V, each head a D-wide slice (A = H D)
+  T* qkvBias = nullptr;         // (A + 2 Hkv D)
   T* qNormWeight = nullptr;     // (D) qk_norm only: RMSNorm weight of every query head (after the projection, before RoPE)
   T* kNormWeight = nullptr;     // (D) qk_norm only: the same for every key head
-  T* attnProjWeight = nullptr;  // (C, C)
+  T* attnProjWeight = nullptr;  // (A, C)
   T* attnProjBias = nullptr;    // (C)
   T* ln2Weight = nullptr;       // (C)
   T* ln2Bias = nullptr;         // (C) LayerNorm only
@@ -53,7 +53,7 @@ struct LayerParams {
   T* routerWeight = nullptr;    // (C, E) mixture of experts: router logits h = x Wg
   std::vector<FeedForwardParams<T>> experts;  // (E)
   // Loaded 16-bit checkpoints: these matrices kept as halves, (out, in) (the float pointers are null).
-  HalfMatrix qkvHalf, attnProjHalf, routerHalf;  // (C + 2 Hkv D, C), (C, C), (E, C)
+  HalfMatrix qkvHalf, attnProjHalf, routerHalf;  // (A + 2 Hkv D, C), (C, A), (E, C)
   // moe_shared_expert_d_ff > 0: the shared expert (F = moe_shared_expert_d_ff wide) every row runs,
   // its output scaled by sigmoid(x . sharedExpertGate) (its halves, if any, in sharedExpert).
   FeedForwardParams<T> sharedExpert;
@@ -62,11 +62,11 @@ struct LayerParams {
   // between the self-attention and the feed-forward.
   T* lnxWeight = nullptr;        // (C) its norm
   T* lnxBias = nullptr;          // (C) LayerNorm only
-  T* crossQWeight = nullptr;     // (C, C) queries from the decoder
-  T* crossQBias = nullptr;       // (C)
+  T* crossQWeight = nullptr;     // (C, A) queries from the decoder
+  T* crossQBias = nullptr;       // (A)
   T* crossKvWeight = nullptr;    // (C, 2 Hkv D) keys | values from the encoder's output
   T* crossKvBias = nullptr;      // (2 Hkv D)
-  T* crossProjWeight = nullptr;  // (C, C)
+  T* crossProjWeight = nullptr;  // (A, C)
   T* crossProjBias = nullptr;    // (C)
   bool hasCross() const { return crossQWeight != nullptr; }
 };

@@ -94,19 +94,31 @@ BlockRows blockRows(const Trace& trace, const Weights& weights, int layer, int t
   r.headMix = row(trace.headMix, (size_t)layer * R + at, A);
   r.attnOut = row(trace.attnOut, (size_t)li * R + at, C);
   r.mlpOut = row(trace.mlpOut, (size_t)layer * R + at, C);
+  const bool cross = weights.config().isEncoderDecoder();
+  if (cross && trace.crossMix.size() != (size_t)trace.L * R * A) throw Error("the trace holds no components (TraceOptions::components)");
+  std::vector<float> projScratch;
+  // A decoder layer's cross-attention output: its heads through the cross-attention's W_O.
+  auto crossOut = [&](int l) {
+    std::vector<float> out(C, 0.0f);
+    const ConstLayerWeights& w = weights.layers[l];
+    addProjected(out, row(trace.crossMix, (size_t)l * R + at, A), w.crossProjWeight, w.crossProjBias);
+    return out;
+  };
+  if (cross) r.crossOut = crossOut(layer);
   if (!weights.config().pre_norm && layer > 0) {
     r.note = "post-norm: the residual is renormalised after every sublayer, so it is not a sum of the components";
     return r;
   }
   r.x = row(trace.embedded, at, C);
-  std::vector<float> projScratch;
   for (int l = 0; l < layer; ++l) {
     const ConstLayerWeights& w = weights.layers[l];
     addProjected(r.x, row(trace.headMix, (size_t)l * R + at, A), floatLayout(w.attnProjWeight, w.attnProjHalf, projScratch), w.attnProjBias);
+    if (cross) add(r.x, crossOut(l));
     add(r.x, row(trace.mlpOut, (size_t)l * R + at, C));
   }
   r.residMid = r.x;
   add(r.residMid, r.attnOut);
+  if (cross) add(r.residMid, r.crossOut);
   if (!weights.config().pre_norm) {
     r.note = "post-norm: the attention sum is normalised before the MLP, so the block's output is not x + attn + mlp";
     return r;

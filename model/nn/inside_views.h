@@ -42,7 +42,8 @@ struct BlockRows {
   std::vector<float> x;         // (C) the residual entering the layer (empty for post-norm past layer 0)
   std::vector<float> headMix;   // (A = H D) every head's output before W_O, concatenated
   std::vector<float> attnOut;   // (C) after W_O (its bias included)
-  std::vector<float> residMid;  // (C) x + attnOut (empty with x)
+  std::vector<float> crossOut;  // (C) encoder-decoder models: the cross-attention's output after its W_O (empty otherwise)
+  std::vector<float> residMid;  // (C) x + attnOut (+ crossOut) (empty with x)
   std::vector<float> mlpOut;    // (C) the feed-forward output (0 for attention-only models)
   std::vector<float> residOut;  // (C) residMid + mlpOut (empty with x)
   std::string note;             // why x is missing, or ""

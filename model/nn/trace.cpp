@@ -34,7 +34,7 @@ int Trace::rowOf(int t) const {
 
 std::vector<RowArray> rowArrays(const Trace& t) {
   const size_t L = t.L, Li = t.internalLayers.size(), C = t.C, A = t.A;
-  return {{&Trace::embedded, 1, C},    {&Trace::headMix, L, A},      {&Trace::mlpOut, L, C},
+  return {{&Trace::embedded, 1, C},    {&Trace::headMix, L, A}, {&Trace::crossMix, L, A},      {&Trace::mlpOut, L, C},
           {&Trace::finalResid, 1, C},  {&Trace::q, Li * t.H, (size_t)t.D}, {&Trace::attnOut, Li, C},
           {&Trace::normMean, Li * 2, 1}, {&Trace::normRstd, Li * 2, 1}, {&Trace::mlpPre, Li, (size_t)t.F},
           {&Trace::mlpGate, Li, (size_t)t.F}, {&Trace::mlpPost, Li, (size_t)t.F}};

@@ -65,6 +65,7 @@ struct Trace {
   // Components (options.components), every layer:
   std::vector<float> embedded;        // (R, C) token + position embedding (the residual entering layer 0)
   std::vector<float> headMix;         // (L, R, A) every head's output before W_O, concatenated (head h: columns h D .. h D + D - 1)
+  std::vector<float> crossMix;        // (L, R, A) encoder-decoder models: every cross-attention head's output before its W_O
   std::vector<float> mlpOut;          // (L, R, C) the feed-forward sublayer's output before the residual add (0: attention-only)
   std::vector<float> finalResid;      // (R, C) the residual after the last block (the final norm's input)
   // Internals (options.internalLayers), captured layers Li ascending:

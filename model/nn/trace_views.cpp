@@ -207,6 +207,8 @@ double LogitAttribution::sum() const {
   for (float v : heads) s += v;
   for (float v : attnBias) s += v;
   for (float v : mlp) s += v;
+  for (float v : crossHeads) s += v;
+  for (float v : crossBias) s += v;
   return s;
 }
 
@@ -218,7 +220,8 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
   const int L = config.n_layer, H = config.n_head, C = config.n_embd, D = config.headDim();
   if (!config.pre_norm)
     throw Error("direct logit attribution needs a pre-norm model: a post-norm model renormalises the residual after every sublayer");
-  if (trace.headMix.empty() || trace.finalResid.empty()) throw Error("direct logit attribution needs a trace with components");
+  if (trace.headMix.empty() || trace.finalResid.empty() || (config.isEncoderDecoder() && trace.crossMix.empty()))
+    throw Error("direct logit attribution needs a trace with components");
   if (position < 0 || position >= trace.T)
     throw Error("position " + std::to_string(position) + " is outside the trace's " + std::to_string(trace.T) + " tokens");
   if (token < 0 || token >= config.vocab_size)
@@ -260,6 +263,10 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
   out.heads.resize((size_t)L * H);
   out.attnBias.assign(L, 0.0f);
   out.mlp.assign(L, 0.0f);
+  if (config.isEncoderDecoder()) {
+    out.crossHeads.resize((size_t)L * H);
+    out.crossBias.assign(L, 0.0f);
+  }
   for (int l = 0; l < L; ++l) {
     const ConstLayerWeights& w = params.layers[l];
     const float* mix = trace.headMix.data() + ((size_t)l * R + at) * config.attnDim();
@@ -269,6 +276,12 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
     if (w.attnProjBias) {
       component.assign(w.attnProjBias, w.attnProjBias + C);
       out.attnBias[l] = share(component);
+    }
+    if (config.isEncoderDecoder()) {  // the cross-attention's heads and bias, the same way
+      const float* cross = trace.crossMix.data() + ((size_t)l * R + at) * config.attnDim();
+      for (int h = 0; h < H; ++h) out.crossHeads[(size_t)l * H + h] = share(throughRows(cross + h * D, w.crossProjWeight, h * D, D, C));
+      component.assign(w.crossProjBias, w.crossProjBias + C);
+      out.crossBias[l] = share(component);
     }
     if (config.hasFeedForward()) {
       const float* mlp = trace.mlpOut.data() + ((size_t)l * R + at) * C;

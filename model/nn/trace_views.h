@@ -97,7 +97,8 @@ std::vector<double> throughRows(const float* x, const float* W, int firstRow, in
 // Direct logit attribution: how much each component writing to the residual stream adds to the
 // logit of `token` at `position`, through the final norm frozen at that position (its scale and
 // centering are linear once the statistics are fixed). The parts sum to the logit (sum()).
-// Needs a trace with components (TraceOptions::components) and a pre-norm model; throws
+// Needs a trace with components (TraceOptions::components) and a pre-norm model (an
+// encoder-decoder's decoder: the cross-attention's heads are parts too); throws
 // tscope::Error otherwise, or for a position or token out of range.
 struct LogitAttribution {
   int position = 0, token = 0;
@@ -106,6 +107,10 @@ struct LogitAttribution {
   std::vector<float> heads;     // (L, H) each head's output through its rows of W_O
   std::vector<float> attnBias;  // (L) the bias of W_O
   std::vector<float> mlp;       // (L) each feed-forward output (0 for attention-only models)
+  // Encoder-decoder models (empty otherwise): each decoder layer's cross-attention heads through
+  // their rows of the cross-attention's W_O, and that W_O's bias.
+  std::vector<float> crossHeads;  // (L, H)
+  std::vector<float> crossBias;   // (L)
   float normBias = 0;           // the final norm's bias (0 without one)
   double sum() const;           // every part: equals the logit
 };

@@ -277,6 +277,7 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
     if (trace && !trace->headMix.empty()) {
       const size_t rows = (size_t)trace->R() * C, headRows = (size_t)trace->R() * config_.attnDim();
       downloadRows(trace->headMix.data() + l * headRows, attnOut_.data(), config_.attnDim());
+      if (!trace->crossMix.empty()) downloadRows(trace->crossMix.data() + l * headRows, crossAttn_.data(), config_.attnDim());
       if (config_.hasFeedForward()) downloadRows(trace->mlpOut.data() + l * rows, projected_.data(), C);
     }
     if (internals) captureInternals(*trace, l, cache);
@@ -366,6 +367,7 @@ void Transformer::prepareTrace(Trace& trace, const TraceOptions& options, int T,
   if (options.components) {
     trace.embedded.resize(RC);
     trace.headMix.resize(L * RA);
+    if (config_.isEncoderDecoder()) trace.crossMix.resize(L * RA);
     trace.mlpOut.assign(L * RC, 0.0f);
     trace.finalResid.resize(RC);
   }

@@ -7,7 +7,7 @@ hovering a target token change the pixels of the maps; Export CSV writes the cro
 row per decoder step, summing to 1); a source past the context (58 characters) says how many
 tokens were dropped; an empty source is one error line and the app stays alive; a decoder-only
 model shows the one-line note with its button, which opens the translator again with the source
-kept. Screenshots are left in OUT.
+kept. Inside the block, the attribution counts the cross-attention's heads. Screenshots are left in OUT.
 usage: translation.py TSCOPE MODELS_DIR OUT"""
 import os
 import shutil
@@ -109,6 +109,21 @@ def session(start, out, models_dir):
         raise Failure(f"Translate in beam mode wrote {shown(report)['target']!r}")
     log(f"  beam search (width {facts['beam_width']}): best {facts['beam_best']!r}, log p {facts['beam_log_prob']:.4f}; Translate took it")
     snap(app, out, "translation_beam")
+
+    # Inside the block on the translator: the direct logit attribution has a cross-attention row per
+    # decoder layer, and its parts sum to the logit.
+    app.click("tab_inside")
+    report = app.wait(lambda r: r["panel"] == "inside" and not r["busy"] and r.get("shown", {}).get("inside", {}).get("dla_cross_parts", 0) > 0,
+                      "the attribution with the cross-attention's parts", 60)
+    inside = report["shown"]["inside"]
+    expected_parts = report["n_layer"] * (report["n_head"] + 1)
+    if inside["dla_cross_parts"] != expected_parts or abs(inside["dla_sum"] - inside["dla_logit"]) > 1e-3 * max(1.0, abs(inside["dla_logit"])):
+        raise Failure(f"the attribution on dates-encdec: {inside['dla_cross_parts']} cross parts (expected {expected_parts}), "
+                      f"sum {inside['dla_sum']} vs logit {inside['dla_logit']}")
+    snap(app, out, "translation_inside")
+    log(f"  Inside the block: {inside['dla_cross_parts']} cross-attention parts; the parts sum to the logit {inside['dla_logit']:.4f}")
+    app.click("tab_translation")
+    report = settled(app, "the Translation tab again", lambda f: f.get("finished"))
 
     # Another layer and head, the lines view, a hovered target token: each changes the maps' pixels.
     last_layer, last_head = report["n_layer"] - 1, report["n_head"] - 1

@@ -131,13 +131,6 @@ void InsidePanel::drawBeforeAfter(PanelContext& ctx) {
 
 void InsidePanel::drawAttribution(PanelContext& ctx) {
   const Snapshot* s = ctx.snapshot;
-  if (ctx.session.config().isEncoderDecoder()) {
-    // Its parts would leave out the cross-attention, which also writes to the residual stream.
-    ImGui::TextWrapped("Not for encoder-decoder models: every decoder layer's cross-attention also writes to the residual stream, and "
-                       "tscope does not split it into parts, so the parts would not sum to the logit.");
-    recordItem(ctx.shared, "attribution_unavailable");
-    return;
-  }
   if (!s || key_.query < 0) return;
   const Trace& trace = s->trace;
   const int V = ctx.session.config().vocab_size;
@@ -181,13 +174,17 @@ void InsidePanel::drawAttribution(PanelContext& ctx) {
   float bound = std::abs(a.embedding);
   for (float v : a.heads) bound = std::max(bound, std::abs(v));
   for (float v : a.mlp) bound = std::max(bound, std::abs(v));
+  for (float v : a.crossHeads) bound = std::max(bound, std::abs(v));
+  const bool cross = !a.crossBias.empty();  // encoder-decoder: a cross-attention row under each layer's
   ImGui::Text("logit %.4f = sum of the parts %.4f", a.logit, a.sum());
   ctx.shared.facts["inside"]["dla_sum"] = a.sum();
+  ctx.shared.facts["inside"]["dla_cross_parts"] = a.crossHeads.size() + a.crossBias.size();
   ctx.shared.facts["inside"]["dla_logit"] = a.logit;
   ctx.shared.facts["inside"]["dla_token"] = token;
   const bool mlp = ctx.session.config().hasFeedForward();  // attention-only models: no MLP column
+  const int tableRows = cross ? 2 * L : L;
   if (ImGui::BeginTable("dla", H + (mlp ? 3 : 2), ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX | ImGuiTableFlags_BordersInnerV,
-                        ImVec2(0, std::min(ImGui::GetTextLineHeightWithSpacing() * (L + 1.6f), ImGui::GetFontSize() * 14)))) {
+                        ImVec2(0, std::min(ImGui::GetTextLineHeightWithSpacing() * (tableRows + 1.6f), ImGui::GetFontSize() * 14)))) {
     ImGui::TableSetupScrollFreeze(1, 1);
     ImGui::TableSetupColumn("");
     for (int h = 0; h < H; ++h) ImGui::TableSetupColumn(("h" + std::to_string(h)).c_str());
@@ -206,6 +203,13 @@ void InsidePanel::drawAttribution(PanelContext& ctx) {
       for (int h = 0; h < H; ++h) cellValue(a.heads[(size_t)l * H + h], ("head " + std::to_string(h)).c_str());
       if (mlp) cellValue(a.mlp[l], "MLP");
       cellValue(a.attnBias[l], "attention bias b_O");
+      if (!cross) continue;
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(("L" + std::to_string(l) + " x").c_str());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("layer %d's cross-attention: its heads read the encoder's output", l);
+      for (int h = 0; h < H; ++h) cellValue(a.crossHeads[(size_t)l * H + h], ("cross-attention head " + std::to_string(h)).c_str());
+      if (mlp) ImGui::TableNextColumn();
+      cellValue(a.crossBias[l], "cross-attention bias b_O");
     }
     ImGui::EndTable();
   }

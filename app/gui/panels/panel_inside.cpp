@@ -94,6 +94,7 @@ void InsidePanel::rebuild(PanelContext& ctx, const Key& key) {
   output_.set(r, s.output, 1, s.D);
   headMix_.set(r, rows_.headMix, 1, trace.A);
   attnOut_.set(r, rows_.attnOut, 1, C);
+  crossOut_.set(r, rows_.crossOut, 1, C);
   residMid_.set(r, rows_.residMid, 1, C);
   mlpOut_.set(r, rows_.mlpOut, 1, C);
   residOut_.set(r, rows_.residOut, 1, C);
@@ -187,13 +188,14 @@ void InsidePanel::drawFlow(PanelContext& ctx) {
   char title[160];
   std::snprintf(title, sizeof title, "Layer %d, head %d, query %d %s", key_.layer, key_.head, key_.query, tokenLabel(token, 20).c_str());
   ImGui::TextUnformatted(title);
-  if (c.isEncoderDecoder()) {  // no components are captured (blockRows' error): say why instead
+  if (c.isEncoderDecoder()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("Encoder-decoder model: this is the decoder's masked self-attention. The residual stream is not drawn: between this "
-                       "attention and the MLP the cross-attention (the Translation tab) also writes to it, and its parts are not captured.");
+    ImGui::TextWrapped("Encoder-decoder model: this is the decoder's masked self-attention. After it the cross-attention (the "
+                       "Translation tab's maps) also writes to the residual stream, before the MLP.");
     ImGui::PopStyleColor();
     recordItem(ctx.shared, "inside_encoder_decoder_note");
-  } else if (!error_.empty()) {
+  }
+  if (!error_.empty()) {
     ImGui::TextDisabled("%s", error_.c_str());
   }
   if (!rows_.note.empty()) ImGui::TextDisabled("%s", rows_.note.c_str());
@@ -220,14 +222,21 @@ void InsidePanel::drawFlow(PanelContext& ctx) {
     ImGui::GetWindowDrawList()->AddRect(ImVec2(min.x + key_.head * s.D * cell, min.y - 1), ImVec2(min.x + (key_.head + 1) * s.D * cell, max.y + 1), kHighlight, 0, 0, 2);
   }
   vectorStage(attnOut_, "x W_O + b_O = the attention sublayer's output", "", "attn_out", width);
-  vectorStage(residMid_, "residual add: x + attention", "", "resid_mid", width);
+  if (c.isEncoderDecoder()) {
+    vectorStage(crossOut_, "cross-attention output (ln_x, queries from here, keys and values from the encoder, its W_O)",
+                "(the Translation tab shows its maps)", "cross_out", width);
+    vectorStage(residMid_, "residual add: x + attention + cross-attention", "", "resid_mid", width);
+  } else {
+    vectorStage(residMid_, "residual add: x + attention", "", "resid_mid", width);
+  }
   if (!c.hasFeedForward()) {
     ImGui::TextDisabled("attention-only model: no MLP");
     return;
   }
   drawMlp(ctx);
   vectorStage(mlpOut_, "MLP output", "(before the residual add)", "mlp_out", width);
-  vectorStage(residOut_, "residual add: x + attention + MLP", "(the next layer's input)", "resid_out", width);
+  vectorStage(residOut_, c.isEncoderDecoder() ? "residual add: x + attention + cross-attention + MLP" : "residual add: x + attention + MLP",
+              "(the next layer's input)", "resid_out", width);
 }
 
 void InsidePanel::drawKeyTable(PanelContext& ctx) {

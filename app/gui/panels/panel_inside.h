@@ -61,7 +61,7 @@ class InsidePanel : public Panel {
   std::string error_;                  // why the flow cannot be shown (no internals yet, ...)
   std::optional<HeadStages> stages_;
   BlockRows rows_;
-  VectorStrip x_, q_, keys_, values_, output_, headMix_, attnOut_, residMid_, mlpOut_, residOut_;
+  VectorStrip x_, q_, keys_, values_, output_, headMix_, attnOut_, crossOut_, residMid_, mlpOut_, residOut_;
   int hoveredKey_ = -1, hoveredDim_ = -1;  // linked highlight: last frame's hover, drawn this frame
   int nextHoveredKey_ = -1, nextHoveredDim_ = -1;
   // Direct logit attribution toward `attributionToken_` at the query (-1: the top next token).
