@@ -103,6 +103,24 @@ TEST(CliEncoderDecoder, SourceEdges) {
   expectMentions(oneLine(run), {"--source", "decoder-only"});
 }
 
+// --ablate L.xH zeroes a cross-attention head: with every one of them gone the decoder no longer
+// reads the source, and "may" no longer gives the month's 5; a decoder-only model refuses L.xH.
+TEST(CliEncoderDecoder, AblatingTheCrossAttentionCutsTheDecoderOffTheSource) {
+  ScratchDir dir("tscope_cli_encdec");
+  const std::string forward = "forward --model " + kDates + " --backend cpu --source 'may first twenty ten' --text 2010-0 ";
+  const json one = parsed(runCli(forward + "--ablate 1.x3", dir));
+  ASSERT_EQ(one["interventions"]["items"].size(), 1u);
+  EXPECT_EQ(one["interventions"]["items"][0].value("cross", false), true);
+  EXPECT_EQ(one["clean_next"][0]["token"], "5");
+  const json all = parsed(runCli(forward + "--ablate 0.x0,0.x1,0.x2,0.x3,1.x0,1.x1,1.x2,1.x3", dir));
+  EXPECT_EQ(all["clean_next"][0]["token"], "5");
+  EXPECT_NE(all["next"][0]["token"], "5");
+  EXPECT_LT(all["next"][0]["prob"].get<double>(), 0.9);
+  const CliRun run = runCli("forward --model " + std::string(TSCOPE_SOURCE_DIR) + "/assets/models/induction-2l --backend cpu --text ab --ablate 1.x0", dir);
+  EXPECT_NE(run.exitCode, 0);
+  expectMentions(oneLine(run), {"1.x0", "no cross-attention"});
+}
+
 TEST(CliEncoderDecoder, DumpsEveryKindOfMap) {
   ScratchDir dir("tscope_cli_encdec");
   const std::string dump = dir.file("dump");

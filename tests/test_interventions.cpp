@@ -207,6 +207,23 @@ TEST(Interventions, SpecsParseAndBadOnesSayWhy) {
   ModelConfig attentionOnly = c;
   attentionOnly.attention_only = true;
   EXPECT_THROW(parseInterventions("0.mlp", AblationKind::Zero, attentionOnly), Error);
+  // L.xH: a cross-attention head, only on an encoder-decoder model.
+  try {
+    parseInterventions("1.x2", AblationKind::Zero, c);
+    ADD_FAILURE() << "a cross-attention head parsed on a decoder-only model";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no cross-attention"), std::string::npos) << e.what();
+  }
+  ModelConfig encdec = c;
+  encdec.n_encoder_layer = 1;
+  encdec.decoder_start_token_id = 1;
+  encdec.eos_token_id = 2;
+  const auto cross = parseInterventions("1.x2,1.2,1.x2,0.x0", AblationKind::Zero, encdec);
+  ASSERT_EQ(cross.size(), 3u);
+  EXPECT_TRUE(cross[0].isCrossHead());
+  EXPECT_TRUE(cross[1].isSelfHead());
+  EXPECT_EQ(formatInterventions(cross), "1.x2,1.2,0.x0");
+  for (const char* bad : {"1.x", "1.x4", "1.xmlp", "1.x-1"}) EXPECT_THROW(parseInterventions(bad, AblationKind::Zero, encdec), Error) << bad;
   auto backend = makeReferenceBackend();
   const Weights weights = testing::randomWeights(c, 1);
   Transformer model(weights, *backend);
@@ -264,6 +281,40 @@ namespace {
 // Encoder-decoder models: the cross-attention's heads are parts of the decoder's residual stream.
 // The attribution's parts (self-attention heads, cross-attention heads, both biases, MLPs) sum to
 // the logit, and the Inside panel's stages rebuild the final residual from the components.
+// A cross-attention head's zero ablation equals the model whose rows of the cross-attention's W_O
+// for that head are zero; its mean ablation puts the head's mean over the prompt in every row.
+TEST(Interventions, CrossAttentionHeadAblations) {
+  auto backend = makeReferenceBackend();
+  ModelConfig c = testing::smallConfig(2, 4, 32, 41, 24);
+  c.n_encoder_layer = 2;
+  c.decoder_start_token_id = 1;
+  c.eos_token_id = 2;
+  c.head_dim = 6;
+  const Weights weights = testing::randomWeights(c, 17);
+  Weights zeroed = testing::randomWeights(c, 17);
+  const int C = c.n_embd, D = c.headDim(), A = c.attnDim();
+  std::fill_n(zeroed.param("h.1.crossattn.c_proj.weight") + (size_t)3 * D * C, (size_t)D * C, 0.0f);
+  const std::vector<int> source = testing::sequence(7, c.vocab_size, 3), ids = testing::sequence(8, c.vocab_size, 4);
+  Transformer ablated(weights, *backend), reference(zeroed, *backend), clean(weights, *backend);
+  for (Transformer* m : {&ablated, &reference, &clean}) m->encode(source);
+  ablated.setInterventions(resolveInterventions(ablated, parseInterventions("1.x3", AblationKind::Zero, c), {}, {}));
+  EXPECT_LT(compare(ablated.logitsFor(ids), reference.logitsFor(ids)).relative(), 1e-5);
+  EXPECT_GT(compare(clean.logitsFor(ids), reference.logitsFor(ids)).relative(), 1e-4) << "the head mattered";
+  // Mean: every row of the head takes its clean mean; the self-attention head 3 is left alone.
+  TraceOptions options;
+  options.components = true;
+  Trace before, after;
+  clean.logitsFor(ids, &before, options);
+  clean.setInterventions(resolveInterventions(clean, parseInterventions("1.x3", AblationKind::Mean, c), ids, {}));
+  clean.logitsFor(ids, &after, options);
+  for (int d = 0; d < D; ++d) {
+    double mean = 0;
+    for (int t = 0; t < 8; ++t) mean += before.crossMix[((size_t)1 * 8 + t) * A + 3 * D + d] / 8.0;
+    for (int t = 0; t < 8; ++t) EXPECT_NEAR(after.crossMix[((size_t)1 * 8 + t) * A + 3 * D + d], mean, 1e-5);
+  }
+  EXPECT_EQ(after.headMix[(size_t)(8 + 2) * A + 3 * D], before.headMix[(size_t)(8 + 2) * A + 3 * D]);
+}
+
 TEST(Internals, EncoderDecoderAttributionCountsTheCrossAttention) {
   auto backend = makeReferenceBackend();
   struct Case {

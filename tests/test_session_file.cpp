@@ -103,3 +103,19 @@ TEST(SessionFile, TheSourceAndTheEncoderSelectionSurviveARoundTrip) {
     }
   }
 }
+
+// A cross-attention head's intervention keeps its "cross" flag; a bad flag is left out with one line.
+TEST(SessionFile, CrossAttentionInterventionsSurviveARoundTrip) {
+  SessionFile session;
+  InterventionSpec cross{1, 2, AblationKind::Zero};
+  cross.cross = true;
+  session.state.interventions = {cross, {1, 2, AblationKind::Zero}};
+  const SessionFile back = sessionFileFromJsonText("s.json", sessionFileToJsonText(session));
+  EXPECT_EQ(back.state.interventions, session.state.interventions);
+  const SessionFile bad = sessionFileFromJsonText(
+      "s.json", R"({"tscope_session": 1, "interventions": [{"layer": 0, "head": 1, "kind": "zero", "cross": "yes"},
+                                                           {"layer": 0, "head": "mlp", "kind": "zero", "cross": true}]})");
+  EXPECT_TRUE(bad.state.interventions.empty());
+  EXPECT_NE(bad.warning.find("'cross'"), std::string::npos) << bad.warning;
+  EXPECT_EQ(bad.warning.find('\n'), std::string::npos) << bad.warning;
+}

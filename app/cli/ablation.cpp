@@ -63,8 +63,10 @@ Ablation parseAblation(const Args& args, const LoadedModel& model) {
 json applyAblation(const Ablation& ablation, Transformer& transformer, std::span<const int> promptIds) {
   transformer.setInterventions(resolveInterventions(transformer, ablation.specs, promptIds, ablation.sourceIds));
   json items = json::array();
-  for (const InterventionSpec& spec : ablation.specs)
+  for (const InterventionSpec& spec : ablation.specs) {
     items.push_back({{"layer", spec.layer}, {"head", spec.isMlp() ? json("mlp") : json(spec.head)}});
+    if (spec.cross) items.back()["cross"] = true;
+  }
   json out = {{"ablate", formatInterventions(ablation.specs)}, {"mode", ablationKindName(ablation.kind)}, {"items", items}};
   if (ablation.kind == AblationKind::Patch) out["source_ids"] = ablation.sourceIds;
   return out;

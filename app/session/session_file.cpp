@@ -40,12 +40,16 @@ bool ablationKindFromJson(const nlohmann::json& name, AblationKind& out) {
 
 nlohmann::json interventionsJson(const std::vector<InterventionSpec>& specs) {
   nlohmann::json out = nlohmann::json::array();
-  for (const InterventionSpec& spec : specs)
-    out.push_back({{"layer", spec.layer}, {"head", spec.isMlp() ? nlohmann::json("mlp") : nlohmann::json(spec.head)}, {"kind", ablationKindName(spec.kind)}});
+  for (const InterventionSpec& spec : specs) {
+    nlohmann::json entry = {{"layer", spec.layer}, {"head", spec.isMlp() ? nlohmann::json("mlp") : nlohmann::json(spec.head)}, {"kind", ablationKindName(spec.kind)}};
+    if (spec.cross) entry["cross"] = true;
+    out.push_back(std::move(entry));
+  }
   return out;
 }
 
-// One entry {"layer": L, "head": H or "mlp", "kind": "zero" | "mean" | "patch"}, or why not ("" when fine).
+// One entry {"layer": L, "head": H or "mlp", "kind": "zero" | "mean" | "patch"} (and "cross": true for a
+// cross-attention head), or why not ("" when fine).
 std::string interventionFromJson(const nlohmann::json& entry, InterventionSpec& spec) {
   if (!entry.is_object()) return "not an object";
   auto index = [&](const char* key, int& out) {
@@ -60,6 +64,11 @@ std::string interventionFromJson(const nlohmann::json& entry, InterventionSpec& 
   else if (!index("head", spec.head)) return "'head' must be an integer 0.." + std::to_string(kMaxLayersOrHeads - 1) + " or \"mlp\"";
   auto kind = entry.find("kind");
   if (kind == entry.end() || !ablationKindFromJson(*kind, spec.kind)) return "'kind' must be \"zero\", \"mean\" or \"patch\"";
+  if (auto cross = entry.find("cross"); cross != entry.end()) {
+    if (!cross->is_boolean()) return "'cross' must be true or false";
+    spec.cross = cross->get<bool>();
+    if (spec.cross && spec.isMlp()) return "'cross' names a cross-attention head: 'head' must be a number";
+  }
   return "";
 }
 

@@ -344,6 +344,10 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
     for (int b = 0; b < B; ++b)
       backend_->crossAttention(t.crossAttn + (size_t)b * T * A, b == 0 ? t.crossProbs : nullptr, t.crossQ + (size_t)b * T * A,
                                t.crossKv + (size_t)b * S * 2 * config_.kvDim(), T, S, H, Hkv, D);
+    if (edits && edits->touchesCross(t.layerIndex)) {
+      if (B != 1) throw Error("interventions apply to one sequence at a time");
+      editRows(t.crossAttn, R, A, [&](float* rows) { edits->applyToCross(t.layerIndex, rows, T, shape.pos0, A, D); });
+    }
     backend_->matmul(t.out, t.crossAttn, w.crossProjWeight, w.crossProjBias, R, A, C);
     normed = residualAdd(x, t.out, R, beforeFeedForward, w.lnxWeight, w.lnxBias, t.normedX, t.sumX);
     if (t.midX) backend_->copy(t.midX, x, RC);

@@ -36,6 +36,8 @@ std::string interventionProblem(const InterventionSpec& spec, const ModelConfig&
   if (spec.layer < 0 || spec.layer >= config.n_layer)
     return name + ": layer " + std::to_string(spec.layer) + " is outside the model's " + std::to_string(config.n_layer) + " layers";
   if (spec.isMlp() && !config.hasFeedForward()) return name + ": this model is attention-only: its layers have no MLP";
+  if (spec.cross && spec.isMlp()) return name + ": a cross-attention intervention names a head";
+  if (spec.cross && !config.isEncoderDecoder()) return name + ": this model has no cross-attention (it is not an encoder-decoder)";
   if (!spec.isMlp() && spec.head >= config.n_head)
     return name + ": head " + std::to_string(spec.head) + " is outside the layer's " + std::to_string(config.n_head) + " heads";
   return "";
@@ -70,9 +72,10 @@ std::vector<InterventionSpec> parseInterventions(std::string_view text, Ablation
     spec.kind = kind;
     const std::string_view what = dot == std::string_view::npos ? std::string_view() : item.substr(dot + 1);
     const bool layerOk = dot != std::string_view::npos && parseInt(item.substr(0, dot), spec.layer);
-    const bool whatOk = what == "mlp" ? (spec.head = -1, true) : parseInt(what, spec.head);
+    spec.cross = !what.empty() && what.front() == 'x';
+    const bool whatOk = what == "mlp" ? (spec.head = -1, true) : parseInt(spec.cross ? what.substr(1) : what, spec.head);
     if (!layerOk || !whatOk)
-      throw Error("intervention '" + std::string(item) + "': expected LAYER.HEAD or LAYER.mlp, e.g. 1.0,1.3,0.mlp");
+      throw Error("intervention '" + std::string(item) + "': expected LAYER.HEAD, LAYER.mlp or LAYER.xHEAD (a cross-attention head), e.g. 1.0,1.3,0.mlp");
     if (std::string problem = interventionProblem(spec, config); !problem.empty()) throw Error("intervention " + problem);
     if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
   }
@@ -83,13 +86,17 @@ std::string formatInterventions(const std::vector<InterventionSpec>& specs) {
   std::string out;
   for (const InterventionSpec& s : specs) {
     if (!out.empty()) out += ',';
-    out += std::to_string(s.layer) + "." + (s.isMlp() ? std::string("mlp") : std::to_string(s.head));
+    out += std::to_string(s.layer) + "." + (s.isMlp() ? std::string("mlp") : (s.cross ? "x" : "") + std::to_string(s.head));
   }
   return out;
 }
 
 bool Interventions::touchesHeads(int layer) const {
-  return std::any_of(edits.begin(), edits.end(), [layer](const Edit& e) { return e.spec.layer == layer && !e.spec.isMlp(); });
+  return std::any_of(edits.begin(), edits.end(), [layer](const Edit& e) { return e.spec.layer == layer && e.spec.isSelfHead(); });
+}
+
+bool Interventions::touchesCross(int layer) const {
+  return std::any_of(edits.begin(), edits.end(), [layer](const Edit& e) { return e.spec.layer == layer && e.spec.isCrossHead(); });
 }
 
 bool Interventions::touchesMlp(int layer) const {
@@ -117,7 +124,12 @@ void replaceColumns(const Interventions::Edit& e, float* rows, int T, int pos0, 
 
 void Interventions::applyToHeads(int layer, float* rows, int T, int pos0, int A, int D) const {
   for (const Edit& e : edits)
-    if (e.spec.layer == layer && !e.spec.isMlp()) replaceColumns(e, rows, T, pos0, A, e.spec.head * D);
+    if (e.spec.layer == layer && e.spec.isSelfHead()) replaceColumns(e, rows, T, pos0, A, e.spec.head * D);
+}
+
+void Interventions::applyToCross(int layer, float* rows, int T, int pos0, int A, int D) const {
+  for (const Edit& e : edits)
+    if (e.spec.layer == layer && e.spec.isCrossHead()) replaceColumns(e, rows, T, pos0, A, e.spec.head * D);
 }
 
 void Interventions::applyToMlp(int layer, float* rows, int T, int pos0, int C) const {

@@ -24,17 +24,23 @@ struct InterventionSpec {
   int layer = 0;
   int head = -1;  // -1: the layer's feed-forward (MLP or mixture of experts) output
   AblationKind kind = AblationKind::Zero;
+  // Encoder-decoder models: `head` of the decoder layer's cross-attention (its output before the
+  // cross-attention's W_O), not of its self-attention.
+  bool cross = false;
   bool isMlp() const { return head < 0; }
+  bool isSelfHead() const { return head >= 0 && !cross; }
+  bool isCrossHead() const { return head >= 0 && cross; }
   bool operator==(const InterventionSpec&) const = default;
 };
 
-// "1.0,1.3,0.mlp" -> specs of `kind` (duplicates dropped). Throws tscope::Error with one line
-// naming the bad item (not L.H or L.mlp, a layer or head outside the model, an MLP ablation on an
-// attention-only model). Empty text -> none.
+// "1.0,1.3,0.mlp,1.x2" -> specs of `kind` (duplicates dropped; L.xH is head H of layer L's
+// cross-attention). Throws tscope::Error with one line naming the bad item (not L.H, L.xH or L.mlp,
+// a layer or head outside the model, an MLP ablation on an attention-only model, a cross-attention
+// head of a decoder-only model). Empty text -> none.
 std::vector<InterventionSpec> parseInterventions(std::string_view text, AblationKind kind, const ModelConfig& config);
 // Whether any of `specs` is of `kind` (Mean edits need the prompt, Patch edits a source prompt).
 bool usesKind(const std::vector<InterventionSpec>& specs, AblationKind kind);
-// "1.0,1.3,0.mlp" (the kind is not written).
+// "1.0,1.3,0.mlp,1.x2" (the kind is not written).
 std::string formatInterventions(const std::vector<InterventionSpec>& specs);
 // "" when `spec` fits `config`, else one line saying why not.
 std::string interventionProblem(const InterventionSpec& spec, const ModelConfig& config);
@@ -51,11 +57,13 @@ struct Interventions {
   std::vector<Edit> edits;
 
   bool empty() const { return edits.empty(); }
-  bool touchesHeads(int layer) const;
+  bool touchesHeads(int layer) const;  // its self-attention heads
+  bool touchesCross(int layer) const;  // its cross-attention heads
   bool touchesMlp(int layer) const;
   // On host rows of layer `layer` at absolute positions pos0 .. pos0 + T - 1: the concatenated head
   // outputs (T, A = H D; head h in columns h D .. h D + D - 1), or the feed-forward output (T, C).
   void applyToHeads(int layer, float* rows, int T, int pos0, int A, int D) const;
+  void applyToCross(int layer, float* rows, int T, int pos0, int A, int D) const;  // the cross-attention's heads, the same way
   void applyToMlp(int layer, float* rows, int T, int pos0, int C) const;
   bool operator==(const Interventions&) const = default;
 };

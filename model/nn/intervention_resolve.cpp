@@ -50,7 +50,7 @@ Interventions resolveInterventions(Transformer& model, const std::vector<Interve
     e.width = spec.isMlp() ? C : D;
     const int column = spec.isMlp() ? 0 : spec.head * D;
     auto rowsOf = [&](const Trace& t) {  // (T, width): this component's rows of a clean run
-      const std::vector<float>& all = spec.isMlp() ? t.mlpOut : t.headMix;
+      const std::vector<float>& all = spec.isMlp() ? t.mlpOut : spec.cross ? t.crossMix : t.headMix;
       std::vector<float> rows((size_t)t.T * e.width);
       for (int r = 0; r < t.T; ++r)
         std::copy_n(all.data() + ((size_t)spec.layer * t.T + r) * (spec.isMlp() ? C : A) + column, e.width, rows.data() + (size_t)r * e.width);

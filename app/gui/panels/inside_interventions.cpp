@@ -53,7 +53,8 @@ void InsidePanel::drawInterventions(PanelContext& ctx) {
   // One toggle per (layer, head) and per layer's MLP: the cell's letter is the kind it applies.
   const int columns = c.n_head + (c.hasFeedForward() ? 1 : 0) + 1;
   if (ImGui::BeginTable("ablate", columns, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX,
-                        ImVec2(0, std::min(ImGui::GetFrameHeightWithSpacing() * (c.n_layer + 1.5f), ImGui::GetFontSize() * 16)))) {
+                        ImVec2(0, std::min(ImGui::GetFrameHeightWithSpacing() * ((c.isEncoderDecoder() ? 2 : 1) * c.n_layer + 1.5f),
+                                           ImGui::GetFontSize() * 16)))) {
     ImGui::TableSetupScrollFreeze(1, 1);
     ImGui::TableNextColumn();
     for (int h = 0; h < c.n_head; ++h) {
@@ -64,17 +65,22 @@ void InsidePanel::drawInterventions(PanelContext& ctx) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted("mlp");
     }
-    for (int l = 0; l < c.n_layer; ++l) {
+    // One row of toggles: layer l's self-attention heads and MLP, or (cross) its cross-attention
+    // heads (encoder-decoder models: a row "L x" under each layer's, no MLP cell).
+    auto toggleRow = [&](int l, bool cross) {
       ImGui::TableNextColumn();
-      ImGui::Text("L%d", l);
+      ImGui::TextUnformatted(("L" + std::to_string(l) + (cross ? " x" : "")).c_str());
+      if (cross && ImGui::IsItemHovered()) ImGui::SetTooltip("layer %d's cross-attention heads (they read the encoder's output)", l);
       for (int h = 0; h < columns - 1; ++h) {
         ImGui::TableNextColumn();
-        const InterventionSpec spec{l, h < c.n_head ? h : -1, st.ablationKind};
+        if (cross && h >= c.n_head) continue;
+        InterventionSpec spec{l, h < c.n_head ? h : -1, st.ablationKind};
+        spec.cross = cross;
         auto it = std::find_if(st.interventions.begin(), st.interventions.end(),
-                               [&](const InterventionSpec& s) { return s.layer == spec.layer && s.head == spec.head; });
+                               [&](const InterventionSpec& s) { return s.layer == spec.layer && s.head == spec.head && s.cross == spec.cross; });
         const bool active = it != st.interventions.end();
         bool on = active;
-        ImGui::PushID(l * 1000 + h);
+        ImGui::PushID(l * 1000 + h + (cross ? 500 : 0));
         if (active) ImGui::PushStyleColor(ImGuiCol_CheckMark, kInterventionColor);
         if (ImGui::Checkbox("##on", &on)) {
           if (on) st.interventions.push_back(spec);
@@ -84,10 +90,14 @@ void InsidePanel::drawInterventions(PanelContext& ctx) {
         if (active) ImGui::PopStyleColor();
         if (ImGui::IsItemHovered())
           ImGui::SetTooltip("%s layer %d %s", active ? "clear the intervention on" : (std::string(ablationKindName(spec.kind)) + "-ablate").c_str(), l,
-                            spec.isMlp() ? "MLP" : ("head " + std::to_string(h)).c_str());
+                            spec.isMlp() ? "MLP" : ((cross ? "cross-attention head " : "head ") + std::to_string(h)).c_str());
         ImGui::PopID();
-        recordItem(ctx.shared, "ablate_" + std::to_string(l) + "_" + (spec.isMlp() ? std::string("mlp") : std::to_string(h)));
+        recordItem(ctx.shared, "ablate_" + std::to_string(l) + "_" + (spec.isMlp() ? std::string("mlp") : (cross ? "x" : "") + std::to_string(h)));
       }
+    };
+    for (int l = 0; l < c.n_layer; ++l) {
+      toggleRow(l, false);
+      if (c.isEncoderDecoder()) toggleRow(l, true);
     }
     ImGui::EndTable();
   }
