@@ -122,6 +122,22 @@ def session(start, out, models_dir):
                       f"sum {inside['dla_sum']} vs logit {inside['dla_logit']}")
     snap(app, out, "translation_inside")
     log(f"  Inside the block: {inside['dla_cross_parts']} cross-attention parts; the parts sum to the logit {inside['dla_logit']:.4f}")
+    # Every cross-attention head zero-ablated from the grid's "L x" rows: the decoder loses the source,
+    # so the logit of the token it was sure of drops; Clear all brings it back.
+    clean_logit = inside["dla_logit"]
+    for layer in range(report["n_layer"]):
+        for head in range(report["n_head"]):
+            app.click(f"ablate_{layer}_x{head}")
+    count = report["n_layer"] * report["n_head"]
+    report = app.wait(lambda r: r["interventions"] == count and not r["busy"] and
+                      r.get("shown", {}).get("inside", {}).get("dla_logit", clean_logit) != clean_logit, "the cross heads ablated", 60)
+    inside = report["shown"]["inside"]
+    if "x" not in inside["interventions"] or not inside["dla_logit"] < clean_logit - 1.0:
+        raise Failure(f"ablating every cross-attention head: {inside['interventions']!r}, logit {inside['dla_logit']} (clean {clean_logit})")
+    snap(app, out, "translation_inside_cross_ablated")
+    log(f"  {count} cross-attention heads ablated from the grid: the logit went from {clean_logit:.3f} to {inside['dla_logit']:.3f}")
+    app.click("ablate_clear")
+    app.wait(lambda r: r["interventions"] == 0 and not r["busy"], "the interventions cleared", 30)
     app.click("tab_translation")
     report = settled(app, "the Translation tab again", lambda f: f.get("finished"))
 
