@@ -220,8 +220,8 @@ TEST(Interventions, SpecsParseAndBadOnesSayWhy) {
   encdec.eos_token_id = 2;
   const auto cross = parseInterventions("1.x2,1.2,1.x2,0.x0", AblationKind::Zero, encdec);
   ASSERT_EQ(cross.size(), 3u);
-  EXPECT_TRUE(cross[0].isCrossHead());
-  EXPECT_TRUE(cross[1].isSelfHead());
+  EXPECT_TRUE(cross[0].cross && cross[0].head == 2);
+  EXPECT_TRUE(!cross[1].cross && cross[1].head == 2);
   EXPECT_EQ(formatInterventions(cross), "1.x2,1.2,0.x0");
   for (const char* bad : {"1.x", "1.x4", "1.xmlp", "1.x-1"}) EXPECT_THROW(parseInterventions(bad, AblationKind::Zero, encdec), Error) << bad;
   auto backend = makeReferenceBackend();

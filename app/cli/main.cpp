@@ -53,7 +53,6 @@ const char* kUsage =
     "  prompt and new tokens share the context: generate stops when they fill it (stop: context_full).\n"
     "M is a model directory (config.json + model.safetensors + tokenizer) or an llm.c .bin file.\n";
 
-
 }  // namespace
 
 int main(int argc, char** argv) {

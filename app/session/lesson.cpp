@@ -32,8 +32,7 @@ const char* const kCheckKindNames[] = {"next_token", "attended_token", "head", "
 // A value as a message shows it: short JSON for strings and numbers, the type name otherwise.
 std::string shown(const json& value) {
   if (!value.is_string() && !value.is_number()) return value.type_name();
-  std::string text = value.dump();
-  return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+  return oneLine(value.dump(), 60);
 }
 
 // A field name as a message shows it: escaped (a key may hold a newline), at most 60 characters.

@@ -60,7 +60,8 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
     const std::vector<int> ids = promptIds(request);
     if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
     encodeSource(request, snapshot);  // may drop generation_ (another source)
-    applyInterventions(request, fitPrompt(ids).kept, snapshot);
+    const std::vector<int> kept = fitPrompt(ids).kept;
+    applyInterventions(request, kept, snapshot);
     // Continue the kept stream when this prompt is where it left off, with the same knobs.
     bool continues = generation_ && sameSampling(generation_->params(), request.sampling) && generationMoe_ == request.moe &&
                      transformer_->interventions() == generationInterventions_ &&
@@ -69,7 +70,7 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
                 std::equal(generation_->ids().begin(), generation_->ids().end(), ids.begin() + generationStart_.size());
     if (!continues) {
       generation_.reset();  // its cache goes before the new one is made
-      generation_ = std::make_unique<Generation>(*transformer_, fitPrompt(ids).kept, request.sampling, stopId());
+      generation_ = std::make_unique<Generation>(*transformer_, kept, request.sampling, stopId());
       generationStart_ = ids;
       generationMoe_ = request.moe;
       generationInterventions_ = transformer_->interventions();

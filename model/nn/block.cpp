@@ -322,7 +322,7 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
   const Interventions* edits = t.interventions;
   if (edits && edits->touchesHeads(t.layerIndex)) {
     if (B != 1) throw Error("interventions apply to one sequence at a time");
-    editRows(t.attn, R, A, [&](float* rows) { edits->applyToHeads(t.layerIndex, rows, T, shape.pos0, A, config_.headDim()); });
+    editRows(t.attn, R, A, [&](float* rows) { edits->applyToHeads(t.layerIndex, false, rows, T, shape.pos0, A, config_.headDim()); });
   }
   linear(t.out, t.attn, w.attnProjWeight, w.attnProjHalf, w.attnProjBias, R, A, C);
   if (t.attnProjected) backend_->copy(t.attnProjected, t.out, RC);
@@ -344,9 +344,9 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
     for (int b = 0; b < B; ++b)
       backend_->crossAttention(t.crossAttn + (size_t)b * T * A, b == 0 ? t.crossProbs : nullptr, t.crossQ + (size_t)b * T * A,
                                t.crossKv + (size_t)b * S * 2 * config_.kvDim(), T, S, H, Hkv, D);
-    if (edits && edits->touchesCross(t.layerIndex)) {
+    if (edits && edits->touchesHeads(t.layerIndex, true)) {
       if (B != 1) throw Error("interventions apply to one sequence at a time");
-      editRows(t.crossAttn, R, A, [&](float* rows) { edits->applyToCross(t.layerIndex, rows, T, shape.pos0, A, D); });
+      editRows(t.crossAttn, R, A, [&](float* rows) { edits->applyToHeads(t.layerIndex, true, rows, T, shape.pos0, A, D); });
     }
     backend_->matmul(t.out, t.crossAttn, w.crossProjWeight, w.crossProjBias, R, A, C);
     normed = residualAdd(x, t.out, R, beforeFeedForward, w.lnxWeight, w.lnxBias, t.normedX, t.sumX);

@@ -73,8 +73,8 @@ struct MoeActivations {
 struct LayerTensors {
   float* in = nullptr;       // (R, C) optional: copy of the residual entering the layer
   float* normed1 = nullptr;  // (R, C) ln_1(x) (pre-norm)
-  float* qkv = nullptr;      // (R, C + 2 Hkv D) as the attention left it (q/k normed with qk_norm, RoPE rotated)
-  float* qkvRaw = nullptr;   // (R, C + 2 Hkv D) optional, qk_norm: copy of the projection before the q/k norm
+  float* qkv = nullptr;      // (R, A + 2 Hkv D) as the attention left it (q/k normed with qk_norm, RoPE rotated)
+  float* qkvRaw = nullptr;   // (R, A + 2 Hkv D) optional, qk_norm: copy of the projection before the q/k norm
   float* attn = nullptr;     // (R, A) concatenated heads (A = H * D, config.attnDim())
   float* out = nullptr;      // (R, C) a sublayer's output before the residual add
   float* sum1 = nullptr;     // (R, C) optional, post-norm: x + attention (input of ln_1)

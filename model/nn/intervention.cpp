@@ -91,12 +91,8 @@ std::string formatInterventions(const std::vector<InterventionSpec>& specs) {
   return out;
 }
 
-bool Interventions::touchesHeads(int layer) const {
-  return std::any_of(edits.begin(), edits.end(), [layer](const Edit& e) { return e.spec.layer == layer && e.spec.isSelfHead(); });
-}
-
-bool Interventions::touchesCross(int layer) const {
-  return std::any_of(edits.begin(), edits.end(), [layer](const Edit& e) { return e.spec.layer == layer && e.spec.isCrossHead(); });
+bool Interventions::touchesHeads(int layer, bool cross) const {
+  return std::any_of(edits.begin(), edits.end(), [&](const Edit& e) { return e.spec.layer == layer && !e.spec.isMlp() && e.spec.cross == cross; });
 }
 
 bool Interventions::touchesMlp(int layer) const {
@@ -122,14 +118,9 @@ void replaceColumns(const Interventions::Edit& e, float* rows, int T, int pos0, 
 
 }  // namespace
 
-void Interventions::applyToHeads(int layer, float* rows, int T, int pos0, int A, int D) const {
+void Interventions::applyToHeads(int layer, bool cross, float* rows, int T, int pos0, int A, int D) const {
   for (const Edit& e : edits)
-    if (e.spec.layer == layer && e.spec.isSelfHead()) replaceColumns(e, rows, T, pos0, A, e.spec.head * D);
-}
-
-void Interventions::applyToCross(int layer, float* rows, int T, int pos0, int A, int D) const {
-  for (const Edit& e : edits)
-    if (e.spec.layer == layer && e.spec.isCrossHead()) replaceColumns(e, rows, T, pos0, A, e.spec.head * D);
+    if (e.spec.layer == layer && !e.spec.isMlp() && e.spec.cross == cross) replaceColumns(e, rows, T, pos0, A, e.spec.head * D);
 }
 
 void Interventions::applyToMlp(int layer, float* rows, int T, int pos0, int C) const {

@@ -28,8 +28,6 @@ struct InterventionSpec {
   // cross-attention's W_O), not of its self-attention.
   bool cross = false;
   bool isMlp() const { return head < 0; }
-  bool isSelfHead() const { return head >= 0 && !cross; }
-  bool isCrossHead() const { return head >= 0 && cross; }
   bool operator==(const InterventionSpec&) const = default;
 };
 
@@ -57,13 +55,12 @@ struct Interventions {
   std::vector<Edit> edits;
 
   bool empty() const { return edits.empty(); }
-  bool touchesHeads(int layer) const;  // its self-attention heads
-  bool touchesCross(int layer) const;  // its cross-attention heads
+  // cross: the heads of the layer's cross-attention (InterventionSpec::cross), else of its self-attention.
+  bool touchesHeads(int layer, bool cross = false) const;
   bool touchesMlp(int layer) const;
   // On host rows of layer `layer` at absolute positions pos0 .. pos0 + T - 1: the concatenated head
   // outputs (T, A = H D; head h in columns h D .. h D + D - 1), or the feed-forward output (T, C).
-  void applyToHeads(int layer, float* rows, int T, int pos0, int A, int D) const;
-  void applyToCross(int layer, float* rows, int T, int pos0, int A, int D) const;  // the cross-attention's heads, the same way
+  void applyToHeads(int layer, bool cross, float* rows, int T, int pos0, int A, int D) const;
   void applyToMlp(int layer, float* rows, int T, int pos0, int C) const;
   bool operator==(const Interventions&) const = default;
 };

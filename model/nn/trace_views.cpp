@@ -267,22 +267,21 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
     out.crossHeads.resize((size_t)L * H);
     out.crossBias.assign(L, 0.0f);
   }
+  // Layer l's attention sublayer (self or cross): each head's slice of `mixes` (L, R, A) through its
+  // rows of W_O (A_in, C_out: h D .. h D + D - 1), and W_O's bias.
+  auto attentionParts = [&](int l, const std::vector<float>& mixes, const float* proj, const float* bias, std::vector<float>& heads,
+                            std::vector<float>& biases) {
+    const float* mix = mixes.data() + ((size_t)l * R + at) * config.attnDim();
+    for (int h = 0; h < H; ++h) heads[(size_t)l * H + h] = share(throughRows(mix + h * D, proj, h * D, D, C));
+    if (bias) {
+      component.assign(bias, bias + C);
+      biases[l] = share(component);
+    }
+  };
   for (int l = 0; l < L; ++l) {
     const ConstLayerWeights& w = params.layers[l];
-    const float* mix = trace.headMix.data() + ((size_t)l * R + at) * config.attnDim();
-    const float* attnProj = floatLayout(w.attnProjWeight, w.attnProjHalf, projScratch);
-    for (int h = 0; h < H; ++h)  // head h's rows of W_O (A_in, C_out): h D .. h D + D - 1
-      out.heads[(size_t)l * H + h] = share(throughRows(mix + h * D, attnProj, h * D, D, C));
-    if (w.attnProjBias) {
-      component.assign(w.attnProjBias, w.attnProjBias + C);
-      out.attnBias[l] = share(component);
-    }
-    if (config.isEncoderDecoder()) {  // the cross-attention's heads and bias, the same way
-      const float* cross = trace.crossMix.data() + ((size_t)l * R + at) * config.attnDim();
-      for (int h = 0; h < H; ++h) out.crossHeads[(size_t)l * H + h] = share(throughRows(cross + h * D, w.crossProjWeight, h * D, D, C));
-      component.assign(w.crossProjBias, w.crossProjBias + C);
-      out.crossBias[l] = share(component);
-    }
+    attentionParts(l, trace.headMix, floatLayout(w.attnProjWeight, w.attnProjHalf, projScratch), w.attnProjBias, out.heads, out.attnBias);
+    if (config.isEncoderDecoder()) attentionParts(l, trace.crossMix, w.crossProjWeight, w.crossProjBias, out.crossHeads, out.crossBias);
     if (config.hasFeedForward()) {
       const float* mlp = trace.mlpOut.data() + ((size_t)l * R + at) * C;
       component.assign(mlp, mlp + C);
