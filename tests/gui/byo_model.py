@@ -78,6 +78,20 @@ def pick(app, index):
     app.click(f"model_cached_{index}")
 
 
+def draw_panel(app, out, model, panel):
+    """Clicks the panel's tab, lets it settle and saves OUT/<model>_<panel>.png; fails when the panel
+    reports an error or draws next to nothing. Returns the report."""
+    app.click(f"tab_{panel}")
+    app.wait(lambda r: r["panel"] == panel, f"the {panel} panel", 10)
+    report = app.settle()
+    image = app.screenshot()
+    save_png(os.path.join(out, f"{model}_{panel}.png"), image)
+    spread = np.std(app.crop(image, "panel", report))
+    if report["error"] or spread < 5:
+        raise Failure(f"the {panel} panel on the tiny {model}: error {report['error']!r}, std {spread:.1f}")
+    return report
+
+
 def session(start, out, models_dir, snapshots):
     snapshot = snapshots["llama"]
     app = start(["--window", "1280x720", "--model", os.path.join(models_dir, "induction-2l")])
@@ -113,14 +127,7 @@ def session(start, out, models_dir, snapshots):
         raise Failure(f"the prompt on the tiny Llama: {report['tokens']} tokens, error {report['error']!r}")
     log(f"  'the cat sat at the mat': {report['tokens']} tokens")
     for panel in PANELS:
-        app.click(f"tab_{panel}")
-        report = app.wait(lambda r: r["panel"] == panel, f"the {panel} panel", 10)
-        report = app.settle()
-        image = app.screenshot()
-        save_png(os.path.join(out, f"llama_{panel}.png"), image)
-        panel_pixels = app.crop(image, "panel", report)
-        if report["error"] or np.std(panel_pixels) < 5:
-            raise Failure(f"the {panel} panel on the tiny Llama: error {report['error']!r}, std {np.std(panel_pixels):.1f}")
+        report = draw_panel(app, out, "llama", panel)
         if panel == "attention" and "attention_kv_group" not in report["regions"]:  # 4 query heads over 2 key/value heads
             raise Failure("the Attention panel does not say which key/value head the shown head reads")
     log(f"  every panel drew the tiny Llama: {', '.join(PANELS)}")
@@ -132,13 +139,7 @@ def session(start, out, models_dir, snapshots):
     report = app.settle()
     if report["error"] or report["tokens"] != tokens:
         raise Failure(f"the prompt on the tiny Mixtral: {report['tokens']} tokens (was {tokens}), error {report['error']!r}")
-    app.click("tab_moe")
-    report = app.wait(lambda r: r["panel"] == "moe", "the Experts panel", 10)
-    report = app.settle()
-    image = app.screenshot()
-    save_png(os.path.join(out, "mixtral_moe.png"), image)
-    if report["error"] or np.std(app.crop(image, "panel", report)) < 5:
-        raise Failure(f"the Experts panel on the tiny Mixtral: error {report['error']!r}")
+    draw_panel(app, out, "mixtral", "moe")
     log(f"  the tiny Mixtral opened with the prompt kept ({tokens} tokens); its Experts panel drew")
 
     # The Qwen3 with heads wider than hidden_size / heads (4 x 16 over 32, as Qwen3-0.6B's 16 x 128
@@ -151,13 +152,7 @@ def session(start, out, models_dir, snapshots):
     if report["error"] or report["tokens"] != tokens:
         raise Failure(f"the prompt on the tiny Qwen3: {report['tokens']} tokens (was {tokens}), error {report['error']!r}")
     for panel in ("attention", "inside", "residual", "architecture"):
-        app.click(f"tab_{panel}")
-        report = app.wait(lambda r: r["panel"] == panel, f"the {panel} panel", 10)
-        report = app.settle()
-        image = app.screenshot()
-        save_png(os.path.join(out, f"qwen3_{panel}.png"), image)
-        if report["error"] or np.std(app.crop(image, "panel", report)) < 5:
-            raise Failure(f"the {panel} panel on the tiny Qwen3 (head_dim 16 over hidden 32): error {report['error']!r}")
+        draw_panel(app, out, "qwen3", panel)
     log("  the tiny Qwen3 (heads of 16 over hidden 32) opened with the prompt kept; attention, inside, residual, architecture drew")
     app.check_running()
     app.quit()
