@@ -297,6 +297,59 @@ TEST(PrefixReuse, TheInsideQueryRowAloneEqualsAFullForwardAndLeavesTheCacheExact
   std::printf("query rows: largest normalised difference %g (%s)\n", worst.relative, worst.where.c_str());
 }
 
+// What a lecturer does on one long prompt: open the Inside panel, move its layer and query, edit
+// the prompt there, go back to another panel. Only the per-row capture changes, so every step
+// reuses the whole prompt but its last token (the rows asked for run again on their own) and the
+// result equals a forward over the whole prompt with the new options, bit for bit on the reference
+// backend. A change of the whole-sequence capture (another layer's maps) still runs from scratch.
+TEST(PrefixReuse, OpeningTheInsidePanelOrMovingItsLayerReusesThePrompt) {
+  auto backend = makeReferenceBackend();
+  Worst worst;
+  for (const auto& variant : testing::architectureVariants()) {
+    const ModelConfig config = testing::variantConfig(variant);
+    if (!reusable(config)) continue;
+    const Weights weights = testing::randomWeights(config, 11);
+    Transformer model(weights, *backend);
+    IncrementalForward incremental(model);
+    std::vector<int> ids = testing::sequence(13, config.vocab_size, 6);
+    const int last = (int)ids.size() - 1, lastLayer = config.n_layer - 1;
+    auto insideAt = [&](int layer, std::vector<int> rows) {
+      TraceOptions options = lastOnlyOneLayer();
+      options.components = true;
+      options.internalLayers = {layer};
+      options.componentRows = std::move(rows);
+      return options;
+    };
+    struct Step {
+      std::string what;
+      TraceOptions options;
+      bool edit = false;  // change the last token first
+    };
+    const std::vector<Step> steps{{"another panel", lastOnlyOneLayer()},
+                                  {"open the Inside panel", insideAt(0, {last})},
+                                  {"move its layer", insideAt(lastLayer, {last})},
+                                  {"move its query back", insideAt(lastLayer, {2})},
+                                  {"edit the last token there", insideAt(lastLayer, {2}), true},
+                                  {"every row's components", insideAt(0, {})},
+                                  {"back to another panel", lastOnlyOneLayer()},
+                                  {"the Inside panel again", insideAt(lastLayer, {last, 4})}};
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const std::string label = variant.name + " / " + steps[i].what;
+      if (steps[i].edit) ids.back() = (ids.back() + 1) % config.vocab_size;
+      const PromptForward got = incremental.run(ids, steps[i].options);
+      EXPECT_EQ(got.reusedTokens, i == 0 ? 0 : last) << label;
+      std::vector<float> logits;
+      expectSameTrace(got, fullForward(model, ids, steps[i].options, logits), logits, 0.0, label, worst);
+    }
+    TraceOptions otherMaps = lastOnlyOneLayer();
+    otherMaps.layers = {0};
+    std::string why;
+    EXPECT_EQ(incremental.reusableTokens(ids, otherMaps, &why), 0) << variant.name;
+    EXPECT_EQ(why, "the trace options changed") << variant.name;
+  }
+  EXPECT_EQ(worst.relative, 0.0) << worst.where;
+}
+
 // A cancelled forward leaves the shared prefix reusable and nothing half-written trusted.
 TEST(PrefixReuse, CancelledForwardKeepsAConsistentState) {
   auto backend = makeReferenceBackend();

@@ -219,3 +219,36 @@ TEST(SessionGenerate, StopKeepsTheTokensSoFarAndTheNextStepContinuesTheStream) {
   ASSERT_TRUE(next && next->generation);
   EXPECT_EQ(next->generation->newIds, std::vector<int>{cli.back()});
 }
+
+// The Next-token panel's "measure decode speed": 16 tokens through the KV cache, the same tokens
+// again rerunning the whole sequence while the 2 s budget lasts (at least one); a prompt that
+// leaves no room for two new tokens gets a timing of no tokens, not a wait that never ends.
+TEST(SessionGenerate, DecodeSpeedMeasureIsBoundedAndSaysWhenTheContextIsFull) {
+  const std::string model = std::string(TSCOPE_SOURCE_DIR) + "/assets/models/induction-2l";  // context 31
+  Session session(loadModel(model), "cpu");
+  Request request;
+  request.prompt = "abcabc";
+  request.measureKvCache = true;
+  const auto measured = compute(session, request);
+  ASSERT_TRUE(measured && measured->kvTiming) << (measured ? measured->error : "no snapshot");
+  const KvCacheTiming& t = *measured->kvTiming;
+  EXPECT_EQ(t.tokens, 15);  // 16 new tokens: the first from the prompt's forward, 15 decode steps
+  EXPECT_GE(t.withoutCacheTokens, 1);
+  EXPECT_LE(t.withoutCacheTokens, t.tokens);
+  EXPECT_GT(t.withCacheMsPerToken, 0);
+  EXPECT_GT(t.withoutCacheMsPerToken, 0);
+  // No budget left after the first rerun: exactly one.
+  request.withoutCacheBudgetMs = 0;
+  const auto once = compute(session, request);
+  ASSERT_TRUE(once && once->kvTiming);
+  EXPECT_EQ(once->kvTiming->tokens, 15);
+  EXPECT_EQ(once->kvTiming->withoutCacheTokens, 1);
+  // 30 of 31 positions used: one new token fits, no decode step to time.
+  request.prompt = "abcdefghijklmnopqrstuvwxyzabcd";
+  const auto full = compute(session, request);
+  ASSERT_TRUE(full && full->kvTiming) << (full ? full->error : "no snapshot");
+  EXPECT_TRUE(full->error.empty()) << full->error;
+  EXPECT_EQ(full->kvTiming->tokens, 0);
+  EXPECT_EQ(full->kvTiming->withoutCacheTokens, 0);
+  EXPECT_EQ(full->kvTiming->withCacheMsPerToken, 0);
+}

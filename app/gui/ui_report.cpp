@@ -61,6 +61,7 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"snapshot", s ? s->id : 0},
       {"tokens", s ? s->ids.size() : 0},
       {"dropped", s ? s->droppedIds.size() : 0},
+      {"reused_tokens", s ? s->reusedTokens : 0},
       {"error", s ? s->error : ""},
       {"message", app.message()},
       {"message_kind", app.messageKind() == App::MessageKind::Info      ? "info"

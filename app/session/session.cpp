@@ -189,26 +189,31 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
       }
     }
     if (request.measureKvCache) {
+      // The first new token comes from the prompt's forward; the decode steps after it are timed,
+      // so there must be room for two. A full context gives a timing of no tokens (the panel says why).
       const int steps = std::min(16, c.n_positions - (int)snapshot->ids.size());
-      if (steps > 0) {
+      KvCacheTiming timing;
+      if (steps >= 2) {
         setStage(ComputeProgress::Stage::KvCacheTiming);
-        KvCacheTiming timing;
-        timing.tokens = steps;
         SamplingParams greedy;
         greedy.greedy = true;
         const auto withCache = generate(*transformer_, snapshot->ids, steps, greedy);
+        timing.tokens = withCache.decodeSteps;
         timing.withCacheMsPerToken = withCache.decodeMs / std::max(1, withCache.decodeSteps);
-        // Without a cache every new token reruns the whole sequence.
+        // Without a cache every new token reruns the whole sequence: the same tokens, as many as
+        // the time budget allows (at least one).
         std::vector<int> sequence = snapshot->ids;
         const auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i + 1 < (int)withCache.ids.size(); ++i) {
+        double ms = 0;
+        for (int i = 0; i + 1 < (int)withCache.ids.size() && (i == 0 || ms < request.withoutCacheBudgetMs); ++i) {
           sequence.push_back(withCache.ids[i]);
           transformer_->logitsFor(sequence);
+          ++timing.withoutCacheTokens;
+          ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         }
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        timing.withoutCacheMsPerToken = ms / std::max(1, (int)withCache.ids.size() - 1);
-        snapshot->kvTiming = timing;
+        timing.withoutCacheMsPerToken = ms / std::max(1, timing.withoutCacheTokens);
       }
+      snapshot->kvTiming = timing;
     }
   } catch (const Cancelled&) {
     return nullptr;

@@ -31,6 +31,8 @@ struct Request {
   int beamWidth = 0;                    // > 0: also run beam search from the prompt
   int beamSteps = 4;
   bool measureKvCache = false;          // also time decoding with and without the KV cache
+  // How long the timing without the cache may rerun the sequence (at least once; KvCacheTiming).
+  double withoutCacheBudgetMs = 2000;
   // Tokens generated after the text `generatedFrom`: while prompt == generatedFrom + their text, the
   // model runs encode(generatedFrom) + these ids, exactly what was generated (re-encoding the text
   // could merge tokens differently); any edit of the prompt drops them (session_generate.cpp).
@@ -74,7 +76,11 @@ struct GenerationReport {
 };
 
 struct KvCacheTiming {
-  int tokens = 0;                 // tokens decoded in the measurement
+  int tokens = 0;                 // tokens decoded through the cache (up to 16)
+  // Tokens decoded again by rerunning the whole sequence: as many as fit in the request's
+  // withoutCacheBudgetMs (at least one), so a long prompt on a large model does not keep the
+  // worker busy for minutes.
+  int withoutCacheTokens = 0;
   double withCacheMsPerToken = 0;
   double withoutCacheMsPerToken = 0;
 };

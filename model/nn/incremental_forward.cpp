@@ -16,11 +16,17 @@ namespace tscope {
 
 namespace {
 
-bool sameOptions(const TraceOptions& a, const TraceOptions& b) {
+// The options of the whole-sequence capture (maps, residuals, lens). The per-row capture
+// (components, internals, their rows) may differ: rows the kept trace holds under other per-row
+// options run again on their own (rowAgain), so the Inside panel's layer, its query row and the
+// switch to or from it never rerun the whole prompt.
+bool sameSequenceOptions(const TraceOptions& a, const TraceOptions& b) {
   return a.attention == b.attention && a.residuals == b.residuals && a.logitLensTopK == b.logitLensTopK &&
-         a.logitLensLastOnly == b.logitLensLastOnly && a.layers == b.layers && a.heads == b.heads && a.memoryCapBytes == b.memoryCapBytes &&
-         a.components == b.components && a.internalLayers == b.internalLayers;  // not componentRows: any row can be had
+         a.logitLensLastOnly == b.logitLensLastOnly && a.layers == b.layers && a.heads == b.heads && a.memoryCapBytes == b.memoryCapBytes;
 }
+
+// Whether rows kept under `a` hold what `b` asks of a row (not which rows: any row can be had).
+bool sameRowOptions(const TraceOptions& a, const TraceOptions& b) { return a.components == b.components && a.internalLayers == b.internalLayers; }
 
 // The positions whose per-row data a prompt of n tokens keeps under `options` (ascending).
 std::vector<int> wantedRows(const TraceOptions& options, int n) {
@@ -118,7 +124,7 @@ std::string IncrementalForward::reuseBlocker(const TraceOptions& options, int to
   }
   if (model_.hasAttentionVariant()) return "an attention variant runs over the whole sequence";
   if (config.attention_variant.variant == AttentionVariant::Lsh) return "LSH attention's chunks depend on every key of the sequence";
-  if (!sameOptions(options, options_)) return "the trace options changed";
+  if (!sameSequenceOptions(options, options_)) return "the trace options changed";
   if (!(model_.interventions() == interventions_)) return "the interventions changed";
   if (planFor(tokens, options, config).layers != kept_.layers) return "the memory cap captures other layers at this length";
   return "";
@@ -156,15 +162,18 @@ PromptForward IncrementalForward::run(std::span<const int> ids, const TraceOptio
   if (keep > 0) {
     result = merge(ids, keep, suffix);
     if (!attention_.empty()) attention_.keepRows(keep);  // no maps when the options capture none
-    // Per-row data: the new rows from the suffix, older rows from the kept trace, and a row asked
-    // for now that neither holds (the Inside panel's query moved back) run again on its own.
+    // Per-row data: the new rows from the suffix, older rows from the kept trace when it was
+    // captured with the same per-row options, and a row asked for now that neither holds (the
+    // Inside panel's query moved back, its layer changed, the panel was just opened) run again on
+    // its own.
     const std::vector<int> rows = wantedRows(options, static_cast<int>(ids.size()));
+    const bool keptRowsFit = sameRowOptions(options, options_);
     std::vector<Trace> again;
     for (int position : rows)
-      if (position < keep && kept_.rowIndex(position) < 0) again.push_back(rowAgain(ids, position, options));
+      if (position < keep && (!keptRowsFit || kept_.rowIndex(position) < 0)) again.push_back(rowAgain(ids, position, options));
     std::vector<const Trace*> sources{&suffix};
     for (const Trace& t : again) sources.push_back(&t);
-    sources.push_back(&kept_);
+    if (keptRowsFit) sources.push_back(&kept_);
     gatherRows(result.trace, rows, sources);
   } else {
     attention_.clear();

@@ -2,7 +2,9 @@
 // KV cache and the trace rows of the longest prefix the new token ids share with the last computed
 // ones, runs only the rest, and merges the rows, so the result is what a forward over the whole
 // prompt gives (tests/test_prefix_reuse.cpp). It recomputes from scratch where reuse would not be
-// exact: bidirectional attention, MoE routing that depends on the whole sequence, other options.
+// exact: bidirectional attention, MoE routing that depends on the whole sequence, other capture
+// options for the whole sequence (maps, residuals, lens). Other per-row options (components,
+// internals, their rows: the Inside panel) reuse the prefix and run the rows they need again.
 #pragma once
 #include <span>
 #include <vector>

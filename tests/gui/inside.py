@@ -2,7 +2,7 @@
 """The Inside-the-block panel driven as hands do (hands.py), at 1280x720, on brown-small and on
 induction-2l: open the tab; Up/Down step the query token and Left/Right the head (the panel's
 report follows); the softmax weights sum to 1 over query + 1 visible keys; hovering a key row
-highlights that key; the direct logit attribution sums to the logit; an intervention toggle
+highlights that key; opening the panel reuses the prompt's forward; the direct logit attribution sums to the logit; an intervention toggle
 changes the screen and the next-token report (on induction-2l, ablating every layer-1 head breaks
 the copy), Clear all restores the clean next token; dragging on the kernel-regression plot moves
 the query and the estimate. Screenshots of both models are left in OUT for looking at.
@@ -26,6 +26,10 @@ def inside(report):
 def check_model(app, out, name, heads_to_ablate):
     app.click("tab_inside")
     report = app.wait(lambda r: r["panel"] == "inside" and "visible_keys" in inside(r) and not r["busy"], "the Inside panel's flow", 60)
+    # Opening the panel asks for its per-row capture only: the prompt's forward is reused but its
+    # last token (the query row runs again on its own), not rerun from the start.
+    if report["reused_tokens"] != report["tokens"] - 1:
+        raise Failure(f"{name}: opening the Inside panel reran the prompt: {report['reused_tokens']} of {report['tokens']} tokens reused")
     app.settle()
     app.defocus()
     s = inside(app.report())

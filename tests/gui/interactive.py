@@ -232,6 +232,21 @@ def generation(app, cli, model):
     if report["prompt"] != expected:
         raise Failure(f"the app's generation {report['prompt']!r} differs from tscope-cli generate's {expected!r}")
     log(f"  Step, Step, Generate 16: {report['tokens'] - start} tokens, the same text as tscope-cli generate")
+    # "measure decode speed": the two bars appear; at most 15 timed decode steps through the cache,
+    # and at least one rerun of the whole sequence without it (as many as fit in 2 s).
+    shot = app.screenshot()
+    before = report["snapshot"]
+    app.click("measure_decode")
+    report = app.wait(lambda r: "decode_timing" in r["shown"] and r["snapshot"] > before and not r["busy"], "the decode-speed timing", 60)
+    timing = report["shown"]["decode_timing"]
+    if not (1 <= timing["without_cache_tokens"] <= timing["tokens"] <= 15 and timing["with_cache_ms"] > 0 and timing["without_cache_ms"] > 0):
+        raise Failure(f"the decode-speed timing is not what was asked for: {timing}")
+    app.pause(0.3)
+    if not differs(shot, app.screenshot()):
+        raise Failure("ticking 'measure decode speed' left the Next-token panel as it was")
+    app.click("measure_decode")  # off again: later steps do not pay for it
+    log(f"  measure decode speed: {timing['with_cache_ms']:.2f} ms/token with the cache over {timing['tokens']} tokens, "
+        f"{timing['without_cache_ms']:.2f} without it over {timing['without_cache_tokens']}")
 
 
 def open_model(app, path):

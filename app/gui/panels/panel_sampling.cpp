@@ -280,12 +280,19 @@ void drawKvCacheSection(PanelContext& ctx, const Snapshot* s, ImVec2 size) {
   std::snprintf(overlay, sizeof overlay, "%d / %d tokens of context", T, c.n_positions);
   ImGui::ProgressBar(c.n_positions > 0 ? (float)T / c.n_positions : 0.0f, ImVec2(-1, 0), overlay);
   if (ImGui::Checkbox("measure decode speed", &ctx.state.measureKvCache)) ctx.repost = true;
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Decode up to 16 tokens after the prompt twice: through the cache, and rerunning the whole sequence.");
+  recordItem(ctx.shared, "measure_decode");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Decode up to 16 tokens after the prompt through the cache, then the same tokens again rerunning the whole sequence "
+                                                     "(as many as fit in 2 s).");
   if (ctx.state.measureKvCache) {
     if (!s || !s->kvTiming || !s->request.measureKvCache) {
       ImGui::TextDisabled("measuring...");
+    } else if (s->kvTiming->tokens < 1 || s->kvTiming->withoutCacheTokens < 1) {
+      ImGui::TextWrapped("Nothing to time: decoding needs room for two tokens after the prompt (%d of %d context positions used).", T,
+                         c.n_positions);
     } else {
       const KvCacheTiming& t = *s->kvTiming;
+      ctx.shared.facts["decode_timing"] = {{"tokens", t.tokens}, {"without_cache_tokens", t.withoutCacheTokens},
+                                           {"with_cache_ms", t.withCacheMsPerToken}, {"without_cache_ms", t.withoutCacheMsPerToken}};
       const float slowest = (float)std::max(t.withCacheMsPerToken, t.withoutCacheMsPerToken);
       const float labelWidth = ImGui::CalcTextSize("without cache ").x;
       char label[48];
@@ -297,7 +304,7 @@ void drawKvCacheSection(PanelContext& ctx, const Snapshot* s, ImVec2 size) {
       ImGui::SameLine(labelWidth);
       std::snprintf(label, sizeof label, "%.2f ms/token", t.withoutCacheMsPerToken);
       drawBar((float)t.withoutCacheMsPerToken, slowest, ImGui::GetContentRegionAvail().x, BarStyle::Rest, label);
-      ImGui::TextDisabled("over %d new tokens: %.1fx faster with the cache", t.tokens,
+      ImGui::TextDisabled("over %d new tokens (%d rerun without it): %.1fx faster with the cache", t.tokens, t.withoutCacheTokens,
                           t.withCacheMsPerToken > 0 ? t.withoutCacheMsPerToken / t.withCacheMsPerToken : 0.0);
     }
   }
