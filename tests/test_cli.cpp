@@ -43,6 +43,11 @@ TEST(Cli, InitInfoAndForwardOnAMixtureOfExperts) {
     EXPECT_EQ(moe["load"].size(), 4u);
     EXPECT_TRUE(moe.contains("aux_loss") && moe.contains("dropped_tokens"));
   }
+  // The forward's time is reported with and without a dump (it read 0 without one).
+  EXPECT_GT(nlohmann::json::parse(forward.out)["forward_ms"].get<double>(), 0.0);
+  CliRun plain = runCli("forward --model " + dir.file("m") + " --text 'Experts route tokens.'", dir);
+  ASSERT_EQ(plain.exitCode, 0) << plain.err;
+  EXPECT_GT(nlohmann::json::parse(plain.out)["forward_ms"].get<double>(), 0.0);
 }
 
 TEST(Cli, BadConfigIsOneLineNamingTheRule) {

@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+from peer_worker import run_setting  # same folder: one worker launch for every peer
+
 # GPT-2 124M ("gpt2" on the HF hub).
 N_LAYER, N_HEAD, N_EMBD, VOCAB_SIZE, N_POSITIONS = 12, 12, 768, 50257, 1024
 PROMPT_TOKENS = 128  # prefill length
@@ -176,16 +178,9 @@ def run_all():
         sys.exit("torch not importable; run with Debian's /usr/bin/python3")
     results = []
     for blas_threads, intra_op_threads in THREAD_CONFIGS:
-        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(blas_threads),
-                   OMP_NUM_THREADS=str(intra_op_threads), MKL_NUM_THREADS=str(intra_op_threads))
-        command = [sys.executable, os.path.abspath(__file__), "--worker",
-                   "--blas-threads", str(blas_threads), "--torch-threads", str(intra_op_threads)]
-        completed = subprocess.run(command, env=env, capture_output=True, text=True)
-        if completed.returncode != 0:
-            sys.exit(f"worker {blas_threads}/{intra_op_threads} failed: {completed.stderr.strip()}")
-        line = completed.stdout.strip().splitlines()[-1]
-        print(line, flush=True)
-        results.append(json.loads(line))
+        flags = ["--blas-threads", str(blas_threads), "--torch-threads", str(intra_op_threads)]
+        results.append(run_setting(__file__, flags, blas_threads, intra_op_threads, f"{blas_threads}/{intra_op_threads}"))
+        print(json.dumps(results[-1]), flush=True)
 
     def label(result):
         config = result["config"]

@@ -15,11 +15,10 @@ import os
 import re
 import statistics
 import struct
-import subprocess
-import sys
 import time
 
 import torch
+from peer_worker import run_setting  # same folder: one worker launch for every peer
 
 SETTINGS = [(dtype, threads) for dtype in ("bfloat16", "float32") for threads in (1, 2)]
 
@@ -219,17 +218,12 @@ def torch_description():
 def run_all(args):
     results = []
     for dtype, threads in SETTINGS:
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-        command = [sys.executable, os.path.abspath(__file__), "--worker", "--model", args.model, "--dtype", dtype, "--threads", str(threads),
-                   "--prefill", str(args.prefill), "--decode", str(args.decode), "--repeats", str(args.repeats)]
+        flags = ["--model", args.model, "--dtype", dtype, "--threads", str(threads),
+                 "--prefill", str(args.prefill), "--decode", str(args.decode), "--repeats", str(args.repeats)]
         if args.check:
-            command += ["--check", args.check]
-        completed = subprocess.run(command, env=env, capture_output=True, text=True)
-        if completed.returncode != 0:
-            sys.exit(f"worker {dtype}/{threads} failed: {completed.stderr.strip()}")
-        line = completed.stdout.strip().splitlines()[-1]
-        print(line, flush=True)
-        results.append(json.loads(line))
+            flags += ["--check", args.check]
+        results.append(run_setting(__file__, flags, threads, threads, f"{dtype}/{threads}"))
+        print(json.dumps(results[-1]), flush=True)
     label = lambda r: f"{r['dtype']}, {r['torch_threads']} thread{'s' if r['torch_threads'] > 1 else ''}"  # noqa: E731
     best_prefill = min(results, key=lambda r: r["prefill_ms"])
     best_decode = min(results, key=lambda r: r["decode_ms_per_token"])

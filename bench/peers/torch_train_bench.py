@@ -12,13 +12,12 @@ import argparse
 import inspect
 import json
 import math
-import os
 import statistics
-import subprocess
 import sys
 import time
 
 from torch_gpt2_bench import blas_description  # same folder: the BLAS report both peers print
+from peer_worker import run_setting  # same folder: one worker launch for every peer
 
 # tscope's brown-small.
 DEFAULTS = {"layers": 4, "heads": 6, "embd": 192, "vocab": 4096, "ctx": 128, "batch": 16}
@@ -219,15 +218,9 @@ def run_all(args):
     results = []
     for blas_threads in thread_counts:
         for torch_threads in thread_counts:
-            env = dict(os.environ, OPENBLAS_NUM_THREADS=str(blas_threads),
-                       OMP_NUM_THREADS=str(torch_threads), MKL_NUM_THREADS=str(torch_threads))
-            command = [sys.executable, os.path.abspath(__file__), "--worker", "--blas-threads", str(blas_threads),
-                       "--torch-threads", str(torch_threads)] + worker_flags(args)
+            flags = ["--blas-threads", str(blas_threads), "--torch-threads", str(torch_threads)] + worker_flags(args)
             print(f"OPENBLAS_NUM_THREADS={blas_threads} torch_threads={torch_threads}", file=sys.stderr, flush=True)
-            completed = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True)
-            if completed.returncode != 0:
-                sys.exit(f"worker {blas_threads}/{torch_threads} failed (exit {completed.returncode})")
-            results.extend(json.loads(completed.stdout.strip().splitlines()[-1]))
+            results.extend(run_setting(__file__, flags, blas_threads, torch_threads, f"{blas_threads}/{torch_threads}", keep_stderr=True))
 
     timed = [r for r in results if "error" not in r]
     best = min(timed, key=lambda r: r["median_s_per_step"])

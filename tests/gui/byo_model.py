@@ -141,6 +141,26 @@ def session(start, out, models_dir, snapshots):
         raise Failure(f"the prompt on the tiny Mixtral: {report['tokens']} tokens (was {tokens}), error {report['error']!r}")
     draw_panel(app, out, "mixtral", "moe")
     log(f"  the tiny Mixtral opened with the prompt kept ({tokens} tokens); its Experts panel drew")
+    # The Architecture editor on it: a shared expert of width S (Qwen2-MoE's) typed in adds, per
+    # layer, its SwiGLU's gate|up (2 (C S + S)), its down projection (S C + C) and its gate vector (C).
+    with open(os.path.join(snapshots["mixtral"], "config.json")) as f:
+        mixtral_config = json.load(f)
+    L, C, S = mixtral_config["num_hidden_layers"], mixtral_config["hidden_size"], 24
+    report = draw_panel(app, out, "mixtral", "architecture")
+    counted = report["shown"]["architecture"]["parameters"]
+    x0, y0, x1, y1 = app.region("arch_shared_expert")
+    app.click_at(x0 + 8, (y0 + y1) // 2)
+    app.key("ctrl+a")
+    app.type(str(S))
+    app.key("Return")
+    app.defocus()
+    want = counted + L * (2 * (C * S + S) + S * C + C + C)
+    report = app.wait(lambda r: r["shown"]["architecture"]["parameters"] != counted, "the shared expert's parameters", 10)
+    if report["shown"]["architecture"]["parameters"] != want or report["shown"]["architecture"]["problem"]:
+        raise Failure(f"a shared expert of {S} on the tiny Mixtral (L {L}, C {C}): {report['shown']['architecture']} parameters, "
+                      f"want {want} (was {counted})")
+    save_png(os.path.join(out, "mixtral_architecture_shared_expert.png"), app.screenshot())
+    log(f"  the Architecture editor: a shared expert of {S} adds {want - counted} parameters ({counted} -> {want})")
 
     # The Qwen3 with heads wider than hidden_size / heads (4 x 16 over 32, as Qwen3-0.6B's 16 x 128
     # over 1024): the panels that show the heads' widths draw it.

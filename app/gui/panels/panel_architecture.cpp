@@ -57,7 +57,7 @@ bool intField(const char* label, const char* id, int& value, int step, int fastS
   return ImGui::InputInt(id, &value, step, fastStep);
 }
 
-bool drawConfigEditor(ModelConfig& c) {
+bool drawConfigEditor(ModelConfig& c, SharedView& shared) {
   bool changed = false;
   if (!ImGui::BeginTable("editor", 4, ImGuiTableFlags_SizingStretchProp)) return false;
   ImGui::TableSetupColumn("l1", ImGuiTableColumnFlags_WidthFixed);
@@ -83,8 +83,13 @@ bool drawConfigEditor(ModelConfig& c) {
   }
   changed |= intField("window w", "##w", c.attention_window, 1, 64, "attention_window: keys within w positions (0 = all)");
   changed |= intField("experts E", "##E", c.n_experts, 1, 4, "n_experts: 0 = a dense MLP");
+  recordItem(shared, "arch_experts");
   ImGui::BeginDisabled(!c.isMoe());
   changed |= intField("top-k", "##k", c.moe_top_k, 1, 1, "moe_top_k: experts each token uses");
+  changed |= intField("shared expert", "##Fs", c.moe_shared_expert_d_ff, 1, 256,
+                      "moe_shared_expert_d_ff: hidden width of an expert every token runs beside the routed ones, gated by a sigmoid "
+                      "(Qwen2-MoE); 0 = none");
+  recordItem(shared, "arch_shared_expert");
   ImGui::EndDisabled();
   labelCell("positions", "position_encoding");
   changed |= enumCombo("##pos", c.position_encoding, kPositionNames);
@@ -149,7 +154,7 @@ void drawPresetBar(PanelContext& ctx, ArchitectureView& v) {
 
 // The editor, its validation line, the context-length slider and the cost tables.
 void drawNumbers(PanelContext& ctx, ArchitectureView& v) {
-  if (drawConfigEditor(v.edited)) {
+  if (drawConfigEditor(v.edited, ctx.shared)) {
     v.preset = kCustom;
     const std::string problem = validateConfig(v.edited);
     if (problem != v.problem) ctx.message = problem.empty() ? "architecture: the config is valid again" : "architecture: " + problem;
@@ -162,6 +167,7 @@ void drawNumbers(PanelContext& ctx, ArchitectureView& v) {
     ImGui::PopStyleColor();
   }
   const ModelConfig& c = v.lastValid;
+  ctx.shared.facts["architecture"] = {{"parameters", countParameters(c).total}, {"problem", v.problem}};
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   ImGui::SliderInt("context length n (tokens)", &v.contextLength, 1, 1 << 17, "%d", ImGuiSliderFlags_Logarithmic);
   v.contextLength = std::clamp(v.contextLength, 1, 1 << 17);
