@@ -182,44 +182,64 @@ class CpuBackend : public HostBackend {
       std::memcpy(kCache + static_cast<size_t>(s.pos0 + t) * kvDim, qkv + static_cast<size_t>(t) * rowWidth + C, kvDim * sizeof(float));
       std::memcpy(vCache + static_cast<size_t>(s.pos0 + t) * kvDim, qkv + static_cast<size_t>(t) * rowWidth + C + kvDim, kvDim * sizeof(float));
     }
+    // Blocks of query rows: a block multiplies only by the keys one of its rows can see (causal:
+    // up to its last row's position; a window: from its first row's window on), so a causal
+    // prompt does half the q k^T and p v work of the full square and its exps, and without maps
+    // to keep each thread reuses one (block, keys) tile instead of an (H, T, Tk) scratch.
     const size_t mapSize = static_cast<size_t>(T) * Tk;
-    if (!probs) {
-      scratch_.resize(static_cast<size_t>(H) * mapSize);
-      probs = scratch_.data();
-    }
+    const int blocks = (T + kAttentionRowBlock - 1) / kAttentionRowBlock;
+    const bool parallel = static_cast<size_t>(H) * mapSize * D > 32768;
+    if (!probs) scratch_.resize(static_cast<size_t>(parallel ? threads_ : 1) * kAttentionRowBlock * Tk);
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-#pragma omp parallel for num_threads(threads_) schedule(static) if (static_cast<size_t>(H) * mapSize * D > 32768)
-    for (int h = 0; h < H; ++h) {
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1) if (parallel)
+    for (int item = 0; item < H * blocks; ++item) {
+      const int h = item / blocks, t0 = (item % blocks) * kAttentionRowBlock, rows = std::min(kAttentionRowBlock, T - t0);
       const int kvHead = h / group;
-      StridedConstMap q(qkv + h * D, T, D, Eigen::OuterStride<>(rowWidth));
-      StridedConstMap k(kCache + kvHead * D, Tk, D, Eigen::OuterStride<>(kvDim));
-      StridedConstMap v(vCache + kvHead * D, Tk, D, Eigen::OuterStride<>(kvDim));
-      RowMap p(probs + h * mapSize, T, Tk);
+      // Keys [lo, hi]: every key some row of the block sees.
+      int lo = 0, hi = s.causal ? s.pos0 + t0 + rows - 1 : Tk - 1;
+      if (s.window > 0) {
+        lo = std::max(0, s.pos0 + t0 - s.window + 1);
+        hi = std::min(hi, s.pos0 + t0 + rows - 1 + s.window - 1);
+      }
+      const int width = hi - lo + 1;
+      float* tile = probs ? probs + h * mapSize + static_cast<size_t>(t0) * Tk + lo
+                          : scratch_.data() + static_cast<size_t>(omp_get_thread_num()) * kAttentionRowBlock * Tk;
+      const int stride = probs ? Tk : width;
+      StridedConstMap q(qkv + static_cast<size_t>(t0) * rowWidth + h * D, rows, D, Eigen::OuterStride<>(rowWidth));
+      StridedConstMap k(kCache + static_cast<size_t>(lo) * kvDim + kvHead * D, width, D, Eigen::OuterStride<>(kvDim));
+      StridedConstMap v(vCache + static_cast<size_t>(lo) * kvDim + kvHead * D, width, D, Eigen::OuterStride<>(kvDim));
+      StridedMap p(tile, rows, width, Eigen::OuterStride<>(stride));
       p.noalias() = (q * k.transpose()) * scale;
       const float slope = s.alibiSlopes ? s.alibiSlopes[h] : 0.0f;
-      for (int t = 0; t < T; ++t) {
-        const int position = s.pos0 + t;
-        // The visible keys form one contiguous range [first, last].
+      for (int r = 0; r < rows; ++r) {
+        const int t = t0 + r, position = s.pos0 + t;
+        // The visible keys form one contiguous range [first, last] inside [lo, hi].
         int first = 0, last = s.causal ? position : Tk - 1;
         if (s.window > 0) {
           first = std::max(0, position - s.window + 1);
           last = std::min(last, position + s.window - 1);
         }
-        float* row = p.data() + static_cast<size_t>(t) * Tk;
+        float* row = tile + static_cast<size_t>(r) * stride;  // row[j - lo]: key j, for j in [lo, hi]
         if (slope != 0.0f)
-          for (int j = first; j <= last; ++j) row[j] -= slope * static_cast<float>(std::abs(position - j));
-        float* scoreRow = scores ? scores + h * mapSize + static_cast<size_t>(t) * Tk : nullptr;
-        if (scoreRow) {
-          for (int j = 0; j < Tk; ++j) scoreRow[j] = (j < first || j > last) ? kNegInf : row[j];
+          for (int j = first; j <= last; ++j) row[j - lo] -= slope * static_cast<float>(std::abs(position - j));
+        if (scores) {
+          float* scoreRow = scores + h * mapSize + static_cast<size_t>(t) * Tk;
+          for (int j = 0; j < Tk; ++j) scoreRow[j] = (j < first || j > last) ? kNegInf : row[j - lo];
         }
-        Eigen::Map<Eigen::ArrayXf> visibleRow(row + first, last - first + 1);
+        Eigen::Map<Eigen::ArrayXf> visibleRow(row + (first - lo), last - first + 1);
         visibleRow = (visibleRow - visibleRow.maxCoeff()).exp();  // Eigen's vectorised exp
         visibleRow *= 1.0f / visibleRow.sum();
-        for (int j = 0; j < first; ++j) row[j] = 0.0f;
-        for (int j = last + 1; j < Tk; ++j) row[j] = 0.0f;
+        // Zeros for the keys this row does not see: in the tile, and in the kept map around it.
+        std::fill(row, row + (first - lo), 0.0f);
+        std::fill(row + (last - lo) + 1, row + width, 0.0f);
+        if (probs) {
+          float* mapRow = probs + h * mapSize + static_cast<size_t>(t) * Tk;
+          std::fill(mapRow, mapRow + lo, 0.0f);
+          std::fill(mapRow + hi + 1, mapRow + Tk, 0.0f);
+        }
       }
-      StridedMap o(out + h * D, T, D, Eigen::OuterStride<>(C));
+      StridedMap o(out + static_cast<size_t>(t0) * C + h * D, rows, D, Eigen::OuterStride<>(C));
       o.noalias() = p * v;
     }
   }
@@ -462,6 +482,7 @@ class CpuBackend : public HostBackend {
       }
   }
 
+  static constexpr int kAttentionRowBlock = 64;  // attention: query rows per tile (a 64 x 4096 tile is 1 MiB)
   static constexpr int kFewRows = 16;  // matmulTransposed: up to this many rows by fewRowsTransposed
   static constexpr int kHalfBlockRows = 256;  // matmulHalf: weight rows converted per GEMM
   int threads_ = 1;
