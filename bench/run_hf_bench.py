@@ -3,6 +3,7 @@
 # (make_hf_qwen_checkpoint.py), runs bench_forward --model at 1 and 2 threads and the PyTorch peer
 # (bf16/f32 x 1/2 threads) on the same file, and prints the markdown table for bench/RESULTS.md.
 # Usage: /usr/bin/python3 bench/run_hf_bench.py [--build build] [--model DIR] [--repeats 3] [--prefill 128] [--decode 128]
+#        [--baseline-build DIR (an earlier commit's build: its rows too)]
 import argparse
 import datetime
 import json
@@ -32,18 +33,26 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--prefill", type=int, default=128)
     parser.add_argument("--decode", type=int, default=128)
+    parser.add_argument("--baseline-build", help="another build folder (an earlier commit): its bench_forward runs too, in the same run, as rows "
+                        "'tscope baseline'")
     args = parser.parse_args()
     model = ensure_checkpoint(args.model)
     reference = os.path.join(tempfile.mkdtemp(prefix="tscope-hf-bench-"), "tscope_reference.json")
-    ours = []
-    for threads in (1, 2):
-        command = [os.path.join(args.build, "bench", "bench_forward"), "--model", model, "--threads", str(threads), "--repeats", str(args.repeats),
+    def run_ours(build, threads, reference=None):
+        command = [os.path.join(build, "bench", "bench_forward"), "--model", model, "--threads", str(threads), "--repeats", str(args.repeats),
                    "--prefill", str(args.prefill), "--decode", str(args.decode)]
-        if threads == 1:
+        if reference:
             command += ["--reference", reference]
         out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-        ours.append(json.loads(out.strip().splitlines()[-1]))
+        return json.loads(out.strip().splitlines()[-1])
+
+    ours, baseline = [], []
+    for threads in (1, 2):
+        ours.append(run_ours(args.build, threads, reference if threads == 1 else None))
         print("tscope", json.dumps(ours[-1]), flush=True)
+        if args.baseline_build:
+            baseline.append(run_ours(args.baseline_build, threads))
+            print("tscope baseline", json.dumps(baseline[-1]), flush=True)
     peer_out = subprocess.run([sys.executable, os.path.join(HERE, "peers", "torch_hf_bench.py"), "--model", model, "--check", reference,
                                "--repeats", str(args.repeats), "--prefill", str(args.prefill), "--decode", str(args.decode)], check=True, capture_output=True, text=True).stdout
     peer_lines = [json.loads(line) for line in peer_out.strip().splitlines() if line.startswith("{")]
@@ -86,9 +95,10 @@ def main():
     print()
     print("| setting | prefill ms | decode ms/token | weight GB/s in decode | peak RSS MB (after load / after run) | logits vs tscope (16-token prompt) |")
     print("| --- | --- | --- | --- | --- | --- |")
-    for r in ours:
-        print(f"| tscope, {thr(r)} | {r['prefill_ms']:.1f} | {r['decode_ms_per_token']:.1f} | "
-              f"{r['decode_bytes_per_token'] / r['decode_ms_per_token'] / 1e6:.1f} | {r['peak_rss_after_load_mb']:.0f} / {r['peak_rss_after_run_mb']:.0f} | |")
+    for name, rows in (("tscope", ours), (f"tscope baseline ({args.baseline_build})", baseline)):
+        for r in rows:
+            print(f"| {name}, {thr(r)} | {r['prefill_ms']:.1f} | {r['decode_ms_per_token']:.1f} | "
+                  f"{r['decode_bytes_per_token'] / r['decode_ms_per_token'] / 1e6:.1f} | {r['peak_rss_after_load_mb']:.0f} / {r['peak_rss_after_run_mb']:.0f} | |")
     for r in settings:
         c = r["check"]
         print(f"| PyTorch {r['dtype']}, {r['torch_threads']} thread{'s' if r['torch_threads'] > 1 else ''} | {r['prefill_ms']:.1f} | "

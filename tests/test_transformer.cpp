@@ -2,11 +2,13 @@
 // model, several shapes), KV-cache equivalence, and the trace's own consistency.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "model/nn/backend.h"
 #include "model/core/error.h"
 #include "model/nn/ops_reference.h"
+#include "model/nn/trace.h"
 #include "model/nn/transformer.h"
 #include "tests/test_helpers.h"
 
@@ -153,6 +155,36 @@ TEST(KvCache, IncrementalDecodingGivesTheSameLogitsAsAFullForward) {
     EXPECT_LT(d.relative(), 1e-5) << backend->name() << " chunk: " << d.describe();
     EXPECT_EQ(cache.length(), 12);
     EXPECT_EQ(cache.bytesUsed(), (size_t)2 * 4 * 2 * 12 * 32);  // 2 (K,V) x 4 bytes x L x T x C
+  }
+}
+
+// A big vocabulary: the logits buffer holds at most 64 MiB of rows (55 of 300000 tokens), so a
+// 70-token prompt's every-position logits and logit lens come through the unembedding in chunks;
+// each row must be the last row of a forward over that prefix alone (bit for bit on the reference).
+TEST(Transformer, EveryPositionLogitsOfABigVocabularyComeInChunks) {
+  const ModelConfig config = smallConfig(1, 2, 8, 300000, 80);
+  Weights weights = randomWeights(config, 5);
+  auto backend = makeReferenceBackend();
+  Transformer model(weights, *backend);
+  const auto ids = randomIds(70, config.vocab_size, 3);
+  KVCache cache(*backend, config);
+  std::vector<float> all;
+  Trace trace;
+  TraceOptions options;
+  options.attention = options.residuals = false;
+  options.logitLensTopK = 2;  // every position: 70 lens rows before the 70 final rows
+  model.forward(ids, cache, all, true, &trace, options);
+  ASSERT_EQ(all.size(), ids.size() * config.vocab_size);
+  for (int t : {0, 30, 54, 55, 56, 69}) {
+    KVCache prefixCache(*backend, config);
+    std::vector<float> last;
+    model.forward(std::span(ids).subspan(0, t + 1), prefixCache, last, false);
+    ASSERT_EQ(last.size(), (size_t)config.vocab_size);
+    EXPECT_TRUE(std::equal(last.begin(), last.end(), all.begin() + (size_t)t * config.vocab_size)) << "position " << t;
+    // The lens of the only layer at t is the top of the final logits there (no final norm between:
+    // the lens applies ln_f as the final rows do).
+    const int top = static_cast<int>(std::max_element(last.begin(), last.end()) - last.begin());
+    EXPECT_EQ(trace.lensIds[(size_t)t * trace.lensK], top) << "position " << t;
   }
 }
 

@@ -148,7 +148,10 @@ void Transformer::ensureScratch(int T) {
     crossQ_ = backend_->allocate(T * A);
     crossAttn_ = backend_->allocate(T * A);
   }
-  logitsRows_ = std::max(T, kFewUnembedRows);
+  // unembed() goes through the rows in chunks of logitsRows_: as many as the prompt has, but at
+  // most kUnembedChunkBytes of logits (a 4096-token prompt over Qwen's 151936 tokens would
+  // otherwise hold 2.5 GB for the one row an edit reads).
+  logitsRows_ = std::max(kFewUnembedRows, std::min<int>(T, static_cast<int>(kUnembedChunkBytes / (V * sizeof(float)))));
   logitsBuf_ = backend_->allocate((size_t)logitsRows_ * V);
   scratchT_ = T;
   ++scratchGeneration_;

@@ -142,9 +142,11 @@ class Transformer {
   Buffer projected_;   // (T, C)
   Buffer hidden_;      // (T, F)
   Buffer gate_;        // (T, F) SwiGLU only
-  // Rows the logits buffer holds: the largest T seen, and at least the few rows of one joint
-  // lens + logits pass (the CPU backend's multi-row GEMV handles up to that many rows).
+  // Rows the logits buffer holds: the largest T seen, but no more than kUnembedChunkBytes of
+  // logits, and at least the few rows of one joint lens + logits pass (the CPU backend's multi-row
+  // GEMV handles up to that many rows).
   static constexpr int kFewUnembedRows = 16;
+  static constexpr size_t kUnembedChunkBytes = size_t(64) << 20;
   int logitsRows_ = 0;
   Buffer logitsBuf_;   // (logitsRows_, V)
   Buffer lensIn_;      // (Lc P + final rows, C) trace only: staged lens rows, then the final rows
