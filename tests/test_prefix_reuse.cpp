@@ -298,10 +298,11 @@ TEST(PrefixReuse, TheInsideQueryRowAloneEqualsAFullForwardAndLeavesTheCacheExact
 }
 
 // What a lecturer does on one long prompt: open the Inside panel, move its layer and query, edit
-// the prompt there, go back to another panel. Only the per-row capture changes, so every step
-// reuses the whole prompt but its last token (the rows asked for run again on their own) and the
-// result equals a forward over the whole prompt with the new options, bit for bit on the reference
-// backend. A change of the whole-sequence capture (another layer's maps) still runs from scratch.
+// the prompt there, go back to another panel. Only the per-row capture changes, so each step
+// reuses the whole prompt but its last token (the few rows asked for run again on their own), and
+// the result equals a forward over the whole prompt with the new options, bit for bit on the
+// reference backend. Every row under other per-row options, or another layer's maps (the
+// whole-sequence capture), still runs from scratch.
 TEST(PrefixReuse, OpeningTheInsidePanelOrMovingItsLayerReusesThePrompt) {
   auto backend = makeReferenceBackend();
   Worst worst;
@@ -323,21 +324,30 @@ TEST(PrefixReuse, OpeningTheInsidePanelOrMovingItsLayerReusesThePrompt) {
     struct Step {
       std::string what;
       TraceOptions options;
+      int reused;         // tokens the step must reuse
       bool edit = false;  // change the last token first
     };
-    const std::vector<Step> steps{{"another panel", lastOnlyOneLayer()},
-                                  {"open the Inside panel", insideAt(0, {last})},
-                                  {"move its layer", insideAt(lastLayer, {last})},
-                                  {"move its query back", insideAt(lastLayer, {2})},
-                                  {"edit the last token there", insideAt(lastLayer, {2}), true},
-                                  {"every row's components", insideAt(0, {})},
-                                  {"back to another panel", lastOnlyOneLayer()},
-                                  {"the Inside panel again", insideAt(lastLayer, {last, 4})}};
+    // Every row's components under other per-row options would run 12 rows again one by one:
+    // more than a few, so that step runs the whole prompt instead (and keeps every row after).
+    const std::vector<Step> steps{{"another panel", lastOnlyOneLayer(), 0},
+                                  {"open the Inside panel", insideAt(0, {last}), last},
+                                  {"move its layer", insideAt(lastLayer, {last}), last},
+                                  {"move its query back", insideAt(lastLayer, {2}), last},
+                                  {"edit the last token there", insideAt(lastLayer, {2}), last, true},
+                                  {"every row's components", insideAt(0, {}), 0},
+                                  {"every row's components, the last token edited", insideAt(0, {}), last, true},
+                                  {"back to another panel", lastOnlyOneLayer(), last},
+                                  {"the Inside panel again", insideAt(lastLayer, {last, 4}), last}};
     for (size_t i = 0; i < steps.size(); ++i) {
       const std::string label = variant.name + " / " + steps[i].what;
       if (steps[i].edit) ids.back() = (ids.back() + 1) % config.vocab_size;
+      if (steps[i].reused == 0 && i > 0) {
+        std::string why;
+        EXPECT_EQ(incremental.reusableTokens(ids, steps[i].options, &why), 0) << label;
+        EXPECT_EQ(why, std::to_string(last) + " rows before the reused prefix would have to run again one by one") << label;
+      }
       const PromptForward got = incremental.run(ids, steps[i].options);
-      EXPECT_EQ(got.reusedTokens, i == 0 ? 0 : last) << label;
+      EXPECT_EQ(got.reusedTokens, steps[i].reused) << label;
       std::vector<float> logits;
       expectSameTrace(got, fullForward(model, ids, steps[i].options, logits), logits, 0.0, label, worst);
     }

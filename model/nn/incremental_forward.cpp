@@ -138,7 +138,23 @@ int IncrementalForward::reusableTokens(std::span<const int> ids, const TraceOpti
   }
   const auto firstDifference = std::mismatch(ids.begin(), ids.end(), ids_.begin(), ids_.end()).first;
   // At least the last token runs: its logits are the result.
-  return std::min(static_cast<int>(firstDifference - ids.begin()), static_cast<int>(ids.size()) - 1);
+  const int keep = std::min(static_cast<int>(firstDifference - ids.begin()), static_cast<int>(ids.size()) - 1);
+  // Rows run again one token at a time cost a forward each: past a few, the whole prompt is cheaper.
+  if (const size_t again = rowsToRunAgain(options, static_cast<int>(ids.size()), keep).size(); again > kMaxRowsRunAgain) {
+    if (whyNot) *whyNot = std::to_string(again) + " rows before the reused prefix would have to run again one by one";
+    return 0;
+  }
+  return keep;
+}
+
+// The wanted rows before `keep` that the kept trace cannot give: it lacks them, or it was
+// captured with other per-row options.
+std::vector<int> IncrementalForward::rowsToRunAgain(const TraceOptions& options, int tokens, int keep) const {
+  const bool keptRowsFit = sameRowOptions(options, options_);
+  std::vector<int> again;
+  for (int position : wantedRows(options, tokens))
+    if (position < keep && (!keptRowsFit || kept_.rowIndex(position) < 0)) again.push_back(position);
+  return again;
 }
 
 PromptForward IncrementalForward::run(std::span<const int> ids, const TraceOptions& options) {
@@ -166,14 +182,12 @@ PromptForward IncrementalForward::run(std::span<const int> ids, const TraceOptio
     // captured with the same per-row options, and a row asked for now that neither holds (the
     // Inside panel's query moved back, its layer changed, the panel was just opened) run again on
     // its own.
-    const std::vector<int> rows = wantedRows(options, static_cast<int>(ids.size()));
-    const bool keptRowsFit = sameRowOptions(options, options_);
     std::vector<Trace> again;
-    for (int position : rows)
-      if (position < keep && (!keptRowsFit || kept_.rowIndex(position) < 0)) again.push_back(rowAgain(ids, position, options));
+    for (int position : rowsToRunAgain(options, static_cast<int>(ids.size()), keep)) again.push_back(rowAgain(ids, position, options));
     std::vector<const Trace*> sources{&suffix};
     for (const Trace& t : again) sources.push_back(&t);
-    if (keptRowsFit) sources.push_back(&kept_);
+    if (sameRowOptions(options, options_)) sources.push_back(&kept_);
+    const std::vector<int> rows = wantedRows(options, static_cast<int>(ids.size()));
     gatherRows(result.trace, rows, sources);
   } else {
     attention_.clear();

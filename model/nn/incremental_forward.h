@@ -38,6 +38,8 @@ class IncrementalForward {
 
  private:
   std::string reuseBlocker(const TraceOptions& options, int tokens) const;
+  std::vector<int> rowsToRunAgain(const TraceOptions& options, int tokens, int keep) const;
+  static constexpr size_t kMaxRowsRunAgain = 8;  // more rows to run again alone: run the whole prompt
   PromptForward merge(std::span<const int> ids, int keep, Trace& suffix) const;
   Trace rowAgain(std::span<const int> ids, int position, const TraceOptions& options);
 
