@@ -248,7 +248,15 @@ void InsidePanel::drawKeyTable(PanelContext& ctx) {
   const float cell = std::clamp((width - labelW - 3 * numberW - barW - f * 2) / (2.0f * s.D), 1.5f, 10.0f);
   const float stripW = cell * s.D;
   const bool alibi = c.position_encoding == PositionEncoding::Alibi;
-  stageTitle("every key j: k_j, q·k_j, / sqrt(D), the mask, softmax; and v_j", "");
+  // Softmax bars are drawn against the largest weight when that is under a half (a long prompt
+  // spreads the weights thin: 4096 keys at ~0.0002 would be bars of no width); the title says so.
+  float largest = 0.0f;
+  for (int j = 0; j < s.keys; ++j)
+    if (!s.masked[j]) largest = std::max(largest, s.weights[j]);
+  const float barScale = largest > 0.0f && largest < 0.5f ? 1.0f / largest : 1.0f;
+  char barNote[64] = "";
+  if (barScale != 1.0f) std::snprintf(barNote, sizeof barNote, "(softmax*: bars against the largest weight, %.2g)", largest);
+  stageTitle("every key j: k_j, q·k_j, / sqrt(D), the mask, softmax; and v_j", barNote);
   // Column left edges: token, k_j, q·k, scaled, masked score, softmax bar, v_j.
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   float x[7];
@@ -261,7 +269,7 @@ void InsidePanel::drawKeyTable(PanelContext& ctx) {
   x[6] = x[5] + barW + f * 0.4f;
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  const char* headers[7] = {"key j", "k_j", "q·k_j", alibi ? "/sqrt(D)+bias" : "/sqrt(D)", "masked", "softmax", "v_j"};
+  const char* headers[7] = {"key j", "k_j", "q·k_j", alibi ? "/sqrt(D)+bias" : "/sqrt(D)", "masked", barScale != 1.0f ? "softmax*" : "softmax", "v_j"};
   for (int i = 0; i < 7; ++i) draw->AddText(ImVec2(x[i], origin.y), dim, headers[i]);
   const float y0 = origin.y + rowH;
   // The k_j and v_j strips: one texture each, one row per key.
@@ -298,7 +306,9 @@ void InsidePanel::drawKeyTable(PanelContext& ctx) {
       draw->AddText(ImVec2(x[4], y), ink, number);
     }
     if (masked) draw->AddRectFilled(ImVec2(x[5], y + 2), ImVec2(x[5] + barW - f * 0.4f, y + rowH - 2), IM_COL32(128, 128, 128, 60));
-    else draw->AddRectFilled(ImVec2(x[5], y + 2), ImVec2(x[5] + (barW - f * 0.4f) * s.weights[j], y + rowH - 2), perceptualColor(s.weights[j]));
+    else
+      draw->AddRectFilled(ImVec2(x[5], y + 2), ImVec2(x[5] + (barW - f * 0.4f) * s.weights[j] * barScale, y + rowH - 2),
+                          perceptualColor(s.weights[j] * barScale));
   }
   if (hoveredKey_ >= 0 && hoveredKey_ < s.keys) {
     const float y = y0 + hoveredKey_ * rowH;
