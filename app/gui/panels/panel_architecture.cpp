@@ -83,7 +83,6 @@ bool drawConfigEditor(ModelConfig& c, SharedView& shared) {
   }
   changed |= intField("window w", "##w", c.attention_window, 1, 64, "attention_window: keys within w positions (0 = all)");
   changed |= intField("experts E", "##E", c.n_experts, 1, 4, "n_experts: 0 = a dense MLP");
-  recordItem(shared, "arch_experts");
   ImGui::BeginDisabled(!c.isMoe());
   changed |= intField("top-k", "##k", c.moe_top_k, 1, 1, "moe_top_k: experts each token uses");
   changed |= intField("shared expert", "##Fs", c.moe_shared_expert_d_ff, 1, 256,
