@@ -52,7 +52,8 @@ TEST(Internals, ReproduceTheMapsTheHeadOutputsAndTheProjectionsInEveryVariant) {
     ASSERT_EQ(trace.internalLayers, std::vector<int>{layer}) << variant.name;
     ASSERT_EQ(trace.q.size(), (size_t)H * T * D) << variant.name;
     ASSERT_EQ(trace.k.size(), (size_t)Hkv * T * D) << variant.name;
-    const int li = trace.capturedIndex(layer);
+    ASSERT_TRUE(trace.capturedIndex(layer)) << variant.name;
+    const int li = *trace.capturedIndex(layer);
     const float* mix = trace.headMix.data() + (size_t)layer * T * A;
     for (int h = 0; h < H; ++h) {
       const int kv = h / (H / Hkv);

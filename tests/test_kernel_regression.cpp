@@ -93,8 +93,8 @@ TEST(KernelRegression, HeadStagesReproduceTheForwardInEveryVariant) {
     const ModelConfig c = variantConfig(variant);
     const Weights weights = randomWeights(c, 11);
     const Trace trace = traceWithInternals(weights, T, 2);
-    const int ci = trace.capturedIndex(1);
-    ASSERT_GE(ci, 0) << variant.name;
+    ASSERT_TRUE(trace.capturedIndex(1)) << variant.name;
+    const int ci = *trace.capturedIndex(1);
     double worstWeight = 0, worstOutput = 0, worstScore = 0;
     for (int h = 0; h < c.n_head; ++h)
       for (int t = 0; t < T; ++t) {
@@ -129,9 +129,9 @@ TEST(KernelRegression, BlockRowsSumToTheResidualStream) {
       const BlockRows r = blockRows(trace, weights, 1, t);
       ASSERT_EQ(r.residOut.size(), (size_t)c.n_embd) << variant.name;
       for (int k = 0; k < c.n_embd; ++k) {
-        worst = std::max(worst, (double)std::abs(r.x[k] - trace.residAfterMlp[((size_t)trace.capturedIndex(0) * T + t) * c.n_embd + k]));
-        worst = std::max(worst, (double)std::abs(r.residMid[k] - trace.residAfterAttn[((size_t)trace.capturedIndex(1) * T + t) * c.n_embd + k]));
-        worst = std::max(worst, (double)std::abs(r.residOut[k] - trace.residAfterMlp[((size_t)trace.capturedIndex(1) * T + t) * c.n_embd + k]));
+        worst = std::max(worst, (double)std::abs(r.x[k] - trace.residAfterMlp[((size_t)trace.capturedIndex(0).value() * T + t) * c.n_embd + k]));
+        worst = std::max(worst, (double)std::abs(r.residMid[k] - trace.residAfterAttn[((size_t)trace.capturedIndex(1).value() * T + t) * c.n_embd + k]));
+        worst = std::max(worst, (double)std::abs(r.residOut[k] - trace.residAfterMlp[((size_t)trace.capturedIndex(1).value() * T + t) * c.n_embd + k]));
       }
     }
     EXPECT_LT(worst, 1e-4) << variant.name;

@@ -60,7 +60,7 @@ TEST(LessonCheck, TheInductionHeadOfInduction2lWinsOnARepeatedRandomSequence) {
   // Its weight on the target (position 8, after the first 'w' at 7) is most of its attention.
   const int target = 8;
   const int head = induction[2] - '0';
-  const std::vector<float> map = live.snapshot->attention.map(live.snapshot->trace.capturedIndex(1), head, false);
+  const std::vector<float> map = live.snapshot->attention.map(live.snapshot->trace.capturedIndex(1).value(), head, false);
   std::printf("induction head %s puts %.3f of its attention on the target\n", induction.c_str(), map[(size_t)(T - 1) * T + target]);
   EXPECT_GT(map[(size_t)(T - 1) * T + target], 0.3f);
   // The same heads asked about the query's own previous token (a non-induction key) answer differently.

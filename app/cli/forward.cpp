@@ -2,6 +2,7 @@
 // (--loss-from), optional ablations (beside the clean run's top tokens and loss) and --dump files.
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -106,8 +107,16 @@ int runForward(const Argv& argv) {
     out["source_dropped_tokens"] = source->dropped;
   }
   if (!backendNote.empty()) out["backend_note"] = backendNote;
-  if (dump) out["dump"] = {{"dir", args.str("dump")}, {"files", writeForwardDump(args.str("dump"), model, trace, logits, ids, variant ? &*variant : nullptr,
-                                                                              source ? &encoderTrace : nullptr)}};
+  if (dump) {
+    std::string missing;
+    const size_t files = writeForwardDump(args.str("dump"), model, trace, logits, ids, transformer, missing, variant ? &*variant : nullptr,
+                                          source ? &encoderTrace : nullptr);
+    out["dump"] = {{"dir", args.str("dump")}, {"files", files}};
+    if (!missing.empty()) {
+      out["dump"]["missing"] = missing;
+      std::fprintf(stderr, "tscope-cli: forward --dump: %s\n", oneLine(missing).c_str());
+    }
+  }
   out["forward_ms"] = forwardMs;  // the forward (with the dump's capture), not the writing of the files
   if (c.isMoe() && dump) out["moe_aux_loss"] = trace.moeAuxLoss;
   print(out);

@@ -145,7 +145,8 @@ TraceOptions dumpTraceOptions(const ModelConfig& config) {
 }
 
 size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const Trace& trace, const std::vector<float>& logits,
-                        const std::vector<int>& ids, const AttentionVariantParams* variant, const EncoderTrace* encoder) {
+                        const std::vector<int>& ids, Transformer& transformer, std::string& missing, const AttentionVariantParams* variant,
+                        const EncoderTrace* encoder) {
   const ModelConfig& c = model.weights.config();
   const int T = static_cast<int>(ids.size()), V = c.vocab_size, H = c.n_head, C = c.n_embd;
   DumpWriter out(dir);
@@ -158,6 +159,27 @@ size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const 
     out.array("resid_" + l + ".npy", trace.residAfterMlp.data() + li * T * C, {T, C});
     if (!trace.cross.empty()) out.array("cross_" + l + ".npy", trace.crossMap(static_cast<int>(li), 0), {H, T, trace.S});
   }
+  // Layers past the memory cap: their maps one layer at a time from the kept attention inputs.
+  std::vector<int> noMaps, noResiduals;
+  for (int layer = 0; layer < c.n_layer; ++layer) {
+    if (trace.capturedIndex(layer)) continue;
+    noResiduals.push_back(layer);
+    if (!trace.inputIndex(layer)) {
+      noMaps.push_back(layer);
+      continue;
+    }
+    std::vector<float> probs, scores;
+    transformer.layerMaps(trace, layer, probs, scores);
+    out.array("attn_" + std::to_string(layer) + ".npy", probs.data(), {H, T, T});
+  }
+  auto list = [](const std::vector<int>& layers) {
+    std::string text;
+    for (int l : layers) text += (text.empty() ? "" : ",") + std::to_string(l);
+    return text;
+  };
+  missing.clear();
+  if (!noResiduals.empty()) missing = "memory cap (" + trace.note + "): no resid_<l>.npy for layers " + list(noResiduals);
+  if (!noMaps.empty()) missing += "; no attn_<l>.npy for layers " + list(noMaps) + " (one layer's maps exceed the cap)";
   if (encoder) {
     const int S = encoder->S;
     const std::vector<int32_t> source32(encoder->tokens.begin(), encoder->tokens.end());

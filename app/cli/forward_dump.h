@@ -7,6 +7,7 @@
 #include "model/io/model_io.h"
 #include "model/nn/efficient_attention.h"
 #include "model/nn/trace.h"
+#include "model/nn/transformer.h"
 
 namespace tscope::cli {
 
@@ -27,8 +28,11 @@ TraceOptions dumpTraceOptions(const ModelConfig& config);
 // softmax(q k^T / sqrt D) (compareWithExact; the model's own maps when it has no sliding window),
 // and attention_variant.json: the variant, its knobs, and per layer and head the mean row error
 // and the output's relative error.
+// A layer whose maps the memory cap left out of the trace gets its attn_<l>.npy from
+// `transformer`'s layerMaps (the trace keeps its attention inputs) and no resid_<l>.npy; `missing`
+// gets one line naming the layers written without their residuals or maps ("" when none).
 size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const Trace& trace, const std::vector<float>& logits,
-                        const std::vector<int>& ids, const AttentionVariantParams* variant = nullptr,
-                        const EncoderTrace* encoder = nullptr);
+                        const std::vector<int>& ids, Transformer& transformer, std::string& missing,
+                        const AttentionVariantParams* variant = nullptr, const EncoderTrace* encoder = nullptr);
 
 }  // namespace tscope::cli

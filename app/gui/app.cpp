@@ -97,6 +97,7 @@ bool App::upToDate() const { return snapshot_ && !session_->busy() && snapshot_ 
 void App::post(int generateTokens) {
   Request request = requestFor(state_, session_->config());
   request.generateTokens = generateTokens;
+  postedFocus_ = request.focusLayer;
   // Every panel shows the ablated model; only the Inside panel pays for components and internals,
   // and only the Efficient-attention panel for one layer's q, k, v of every row and the variant's run.
   postedInspect_ = inspectWanted();
@@ -220,12 +221,19 @@ void App::frame(float frameMs) {
     pendingScreenshot_ = ctx.screenshotPath;
     pendingCrop_ = ctx.screenshotCrop;
   }
-  if (!shared_.exportable.values.empty()) lastExportable_ = shared_.exportable;
+  if (exportRequest_) exportMatrix(exportRequest_ == 2);
+  exportRequest_ = 0;
+  lastExportName_ = shared_.exportable.any() ? shared_.exportable.name : "";
+  lastExportNote_ = shared_.exportNote;
   drawStatusBar(frameMs);
   ImGui::End();
   if (showHelp_) drawHelpOverlay();
   // Entering or leaving the Inside or Efficient-attention panel, or another layer there, asks for other internals.
-  if (ctx.repost || !(inspectWanted() == postedInspect_)) post(ctx.generateTokens);
+  // A layer whose maps the snapshot does not hold (past the map memory cap) is asked for: the
+  // worker computes it alone from the prompt's kept attention inputs.
+  const bool focusMissing = snapshot_ && snapshot_->error.empty() && !snapshot_->ids.empty() && !snapshot_->maps(state_.layer) &&
+                            postedFocus_ != state_.layer;
+  if (ctx.repost || focusMissing || !(inspectWanted() == postedInspect_)) post(ctx.generateTokens);
   // Opened at the start of the next frame: this frame's draw lists still use the old textures.
   if (!ctx.openModel.empty()) pendingOpen_ = {ctx.openModel, ctx.openPrompt};
 }
@@ -251,7 +259,7 @@ void App::openModel(const std::string& path, const std::string& prompt) {
     snapshot_.reset();
     // Every cache was built from the old model's snapshots (whose ids the new session reuses).
     makeModelPanels();
-    lastExportable_ = {};
+    lastExportName_.clear();
     const ModelConfig& c = session_->config();
     state_.layer = std::min(state_.layer, c.n_layer - 1);
     state_.head = std::min(state_.head, c.n_head - 1);
@@ -296,11 +304,17 @@ void App::drawToolbar() {
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("save the panel on screen as a PNG in the current folder");
   sameLineIfFits("Export CSV");
-  ImGui::BeginDisabled(shared_.exportable.values.empty() && lastExportable_.values.empty());
-  if (ImGui::Button("Export CSV")) exportMatrix(false);
+  const bool exportable = !lastExportName_.empty();
+  const std::string exportWhy = !exportable ? (lastExportNote_.empty() ? std::string("nothing on screen to export: this view shows no matrix")
+                                                                         : "nothing on screen to export: " + lastExportNote_)
+                                            : "save " + lastExportName_ + ", as on screen";
+  ImGui::BeginDisabled(!exportable);
+  if (ImGui::Button("Export CSV")) exportRequest_ = 1;
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", exportWhy.c_str());
   recordItem(shared_, "export_csv");
   sameLineIfFits("Export NPY");
-  if (ImGui::Button("Export NPY")) exportMatrix(true);
+  if (ImGui::Button("Export NPY")) exportRequest_ = 2;
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", exportWhy.c_str());
   recordItem(shared_, "export_npy");
   ImGui::EndDisabled();
   sameLineIfFits("", ImGui::GetFontSize() * 14);
@@ -404,12 +418,20 @@ void App::applyState(AppState state) {
   post();
 }
 
+// Exports what the panel drew this frame, or nothing (never an earlier view's matrix).
 void App::exportMatrix(bool npy) {
-  const ExportableMatrix& m = shared_.exportable.values.empty() ? lastExportable_ : shared_.exportable;
+  ExportableMatrix m = shared_.exportable;
+  if (!m.any()) {
+    showMessage("nothing on screen to export: " + (shared_.exportNote.empty() ? std::string("this view shows no matrix") : shared_.exportNote),
+                MessageKind::Warning);
+    return;
+  }
   const std::string path = "tscope-" + m.name + "-" + timestamp() + (npy ? ".npy" : ".csv");
   try {
+    if (m.values.empty()) m.values = m.make();
+    if ((size_t)m.rows * m.cols != m.values.size()) throw Error("export of " + m.name + ": " + std::to_string(m.values.size()) + " values for " + std::to_string(m.rows) + " x " + std::to_string(m.cols));
     if (npy) {
-      writeNpy(path, m.values.data(), {m.rows, m.cols});
+      writeNpy(path, m.values.data(), m.shape.empty() ? std::vector<int64_t>{m.rows, m.cols} : m.shape);
     } else {
       std::string csv;
       for (int r = 0; r < m.rows; ++r) {
@@ -443,6 +465,18 @@ void App::screenshotDone(const std::string& path, const std::string& error) {
   screenshotOutcome_ = message_;
 }
 
+namespace {
+// "3-11", "0, 2, 5" or "none".
+std::string heldLayersText(const std::vector<int>& layers) {
+  if (layers.empty()) return "none";
+  if (layers.back() - layers.front() + 1 == (int)layers.size())
+    return layers.size() == 1 ? std::to_string(layers[0]) : std::to_string(layers.front()) + "-" + std::to_string(layers.back());
+  std::string text;
+  for (int l : layers) text += (text.empty() ? "" : ", ") + std::to_string(l);
+  return text;
+}
+}  // namespace
+
 std::string App::statusLine(float frameMs) const {
   const ModelConfig& c = session_->config();
   const Snapshot* s = snapshot_.get();
@@ -459,6 +493,8 @@ std::string App::statusLine(float frameMs) const {
   std::snprintf(line, sizeof line, "%s (%d layers, %d heads, d=%d, V=%d)  |  %s  |  forward %.1f ms%s, %.0f tok/s  |  frame %.1f ms%s",
                 modelName.c_str(), c.n_layer, c.n_head, c.n_embd, c.vocab_size, session_->backendDescription().c_str(),
                 s ? s->forwardMs : 0.0, reused, s ? s->tokensPerSecond : 0.0, frameMs, computing);
+  // What the map memory cap costs: which layers' maps are held, and why not the rest.
+  if (s && s->trace.truncated) return std::string(line) + "  |  " + s->trace.note + " (layers " + heldLayersText(s->trace.layers) + ")";
   return line;
 }
 

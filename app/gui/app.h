@@ -130,10 +130,15 @@ class App {
   };
   InspectKey inspectWanted() const;  // what the panel on screen needs now
   InspectKey postedInspect_;
+  int postedFocus_ = -1;  // the focus layer of the last request (Request::focusLayer)
   std::string pendingScreenshot_;
   std::optional<ScreenRect> pendingCrop_;  // a panel's part of the window to save (none: the whole panel)
   std::string screenshotOutcome_;          // "saved PATH" or the error of the last screenshot
-  ExportableMatrix lastExportable_;  // the toolbar is drawn before the panel sets this frame's
+  // The toolbar is drawn before the panels: its Export buttons are enabled by the last frame's
+  // exportable, and a press exports this frame's once the panel has drawn (what is on screen).
+  std::string lastExportName_;  // "" = none
+  std::string lastExportNote_;
+  int exportRequest_ = 0;  // 1: CSV, 2: NPY, pressed this frame
   std::string sessionPath_ = "tscope-session.json";
   std::string promptAside_;  // the prompt of the other kind of model (decoder-only or encoder-decoder), kept while switched away
   LessonPlayer lesson_{TSCOPE_SOURCE_DIR "/assets/lessons", TSCOPE_SOURCE_DIR "/assets/models"};

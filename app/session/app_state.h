@@ -58,6 +58,10 @@ struct AppState {
   // random projections: Linformer's pointers stay null), in the selected layer or in every layer.
   AttentionVariantParams attentionVariant{.variant = AttentionVariant::Lsh};
   bool variantAllLayers = false;
+  // Preference: the memory the attention maps of a long prompt may take (MiB). Past it the layers
+  // nearest the selected one are held; another layer's maps are computed when it is selected.
+  int mapMemoryMiB = 512;
+  static constexpr int kMinMapMemoryMiB = 16, kMaxMapMemoryMiB = 16384;
   float fontScale = 1.0f;
   bool projector = false;           // high-contrast light theme, large font
 };

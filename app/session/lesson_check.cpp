@@ -83,12 +83,13 @@ std::string nextToken(const LessonCheck& check, const Snapshot& snapshot, const 
 }
 
 std::string attendedToken(const LessonCheck& check, const Snapshot& snapshot, const Session& session, const AppState& state, std::string* why) {
-  const int captured = snapshot.trace.capturedIndex(state.layer);
+  const std::optional<Snapshot::LayerMaps> maps = snapshot.maps(state.layer);
   const int query = queryOf(snapshot, state);
-  if (captured < 0 || state.head >= snapshot.attention.heads()) return decided("", "layer " + std::to_string(state.layer) + " head " + std::to_string(state.head) + " was not traced", why);
+  if (!maps) return decided("", snapshot.mapsMissing(state.layer), why);
+  if (state.head >= maps->rows->heads()) return decided("", "layer " + std::to_string(state.layer) + " head " + std::to_string(state.head) + " was not traced", why);
   if (query < 0 || !session.tokenizer()) return decided("", "the step's token is past the prompt", why);
-  const int T = snapshot.attention.rows();
-  const std::vector<float> map = snapshot.attention.map(captured, state.head, false);  // (T, T)
+  const int T = snapshot.trace.T;
+  const std::vector<float> map = maps->rows->map(maps->index, state.head, false);  // (T, T)
   const auto row = map.begin() + (size_t)query * T;
   const int key = (int)(std::max_element(row, row + query + 1) - row);
   const std::string text = trimmed(session.tokenizer()->tokenBytes(snapshot.ids[key]));
@@ -107,14 +108,15 @@ std::string head(const LessonCheck& check, const Snapshot& snapshot, const AppSt
     if (key < 0) return decided("", "the query token does not occur earlier in the prompt (no induction target)", why);
   }
   if (key > query) return decided("", "key position " + std::to_string(key) + " is after the query " + std::to_string(query), why);
-  const int T = snapshot.attention.rows();
+  const int T = snapshot.trace.T;
   Best best;
   for (const std::string& choice : check.choices) {
     int layer = 0, h = 0;
     if (!parseHead(choice, layer, h)) return decided("", "the choice \"" + choice + "\" is not L.H", why);
-    const int captured = snapshot.trace.capturedIndex(layer);
-    if (captured < 0 || h < 0 || h >= snapshot.attention.heads()) return decided("", "head " + choice + " was not traced", why);
-    best.offer(choice, snapshot.attention.map(captured, h, false)[(size_t)query * T + key]);
+    const std::optional<Snapshot::LayerMaps> maps = snapshot.maps(layer);
+    if (!maps) return decided("", "head " + choice + ": " + snapshot.mapsMissing(layer), why);
+    if (h < 0 || h >= maps->rows->heads()) return decided("", "head " + choice + " was not traced", why);
+    best.offer(choice, maps->rows->map(maps->index, h, false)[(size_t)query * T + key]);
   }
   return decided(best.choice, "", why);
 }

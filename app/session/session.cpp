@@ -74,6 +74,8 @@ Session::~Session() = default;  // worker_ goes first: it cancels the running re
 Request requestFor(const AppState& state, const ModelConfig& config) {
   Request request;
   request.prompt = state.prompt;
+  request.focusLayer = std::clamp(state.layer, 0, config.n_layer - 1);
+  request.mapMemoryBytes = (size_t)std::clamp(state.mapMemoryMiB, AppState::kMinMapMemoryMiB, AppState::kMaxMapMemoryMiB) << 20;
   if (config.isEncoderDecoder()) request.source = state.source;
   request.generatedFrom = state.generatedFrom;
   request.generatedIds = state.generatedIds;
@@ -131,6 +133,45 @@ void Session::setStage(ComputeProgress::Stage stage) {
   stage_ = static_cast<int>(stage);
 }
 
+std::optional<Snapshot::LayerMaps> Snapshot::maps(int layer) const {
+  if (const std::optional<int> index = trace.capturedIndex(layer); index && !attention.empty()) return LayerMaps{&attention, *index};
+  if (layer == focusLayer && !focusAttention.empty()) return LayerMaps{&focusAttention, 0};
+  return std::nullopt;
+}
+
+std::string Snapshot::mapsMissing(int layer) const {
+  if (maps(layer)) return "";
+  if (!error.empty()) return error;
+  if (layer < 0 || layer >= trace.L) return "layer " + std::to_string(layer) + " is outside this model's 0.." + std::to_string(trace.L - 1);
+  const size_t one = layerMapBytes(trace.H, trace.T, trace.Tk);
+  if (one > request.mapMemoryBytes)
+    return "layer " + std::to_string(layer) + "'s maps at " + std::to_string(trace.T) + " tokens take " + formatBytes(one) +
+           ", over the map memory cap of " + formatBytes(request.mapMemoryBytes) + " (raise it in the Attention panel)";
+  return "layer " + std::to_string(layer) + "'s maps are being computed";
+}
+
+// The focus layer's maps when the cap left them out of the prompt's trace: computed alone from its
+// kept attention inputs (the same attention call as the forward), reused while nothing they
+// depend on changed.
+void Session::focusMaps(const Request& request, const Trace& trace, Snapshot& snapshot) {
+  const int layer = request.focusLayer;
+  if (layer < 0 || trace.capturedIndex(layer) || !trace.inputIndex(layer)) return;
+  FocusKey key{snapshot.ids, layer, transformer_->interventions(), request.moe, trace.inputLayers};
+  if (!(key == focusKey_) || focusMaps_.empty()) {
+    focusMaps_.clear();
+    focusKey_ = {};
+    Trace maps;
+    maps.T = maps.Tk = trace.T;
+    maps.H = trace.H;
+    maps.layers = {layer};
+    transformer_->layerMaps(trace, layer, maps.attn, maps.scores);
+    focusMaps_.append(maps);
+    focusKey_ = std::move(key);
+  }
+  snapshot.focusAttention = focusMaps_;
+  snapshot.focusLayer = layer;
+}
+
 TraceOptions sessionTraceOptions(const ModelConfig& config, int tokens) {
   TraceOptions options;
   options.residuals = false;
@@ -161,6 +202,8 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     encodeSource(request, *snapshot);
     applyInterventions(request, snapshot->ids, *snapshot);
     TraceOptions options = sessionTraceOptions(c, (int)snapshot->ids.size());
+    options.focusLayer = request.focusLayer;
+    options.memoryCapBytes = request.mapMemoryBytes;
     options.components = request.components;
     if (request.inspectLayer >= 0 && request.inspectLayer < c.n_layer) options.internalLayers = {request.inspectLayer};
     if (request.inspectRow >= 0) options.componentRows = {std::min(request.inspectRow, (int)snapshot->ids.size() - 1)};
@@ -171,6 +214,8 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     if (c.isEncoderDecoder())
       snapshot->targetProbabilities = sequenceTokenProbabilities(transformer_->logitsFor(snapshot->ids), snapshot->ids, c.vocab_size);
     if (request.attentionVariant) variantLogits(request, *snapshot);
+    focusMaps(request, prompt.trace, *snapshot);
+    prompt.trace.attnInputs.clear();  // kept by prompt_ for the next focus; the panels read the maps
     snapshot->trace = std::move(prompt.trace);
     snapshot->attention = std::move(prompt.attention);
     snapshot->reusedTokens = prompt.reusedTokens;

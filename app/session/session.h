@@ -25,6 +25,10 @@ namespace tscope::gui {
 
 struct Request {
   std::string prompt;
+  // The layer the panels look at (AppState::layer): captured first when a long prompt meets the
+  // map memory cap, else its maps computed alone (Snapshot::focusAttention); -1 = none.
+  int focusLayer = -1;
+  size_t mapMemoryBytes = size_t(512) << 20;  // the cap on the attention maps held (AppState::mapMemoryMiB)
   std::string source;                   // encoder-decoder models: the source (the prompt is the target after the start token)
   SamplingParams sampling;
   std::optional<MoeRoutingParams> moe;  // routing knobs to use (MoE models)
@@ -97,7 +101,19 @@ struct Snapshot {
   static constexpr size_t kMaxDroppedShown = 64;
   Trace trace;                        // what the panels show (sessionTraceOptions): residual norms, logit lens, MoE, logits;
                                       // attn and scores are empty: the maps are in `attention`
-  AttentionRows attention;            // attention maps (Lc, H, T, T), rows shared with earlier snapshots
+  AttentionRows attention;            // attention maps (Lc, H, T, T) of trace.layers, rows shared with earlier snapshots
+  // The focus layer's maps (1, H, T, T) when the memory cap left it out of trace.layers (computed
+  // alone from its kept attention inputs); empty otherwise.
+  AttentionRows focusAttention;
+  int focusLayer = -1;                // the layer focusAttention holds (-1: none)
+  // The maps of `layer` wherever this snapshot holds them (one of its AttentionRows and the index
+  // of the layer in it), or nullopt: mapsMissing says why.
+  struct LayerMaps {
+    const AttentionRows* rows = nullptr;
+    int index = 0;
+  };
+  std::optional<LayerMaps> maps(int layer) const;
+  std::string mapsMissing(int layer) const;  // one line: why maps(layer) is empty ("" when it is not)
   int reusedTokens = 0;               // prompt prefix whose work was kept from the previous snapshot
   LogitStages stages;                 // next-token distribution at each sampling stage (V)
   std::optional<BeamResult> beam;     // when requested
@@ -219,6 +235,18 @@ class Session {
   Interventions resolved_;
   std::unique_ptr<IncrementalForward> clean_;  // the prompt without interventions (before / after)
   std::unique_ptr<IncrementalForward> variant_;  // the prompt with Request::attentionVariant (always whole)
+  // The focus layer's maps last computed alone (focusMaps), and what they were computed from.
+  struct FocusKey {
+    std::vector<int> ids;
+    int layer = -1;
+    Interventions interventions;
+    std::optional<MoeRoutingParams> moe;
+    std::vector<int> inputLayers;
+    bool operator==(const FocusKey&) const = default;
+  };
+  FocusKey focusKey_;
+  AttentionRows focusMaps_;
+  void focusMaps(const Request& request, const Trace& trace, Snapshot& snapshot);
   std::optional<std::vector<int>> encodedSource_;  // worker only: the source the transformer holds (encoder-decoder)
   std::shared_ptr<const EncoderTrace> encoder_;    // its encoder maps
   size_t encodedDropped_ = 0;

@@ -167,6 +167,7 @@ std::string sessionFileToJsonText(const SessionFile& session) {
                             {"patch_source", s.patchSource},
                             {"ablation_kind", ablationKindName(s.ablationKind)},
                             {"efficient", efficientJson(s)},
+                            {"map_memory_mib", s.mapMemoryMiB},
                             {"font_scale", s.fontScale},
                             {"projector", s.projector}};
   return j.dump(2) + "\n";
@@ -235,6 +236,7 @@ void readFields(const FieldReader& read, AppState& s, std::string& warning) {
   if (const nlohmann::json* kind = read.find("ablation_kind"); kind && !ablationKindFromJson(*kind, s.ablationKind))
     throw Error(path + ": field 'ablation_kind' must be \"zero\", \"mean\" or \"patch\"");
   readEfficient(read, s, warning);
+  read("map_memory_mib", s.mapMemoryMiB);
   read("font_scale", s.fontScale);
   read("projector", s.projector);
 }
@@ -254,6 +256,8 @@ void readStateFields(const nlohmann::json& j, AppState& s, std::string& warning,
   range("moe_top_k", s.moeTopK, s.moeTopK >= 0 && s.moeTopK <= 1024, "0..1024 (0: the model's own)");
   range("beam_width", s.beamWidth, s.beamWidth >= 0 && s.beamWidth <= 16, "0..16");
   range("beam_steps", s.beamSteps, s.beamSteps >= 1 && s.beamSteps <= 64, "1..64");
+  range("map_memory_mib", s.mapMemoryMiB, s.mapMemoryMiB >= AppState::kMinMapMemoryMiB && s.mapMemoryMiB <= AppState::kMaxMapMemoryMiB,
+        std::to_string(AppState::kMinMapMemoryMiB) + ".." + std::to_string(AppState::kMaxMapMemoryMiB));
   if (!(s.fontScale >= 0.5f && s.fontScale <= 4.0f))
     throw Error(path + ": field 'font_scale' is " + std::to_string(s.fontScale) + ": font_scale must be between 0.5 and 4");
 }

@@ -288,6 +288,12 @@ void BlockForward::crossKeysValues(const ConstLayerWeights& w, const float* enco
   backend_->matmul(kv, encoderOut, w.crossKvWeight, w.crossKvBias, rows, config_.n_embd, 2 * config_.kvDim());
 }
 
+void BlockForward::attentionOnly(float* out, float* probs, float* scores, float* qkv, float* keys, float* values, int T) {
+  const AttentionShape shape = attentionShape(T, 0, T);
+  backend_->attention(out, probs, scores, qkv, keys, values, shape);
+  if (ownVariant_) variantAttention(out, qkv, keys, values, shape, *ownVariant_, probs, nullptr, 0);
+}
+
 bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B, const AttentionShape& shape, float* keys,
                          float* values, float* x, bool normed, const LayerTensors& t) {
   const int C = config_.n_embd, A = config_.attnDim(), T = shape.T, R = B * T, QKV = config_.qkvDim();
@@ -304,6 +310,7 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
     if (t.qkvRaw) backend_->copy(t.qkvRaw, t.qkv, (size_t)R * QKV);
     qkNorm(t.qkv, w, R);
   }
+  if (t.qkvKept) backend_->copy(t.qkvKept, t.qkv, (size_t)R * QKV);
   AttentionShape traced = shape;  // sequence 0, whose maps may be captured
   if (t.probs) {
     traced.traceHeads = t.traceHeads;

@@ -75,6 +75,7 @@ struct LayerTensors {
   float* normed1 = nullptr;  // (R, C) ln_1(x) (pre-norm)
   float* qkv = nullptr;      // (R, A + 2 Hkv D) as the attention left it (q/k normed with qk_norm, RoPE rotated)
   float* qkvRaw = nullptr;   // (R, A + 2 Hkv D) optional, qk_norm: copy of the projection before the q/k norm
+  float* qkvKept = nullptr;  // (R, A + 2 Hkv D) optional: copy of the attention's input (after the q/k norm, before RoPE)
   float* attn = nullptr;     // (R, A) concatenated heads (A = H * D, config.attnDim())
   float* out = nullptr;      // (R, C) a sublayer's output before the residual add
   float* sum1 = nullptr;     // (R, C) optional, post-norm: x + attention (input of ln_1)
@@ -160,6 +161,11 @@ class BlockForward {
   // Encoder-decoder: kv (rows, 2 Hkv D) = a decoder layer's cross-attention keys | values of the
   // encoder's output rows encoderOut (rows, C). Computed once per source.
   void crossKeysValues(const ConstLayerWeights& w, const float* encoderOut, int rows, float* kv);
+
+  // The attention of one sequence of T rows from its q | k | v (T, A + 2 Hkv D) alone, as layer()
+  // runs it at pos0 = 0 (the backend's attention, then the model's own variant): out (T, A), probs
+  // and scores (H, T, T); keys and values (T, Hkv D) are scratch. qkv is rotated in place (RoPE).
+  void attentionOnly(float* out, float* probs, float* scores, float* qkv, float* keys, float* values, int T);
 
   // One block over the residual x (R, C) = B sequences of shape.T rows, in place. Each sequence
   // attends with the K/V store keys/values (cacheRows, Hkv D): rows pos0.. are written. `normed`:

@@ -20,9 +20,12 @@ namespace {
 // (components, internals, their rows) may differ: rows the kept trace holds under other per-row
 // options run again on their own (rowAgain), so the Inside panel's layer, its query row and the
 // switch to or from it never rerun the whole prompt.
+// The focus layer is not among them: it orders the plan of a new prompt, and moving it keeps the
+// layers captured (a layer left out is then computed alone: Transformer::layerMaps).
 bool sameSequenceOptions(const TraceOptions& a, const TraceOptions& b) {
   return a.attention == b.attention && a.residuals == b.residuals && a.logitLensTopK == b.logitLensTopK &&
-         a.logitLensLastOnly == b.logitLensLastOnly && a.layers == b.layers && a.heads == b.heads && a.memoryCapBytes == b.memoryCapBytes;
+         a.logitLensLastOnly == b.logitLensLastOnly && a.layers == b.layers && a.heads == b.heads && a.memoryCapBytes == b.memoryCapBytes &&
+         a.inputLayers == b.inputLayers;
 }
 
 // Whether rows kept under `a` hold what `b` asks of a row (not which rows: any row can be had).
@@ -126,7 +129,10 @@ std::string IncrementalForward::reuseBlocker(const TraceOptions& options, int to
   if (config.attention_variant.variant == AttentionVariant::Lsh) return "LSH attention's chunks depend on every key of the sequence";
   if (!sameSequenceOptions(options, options_)) return "the trace options changed";
   if (!(model_.interventions() == interventions_)) return "the interventions changed";
-  if (planFor(tokens, options, config).layers != kept_.layers) return "the memory cap captures other layers at this length";
+  TraceOptions keptFocus = options;
+  keptFocus.focusLayer = options_.focusLayer;
+  const Trace plan = planFor(tokens, keptFocus, config);
+  if (plan.layers != kept_.layers || plan.inputLayers != kept_.inputLayers) return "the memory cap captures other layers at this length";
   return "";
 }
 
@@ -165,6 +171,7 @@ PromptForward IncrementalForward::run(std::span<const int> ids, const TraceOptio
   if (keep > 0) {
     // The layers the whole prompt captures (checked equal to the kept ones), uncapped for the rows.
     suffixOptions.layers = kept_.layers.empty() ? std::vector<int>{-1} : kept_.layers;
+    suffixOptions.inputLayers = kept_.inputLayers;
     suffixOptions.memoryCapBytes = SIZE_MAX;
   }
   // From here on only the shared prefix is trusted, whatever happens below.
@@ -200,7 +207,9 @@ PromptForward IncrementalForward::run(std::span<const int> ids, const TraceOptio
   result.trace.forwardMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   kept_ = result.trace;
   ids_.assign(ids.begin(), ids.end());
+  const int planFocus = options_.focusLayer;  // what the kept plan was made around
   options_ = options;
+  if (keep > 0) options_.focusLayer = planFocus;
   if (model_.config().isMoe()) moe_ = model_.moeRouting();
   interventions_ = model_.interventions();
   return result;
@@ -259,9 +268,13 @@ PromptForward IncrementalForward::merge(std::span<const int> ids, int keep, Trac
   t.V = suffix.V;
   t.tokens.assign(ids.begin(), ids.end());
   t.layers = plan.layers;
+  t.inputLayers = plan.inputLayers;
   t.truncated = plan.truncated;
   t.note = plan.note;
   const size_t Lc = t.layers.size();
+  t.QKV = suffix.QKV;
+  if (!t.inputLayers.empty())
+    t.attnInputs = mergeRows(old.attnInputs, old.T, suffix.attnInputs, added, keep, t.inputLayers.size(), (size_t)t.QKV);
   if (!suffix.residAfterAttn.empty()) {
     t.residAfterAttn = mergeRows(old.residAfterAttn, old.T, suffix.residAfterAttn, added, keep, Lc, t.C);
     t.residAfterMlp = mergeRows(old.residAfterMlp, old.T, suffix.residAfterMlp, added, keep, Lc, t.C);
@@ -275,8 +288,8 @@ PromptForward IncrementalForward::merge(std::span<const int> ids, int keep, Trac
   } else if (t.lensK > 0) {
     t.lensPositions.resize(n);
     std::iota(t.lensPositions.begin(), t.lensPositions.end(), 0);
-    t.lensIds = mergeRows(old.lensIds, old.T, suffix.lensIds, added, keep, Lc, t.lensK);
-    t.lensProbs = mergeRows(old.lensProbs, old.T, suffix.lensProbs, added, keep, Lc, t.lensK);
+    t.lensIds = mergeRows(old.lensIds, old.T, suffix.lensIds, added, keep, L, t.lensK);
+    t.lensProbs = mergeRows(old.lensProbs, old.T, suffix.lensProbs, added, keep, L, t.lensK);
   }
   t.logits = suffix.logits;
   // Components and internals: the per-row arrays are gathered by run(); k and v cover every key already.

@@ -3,6 +3,8 @@
 #include "model/nn/trace.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -11,9 +13,25 @@
 
 namespace tscope {
 
-int Trace::capturedIndex(int layer) const {
+std::optional<int> Trace::capturedIndex(int layer) const {
   auto it = std::find(layers.begin(), layers.end(), layer);
-  return it == layers.end() ? -1 : static_cast<int>(it - layers.begin());
+  if (it == layers.end()) return std::nullopt;
+  return static_cast<int>(it - layers.begin());
+}
+
+std::optional<int> Trace::inputIndex(int layer) const {
+  auto it = std::find(inputLayers.begin(), inputLayers.end(), layer);
+  if (it == inputLayers.end()) return std::nullopt;
+  return static_cast<int>(it - inputLayers.begin());
+}
+
+size_t layerMapBytes(int H, int T, int Tk) { return 2 * sizeof(float) * (size_t)H * T * Tk; }
+
+std::string formatBytes(size_t bytes) {
+  char text[32];
+  if (bytes >= (size_t(1) << 30)) std::snprintf(text, sizeof text, "%.1f GiB", bytes / double(size_t(1) << 30));
+  else std::snprintf(text, sizeof text, "%.0f MiB", std::ceil(bytes / double(size_t(1) << 20)));
+  return text;
 }
 
 int Trace::internalIndex(int layer) const {
@@ -40,31 +58,44 @@ std::vector<RowArray> rowArrays(const Trace& t) {
           {&Trace::mlpGate, Li, (size_t)t.F}, {&Trace::mlpPost, Li, (size_t)t.F}};
 }
 
-// Which layers to capture, within the memory cap.
+// Which layers to capture, within the memory cap: the focus layer, its neighbours, then the rest.
 void planCapture(Trace& trace, const TraceOptions& options, const ModelConfig& config) {
   std::vector<int> wanted = options.layers;
   if (wanted.empty()) {
     wanted.resize(config.n_layer);
     std::iota(wanted.begin(), wanted.end(), 0);
   }
+  std::erase_if(wanted, [&](int layer) { return layer < 0 || layer >= config.n_layer; });
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-  const size_t P = options.logitLensTopK > 0 ? (options.logitLensLastOnly ? 1 : trace.T) : 0;
-  const size_t perLayer = (options.attention ? 2 * sizeof(float) * (size_t)trace.H * trace.T * trace.Tk : 0) +
-                          (options.residuals ? 2 * sizeof(float) * (size_t)trace.T * trace.C : 0) +
-                          P * options.logitLensTopK * (sizeof(int) + sizeof(float));
+  const size_t mapBytes = options.attention ? layerMapBytes(trace.H, trace.T, trace.Tk) : 0;
+  const size_t perLayer = mapBytes + (options.residuals ? 2 * sizeof(float) * (size_t)trace.T * trace.C : 0);
+  std::vector<int> order = wanted;
+  if (options.focusLayer >= 0)
+    std::stable_sort(order.begin(), order.end(), [f = options.focusLayer](int a, int b) { return std::abs(a - f) < std::abs(b - f); });
   size_t used = 0;
-  for (int layer : wanted) {
-    if (layer < 0 || layer >= config.n_layer) continue;
-    if (perLayer > 0 && used + perLayer > options.memoryCapBytes) {
-      trace.truncated = true;
-      trace.note = "trace memory cap of " + std::to_string(options.memoryCapBytes >> 20) + " MiB reached: captured " +
-                   std::to_string(trace.layers.size()) + " of " + std::to_string(wanted.size()) + " layers";
-      break;
-    }
+  for (int layer : order) {
+    if (perLayer > 0 && used + perLayer > options.memoryCapBytes) break;
     used += perLayer;
     trace.layers.push_back(layer);
   }
+  std::sort(trace.layers.begin(), trace.layers.end());
+  if (trace.layers.size() < wanted.size()) {
+    trace.truncated = true;
+    trace.note = "map memory cap of " + formatBytes(options.memoryCapBytes) + ": maps of " + std::to_string(trace.layers.size()) + " of " +
+                 std::to_string(wanted.size()) + " layers held at " + std::to_string(trace.T) + " tokens (all would take " +
+                 formatBytes(perLayer * wanted.size()) + ")";
+  }
+  if (!options.attention) return;
+  if (!options.inputLayers.empty()) {
+    for (int layer : options.inputLayers)
+      if (layer >= 0 && layer < config.n_layer && !trace.capturedIndex(layer)) trace.inputLayers.push_back(layer);
+  } else if (trace.truncated && mapBytes <= options.memoryCapBytes) {
+    for (int layer : wanted)
+      if (!trace.capturedIndex(layer)) trace.inputLayers.push_back(layer);
+  }
+  std::sort(trace.inputLayers.begin(), trace.inputLayers.end());
+  trace.inputLayers.erase(std::unique(trace.inputLayers.begin(), trace.inputLayers.end()), trace.inputLayers.end());
 }
 
 void AttentionRows::append(Trace& forwardTrace) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,15 @@ struct TraceOptions {
   int logitLensTopK = 5;        // top tokens per (layer, position); 0 = no logit lens
   bool logitLensLastOnly = false;  // lens only at the last new position (cheap for big vocabularies)
   std::vector<int> layers;      // layers to capture; empty = all
+  // The layer looked at (the panels' selected layer): the capture plan takes it first, then its
+  // neighbours outward, then the rest as the memory cap allows (planCapture). -1 = from layer 0.
+  int focusLayer = -1;
   std::vector<int> heads;       // heads whose attention maps are needed; empty = all (maps of other
                                 // heads may stay 0: the CUDA backend recomputes only these)
-  size_t memoryCapBytes = size_t(512) << 20;
+  size_t memoryCapBytes = size_t(512) << 20;  // attention maps and residuals of the captured layers
+  // Layers whose attention inputs are kept though their maps are not (IncrementalForward's suffix
+  // runs, which must keep what the whole prompt's plan kept); empty = planCapture decides.
+  std::vector<int> inputLayers;
   // Every layer's components, the inputs of the direct logit attribution (trace_views.h): the
   // embedding, each head's output before W_O, each feed-forward output, the final residual.
   bool components = false;
@@ -56,8 +63,14 @@ struct Trace {
   std::vector<float> residNorm;       // (L + 1, T) L2 norm: after the embedding, then after each block
   int lensK = 0;
   std::vector<int> lensPositions;     // (P) positions 0..T-1 the logit lens covers
-  std::vector<int> lensIds;           // (Lc, P, K) top-K ids of softmax(unembed(ln_f(resid)))
-  std::vector<float> lensProbs;       // (Lc, P, K) their probabilities
+  std::vector<int> lensIds;           // (L, P, K) top-K ids of softmax(unembed(ln_f(resid))), every layer (not capped: P K per layer)
+  std::vector<float> lensProbs;       // (L, P, K) their probabilities
+  // Layers whose maps the memory cap left out, when one layer's maps fit under it: their attention
+  // inputs, so Transformer::layerMaps computes one of them alone with the forward's own attention
+  // call (the Attention panel's selected layer) without running the prompt again.
+  int QKV = 0;                        // A + 2 Hkv D
+  std::vector<int> inputLayers;       // (Li) ascending, none of them in `layers`
+  std::vector<float> attnInputs;      // (Li, T, QKV) q | k | v after the projection (and q/k norm), before RoPE
   std::vector<float> logits;          // (T or 1, V) as returned by the forward
   // The rows R the components and per-row internals hold (options.componentRows): their positions
   // in the whole sequence, ascending (pos0 + t for row t of this forward); rowIndex() finds one.
@@ -89,7 +102,10 @@ struct Trace {
   bool truncated = false;             // some requested layers were left out by the memory cap
   std::string note;                   // why, when truncated
 
-  int capturedIndex(int layer) const;  // index into `layers`, or -1
+  // Index into `layers` of a captured layer; nullopt when the layer's maps were not captured (never
+  // another layer's index: a caller says why, or asks for the layer).
+  std::optional<int> capturedIndex(int layer) const;
+  std::optional<int> inputIndex(int layer) const;  // index into `inputLayers`
   int internalIndex(int layer) const;  // index into `internalLayers`, or -1
   int rowIndex(int position) const;    // index into `rowPositions` of a position in the whole sequence, or -1
   int R() const { return static_cast<int>(rowPositions.size()); }
@@ -119,8 +135,15 @@ std::vector<RowArray> rowArrays(const Trace& trace);
 
 // Fills trace.layers (and truncated, note) with the layers `options` asks for that fit under its
 // memory cap, for a forward of trace.T new tokens over trace.Tk keys with trace.H heads of width
-// trace.C. Transformer::forward calls it; so does IncrementalForward, for the whole prompt.
+// trace.C: the focus layer first, then its neighbours outward, then the rest. The layers left out
+// keep their attention inputs (trace.inputLayers) when one layer's maps fit under the cap.
+// Transformer::forward calls it; so does IncrementalForward, for the whole prompt.
 void planCapture(Trace& trace, const TraceOptions& options, const ModelConfig& config);
+
+// Bytes of one layer's attention maps (probabilities and scores, H x T x Tk floats each).
+size_t layerMapBytes(int H, int T, int Tk);
+// "512 MiB", "1.2 GiB": a byte count for a note.
+std::string formatBytes(size_t bytes);
 
 // The attention maps (probabilities and scores) of a prompt's T tokens over Tk = T keys, stored as
 // immutable row pieces shared between copies: an edit keeps the pieces of the unchanged prefix

@@ -246,8 +246,10 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
     // After this layer comes the next layer's ln1, or the final norm (pre-norm models).
     const ConstLayerWeights* next = l + 1 < config_.n_layer ? &layers_[l + 1] : nullptr;
     const NextNorm nextNorm{next ? next->ln1Weight : lnfWeight_, next ? next->ln1Bias : lnfBias_, normed_.data()};
-    const int li = trace ? trace->capturedIndex(l) : -1;
+    const int li = trace ? trace->capturedIndex(l).value_or(-1) : -1;
+    const int ii = trace ? trace->inputIndex(l).value_or(-1) : -1;  // the maps left out: their attention inputs
     const bool captureAttn = li >= 0 && options.attention, captureResid = li >= 0 && options.residuals;
+    t.qkvKept = ii >= 0 ? qkvKept_.data() : nullptr;
     t.probs = captureAttn ? attnProbs_.data() : nullptr;
     t.scores = captureAttn ? attnScores_.data() : nullptr;
     t.traceHeads = options.heads.empty() ? nullptr : options.heads.data();
@@ -273,6 +275,7 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
         backend_->download(trace->cross.data() + li * crossFloats, crossProbs_.data(), crossFloats);
       }
     }
+    if (ii >= 0) backend_->download(trace->attnInputs.data() + (size_t)ii * T * trace->QKV, qkvKept_.data(), (size_t)T * trace->QKV);
     if (captureResid) {
       backend_->download(trace->residAfterAttn.data() + (size_t)li * T * C, residMid_.data(), activations);
       backend_->download(trace->residAfterMlp.data() + (size_t)li * T * C, x, activations);
@@ -289,7 +292,7 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
       if (config_.hasSharedExpert()) trace->moe[l].sharedExpertGates = moe_.sharedGates;  // (T): one sequence
     }
     recordNorms(trace, l + 1, T);
-    if (li >= 0 && trace->lensK > 0) stageLensRows(*trace, li, x, T);
+    if (trace && trace->lensK > 0) stageLensRows(*trace, l, x, T);
     if (callback && *callback && !(*callback)(l + 1, config_.n_layer)) throw Cancelled();
   }
   return normed;
@@ -334,7 +337,12 @@ void Transformer::prepareTrace(Trace& trace, const TraceOptions& options, int T,
     trace.residAfterMlp.resize(Lc * TC);
   }
   trace.residNorm.resize((size_t)(L + 1) * T);
-  if (options.logitLensTopK > 0 && Lc) {
+  trace.QKV = config_.qkvDim();
+  if (const size_t Li = trace.inputLayers.size()) {
+    trace.attnInputs.resize(Li * T * trace.QKV);
+    grow(qkvKept_, (size_t)T * trace.QKV);
+  }
+  if (options.logitLensTopK > 0) {
     trace.lensK = std::min(options.logitLensTopK, V);
     if (options.logitLensLastOnly) trace.lensPositions = {T - 1};
     else {
@@ -342,9 +350,9 @@ void Transformer::prepareTrace(Trace& trace, const TraceOptions& options, int T,
       std::iota(trace.lensPositions.begin(), trace.lensPositions.end(), 0);
     }
     const size_t P = trace.lensPositions.size();
-    trace.lensIds.resize(Lc * P * trace.lensK);
-    trace.lensProbs.resize(Lc * P * trace.lensK);
-    const size_t unembedRows = Lc * P + (allPositions ? T : 1);
+    trace.lensIds.resize(L * P * trace.lensK);
+    trace.lensProbs.resize(L * P * trace.lensK);
+    const size_t unembedRows = L * P + (allPositions ? T : 1);
     grow(lensIn_, unembedRows * C);
   }
   trace.moe.resize(L);
@@ -502,7 +510,7 @@ std::vector<int> Transformer::decodeRecorded(KVCache& cache, int token, int coun
 
 // Logit lens: what the model would predict if it stopped after this layer,
 // softmax(unembed(final_norm(resid))), reduced to the top K tokens per position. The blocks only
-// stage each captured layer's normed rows at the lens positions in lensIn_ (Lc, P, C); unembed()
+// stage every layer's normed rows at the lens positions in lensIn_ (L, P, C); unembed()
 // multiplies them by the unembedding together with the final rows.
 void Transformer::stageLensRows(const Trace& trace, int layerIndex, const float* resid, int T) {
   const int C = config_.n_embd;
@@ -515,14 +523,14 @@ void Transformer::stageLensRows(const Trace& trace, int layerIndex, const float*
 }
 
 // logits (rows, V) = finalIn (rows, C) . unembedding^T, and with a logit lens in the trace, the
-// lens of every captured layer from the same product: the staged lens rows (Lc P, C) and the final
+// lens of every layer from the same product: the staged lens rows (L P, C) and the final
 // rows go through the unembedding together, in chunks of logitsRows_ rows. For the few rows of an
 // edit (a lens at the last position of a few layers, one logits row) that is one pass over the
-// (V, C) unembedding instead of one per captured layer plus one: the product of few rows is bound
+// (V, C) unembedding instead of one per layer plus one: the product of few rows is bound
 // by reading the weights.
 void Transformer::unembed(Trace* trace, const float* finalIn, int rows, std::vector<float>& logits) {
   const int C = config_.n_embd, V = config_.vocab_size;
-  const int lensRows = trace && trace->lensK > 0 ? static_cast<int>(trace->layers.size() * trace->lensPositions.size()) : 0;
+  const int lensRows = trace && trace->lensK > 0 ? static_cast<int>((size_t)trace->L * trace->lensPositions.size()) : 0;
   const float* source = finalIn;
   if (lensRows > 0) {
     backend_->copy(lensIn_.data() + (size_t)lensRows * C, finalIn, (size_t)rows * C);
@@ -566,6 +574,23 @@ void Transformer::lensTopK(Trace& trace, int lensRow, const float* row) {
     trace.lensIds[at] = lensOrder_[k];
     trace.lensProbs[at] = static_cast<float>(std::exp((double)row[lensOrder_[k]] - maxLogit) / sum);
   }
+}
+
+void Transformer::layerMaps(const Trace& trace, int layer, std::vector<float>& probs, std::vector<float>& scores) {
+  const std::optional<int> index = trace.inputIndex(layer);
+  if (!index) throw Error("layer " + std::to_string(layer) + ": the trace keeps no attention inputs for it");
+  if (trace.pos0 != 0 || trace.Tk != trace.T) throw Error("layer maps: the trace must cover the whole sequence");
+  const int T = trace.T, QKV = config_.qkvDim(), KV = config_.kvDim(), H = config_.n_head;
+  if (trace.QKV != QKV || trace.attnInputs.size() < (size_t)(*index + 1) * T * QKV) throw Error("layer maps: a trace of another model");
+  const size_t mapFloats = (size_t)H * T * T;
+  Buffer qkv = backend_->allocate((size_t)T * QKV), keys = backend_->allocate((size_t)T * KV), values = backend_->allocate((size_t)T * KV);
+  Buffer out = backend_->allocate((size_t)T * config_.attnDim()), p = backend_->allocate(mapFloats), s = backend_->allocate(mapFloats);
+  backend_->upload(qkv.data(), trace.attnInputs.data() + (size_t)*index * T * QKV, (size_t)T * QKV);
+  block_.attentionOnly(out.data(), p.data(), s.data(), qkv.data(), keys.data(), values.data(), T);
+  probs.resize(mapFloats);
+  scores.resize(mapFloats);
+  backend_->download(probs.data(), p.data(), mapFloats);
+  backend_->download(scores.data(), s.data(), mapFloats);
 }
 
 std::vector<float> Transformer::logitsFor(std::span<const int> tokens, Trace* trace, const TraceOptions& traceOptions) {

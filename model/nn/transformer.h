@@ -54,6 +54,12 @@ class Transformer {
   void encode(std::span<const int> source, EncoderTrace* trace = nullptr);
   int encodedLength() const { return encodedLength_; }  // S of the last encode (0: none)
 
+  // The attention maps (H, T, T each) of a layer the memory cap left out of `trace` (a whole-prompt
+  // trace whose inputLayers hold it): the forward's own attention call (and the model's own
+  // variant) on the kept q | k | v, so they equal the maps a forward capturing the layer gives.
+  // Throws tscope::Error when the trace keeps no inputs for the layer.
+  void layerMaps(const Trace& trace, int layer, std::vector<float>& probs, std::vector<float>& scores);
+
   // Convenience: a fresh cache, all positions.
   std::vector<float> logitsFor(std::span<const int> tokens, Trace* trace = nullptr, const TraceOptions& traceOptions = {});
 
@@ -149,7 +155,8 @@ class Transformer {
   static constexpr size_t kUnembedChunkBytes = size_t(64) << 20;
   int logitsRows_ = 0;
   Buffer logitsBuf_;   // (logitsRows_, V)
-  Buffer lensIn_;      // (Lc P + final rows, C) trace only: staged lens rows, then the final rows
+  Buffer lensIn_;      // (L P + final rows, C) trace only: staged lens rows, then the final rows
+  Buffer qkvKept_;     // (T, QKV) trace only: a left-out layer's attention input (Trace::attnInputs)
   Buffer attnProbs_;   // (H, T, Tk) when captured
   Buffer attnScores_;  // (H, T, Tk) when captured
   Buffer residMid_;    // (T, C) trace only: the residual after the attention sublayer

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 #include <tuple>
 
 #include "app/gui/widgets/layout.h"
@@ -58,12 +60,14 @@ std::vector<float> poolForThumbnail(const std::vector<float>& m, int rows, int c
   return pooled;
 }
 
+// Every layer x head: the layers whose maps the snapshot holds as thumbnails (click one to open
+// it), the others as one line saying why (click it to compute that layer).
 void drawGrid(PanelContext& ctx, AttentionView& view, const Snapshot& s) {
   const Trace& trace = s.trace;
-  const int L = (int)trace.layers.size(), H = trace.H;
+  const int L = trace.L, H = trace.H, Lc = (int)trace.layers.size();
   if (!view.thumbnailsBuilt) {
-    view.thumbnails.resize((size_t)L * H);
-    for (int l = 0; l < L; ++l)
+    view.thumbnails.resize((size_t)Lc * H);
+    for (int l = 0; l < Lc; ++l)
       for (int h = 0; h < H; ++h) {
         int rows = 0, cols = 0;
         const auto m = poolForThumbnail(attentionShown(s.attention, ctx.session.config(), l, h, false, false), trace.T, trace.Tk, rows, cols);
@@ -71,6 +75,24 @@ void drawGrid(PanelContext& ctx, AttentionView& view, const Snapshot& s) {
       }
     view.thumbnailsBuilt = true;
   }
+  if (Lc > 0) {
+    const int T = trace.T, Tk = trace.Tk;
+    std::string held = std::to_string(trace.layers.front()) + (Lc > 1 ? "-" + std::to_string(trace.layers.back()) : "");
+    if (Lc > 1 && trace.layers.back() - trace.layers.front() + 1 != Lc) held = "held";  // not one range: the name says which in the tooltip
+    ctx.shared.exportable = {"attention_grid_layer_head_query_key_l" + held, {}, Lc * H * T, Tk, {Lc, H, T, Tk},
+                             [maps = s.attention, config = ctx.session.config(), Lc, H] {
+                               std::vector<float> all;
+                               for (int l = 0; l < Lc; ++l)
+                                 for (int h = 0; h < H; ++h) {
+                                   const std::vector<float> m = attentionShown(maps, config, l, h, false, false);
+                                   all.insert(all.end(), m.begin(), m.end());
+                                 }
+                               return all;
+                             }};
+  } else {
+    ctx.shared.exportNote = "no layer's maps are held at this length (" + trace.note + ")";
+  }
+  if (trace.truncated) ImGui::TextDisabled("%s; click a layer's line to compute its maps", trace.note.c_str());
   const float available = ImGui::GetContentRegionAvail().x;
   const float rowsAvailable = ImGui::GetContentRegionAvail().y / (L + 0.5f) - ImGui::GetStyle().ItemSpacing.y;
   const float cell = std::clamp(std::min(available / (H + 1.0f) - ImGui::GetStyle().ItemSpacing.x, rowsAvailable), 24.0f, 240.0f);
@@ -80,18 +102,31 @@ void drawGrid(PanelContext& ctx, AttentionView& view, const Snapshot& s) {
       ImGui::TableNextColumn();
       ImGui::Text("head %d", h);
     }
-    for (int l = 0; l < L; ++l) {
+    for (int layer = 0; layer < L; ++layer) {
       ImGui::TableNextColumn();
-      ImGui::Text("layer %d", trace.layers[l]);
+      ImGui::Text("layer %d", layer);
+      const std::optional<int> l = trace.capturedIndex(layer);
+      if (!l) {
+        ImGui::TableNextColumn();
+        ImGui::PushID(1000000 + layer);
+        if (ImGui::Selectable("maps not held (memory cap): open this layer to compute them", false, ImGuiSelectableFlags_SpanAllColumns)) {
+          ctx.state.layer = layer;
+          ctx.state.showGrid = false;
+        }
+        recordItem(ctx.shared, "attention_grid_missing_" + std::to_string(layer));
+        ImGui::PopID();
+        ImGui::TableNextRow();
+        continue;
+      }
       for (int h = 0; h < H; ++h) {
         ImGui::TableNextColumn();
-        ImGui::PushID(l * H + h);
-        const bool selected = ctx.state.layer == trace.layers[l] && ctx.state.head == h;
+        ImGui::PushID(*l * H + h);
+        const bool selected = ctx.state.layer == layer && ctx.state.head == h;
         const ImVec2 corner = ImGui::GetCursorScreenPos();
         int row, col;
-        view.thumbnails[(size_t)l * H + h].draw(ImVec2(cell, cell), &row, &col);
+        view.thumbnails[(size_t)*l * H + h].draw(ImVec2(cell, cell), &row, &col);
         if (ImGui::IsItemClicked()) {
-          ctx.state.layer = trace.layers[l];
+          ctx.state.layer = layer;
           ctx.state.head = h;
           ctx.state.showGrid = false;
         }
@@ -102,6 +137,24 @@ void drawGrid(PanelContext& ctx, AttentionView& view, const Snapshot& s) {
     }
     ImGui::EndTable();
   }
+}
+
+// The map memory cap (a preference): how many layers' maps it holds at this length.
+void drawMemoryCap(PanelContext& ctx, const Snapshot* s) {
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  if (ImGui::SliderInt("map memory (MiB)", &ctx.state.mapMemoryMiB, AppState::kMinMapMemoryMiB, AppState::kMaxMapMemoryMiB, "%d",
+                       ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp))
+    ctx.repost = true;
+  recordItem(ctx.shared, "attention_map_memory");
+  if (!s || s->ids.empty()) return;
+  const Trace& t = s->trace;
+  const size_t one = layerMapBytes(t.H, t.T, t.Tk);
+  ImGui::SameLine();
+  if (t.truncated)
+    ImGui::TextDisabled("%s; one layer takes %s", t.note.c_str(), formatBytes(one).c_str());
+  else
+    ImGui::TextDisabled("maps of all %d layers held: %s at %d tokens", t.L, formatBytes(one * t.L).c_str(), t.T);
+  recordItem(ctx.shared, "attention_map_memory_note");
 }
 
 }  // namespace
@@ -125,8 +178,10 @@ void AttentionPanel::draw(PanelContext& ctx) {
   sameLineIfFits("all heads (G)", ImGui::GetFrameHeight());
   ImGui::Checkbox("all heads (G)", &st.showGrid);
   const Snapshot* s = ctx.snapshot;
-  if (!s || s->attention.empty()) {
+  drawMemoryCap(ctx, s);
+  if (!s || s->ids.empty()) {
     ImGui::TextDisabled(s && !s->error.empty() ? "%s" : "computing...", s ? s->error.c_str() : "");
+    ctx.shared.exportNote = s && !s->error.empty() ? s->error : "the model is still computing";
     return;
   }
   const Trace& trace = s->trace;
@@ -136,10 +191,20 @@ void AttentionPanel::draw(PanelContext& ctx) {
     drawGrid(ctx, view, *s);
     return;
   }
-  const int layerIndex = std::max(0, trace.capturedIndex(st.layer));
-  const auto m = attentionShown(s->attention, c, layerIndex, st.head, st.averageHeads, st.showScores);
+  const std::optional<Snapshot::LayerMaps> maps = s->maps(st.layer);
+  if (!maps) {
+    // Never another layer's map under this layer's name: the App asks for this one (or says why it cannot).
+    const std::string why = s->mapsMissing(st.layer);
+    ImGui::TextWrapped("Layer %d: %s.", st.layer, why.c_str());
+    recordItem(ctx.shared, "attention_missing");
+    ctx.shared.exportNote = why;
+    ctx.shared.facts["attention_missing"] = why;
+    return;
+  }
   if (view.builtFor != s->id || view.layer != st.layer || view.head != st.head || view.average != st.averageHeads ||
       view.scores != st.showScores) {
+    view.shown = attentionShown(*maps->rows, c, maps->index, st.head, st.averageHeads, st.showScores);
+    const auto& m = view.shown;
     view.lo = 0;
     view.hi = 1;
     if (st.showScores) std::tie(view.lo, view.hi) = finiteRange(m);
@@ -150,6 +215,12 @@ void AttentionPanel::draw(PanelContext& ctx) {
     view.average = st.averageHeads;
     view.scores = st.showScores;
   }
+  const auto& m = view.shown;
+  ctx.shared.exportable = {"attention_l" + std::to_string(st.layer) + (st.averageHeads ? "_mean" : "_h" + std::to_string(st.head)) +
+                               (st.showScores ? "_scores" : "_probs"),
+                           m, trace.T, trace.Tk};
+  ctx.shared.facts["attention_shown"] = {{"layer", st.layer}, {"head", st.averageHeads ? -1 : st.head}, {"scores", st.showScores},
+                                         {"lines", st.linesView}, {"held_layers", trace.layers}, {"focus_layer", s->focusLayer}};
   // A model built with an attention variant: its maps are the variant's effective map (out = A v).
   const std::string what = st.showScores              ? " (q.k / sqrt(d), before softmax)"
                            : c.hasVariantAttention() ? std::string(" (this model's ") + attentionVariantName(c.attention_variant.variant) +
@@ -192,9 +263,6 @@ void AttentionPanel::draw(PanelContext& ctx) {
   } else {
     view.scale.draw(ctx.renderer, view.lo, view.hi, Colormap::Perceptual, ImVec2(ImGui::GetFontSize(), side));
   }
-  ctx.shared.exportable = {"attention_l" + std::to_string(st.layer) + (st.averageHeads ? "_mean" : "_h" + std::to_string(st.head)) +
-                              (st.showScores ? "_scores" : "_probs"),
-                          m, trace.T, trace.Tk};
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const float cellH = side / trace.T, cellW = side / trace.Tk;
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);

@@ -16,7 +16,8 @@ struct AttentionView {
   Heatmap main;
   ColorScale scale;
   float lo = 0, hi = 1;             // colour range of `main`
-  std::vector<Heatmap> thumbnails;  // (L * H) when the grid is shown
+  std::vector<float> shown;         // (T, Tk) what `main` draws (and Export saves)
+  std::vector<Heatmap> thumbnails;  // (Lc * H) when the grid is shown: the layers whose maps are held
   bool thumbnailsBuilt = false;
 };
 

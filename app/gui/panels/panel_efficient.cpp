@@ -232,8 +232,11 @@ void EfficientPanel::drawMaps(PanelContext& ctx, float reservedBelow) {
     const ImVec2 o = hover.plotOrigin[i];
     ctx.shared.regions[i ? "efficient_variant_map" : "efficient_exact_map"] = {o.x, o.y, o.x + hover.plotSide, o.y + hover.plotSide};
   }
-  ctx.shared.exportable = {std::string("efficient_") + name + "_l" + std::to_string(ctx.state.layer) + "_h" + std::to_string(ctx.state.head),
-                           live_->variant->map, tokens_, tokens_};
+  // Both maps on screen, as one (2, T, T) array: [0] exact, [1] the variant's effective map.
+  std::vector<float> both = live_->exactMap;
+  both.insert(both.end(), live_->variant->map.begin(), live_->variant->map.end());
+  ctx.shared.exportable = {std::string("efficient_exact_and_") + name + "_l" + std::to_string(ctx.state.layer) + "_h" + std::to_string(ctx.state.head),
+                           std::move(both), 2 * tokens_, tokens_, {2, tokens_, tokens_}};
   if (hover.figure >= 0) {
     const size_t cell = (size_t)hover.row * tokens_ + hover.col;
     const Snapshot* s = ctx.snapshot;

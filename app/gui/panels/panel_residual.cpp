@@ -41,7 +41,7 @@ void drawLensTooltip(const PanelContext& ctx, const Snapshot& s, int lensRow, in
   const Trace& trace = s.trace;
   const int P = (int)trace.lensPositions.size(), K = trace.lensK, position = trace.lensPositions[column];
   const size_t at = ((size_t)lensRow * P + column) * K;
-  const int layer = trace.layers[lensRow];
+  const int layer = lensRow;  // the lens covers every layer
   ImGui::BeginTooltip();
   ImGui::Text("after block %d%s, position %d %s", layer, layer + 1 == trace.L ? " (the model's output)" : "", position,
               tokenLabel(s.tokenText[position], 24).c_str());
@@ -93,7 +93,7 @@ void drawLensCell(PanelContext& ctx, ResidualView& view, const Snapshot& s, int 
 
 void drawLensTable(PanelContext& ctx, ResidualView& view, const Snapshot& s, int selectedPosition, float maxHeight) {
   const Trace& trace = s.trace;
-  const int P = (int)trace.lensPositions.size(), Lc = (int)trace.layers.size();
+  const int P = (int)trace.lensPositions.size(), Lc = trace.L;  // the lens covers every layer
   // ImGui tables hold at most 64 columns: a long prompt shows a window of positions around the
   // selected one (lens columns first .. first + count - 1), with a note saying so.
   constexpr int kMaxColumns = 63;
@@ -132,7 +132,7 @@ void drawLensTable(PanelContext& ctx, ResidualView& view, const Snapshot& s, int
   for (int row = 0; row < Lc; ++row) {
     ImGui::TableNextRow(0, rowHeight);
     ImGui::TableSetColumnIndex(0);
-    const int layer = trace.layers[row];
+    const int layer = row;
     ImGui::Text("block %d", layer);
     if (layer + 1 == trace.L) ImGui::TextDisabled("= output");
     for (int c = first; c < first + count; ++c) {

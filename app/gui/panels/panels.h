@@ -4,6 +4,7 @@
 #pragma once
 #include <imgui.h>
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -24,17 +25,23 @@ struct ScreenRect {
   float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
 };
 
-// The matrix a panel shows, offered to File > Export CSV / NPY.
+// The matrix a panel shows, offered to the toolbar's Export CSV / NPY. Set by the panel on every
+// frame it draws it; a frame that sets none leaves nothing to export (the buttons say why).
 struct ExportableMatrix {
-  std::string name;          // e.g. "attention_l0_h3"
-  std::vector<float> values; // (rows, cols) row-major
-  int rows = 0, cols = 0;
+  std::string name;          // e.g. "attention_l0_h3"; a layout of more than two axes is named in it
+  std::vector<float> values; // (rows, cols) row-major, or `shape`
+  int rows = 0, cols = 0;    // the CSV's rows and columns (more than two axes: the leading ones fold into the rows)
+  std::vector<int64_t> shape{};  // the NPY's shape when not (rows, cols)
+  // Large arrays (every head of the grid): built when exported instead of every frame.
+  std::function<std::vector<float>()> make{};
+  bool any() const { return !values.empty() || static_cast<bool>(make); }
 };
 
 // What the panels of one frame leave for the App: cleared at the start of every frame.
 struct SharedView {
   std::map<std::string, ScreenRect> regions;  // named screen regions (tabs, heatmaps, plots) for ui_report
   ExportableMatrix exportable;                // set by the panel on screen
+  std::string exportNote;                     // why nothing on screen can be exported ("": the default line)
   nlohmann::json facts = nlohmann::json::object();  // what the panel on screen shows, for ui_report ("shown")
 };
 

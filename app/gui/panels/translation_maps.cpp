@@ -96,8 +96,9 @@ void TranslationPanel::rebuildMaps(PanelContext& ctx) {
   for (const std::string& token : s.tokenText) targetLabels_.push_back(axisLabel(token, 4));
   const Trace& trace = s.trace;
   try {
-    const int layerIndex = trace.capturedIndex(st.layer);
-    if (layerIndex < 0) throw Error("decoder layer " + std::to_string(st.layer) + " was not captured (" + trace.note + ")");
+    const std::optional<int> captured = trace.capturedIndex(st.layer);
+    if (!captured) throw Error("decoder layer " + std::to_string(st.layer) + " was not captured (" + trace.note + ")");
+    const int layerIndex = *captured;
     m.cross = crossAttentionShown(trace, layerIndex, st.head, st.averageHeads);
     m.crossMap.setData(ctx.renderer, m.cross.data(), trace.T, trace.S, 0.0f, 1.0f, Colormap::Perceptual);
     const std::vector<float> decoder = attentionShown(s.attention, ctx.session.config(), layerIndex, st.head, st.averageHeads, false);
