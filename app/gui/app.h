@@ -64,6 +64,9 @@ class App {
   const Session& session() const { return *session_; }
   const Snapshot* snapshot() const { return snapshot_.get(); }
   const std::string& message() const { return message_; }
+  // What Export would save now (the name of the matrix the last frame drew; "" = nothing) and why not.
+  const std::string& exportName() const { return lastExportName_; }
+  const std::string& exportNote() const { return lastExportNote_; }
   MessageKind messageKind() const { return messageKind_; }
   const std::vector<CachedHfModel>& cachedModels() const { return cachedModels_; }
   bool helpOpen() const { return showHelp_; }

@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""Every number under its own name, driven as hands do (hands.py):
+1. A long prompt on a deep model: a 12-layer, 12-head model with GPT-2's tokenizer (tscope-cli
+   init), a page of text pasted (about 800 tokens: past the 512 MiB map memory cap, 9 of 12
+   layers' maps held), the Attention panel at layer 0, then Up to layer 11 (not held): the panel
+   shows layer 11's own map (never layer 0's), and Export NPY equals tscope-cli forward --dump's
+   attn_11.npy for the same text.
+2. Export saves what is on screen, or nothing: on brown-moe, every tab after the Efficient
+   attention tab, and the Attention panel's heatmap, lines and grid views: Export NPY writes the
+   matrix the report names (its shape checked), or the buttons are disabled (the report says why)
+   and pressing one writes nothing.
+usage: exports.py TSCOPE TSCOPE_CLI MODELS_DIR OUT"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from hands import Failure, drive
+
+SENTENCE = ("The jury further said in term-end presentments that the City Executive Committee, which had "
+            "over-all charge of the election, deserves the praise and thanks of the City of Atlanta. ")
+
+
+def log(message):
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def new_files(app, before, prefix):
+    return [f for f in set(os.listdir(app.workdir)) - before if f.startswith(prefix) and f.endswith(".npy")]
+
+
+def export_npy(app, what):
+    """Presses Export NPY; returns the loaded array and its file name, or None when the report says
+    nothing on screen can be exported (then no file may appear)."""
+    report = app.settle()
+    name = report["export"]["name"]
+    before = set(os.listdir(app.workdir))
+    app.click("export_npy")
+    if not name:
+        app.pause(0.8)
+        written = new_files(app, before, "tscope-")
+        if written:
+            raise Failure(f"{what}: Export was disabled but wrote {written}")
+        return None, None
+    app.wait(lambda r: new_files(app, before, f"tscope-{name}-"), f"{what}: the export of {name}", 20)
+    file = new_files(app, before, f"tscope-{name}-")[0]
+    return np.load(os.path.join(app.workdir, file)), name
+
+
+def deep_model(cli, out):
+    model = os.path.join(out, "twelve-layers")
+    shutil.rmtree(model, ignore_errors=True)
+    done = subprocess.run([cli, "init", "--out", model, "--layers", "12", "--heads", "12", "--embd", "96", "--positions", "1024",
+                           "--seed", "7"], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise Failure(f"tscope-cli init failed: {done.stderr.strip()}")
+    return model
+
+
+def long_prompt_last_layer(start, cli, out):
+    model = deep_model(cli, out)
+    text = SENTENCE * 24
+    app = start(["--model", model, "--panel", "attention"], "deep.log")
+    app.settle()
+    app.click("prompt")
+    app.key("ctrl+a")
+    app.paste(text)
+    app.defocus()
+    report = app.wait(lambda r: r["tokens"] > 700 and not r["busy"], "the pasted page", 120)
+    tokens = report["tokens"]
+    held = report["held_layers"]
+    log(f"  {tokens} tokens; maps held for layers {held}: {report['maps_note']}")
+    if len(held) >= 12 or 11 in held or report["layer"] != 0:
+        raise Failure(f"the test needs layer 11 past the cap with layer 0 selected: held {held}, layer {report['layer']}")
+    app.key("Up")  # layer 0 -> 11
+    report = app.wait(lambda r: r["layer"] == 11 and r["shown"].get("attention_shown", {}).get("layer") == 11 and not r["busy"],
+                      "layer 11's own map", 30)
+    if 11 in report["held_layers"]:
+        raise Failure("selecting layer 11 reran the prompt with another plan instead of computing the layer alone")
+    shown, name = export_npy(app, "layer 11")
+    if name != "attention_l11_h0_probs":
+        raise Failure(f"Export of layer 11 head 0 saved {name}")
+    with open(os.path.join(out, "deep.txt"), "w") as f:
+        f.write(report["prompt"])
+    dump = os.path.join(out, "deep-dump")
+    shutil.rmtree(dump, ignore_errors=True)
+    done = subprocess.run([cli, "forward", "--model", model, "--text-file", os.path.join(out, "deep.txt"), "--dump", dump],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise Failure(f"forward --dump failed: {done.stderr.strip()}")
+    want = np.load(os.path.join(dump, "attn_11.npy"))[0]
+    got = np.nan_to_num(shown, nan=0.0)  # the panel's masked cells are NaN, the dump's 0
+    if got.shape != want.shape:
+        raise Failure(f"layer 11's export is {got.shape}, the dump's {want.shape}")
+    worst = float(np.abs(got - want).max())
+    layer0 = np.load(os.path.join(dump, "attn_0.npy"))[0]
+    if worst > 1e-5 or np.allclose(got, layer0):
+        raise Failure(f"layer 11's export differs from forward --dump's attn_11.npy by {worst} (or equals layer 0's)")
+    log(f"  layer 11 (not held) exported and equal to forward --dump's attn_11.npy (max |diff| {worst:.2g})")
+    app.quit()
+
+
+def every_view(start, models):
+    app = start(["--model", os.path.join(models, "brown-moe"), "--panel", "attention"], "views.log")
+    report = app.settle()
+    tabs = sorted(r[4:] for r in report["regions"] if r.startswith("tab_"))
+    exported, disabled = [], []
+    for tab in tabs:
+        app.click("tab_efficient")
+        app.wait(lambda r: r["panel"] == "efficient", "the Efficient tab", 10)
+        app.settle()
+        app.click(f"tab_{tab}")
+        app.wait(lambda r, t=tab: r["panel"] == t, f"the {tab} tab", 10)
+        array, name = export_npy(app, tab)
+        if name is None:
+            disabled.append(tab)
+            continue
+        if tab != "efficient" and name.startswith("efficient"):
+            raise Failure(f"{tab}: Export saved the Efficient panel's {name}")
+        if array.size == 0:
+            raise Failure(f"{tab}: an empty export {name}")
+        exported.append(f"{tab}: {name} {array.shape}")
+    log("  exported: " + "; ".join(exported))
+    log("  disabled (nothing on screen): " + ", ".join(disabled))
+    if "attention" not in [e.split(":")[0] for e in exported]:
+        raise Failure("the Attention panel exported nothing")
+    # The Attention panel's views: heatmap, lines (L) at another layer and head, the grid (G).
+    app.click("tab_attention")
+    app.wait(lambda r: r["panel"] == "attention", "the Attention tab", 10)
+    app.defocus()
+    app.key("l")
+    app.key("Down")
+    app.key("Right")
+    report = app.wait(lambda r: r["lines"] and r["layer"] == 1 and r["head"] == 1 and not r["busy"], "the lines view at 1.1", 10)
+    array, name = export_npy(app, "lines view")
+    if name != "attention_l1_h1_probs" or array.shape != (report["tokens"], report["tokens"]):
+        raise Failure(f"the lines view at layer 1 head 1 exported {name} {None if array is None else array.shape}")
+    app.key("l")
+    app.key("g")
+    report = app.wait(lambda r: r["grid"] and not r["busy"], "the grid", 10)
+    array, name = export_npy(app, "grid")
+    T, H = report["tokens"], report["n_head"]
+    if name is None or not name.startswith("attention_grid") or array.shape != (len(report["held_layers"]), H, T, T):
+        raise Failure(f"the grid exported {name} {None if array is None else array.shape}")
+    log(f"  views: lines -> attention_l1_h1_probs, grid -> {name} {array.shape}")
+    app.key("g")
+    app.quit()
+
+
+def main():
+    tscope, cli, models, out = sys.argv[1:5]
+    os.makedirs(out, exist_ok=True)
+
+    def session(start):
+        long_prompt_last_layer(start, cli, out)
+        every_view(start, models)
+
+    return drive(tscope, out, session, log, size=(1600, 1000))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
