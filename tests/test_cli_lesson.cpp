@@ -44,6 +44,10 @@ TEST(CliLesson, AWrongAnswerExitsOneAndShowsTheModelsAnswer) {
   const auto j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["steps"][1]["check"]["agrees"], false);
   EXPECT_EQ(j["steps"][1]["check"]["live_answer"], " America");
+  // And one line on stderr says why (not only the JSON on stdout).
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_NE(run.err.find("step 2"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("banana"), std::string::npos) << run.err;
 }
 
 TEST(CliLesson, ABareNameIsLookedUpUnderAssets) {

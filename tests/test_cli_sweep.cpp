@@ -50,7 +50,11 @@ TEST(CliSweep, TinyPresetTrainsFitsAndExports) {
   ASSERT_EQ(again.exitCode, 0) << again.err;
   EXPECT_EQ(json::parse(again.out)["runs"], result["runs"]);
 
-  expectOneLineError(runCli("sweep --preset tiny --out " + out, dir), 2, "already holds a sweep");
+  // The same command again continues it (as the README says); another preset there is refused.
+  const testing::CliRun same = runCli("sweep --preset tiny --out " + out + " --quiet --bootstrap 0", dir);
+  ASSERT_EQ(same.exitCode, 0) << same.err;
+  EXPECT_EQ(json::parse(same.out)["runs"], result["runs"]);
+  expectOneLineError(runCli("sweep --preset brown --out " + out, dir), 2, "already holds another sweep");
 
   // Three runs at once (as on a GPU, here on CPU devices): the same runs, to the bit.
   const testing::CliRun together = runCli("sweep --preset tiny --out " + dir.file("together") + " --threads 1 --backend cpu --parallel 3 --quiet --bootstrap 0", dir);

@@ -2,6 +2,8 @@
 // A prompt longer than the context runs its last n_ctx tokens, as the app does.
 #include "app/cli/cli_common.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -11,6 +13,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "model/core/file_check.h"
+#include "model/tokenize/unicode_text.h"
 #include "model/core/error.h"
 #include "model/generate/generate.h"
 #include "model/nn/backend_select.h"
@@ -24,8 +28,7 @@ namespace {
 
 // A prompt given as bytes in a file (any bytes: NUL and control characters cannot be in argv).
 std::string readTextFile(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) throw Error(path + ": is a directory, not a text file");
+  requireRegularFile(path, "a text file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
   constexpr std::streamoff kMaxBytes = std::streamoff(256) << 20;
@@ -123,9 +126,45 @@ void describeInput(json& out, const Input& input) {
   if (input.characterLevel) out["unknown_characters"] = input.unknown;
 }
 
+void requireUtf8Flags(const std::vector<std::string>& argv) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& value = argv[i];
+    for (size_t pos = 0; pos < value.size();) {
+      const unicode::Utf8Unit unit = unicode::decodeUtf8Unit(value, pos);
+      if (!unit.valid) {
+        const std::string flag = i > 0 && argv[i - 1].starts_with("--") ? argv[i - 1] : "an argument";
+        throw UsageError(flag + " is not valid UTF-8 (byte " + std::to_string(pos) + "): it is kept in a JSON file, which holds UTF-8 only");
+      }
+      pos += unit.length;
+    }
+  }
+}
+
+void requireWritableOutput(const std::string& path, bool directory) {
+  std::error_code ec;
+  fs::path at(path);
+  const fs::file_status status = fs::status(at, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) throw Error(path + ": cannot be written (" + ec.message() + ")");
+  if (fs::exists(status)) {
+    if (directory && !fs::is_directory(status)) throw Error(path + ": exists and is not a folder");
+    if (!directory && !fs::is_regular_file(status)) throw Error(path + ": exists and is not a regular file");
+  }
+  // A file goes into an existing folder (written atomically there); a folder is made with the
+  // folders above it, under the nearest one that exists. That folder must take new entries.
+  fs::path folder = directory && fs::is_directory(status) ? at : at.parent_path();
+  if (folder.empty()) folder = ".";
+  if (directory)
+    while (!fs::exists(folder, ec) && folder.has_parent_path() && folder != folder.parent_path()) folder = folder.parent_path();
+  if (!fs::exists(folder, ec)) throw Error(path + ": the folder " + folder.string() + " does not exist");
+  if (!fs::is_directory(folder, ec)) throw Error(path + ": " + folder.string() + " is not a folder");
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) throw Error(path + ": cannot write in " + folder.string() + " (" + std::strerror(errno) + ")");
+}
+
 std::unique_ptr<Backend> chooseBackend(const Args& args, std::string* note) {
   const int threads = static_cast<int>(args.integer("threads", 0, 0, 1024));
   const std::string name = args.str("backend", "auto");
+  if (name != "auto" && name != "cpu" && name != "reference" && name != "cuda")
+    throw UsageError("--backend must be auto, cpu, reference or cuda, got '" + oneLine(name, 64) + "'");
   auto backend = makeBackend(name, threads, note);
   if (name == "auto" && backend->name() != "cuda" && !note->empty()) std::fprintf(stderr, "tscope-cli: running on the %s\n", note->c_str());
   return backend;

@@ -19,6 +19,14 @@ void print(const nlohmann::json& j);  // JSON on stdout
 // "tscope-cli COMMAND ARGS..." as typed (arguments with spaces or quotes quoted), kept in result files.
 std::string commandLine(const std::string& command, const std::vector<std::string>& argv);
 
+// Commands that keep their flags in JSON result files (train, compare, sweep): every value valid
+// UTF-8, checked before any work (a JSON file cannot hold other bytes). Throws UsageError naming the flag.
+void requireUtf8Flags(const std::vector<std::string>& argv);
+// What a command will write (`path`: a file, or with `directory` a folder it may create), checked
+// before any work: an existing path of the right kind, else a writable folder above it. Throws
+// tscope::Error in one line naming the path.
+void requireWritableOutput(const std::string& path, bool directory);
+
 const Tokenizer& requireTokenizer(const LoadedModel& model);
 
 // The text of a prompt: --NAME S or --NAME-file PATH (any bytes: NUL and control characters

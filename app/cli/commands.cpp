@@ -20,6 +20,7 @@
 #include "model/nn/backend_select.h"
 #include "model/theory/cost.h"
 #include "model/core/error.h"
+#include "model/core/json_field.h"
 #include "model/generate/generate.h"
 #include "model/io/model_io.h"
 #include "model/generate/sampling.h"
@@ -184,6 +185,8 @@ int runGenerate(const Argv& argv) {
   return 0;
 }
 
+constexpr uintmax_t kMaxConfigBytes = uintmax_t(1) << 20;  // a model config is a few hundred bytes
+
 int runInit(const Argv& argv) {
   Args args("init", argv, {"out", "config", "layers", "heads", "embd", "positions", "seed", "init-std", "tokenizer"}, {});
   const std::string tokenizerDir = args.str("tokenizer", defaultGpt2TokenizerDir());
@@ -197,12 +200,12 @@ int runInit(const Argv& argv) {
   c.n_positions = 256;
   if (args.has("config")) {
     const std::string path = args.str("config");
-    std::ifstream in(path);
-    if (!in) throw Error(path + ": cannot open");
+    const json j = readJsonFile(path, kMaxConfigBytes, "model config");
+    if (j.is_object() && (j.contains("train") || j.contains("model")))
+      throw Error(path + ": a training config (\"model\" and \"train\"): init takes a model config, such as its \"model\" object");
+    if (const std::string key = unknownConfigKey(j); !key.empty()) throw Error(path + ": unknown key \"" + oneLine(key, 64) + "\" in a model config");
     try {
-      c = configFromJson(json::parse(in));
-    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e400
-      throw Error(path + ": malformed JSON (" + e.what() + ")");
+      c = configFromJson(j);
     } catch (const Error& e) {
       throw Error(path + ": " + e.what());
     }

@@ -13,6 +13,7 @@
 #include "app/cli/progress_line.h"
 #include "model/core/error.h"
 #include "model/train/comparison.h"
+#include "model/train/train_presets.h"
 
 using nlohmann::json;
 
@@ -20,11 +21,19 @@ namespace tscope::cli {
 
 int runCompare(const Argv& argv) {
   Args args("compare", argv, {"presets", "steps", "threads", "title", "description", "out"}, {});
+  requireUtf8Flags(argv);  // the comparison file keeps the title, description and command line as JSON
   const std::string out = args.str("out");
+  requireWritableOutput(out, false);
   std::vector<std::string> keys = args.list("presets", "");
   if (!args.has("presets") || keys.empty()) throw UsageError("--presets needs a list of training presets, e.g. copy,reverse");
-  for (const std::string& key : keys)
+  for (const std::string& key : keys) {
     if (key.empty()) throw UsageError("--presets has an empty name in '" + args.str("presets") + "'");
+    if (!findTrainPreset(key)) {
+      std::string known;
+      for (const TrainPreset& preset : trainPresets()) known += (known.empty() ? "" : ", ") + preset.key;
+      throw UsageError("unknown training preset '" + oneLine(key, 64) + "' (one of: " + known + ")");
+    }
+  }
   ComparisonOptions options;
   options.maxSteps = static_cast<int>(args.integer("steps", 0, 1, 100000000));
   options.threads = static_cast<int>(args.integer("threads", 0, 0, 1024));

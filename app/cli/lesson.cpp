@@ -1,13 +1,16 @@
 // tscope-cli lesson FILE_OR_NAME: loads a lesson (a bare NAME is assets/lessons/NAME.json), runs
 // every step's check on the live model and prints each step with the author's and the model's
 // answer; exits 1 when any disagrees, so a lesson author can check a lesson before class.
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/args.h"
+#include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "app/session/lesson.h"
+#include "model/core/error.h"
 
 using nlohmann::json;
 
@@ -23,6 +26,7 @@ int runLesson(const Argv& argv) {
   const gui::Lesson lesson = gui::loadLessonFile(path);
   json steps = json::array();
   bool allAgree = true;
+  std::string firstProblem;  // the first step that disagrees, for the one line on stderr
   for (const gui::LessonStepCheck& result : gui::runLessonChecks(lesson, (assets / "models").string(), args.str("backend", "cpu"))) {
     const gui::LessonStep& step = lesson.steps[result.step];
     const json state = step.stateJson.empty() ? json::object() : json::parse(step.stateJson);
@@ -34,11 +38,22 @@ int runLesson(const Argv& argv) {
                         {"answer", result.check->answer}, {"live_answer", result.liveAnswer}, {"agrees", result.agrees}};
       if (!result.why.empty()) entry["check"]["why"] = result.why;
     }
+    if (!result.agrees && firstProblem.empty()) {
+      firstProblem = "step " + std::to_string(result.step + 1) + " (" + step.title + "): ";
+      if (result.modelMissing) firstProblem += "its model " + result.model + " is missing";
+      else if (result.check) firstProblem += "the live model answers \"" + result.liveAnswer + "\", the lesson says \"" + result.check->answer + "\"" +
+                                             (result.why.empty() ? "" : " (" + result.why + ")");
+      else firstProblem += result.why.empty() ? "it could not run" : result.why;
+    }
     allAgree = allAgree && result.agrees;
     steps.push_back(std::move(entry));
   }
-  std::cout << json{{"name", lesson.name}, {"title", lesson.title}, {"path", path}, {"steps", steps}}.dump(2) << "\n";
-  return allAgree ? 0 : 1;
+  print(json{{"name", lesson.name}, {"title", lesson.title}, {"path", path}, {"steps", steps}});
+  if (!allAgree) {
+    std::fprintf(stderr, "tscope-cli lesson: %s\n", oneLine(firstProblem).c_str());
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace tscope::cli

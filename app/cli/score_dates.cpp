@@ -15,6 +15,7 @@ int runScoreDates(const Argv& argv) {
   LoadedModel model = loadModel(args.str("model"));
   const int examples = static_cast<int>(args.integer("examples", 500, 1, 100000));
   const uint64_t seed = static_cast<uint64_t>(args.integer("seed", 1, 0, INT64_MAX));
+  requireDatesModel(model.weights.config());  // before the backend's note: one line for one failure
   std::string backendNote;
   auto backend = chooseBackend(args, &backendNote);
   Transformer transformer(model.weights, *backend);

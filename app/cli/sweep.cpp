@@ -69,13 +69,27 @@ json runsJson(const SweepResults& sweep) {
   return runs;
 }
 
+// What the fit takes from the flags, read (and --csv checked writable) before any training.
+struct FitFlags {
+  int samples = 200;
+  uint64_t seed = 1;
+  std::string csv;  // "" = no CSV files
+};
+FitFlags fitFlags(const Args& args) {
+  FitFlags f;
+  f.samples = static_cast<int>(args.integer("bootstrap", 200, 0, 100000));
+  f.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, 1LL << 62));
+  f.csv = args.str("csv", "");
+  if (args.has("csv")) requireWritableOutput(f.csv, true);
+  return f;
+}
+
 // The fits of a sweep's runs, and the CSV files when asked for.
-json fitAndExport(const SweepResults& sweep, const Args& args) {
-  const int samples = static_cast<int>(args.integer("bootstrap", 200, 0, 100000));
-  const SweepFits fits = fitSweep(sweepPoints(sweep), samples, static_cast<uint64_t>(args.integer("seed", 1, 0, 1LL << 62)));
+json fitAndExport(const SweepResults& sweep, const FitFlags& flags) {
+  const SweepFits fits = fitSweep(sweepPoints(sweep), flags.samples, flags.seed);
   json out = {{"params", sweep.spec.totalParams ? "total" : "non-embedding"}, {"fits", fitsJson(fits)}};
-  if (args.has("csv")) {
-    const fs::path dir = args.str("csv");
+  if (!flags.csv.empty()) {
+    const fs::path dir = flags.csv;
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) throw Error(dir.string() + ": cannot create the CSV directory (" + ec.message() + ")");
@@ -104,7 +118,10 @@ SweepRunOptions sweepRunOptions(const Args& args, std::string* note) {
 
 int runSweep(const Argv& argv) {
   Args args("sweep", argv, {"out", "preset", "spec", "sizes", "tokens", "threads", "backend", "parallel", "bootstrap", "seed", "csv"}, {"quiet"});
+  requireUtf8Flags(argv);  // sweep.json keeps the command line
   const std::string out = args.str("out");
+  requireWritableOutput(out, true);
+  const FitFlags fit = fitFlags(args);  // a bad --bootstrap, --seed or --csv before any training
   std::string backendNote;
   SweepRunOptions options = sweepRunOptions(args, &backendNote);  // bad --backend / --parallel before anything is written
   const bool exists = fs::exists(fs::path(out) / "sweep.json");
@@ -114,12 +131,9 @@ int runSweep(const Argv& argv) {
     for (const std::string& text : args.list("sizes", "")) sizes.push_back(parseSweepSize(text));
   if (args.has("tokens"))
     for (const std::string& text : args.list("tokens", "")) tokens.push_back(parseTokenCount(text));
-  if (exists) {
-    if (args.has("preset") || args.has("spec"))
-      throw UsageError(out + " already holds a sweep: run without --preset / --spec to continue it (--sizes / --tokens extend it)");
-    if (!sizes.empty() || !tokens.empty()) extendSweep(out, sizes, tokens);
-  } else {
-    if (args.has("preset") && args.has("spec")) throw UsageError("give --preset or --spec, not both");
+  if (args.has("preset") && args.has("spec")) throw UsageError("give --preset or --spec, not both");
+  // The sweep the flags describe (a preset or a spec, with --sizes / --tokens added).
+  auto asked = [&] {
     SweepSpec spec;
     if (args.has("spec")) {
       spec = sweepSpecFromJson(readJsonFile(args.str("spec"), 1u << 20, "sweep spec"));
@@ -129,13 +143,24 @@ int runSweep(const Argv& argv) {
       if (!preset) {
         std::string known;
         for (const SweepPreset& p : sweepPresets()) known += (known.empty() ? "" : ", ") + p.key;
-        throw UsageError("unknown sweep preset '" + key + "' (one of: " + known + ")");
+        throw UsageError("unknown sweep preset '" + oneLine(key, 64) + "' (one of: " + known + ")");
       }
       spec = preset->spec;
     }
     for (const SweepSize& size : sizes) spec.sizes.push_back(size);
     for (int64_t budget : tokens) spec.tokens.push_back(budget);
-    createSweep(out, spec, commandLine("sweep", argv));
+    return spec;
+  };
+  if (exists) {
+    // The same command again continues the sweep (README); --preset / --spec naming another sweep is refused.
+    if (args.has("preset") || args.has("spec")) {
+      if (sweepSpecToJson(asked()) != sweepSpecToJson(loadSweep((fs::path(out) / "sweep.json").string()).spec))
+        throw UsageError(out + " already holds another sweep: run without --preset / --spec to continue it (--sizes / --tokens extend it)");
+    } else if (!sizes.empty() || !tokens.empty()) {
+      extendSweep(out, sizes, tokens);
+    }
+  } else {
+    createSweep(out, asked(), commandLine("sweep", argv));
   }
 
   SweepRunner runner(out, std::move(options));
@@ -168,7 +193,7 @@ int runSweep(const Argv& argv) {
     progress->update(*trainer, step.seconds > 0 ? step.tokens / step.seconds : 0, false);
   }
   if (progress) progress->finish();
-  json result = fitAndExport(runner.results(), args);
+  json result = fitAndExport(runner.results(), fit);
   result["out"] = out;
   result["runs"] = runsJson(runner.results());
   print(result);
@@ -177,8 +202,9 @@ int runSweep(const Argv& argv) {
 
 int runFit(const Argv& argv) {
   Args args("fit", argv, {"runs", "bootstrap", "seed", "csv"}, {});
+  const FitFlags flags = fitFlags(args);
   const SweepResults sweep = loadSweep(args.str("runs"));
-  json result = fitAndExport(sweep, args);
+  json result = fitAndExport(sweep, flags);
   result["runs"] = runsJson(sweep);
   result["title"] = sweep.spec.title;
   print(result);

@@ -23,7 +23,9 @@ namespace tscope::cli {
 
 int runTrain(const Argv& argv) {
   Args args("train", argv, {"config", "data", "out", "steps", "threads", "backend"}, {"resume", "quiet"});
+  requireUtf8Flags(argv);  // the checkpoint keeps them as JSON: refused now, not after training
   const std::string out = args.str("out");
+  requireWritableOutput(out, true);
   std::string backendNote;
   std::unique_ptr<Trainer> trainer;
   if (args.has("resume")) {
@@ -85,7 +87,7 @@ int runTrain(const Argv& argv) {
                  {"backend", trainer->backendName()},
                  {"interrupted", interrupted.load()}};
   if (!trainer->history().evals.empty()) result["val_loss"] = trainer->history().evals.back().loss;
-  std::cout << result.dump(2) << "\n";
+  print(result);
   return interrupted ? 130 : 0;
 }
 

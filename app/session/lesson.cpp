@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "app/session/session_file.h"
+#include "model/core/file_check.h"
 #include "model/core/error.h"
 #include "model/core/json_field.h"
 #include "model/train/train_presets.h"
@@ -220,6 +221,7 @@ Lesson lessonFromJsonText(const std::string& path, const std::string& text) {
 }
 
 Lesson loadLessonFile(const std::string& path) {
+  requireRegularFile(path, "the lesson file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open the lesson file");
   std::ostringstream contents;

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "model/core/file_check.h"
 #include "model/core/error.h"
 #include "model/core/json_field.h"
 #include "model/io/npy.h"
@@ -178,6 +179,7 @@ void saveSessionFile(const std::string& path, const SessionFile& session) {
 }
 
 SessionFile loadSessionFile(const std::string& path) {
+  requireRegularFile(path, "the session file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open the session file");
   std::ostringstream contents;

@@ -2,6 +2,7 @@
 // is checked before any work starts.
 #include "model/core/config.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "model/core/error.h"
@@ -258,6 +259,21 @@ ModelConfig configFromJson(const nlohmann::json& j) {
   readField(j, "eos_token_id", c.eos_token_id);
   if (auto msg = validateConfig(c); !msg.empty()) throw Error(msg);
   return c;
+}
+
+std::string unknownConfigKey(const nlohmann::json& j) {
+  // Every key configFromJson reads, and what tscope writes beside them (configToJson, saveModelDir).
+  static const char* known[] = {"n_layer", "n_head", "n_embd", "head_dim", "n_positions", "vocab_size", "layer_norm_epsilon",
+                                "activation_function", "tokenizer", "position_encoding", "position_base", "rope_scaling_factor",
+                                "rope_low_freq_factor", "rope_high_freq_factor", "rope_original_context", "norm", "norm_position", "d_ff",
+                                "n_inner", "n_kv_head", "causal", "attention_window", "tie_word_embeddings", "n_experts", "moe_top_k",
+                                "moe_capacity_factor", "moe_routing", "moe_aux_loss_alpha", "moe_normalize_top_k", "moe_shared_expert_d_ff",
+                                "attention_only", "qk_norm", "attention_variant", "attention_variant_knobs", "n_encoder_layer",
+                                "decoder_start_token_id", "eos_token_id", "model_type", "tscope_version", "comment"};
+  if (!j.is_object()) return "";
+  for (const auto& [key, value] : j.items())
+    if (std::find(std::begin(known), std::end(known), key) == std::end(known)) return key;
+  return "";
 }
 
 nlohmann::json configToJson(const ModelConfig& c) {

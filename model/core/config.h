@@ -124,6 +124,10 @@ std::string validateConfig(const ModelConfig& config);
 // Reads the fields above from a HuggingFace-style config.json object (unknown keys ignored).
 // Throws tscope::Error on a wrong type, an unknown value or an invalid combination.
 ModelConfig configFromJson(const nlohmann::json& json);
+// The first key of a model config object that tscope neither reads nor writes ("" when none): a
+// misspelt field in a file the user wrote (a training config's "model", init --config) is an error
+// there; HuggingFace config.json files carry many keys tscope ignores, so loadModel does not ask.
+std::string unknownConfigKey(const nlohmann::json& json);
 nlohmann::json configToJson(const ModelConfig& config);
 
 }  // namespace tscope

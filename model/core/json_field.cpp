@@ -2,6 +2,8 @@
 // files, so each names the file and refuses a huge one the same way.
 #include "model/core/json_field.h"
 
+#include "model/core/file_check.h"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -10,6 +12,7 @@ namespace tscope {
 
 nlohmann::json readJsonFile(const std::string& path, uintmax_t maxBytes, const std::string& what) {
   std::error_code ec;
+  requireRegularFile(path, what);
   const uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(path + ": cannot read: " + ec.message());
   if (size > maxBytes)

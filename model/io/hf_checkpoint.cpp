@@ -25,6 +25,7 @@
 #include <set>
 
 #include "model/core/error.h"
+#include "model/core/file_check.h"
 #include "model/core/json_field.h"
 #include "model/io/safetensors.h"
 
@@ -98,9 +99,9 @@ class ShardSet {
  public:
   explicit ShardSet(const fs::path& dir) {
     const fs::path single = dir / "model.safetensors", index = dir / "model.safetensors.index.json";
-    if (fs::exists(index)) {
+    if (somethingAt(index.string())) {
       readIndex(dir, index);
-    } else if (fs::exists(single)) {
+    } else if (somethingAt(single.string())) {
       auto& file = open(single);
       for (const auto& [name, info] : file.tensors()) where_[name] = &file;
     } else {

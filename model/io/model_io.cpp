@@ -11,6 +11,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "model/core/file_check.h"
 #include "model/core/error.h"
 #include "model/io/hf_checkpoint.h"
 #include "model/io/npy.h"
@@ -23,6 +24,7 @@ namespace tscope {
 namespace {
 
 nlohmann::json readJsonFile(const fs::path& path) {
+  requireRegularFile(path.string());
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path.string() + ": cannot open (" + std::strerror(errno) + ")");
   try {
@@ -215,8 +217,8 @@ void loadConfigDir(LoadedModel& model, const fs::path& path, const fs::path& con
     throw Error(configPath.string() + ": " + e.what());
   }
   const fs::path weightsPath = path / "model.safetensors";
-  if (!fs::exists(weightsPath)) {
-    if (fs::exists(path / "pytorch_model.bin"))
+  if (!somethingAt(weightsPath.string())) {
+    if (somethingAt((path / "pytorch_model.bin").string()))
       throw Error(pathString + ": only pytorch_model.bin found; tscope reads model.safetensors (convert with the safetensors package)");
     throw Error(pathString + ": no model.safetensors in the model directory");
   }
@@ -243,7 +245,7 @@ LoadedModel loadModel(const std::string& requested) {
     }
   } else {
     const fs::path configPath = path / "config.json";
-    if (!fs::exists(configPath)) throw Error(pathString + ": no config.json in the model directory");
+    if (!somethingAt(configPath.string())) throw Error(pathString + ": no config.json in the model directory");
     const nlohmann::json configJson = readJsonFile(configPath);
     if (auto problem = unsupportedHfArchitecture(configJson); !problem.empty()) throw Error(configPath.string() + ": " + problem);
     if (isHfLlamaFamily(configJson)) {

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/core/file_check.h"
 #include "model/core/error.h"
 
 namespace tscope {
@@ -269,6 +270,7 @@ size_t TensorInfo::numel() const {
 }
 
 MappedFile::MappedFile(const std::string& path) : path_(path) {
+  requireRegularFile(path);  // before open(): a FIFO would block it
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(path, "cannot open: " + errnoText(errno));
   auto closeAndFail = [&](const std::string& problem) {

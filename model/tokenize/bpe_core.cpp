@@ -8,6 +8,7 @@
 #include <queue>
 #include <sstream>
 
+#include "model/core/file_check.h"
 #include "model/core/error.h"
 
 namespace tscope::bpe {
@@ -53,6 +54,7 @@ std::string encodeUtf8(char32_t cp) {
 }
 
 std::string readWholeFile(const std::string& path, size_t maxBytes) {
+  requireRegularFile(path);
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(path + ": cannot open file");
   const auto size = static_cast<size_t>(in.tellg());

@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "model/core/error.h"
+#include "model/core/file_check.h"
 #include "model/tokenize/tokenizer.h"
 #include "model/tokenize/tokenizer_json.h"
 #include "model/tokenize/unicode_text.h"
@@ -126,7 +127,9 @@ std::string printableBytes(std::string_view bytes) {
 
 std::unique_ptr<Tokenizer> loadTokenizerFromDir(const std::string& dir, const std::string& kind) {
   namespace fs = std::filesystem;
-  auto has = [&](const char* name) { return fs::is_regular_file(fs::path(dir) / name); };
+  auto has = [&](const char* name) {  // never throws: a looping link counts as there and is refused when read
+    return somethingAt((fs::path(dir) / name).string());
+  };
   auto path = [&](const char* name) { return (fs::path(dir) / name).string(); };
   if (kind == "gpt2-bpe") {
     if (has("vocab.json") && has("merges.txt")) return loadGpt2Tokenizer(path("vocab.json"), path("merges.txt"));

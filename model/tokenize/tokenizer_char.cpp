@@ -8,6 +8,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "model/core/file_check.h"
 #include "model/core/error.h"
 #include "model/tokenize/tokenizer.h"
 
@@ -91,6 +92,7 @@ std::unique_ptr<Tokenizer> makeCharTokenizer(const std::vector<std::string>& cha
 }
 
 std::unique_ptr<Tokenizer> loadCharTokenizer(const std::string& charsJsonPath) {
+  requireRegularFile(charsJsonPath);
   std::ifstream in(charsJsonPath, std::ios::binary);
   if (!in) throw Error(charsJsonPath + ": cannot open file");
   std::ostringstream contents;

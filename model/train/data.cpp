@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "model/core/file_check.h"
 #include "model/core/error.h"
 
 namespace tscope {
@@ -19,6 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string readWholeFile(const fs::path& path) {
+  requireRegularFile(path.string(), "brown corpus");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("brown corpus: cannot open " + path.string());
   std::stringstream buffer;

@@ -28,14 +28,6 @@ int strongestSource(const std::vector<const float*>& maps, int t, int S) {
   return best;
 }
 
-void requireDatesModel(const Transformer& model) {
-  const ModelConfig& c = model.config();
-  if (!c.isEncoderDecoder() || c.vocab_size != kDateVocabSize || c.decoder_start_token_id != kDateDecoderStartId ||
-      c.eos_token_id != kDateEndId)
-    throw Error("scoring dates needs an encoder-decoder model over the dates vocabulary (" + std::to_string(kDateVocabSize) +
-                " characters, ^ and $ as decoder start and end)");
-}
-
 }  // namespace
 
 double DateTranslationScore::bestAlignment() const { return alignment.empty() ? 0 : *std::max_element(alignment.begin(), alignment.end()); }
@@ -46,7 +38,7 @@ int DateTranslationScore::bestAlignmentLayer() const {
 }
 
 std::string translateDate(Transformer& model, const std::string& source) {
-  requireDatesModel(model);
+  requireDatesModel(model.config());
   model.encode(dateCharacterIds(source));
   const int V = model.config().vocab_size;
   KVCache cache(model.backend(), model.config(), kDateTargetLength + 2);
@@ -63,7 +55,7 @@ std::string translateDate(Transformer& model, const std::string& source) {
 }
 
 DateTranslationScore scoreDateTranslation(Transformer& model, int examples, uint64_t seed) {
-  requireDatesModel(model);
+  requireDatesModel(model.config());
   const int L = model.config().n_layer, H = model.config().n_head;
   DateTranslationScore score;
   score.alignment.assign(L, 0.0);
@@ -112,6 +104,13 @@ DateTranslationScore scoreDateTranslation(Transformer& model, int examples, uint
       if (spans[t] > 0) score.alignmentByPosition[l][t] = (double)alignedAt[l][t] / spans[t];
   }
   return score;
+}
+
+void requireDatesModel(const ModelConfig& c) {
+  if (!c.isEncoderDecoder() || c.vocab_size != kDateVocabSize || c.decoder_start_token_id != kDateDecoderStartId ||
+      c.eos_token_id != kDateEndId)
+    throw Error("scoring dates needs an encoder-decoder model over the dates vocabulary (" + std::to_string(kDateVocabSize) +
+                " characters, ^ and $ as decoder start and end)");
 }
 
 }  // namespace tscope

@@ -31,6 +31,9 @@ struct DateTranslationScore {
 // `examples` held-out dates drawn from Rng(seed) (randomDateExample(rng, true)). Throws
 // tscope::Error when the model is not an encoder-decoder over the dates vocabulary.
 DateTranslationScore scoreDateTranslation(Transformer& model, int examples, uint64_t seed);
+// Throws tscope::Error (one line) unless `config` is a dates encoder-decoder (scoreDateTranslation's
+// requirement, checked before any work).
+void requireDatesModel(const ModelConfig& config);
 
 // The greedy translation of `source` (decoded characters, without the start and end tokens): at most
 // kDateTargetLength + 1 steps, stopping at the end token.

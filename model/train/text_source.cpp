@@ -12,6 +12,7 @@
 #include <string_view>
 #include <unistd.h>
 
+#include "model/core/file_check.h"
 #include "model/core/error.h"
 #include "model/tokenize/bpe_train.h"
 
@@ -97,6 +98,7 @@ std::string readTrainingText(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(name + ": no such file");
   if (fs::is_directory(path, ec)) throw Error(name + ": cannot be read (it is a directory)");
+  requireRegularFile(path, name);
   const uintmax_t size = fs::file_size(path, ec);
   if (ec) throw Error(name + ": cannot be read (" + ec.message() + ")");
   if (size > kMaxTrainingTextBytes)

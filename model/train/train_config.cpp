@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/core/file_check.h"
 #include "model/core/error.h"
 #include "model/core/json_field.h"
 #include "model/train/trainer.h"
@@ -31,7 +32,10 @@ TrainConfig trainConfigFromJson(const json& j) {
   for (const auto& [key, value] : j.items())
     if (key != "model" && key != "train" && key != "comment") throw Error("train config: unknown key \"" + key + "\"");
   TrainConfig c;
-  if (j.contains("model")) c.model = configFromJson(j.at("model"));
+  if (j.contains("model")) {
+    if (const std::string key = unknownConfigKey(j.at("model")); !key.empty()) throw Error("train config: unknown key \"model." + key + "\"");
+    c.model = configFromJson(j.at("model"));
+  }
   if (!j.contains("train")) return c;
   const json& t = j.at("train");
   if (!t.is_object()) throw Error("train config: \"train\" must be an object");
@@ -110,6 +114,7 @@ json trainConfigToJson(const TrainConfig& c) {
 }
 
 TrainConfig loadTrainConfig(const std::string& path) {
+  requireRegularFile(path, "the train config");
   std::ifstream in(path);
   if (!in) throw Error(path + ": cannot open the train config");
   json j;
