@@ -99,6 +99,9 @@ class CudaBackend : public Backend {
   void layerNorm(float* out, const float* in, const float* weight, const float* bias, int T, int C, float eps) override {
     launchLayerNorm(out, in, weight, bias, T, C, eps, stream_);
   }
+  void headRmsNorm(float* qkv, const float* qWeight, const float* kWeight, int rows, int H, int Hkv, int D, int stride, float eps) override {
+    launchHeadRmsNorm(qkv, qWeight, kWeight, rows, H, Hkv, D, stride, eps, stream_);
+  }
   void rmsNorm(float* out, const float* in, const float* weight, int T, int C, float eps) override {
     launchRmsNorm(out, in, weight, T, C, eps, stream_);
   }

@@ -23,6 +23,10 @@ void launchEmbedStep(float* out, const int* token, const int* position, const fl
 // norm.cu: one block per row.
 void launchLayerNorm(float* out, const float* in, const float* weight, const float* bias, int T, int C, float eps, cudaStream_t stream);
 void launchRmsNorm(float* out, const float* in, const float* weight, int T, int C, float eps, cudaStream_t stream);
+// qk_norm in one launch: each of `rows` rows of qkv (row stride `stride`) has H query slices of D
+// (weight qWeight) then Hkv key slices (weight kWeight), each RMS-normalised in place as rmsNorm does.
+void launchHeadRmsNorm(float* qkv, const float* qWeight, const float* kWeight, int rows, int H, int Hkv, int D, int stride, float eps,
+                       cudaStream_t stream);
 // norm.cu: x (T, C) += y, then out (T, C) = LayerNorm(x) (bias may be null) or RMSNorm(x) (bias
 // unused), in one kernel: a warp per row for C <= 1024, else a block per row; float4 when C % 4 == 0
 // and all pointers are 16-byte aligned. out must not alias x or y.

@@ -28,14 +28,26 @@ __global__ void layerNormKernel(float* out, const float* in, const float* weight
   for (int c = threadIdx.x; c < C; c += blockDim.x) o[c] = (x[c] - mean) * rstd * weight[c] + (bias ? bias[c] : 0.0f);
 }
 
-// out (T, C) = x / sqrt(mean(x^2) + eps) * weight; grid (T).
-__global__ void rmsNormKernel(float* out, const float* in, const float* weight, int C, float eps) {
-  const float* x = in + static_cast<size_t>(blockIdx.x) * C;
-  float* o = out + static_cast<size_t>(blockIdx.x) * C;
+// o (C) = x / sqrt(mean(x^2) + eps) * weight, by one block (o may be x).
+__device__ inline void rmsNormSlice(float* o, const float* x, const float* weight, int C, float eps) {
   float squares = 0.0f;
   for (int c = threadIdx.x; c < C; c += blockDim.x) squares += x[c] * x[c];
   const float rrms = rsqrtf(blockSum(squares) / static_cast<float>(C) + eps);
   for (int c = threadIdx.x; c < C; c += blockDim.x) o[c] = x[c] * rrms * weight[c];
+}
+
+// out (T, C) = x / sqrt(mean(x^2) + eps) * weight; grid (T).
+__global__ void rmsNormKernel(float* out, const float* in, const float* weight, int C, float eps) {
+  rmsNormSlice(out + static_cast<size_t>(blockIdx.x) * C, in + static_cast<size_t>(blockIdx.x) * C, weight, C, eps);
+}
+
+// qk_norm: slice s = row * (H + Hkv) + part of qkv (rows, stride); parts < H are q heads (weight
+// qWeight), the rest k heads (weight kWeight), each D wide and following each other from column 0.
+// The same arithmetic per slice as rmsNormKernel, so the numbers equal the per-row launches'.
+__global__ void headRmsNormKernel(float* qkv, const float* qWeight, const float* kWeight, int H, int Hkv, int D, int stride, float eps) {
+  const int perRow = H + Hkv, row = blockIdx.x / perRow, part = blockIdx.x % perRow;
+  float* x = qkv + static_cast<size_t>(row) * stride + static_cast<size_t>(part) * D;
+  rmsNormSlice(x, x, part < H ? qWeight : kWeight, D, eps);
 }
 
 // --- addNorm ---------------------------------------------------------------------------------
@@ -216,6 +228,13 @@ void launchLayerNorm(float* out, const float* in, const float* weight, const flo
 void launchRmsNorm(float* out, const float* in, const float* weight, int T, int C, float eps, cudaStream_t stream) {
   if (T <= 0) return;
   rmsNormKernel<<<T, kNormThreads, 0, stream>>>(out, in, weight, C, eps);
+  TSCOPE_LAUNCH_CHECK();
+}
+
+void launchHeadRmsNorm(float* qkv, const float* qWeight, const float* kWeight, int rows, int H, int Hkv, int D, int stride, float eps,
+                       cudaStream_t stream) {
+  if (rows <= 0) return;
+  headRmsNormKernel<<<rows * (H + Hkv), kNormThreads, 0, stream>>>(qkv, qWeight, kWeight, H, Hkv, D, stride, eps);
   TSCOPE_LAUNCH_CHECK();
 }
 

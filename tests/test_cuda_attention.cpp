@@ -25,6 +25,16 @@ TEST(CudaAttention, PrefillMatchesReferenceInEveryVariant) {
       checkAttention(*cuda, v, size, false, nullptr, seed += 3);
 }
 
+// What the first GPU lease must answer: Qwen's D = 128 heads over more than 1,000 keys (a prefill
+// of 1,100 tokens, many key tiles), in the variants a real model of that kind uses.
+TEST(CudaAttention, HeadDim128PrefillOverMoreThanAThousandKeys) {
+  REQUIRE_CUDA(cuda);
+  uint64_t seed = 300;
+  for (const auto& v : attentionVariants())
+    if (v.name == "causal" || v.name == "rope" || v.name == "gqa4_of_8" || v.name == "rope_llama3_scaled_gqa2")
+      checkAttention(*cuda, v, Size{1100, 0, 128}, false, nullptr, seed += 3);
+}
+
 // Head dimensions the tiled kernel does not take (D % 4 != 0, D > 128) go through the split-key
 // kernels, with their scalar loads for odd D.
 TEST(CudaAttention, UnusualHeadDimensionsMatchReference) {

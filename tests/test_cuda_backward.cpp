@@ -171,6 +171,38 @@ TEST(CudaBackward, AttentionMatchesReferenceInEveryVariant) {
   }
 }
 
+// What the first GPU lease must answer: the attention backward over long rows (T = 1024, GPT-2's
+// context; causal with RoPE and GQA, and bidirectional), where the kernels loop over many key tiles.
+TEST(CudaBackward, AttentionBackwardAtAThousandTokens) {
+  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
+  const std::vector<tscope::testing::AttentionCase> cases = {{"T 1024, causal, RoPE, GQA", 1024, 4, 2, 64, true, 0, 10000, false},
+                                            {"T 1024, bidirectional", 1024, 2, 2, 64, false, 0, 0, false}};
+  for (const auto& c : cases) {
+    const auto slopes = alibiSlopes(c.H);
+    const AttentionShape shape = c.shape(slopes);
+    const size_t qkvSize = static_cast<size_t>(c.T) * shape.qkvDim();
+    const std::vector<std::vector<float>> inputs = {forwardQkv(shape, 1, 41), randomVector(static_cast<size_t>(c.T) * c.H * c.D, 42)};
+    expectMatchesReference(*cudaDevice, std::string("attention ") + c.name, inputs, {randomVector(qkvSize, 43, 0.01)},
+                           [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.attention(out[0], in[1], in[0], shape, 1); });
+  }
+}
+
+// The cross-entropy (loss and its gradient) at a Qwen-sized vocabulary: 151,936 logits per row.
+TEST(CudaBackward, CrossEntropyAtAQwenSizedVocabulary) {
+  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
+  const int rows = 6, V = 151936;
+  const auto logits = randomVector(static_cast<size_t>(rows) * V, 44, 8.0);
+  std::vector<int> targets = {0, V - 1, 77777, 12, 151000, 5};
+  auto reference = makeReferenceBackwardOps();
+  std::vector<float> expected(logits.size());
+  const double expectedLoss = reference->crossEntropy(expected.data(), logits.data(), targets.data(), nullptr, rows, V, 1.0f / rows);
+  Buffer in = toDevice(cuda, logits), out = cuda.allocate(logits.size());
+  const double loss = cudaDevice->backward().crossEntropy(out.data(), in.data(), targets.data(), nullptr, rows, V, 1.0f / rows);
+  EXPECT_NEAR(loss, expectedLoss, 1e-5 * expectedLoss);
+  const auto difference = compare(toHost(cuda, out), expected);
+  EXPECT_LT(difference.relative(), kTolerance) << difference.describe();
+}
+
 TEST(CudaBackward, CrossEntropyMatchesReferenceAlsoInPlace) {
   REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
   const int rows = 40, V = 3001;

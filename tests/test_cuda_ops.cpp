@@ -19,6 +19,7 @@ using namespace tscope;
 using tscope::testing::compare;
 using tscope::testing::randomValues;
 using tscope::testing::toDevice;
+using tscope::testing::toHost;
 
 namespace {
 
@@ -171,6 +172,61 @@ TEST(CudaOps, SampleTokenMatchesSampleNextForTheSameSeed) {
     EXPECT_LE(differences, 1) << "setting " << settingIndex << " (T=" << setting.temperature << " k=" << setting.topK
                               << " p=" << setting.topP << "):" << report;
     ++settingIndex;
+  }
+}
+
+// What the first GPU lease must answer: the sampler at a Qwen-sized vocabulary (151,936 logits),
+// greedy and in the three filters, the same token and rng state as the CPU's sampleNext.
+TEST(CudaOps, SampleTokenAtAQwenSizedVocabulary) {
+  REQUIRE_CUDA(cuda);
+  const int V = 151936;
+  SamplingParams greedy, warm, nucleus;
+  greedy.greedy = true;
+  warm.temperature = 0.8f;
+  warm.topK = 50;
+  nucleus.topP = 0.9f;
+  int settingIndex = 0;
+  for (const SamplingParams& params : {greedy, warm, nucleus}) {
+    int differences = 0;
+    for (uint64_t seed = 0; seed < 40; ++seed) {
+      const auto logits = randomValues(V, seed * 17 + settingIndex, 6.0f);
+      Buffer dLogits = toDevice(*cuda, logits);
+      Rng cpuRng(seed), deviceRng(seed);
+      const int expected = sampleNext(logits, params, cpuRng);
+      const int got = cuda->sampleToken(dLogits.data(), V, params, deviceRng);
+      EXPECT_TRUE(sameState(cpuRng, deviceRng)) << "setting " << settingIndex << " seed " << seed;
+      differences += got != expected;
+    }
+    EXPECT_LE(differences, params.greedy ? 0 : 1) << "setting " << settingIndex;
+    ++settingIndex;
+  }
+}
+
+// qk_norm in one launch per layer (not two per token row: a 4096-token Qwen3 prefill made ~230k
+// launches): the same numbers as the per-row rmsNorm launches, bit for bit, and the reference's.
+TEST(CudaOps, HeadRmsNormInOneLaunchEqualsThePerRowNorms) {
+  REQUIRE_CUDA(cuda);
+  auto reference = makeReferenceBackend();
+  struct Shape {
+    int rows, H, Hkv, D;
+  };
+  for (const Shape sh : {Shape{37, 5, 2, 128}, Shape{3, 4, 4, 6}, Shape{300, 16, 8, 128}}) {
+    const int stride = (sh.H + 2 * sh.Hkv) * sh.D + 3;  // q | k | v and a little more, as a row of qkv
+    const auto host = randomValues((size_t)sh.rows * stride, sh.rows + sh.D, 3.0f);
+    const auto qWeight = randomValues(sh.D, 7, 1.5f), kWeight = randomValues(sh.D, 8, 1.5f);
+    Buffer dq = toDevice(*cuda, qWeight), dk = toDevice(*cuda, kWeight);
+    Buffer oneLaunch = toDevice(*cuda, host), perRow = toDevice(*cuda, host);
+    cuda->headRmsNorm(oneLaunch.data(), dq.data(), dk.data(), sh.rows, sh.H, sh.Hkv, sh.D, stride, 1e-6f);
+    for (int r = 0; r < sh.rows; ++r) {
+      float* row = perRow.data() + (size_t)r * stride;
+      cuda->rmsNorm(row, row, dq.data(), sh.H, sh.D, 1e-6f);
+      cuda->rmsNorm(row + (size_t)sh.H * sh.D, row + (size_t)sh.H * sh.D, dk.data(), sh.Hkv, sh.D, 1e-6f);
+    }
+    const std::vector<float> got = toHost(*cuda, oneLaunch);
+    EXPECT_EQ(got, toHost(*cuda, perRow)) << "rows " << sh.rows << " D " << sh.D;
+    std::vector<float> expected = host;
+    reference->headRmsNorm(expected.data(), qWeight.data(), kWeight.data(), sh.rows, sh.H, sh.Hkv, sh.D, stride, 1e-6f);
+    EXPECT_LT(compare(got, expected).relative(), 1e-5) << "rows " << sh.rows << " D " << sh.D;
   }
 }
 

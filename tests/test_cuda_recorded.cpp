@@ -151,3 +151,20 @@ TEST(CudaRecordedDecode, Gpt2WidthsDecodeLongAndStopAtTheStopToken) {
   EXPECT_EQ(stopped.ids.size(), static_cast<size_t>(at + 1));
   EXPECT_EQ(stopped.ids.back(), stop);
 }
+
+// What the first GPU lease must answer: GPT-2 124M's shape (12 layers) decoding 256 greedy tokens
+// by graph replay, each the CPU's argmax by teacher forcing over the whole 296-token sequence.
+TEST(CudaRecordedDecode, Gpt2Decodes256GreedyTokensAsTheCpuDoes) {
+  REQUIRE_CUDA(cuda);
+  const ModelConfig config = smallConfig(12, 12, 768, 50257, 1024);
+  const Weights weights = randomWeights(config, 34);
+  Transformer model(weights, *cuda);
+  ASSERT_TRUE(model.canRecordSteps());
+  const auto prompt = sequence(40, config.vocab_size, 7);
+  const SamplingParams greedy{.greedy = true};
+  const auto result = generate(model, prompt, 256, greedy);
+  ASSERT_EQ(result.ids.size(), 256u);
+  EXPECT_GE(result.decodeSteps, 250);
+  std::string detail;
+  EXPECT_EQ(disagreements(weights, prompt, result.ids, greedy, &detail), 0) << detail;
+}

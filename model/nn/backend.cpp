@@ -55,6 +55,14 @@ void Backend::matmulActivate(float* out, const float* in, const float* weight, c
   activate(out, (size_t)T * N, activation);
 }
 
+void Backend::headRmsNorm(float* qkv, const float* qWeight, const float* kWeight, int rows, int H, int Hkv, int D, int stride, float eps) {
+  for (int r = 0; r < rows; ++r) {
+    float* row = qkv + (size_t)r * stride;
+    rmsNorm(row, row, qWeight, H, D, eps);                            // Q: H rows of D
+    rmsNorm(row + (size_t)H * D, row + (size_t)H * D, kWeight, Hkv, D, eps);  // K: Hkv rows of D
+  }
+}
+
 void Backend::matmulHalf(float* out, const float* in, const HalfMatrix& weight, const float* bias, int T) {
   if (!isHost()) throw Error("the " + name() + " backend takes float32 weights, not 16-bit halves");
   const int64_t N = weight.rows, K = weight.cols;

@@ -100,6 +100,11 @@ class Backend {
   virtual void layerNorm(float* out, const float* in, const float* weight, const float* bias, int T, int C, float eps) = 0;
   // out (T, C) = in / sqrt(mean(in^2) + eps) * weight
   virtual void rmsNorm(float* out, const float* in, const float* weight, int T, int C, float eps) = 0;
+  // qk_norm: in qkv (rows, stride), each row's H query slices of D floats (from column 0, weight
+  // qWeight (D)) and Hkv key slices (from column H D, weight kWeight) as rmsNorm normalises a row,
+  // in place. The default calls rmsNorm twice per row (in place is safe: a row's sum of squares
+  // is read before it is written); CUDA does every slice in one launch.
+  virtual void headRmsNorm(float* qkv, const float* qWeight, const float* kWeight, int rows, int H, int Hkv, int D, int stride, float eps);
   // out (T, N) = in (T, K) . weight (K, N) + bias (N); bias may be null
   virtual void matmul(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N) = 0;
   // out (T, N) = in (T, K) . weight (N, K)^T   (the unembedding: weight = wte or lm_head)

@@ -111,14 +111,8 @@ const float* BlockForward::unembeddingInput(const float* x, float* out, bool nor
 }
 
 void BlockForward::qkNorm(float* qkv, const ConstLayerWeights& w, int rows) {
-  const int A = config_.attnDim(), H = config_.n_head, Hkv = config_.kvHeads(), D = config_.headDim(), QKV = config_.qkvDim();
   const float eps = static_cast<float>(config_.layer_norm_epsilon);
-  // In place: every backend's rmsNorm reads a row's sum of squares before it writes the row.
-  for (int r = 0; r < rows; ++r) {
-    float* row = qkv + (size_t)r * QKV;
-    backend_->rmsNorm(row, row, w.qNormWeight, H, D, eps);            // Q: H rows of D
-    backend_->rmsNorm(row + A, row + A, w.kNormWeight, Hkv, D, eps);  // K: Hkv rows of D
-  }
+  backend_->headRmsNorm(qkv, w.qNormWeight, w.kNormWeight, rows, config_.n_head, config_.kvHeads(), config_.headDim(), config_.qkvDim(), eps);
 }
 
 // The residual add after a sublayer. Pre-norm: x += y, and when a norm of x comes next one fused

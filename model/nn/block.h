@@ -175,8 +175,8 @@ class BlockForward {
              float* x, bool normed, const LayerTensors& t);
 
  private:
-  // qk_norm: every head's q (H per row) and k (Hkv per row) of qkv (rows, C + 2 Hkv D) RMSNormed in
-  // place over its D entries, one rmsNorm call per row and part (each is contiguous D-wide rows).
+  // qk_norm: every head's q (H per row) and k (Hkv per row) of qkv (rows, A + 2 Hkv D) RMSNormed in
+  // place over its D entries (Backend::headRmsNorm: one launch on CUDA).
   void qkNorm(float* qkv, const ConstLayerWeights& w, int rows);
   bool residualAdd(float* x, const float* y, int R, const NextNorm& next, const float* postWeight, const float* postBias,
                    float* normScratch, float* keepSum);
