@@ -65,6 +65,12 @@ TEST(CliChecksFirst, FilesThatAreNotFilesAreOneLineBeforeReading) {
   expectOneLine(runCli("lesson " + fifo, dir, kTimeout), 1, {"prompt.fifo", "FIFO"}, "a FIFO as the lesson file");
   expectOneLine(runCli("forward --model " + kModels + "/induction-2l --text-file /dev/null/x", dir, kTimeout), 1, {"/dev/null/x"},
                 "a path through a file");
+  // Where a command writes is checked before it works: a dump or a model over a file.
+  tscope::testing::writeBytes(dir.file("a-file"), "x");
+  expectOneLine(runCli("forward --model " + kModels + "/induction-2l --text ab --dump " + dir.file("a-file"), dir, kTimeout), 1,
+                {"a-file", "not a folder"}, "forward --dump onto a file");
+  expectOneLine(runCli("init --out " + dir.file("a-file") + " --layers 1 --heads 1 --embd 8", dir, kTimeout), 1, {"a-file", "not a folder"},
+                "init --out onto a file");
 }
 
 TEST(CliChecksFirst, WhatAResultFileCannotHoldIsRefusedBeforeTraining) {

@@ -189,6 +189,7 @@ constexpr uintmax_t kMaxConfigBytes = uintmax_t(1) << 20;  // a model config is 
 
 int runInit(const Argv& argv) {
   Args args("init", argv, {"out", "config", "layers", "heads", "embd", "positions", "seed", "init-std", "tokenizer"}, {});
+  requireWritableOutput(args.str("out"), true);
   const std::string tokenizerDir = args.str("tokenizer", defaultGpt2TokenizerDir());
   if (tokenizerDir.empty()) throw Error("no GPT-2 tokenizer found: pass --tokenizer DIR or run scripts/setup.sh");
   auto tokenizer = loadTokenizerFromDir(tokenizerDir, "gpt2-bpe");

@@ -66,6 +66,7 @@ int runForward(const Argv& argv) {
   const ModelConfig& c = model.weights.config();
   const int T = static_cast<int>(ids.size()), V = c.vocab_size;
   const bool dump = args.has("dump"), loss = args.has("loss-from");
+  if (dump) requireWritableOutput(args.str("dump"), true);  // before the forward, not after it
   const int lossFrom = static_cast<int>(args.integer("loss-from", 0, 0, INT_MAX));
   if (loss && lossFrom > T - 2)
     throw Error("--loss-from " + std::to_string(lossFrom) + " leaves no next token to score: the prompt is " + std::to_string(T) +

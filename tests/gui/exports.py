@@ -5,10 +5,11 @@
    layers' maps held), the Attention panel at layer 0, then Up to layer 11 (not held): the panel
    shows layer 11's own map (never layer 0's), and Export NPY equals tscope-cli forward --dump's
    attn_11.npy for the same text.
-2. Export saves what is on screen, or nothing: on brown-moe, every tab after the Efficient
-   attention tab, and the Attention panel's heatmap, lines and grid views: Export NPY writes the
-   matrix the report names (its shape checked), or the buttons are disabled (the report says why)
-   and pressing one writes nothing.
+2. Export saves what is on screen, or nothing: on brown-moe, a walk through the tabs in which every
+   tab follows every other tab once, exporting at each step, then the Attention panel's lines view
+   (its export equal to forward --dump's map of the layer and head on screen) and grid: Export NPY
+   writes the matrix the report names (its shape checked), or the buttons are disabled (the report
+   says why) and pressing one writes nothing.
 usage: exports.py TSCOPE TSCOPE_CLI MODELS_DIR OUT"""
 import glob
 import json
@@ -105,29 +106,53 @@ def long_prompt_last_layer(start, cli, out):
     app.quit()
 
 
-def every_view(start, models):
-    app = start(["--model", os.path.join(models, "brown-moe"), "--panel", "attention"], "views.log")
+def all_pairs_walk(names):
+    """A walk through `names` in which every ordered pair (a, b), a != b, follows each other once
+    (an Eulerian circuit of the complete directed graph, by Hierholzer's algorithm)."""
+    edges = {a: [b for b in reversed(names) if b != a] for a in names}
+    stack, walk = [names[0]], []
+    while stack:
+        if edges[stack[-1]]:
+            stack.append(edges[stack[-1]].pop())
+        else:
+            walk.append(stack.pop())
+    return walk[::-1]
+
+
+def dump_map(cli, out, model, prompt, layer, head):
+    """forward --dump's attention map of (layer, head) for `prompt` on `model`."""
+    text, dump = os.path.join(out, "views.txt"), os.path.join(out, "views-dump")
+    with open(text, "w") as f:
+        f.write(prompt)
+    shutil.rmtree(dump, ignore_errors=True)
+    done = subprocess.run([cli, "forward", "--model", model, "--text-file", text, "--dump", dump], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise Failure(f"forward --dump failed: {done.stderr.strip()}")
+    return np.load(os.path.join(dump, f"attn_{layer}.npy"))[head]
+
+
+def every_view(start, cli, models, out):
+    model = os.path.join(models, "brown-moe")
+    app = start(["--model", model, "--panel", "attention"], "views.log")
     report = app.settle()
     tabs = sorted(r[4:] for r in report["regions"] if r.startswith("tab_"))
-    exported, disabled = [], []
-    for tab in tabs:
-        app.click("tab_efficient")
-        app.wait(lambda r: r["panel"] == "efficient", "the Efficient tab", 10)
-        app.settle()
+    walk = all_pairs_walk(tabs)
+    exported, disabled = {}, set()
+    for step, tab in enumerate(walk):
         app.click(f"tab_{tab}")
         app.wait(lambda r, t=tab: r["panel"] == t, f"the {tab} tab", 10)
-        array, name = export_npy(app, tab)
+        array, name = export_npy(app, f"{tab} (after {walk[step - 1] if step else 'the start'})")
         if name is None:
-            disabled.append(tab)
+            disabled.add(tab)
             continue
-        if tab != "efficient" and name.startswith("efficient"):
-            raise Failure(f"{tab}: Export saved the Efficient panel's {name}")
+        if (tab == "efficient") != name.startswith("efficient"):
+            raise Failure(f"{tab} after {walk[step - 1]}: Export saved {name}")
         if array.size == 0:
             raise Failure(f"{tab}: an empty export {name}")
-        exported.append(f"{tab}: {name} {array.shape}")
-    log("  exported: " + "; ".join(exported))
-    log("  disabled (nothing on screen): " + ", ".join(disabled))
-    if "attention" not in [e.split(":")[0] for e in exported]:
+        exported[tab] = f"{name} {array.shape}"
+    log(f"  {len(walk)} tabs in a walk through every ordered pair of tabs; exported: " + "; ".join(f"{t}: {e}" for t, e in sorted(exported.items())))
+    log("  disabled (nothing on screen): " + ", ".join(sorted(disabled)))
+    if "attention" not in exported:
         raise Failure("the Attention panel exported nothing")
     # The Attention panel's views: heatmap, lines (L) at another layer and head, the grid (G).
     app.click("tab_attention")
@@ -140,6 +165,10 @@ def every_view(start, models):
     array, name = export_npy(app, "lines view")
     if name != "attention_l1_h1_probs" or array.shape != (report["tokens"], report["tokens"]):
         raise Failure(f"the lines view at layer 1 head 1 exported {name} {None if array is None else array.shape}")
+    want = dump_map(cli, out, model, report["prompt"], 1, 1)
+    worst = float(np.abs(np.nan_to_num(array, nan=0.0) - want).max())
+    if worst > 1e-5:
+        raise Failure(f"the lines view's export differs from forward --dump's layer 1 head 1 by {worst}")
     app.key("l")
     app.key("g")
     report = app.wait(lambda r: r["grid"] and not r["busy"], "the grid", 10)
@@ -147,7 +176,7 @@ def every_view(start, models):
     T, H = report["tokens"], report["n_head"]
     if name is None or not name.startswith("attention_grid") or array.shape != (len(report["held_layers"]), H, T, T):
         raise Failure(f"the grid exported {name} {None if array is None else array.shape}")
-    log(f"  views: lines -> attention_l1_h1_probs, grid -> {name} {array.shape}")
+    log(f"  views: lines -> attention_l1_h1_probs (equal to forward --dump's, max |diff| {worst:.2g}), grid -> {name} {array.shape}")
     app.key("g")
     app.quit()
 
@@ -158,7 +187,7 @@ def main():
 
     def session(start):
         long_prompt_last_layer(start, cli, out)
-        every_view(start, models)
+        every_view(start, cli, models, out)
 
     return drive(tscope, out, session, log, size=(1600, 1000))
 
