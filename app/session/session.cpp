@@ -10,6 +10,7 @@
 #include "model/nn/trace_views.h"
 #include "model/theory/cost.h"
 #include "model/core/error.h"
+#include "model/core/units.h"
 #include "model/generate/generate.h"
 
 namespace tscope::gui {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "model/core/error.h"
+#include "model/core/units.h"
 
 namespace tscope {
 
@@ -27,12 +28,6 @@ std::optional<int> Trace::inputIndex(int layer) const {
 
 size_t layerMapBytes(int H, int T, int Tk) { return 2 * sizeof(float) * (size_t)H * T * Tk; }
 
-std::string formatBytes(size_t bytes) {
-  char text[32];
-  if (bytes >= (size_t(1) << 30)) std::snprintf(text, sizeof text, "%.1f GiB", bytes / double(size_t(1) << 30));
-  else std::snprintf(text, sizeof text, "%.0f MiB", std::ceil(bytes / double(size_t(1) << 20)));
-  return text;
-}
 
 int Trace::internalIndex(int layer) const {
   auto it = std::find(internalLayers.begin(), internalLayers.end(), layer);

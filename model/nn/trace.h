@@ -142,8 +142,7 @@ void planCapture(Trace& trace, const TraceOptions& options, const ModelConfig& c
 
 // Bytes of one layer's attention maps (probabilities and scores, H x T x Tk floats each).
 size_t layerMapBytes(int H, int T, int Tk);
-// "512 MiB", "1.2 GiB": a byte count for a note.
-std::string formatBytes(size_t bytes);
+
 
 // The attention maps (probabilities and scores) of a prompt's T tokens over Tk = T keys, stored as
 // immutable row pieces shared between copies: an edit keeps the pieces of the unchanged prefix

@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include "model/core/units.h"
+
 namespace tscope::gui {
 
 enum class BarStyle {
@@ -36,7 +38,6 @@ float colorRampWidth(ImVec2 size, const char* leftLabel, const char* rightLabel)
 // escaped, cut to maxChars characters (UTF-8 aware) with ".." when longer.
 std::string tokenLabel(const std::string& text, size_t maxChars = 14);
 
-// "12.0 KiB", "3.50 MiB": bytes in binary units.
-std::string formatBytes(double bytes);
+// formatBytes ("12.0 KiB", "3.50 MiB") is model/core/units.h's.
 
 }  // namespace tscope::gui
