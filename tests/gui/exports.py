@@ -43,7 +43,7 @@ def export_npy(app, what):
     before = set(os.listdir(app.workdir))
     app.click("export_npy")
     if not name:
-        app.pause(0.8)
+        app.pause(0.4)  # an export is written at the end of the frame the press lands in
         written = new_files(app, before, "tscope-")
         if written:
             raise Failure(f"{what}: Export was disabled but wrote {written}")
