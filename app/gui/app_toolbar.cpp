@@ -1,0 +1,185 @@
+// The App's toolbar and what its buttons do: Save PNG, Export CSV / NPY (what the panel drew this
+// frame), the session file's path with Save and Load, the model picker; and applying a loaded
+// session's state to the model. Split from app.cpp.
+#include <imgui.h>
+
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#include "app/gui/app.h"
+#include "app/gui/widgets/layout.h"
+#include "app/session/session_file.h"
+#include "model/core/error.h"
+#include "model/io/npy.h"
+
+namespace tscope::gui {
+
+namespace {
+std::string timestamp() {
+  const std::time_t now = std::time(nullptr);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return buffer;
+}
+}  // namespace
+
+void App::drawToolbar() {
+  const bool savePng = ImGui::Button("Save PNG");
+  recordItem(shared_, "save_png");
+  if (savePng) {
+    pendingScreenshot_ = std::string("tscope-") + panelName(state_.panel) + "-" + timestamp() + ".png";
+    pendingCrop_.reset();  // the whole panel
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("save the panel on screen as a PNG in the current folder");
+  sameLineIfFits("Export CSV");
+  const bool exportable = !lastExportName_.empty();
+  const std::string exportWhy = !exportable ? (lastExportNote_.empty() ? std::string("nothing on screen to export: this view shows no matrix")
+                                                                         : "nothing on screen to export: " + lastExportNote_)
+                                            : "save " + lastExportName_ + ", as on screen";
+  ImGui::BeginDisabled(!exportable);
+  if (ImGui::Button("Export CSV")) exportRequest_ = 1;
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", exportWhy.c_str());
+  recordItem(shared_, "export_csv");
+  sameLineIfFits("Export NPY");
+  if (ImGui::Button("Export NPY")) exportRequest_ = 2;
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", exportWhy.c_str());
+  recordItem(shared_, "export_npy");
+  ImGui::EndDisabled();
+  sameLineIfFits("", ImGui::GetFontSize() * 14);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  ImGui::InputText("##session", &sessionPath_);
+  recordItem(shared_, "session_path");
+  sameLineIfFits("Save session");
+  const bool saveSession = ImGui::Button("Save session");
+  recordItem(shared_, "save_session");
+  if (saveSession) {
+    try {
+      saveSessionFile(sessionPath_, {session_->modelPath(), state_, ""});
+      showMessage("saved " + sessionPath_, MessageKind::Info);
+    } catch (const std::exception& e) {
+      showMessage(e.what(), MessageKind::Error);
+    }
+  }
+  sameLineIfFits("Load session");
+  if (ImGui::Button("Load session")) loadSession();
+  recordItem(shared_, "load_session");
+  sameLineIfFits("projector (P)", ImGui::GetFrameHeight());
+  ImGui::Checkbox("projector (P)", &state_.projector);
+  recordItem(shared_, "projector");
+  sameLineIfFits("text size", ImGui::GetFontSize() * 6);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  ImGui::SliderFloat("text size", &state_.fontScale, 0.75f, 3.0f, "%.2fx");
+  recordItem(shared_, "text_size");
+  sameLineIfFits("Help (F1)");
+  if (ImGui::Button("Help (F1)")) showHelp_ = !showHelp_;
+  recordItem(shared_, "help");
+  drawModelPicker();
+  lesson_.drawPicker(*this);
+}
+
+void App::drawModelPicker() {
+  const std::string current = modelDisplayName(session_->modelPath());
+  sameLineIfFits("", ImGui::GetFontSize() * 10);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+  // As tall as the window allows: the shipped models and a cache of several fit without scrolling.
+  if (ImGui::BeginCombo("##models", current.c_str(), ImGuiComboFlags_HeightLargest)) {
+    for (const std::string& path : shippedModels_) {
+      const std::string name = std::filesystem::path(path).filename().string();
+      if (ImGui::Selectable(name.c_str(), path == session_->modelPath())) pendingOpen_ = {path, ""};
+    }
+    if (!cachedModels_.empty()) {
+      ImGui::Separator();
+      ImGui::TextDisabled("HuggingFace cache");
+    }
+    for (size_t i = 0; i < cachedModels_.size(); ++i) {
+      const CachedHfModel& model = cachedModels_[i];
+      ImGui::BeginDisabled(!model.problem.empty());
+      if (ImGui::Selectable(model.id.c_str(), model.path == session_->modelPath())) pendingOpen_ = {model.path, ""};
+      ImGui::EndDisabled();
+      if (!model.problem.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", model.problem.c_str());
+      recordItem(shared_, "model_cached_" + std::to_string(i));
+    }
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("switch to a shipped model or one in the HuggingFace cache (the prompt stays)");
+  recordItem(shared_, "model_combo");
+  sameLineIfFits("", ImGui::GetFontSize() * 14);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  const bool entered = ImGui::InputText("##modelpath", &modelPathInput_, ImGuiInputTextFlags_EnterReturnsTrue);
+  recordItem(shared_, "model_path");
+  sameLineIfFits("Open model");
+  if ((ImGui::Button("Open model") || entered) && !modelPathInput_.empty()) pendingOpen_ = {modelPathInput_, ""};
+  recordItem(shared_, "open_model");
+}
+
+// A session names its model: a different one is opened first (next frame), then the state applied.
+void App::loadSession() {
+  try {
+    SessionFile file = loadSessionFile(sessionPath_);
+    if (file.warning.empty()) showMessage("loaded " + sessionPath_, MessageKind::Info);
+    else showMessage(file.warning, MessageKind::Warning);
+    if (!file.modelPath.empty() && file.modelPath != session_->modelPath()) pendingOpen_ = {file.modelPath, ""};
+    if (pendingOpen_.first.empty()) applyState(std::move(file.state));
+    else pendingState_ = std::move(file.state);
+  } catch (const std::exception& e) {
+    showMessage(e.what(), MessageKind::Error);
+  }
+}
+
+std::string keepFittingInterventions(std::vector<InterventionSpec>& specs, const ModelConfig& config) {
+  std::string dropped;
+  std::erase_if(specs, [&](const InterventionSpec& spec) {
+    const std::string problem = interventionProblem(spec, config);
+    if (!problem.empty() && dropped.empty()) dropped = "left out an intervention: " + problem;
+    return !problem.empty();
+  });
+  return dropped;
+}
+
+void App::applyState(AppState state) {
+  const ModelConfig& c = session_->config();
+  state.layer = std::clamp(state.layer, 0, c.n_layer - 1);
+  state.head = std::clamp(state.head, 0, c.n_head - 1);
+  if (std::string dropped = keepFittingInterventions(state.interventions, c); !dropped.empty()) showMessage(dropped, MessageKind::Warning);
+  state_ = std::move(state);
+  selectPanel(state_.panel);
+  post();
+}
+
+// Exports what the panel drew this frame, or nothing (never an earlier view's matrix).
+void App::exportMatrix(bool npy) {
+  ExportableMatrix m = shared_.exportable;
+  if (!m.any()) {
+    showMessage("nothing on screen to export: " + (shared_.exportNote.empty() ? std::string("this view shows no matrix") : shared_.exportNote),
+                MessageKind::Warning);
+    return;
+  }
+  const std::string path = "tscope-" + m.name + "-" + timestamp() + (npy ? ".npy" : ".csv");
+  try {
+    if (m.values.empty()) m.values = m.make();
+    if ((size_t)m.rows * m.cols != m.values.size()) throw Error("export of " + m.name + ": " + std::to_string(m.values.size()) + " values for " + std::to_string(m.rows) + " x " + std::to_string(m.cols));
+    if (npy) {
+      writeNpy(path, m.values.data(), m.shape.empty() ? std::vector<int64_t>{m.rows, m.cols} : m.shape);
+    } else {
+      std::string csv;
+      for (int r = 0; r < m.rows; ++r) {
+        for (int c = 0; c < m.cols; ++c) {
+          char cell[32];
+          std::snprintf(cell, sizeof cell, "%s%.7g", c ? "," : "", m.values[(size_t)r * m.cols + c]);
+          csv += cell;
+        }
+        csv += "\n";
+      }
+      writeFileAtomically(path, csv);
+    }
+    showMessage("exported " + path + " (" + std::to_string(m.rows) + " x " + std::to_string(m.cols) + ")", MessageKind::Info);
+  } catch (const std::exception& e) {
+    showMessage(e.what(), MessageKind::Error);
+  }
+}
+
+}  // namespace tscope::gui
