@@ -1,8 +1,8 @@
 // CudaBackend: the Backend interface on one CUDA device. Memory is cudaMalloc'd and zero-filled on
 // the backend's own stream, every op is enqueued on that stream (cuBLAS is bound to it), and only
-// download() and sync() wait for it. Host-side arguments (token ids, MoE rows and gates, ALiBi
-// slopes) are copied into a reused device scratch area first; copies from pageable host memory
-// return once the data is staged, so the caller may reuse its arrays at once.
+// download() and sync() wait for it. Host-side arguments (token ids, MoE rows and gates) go
+// through a pinned ring (host_staging.h): copied there at once, so the caller may reuse its
+// arrays, and sent by an asynchronous copy that does not wait for the stream.
 #include "kernels/cuda_backend.h"
 
 #include <cublas_v2.h>
@@ -21,6 +21,7 @@
 #include "kernels/cuda_backward.h"  // CudaStreamContext (training shares the stream and cuBLAS handle)
 #include "kernels/cuda_check.h"
 #include "kernels/device_scratch.h"
+#include "kernels/host_staging.h"
 #include "kernels/launchers.h"
 #include "model/core/error.h"
 #include "model/generate/sampling.h"
@@ -235,11 +236,9 @@ class CudaBackend : public Backend {
   void scatterAddRows(float* out, const float* in, const int* hostRows, const float* hostWeights, int n, int C) override {
     if (recording_) throw Error("CUDA backend: host arguments cannot be staged while a decode step is recorded");
     if (n <= 0) return;
-    // Rows and gates share one staging area: n ints, then n floats.
-    char* area = static_cast<char*>(hostArgs_.reserve(n * (sizeof(int) + sizeof(float)), stream_));
-    TSCOPE_CUDA_CHECK(cudaMemcpyAsync(area, hostRows, n * sizeof(int), cudaMemcpyHostToDevice, stream_));
-    TSCOPE_CUDA_CHECK(cudaMemcpyAsync(area + n * sizeof(int), hostWeights, n * sizeof(float), cudaMemcpyHostToDevice, stream_));
-    launchScatterAddRows(out, in, reinterpret_cast<const int*>(area), reinterpret_cast<const float*>(area + n * sizeof(int)), n, C, stream_);
+    const int* rows = stage(hostRows, n);
+    const float* weights = stage(hostWeights, n);
+    launchScatterAddRows(out, in, rows, weights, n, C, stream_);
   }
   void attention(float* out, float* probs, float* scores, float* qkv, float* kCache, float* vCache, const AttentionShape& s) override {
     if (s.T <= 0) return;
@@ -302,21 +301,19 @@ class CudaBackend : public Backend {
   }
 
  private:
-  // Copies n host values into the staging area and returns their device address (valid until
-  // the next stage(); stream order keeps earlier kernels reading their own values).
+  // Copies n host values through the pinned ring and returns their device address (valid for the
+  // work enqueued after it: the ring waits for the stream before it reuses a slice).
   template <typename Value>
   const Value* stage(const Value* host, int n) {
     if (recording_) throw Error("CUDA backend: host arguments cannot be staged while a decode step is recorded");
-    void* area = hostArgs_.reserve(static_cast<size_t>(n) * sizeof(Value), stream_);
-    TSCOPE_CUDA_CHECK(cudaMemcpyAsync(area, host, static_cast<size_t>(n) * sizeof(Value), cudaMemcpyHostToDevice, stream_));
-    return static_cast<const Value*>(area);
+    return static_cast<const Value*>(hostArgs_.put(host, static_cast<size_t>(n) * sizeof(Value), stream_));
   }
 
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   bool recording_ = false;       // between beginRecording() and endRecording(): no staging, no scratch growth
-  DeviceScratch hostArgs_;       // staged host arguments (tokens, rows + gates)
+  HostStaging hostArgs_;         // staged host arguments (tokens, rows + gates)
   // attention: scratch (lse (H, T), split-key partials), outgrown scratch areas, ALiBi copies.
   std::unique_ptr<DeviceScratch> attentionScratch_;
   // Recorded decode steps: the state in device memory and its pinned host mirror, the graph, the

@@ -17,6 +17,7 @@
 
 #include "kernels/cuda_check.h"
 #include "kernels/device_scratch.h"
+#include "kernels/host_staging.h"
 #include "kernels/launchers.h"
 #include "model/core/error.h"
 
@@ -25,7 +26,6 @@ namespace {
 
 using namespace tscope::cuda;
 
-size_t alignUp(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 class CudaBackwardOps : public BackwardOps {
  public:
@@ -104,14 +104,11 @@ class CudaBackwardOps : public BackwardOps {
     for (int r = 0; r < rows; ++r)
       if ((!scored || scored[r]) && (targets[r] < 0 || targets[r] >= V))
         throw Error("crossEntropy: target " + std::to_string(targets[r]) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
-    // One staging area: targets (rows ints) | scored (rows bytes); then the row losses (doubles).
-    const size_t targetBytes = alignUp(rows * sizeof(int)), scoredBytes = alignUp(scored ? rows : 0);
-    char* area = static_cast<char*>(hostArgs_.reserve(targetBytes + scoredBytes, stream_));
-    TSCOPE_CUDA_CHECK(cudaMemcpyAsync(area, targets, rows * sizeof(int), cudaMemcpyHostToDevice, stream_));
-    if (scored) TSCOPE_CUDA_CHECK(cudaMemcpyAsync(area + targetBytes, scored, rows, cudaMemcpyHostToDevice, stream_));
+    // Targets and the scored flags go through the pinned ring; the row losses (doubles) come back.
+    const int* deviceTargets = stage(targets, static_cast<size_t>(rows));
+    const uint8_t* deviceScored = scored ? stage(scored, static_cast<size_t>(rows)) : nullptr;
     auto* rowLoss = static_cast<double*>(rowLoss_.reserve(rows * sizeof(double), stream_));
-    launchCrossEntropyBackward(dlogits, logits, reinterpret_cast<const int*>(area),
-                               scored ? reinterpret_cast<const uint8_t*>(area + targetBytes) : nullptr, rows, V, scale, rowLoss, stream_);
+    launchCrossEntropyBackward(dlogits, logits, deviceTargets, deviceScored, rows, V, scale, rowLoss, stream_);
     hostLoss_.resize(rows);
     TSCOPE_CUDA_CHECK(cudaMemcpyAsync(hostLoss_.data(), rowLoss, rows * sizeof(double), cudaMemcpyDeviceToHost, stream_));
     TSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -121,19 +118,17 @@ class CudaBackwardOps : public BackwardOps {
   }
 
  private:
-  // Copies n host values into the staging area; the device copy is valid until the next stage().
+  // Copies n host values through the pinned ring (host_staging.h) and returns their device address.
   template <typename Value>
   const Value* stage(const Value* host, size_t n) {
-    void* area = hostArgs_.reserve(std::max<size_t>(n, 1) * sizeof(Value), stream_);
-    if (n) TSCOPE_CUDA_CHECK(cudaMemcpyAsync(area, host, n * sizeof(Value), cudaMemcpyHostToDevice, stream_));
-    return static_cast<const Value*>(area);
+    return static_cast<const Value*>(hostArgs_.put(host, n * sizeof(Value), stream_));
   }
   float* work(size_t floats) { return static_cast<float*>(work_.reserve(std::max<size_t>(floats, 1) * sizeof(float), stream_)); }
 
   CudaStreamContext context_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
-  DeviceScratch hostArgs_;  // staged host arguments
+  HostStaging hostArgs_;    // staged host arguments (pinned ring)
   DeviceScratch work_;      // op workspaces
   DeviceScratch rowLoss_;   // (rows) doubles of crossEntropy
   std::vector<double> hostLoss_;

@@ -4,9 +4,11 @@
 // afterwards, the same error messages). Each test reports SKIPPED without a CUDA device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/nn/backend_select.h"
@@ -227,6 +229,50 @@ TEST(CudaOps, HeadRmsNormInOneLaunchEqualsThePerRowNorms) {
     std::vector<float> expected = host;
     reference->headRmsNorm(expected.data(), qWeight.data(), kWeight.data(), sh.rows, sh.H, sh.Hkv, sh.D, stride, 1e-6f);
     EXPECT_LT(compare(got, expected).relative(), 1e-5) << "rows " << sh.rows << " D " << sh.D;
+  }
+}
+
+// Host arguments go through a pinned ring (kernels/host_staging.h) with no wait until it wraps:
+// 400 gathers and scatters of distinct rows (about 3 MiB of rows and gates, past the first 1 MiB
+// ring: it wraps and grows) enqueued with no download between them, each rewriting its host
+// arrays at once, give the reference's numbers exactly (a gather copies, a scatter adds in order).
+TEST(CudaOps, StagedHostArgumentsSurviveTheRingWrappingAndGrowing) {
+  REQUIRE_CUDA(cuda);
+  auto reference = makeReferenceBackend();
+  const int C = 3, inRows = 97;
+  const auto input = randomValues((size_t)inRows * C, 11);
+  Buffer deviceIn = toDevice(*cuda, input);
+  std::vector<Buffer> gathered, scattered;
+  std::vector<std::vector<float>> expectGathered, expectScattered;
+  std::vector<int> rows;
+  std::vector<float> weights;
+  for (int call = 0; call < 400; ++call) {
+    const int n = call == 200 ? 300000 : 1000 + call;  // one staging over the ring's first capacity
+    rows.resize(n);
+    weights.resize(n);
+    for (int i = 0; i < n; ++i) {
+      rows[i] = (i * 7 + call) % inRows;
+      weights[i] = 0.5f + 0.001f * static_cast<float>((i + call) % 13);
+    }
+    gathered.push_back(cuda->allocate((size_t)n * C));
+    cuda->gatherRows(gathered.back().data(), deviceIn.data(), rows.data(), n, C);
+    std::vector<float> gatherExpected((size_t)n * C);
+    reference->gatherRows(gatherExpected.data(), input.data(), rows.data(), n, C);
+    expectGathered.push_back(std::move(gatherExpected));
+    if (call % 4 == 0) {  // scatter the gathered rows back with their gates
+      scattered.push_back(cuda->allocate((size_t)inRows * C));
+      cuda->scatterAddRows(scattered.back().data(), gathered.back().data(), rows.data(), weights.data(), n, C);
+      std::vector<float> scatterExpected((size_t)inRows * C, 0.0f);
+      reference->scatterAddRows(scatterExpected.data(), expectGathered.back().data(), rows.data(), weights.data(), n, C);
+      expectScattered.push_back(std::move(scatterExpected));
+    }
+    std::fill(rows.begin(), rows.end(), -1);  // the caller reuses its arrays at once
+    std::fill(weights.begin(), weights.end(), 1e30f);
+  }
+  for (size_t i = 0; i < gathered.size(); ++i) ASSERT_EQ(toHost(*cuda, gathered[i]), expectGathered[i]) << "gather " << i;
+  for (size_t i = 0; i < scattered.size(); ++i) {
+    const auto got = toHost(*cuda, scattered[i]);
+    EXPECT_LT(compare(got, expectScattered[i]).relative(), 1e-6) << "scatter " << i;
   }
 }
 

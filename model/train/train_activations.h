@@ -50,6 +50,7 @@ struct TrainModel::Activations {
   Floats dSharedGateLogit;  // (R, 1) a shared expert's gate logit gradient
   std::vector<float> drouterHost, dExpertOutHost, dffCopy, expertOutCopy;  // host side of the MoE backward
   std::vector<float> dqkvHost;  // (R, QKV) a variant attention's gradient, summed on the host
+  Floats dqkvStaged;            // (R, QKV) the same on the device, before it is added to dqkv
   Floats dqkvRaw;   // (R, QKV) qk_norm: gradient of the projection's output (before the q/k norm)
   // Encoder-decoder models: the encoder's layers over B sources of S rows, and their gradients.
   std::vector<LayerActivations> encoderLayers;
@@ -64,7 +65,8 @@ struct TrainModel::Activations {
 // dqkv (B*T, QKV) += the gradient of a variant's attention (the block's efficient-attention op, on
 // the host as in the forward), head by head: q and k as the forward left them (RoPE rotated), their
 // gradients turned back by RoPE's angles; a key/value head sums the gradients of its query group.
+// `scratch` and `staged` (a device backend's copy) are kept by the caller and reused.
 void variantAttentionBackward(Backend& fw, float* dqkv, const float* dattn, const float* qkv, const AttentionShape& s, int B,
-                              const AttentionVariantParams& params, std::vector<float>& scratch);
+                              const AttentionVariantParams& params, std::vector<float>& scratch, Floats& staged);
 
 }  // namespace tscope

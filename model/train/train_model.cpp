@@ -448,7 +448,7 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
     zeroVector(fw, a.dqkv, (size_t)R * QKV);
     // Flash's gradient is exact attention's: the backend computes it; the other variants have their own.
     if (const AttentionVariantParams* variant = stack.ownVariant(); variant && variant->variant != AttentionVariant::Flash)
-      variantAttentionBackward(fw, a.dqkv.data(), a.dattn.data(), la.qkv.data(), shape, B, *variant, a.dqkvHost);
+      variantAttentionBackward(fw, a.dqkv.data(), a.dattn.data(), la.qkv.data(), shape, B, *variant, a.dqkvHost, a.dqkvStaged);
     else
       backward_->attention(a.dqkv.data(), a.dattn.data(), la.qkv.data(), shape, B);
     const float* dprojection = a.dqkv.data();  // gradient of the qkv projection's output

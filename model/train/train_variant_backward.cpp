@@ -9,7 +9,7 @@
 namespace tscope {
 
 void variantAttentionBackward(Backend& fw, float* dqkv, const float* dattn, const float* qkv, const AttentionShape& s, int B,
-                              const AttentionVariantParams& params, std::vector<float>& scratch) {
+                              const AttentionVariantParams& params, std::vector<float>& scratch, Floats& staged) {
   const int T = s.T, H = s.nHead, D = s.headDim, C = H * D, QKV = s.qkvDim(), KV = s.kvDim(), group = H / s.kvHeads();
   const size_t R = (size_t)B * T;
   std::vector<float> qkvCopy, dattnCopy;
@@ -51,9 +51,11 @@ void variantAttentionBackward(Backend& fw, float* dqkv, const float* dattn, cons
     fw.add(dqkv, scratch.data(), scratch.size());
     return;
   }
-  Buffer staged = fw.allocate(scratch.size());
-  fw.upload(staged.data(), scratch.data(), scratch.size());
-  fw.add(dqkv, staged.data(), scratch.size());
+  // A device area that only grows, kept across layers and steps: no allocation (and no cudaFree,
+  // which waits for the device) per layer per training step.
+  float* device = staged.sized(fw, scratch.size());
+  fw.upload(device, scratch.data(), scratch.size());
+  fw.add(dqkv, device, scratch.size());
 }
 
 }  // namespace tscope
