@@ -14,17 +14,7 @@
 
 #include <filesystem>
 
-#include "app/gui/panels/panel_architecture.h"
-#include "app/gui/panels/panel_attention.h"
-#include "app/gui/panels/panel_efficient.h"
-#include "app/gui/panels/panel_inside.h"
-#include "app/gui/panels/panel_moe.h"
-#include "app/gui/panels/panel_positional.h"
-#include "app/gui/panels/panel_residual.h"
-#include "app/gui/panels/panel_sampling.h"
-#include "app/gui/panels/panel_scaling.h"
-#include "app/gui/panels/panel_training.h"
-#include "app/gui/panels/panel_translation.h"
+#include "app/gui/panels/registry.h"
 #include "app/gui/widgets/layout.h"
 #include "model/io/npy.h"
 #include "app/session/session_file.h"
@@ -45,33 +35,26 @@ App::App(std::unique_ptr<Session> session, AppState state)
   showMessage(keepFittingInterventions(state_.interventions, session_->config()), MessageKind::Warning);  // a session file's, for another model
   for (const std::string& problem : lesson_.problems())  // broken lesson files
     showMessage(message_ + (message_.empty() ? "" : "\n") + problem, MessageKind::Error);
+  for (const PanelInfo& panel : panelCatalog())  // a registration's mistake shows in the first test that opens the app
+    if (!shortcutKey(panel.shortcut)) throw Error(std::string("panel ") + panel.name + ": no key for its shortcut Alt " + panel.shortcut);
   makeModelPanels();
   selectPanel(state_.panel);  // a session file's panel opens first
   post();
 }
 
 void App::makeModelPanels() {
-  panels_.resize(static_cast<size_t>(PanelId::Count));
-  auto at = [&](PanelId id) -> std::unique_ptr<Panel>& { return panels_[static_cast<size_t>(id)]; };
-  auto sampling = std::make_unique<SamplingPanel>();
-  samplingPanel_ = sampling.get();
-  at(PanelId::Prompt) = std::make_unique<PromptPanel>();
-  at(PanelId::Attention) = std::make_unique<AttentionPanel>();
-  at(PanelId::Inside) = std::make_unique<InsidePanel>();
-  at(PanelId::Residual) = std::make_unique<ResidualPanel>();
-  at(PanelId::Sampling) = std::move(sampling);
-  at(PanelId::Positional) = std::make_unique<PositionalPanel>();
-  at(PanelId::Moe) = std::make_unique<MoePanel>();
-  at(PanelId::Architecture) = std::make_unique<ArchitecturePanel>();
-  at(PanelId::Scaling) = std::make_unique<ScalingPanel>();
-  at(PanelId::Efficient) = std::make_unique<EfficientPanel>();
-  at(PanelId::Translation) = std::make_unique<TranslationPanel>();
-  if (!trainingPanel_) {
-    auto training = std::make_unique<TrainingPanel>();
-    trainingPanel_ = training.get();
-    at(PanelId::Training) = std::move(training);
+  panels_.resize(panelCatalog().size());
+  for (const PanelInfo& info : panelCatalog()) {
+    std::unique_ptr<Panel>& panel = panels_[static_cast<size_t>(info.id)];
+    if (!panel || !info.has(kOwnRun)) panel = makePanel(info.id);
   }
   tokenStrip_ = TokenStrip{};
+}
+
+bool App::sendCommand(const PanelCommand& command) {
+  bool taken = false;
+  for (auto& panel : panels_) taken = panel->handle(command, *training_) || taken;
+  return taken;
 }
 
 bool App::selectPanel(const std::string& name) {
@@ -81,7 +64,7 @@ bool App::selectPanel(const std::string& name) {
 }
 
 void App::selectPanel(PanelId id) {
-  if (id == PanelId::Moe && !session_->config().isMoe()) return;
+  if (panelInfo(id).has(kMoeModelsOnly) && !session_->config().isMoe()) return;
   state_.panel = id;
   requestedTab_ = static_cast<int>(id);
 }
@@ -98,39 +81,28 @@ void App::post(int generateTokens) {
   Request request = requestFor(state_, session_->config());
   request.generateTokens = generateTokens;
   postedFocus_ = request.focusLayer;
-  // Every panel shows the ablated model; only the Inside panel pays for components and internals,
-  // and only the Efficient-attention panel for one layer's q, k, v of every row and the variant's run.
+  // Every panel shows the ablated model; only the panel on screen that needs them pays for the
+  // components and one layer's internals, or for the efficient-attention variant's run.
   postedInspect_ = inspectWanted();
-  request.components = postedInspect_.panel == PanelId::Inside;
+  const PanelInfo& panel = panelInfo(state_.panel);
+  request.components = panel.has(kNeedsComponents);
   request.inspectLayer = postedInspect_.layer;
   request.inspectRow = postedInspect_.row;
-  if (postedInspect_.panel == PanelId::Efficient) {
+  if (panel.has(kNeedsVariant)) {
     request.attentionVariant = state_.attentionVariant;
     request.variantLayer = state_.variantAllLayers ? -1 : state_.layer;
   }
   session_->post(std::move(request));
 }
 
-// The Inside panel inspects its query row (the last token when none is selected: the largest
-// row); the Efficient-attention panel reads every row's q, k, v; the others need no internals.
+// A panel that needs the components inspects its query row (the last token when none is
+// selected: the largest row); one that needs a layer's q, k, v reads every row; others need none.
 App::InspectKey App::inspectWanted() const {
-  if (state_.panel == PanelId::Inside) return {state_.panel, state_.layer, state_.token < 0 ? std::numeric_limits<int>::max() : state_.token};
-  if (state_.panel == PanelId::Efficient) return {state_.panel, state_.layer, -1};
+  const PanelInfo& panel = panelInfo(state_.panel);
+  if (panel.has(kNeedsComponents)) return {state_.panel, state_.layer, state_.token < 0 ? std::numeric_limits<int>::max() : state_.token};
+  if (panel.has(kNeedsLayerQkv)) return {state_.panel, state_.layer, -1};
   return {};
 }
-
-namespace {
-// The Alt shortcut of each panel (PanelId order): Alt 1..9 and Alt 0 for the first ten tabs as
-// they were, Alt E for the Efficient-attention lab, Alt T for Translation.
-struct PanelShortcut {
-  Key key;
-  int digit;  // Key::Digit1 + digit
-};
-constexpr PanelShortcut kPanelShortcuts[] = {{Key::Digit1, 0}, {Key::Digit1, 1}, {Key::Digit1, 2}, {Key::Digit1, 3}, {Key::Digit1, 4}, {Key::Digit1, 5},
-                                             {Key::Digit1, 6}, {Key::Digit1, 7}, {Key::Digit1, 8}, {Key::E, 0},      {Key::Digit1, -1},
-                                             {Key::T, 0}};
-static_assert(std::size(kPanelShortcuts) == static_cast<size_t>(PanelId::Count));
-}  // namespace
 
 void App::handleShortcuts() {
   ImGuiIO& io = ImGui::GetIO();
@@ -139,8 +111,8 @@ void App::handleShortcuts() {
   const bool lesson = lesson_.handleKeys();  // a lesson's keys override the head keys
   if (!lesson && isShortcutPressed(Key::Right)) state_.head = (state_.head + 1) % c.n_head;
   if (!lesson && isShortcutPressed(Key::Left)) state_.head = (state_.head + c.n_head - 1) % c.n_head;
-  if (state_.panel == PanelId::Inside || state_.panel == PanelId::Efficient) {
-    // The Inside and Efficient-attention panels step the query token (-1, the last one, counts as the last position).
+  if (panelInfo(state_.panel).has(kStepsQueryRow)) {
+    // Panels about one query row step the query token (-1, the last one, counts as the last position).
     const int tokens = snapshot_ ? static_cast<int>(snapshot_->ids.size()) : 0;
     const int token = state_.token < 0 ? tokens - 1 : state_.token;
     if (tokens > 0 && isShortcutPressed(Key::Down)) state_.token = std::min(tokens - 1, token + 1);
@@ -158,8 +130,8 @@ void App::handleShortcuts() {
   // Ctrl + is Ctrl = on most layouts, Ctrl Shift = on some.
   if (isShortcutPressed(Key::Equal, kCtrl) || isShortcutPressed(Key::Equal, kCtrl | kShift)) state_.fontScale = std::min(3.0f, state_.fontScale + 0.25f);
   if (isShortcutPressed(Key::Minus, kCtrl)) state_.fontScale = std::max(0.75f, state_.fontScale - 0.25f);
-  for (int i = 0; i < static_cast<int>(PanelId::Count); ++i)
-    if (isShortcutPressed(kPanelShortcuts[i].key, kAlt, kPanelShortcuts[i].digit)) selectPanel(static_cast<PanelId>(i));
+  for (const PanelInfo& panel : panelCatalog())
+    if (const auto key = shortcutKey(panel.shortcut); key && isShortcutPressed(key->key, kAlt, key->digit)) selectPanel(panel.id);
   if (isShortcutPressed(Key::Q, kCtrl)) quit_ = true;
 }
 
@@ -176,7 +148,8 @@ void App::frame(float frameMs) {
   lesson_.beforeFrame(*this);
   if (auto newest = session_->latest(); newest != snapshot_) {
     snapshot_ = std::move(newest);
-    if (std::string line = samplingPanel_->takeGeneratedText(state_, *snapshot_); !line.empty()) showMessage(line, MessageKind::Info);
+    for (auto& panel : panels_)
+      if (std::string line = panel->onSnapshot(state_, *snapshot_); !line.empty()) showMessage(line, MessageKind::Info);
   }
   handleShortcuts();
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
@@ -192,13 +165,14 @@ void App::frame(float frameMs) {
   tokenStrip_.draw(ctx);
   const float statusHeight = this->statusHeight(frameMs) + lesson_.captionSpace();  // the panel's child leaves both
   if (ImGui::BeginTabBar("panels")) {
-    for (int i = 0; i < static_cast<int>(PanelId::Count); ++i) {
-      const PanelId id = static_cast<PanelId>(i);
-      if (id == PanelId::Moe && !session_->config().isMoe()) continue;
+    for (const PanelInfo& panel : panelCatalog()) {
+      const PanelId id = panel.id;
+      const int i = static_cast<int>(id);
+      if (panel.has(kMoeModelsOnly) && !session_->config().isMoe()) continue;
       ImGuiTabItemFlags tabFlags = 0;
       if (requestedTab_ == i) tabFlags |= ImGuiTabItemFlags_SetSelected;
-      const bool open = ImGui::BeginTabItem(panelTitle(id), nullptr, tabFlags);
-      recordItem(shared_, std::string("tab_") + panelName(id));
+      const bool open = ImGui::BeginTabItem(panel.title, nullptr, tabFlags);
+      recordItem(shared_, std::string("tab_") + panel.name);
       if (open) {
         state_.panel = id;
         ImGui::BeginChild("panel", ImVec2(0, -statusHeight));
@@ -239,8 +213,12 @@ void App::frame(float frameMs) {
 }
 
 bool App::startTraining(const std::string& preset, int pauseAtStep, int layer, int head) {
-  if (!trainingPanel_->startPreset(*training_, preset, pauseAtStep)) return false;
-  trainingPanel_->showHead(layer, head);
+  PanelCommand command;
+  command.trainPreset = preset;
+  command.trainSteps = pauseAtStep;
+  command.layer = layer;
+  command.head = head;
+  if (!sendCommand(command)) return false;
   trainingRequested_ = true;
   return true;
 }
@@ -278,8 +256,8 @@ void App::openModel(const std::string& path, const std::string& prompt) {
     state_.generatedIds.clear();  // the old model's token ids
     keepFittingInterventions(state_.interventions, c);
     showMessage("opened " + path, MessageKind::Info);
-    // Stay on the panel on screen (the Training panel opens its model in the Attention panel).
-    selectPanel(state_.panel == PanelId::Training ? PanelId::Attention : state_.panel);
+    // Stay on the panel on screen; one that shows its own run (Training) opens the model in the default panel.
+    selectPanel(panelInfo(state_.panel).has(kOwnRun) ? AppState{}.panel : state_.panel);
     post();
   } catch (const std::exception& e) {
     showMessage(e.what(), MessageKind::Error);
@@ -325,10 +303,14 @@ std::string App::statusLine(float frameMs) const {
       std::snprintf(computing, sizeof computing, "  |  computing: %s, layer %d/%d", p.stageName(), p.layersDone, p.layers);
     else std::snprintf(computing, sizeof computing, "  |  computing...");
   }
+  char forward[160];
+  // A knob read after the forward (temperature, top-k, top-p, beam width) reruns only its stage.
+  if (s && !s->ids.empty() && s->forwardMs == 0 && s->reusedTokens == (int)s->ids.size())
+    std::snprintf(forward, sizeof forward, "no forward: only the stages after it changed");
+  else std::snprintf(forward, sizeof forward, "forward %.1f ms%s, %.0f tok/s", s ? s->forwardMs : 0.0, reused, s ? s->tokensPerSecond : 0.0);
   char line[640];
-  std::snprintf(line, sizeof line, "%s (%d layers, %d heads, d=%d, V=%d)  |  %s  |  forward %.1f ms%s, %.0f tok/s  |  frame %.1f ms%s",
-                modelName.c_str(), c.n_layer, c.n_head, c.n_embd, c.vocab_size, session_->backendDescription().c_str(),
-                s ? s->forwardMs : 0.0, reused, s ? s->tokensPerSecond : 0.0, frameMs, computing);
+  std::snprintf(line, sizeof line, "%s (%d layers, %d heads, d=%d, V=%d)  |  %s  |  %s  |  frame %.1f ms%s", modelName.c_str(), c.n_layer,
+                c.n_head, c.n_embd, c.vocab_size, session_->backendDescription().c_str(), forward, frameMs, computing);
   // What the map memory cap costs: which layers' maps are held, and why not the rest.
   if (s && s->trace.truncated) return std::string(line) + "  |  " + s->trace.note + " (layers " + heldLayersText(s->trace.layers) + ")";
   return line;
@@ -380,9 +362,6 @@ void App::drawHelpOverlay() {
                            {"L", "lines view"},
                            {"P", "projector mode (light, high contrast)"},
                            {"Ctrl + / Ctrl -", "larger / smaller text"},
-                           {"Alt 1..9, 0", "switch panel"},
-                           {"Alt E", "Efficient attention"},
-                           {"Alt T", "Translation (encoder-decoder models)"},
                            {"PageDown, Space, Right, N", "lesson: next step"},
                            {"PageUp, Backspace, Left, B", "lesson: previous step"},
                            {"Home / End", "lesson: first / last step"},
@@ -391,12 +370,15 @@ void App::drawHelpOverlay() {
                            {"F1 or ?", "this help"},
                            {"Ctrl Q", "quit"}};
   if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {
-    for (auto& row : rows) {
+    auto row = [](const std::string& keys, const std::string& what) {
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(row[0]);
+      ImGui::TextUnformatted(keys.c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(row[1]);
-    }
+      ImGui::TextUnformatted(what.c_str());
+    };
+    for (const auto& r : rows) row(r[0], r[1]);
+    for (const PanelInfo& panel : panelCatalog())  // the panels' shortcuts, from their registrations
+      row(shortcutLabel(panel.shortcut), std::string(panel.title) + (panel.has(kMoeModelsOnly) ? " (mixture-of-experts models)" : ""));
     ImGui::EndTable();
   }
   ImGui::End();

@@ -23,9 +23,6 @@ namespace tscope::gui {
 // naming the first one removed, or "".
 std::string keepFittingInterventions(std::vector<InterventionSpec>& specs, const ModelConfig& config);
 
-class SamplingPanel;
-class TrainingPanel;
-
 class App {
  public:
   App(std::unique_ptr<Session> session, AppState state);
@@ -70,6 +67,9 @@ class App {
   MessageKind messageKind() const { return messageKind_; }
   const std::vector<CachedHfModel>& cachedModels() const { return cachedModels_; }
   bool helpOpen() const { return showHelp_; }
+  // Gives a command to every panel (a lesson step's architecture or expert, a training preset);
+  // true when a panel took it.
+  bool sendCommand(const PanelCommand& command);
   // Starts a training preset in the Training panel, pausing after pauseAtStep steps, showing the
   // given layer and head large (-1: the panel's default) (--train-preset).
   bool startTraining(const std::string& preset, int pauseAtStep, int layer = -1, int head = -1);
@@ -93,8 +93,8 @@ class App {
   void drawHelpOverlay();
   void handleShortcuts();
   void post(int generateTokens = 0);  // > 0: the Next-token panel's Step / Generate N
-  // Makes every panel but Training anew (fresh caches for a new model); Training once, its run
-  // outlives the explorer's model.
+  // Makes every registered panel anew (fresh caches for a new model), but those that show their
+  // own run (kOwnRun: Training) only once: their run outlives the explorer's model.
   void makeModelPanels();
 
   std::unique_ptr<Session> session_;
@@ -110,9 +110,7 @@ class App {
   HeatmapRenderer renderer_;
   SharedView shared_;
   TokenStrip tokenStrip_;
-  std::vector<std::unique_ptr<Panel>> panels_;  // (PanelId::Count) one per tab
-  SamplingPanel* samplingPanel_ = nullptr;      // panels_[Sampling]: takes generated text into the prompt
-  TrainingPanel* trainingPanel_ = nullptr;      // panels_[Training]: --train-preset starts a run there
+  std::vector<std::unique_ptr<Panel>> panels_;  // (PanelId::Count) one per registered panel (panel_list.h)
   std::shared_ptr<const Snapshot> snapshot_;
   std::string message_;
   MessageKind messageKind_ = MessageKind::Info;
@@ -123,8 +121,8 @@ class App {
   // on the frames that panel draws until it has taken (two frames: ImGui selects on the next one).
   std::string requestedSubTab_;
   int subTabFrames_ = 0;
-  // The panel that asked for one layer's internals in the last request, the layer (-1: none) and
-  // the row (-1: every row; see Request::inspectRow).
+  // The panel that asked for one layer's internals in the last request (its needs, panel_catalog.h),
+  // the layer (-1: none) and the row (-1: every row; see Request::inspectRow).
   struct InspectKey {
     PanelId panel = PanelId::Count;
     int layer = -1;

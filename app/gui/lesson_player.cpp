@@ -10,8 +10,6 @@
 #include <filesystem>
 
 #include "app/gui/app.h"
-#include "app/gui/panels/panel_architecture.h"
-#include "app/gui/panels/panel_moe.h"
 #include "app/gui/platform.h"
 #include "app/gui/widgets/layout.h"
 #include "model/core/error.h"
@@ -104,12 +102,14 @@ void LessonPlayer::enter(App& app) {
   warning_.clear();
   app.applyState(stateAtStep(*lesson_, step_, start_, config, &warning_));
   if (!warning_.empty()) app.showMessage(warning_, App::MessageKind::Warning);
-  if (auto architecture = architectureAtStep(*lesson_, step_, config))
-    static_cast<ArchitecturePanel*>(app.panels_[static_cast<size_t>(PanelId::Architecture)].get())->setEdited(*architecture);
+  const std::optional<ModelConfig> architecture = architectureAtStep(*lesson_, step_, config);
   int expert = -1;  // the last expert named at or before this step
   for (int s = 0; s <= step_; ++s)
     if (lesson_->steps[s].expert >= 0) expert = lesson_->steps[s].expert;
-  static_cast<MoePanel*>(app.panels_[static_cast<size_t>(PanelId::Moe)].get())->selectExpert(expert);
+  PanelCommand command;
+  command.architecture = architecture ? &*architecture : nullptr;
+  command.expert = expert;
+  app.sendCommand(command);
   const LessonStep& step = lesson_->steps[step_];
   std::string tab;  // the last sub-tab named at or before this step for the panel it shows
   for (int s = 0; s <= step_; ++s)

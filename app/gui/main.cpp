@@ -20,6 +20,7 @@
 #include "app/gui/platform.h"
 #include "app/session/session_file.h"
 #include "app/gui/ui_report.h"
+#include "model/train/train_presets.h"
 
 namespace {
 
@@ -40,9 +41,14 @@ const char* kUsage =
     "                                                      --layer/--head then pick the Training panel's head)\n"
     "              [--lesson NAME|FILE.json [--step N] [--export-slides DIR]]  (present a lesson from step N (1-based);\n"
     "                                                      --export-slides renders every step to DIR/step-01.png ... and\n"
-    "                                                      DIR/index.html, then exits)\n"
-    "panels: prompt attention inside residual sampling positional moe architecture scaling efficient training translation\n"
-    "training presets: induction copy reverse sort modadd brown brown-moe\n";
+    "                                                      DIR/index.html, then exits)\n";
+
+// The usage, with the panels and training presets as registered (panel_list.h, train_presets.cpp).
+std::string usage() {
+  std::string presets;
+  for (const tscope::TrainPreset& preset : tscope::trainPresets()) presets += (presets.empty() ? "" : " ") + preset.key;
+  return std::string(kUsage) + "panels: " + tscope::gui::panelNames() + "\ntraining presets: " + presets + "\n";
+}
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -100,7 +106,7 @@ Options parse(int argc, char** argv) {
       o.hasWindow = true;
     }
     else if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
+      std::fputs(usage().c_str(), stdout);
       std::exit(0);
     } else throw tscope::Error("unknown flag " + arg + " (try --help)");
   }

@@ -9,19 +9,9 @@
 #include "model/generate/sampling.h"
 #include "model/nn/efficient_attention.h"
 #include "model/nn/intervention.h"
+#include "app/session/panel_catalog.h"
 
 namespace tscope::gui {
-
-enum class PanelId { Prompt, Attention, Inside, Residual, Sampling, Positional, Moe, Architecture, Scaling, Efficient, Training,
-                     Translation,  // appended: session files name panels, and Alt shortcuts keep their digits
-                     Count };
-const char* panelName(PanelId id);   // "attention", ... (for --panel)
-const char* panelTitle(PanelId id);  // "Attention", ... (tab titles)
-std::optional<PanelId> panelFromName(const std::string& name);  // panelName's inverse
-// A panel's sub-tab by the region name its tab records ("scaling_tab_runs", "efficient_tab_flash",
-// "training_tab_compare", ...): the panel it belongs to, or nullopt for no such tab.
-std::optional<PanelId> panelOfTab(const std::string& tab);
-std::string panelTabNames();  // every sub-tab's name, comma-separated (for error messages)
 
 // What the user chose: saved in session files, shared by every panel.
 struct AppState {

@@ -107,6 +107,7 @@ void Session::run(const Request& request) {
   setStage(ComputeProgress::Stage::Idle);
   if (!snapshot) return;  // a newer request stopped it: that one is next
   ++computed_;
+  lastComputed_ = snapshot;
   worker_.publish(std::move(snapshot));
 }
 
@@ -183,6 +184,8 @@ TraceOptions sessionTraceOptions(const ModelConfig& config, int tokens) {
 }
 
 std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
+  if (posted.generateTokens == 0 && lastComputed_ && lastComputed_->error.empty() && sameForward(lastComputed_->request, posted))
+    return afterForward(posted, id);
   auto snapshot = std::make_shared<Snapshot>();
   snapshot->id = id;
   const Request request = posted.generateTokens > 0 ? runGeneration(posted, *snapshot) : posted;  // Step / Generate N first
@@ -223,44 +226,9 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     snapshot->forwardMs = snapshot->trace.forwardMs;
     snapshot->tokensPerSecond = (snapshot->ids.size() - prompt.reusedTokens) / (snapshot->forwardMs / 1e3);
     snapshot->kvCacheBytes = (size_t)kvCacheBytesPerToken(c, 4) * snapshot->ids.size();
-    const std::vector<float>& logits = prompt.logits;
-    if (const char* msg = validateSamplingParams(request.sampling); msg && *msg) throw Error(msg);
-    snapshot->stages = processLogits(logits, request.sampling);
-    if (request.beamWidth > 0) {
-      const int steps = std::min(request.beamSteps, c.n_positions - (int)snapshot->ids.size());
-      if (steps > 0) {
-        setStage(ComputeProgress::Stage::BeamSearch);
-        TransformerBeamModel beamModel(*transformer_, 2 * request.beamWidth, (int)snapshot->ids.size() + steps);
-        snapshot->beam = beamSearch(beamModel, snapshot->ids, request.beamWidth, steps, stopId());
-      }
-    }
-    if (request.measureKvCache) {
-      // The first new token comes from the prompt's forward; the decode steps after it are timed,
-      // so there must be room for two. A full context gives a timing of no tokens (the panel says why).
-      const int steps = std::min(16, c.n_positions - (int)snapshot->ids.size());
-      KvCacheTiming timing;
-      if (steps >= 2) {
-        setStage(ComputeProgress::Stage::KvCacheTiming);
-        SamplingParams greedy;
-        greedy.greedy = true;
-        const auto withCache = generate(*transformer_, snapshot->ids, steps, greedy);
-        timing.tokens = withCache.decodeSteps;
-        timing.withCacheMsPerToken = withCache.decodeMs / std::max(1, withCache.decodeSteps);
-        // Without a cache every new token reruns the whole sequence: the same tokens, as many as
-        // the time budget allows (at least one).
-        std::vector<int> sequence = snapshot->ids;
-        const auto t0 = std::chrono::steady_clock::now();
-        double ms = 0;
-        for (int i = 0; i + 1 < (int)withCache.ids.size() && (i == 0 || ms < request.withoutCacheBudgetMs); ++i) {
-          sequence.push_back(withCache.ids[i]);
-          transformer_->logitsFor(sequence);
-          ++timing.withoutCacheTokens;
-          ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        }
-        timing.withoutCacheMsPerToken = ms / std::max(1, timing.withoutCacheTokens);
-      }
-      snapshot->kvTiming = timing;
-    }
+    samplingStage(request, prompt.logits, *snapshot);
+    beamStage(request, *snapshot);
+    kvTimingStage(request, *snapshot);
   } catch (const Cancelled&) {
     return nullptr;
   } catch (const std::exception& e) {

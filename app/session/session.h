@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,13 @@ struct Request {
   // Applied to every forward of this request (the prompt, generation, beam search, KV timing).
   std::vector<InterventionSpec> interventions;
   std::string patchSource;              // the second prompt Patch edits take their values from
+  bool operator==(const Request&) const = default;
 };
+
+// True when `a` and `b` ask for the same prompt forward: they differ at most in what is read after
+// it (the sampling knobs, beam search, the KV-cache timing). A field added to Request counts as an
+// input of the forward unless it is named here (session.cpp).
+bool sameForward(const Request& a, const Request& b);
 
 // The request AppState asks for (prompt, generated tokens, sampling, beam search, KV timing,
 // interventions, the model's MoE routing with the state's knobs on top); the App adds what the
@@ -192,6 +199,12 @@ class Session {
   void run(const Request& request);  // on the worker: compute and publish
   // Null when a newer request (or the end of the session) stopped it.
   std::shared_ptr<Snapshot> compute(const Request& posted, uint64_t id);
+  // The stages after the forward, each run when its inputs changed (session_stages.cpp): a
+  // request that differs from the last computed one only there starts from that snapshot.
+  std::shared_ptr<Snapshot> afterForward(const Request& request, uint64_t id);
+  void samplingStage(const Request& request, std::span<const float> logits, Snapshot& snapshot) const;
+  void beamStage(const Request& request, Snapshot& snapshot);
+  void kvTimingStage(const Request& request, Snapshot& snapshot);
   void setStage(ComputeProgress::Stage stage);
   // session_generate.cpp: the prompt's ids (with the generated ones kept), and the generation a
   // request asks for, returning the request for the text it produced (without generateTokens).
@@ -220,6 +233,7 @@ class Session {
   std::unique_ptr<Transformer> transformer_;
   std::unique_ptr<IncrementalForward> prompt_;  // the prompt's cache and trace, reused across edits
   uint64_t computed_ = 0;          // worker only: requests computed to the end (the snapshots' ids)
+  std::shared_ptr<const Snapshot> lastComputed_;  // worker only: the last snapshot published
   std::atomic<int> stage_{0};      // ComputeProgress::Stage; the layers are the worker's progress
   std::unique_ptr<Generation> generation_;  // worker only: the stream the next Step continues
   std::vector<int> generationStart_;        // (T) every prompt id (dropped ones too) when it began

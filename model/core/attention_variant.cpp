@@ -3,6 +3,7 @@
 
 #include <array>
 #include <limits>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 namespace tscope {
@@ -94,6 +95,14 @@ nlohmann::json attentionVariantKnobsJson(const AttentionVariantParams& p) {
       (p.variant == AttentionVariant::Linformer && p.linformerProjection == LinformerProjection::Gaussian))
     knobs["seed"] = p.seed;
   return knobs;
+}
+
+bool operator==(const AttentionVariantParams& a, const AttentionVariantParams& b) {
+  auto knobs = [](const AttentionVariantParams& p) {
+    return std::tie(p.variant, p.tile, p.window, p.buckets, p.rounds, p.chunk, p.projected, p.features, p.seed, p.linformerProjection,
+                    p.linformerE, p.linformerF, p.linformerColumns);
+  };
+  return knobs(a) == knobs(b);
 }
 
 }  // namespace tscope

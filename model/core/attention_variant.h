@@ -49,6 +49,8 @@ struct AttentionVariantParams {
   // ends in is partial), so a token's output does not depend on the sequence length; 0 = n.
   int linformerColumns = 0;
 };
+// Every knob equal (E and F by address). Not a defaulted member: nvcc compiles this header as C++17.
+bool operator==(const AttentionVariantParams& a, const AttentionVariantParams& b);
 
 // The integer knobs by name (tscope-cli's flags and the session file's fields, e.g. "tile"), the
 // variant that reads each and its member: the one list every reader and writer of knobs walks.

@@ -34,6 +34,7 @@ struct SamplingParams {
   float topP = 1.0f;         // in (0, 1]; 1 = off; keep the smallest set with mass >= p
   bool greedy = false;
   uint64_t seed = 0;
+  bool operator==(const SamplingParams&) const = default;
 };
 
 // Returns "" if usable, else one line naming the field and the rule.

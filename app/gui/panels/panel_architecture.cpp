@@ -15,6 +15,8 @@
 #include "model/theory/cost.h"
 #include "model/theory/presets.h"
 #include "app/gui/panels/panel_architecture.h"
+
+#include <memory>
 #include "app/gui/widgets/plot.h"  // formatCount
 
 namespace tscope::gui {
@@ -230,5 +232,8 @@ void ArchitecturePanel::draw(PanelContext& ctx) {
   drawNumbers(ctx, v);
   if (sideBySide) ImGui::EndTable();
 }
+
+// Registered in app/session/panel_list.h.
+std::unique_ptr<Panel> makeArchitecturePanel() { return std::make_unique<ArchitecturePanel>(); }
 
 }  // namespace tscope::gui

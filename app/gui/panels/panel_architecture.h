@@ -22,6 +22,10 @@ class ArchitecturePanel : public Panel {
   void draw(PanelContext& ctx) override;
   // Puts `config` into the editor as the user's own edit (a lesson's architecture; validated there).
   void setEdited(const ModelConfig& config);
+  bool handle(const PanelCommand& command, TrainingSession&) override {
+    if (command.architecture) setEdited(*command.architecture);
+    return command.architecture != nullptr;
+  }
 
  private:
   ArchitectureView view_;

@@ -12,6 +12,8 @@
 
 #include "app/gui/widgets/layout.h"
 #include "app/gui/panels/panel_attention.h"
+
+#include <memory>
 #include "model/nn/trace_views.h"
 
 namespace tscope::gui {
@@ -285,5 +287,8 @@ void AttentionPanel::draw(PanelContext& ctx) {
                   ImVec2(origin.x + labelWidth + (col + 1) * cellW, origin.y + (row + 1) * cellH), IM_COL32(255, 60, 60, 255));
   }
 }
+
+// Registered in app/session/panel_list.h.
+std::unique_ptr<Panel> makeAttentionPanel() { return std::make_unique<AttentionPanel>(); }
 
 }  // namespace tscope::gui

@@ -8,6 +8,8 @@
 #include <cstdio>
 
 #include "app/gui/panels/panel_efficient.h"
+
+#include <memory>
 #include "app/gui/widgets/layout.h"
 #include "app/gui/widgets/plot.h"
 #include "model/core/error.h"
@@ -308,5 +310,8 @@ void EfficientPanel::drawNextToken(PanelContext& ctx) {
   }
   recordItem(ctx.shared, "efficient_next_token");
 }
+
+// Registered in app/session/panel_list.h.
+std::unique_ptr<Panel> makeEfficientPanel() { return std::make_unique<EfficientPanel>(); }
 
 }  // namespace tscope::gui

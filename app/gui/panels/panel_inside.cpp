@@ -3,6 +3,8 @@
 // each, so every stage of key j sits on the same line and one hover highlights it in all of them.
 #include "app/gui/panels/panel_inside.h"
 
+#include <memory>
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -367,5 +369,8 @@ void InsidePanel::drawMlp(PanelContext& ctx) {
       ImGui::SetTooltip("neuron %d of %zu\nbefore the nonlinearity %.7g\nafter %.7g%s", n, F, pre, post[n], post[n] < 0 ? " (negative: grey-blue bar)" : "");
   }
 }
+
+// Registered in app/session/panel_list.h.
+std::unique_ptr<Panel> makeInsidePanel() { return std::make_unique<InsidePanel>(); }
 
 }  // namespace tscope::gui

@@ -15,11 +15,6 @@
 
 namespace tscope::gui {
 
-// The colour of everything that says interventions are active (banner, status bar, toggles).
-inline const ImVec4 kInterventionColor{1.0f, 0.55f, 0.1f, 1.0f};
-// "2 interventions active: zero 1.0,1.3; mean 0.mlp" ("" when none).
-std::string interventionsLine(const AppState& state);
-
 // A row vector (or a small matrix) drawn as a diverging heatmap centred on 0, its texture rebuilt
 // only when the values change.
 class VectorStrip {

@@ -13,6 +13,8 @@
 #include "app/gui/widgets/column_chart.h"
 #include "app/gui/widgets/figure.h"
 #include "app/gui/panels/panel_moe.h"
+
+#include <memory>
 #include "model/nn/trace_views.h"
 
 namespace tscope::gui {
@@ -245,5 +247,8 @@ void MoePanel::draw(PanelContext& ctx) {
   drawBalance(*s, r, ImVec2(ImGui::GetContentRegionAvail().x, sideBySide ? avail.y : std::max(avail.y, fontSize * 24)));
   ImGui::EndGroup();
 }
+
+// Registered in app/session/panel_list.h.
+std::unique_ptr<Panel> makeMoePanel() { return std::make_unique<MoePanel>(); }
 
 }  // namespace tscope::gui

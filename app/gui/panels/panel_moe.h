@@ -24,6 +24,10 @@ class MoePanel : public Panel {
  public:
   void draw(PanelContext& ctx) override;
   void selectExpert(int expert) { view_.selectedExpert = expert; }  // -1: none
+  bool handle(const PanelCommand& command, TrainingSession&) override {
+    if (command.expert) selectExpert(*command.expert);
+    return command.expert.has_value();
+  }
 
  private:
   MoeView view_;

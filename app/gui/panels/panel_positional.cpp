@@ -11,6 +11,7 @@
 #include "model/nn/positional.h"
 #include "app/gui/widgets/bar_chart.h"  // sameLineIfFits
 #include "app/gui/widgets/figure.h"
+#include "app/gui/panels/panel_positional.h"
 #include "app/gui/panels/positional_tabs.h"
 
 namespace tscope::gui {
@@ -210,5 +211,8 @@ void PositionalPanel::draw(PanelContext& ctx) {
   v.selectModelTab = false;
   ImGui::EndTabBar();
 }
+
+// Registered in app/session/panel_list.h.
+std::unique_ptr<Panel> makePositionalPanel() { return std::make_unique<PositionalPanel>(); }
 
 }  // namespace tscope::gui

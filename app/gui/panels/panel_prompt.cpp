@@ -11,6 +11,8 @@
 #include "app/gui/widgets/layout.h"
 #include "app/gui/panels/panel_prompt.h"
 
+#include <memory>
+
 namespace tscope::gui {
 
 namespace {
@@ -184,5 +186,8 @@ void PromptPanel::draw(PanelContext& ctx) {
   }
   ImGui::EndChild();
 }
+
+// Registered in app/session/panel_list.h.
+std::unique_ptr<Panel> makePromptPanel() { return std::make_unique<PromptPanel>(); }
 
 }  // namespace tscope::gui

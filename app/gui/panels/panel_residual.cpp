@@ -11,6 +11,8 @@
 
 #include "app/gui/widgets/bar_chart.h"
 #include "app/gui/panels/panel_residual.h"
+
+#include <memory>
 #include "model/nn/trace_views.h"
 
 namespace tscope::gui {
@@ -254,5 +256,8 @@ void ResidualPanel::draw(PanelContext& ctx) {
   if (trace.residNorm.size() == (size_t)(trace.L + 1) * trace.T) drawNormHeatmap(ctx, view_, *s, selectedPosition);
   else ImGui::TextDisabled("this trace has no residual norms");
 }
+
+// Registered in app/session/panel_list.h.
+std::unique_ptr<Panel> makeResidualPanel() { return std::make_unique<ResidualPanel>(); }
 
 }  // namespace tscope::gui

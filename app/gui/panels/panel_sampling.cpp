@@ -14,6 +14,8 @@
 #include "app/gui/widgets/beam_tree.h"
 #include "model/theory/cost.h"
 #include "app/gui/panels/panel_sampling.h"
+
+#include <memory>
 #include "model/nn/trace_views.h"
 
 namespace tscope::gui {
@@ -365,5 +367,8 @@ void SamplingPanel::draw(PanelContext& ctx) {
   ImGui::SameLine();
   drawKvCacheSection(ctx, s, ImVec2(0, height));
 }
+
+// Registered in app/session/panel_list.h.
+std::unique_ptr<Panel> makeSamplingPanel() { return std::make_unique<SamplingPanel>(); }
 
 }  // namespace tscope::gui

@@ -32,6 +32,7 @@ class SamplingPanel : public Panel {
   // When `s` holds a finished Step / Generate for the prompt on screen: the prompt takes the new
   // text and its generated ids (once per snapshot). Returns the line for the status bar ("" none).
   std::string takeGeneratedText(AppState& state, const Snapshot& s);
+  std::string onSnapshot(AppState& state, const Snapshot& s) override { return takeGeneratedText(state, s); }
 
  private:
   SamplingView view_;

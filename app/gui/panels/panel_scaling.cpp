@@ -11,6 +11,8 @@
 #include <cstdio>
 
 #include "app/gui/panels/panel_scaling.h"
+
+#include <memory>
 #include "app/gui/widgets/plot.h"
 
 namespace tscope::gui {
@@ -378,5 +380,8 @@ void ScalingPanel::draw(PanelContext& ctx) {
   }
   ImGui::EndTabBar();
 }
+
+// Registered in app/session/panel_list.h.
+std::unique_ptr<Panel> makeScalingPanel() { return std::make_unique<ScalingPanel>(); }
 
 }  // namespace tscope::gui

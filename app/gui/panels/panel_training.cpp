@@ -15,6 +15,8 @@
 #include "model/nn/efficient_attention.h"
 #include "model/train/train_presets.h"
 #include "app/gui/panels/panel_training.h"
+
+#include <memory>
 #include "app/gui/widgets/plot.h"
 #include "app/gui/panels/training_charts.h"
 
@@ -337,5 +339,8 @@ void TrainingPanel::draw(PanelContext& ctx) {
   }
   ImGui::EndChild();
 }
+
+// Registered in app/session/panel_list.h.
+std::unique_ptr<Panel> makeTrainingPanel() { return std::make_unique<TrainingPanel>(); }
 
 }  // namespace tscope::gui

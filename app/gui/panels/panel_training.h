@@ -43,6 +43,12 @@ class TrainingPanel : public Panel {
   bool startPreset(TrainingSession& training, const std::string& preset, int pauseAtStep);
   // Shows this layer and head large (clamped to the run's model when drawn); -1 keeps the current.
   void showHead(int layer, int head);
+  // A command's preset: started, its layer and head shown; false for an unknown preset.
+  bool handle(const PanelCommand& command, TrainingSession& training) override {
+    if (command.trainPreset.empty() || !startPreset(training, command.trainPreset, command.trainSteps)) return false;
+    showHead(command.layer, command.head);
+    return true;
+  }
 
  private:
   TrainingPanelView view_;

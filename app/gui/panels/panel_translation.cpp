@@ -5,6 +5,8 @@
 // selection changes; rows of every map are decoder steps labelled "reads → writes".
 #include "app/gui/panels/panel_translation.h"
 
+#include <memory>
+
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -314,5 +316,8 @@ void TranslationPanel::takeFromBeam(PanelContext& ctx, size_t tokens) {
   st.prompt += decodeIds(ctx.session, taken);
   ctx.repost = true;
 }
+
+// Registered in app/session/panel_list.h.
+std::unique_ptr<Panel> makeTranslationPanel() { return std::make_unique<TranslationPanel>(); }
 
 }  // namespace tscope::gui

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -90,12 +91,31 @@ inline ImGuiTabItemFlags subTabFlags(const PanelContext& ctx, const char* region
   return ctx.selectTab == region ? ImGuiTabItemFlags_SetSelected : 0;
 }
 
-// One tab of the main window. A panel's state lives as long as the panel: the App makes new
-// panels (fresh caches) when it opens another model.
+// The colour of everything that says interventions are active (Inside the block's toggles, the status bar).
+inline const ImVec4 kInterventionColor{1.0f, 0.55f, 0.1f, 1.0f};
+// "2 interventions active: zero 1.0,1.3; mean 0.mlp" ("" when none).
+std::string interventionsLine(const AppState& state);
+
+// What a lesson step or the command line asks of the panels; each takes what it knows.
+struct PanelCommand {
+  const ModelConfig* architecture = nullptr;  // the Architecture panel's edited design
+  std::optional<int> expert;                  // the Experts panel's selected expert (-1: none)
+  std::string trainPreset;                    // the Training panel starts this preset...
+  int trainSteps = 0;                         // ...pausing after this many steps (0: runs on)
+  int layer = -1, head = -1;                  // ...showing this layer and head large (-1: its default)
+};
+
+// One tab of the main window, registered once in app/session/panel_list.h. A panel's state lives
+// as long as the panel: the App makes new panels (fresh caches) when it opens another model.
 class Panel {
  public:
   virtual ~Panel() = default;
   virtual void draw(PanelContext& ctx) = 0;
+  // A new snapshot is on screen: the panel may take from it into the state (the Next-token
+  // panel's generated text); returns a line for the status bar, or "".
+  virtual std::string onSnapshot(AppState&, const Snapshot&) { return {}; }
+  // True when this panel took (part of) the command.
+  virtual bool handle(const PanelCommand&, TrainingSession&) { return false; }
 };
 
 }  // namespace tscope::gui
