@@ -3,9 +3,10 @@
 // two shapes with seeded random weights: GPT-2 124M at 1000 tokens and Qwen2.5-0.5B (its
 // published config.json) at 128 tokens, the prompt tokenized by GPT-2's BPE (its ids fit both
 // vocabularies). Beside it, in the same run, the path before the staged compute: the same knob
-// change with the forward not skipped (the request also moves the map memory cap by one byte, an
-// input of the forward that changes nothing else), so the prompt is re-tokenized, its last token
-// rerun through every layer and the unembedding (prefix reuse), then the sampling stages. The floor
+// change with the forward not skipped (the request also changes the Patch source prompt, an input
+// of the forward that nothing reads while no intervention is set), so the prompt is re-tokenized,
+// its last token rerun through every layer and the unembedding (prefix reuse), then the sampling
+// stages, as every knob change did before. The floor
 // is the sampling stages alone on the same logits (processLogits, timed here without the Session).
 // Then a layer or head change in the Inside-the-block panel (components and the layer's internals).
 // Usage: bench_knobs [--repeats R] [--shape gpt2|qwen|both] [--tokenizer DIR]
@@ -100,9 +101,10 @@ void runShape(const std::string& name, const ModelConfig& config, int tokens, in
       staged.push_back(toSnapshot(session, request, snapshot));
       if (snapshot->forwardMs != 0) throw Error(std::string(knob.name) + ": the staged path ran the forward");
       knob.set(request.sampling, r + 2);
-      request.mapMemoryBytes = r % 2 ? request.mapMemoryBytes - 1 : request.mapMemoryBytes + 1;  // an input of the forward: the path before
+      request.patchSource = r % 2 ? "odd" : "even";  // an input of the forward: the path before
       before.push_back(toSnapshot(session, request, snapshot));
-      if (snapshot->forwardMs == 0) throw Error("the path before did not run the forward");
+      if (snapshot->forwardMs == 0 || snapshot->reusedTokens != T - 1)
+        throw Error("the path before did not rerun the last token alone (" + std::to_string(snapshot->reusedTokens) + " reused)");
       const auto t0 = Clock::now();
       const LogitStages stages = processLogits(logits, request.sampling);
       floor.push_back(msSince(t0));

@@ -24,8 +24,9 @@ MAY_INCLUDE = {
                      "model/theory/"],
     "kernels/": ["model/", "kernels/"],
     "app/session/": ["model/", "app/session/"],
-    "app/gui/": ["model/", "app/session/", "app/gui/", "generated/"],
-    "app/cli/": ["model/", "app/session/", "app/cli/"],
+    "app/common/": ["app/common/"],
+    "app/gui/": ["model/", "app/session/", "app/common/", "app/gui/", "generated/"],
+    "app/cli/": ["model/", "app/session/", "app/common/", "app/cli/"],
     "tests/": ["model/", "kernels/", "app/", "tests/"],
     "bench/": ["model/", "kernels/", "app/session/", "bench/", "tests/"],
 }

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/args.h"
+#include "app/common/args.h"
 #include "model/io/model_io.h"
 #include "model/nn/intervention.h"
 

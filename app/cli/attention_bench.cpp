@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/args.h"
+#include "app/common/args.h"
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "app/cli/variant_flags.h"

@@ -1,6 +1,6 @@
 // What every tscope-cli command that runs a prompt shares: reading the prompt (text, a file of
 // bytes or ids) and fitting it to the context, choosing the backend, and writing tokens and top
-// predictions as JSON. Errors are tscope::Error (bad input) or cli::UsageError (bad flags).
+// predictions as JSON. Errors are tscope::Error (bad input) or UsageError (bad flags).
 #pragma once
 #include <memory>
 #include <optional>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/args.h"
+#include "app/common/args.h"
 #include "model/io/model_io.h"
 #include "model/nn/backend.h"
 #include "model/train/device.h"

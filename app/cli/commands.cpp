@@ -15,7 +15,7 @@
 #include <numeric>
 
 #include "app/cli/ablation.h"
-#include "app/cli/args.h"
+#include "app/common/args.h"
 #include "app/cli/cli_common.h"
 #include "model/nn/backend_select.h"
 #include "model/theory/cost.h"

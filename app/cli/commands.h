@@ -1,5 +1,5 @@
 // The tscope-cli commands. Each takes its arguments (after the command name), prints JSON on
-// stdout and returns the exit code; errors are thrown (tscope::Error, cli::UsageError).
+// stdout and returns the exit code; errors are thrown (tscope::Error, UsageError).
 #pragma once
 #include <string>
 #include <vector>

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "app/cli/args.h"
+#include "app/common/args.h"
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "app/session/lesson.h"

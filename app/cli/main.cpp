@@ -6,7 +6,7 @@
 #include <iostream>
 #include <map>
 
-#include "app/cli/args.h"
+#include "app/common/args.h"
 #include "app/cli/commands.h"
 #include "model/core/error.h"
 
@@ -57,6 +57,7 @@ const char* kUsage =
 
 int main(int argc, char** argv) {
   using namespace tscope::cli;
+  using tscope::UsageError;
   const std::map<std::string, std::function<int(const Argv&)>> commands = {
       {"info", runInfo},       {"tokenize", runTokenize}, {"detokenize", runDetokenize},
       {"forward", runForward}, {"generate", runGenerate}, {"init", runInit},

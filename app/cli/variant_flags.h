@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "app/cli/args.h"
+#include "app/common/args.h"
 #include "model/nn/efficient_attention.h"
 
 namespace tscope::cli {

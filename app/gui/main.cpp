@@ -14,6 +14,7 @@
 
 #include <imgui.h>
 
+#include "app/common/args.h"
 #include "app/gui/app.h"
 #include "app/gui/headless.h"
 #include "model/core/error.h"
@@ -35,7 +36,8 @@ struct Options {
 const char* kUsage =
     "usage: tscope [--model DIR] [--prompt S] [--source S] [--session FILE] [--font-scale X] [--projector] [--window WxH]\n"
     "              (--source: an encoder-decoder's source text; its prompt is then the target so far)\n"
-    "              [--backend auto|cpu|cuda]  (auto, the default: the GPU when a CUDA device is usable, else the CPU)\n"
+    "              [--backend auto|cpu|cuda|reference]  (auto, the default: the GPU when a CUDA device is usable, else the CPU;\n"
+    "                                                      reference: the plain-loop backend the tests check against)\n"
     "              [--screenshot FILE.png --panel NAME [--layer l --head h]] [--bench-frames N]\n"
     "              [--train-preset KEY [--train-steps N]]  (start a training preset, pause after N steps;\n"
     "                                                      --layer/--head then pick the Training panel's head)\n"
@@ -51,66 +53,48 @@ std::string usage() {
 }
 
 Options parse(int argc, char** argv) {
-  Options o;
-  auto value = [&](int& i) -> std::string {
-    if (i + 1 >= argc) throw tscope::Error(std::string(argv[i]) + " needs a value");
-    return argv[++i];
-  };
-  auto integer = [&](int& i) {
-    const std::string v = value(i);
-    try {
-      size_t used = 0;
-      const int n = std::stoi(v, &used);
-      if (used != v.size()) throw std::invalid_argument(v);
-      return n;
-    } catch (const std::exception&) {
-      throw tscope::Error(std::string(argv[i - 1]) + " expects an integer (got '" + v + "')");
-    }
-  };
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--model") o.model = value(i);
-    else if (arg == "--prompt") { o.prompt = value(i); o.hasPrompt = true; }
-    else if (arg == "--source") { o.source = value(i); o.hasSource = true; }
-    else if (arg == "--session") o.session = value(i);
-    else if (arg == "--backend") {
-      o.backend = value(i);
-      if (o.backend != "auto" && o.backend != "cpu" && o.backend != "cuda")
-        throw tscope::Error("--backend must be auto, cpu or cuda (got '" + o.backend + "')");
-    }
-    else if (arg == "--screenshot") o.screenshot = value(i);
-    else if (arg == "--panel") o.panel = value(i);
-    else if (arg == "--layer") o.layer = integer(i);
-    else if (arg == "--head") o.head = integer(i);
-    else if (arg == "--bench-frames") o.benchFrames = integer(i);
-    else if (arg == "--train-preset") o.trainPreset = value(i);
-    else if (arg == "--lesson") o.lesson = value(i);
-    else if (arg == "--export-slides") o.exportSlides = value(i);
-    else if (arg == "--step") {
-      o.lessonStep = integer(i);
-      if (o.lessonStep < 1) throw tscope::Error("--step must be at least 1");
-    }
-    else if (arg == "--train-steps") {
-      o.trainSteps = integer(i);
-      if (o.trainSteps < 1) throw tscope::Error("--train-steps must be at least 1");
-    }
-    else if (arg == "--font-scale") {
-      const std::string v = value(i);
-      o.fontScale = std::strtof(v.c_str(), nullptr);
-      if (!(o.fontScale >= 0.5f && o.fontScale <= 4.0f)) throw tscope::Error("--font-scale must be between 0.5 and 4 (got '" + v + "')");
-    } else if (arg == "--projector") o.projector = true;
-    else if (arg == "--window") {
-      const std::string v = value(i);
-      if (std::sscanf(v.c_str(), "%dx%d", &o.width, &o.height) != 2 || o.width < 320 || o.height < 240 || o.width > 16384 || o.height > 16384)
-        throw tscope::Error("--window must be WIDTHxHEIGHT, at least 320x240 (got '" + v + "')");
-      o.hasWindow = true;
-    }
-    else if (arg == "--help" || arg == "-h") {
+  std::vector<std::string> argvList(argv + 1, argv + argc);
+  for (const std::string& arg : argvList)
+    if (arg == "--help" || arg == "-h") {
       std::fputs(usage().c_str(), stdout);
       std::exit(0);
-    } else throw tscope::Error("unknown flag " + arg + " (try --help)");
+    }
+  // The same parser and one-line errors as tscope-cli (app/common/args.h).
+  const tscope::Args args("tscope", argvList,
+                          {"model", "prompt", "source", "session", "backend", "screenshot", "panel", "layer", "head", "bench-frames",
+                           "train-preset", "train-steps", "lesson", "step", "export-slides", "font-scale", "window"},
+                          {"projector"});
+  Options o;
+  o.model = args.str("model", "");
+  o.hasPrompt = args.has("prompt");
+  o.prompt = args.str("prompt", "");
+  o.hasSource = args.has("source");
+  o.source = args.str("source", "");
+  o.session = args.str("session", "");
+  o.backend = args.str("backend", "auto");
+  if (o.backend != "auto" && o.backend != "cpu" && o.backend != "cuda" && o.backend != "reference")
+    throw tscope::UsageError("--backend must be auto, cpu, cuda or reference (got '" + o.backend + "')");
+  o.screenshot = args.str("screenshot", "");
+  o.panel = args.str("panel", "");
+  o.layer = static_cast<int>(args.integer("layer", -1, 0, 1 << 20));
+  o.head = static_cast<int>(args.integer("head", -1, 0, 1 << 20));
+  o.benchFrames = static_cast<int>(args.integer("bench-frames", 0, 0, 1 << 20));
+  o.trainPreset = args.str("train-preset", "");
+  o.trainSteps = static_cast<int>(args.integer("train-steps", 0, 1, 100000000));
+  o.lesson = args.str("lesson", "");
+  o.lessonStep = static_cast<int>(args.integer("step", -1, 1, 100000));
+  o.exportSlides = args.str("export-slides", "");
+  o.fontScale = static_cast<float>(args.number("font-scale", 1.0, 0.5, 4.0));
+  o.projector = args.has("projector");
+  if (args.has("window")) {
+    const std::string v = args.str("window");
+    char rest = 0;
+    if (std::sscanf(v.c_str(), "%dx%d%c", &o.width, &o.height, &rest) != 2 || o.width < 320 || o.height < 240 || o.width > 16384 ||
+        o.height > 16384)
+      throw tscope::UsageError("--window must be WIDTHxHEIGHT, at least 320x240 (got '" + v + "')");
+    o.hasWindow = true;
   }
-  if ((o.lessonStep > 0 || !o.exportSlides.empty()) && o.lesson.empty()) throw tscope::Error("--step and --export-slides need --lesson");
+  if ((o.lessonStep > 0 || !o.exportSlides.empty()) && o.lesson.empty()) throw tscope::UsageError("--step and --export-slides need --lesson");
   if (!o.exportSlides.empty() && !o.hasWindow) o.width = 1280, o.height = 720;
   return o;
 }

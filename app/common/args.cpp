@@ -1,10 +1,10 @@
 // Strict flag parsing with one-line errors that name the flag and what was wrong.
-#include "app/cli/args.h"
+#include "app/common/args.h"
 
 #include <charconv>
 #include <cmath>
 
-namespace tscope::cli {
+namespace tscope {
 
 Args::Args(const std::string& command, const std::vector<std::string>& argv, const std::set<std::string>& valueFlags,
            const std::set<std::string>& switches)
@@ -86,4 +86,4 @@ std::vector<int> Args::intList(const std::string& flag) const {
   return out;
 }
 
-}  // namespace tscope::cli
+}  // namespace tscope

@@ -1,4 +1,5 @@
-// A strict command-line parser for tscope-cli: `tscope-cli COMMAND --flag value --switch ...`.
+// The one command-line parser, of tscope-cli (`tscope-cli COMMAND --flag value --switch ...`) and of
+// the tscope window (`tscope --flag value ...`).
 // Every flag must be declared by the command; anything else is an error naming the flag.
 #pragma once
 #include <map>
@@ -8,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace tscope::cli {
+namespace tscope {
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -36,4 +37,4 @@ class Args {
   std::set<std::string> switches_;
 };
 
-}  // namespace tscope::cli
+}  // namespace tscope
