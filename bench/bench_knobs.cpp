@@ -92,6 +92,16 @@ void runShape(const std::string& name, const ModelConfig& config, int tokens, in
                         {"top-k", [](SamplingParams& p, int r) { p.topK = 10 + 5 * (r % 8); }},
                         {"top-p", [](SamplingParams& p, int r) { p.topP = 0.5f + 0.05f * static_cast<float>(r % 8); }}};
   std::printf("\n%s, T = %d, V = %d, CPU (%s)\n", name.c_str(), T, config.vocab_size, session.backendDescription().c_str());
+  int beforeRuns = 0;
+  std::vector<double> copies;  // what the staged path adds to the floor: copying the last snapshot
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = Clock::now();
+    const gui::Snapshot copy(*snapshot);
+    copies.push_back(msSince(t0));
+    if (copy.ids.size() != snapshot->ids.size()) throw Error("copy");
+  }
+  std::printf("copying the last snapshot (the staged path's start): %.2f ms median\n", median(copies));
+  out[name]["snapshot_copy_ms"] = median(copies);
   std::printf("| knob drag step | staged: request to snapshot, median | before (forward not skipped), median | floor: processLogits alone | runs |\n"
               "| --- | --- | --- | --- | --- |\n");
   for (const Knob& knob : knobs) {
@@ -101,7 +111,7 @@ void runShape(const std::string& name, const ModelConfig& config, int tokens, in
       staged.push_back(toSnapshot(session, request, snapshot));
       if (snapshot->forwardMs != 0) throw Error(std::string(knob.name) + ": the staged path ran the forward");
       knob.set(request.sampling, r + 2);
-      request.patchSource = r % 2 ? "odd" : "even";  // an input of the forward: the path before
+      request.patchSource = "patch source " + std::to_string(++beforeRuns);  // a new input of the forward: the path before
       before.push_back(toSnapshot(session, request, snapshot));
       if (snapshot->forwardMs == 0 || snapshot->reusedTokens != T - 1)
         throw Error("the path before did not rerun the last token alone (" + std::to_string(snapshot->reusedTokens) + " reused)");

@@ -10,6 +10,7 @@
 #include <string>
 #include <tuple>
 
+#include "app/gui/widgets/layer_head_picker.h"
 #include "app/gui/widgets/layout.h"
 #include "app/gui/panels/panel_attention.h"
 
@@ -164,13 +165,7 @@ void drawMemoryCap(PanelContext& ctx, const Snapshot* s) {
 void AttentionPanel::draw(PanelContext& ctx) {
   AppState& st = ctx.state;
   const ModelConfig& c = ctx.session.config();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  ImGui::SliderInt("layer", &st.layer, 0, c.n_layer - 1);
-  sameLineIfFits("head", ImGui::GetFontSize() * 8);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  ImGui::BeginDisabled(st.averageHeads);
-  ImGui::SliderInt("head", &st.head, 0, c.n_head - 1);
-  ImGui::EndDisabled();
+  layerHeadSliders(&ctx.shared, {.headDisabled = st.averageHeads}, st.layer, c.n_layer, st.head, c.n_head);
   sameLineIfFits("mean over heads (A)", ImGui::GetFrameHeight());
   ImGui::Checkbox("mean over heads (A)", &st.averageHeads);
   sameLineIfFits("pre-softmax scores (S)", ImGui::GetFrameHeight());

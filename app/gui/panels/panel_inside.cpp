@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/gui/widgets/layer_head_picker.h"
 #include "app/gui/widgets/bar_chart.h"
 #include "app/gui/widgets/layout.h"
 
@@ -106,13 +107,7 @@ void InsidePanel::drawControls(PanelContext& ctx, int tokens) {
   AppState& st = ctx.state;
   const ModelConfig& c = ctx.session.config();
   const float f = ImGui::GetFontSize();
-  ImGui::SetNextItemWidth(f * 7);
-  ImGui::SliderInt("layer", &st.layer, 0, c.n_layer - 1);
-  recordItem(ctx.shared, "inside_layer");
-  sameLineIfFits("head (Left/Right)", f * 7);
-  ImGui::SetNextItemWidth(f * 7);
-  ImGui::SliderInt("head (Left/Right)", &st.head, 0, c.n_head - 1);
-  recordItem(ctx.shared, "inside_head");
+  layerHeadSliders(&ctx.shared, {.headLabel = "head (Left/Right)", .region = "inside", .widthEms = 7}, st.layer, c.n_layer, st.head, c.n_head);
   int query = st.token < 0 ? tokens - 1 : std::min(st.token, tokens - 1);
   sameLineIfFits("query token (Up/Down)", f * 12);
   ImGui::SetNextItemWidth(f * 12);

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "app/gui/widgets/layer_head_picker.h"
 #include "app/gui/widgets/bar_chart.h"
 #include "app/gui/widgets/column_chart.h"
 #include "model/train/optimizer.h"
@@ -264,12 +265,7 @@ void drawTimeline(TrainingPanelView& v, const TrainingView& view) {
   if (ImGui::SliderInt("##timeline", &v.snapshot, 0, n - 1, format.c_str(), ImGuiSliderFlags_AlwaysClamp)) v.followLatest = false;
   ImGui::SameLine();
   ImGui::Checkbox("follow latest", &v.followLatest);
-  const float width = ImGui::GetFontSize() * 7;
-  ImGui::SetNextItemWidth(width);
-  ImGui::SliderInt("layer", &v.layer, 0, s.L - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(width);
-  ImGui::SliderInt("head", &v.head, 0, s.H - 1, "%d", ImGuiSliderFlags_AlwaysClamp);
+  layerHeadSliders(nullptr, {.widthEms = 7}, v.layer, s.L, v.head, s.H);
   ImGui::SameLine();
   char losses[128];
   std::snprintf(losses, sizeof losses, "   at step %d: train loss %.3f, validation loss %.3f", s.step, s.trainLoss, s.valLoss);

@@ -11,6 +11,7 @@
 
 #include "app/gui/panels/panel_translation.h"
 #include "app/gui/panels/translation_views.h"
+#include "app/gui/widgets/layer_head_picker.h"
 #include "app/gui/widgets/bar_chart.h"
 #include "app/gui/widgets/encoder_decoder_diagram.h"
 #include "app/gui/widgets/layout.h"
@@ -47,15 +48,8 @@ void TranslationPanel::drawMapControls(PanelContext& ctx) {
   AppState& st = ctx.state;
   const ModelConfig& c = ctx.session.config();
   const float f = ImGui::GetFontSize();
-  ImGui::SetNextItemWidth(f * 6);
-  ImGui::SliderInt("decoder layer", &st.layer, 0, c.n_layer - 1);
-  recordItem(ctx.shared, "translation_layer");
-  sameLineIfFits("head", f * 6);
-  ImGui::SetNextItemWidth(f * 6);
-  ImGui::BeginDisabled(st.averageHeads);
-  ImGui::SliderInt("head", &st.head, 0, c.n_head - 1);
-  ImGui::EndDisabled();
-  recordItem(ctx.shared, "translation_head");
+  layerHeadSliders(&ctx.shared, {.layerLabel = "decoder layer", .region = "translation", .widthEms = 6, .headDisabled = st.averageHeads}, st.layer,
+                   c.n_layer, st.head, c.n_head);
   sameLineIfFits("encoder layer", f * 6);
   ImGui::SetNextItemWidth(f * 6);
   ImGui::SliderInt("encoder layer", &ctx.state.encoderLayer, 0, c.n_encoder_layer - 1);
