@@ -1,6 +1,7 @@
 // The backward ops of training behind one small interface, like Backend for the forward: a
 // plain-loop reference (the ground truth, backward_reference.cpp) and an Eigen fast path
-// (backward_cpu.cpp). The model-level backward (train_model.cpp) is written once against it.
+// (backward_cpu.cpp). The model-level backward (train_model.cpp, block_backward.cpp) is written
+// once against it.
 // Every op ACCUMULATES (+=) into the gradients of its inputs and parameters, so shared tensors
 // (the tied embedding, the residual stream) sum their gradients. Float pointers live in the memory
 // of the Device (device.h) that owns the ops beside its forward Backend: host memory for

@@ -1,7 +1,8 @@
 // The transformer's training pass: the block forward inference runs (model/nn/block.h's
 // BlockForward) over B sequences of T tokens, keeping every activation the backward needs; then
 // what is training's own: the mean cross-entropy (plus the MoE load-balancing loss) and the
-// backward into a gradient Weights with the same layout as the parameters. Forward and backward
+// backward into a gradient Weights with the same layout as the parameters, layer by layer in
+// reverse with BlockBackward (block_backward.h, the block forward's mirror). Forward and backward
 // ops come from one Device (device.h: reference, Eigen or CUDA).
 // Every architecture-lab variant trains (positions, norms, pre/post norm, activations, MoE token
 // or expert choice, masks, GQA, tied or untied, attention-only, qk_norm).
@@ -18,6 +19,7 @@
 #include "model/nn/backend.h"
 #include "model/nn/block.h"
 #include "model/train/backward.h"
+#include "model/train/block_backward.h"
 #include "model/train/device.h"
 #include "model/nn/moe.h"
 #include "model/train/optimizer.h"
@@ -84,9 +86,24 @@ class TrainModel {
   const std::vector<float>& capturedAttention() const { return captured_; }
 
  private:
-  struct Activations;  // everything the forward keeps for the backward (train_model.cpp)
+  struct Activations;  // everything the forward keeps for the backward (train_activations.h)
+  // The forward, the loss and (grads not null) the backward.
   LossReport run(const ParamView& weights, const ParamView* grads, const BatchView& batch);
   void checkBatch(const BatchView& batch) const;
+  // Where the block forward of one layer over `rows` rows writes: every activation the backward
+  // reads, kept in la (shared scratch for the rest).
+  LayerTensors keepAll(LayerActivations& la, size_t rows);
+  // Encoder-decoder models: the encoder's forward over the B sources; returns its output (B*S, C).
+  // report.auxLoss += its layers' load-balancing losses.
+  const float* encode(const ParamView& weights, const BatchView& batch, LossReport& report);
+  // The decoder's forward (its cross-attention reading encoderOut, when not null) and the logits
+  // (R, V); report.auxLoss and expertLoad += its layers'.
+  void decode(const ParamView& weights, const BatchView& batch, const float* encoderOut, LossReport& report);
+  // report.loss from the logits, which then hold their gradient.
+  void crossEntropy(const BatchView& batch, LossReport& report);
+  // From the logits' gradient through the unembedding (and the final norm) to that of the residual
+  // after the last layer (R rows), left in blockBackward_.residual().
+  void unembeddingBackward(const ParamView& weights, const ParamView& grads, int R);
 
   ModelConfig config_;
   std::optional<BlockForward> encoderBlock_;  // encoder-decoder models: the encoder's blocks (bidirectional)
@@ -94,6 +111,8 @@ class TrainModel {
   BackwardOps* backward_;
   Buffer deviceWeights_, deviceGrads_;  // copies for the Weights forms on a device backend
   BlockForward block_;               // the block forward inference runs too
+  BlockBackward blockBackward_;      // its mirror: the decoder's (or the only) layers in reverse
+  std::optional<BlockBackward> encoderBackward_;  // encoder-decoder models: the encoder's layers in reverse
   int captureLayer_ = -1;            // layer whose attention maps the forward captures (-1 = none)
   std::vector<float> captured_;      // (H, T, T) sequence 0's probabilities of that layer
   std::unique_ptr<Activations> acts_;  // reused between calls

@@ -1,15 +1,17 @@
-// variantAttentionBackward (train_activations.h): an efficient-attention variant's backward over
-// every head, on the host. Split from train_model.cpp.
+// BlockBackward::variantAttention (block_backward.h): an efficient-attention variant's backward
+// over every head, on the host.
 #include <algorithm>
 #include <vector>
 
 #include "model/nn/positional.h"
-#include "model/train/train_activations.h"
+#include "model/train/block_backward.h"
 
 namespace tscope {
 
-void variantAttentionBackward(Backend& fw, float* dqkv, const float* dattn, const float* qkv, const AttentionShape& s, int B,
-                              const AttentionVariantParams& params, std::vector<float>& scratch, Floats& staged) {
+void BlockBackward::variantAttention(float* dqkv, const float* dattn, const float* qkv, const AttentionShape& s, int B,
+                                     const AttentionVariantParams& params) {
+  Backend& fw = *fw_;
+  std::vector<float>& scratch = dqkvHost_;
   const int T = s.T, H = s.nHead, D = s.headDim, C = H * D, QKV = s.qkvDim(), KV = s.kvDim(), group = H / s.kvHeads();
   const size_t R = (size_t)B * T;
   std::vector<float> qkvCopy, dattnCopy;
@@ -53,7 +55,7 @@ void variantAttentionBackward(Backend& fw, float* dqkv, const float* dattn, cons
   }
   // A device area that only grows, kept across layers and steps: no allocation (and no cudaFree,
   // which waits for the device) per layer per training step.
-  float* device = staged.sized(fw, scratch.size());
+  float* device = dqkvStaged_.sized(fw, scratch.size());
   fw.upload(device, scratch.data(), scratch.size());
   fw.add(dqkv, device, scratch.size());
 }
