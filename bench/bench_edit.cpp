@@ -24,11 +24,13 @@
 #include <vector>
 
 #include "app/session/session.h"
+#include "bench/session_timing.h"
 #include "model/core/error.h"
 #include "model/tokenize/tokenizer.h"
 
 using namespace tscope;
 using Clock = std::chrono::steady_clock;
+using bench::median;
 
 namespace {
 
@@ -36,29 +38,15 @@ namespace {
 int insideLayer = -1;  // --inside
 
 double editToSnapshot(gui::Session& session, const std::string& prompt, std::shared_ptr<const gui::Snapshot>& snapshot, int focusLayer = 0) {
-  const uint64_t before = session.latest() ? session.latest()->id : 0;
   gui::Request request;
   request.prompt = prompt;
   request.focusLayer = focusLayer;  // the Attention panel's selected layer (requestFor)
   request.components = insideLayer >= 0;
   request.inspectLayer = insideLayer;
   request.inspectRow = insideLayer >= 0 ? std::numeric_limits<int>::max() : -1;  // the panel's default query: the last token
-  const auto t0 = Clock::now();
-  session.post(request);
-  for (;;) {
-    auto latest = session.latest();
-    if (latest && latest->id > before) {
-      snapshot = std::move(latest);
-      return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
+  return bench::postToSnapshot(session, request, snapshot);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // English-like text of at least `tokens` GPT-2 tokens, ending in a word.
 std::string promptOfTokens(const Tokenizer& tokenizer, int tokens) {

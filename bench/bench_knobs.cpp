@@ -20,12 +20,14 @@
 #include <vector>
 
 #include "app/session/session.h"
+#include "bench/session_timing.h"
 #include "model/core/error.h"
 #include "model/io/hf_checkpoint.h"
 #include "model/tokenize/tokenizer.h"
 
 using namespace tscope;
 using Clock = std::chrono::steady_clock;
+using bench::median;
 
 namespace {
 
@@ -33,23 +35,9 @@ double msSince(Clock::time_point t0) { return std::chrono::duration<double, std:
 
 // Posts `request` and waits for the snapshot that answers it; returns milliseconds.
 double toSnapshot(gui::Session& session, const gui::Request& request, std::shared_ptr<const gui::Snapshot>& snapshot) {
-  const uint64_t before = session.latest() ? session.latest()->id : 0;
-  const auto t0 = Clock::now();
-  session.post(request);
-  for (;;) {
-    auto latest = session.latest();
-    if (latest && latest->id > before) {
-      snapshot = std::move(latest);
-      if (!snapshot->error.empty()) throw Error(snapshot->error);
-      return msSince(t0);
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  const double ms = bench::postToSnapshot(session, request, snapshot);
+  if (!snapshot->error.empty()) throw Error(snapshot->error);
+  return ms;
 }
 
 std::string promptOfTokens(const Tokenizer& tokenizer, int tokens) {

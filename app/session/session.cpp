@@ -190,7 +190,7 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
   snapshot->id = id;
   const Request request = posted.generateTokens > 0 ? runGeneration(posted, *snapshot) : posted;  // Step / Generate N first
   snapshot->request = request;
-  try {
+  return runStages(snapshot, [&] {
     const ModelConfig& c = config();
     if (!model_.tokenizer) throw Error("this model has no tokenizer: " + model_.tokenizerNote);
     ContextFit fit = fitPrompt(promptIds(request));
@@ -229,12 +229,7 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     samplingStage(request, prompt.logits, *snapshot);
     beamStage(request, *snapshot);
     kvTimingStage(request, *snapshot);
-  } catch (const Cancelled&) {
-    return nullptr;
-  } catch (const std::exception& e) {
-    snapshot->error = e.what();
-  }
-  return snapshot;
+  });
 }
 
 }  // namespace tscope::gui

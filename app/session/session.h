@@ -202,6 +202,19 @@ class Session {
   // The stages after the forward, each run when its inputs changed (session_stages.cpp): a
   // request that differs from the last computed one only there starts from that snapshot.
   std::shared_ptr<Snapshot> afterForward(const Request& request, uint64_t id);
+  // Runs `stages` on `snapshot`: null when a newer request cancelled them (it is next), else the
+  // snapshot, holding the one-line error of a stage that threw.
+  template <class Stages>
+  static std::shared_ptr<Snapshot> runStages(const std::shared_ptr<Snapshot>& snapshot, Stages&& stages) {
+    try {
+      stages();
+    } catch (const Cancelled&) {
+      return nullptr;
+    } catch (const std::exception& e) {
+      snapshot->error = e.what();
+    }
+    return snapshot;
+  }
   void samplingStage(const Request& request, std::span<const float> logits, Snapshot& snapshot) const;
   void beamStage(const Request& request, Snapshot& snapshot);
   void kvTimingStage(const Request& request, Snapshot& snapshot);

@@ -30,7 +30,7 @@ std::shared_ptr<Snapshot> Session::afterForward(const Request& request, uint64_t
   snapshot->reusedTokens = static_cast<int>(snapshot->ids.size());
   snapshot->forwardMs = 0;
   snapshot->tokensPerSecond = 0;
-  try {
+  return runStages(snapshot, [&] {
     if (!(request.sampling == last.request.sampling)) {
       const size_t V = static_cast<size_t>(config().vocab_size);  // the trace keeps the last row's logits (or every row's)
       if (last.trace.logits.size() < V) throw Error("the last forward kept no logits to sample from");
@@ -44,12 +44,7 @@ std::shared_ptr<Snapshot> Session::afterForward(const Request& request, uint64_t
       snapshot->kvTiming.reset();
       kvTimingStage(request, *snapshot);
     }
-  } catch (const Cancelled&) {
-    return nullptr;
-  } catch (const std::exception& e) {
-    snapshot->error = e.what();
-  }
-  return snapshot;
+  });
 }
 
 void Session::samplingStage(const Request& request, std::span<const float> logits, Snapshot& snapshot) const {
