@@ -32,7 +32,6 @@ MAY_INCLUDE = {
 }
 # Single files with a documented exception (docs/ARCHITECTURE.md says why).
 EXCEPTIONS = {
-    "model/core/weights.cpp": ["model/generate/sampling.h"],  # the seeded Rng for random initialisation
     "model/theory/attention_cost.h": ["model/nn/efficient_attention.h"],  # the variant names of its cost rows
 }
 # Third-party headers by the folders that must never see them.

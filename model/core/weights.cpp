@@ -7,7 +7,7 @@
 #include <random>
 
 #include "model/core/error.h"
-#include "model/generate/sampling.h"
+#include "model/core/rng.h"
 
 namespace tscope {
 
