@@ -70,15 +70,14 @@ void runShape(const std::string& name, const ModelConfig& config, int tokens, in
   std::shared_ptr<const gui::Snapshot> snapshot;
   toSnapshot(session, request, snapshot);  // the prompt's first forward
   const int T = static_cast<int>(snapshot->ids.size());
-  const std::vector<float> logits(snapshot->trace.logits.end() - config.vocab_size, snapshot->trace.logits.end());
 
   struct Knob {
     const char* name;
     void (*set)(SamplingParams&, int step);
   };
-  const Knob knobs[] = {{"temperature", [](SamplingParams& p, int r) { p.temperature = 0.6f + 0.05f * static_cast<float>(r % 8); }},
-                        {"top-k", [](SamplingParams& p, int r) { p.topK = 10 + 5 * (r % 8); }},
-                        {"top-p", [](SamplingParams& p, int r) { p.topP = 0.5f + 0.05f * static_cast<float>(r % 8); }}};
+  const Knob knobs[] = {{"temperature", [](SamplingParams& p, int r) { p.temperature = 0.5f + 0.01f * static_cast<float>(r % 64); }},
+                        {"top-k", [](SamplingParams& p, int r) { p.topK = 10 + r % 64; }},
+                        {"top-p", [](SamplingParams& p, int r) { p.topP = 0.3f + 0.01f * static_cast<float>(r % 64); }}};
   std::printf("\n%s, T = %d, V = %d, CPU (%s)\n", name.c_str(), T, config.vocab_size, session.backendDescription().c_str());
   int beforeRuns = 0;
   std::vector<double> copies;  // what the staged path adds to the floor: copying the last snapshot
@@ -95,18 +94,20 @@ void runShape(const std::string& name, const ModelConfig& config, int tokens, in
   for (const Knob& knob : knobs) {
     std::vector<double> staged, before, floor;
     for (int r = 0; r < repeats; ++r) {
-      knob.set(request.sampling, r + 1);
+      knob.set(request.sampling, 2 * r + 1);  // a new value each time, so each request reruns the stage
       staged.push_back(toSnapshot(session, request, snapshot));
       if (snapshot->forwardMs != 0) throw Error(std::string(knob.name) + ": the staged path ran the forward");
-      knob.set(request.sampling, r + 2);
+      // The floor on the same logits, and the staged snapshot must hold exactly its numbers.
+      const std::vector<float> last(snapshot->trace.logits.end() - config.vocab_size, snapshot->trace.logits.end());
+      const auto t0 = Clock::now();
+      const LogitStages stages = processLogits(last, request.sampling);
+      floor.push_back(msSince(t0));
+      if (stages.afterTopP != snapshot->stages.afterTopP) throw Error(std::string(knob.name) + ": the staged snapshot's stages differ");
+      knob.set(request.sampling, 2 * r + 2);
       request.patchSource = "patch source " + std::to_string(++beforeRuns);  // a new input of the forward: the path before
       before.push_back(toSnapshot(session, request, snapshot));
       if (snapshot->forwardMs == 0 || snapshot->reusedTokens != T - 1)
         throw Error("the path before did not rerun the last token alone (" + std::to_string(snapshot->reusedTokens) + " reused)");
-      const auto t0 = Clock::now();
-      const LogitStages stages = processLogits(logits, request.sampling);
-      floor.push_back(msSince(t0));
-      if (stages.afterTopP.empty()) throw Error("no stages");
     }
     std::printf("| %s | %.2f ms | %.1f ms | %.2f ms | %d |\n", knob.name, median(staged), median(before), median(floor), repeats);
     out[name][knob.name] = {{"staged_ms", median(staged)}, {"before_ms", median(before)}, {"floor_ms", median(floor)}, {"tokens", T}};

@@ -219,7 +219,9 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
       snapshot->targetProbabilities = sequenceTokenProbabilities(transformer_->logitsFor(snapshot->ids), snapshot->ids, c.vocab_size);
     if (request.attentionVariant) variantLogits(request, *snapshot);
     focusMaps(request, prompt.trace, *snapshot);
-    prompt.trace.attnInputs.clear();  // kept by prompt_ for the next focus; the panels read the maps
+    // Kept by prompt_ for the next focus; the panels read the maps. Released, not cleared: a cleared
+    // vector keeps its capacity (tens of MiB on a long prompt) for as long as the snapshot lives.
+    std::vector<float>().swap(prompt.trace.attnInputs);
     snapshot->trace = std::move(prompt.trace);
     snapshot->attention = std::move(prompt.attention);
     snapshot->reusedTokens = prompt.reusedTokens;
