@@ -1,4 +1,4 @@
-// The optimizer on the device: AdamW's element-wise update (model/optimizer.h, torch.optim.AdamW's
+// The optimizer on the device: AdamW's element-wise update (model/train/optimizer.h, torch.optim.AdamW's
 // order of operations) and the global gradient norm for clipping. The update uses the explicitly
 // rounded intrinsics (__fmul_rn, __fadd_rn, __fdiv_rn, __fsqrt_rn), which nvcc never contracts into
 // an FMA, so each element is computed with the same float roundings as the CPU loop. The squared

@@ -8,7 +8,7 @@
 //      dk = sum dS q and dv = sum P dy.
 // With RoPE, Q and K in qkv are the rotated ones; their gradients are turned back by the same
 // angle (a rotation is orthogonal: g0 cos + g1 sin, -g0 sin + g1 cos), angles in double as the
-// forward's ropeKernel computes them. Derivation in model/backward_reference.cpp.
+// forward's ropeKernel computes them. Derivation in model/train/backward_reference.cpp.
 #include <cmath>
 
 #include "kernels/cuda_check.h"

@@ -1,6 +1,6 @@
 // Element-wise backward passes on the device: GELU (tanh and erf forms), ReLU and SwiGLU, each
 // din += f'(in) * dout with one thread per element (grid-stride). The derivatives are those of
-// model/backward_reference.cpp, evaluated in float.
+// model/train/backward_reference.cpp, evaluated in float.
 #include <cmath>
 
 #include "kernels/cuda_check.h"

@@ -2,7 +2,7 @@
 // (two-pass mean and variance, as the forward), keeps them in scratch and adds din; then the
 // parameter gradients, sums over rows, run as a deterministic two-stage column reduction: blocks
 // of kChunkRows rows write partial sums, one pass adds the chunks in order into dweight / dbias.
-// Derivations in model/backward_reference.cpp.
+// Derivations in model/train/backward_reference.cpp.
 #include <cmath>
 
 #include "kernels/cuda_check.h"

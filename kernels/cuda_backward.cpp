@@ -167,7 +167,7 @@ void CudaAdamW::step(float* params, const float* grads, float lr) {
   if (!(std::isfinite(lr) && lr >= 0)) throw Error("AdamW::step: lr must be finite and >= 0, got " + std::to_string(lr));
   if (n_ > 0 && (params == nullptr || grads == nullptr)) throw Error("AdamW::step: null params or grads");
   ++step_;
-  // The scalars exactly as AdamW::step computes them (model/optimizer.cpp).
+  // The scalars exactly as AdamW::step computes them (model/train/optimizer.cpp).
   const double beta1 = config_.beta1, beta2 = config_.beta2;
   const double biasCorrection1 = 1.0 - std::pow(beta1, static_cast<double>(step_));
   const double biasCorrection2 = 1.0 - std::pow(beta2, static_cast<double>(step_));

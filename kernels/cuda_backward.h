@@ -1,5 +1,5 @@
 // Training on a CUDA device, behind plain C++ (no CUDA header, so model-side code and the tests
-// include it in any build that links tscope_kernels): the BackwardOps of model/backward.h on
+// include it in any build that links tscope_kernels): the BackwardOps of model/train/backward.h on
 // device memory, and AdamW with its state (m, v) on the device. Both run on the stream and cuBLAS
 // handle of the CUDA forward Backend they are made from, so forward, backward and optimizer work
 // is ordered on one stream with no extra synchronisation.
@@ -26,7 +26,7 @@ struct CudaStreamContext {
 CudaStreamContext cudaStreamContext(Backend& backend);
 
 // BackwardOps whose float pointers are device memory of `cudaBackend` (Buffers from its
-// allocate()); tokens, targets and the scored mask stay HOST pointers, as in model/backward.h
+// allocate()); tokens, targets and the scored mask stay HOST pointers, as in model/train/backward.h
 // (they are staged to the device). Every contract of backward.h holds: gradients accumulate (+=),
 // crossEntropy writes dlogits (=) and may run in place, null gradients are not computed.
 // crossEntropy waits for the stream (it returns the loss); the other ops only enqueue work.

@@ -1,5 +1,5 @@
 // The launchers of the CUDA op families (one .cu per family: kernels first, then these), as the
-// CUDA backend calls them. Every pointer is device memory; shapes as in model/backend.h. Each
+// CUDA backend calls them. Every pointer is device memory; shapes as in model/nn/backend.h. Each
 // launcher enqueues on `stream` and checks its launch; none synchronises.
 #pragma once
 #include <cublas_v2.h>
@@ -84,7 +84,7 @@ void launchAttentionMaps(float* probs, float* scores, const float* qkv, const fl
                          const float* alibiSlopes, cudaStream_t stream);
 
 // ---- training (backward_*.cu, adamw.cu) ----------------------------------------------------------
-// The backward ops of model/backward.h on the device: every gradient is ACCUMULATED (+=) unless a
+// The backward ops of model/train/backward.h on the device: every gradient is ACCUMULATED (+=) unless a
 // comment says otherwise; "scratch" is caller-owned device memory of the size the matching
 // *ScratchFloats() names, reused between calls (stream order keeps it safe). All deterministic: no
 // floating-point atomics, so the same input gives the same bits.
@@ -117,7 +117,7 @@ void launchActivationBackward(float* din, const float* dout, const float* in, si
 void launchSwigluBackward(float* dgate, float* dvalue, const float* dout, const float* gate, const float* value, size_t n,
                           cudaStream_t stream);
 
-// backward_attention.cu: model/backward.h's attention contract for `batch` sequences (shape.pos0 = 0);
+// backward_attention.cu: model/train/backward.h's attention contract for `batch` sequences (shape.pos0 = 0);
 // alibiSlopes (H) is a device copy of shape.alibiSlopes (null without ALiBi).
 size_t attentionBackwardScratchFloats(const AttentionShape& shape);
 void launchAttentionBackward(float* dqkv, const float* dout, const float* qkv, const AttentionShape& shape, int batch,
@@ -129,7 +129,7 @@ void launchAttentionBackward(float* dqkv, const float* dout, const float* qkv, c
 void launchCrossEntropyBackward(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V, float scale,
                                 double* rowLoss, cudaStream_t stream);
 
-// adamw.cu: one torch.optim.AdamW update (model/optimizer.h) with the scalars the host computed as
+// adamw.cu: one torch.optim.AdamW update (model/train/optimizer.h) with the scalars the host computed as
 // AdamW::step does; decayMask (n; null = decay all) on the device. Element-wise work in float with
 // no contraction into FMA, so it matches the CPU loop bit for bit.
 struct AdamWScalars {
@@ -143,7 +143,7 @@ void launchSumSquares(double* result, const float* x, size_t n, double* scratch,
 // x (n) *= scale
 void launchScale(float* x, size_t n, float scale, cudaStream_t stream);
 
-// sampling.cu: the next token from logits (V) on the device, exactly as model/sampling.cpp's
+// sampling.cu: the next token from logits (V) on the device, exactly as model/generate/sampling.cpp's
 // sampleNext picks it (see sampling.cu for where float rounding can make them differ, and how
 // rarely). One block; no allocation, no host sync, fixed launch shape: capturable in a CUDA graph.
 //   rngState (4 words): xoshiro256** state, advanced by exactly one next() unless greedy.

@@ -1,4 +1,4 @@
-// Next-token sampling on the device, the same pipeline as model/sampling.cpp (softmax with the
+// Next-token sampling on the device, the same pipeline as model/generate/sampling.cpp (softmax with the
 // exponent formed in double, temperature, top-k, top-p, renormalisation, one inverse-CDF draw in
 // id order with xoshiro256**), in one block of 1024 threads so it can sit in a CUDA graph. Top-k
 // and top-p are not sorts: an MSB-first radix descent over order-preserving logit keys finds the

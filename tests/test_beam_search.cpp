@@ -1,4 +1,4 @@
-// Tests for beam search (model/sampling.h): against brute-force enumeration on a fake model that
+// Tests for beam search (model/generate/sampling.h): against brute-force enumeration on a fake model that
 // keeps real per-slot state (so a wrong slot copy changes later logits), the tree's invariants,
 // EOS handling and argument checks.
 #include <gtest/gtest.h>

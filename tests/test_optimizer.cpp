@@ -1,4 +1,4 @@
-// Training-loop numerics (model/optimizer.h): AdamW against hand-written formulas, decoupled and
+// Training-loop numerics (model/train/optimizer.h): AdamW against hand-written formulas, decoupled and
 // masked weight decay, bias correction, exact resume from saved state, clipping by global norm,
 // the warm-up + cosine schedule, gradient accumulation, and validation messages naming the field.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Recorded decode steps (the CUDA graph path of generate()) checked on the CPU: a test backend
-// wraps the reference backend and implements the recording contract of model/backend.h the way
+// wraps the reference backend and implements the recording contract of model/nn/backend.h the way
 // CUDA does: ops issued while recording are stored, not run; the step's token, position and rng
 // live in the backend (not in the ops' arguments); host arguments, downloads and allocation are
 // refused while recording. generate() through it must give exactly the tokens of the plain loop

@@ -1,4 +1,4 @@
-// Tests for model/sampling.h: the PRNG, every stage of the logit pipeline, the statistics of seeded
+// Tests for model/generate/sampling.h: the PRNG, every stage of the logit pipeline, the statistics of seeded
 // draws (chi-squared fit, plus a check that the same test rejects a slightly wrong sampler).
 // Beam search is tested in test_beam_search.cpp.
 #include "model/generate/sampling.h"

@@ -1,4 +1,4 @@
-// Scaling laws (model/scaling.h): the lecture's worked example, the Chinchilla compute-optimal
+// Scaling laws (model/theory/scaling.h): the lecture's worked example, the Chinchilla compute-optimal
 // frontier against an independent closed form and a brute-force search along iso-FLOP curves,
 // Kaplan's power laws, and the tokens-per-parameter ratio the two Chinchilla fits imply.
 #include <gtest/gtest.h>

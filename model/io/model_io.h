@@ -12,7 +12,7 @@
 
 namespace tscope {
 
-class MappedFile;  // model/safetensors.h
+class MappedFile;  // model/io/safetensors.h
 
 struct LoadedModel {
   Weights weights;

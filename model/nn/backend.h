@@ -14,7 +14,7 @@
 namespace tscope {
 
 class Backend;
-class Rng;               // model/sampling.h (not included: kernels/ builds as C++17, sampling.h needs C++20)
+class Rng;               // model/generate/sampling.h (not included: kernels/ builds as C++17, sampling.h needs C++20)
 struct SamplingParams;
 
 // A block of backend memory holding `count` floats (RAII, move-only).

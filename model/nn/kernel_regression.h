@@ -1,6 +1,6 @@
 // Attention as kernel regression (the lecture notes' reading of softmax attention): weights from
 // scores by a softmax, then the weighted sum of values. The same two functions compute one head's
-// attention on the live model (head_stages.h) and the 1-D Gaussian-kernel example beside it, so
+// attention on the live model (inside_views.h) and the 1-D Gaussian-kernel example beside it, so
 // the panel's toy and its real head cannot disagree on the formula.
 #pragma once
 #include <span>

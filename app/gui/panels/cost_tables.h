@@ -1,5 +1,5 @@
 // Tables of the Architecture panel: parameters per component, FLOPs per token, and memory
-// (weights, KV cache, attention maps) at context length n, all from model/cost.h.
+// (weights, KV cache, attention maps) at context length n, all from model/theory/cost.h.
 #pragma once
 #include "model/core/config.h"
 

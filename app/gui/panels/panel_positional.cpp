@@ -1,6 +1,6 @@
 // Positional encodings panel: one tab per scheme (sinusoidal, the loaded model's learned table,
 // RoPE, ALiBi), the model's own scheme marked and opened first. Every matrix comes from
-// model/positional.h; textures are rebuilt only when a knob they depend on changes.
+// model/nn/positional.h; textures are rebuilt only when a knob they depend on changes.
 #include <imgui.h>
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // scaling lab: scaling_runs.cpp, scaling_plots.cpp, scaling_emergence.cpp). Published laws:
 // Chinchilla's iso-FLOP curves with the compute-optimal frontier through their minima and a budget slider (N_opt, D_opt, tokens per parameter), Kaplan's three power laws on
 // log-log axes, the worked example "175B at 2.1 nats -> 500B", and every published constant
-// editable. Every number comes from model/scaling.h; this file only samples and lays out.
+// editable. Every number comes from model/theory/scaling.h; this file only samples and lays out.
 #include <imgui.h>
 
 #include <algorithm>

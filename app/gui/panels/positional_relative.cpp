@@ -1,7 +1,7 @@
 // The relative-position schemes of the Positional encodings panel: RoPE (Su et al. 2021,
 // RoFormer) drawn as rotation angles plus the q.k-depends-on-offset matrix, and ALiBi (Press et
 // al. 2022) drawn as one head's score bias with every head's slope listed. Matrices come from
-// model/positional.h; the only arithmetic here wraps angles into (-pi, pi] for display.
+// model/nn/positional.h; the only arithmetic here wraps angles into (-pi, pi] for display.
 #include <imgui.h>
 
 #include <algorithm>
