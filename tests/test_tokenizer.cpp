@@ -57,6 +57,7 @@ std::unique_ptr<Tokenizer> Gpt2Tokenizer::tokenizer_;
 
 TEST_F(Gpt2Tokenizer, VocabularyShape) {
   EXPECT_EQ(gpt2().kind(), "gpt2-bpe");
+  EXPECT_EQ(gpt2().description(), "GPT-2 byte-level BPE");
   EXPECT_EQ(gpt2().vocabSize(), 50257);
   EXPECT_EQ(gpt2().eotId(), 50256);
   EXPECT_EQ(gpt2().tokenBytes(50256), "<|endoftext|>");
@@ -341,6 +342,8 @@ TEST(Gpt2TokenizerFiles, LoadFromDirFindsEitherLayout) {
 TEST(CharTokenizer, EncodesCodePointsAndMapsUnknownToZero) {
   auto chars = tscope::makeCharTokenizer({"a", "b", " ", "é", "日", "😀"});
   EXPECT_EQ(chars->kind(), "char");
+  EXPECT_EQ(chars->description(), "character-level");
+  EXPECT_EQ(tscope::padTokenizer(tscope::makeCharTokenizer({"a"}), 9)->description(), "character-level");  // says what it wraps
   EXPECT_EQ(chars->vocabSize(), 7);
   EXPECT_EQ(chars->tokenBytes(0), "<unk>");
   EXPECT_EQ(chars->encode("ab é日😀"), (std::vector<int>{1, 2, 3, 4, 5, 6}));

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -256,7 +257,13 @@ TEST(HfTokenizerJsonFile, MalformedFilesNameTheProblem) {
 
 // The fuzzer's seeds (tests/fuzz/corpus/tokenizer_json: file, NUL, text) load, except the one
 // with an unknown regex, and the SentencePiece ones fall back to bytes for characters they lack.
+// Each describes itself by what it is (the Prompt panel shows the description).
 TEST(HfTokenizerJsonFile, FuzzSeedsLoad) {
+  const std::map<std::string, std::string> descriptions = {
+      {"byte-level-gpt2", "byte-level BPE (tokenizer.json, GPT-2 split)"},
+      {"byte-level-llama3", "byte-level BPE (tokenizer.json, Llama 3 split)"},
+      {"metaspace", "SentencePiece-style BPE (tokenizer.json)"},
+      {"sentencepiece-llama2", "SentencePiece-style BPE with byte fallback (tokenizer.json)"}};
   size_t loaded = 0;
   for (const auto& entry : fs::directory_iterator(fs::path(TSCOPE_SOURCE_DIR) / "tests/fuzz/corpus/tokenizer_json")) {
     const std::string input = readBytes(entry.path().string());
@@ -268,6 +275,7 @@ TEST(HfTokenizerJsonFile, FuzzSeedsLoad) {
     const auto tokenizer = tscope::hfTokenizerFromText(name, input.substr(0, input.find('\0')));
     const std::vector<int> ids = tokenizer->encode(text);
     EXPECT_FALSE(ids.empty()) << name;
+    EXPECT_EQ(tokenizer->description(), descriptions.at(name));
     if (name == "sentencepiece-llama2") {
       EXPECT_EQ(tokenizer->decode(ids), "the \u00e9t\u00e9 \u4f60 <s> the");  // each segment gets its own leading space
       EXPECT_EQ(tokenizer->encode("the")[0], tokenizer->vocabSize() - 3);   // "\u2581the"

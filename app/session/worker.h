@@ -1,8 +1,11 @@
-// One background worker for both sessions (Session, TrainingSession): a thread that runs posted
-// jobs one at a time, either latest-wins (a waiting job is replaced and the running one is told to
-// stop) or first-in-first-out, with optional idle work between jobs (a training step), a
-// cancellation token the running job polls, a progress value, and the newest published result as
-// an immutable shared_ptr the UI reads once per frame. A job that throws leaves an error, not a crash.
+// The background worker of the sessions (Session, TrainingSession, SweepSession) and of the
+// Efficient panel's reference maps: a thread that runs posted jobs one at a time, either
+// latest-wins (a waiting job is replaced and the running one is told to stop) or
+// first-in-first-out, with optional idle work between jobs (a training step), a cancellation token
+// the running job polls, a progress value, and the newest published result as an immutable
+// shared_ptr the UI reads once per frame. A job that throws leaves an error, not a crash.
+// Not the only thread: the Efficient panel's cost measurement has a std::jthread of its own
+// (efficient_cost.cpp), and SweepRunner steps parallel GPU runs on std::jthreads (sweep_run.cpp).
 #pragma once
 #include <atomic>
 #include <condition_variable>

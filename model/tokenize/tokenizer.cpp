@@ -157,6 +157,7 @@ class PaddedTokenizer : public Tokenizer {
  public:
   PaddedTokenizer(std::unique_ptr<Tokenizer> inner, int vocabSize) : inner_(std::move(inner)), vocabSize_(vocabSize) {}
   std::string kind() const override { return inner_->kind(); }
+  std::string description() const override { return inner_->description(); }
   int vocabSize() const override { return vocabSize_; }
   std::vector<int> encode(std::string_view text) const override { return inner_->encode(text); }
   std::string decode(std::span<const int> ids) const override {

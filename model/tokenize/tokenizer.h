@@ -1,5 +1,8 @@
-// Tokenizers: GPT-2's byte-level BPE (identical ids to GPT-2) and a character-level tokenizer
-// for small models. Both map text <-> ids; the BPE one can also show its merges step by step.
+// Tokenizers, three kinds: GPT-2's byte-level BPE from vocab.json + merges.txt ("gpt2-bpe",
+// identical ids to GPT-2; it can also show its merges step by step), HuggingFace tokenizer.json BPE
+// ("hf-bpe", tokenizer_json.h: byte-level as Llama 3 and Qwen2/3, or SentencePiece style with byte
+// fallback as Llama 2 and Mistral), and a character-level tokenizer for small models ("char").
+// padTokenizer wraps any of them for a model with more embedding rows than tokens.
 #pragma once
 #include <memory>
 #include <span>
@@ -13,6 +16,9 @@ class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
   virtual std::string kind() const = 0;  // "gpt2-bpe", "hf-bpe" or "char"
+  // What the tokenizer is, for people: "GPT-2 byte-level BPE", "byte-level BPE (tokenizer.json, Qwen2
+  // split)", "SentencePiece-style BPE with byte fallback (tokenizer.json)", "character-level".
+  virtual std::string description() const { return kind(); }
   virtual int vocabSize() const = 0;
   // Any byte string, invalid UTF-8 included.
   virtual std::vector<int> encode(std::string_view text) const = 0;

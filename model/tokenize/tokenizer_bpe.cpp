@@ -24,6 +24,7 @@ class Gpt2BpeTokenizer final : public bpe::ByteTableTokenizer {
   }
 
   std::string kind() const override { return "gpt2-bpe"; }
+  std::string description() const override { return "GPT-2 byte-level BPE"; }
   std::vector<int> encode(std::string_view text) const override {
     std::vector<int> ids;
     ids.reserve(text.size() / 3 + 1);

@@ -40,6 +40,7 @@ class CharTokenizer final : public Tokenizer {
   }
 
   std::string kind() const override { return "char"; }
+  std::string description() const override { return "character-level"; }
   int vocabSize() const override { return static_cast<int>(characterOfId_.size()); }
 
   std::vector<int> encode(std::string_view text) const override {

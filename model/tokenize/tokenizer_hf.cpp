@@ -105,6 +105,19 @@ class HfBpeTokenizer final : public bpe::ByteTableTokenizer {
   HfBpeTokenizer& operator=(const HfBpeTokenizer&) = delete;
 
   std::string kind() const override { return "hf-bpe"; }
+
+  std::string description() const override {
+    // SentencePiece style: U+2581 for spaces (Metaspace, or Llama 2's normalizer) and <0xNN> byte tokens.
+    const bool sentencePiece = !spec_.byteLevel && (spec_.metaspace || spec_.byteFallback);
+    std::string text = spec_.byteLevel    ? "byte-level BPE"
+                       : sentencePiece    ? std::string("SentencePiece-style BPE") + (spec_.byteFallback ? " with byte fallback" : "")
+                                          : "BPE";
+    if (spec_.byteLevel && spec_.split) {
+      const SplitPattern split = *spec_.split;
+      return text + " (tokenizer.json, " + (split == SplitPattern::Gpt2 ? "GPT-2" : split == SplitPattern::Llama3 ? "Llama 3" : "Qwen2") + " split)";
+    }
+    return text + " (tokenizer.json)";
+  }
   int bosId() const override { return spec_.bosId; }
 
   std::string decode(std::span<const int> ids) const override {

@@ -152,8 +152,12 @@ void PromptPanel::draw(PanelContext& ctx) {
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("merges", ImVec2(0, 0), true);
-  if (tokenizer->kind() != "gpt2-bpe") {
-    ImGui::TextWrapped("This model uses a character-level tokenizer: every character is one token, no merges.");
+  if (tokenizer->kind() != "gpt2-bpe") {  // the merge steps are GPT-2's tokenizer's (bpeMergeSteps)
+    if (tokenizer->kind() == "char")
+      ImGui::TextWrapped("This model uses a character-level tokenizer: every character is one token, no merges.");
+    else
+      ImGui::TextWrapped("This model's tokenizer is %s. Step-by-step merges are shown for GPT-2's tokenizer (vocab.json + "
+                         "merges.txt) only.", tokenizer->description().c_str());
     ImGui::EndChild();
     return;
   }
