@@ -225,15 +225,7 @@ AttentionParams attentionParams(const AttentionShape& s) {
   return a;
 }
 
-size_t attentionScratchFloats(const AttentionShape& s) {
-  // lse (H, T), then the split-key partials. The kernel choice here does not know the pointers'
-  // alignment, so it reserves the partials whenever the split kernels could run (T <= 16, or a
-  // head dimension the tiled kernel does not take); misaligned T > 16 calls get them on demand.
-  const size_t lse = static_cast<size_t>(s.nHead) * s.T;
-  const bool maybeSplit = s.stepPosition || s.T <= kDecodeMaxT || s.headDim % 4 != 0 || s.headDim > 2 * kTile;
-  return lse + (maybeSplit ? attentionSplitFloats(s) : 0);
-}
-
+// lse (H, T), then the split-key partials when the split kernels run.
 size_t attentionScratchFloats(const AttentionShape& s, const float* out, const float* qkv, const float* kCache, const float* vCache) {
   const size_t lse = static_cast<size_t>(s.nHead) * s.T;
   return lse + (usesSplitKeys(out, qkv, kCache, vCache, s) ? attentionSplitFloats(s) : 0);

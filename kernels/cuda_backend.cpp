@@ -268,9 +268,9 @@ class CudaBackend : public Backend {
  private:
   // --- attention's device state ---------------------------------------------------------------
   // Attention's scratch (lse, split-key partials) of at least `floats`. Growth is refused while a
-  // step is recorded (reserve first: reserveAttention), and an outgrown area is kept, not freed,
-  // because a recorded step may still point at it; areas grow by doubling, so the kept ones add up
-  // to less than the current one.
+  // step is recorded (Transformer::decodeRecorded runs the first step unrecorded, which sizes it),
+  // and an outgrown area is kept, not freed, because a recorded step may still point at it; areas
+  // grow by doubling, so the kept ones add up to less than the current one.
   float* reserveAttentionScratch(size_t floats) {
     const size_t bytes = std::max<size_t>(floats, 1) * sizeof(float);
     if (!attentionScratch_ || bytes > attentionScratchBytes_) {
@@ -284,8 +284,6 @@ class CudaBackend : public Backend {
     }
     return static_cast<float*>(attentionScratch_->reserve(bytes, stream_));
   }
-  // Call before recording steps of a model whose layers use `shape` (stepPosition set).
-  void reserveAttention(const AttentionShape& shape) { reserveAttentionScratch(attentionScratchFloats(shape)); }
   // A device copy of the ALiBi slopes (H), uploaded once per distinct set of values and kept for
   // the backend's life (recorded steps read them by address); no upload while recording.
   const float* deviceAlibiSlopes(const float* host, int H) {

@@ -57,15 +57,13 @@ void launchScatterAddRows(float* out, const float* in, const int* rows, const fl
 // attention.cu: Backend::attention without the maps. RoPE on qkv (if shape.ropeBase > 0), K and V
 // appended to the caches, then out (T, C) and lse (H, T) = ln sum_j exp(score(h, t, j)) over the
 // visible keys, written to scratch[0 .. H*T); the rest of scratch takes the split-key partials.
-// scratch must hold attentionScratchFloats(shape, out, qkv, kCache, vCache) floats (the shape-only
-// overload is an upper bound for every pointer alignment: reserve that before recording a step).
+// scratch must hold attentionScratchFloats(shape, out, qkv, kCache, vCache) floats.
 // `alibiSlopes` (H): device copy of shape.alibiSlopes (null without ALiBi). `devicePosition`: the
 // device int that replaces shape.pos0 when shape.stepPosition (T == 1; null otherwise): RoPE angle,
 // cache row and visible keys all come from it, grids only from shape.keys() as a bound. Enqueues
 // only kernels (no allocation, copy or synchronisation), so a recorded step can capture it.
 // T > 16 with D % 4 == 0, D <= 128 and 16-byte aligned pointers: the tiled flash kernel; else the
 // split-key kernels (attention_decode.cu). Throws tscope::Error for D > 256.
-size_t attentionScratchFloats(const AttentionShape& shape);
 size_t attentionScratchFloats(const AttentionShape& shape, const float* out, const float* qkv, const float* kCache, const float* vCache);
 void launchAttention(float* out, float* qkv, float* kCache, float* vCache, const AttentionShape& shape, const float* alibiSlopes,
                      const int* devicePosition, float* scratch, cudaStream_t stream);

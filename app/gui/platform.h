@@ -47,7 +47,6 @@ class Platform {
   // as PNG, through a temporary file and a rename; throws on failure.
   void saveScreenshot(const std::string& path, float x0 = 0, float y0 = 0, float x1 = 0, float y1 = 0) const;
   void applyStyle(float fontScale, bool projector);
-  float contentScale() const { return contentScale_; }
 
  private:
   GLFWwindow* window_ = nullptr;

@@ -17,7 +17,6 @@ class KVCache {
   float* values(int layer) { return v_.data() + (size_t)layer * capacity_ * C_; }  // (capacity, Hkv D)
   size_t bytesUsed() const { return 2 * sizeof(float) * (size_t)L_ * length_ * C_; }
   size_t bytesPerToken() const { return 2 * sizeof(float) * (size_t)L_ * C_; }
-  size_t bytesReserved() const { return 2 * sizeof(float) * (size_t)L_ * capacity_ * C_; }
   void clear() { length_ = 0; }
   void truncate(int length);        // forget everything past `length`
   void copyFrom(const KVCache& other);  // same config and capacity; copies the used rows

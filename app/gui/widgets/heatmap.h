@@ -34,7 +34,6 @@ class Heatmap {
   float value(int row, int col) const { return values_[(size_t)row * cols_ + col]; }
   // Draws at `size` pixels; returns true and sets row/col when the mouse is over a cell.
   bool draw(ImVec2 size, int* hoveredRow, int* hoveredCol) const;
-  GLuint texture() const { return colored_.id(); }
 
  private:
   std::vector<float> values_;
