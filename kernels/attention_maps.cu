@@ -1,9 +1,7 @@
 // The attention maps the UI draws, recomputed after the forward instead of written by it: scores
 // (scaled q.k, ALiBi included, -inf where masked) and probs = exp(score - lse) (0 where masked),
-// from the rotated Q in qkv, the cache's K and the per-row log-sum-exp the forward left behind.
-// Only the listed heads are done, so capturing two heads of a long prompt costs two heads' maps,
-// and the fused forward never writes a T x Tk array at all.
-#include <algorithm>
+// from the rotated Q in qkv, the cache's K and the per-row log-sum-exp the forward left behind, so
+// the fused forward never writes a T x Tk array at all.
 #include <cstdint>
 #include <string>
 
@@ -14,23 +12,17 @@
 namespace tscope::cuda {
 namespace {
 
-constexpr int kMaxListedHeads = 64;  // heads per launch (a by-value kernel parameter)
-
-struct HeadList {
-  int heads[kMaxListedHeads];
-};
-
-// grid (key tiles, query tiles, listed heads), 256 threads; thread (ty, tx) writes rows 4ty..+3,
+// grid (key tiles, query tiles, heads), 256 threads; thread (ty, tx) writes rows 4ty..+3,
 // keys 4tx..+3 of the tile: each row's 16 threads write 256 contiguous bytes. Tiles no query of
 // the block can see are written (-inf, 0) without loading anything. probs or scores may be null.
 template <bool kVector>
 __global__ void __launch_bounds__(kTileThreads)
     attentionMapsKernel(float* probs, float* scores, const float* qkv, const float* kCache, const float* lse, const float* alibiSlopes,
-                        AttentionParams a, const __grid_constant__ HeadList list) {
+                        AttentionParams a) {
   extern __shared__ float4 sharedTiles[];  // Qt, Kt: (D rounded up to 4, 64) each
   float* Qt = reinterpret_cast<float*>(sharedTiles);
   float* Kt = Qt + kTile * ((a.D + 3) / 4 * 4);
-  const int h = list.heads[blockIdx.z], kvHead = h / a.group;
+  const int h = blockIdx.z, kvHead = h / a.group;
   const int k0 = blockIdx.x * kTile, q0 = blockIdx.y * kTile;
   const int rows = min(kTile, a.T - q0), keys = min(kTile, a.Tk - k0);
   const int ty = threadIdx.x / 16, tx = threadIdx.x % 16;
@@ -88,6 +80,7 @@ void launchAttentionMaps(float* probs, float* scores, const float* qkv, const fl
   if (s.T <= 0) return;
   if (s.stepPosition) throw Error("attention maps: a recorded decode step has no host-known key count (request no maps there)");
   if (s.T > 65535 * kTile) throw Error("attention maps: too many new tokens in one call");
+  if (s.nHead > 65535) throw Error("attention maps: more heads than one launch's grid takes");
   const AttentionParams a = attentionParams(s);
   const int D = s.headDim;
   const bool vector = D % 4 == 0 && reinterpret_cast<uintptr_t>(qkv) % 16 == 0 && reinterpret_cast<uintptr_t>(kCache) % 16 == 0;
@@ -99,23 +92,12 @@ void launchAttentionMaps(float* probs, float* scores, const float* qkv, const fl
   }();
   (void)optedIn;
   const size_t dynamicShared = mapSharedBytes(D);
-  // Every head when traceHeads is null, else the listed ones, up to 64 per launch.
-  const int count = s.traceHeads ? s.traceHeadCount : s.nHead;
-  for (int start = 0; start < count; start += kMaxListedHeads) {
-    HeadList list{};
-    const int n = std::min(kMaxListedHeads, count - start);
-    for (int i = 0; i < n; ++i) {
-      const int head = s.traceHeads ? s.traceHeads[start + i] : start + i;
-      if (head < 0 || head >= s.nHead) throw Error("attention maps: trace head " + std::to_string(head) + " is not in 0.." + std::to_string(s.nHead - 1));
-      list.heads[i] = head;
-    }
-    const dim3 grid((s.keys() + kTile - 1) / kTile, (s.T + kTile - 1) / kTile, n);
-    if (vector)
-      attentionMapsKernel<true><<<grid, kTileThreads, dynamicShared, stream>>>(probs, scores, qkv, kCache, lse, alibiSlopes, a, list);
-    else
-      attentionMapsKernel<false><<<grid, kTileThreads, dynamicShared, stream>>>(probs, scores, qkv, kCache, lse, alibiSlopes, a, list);
-    TSCOPE_LAUNCH_CHECK();
-  }
+  const dim3 grid((s.keys() + kTile - 1) / kTile, (s.T + kTile - 1) / kTile, s.nHead);
+  if (vector)
+    attentionMapsKernel<true><<<grid, kTileThreads, dynamicShared, stream>>>(probs, scores, qkv, kCache, lse, alibiSlopes, a);
+  else
+    attentionMapsKernel<false><<<grid, kTileThreads, dynamicShared, stream>>>(probs, scores, qkv, kCache, lse, alibiSlopes, a);
+  TSCOPE_LAUNCH_CHECK();
 }
 
 }  // namespace tscope::cuda

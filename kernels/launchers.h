@@ -73,11 +73,10 @@ void launchAttention(float* out, float* qkv, float* kCache, float* vCache, const
 size_t attentionSplitFloats(const AttentionShape& shape);
 void launchAttentionSplit(float* out, float* lse, float* partials, const float* qkv, const float* kCache, const float* vCache,
                           const AttentionShape& shape, const float* alibiSlopes, const int* devicePosition, cudaStream_t stream);
-// attention_maps.cu: after launchAttention, probs and scores (H, T, Tk) (either may be null) for the
-// heads in shape.traceHeads (all when null; other heads' maps untouched): scores scaled q.k minus
-// ALiBi, -inf where masked; probs exp(score - lse), 0 where masked. qkv holds the rotated Q, kCache
-// the keys, lse the launchAttention output. Throws tscope::Error when shape.stepPosition (no
-// host-known Tk), for a listed head outside 0..H-1, or for D > 256.
+// attention_maps.cu: after launchAttention, probs and scores (H, T, Tk) (either may be null) of
+// every head: scores scaled q.k minus ALiBi, -inf where masked; probs exp(score - lse), 0 where
+// masked. qkv holds the rotated Q, kCache the keys, lse the launchAttention output. Throws
+// tscope::Error when shape.stepPosition (no host-known Tk) or for D > 256.
 void launchAttentionMaps(float* probs, float* scores, const float* qkv, const float* kCache, const float* lse, const AttentionShape& shape,
                          const float* alibiSlopes, cudaStream_t stream);
 

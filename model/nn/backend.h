@@ -52,11 +52,6 @@ struct AttentionShape {
   // ropeBase^(-2i/D) (Llama 3 scaling: ropeInverseFrequencies in positional.h); null = plain.
   const double* ropeFrequencies = nullptr;
   const float* alibiSlopes = nullptr;  // host (H): add -slope_h * |p - j| to the scores (ALiBi)
-  // Which heads' probs/scores the caller reads (host list of traceHeadCount head indices; null =
-  // all). Maps of other heads may be left unwritten: a backend that recomputes the maps (CUDA)
-  // does only these.
-  const int* traceHeads = nullptr;
-  int traceHeadCount = 0;
   // Recorded decode steps only (T == 1): the position is the backend's step position (backend
   // memory, see Backend::beginRecording), not pos0. pos0 must then be cacheRows - 1 or less and
   // is only a bound.

@@ -228,7 +228,7 @@ void BlockForward::sharedExpert(const ConstLayerWeights& w, const float* in, flo
 }
 
 void BlockForward::variantAttention(float* attn, const float* qkv, const float* keys, const float* values, const AttentionShape& shape,
-                                    const AttentionVariantParams& params, float* probs, const int* traceHeads, int traceHeadCount) {
+                                    const AttentionVariantParams& params, float* probs) {
   const int T = shape.T, pos0 = shape.pos0, n = shape.keys(), H = shape.nHead, D = shape.headDim, QKV = shape.qkvDim(),
             KV = shape.kvDim(), group = H / shape.kvHeads();
   if (const std::string problem = attentionVariantProblem(params, n); !problem.empty()) throw Error(problem);
@@ -240,8 +240,6 @@ void BlockForward::variantAttention(float* attn, const float* qkv, const float* 
     hostProbs.resize((size_t)H * T * n);
     backend_->download(hostProbs.data(), probs, hostProbs.size());
   }
-  std::vector<bool> traced(H, probs != nullptr && traceHeads == nullptr);
-  for (int i = 0; probs && traceHeads && i < traceHeadCount; ++i) traced[traceHeads[i]] = true;
   // Query rows before pos0 are zeros: a causal variant's row p reads only keys <= p and its own query.
   std::vector<float> q((size_t)n * D, 0.0f), k(q.size()), v(q.size()), out(q.size());
   const int A = config_.attnDim();
@@ -256,7 +254,7 @@ void BlockForward::variantAttention(float* attn, const float* qkv, const float* 
       const HeadQkv head{q.data(), k.data(), v.data(), n, D, shape.causal};
       attentionVariantFast(head, params, out.data());
       for (int t = 0; t < T; ++t) std::copy_n(out.data() + (size_t)(pos0 + t) * D, D, rows + (size_t)t * A + h * D);
-      if (traced[h]) {
+      if (probs) {
         const VariantResult result = attentionVariantReference(head, params);
         std::copy_n(result.map.data() + (size_t)pos0 * n, (size_t)T * n, hostProbs.data() + (size_t)h * T * n);
       }
@@ -285,7 +283,7 @@ void BlockForward::crossKeysValues(const ConstLayerWeights& w, const float* enco
 void BlockForward::attentionOnly(float* out, float* probs, float* scores, float* qkv, float* keys, float* values, int T) {
   const AttentionShape shape = attentionShape(T, 0, T);
   backend_->attention(out, probs, scores, qkv, keys, values, shape);
-  if (ownVariant_) variantAttention(out, qkv, keys, values, shape, *ownVariant_, probs, nullptr, 0);
+  if (ownVariant_) variantAttention(out, qkv, keys, values, shape, *ownVariant_, probs);
 }
 
 bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B, const AttentionShape& shape, float* keys,
@@ -305,20 +303,15 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
     qkNorm(t.qkv, w, R);
   }
   if (t.qkvKept) backend_->copy(t.qkvKept, t.qkv, (size_t)R * QKV);
-  AttentionShape traced = shape;  // sequence 0, whose maps may be captured
-  if (t.probs) {
-    traced.traceHeads = t.traceHeads;
-    traced.traceHeadCount = t.traceHeadCount;
-  }
   const AttentionVariantParams* variant = t.attentionVariant ? t.attentionVariant : ownVariant_ ? &*ownVariant_ : nullptr;
   for (int b = 0; b < B; ++b) {
     // The backend's attention writes this sequence's K/V rows (and RoPE-rotates q and k); a variant
     // then replaces its output.
     backend_->attention(t.attn + (size_t)b * T * A, b == 0 ? t.probs : nullptr, b == 0 ? t.scores : nullptr, t.qkv + (size_t)b * T * QKV,
-                        keys, values, b == 0 ? traced : shape);
+                        keys, values, shape);
     if (variant)
       variantAttention(t.attn + (size_t)b * T * A, t.qkv + (size_t)b * T * QKV, keys, values, shape, *variant,
-                       b == 0 && !t.attentionVariant ? t.probs : nullptr, t.traceHeads, t.traceHeadCount);
+                       b == 0 && !t.attentionVariant ? t.probs : nullptr);
   }
   const Interventions* edits = t.interventions;
   if (edits && edits->touchesHeads(t.layerIndex)) {

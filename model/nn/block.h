@@ -88,11 +88,9 @@ struct LayerTensors {
   float* sum2 = nullptr;     // (R, C) optional, post-norm: mid + feed-forward (input of ln_2)
   float* attnProjected = nullptr;  // (R, C) optional: copy of the attention sublayer's output after W_O
   MoeActivations* moe = nullptr;
-  // Attention maps of sequence 0, (H, T, Tk) each, or null; traceHeads as in AttentionShape.
+  // Attention maps of sequence 0, (H, T, Tk) each, or null.
   float* probs = nullptr;
   float* scores = nullptr;
-  const int* traceHeads = nullptr;
-  int traceHeadCount = 0;
   // Inference (B = 1): the edits of layer `layerIndex` replace rows of attn (the concatenated head
   // outputs, before W_O) and of the feed-forward output (before the residual add) at positions
   // shape.pos0 + t. Null = none.
@@ -188,9 +186,9 @@ class BlockForward {
   void editRows(float* rows, int R, int width, Edit&& edit);
   // attn (T, A) of one sequence = the variant's output for its T query rows (positions pos0..) over
   // the cache's keys/values 0 .. pos0+T-1 (the backend's attention call just wrote rows pos0..).
-  // probs (H, T, pos0+T) not null: the traced heads' rows (as in AttentionShape) get the variant's effective map.
+  // probs (H, T, pos0+T) not null: every head's rows get the variant's effective map.
   void variantAttention(float* attn, const float* qkv, const float* keys, const float* values, const AttentionShape& shape,
-                        const AttentionVariantParams& params, float* probs, const int* traceHeads, int traceHeadCount);
+                        const AttentionVariantParams& params, float* probs);
   void mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int B, int T, bool keepActivated, MoeActivations& m);
   void sharedExpert(const ConstLayerWeights& w, const float* in, float* out, int R, bool keepActivated, MoeActivations& m);
 

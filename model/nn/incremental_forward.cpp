@@ -24,7 +24,7 @@ namespace {
 // layers captured (a layer left out is then computed alone: Transformer::layerMaps).
 bool sameSequenceOptions(const TraceOptions& a, const TraceOptions& b) {
   return a.attention == b.attention && a.residuals == b.residuals && a.logitLensTopK == b.logitLensTopK &&
-         a.logitLensLastOnly == b.logitLensLastOnly && a.layers == b.layers && a.heads == b.heads && a.memoryCapBytes == b.memoryCapBytes &&
+         a.logitLensLastOnly == b.logitLensLastOnly && a.layers == b.layers && a.memoryCapBytes == b.memoryCapBytes &&
          a.inputLayers == b.inputLayers;
 }
 

@@ -22,8 +22,6 @@ struct TraceOptions {
   // The layer looked at (the panels' selected layer): the capture plan takes it first, then its
   // neighbours outward, then the rest as the memory cap allows (planCapture). -1 = from layer 0.
   int focusLayer = -1;
-  std::vector<int> heads;       // heads whose attention maps are needed; empty = all (maps of other
-                                // heads may stay 0: the CUDA backend recomputes only these)
   size_t memoryCapBytes = size_t(512) << 20;  // attention maps and residuals of the captured layers
   // Layers whose attention inputs are kept though their maps are not (IncrementalForward's suffix
   // runs, which must keep what the whole prompt's plan kept); empty = planCapture decides.

@@ -252,8 +252,6 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
     t.qkvKept = ii >= 0 ? qkvKept_.data() : nullptr;
     t.probs = captureAttn ? attnProbs_.data() : nullptr;
     t.scores = captureAttn ? attnScores_.data() : nullptr;
-    t.traceHeads = options.heads.empty() ? nullptr : options.heads.data();
-    t.traceHeadCount = static_cast<int>(options.heads.size());
     const bool internals = trace && trace->internalIndex(l) >= 0;
     t.mid = captureResid || (internals && config_.pre_norm) ? residMid_.data() : nullptr;
     t.in = internals && config_.pre_norm ? residIn_.data() : nullptr;
