@@ -16,6 +16,7 @@
 #include "model/core/file_check.h"
 #include "model/tokenize/unicode_text.h"
 #include "model/core/error.h"
+#include "model/core/softmax.h"
 #include "model/generate/generate.h"
 #include "model/nn/backend_select.h"
 #include "model/nn/trace_views.h"
@@ -185,12 +186,10 @@ std::string tokenString(const LoadedModel& model, int id) {
 }
 
 json topTokens(const LoadedModel& model, const float* logits, int V, int count) {
-  const float maxLogit = *std::max_element(logits, logits + V);
-  double sum = 0;
-  for (int v = 0; v < V; ++v) sum += std::exp(static_cast<double>(logits[v]) - maxLogit);
+  const SoftmaxNorm norm = softmaxNorm(std::span<const float>(logits, V));
   json out = json::array();
   for (const int id : topTokenIds(std::vector<float>(logits, logits + V), count))
-    out.push_back({{"id", id}, {"token", tokenString(model, id)}, {"prob", std::exp(logits[id] - maxLogit) / sum}, {"logit", logits[id]}});
+    out.push_back({{"id", id}, {"token", tokenString(model, id)}, {"prob", norm.probability(logits[id])}, {"logit", logits[id]}});
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "app/cli/forward_dump.h"
 #include "app/cli/variant_flags.h"
 #include "model/core/error.h"
+#include "model/core/softmax.h"
 #include "model/nn/transformer.h"
 
 using nlohmann::json;
@@ -28,10 +29,7 @@ double nextTokenLoss(const std::vector<float>& logits, const std::vector<int>& i
   const int T = static_cast<int>(ids.size());
   for (int t = from; t + 1 < T; ++t) {
     const float* row = logits.data() + static_cast<size_t>(t) * V;
-    double maxLogit = row[0], sum = 0;
-    for (int v = 1; v < V; ++v) maxLogit = std::max<double>(maxLogit, row[v]);
-    for (int v = 0; v < V; ++v) sum += std::exp(row[v] - maxLogit);
-    total += maxLogit + std::log(sum) - row[ids[t + 1]];
+    total += logSumExp(std::span<const float>(row, V)) - row[ids[t + 1]];
   }
   return total / (T - 1 - from);
 }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/core/error.h"
+#include "model/core/softmax.h"
 #include "model/generate/sampling.h"
 
 namespace tscope {
@@ -25,17 +26,15 @@ struct Candidate {
   bool carried;    // a finished hypothesis competing again as itself
 };
 
-// log of sum(exp(logits)), in double from (logit - max). Throws if no token is possible.
-double logSumExp(const std::vector<float>& logits) {
+// log of sum(exp(logits)) (core/softmax.h). Throws if no token is possible.
+double checkedLogSumExp(const std::vector<float>& logits) {
   float maxLogit = -std::numeric_limits<float>::infinity();
   for (float logit : logits) {
     if (std::isnan(logit)) throw Error("beam search: model returned NaN logits");
     maxLogit = std::max(maxLogit, logit);
   }
   if (!std::isfinite(maxLogit)) throw Error("beam search: model returned logits with no finite maximum");
-  double sum = 0;
-  for (float logit : logits) sum += std::exp(static_cast<double>(logit) - maxLogit);
-  return maxLogit + std::log(sum);
+  return logSumExp(logits);
 }
 
 // Fills topTokens with up to topTokens.size() ids of the highest finite logits, best first, ties
@@ -130,7 +129,7 @@ BeamResult beamSearch(BeamModel& model, std::span<const int> prompt, int width, 
         continue;
       }
       const std::vector<float>& logits = slotLogits[hypothesis.slot];
-      const double logNormaliser = logSumExp(logits);
+      const double logNormaliser = checkedLogSumExp(logits);
       const int found = selectTopTokens(logits, topTokens);
       for (int rank = 0; rank < found; ++rank) {
         BeamNode child;

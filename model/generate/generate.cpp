@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "model/core/error.h"
+#include "model/core/softmax.h"
 
 namespace tscope {
 
@@ -76,10 +77,7 @@ void Generation::updateStop() {
 void Generation::drawFromHostLogits() {
   const int token = sampleNext(logits_, params_, rng_, scratch_);
   if (params_.greedy) {
-    const float maxLogit = logits_[token];  // the argmax
-    double sum = 0;
-    for (float logit : logits_) sum += std::exp(static_cast<double>(logit) - maxLogit);
-    lastProbability_ = static_cast<float>(1.0 / sum);
+    lastProbability_ = static_cast<float>(softmaxNorm(logits_).probability(logits_[token]));  // token: the argmax
   } else {
     const std::vector<float>& final = scratch_.stages.afterTopP;
     lastProbability_ = static_cast<size_t>(token) < final.size() ? final[token] : std::nanf("");

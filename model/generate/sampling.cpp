@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/core/error.h"
+#include "model/core/softmax.h"
 
 namespace tscope {
 
@@ -39,17 +40,11 @@ void checkLogits(std::span<const float> logits) {
 }
 
 // probs = softmax(logits / temperature) = exp((logit - max) / temperature) / sum, summed in double.
+// The exponent is formed in double (a tiny temperature cannot overflow it); float exp is enough,
+// and is what kernels/sampling.cu computes too.
 void softmaxWithTemperature(std::span<const float> logits, double temperature, std::vector<float>& probs) {
-  const float maxLogit = *std::max_element(logits.begin(), logits.end());
   probs.resize(logits.size());
-  double sum = 0;
-  for (size_t i = 0; i < logits.size(); ++i) {
-    // The exponent is formed in double (a tiny temperature cannot overflow it); float exp is enough.
-    const double weight = std::exp(static_cast<float>((static_cast<double>(logits[i]) - maxLogit) / temperature));
-    probs[i] = static_cast<float>(weight);
-    sum += weight;
-  }
-  for (float& p : probs) p = static_cast<float>(p / sum);  // sum >= 1: the max term is exp(0)
+  softmax(logits, probs, SoftmaxOptions{.temperature = temperature, .floatExp = true});
 }
 
 // out = `probs` restricted to order[0, keep) and renormalised; every other token gets exactly 0.

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "model/core/softmax.h"
 #include "model/nn/backend.h"
 #include "model/nn/ops_reference.h"
 #include "model/nn/positional.h"
@@ -121,22 +122,18 @@ void attention(float* out, float* probs, float* scores, float* qkv, float* kCach
     for (int t = 0; t < T; ++t) {
       const int p = s.pos0 + t;
       const float* q = qkv + (size_t)t * rowWidth + h * D;
-      double maxScore = -std::numeric_limits<double>::infinity();
       for (int j = 0; j < Tk; ++j) {
+        row[j] = -std::numeric_limits<double>::infinity();  // masked: probability 0
         if (!s.visible(p, j)) continue;
         const float* k = kCache + (size_t)j * kvDim + kvHead * D;
         double dot = 0;
         for (int d = 0; d < D; ++d) dot += static_cast<double>(q[d]) * k[d];
         row[j] = dot * scale - (s.alibiSlopes ? s.alibiSlopes[h] * std::abs(p - j) : 0.0);
-        maxScore = std::max(maxScore, row[j]);
       }
-      double sum = 0;
-      for (int j = 0; j < Tk; ++j) sum += s.visible(p, j) ? std::exp(row[j] - maxScore) : 0.0;
+      softmax(row, weight);
       const size_t mapRow = ((size_t)h * T + t) * Tk;
       for (int j = 0; j < Tk; ++j) {
-        const bool visible = s.visible(p, j);
-        weight[j] = visible ? std::exp(row[j] - maxScore) / sum : 0.0;
-        if (scores) scores[mapRow + j] = visible ? static_cast<float>(row[j]) : -std::numeric_limits<float>::infinity();
+        if (scores) scores[mapRow + j] = static_cast<float>(row[j]);
         if (probs) probs[mapRow + j] = static_cast<float>(weight[j]);
       }
       for (int d = 0; d < D; ++d) {
@@ -151,17 +148,13 @@ void attention(float* out, float* probs, float* scores, float* qkv, float* kCach
 void crossAttentionRow(double* p, const float* q, const float* kv, int S, int Hkv, int D, int kvColumn) {
   const int KV = Hkv * D;
   const double scale = 1.0 / std::sqrt((double)D);
-  double top = -INFINITY;
   for (int j = 0; j < S; ++j) {
     const float* k = kv + (size_t)j * 2 * KV + kvColumn;
     double dot = 0;
     for (int d = 0; d < D; ++d) dot += (double)q[d] * k[d];
     p[j] = dot * scale;
-    top = std::max(top, p[j]);
   }
-  double sum = 0;
-  for (int j = 0; j < S; ++j) sum += (p[j] = std::exp(p[j] - top));
-  for (int j = 0; j < S; ++j) p[j] /= sum;
+  softmax(std::span<const double>(p, S), std::span<double>(p, S));
 }
 
 void crossAttention(float* out, float* probs, const float* q, const float* kv, int T, int S, int H, int Hkv, int D) {

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "model/core/error.h"
+#include "model/core/softmax.h"
 #include "model/generate/sampling.h"
 
 namespace tscope {
@@ -31,20 +32,18 @@ void maskedRowProbabilities(const HeadQkv& head, int i, const std::function<bool
   const int n = head.n, d = head.d;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   const float* qi = head.q + static_cast<size_t>(i) * d;
-  double best = -std::numeric_limits<double>::infinity();
+  bool anyVisible = false;
   for (int j = 0; j < n; ++j) {  // probs first holds the scaled scores; -inf = not visible
     probs[j] = -std::numeric_limits<double>::infinity();
     if (!visible(i, j)) continue;
+    anyVisible = true;
     const float* kj = head.k + static_cast<size_t>(j) * d;
     double dot = 0;
     for (int c = 0; c < d; ++c) dot += static_cast<double>(qi[c]) * kj[c];
     probs[j] = dot * scale;
-    best = std::max(best, probs[j]);
   }
-  if (best == -std::numeric_limits<double>::infinity()) probs[i] = best = 0;  // no visible key: itself only
-  double total = 0;
-  for (int j = 0; j < n; ++j) total += probs[j] = std::exp(probs[j] - best);
-  for (int j = 0; j < n; ++j) probs[j] /= total;
+  if (!anyVisible) probs[i] = 0;  // no visible key: itself only
+  softmax(std::span<const double>(probs, n), std::span<double>(probs, n));
 }
 
 void maskedAttentionRows(const HeadQkv& head, int rowBegin, int rowEnd, const std::function<bool(int, int)>& visible, float* out,
@@ -235,17 +234,14 @@ void LinformerSums::add(int j) {
 void LinformerSums::probabilities(int i, double* p) const {
   const int k = proj->k, d = head->d;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  double best = -std::numeric_limits<double>::infinity();
   for (int r = 0; r < k; ++r) {
     p[r] = -std::numeric_limits<double>::infinity();
     if (keyDivisor(r) == 0) continue;
     double dot = 0;
     for (int c = 0; c < d; ++c) dot += static_cast<double>(head->q[static_cast<size_t>(i) * d + c]) * keys[static_cast<size_t>(r) * d + c];
-    best = std::max(best, p[r] = dot / keyDivisor(r) * scale);
+    p[r] = dot / keyDivisor(r) * scale;
   }
-  double total = 0;
-  for (int r = 0; r < k; ++r) total += p[r] = std::exp(p[r] - best);
-  for (int r = 0; r < k; ++r) p[r] /= total;
+  softmax(std::span<const double>(p, k), std::span<double>(p, k));
 }
 
 int kernelLogFeatures(const HeadQkv& head, const AttentionVariantParams& params, std::vector<double>& logQ, std::vector<double>& logK) {

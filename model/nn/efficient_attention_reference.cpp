@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "model/core/softmax.h"
 #include "model/nn/backend.h"
 #include "model/nn/efficient_attention.h"
 
@@ -35,22 +36,16 @@ VariantResult kernelReference(const HeadQkv& head, int f, const std::vector<doub
   auto rowMax = [f](const double* row) { return *std::max_element(row, row + f); };
   // The quadratic form: the map.
   std::vector<double> logWeight(static_cast<size_t>(n));  // (n) log phi(q_i).phi(k_j)
+  std::vector<double> logTerms(static_cast<size_t>(f));  // (f) log phi_r(q_i) + log phi_r(k_j)
   for (int i = 0; i < n; ++i) {
     const int last = head.causal ? i : n - 1;
     const double* lq = logQ.data() + static_cast<size_t>(i) * f;
-    double best = -std::numeric_limits<double>::infinity();
     for (int j = 0; j <= last; ++j) {
       const double* lk = logK.data() + static_cast<size_t>(j) * f;
-      double inner = -std::numeric_limits<double>::infinity();
-      for (int r = 0; r < f; ++r) inner = std::max(inner, lq[r] + lk[r]);
-      double sum = 0;
-      for (int r = 0; r < f; ++r) sum += std::exp(lq[r] + lk[r] - inner);
-      logWeight[j] = inner + std::log(sum);
-      best = std::max(best, logWeight[j]);
+      for (int r = 0; r < f; ++r) logTerms[r] = lq[r] + lk[r];
+      logWeight[j] = logSumExp(logTerms);
     }
-    double total = 0;
-    for (int j = 0; j <= last; ++j) total += logWeight[j] = std::exp(logWeight[j] - best);
-    for (int j = 0; j <= last; ++j) result.map[static_cast<size_t>(i) * n + j] = static_cast<float>(logWeight[j] / total);
+    softmax(std::span<const double>(logWeight.data(), last + 1), std::span<float>(result.map.data() + static_cast<size_t>(i) * n, last + 1));
   }
   // The RNN form: the output.
   const double keyMax = *std::max_element(logK.begin(), logK.end());

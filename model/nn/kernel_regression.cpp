@@ -7,21 +7,13 @@
 #include <limits>
 
 #include "model/core/error.h"
+#include "model/core/softmax.h"
 
 namespace tscope {
 
 std::vector<float> softmaxWeights(std::span<const float> scores) {
-  std::vector<float> weights(scores.size(), 0.0f);
-  float top = -std::numeric_limits<float>::infinity();
-  for (float s : scores) top = std::max(top, s);
-  if (!std::isfinite(top)) return weights;
-  double total = 0;
-  for (size_t i = 0; i < scores.size(); ++i) {
-    const double e = std::isinf(scores[i]) ? 0.0 : std::exp((double)scores[i] - top);
-    weights[i] = (float)e;
-    total += e;
-  }
-  for (float& w : weights) w = (float)(w / total);
+  std::vector<float> weights(scores.size());
+  softmax(scores, weights);
   return weights;
 }
 

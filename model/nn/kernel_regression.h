@@ -8,8 +8,8 @@
 
 namespace tscope {
 
-// (n) w_i = exp(s_i - max s) / sum_j exp(s_j - max s), summed in double; -inf scores (masked keys)
-// get weight 0. All -inf (or n = 0): all weights 0.
+// (n) w_i = exp(s_i - max s) / sum_j exp(s_j - max s), summed in double (core/softmax.h);
+// -inf scores (masked keys) get weight 0. All -inf (or n = 0): all weights 0.
 std::vector<float> softmaxWeights(std::span<const float> scores);
 
 // (width) sum_i weights[i] * values[i * width + c]: the weighted average of n rows of `width`

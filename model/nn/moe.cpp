@@ -1,7 +1,7 @@
 // Mixture-of-experts routing on the host: top-k token choice with capacity drops (Shazeer et al.
 // 2017; Switch Transformer, Fedus et al. 2021), expert choice (Zhou et al. 2022) and the Switch
-// load-balancing loss. Softmaxes run in double after subtracting the row maximum, so any finite
-// logits work; capacities forgive floating-point noise (25 / 11 * 2.2 is 5, not 5 + 1e-15).
+// load-balancing loss. Softmaxes are core/softmax.h's (double, after subtracting the row
+// maximum), so any finite logits work; capacities forgive floating-point noise (25 / 11 * 2.2 is 5, not 5 + 1e-15).
 #include "model/nn/moe.h"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "model/core/error.h"
+#include "model/core/softmax.h"
 
 namespace tscope {
 
@@ -41,14 +42,6 @@ int ceilForgivingRounding(double x) {
   const double rounded = std::ceil(x - 1e-9 * std::max(1.0, x));
   if (rounded >= static_cast<double>(std::numeric_limits<int>::max())) return std::numeric_limits<int>::max();
   return static_cast<int>(std::max(0.0, rounded));
-}
-
-// Numerically stable softmax of `count` values, written as float.
-void softmax(const float* logits, int count, float* out) {
-  const double maxLogit = *std::max_element(logits, logits + count);
-  double sum = 0;
-  for (int i = 0; i < count; ++i) sum += std::exp(static_cast<double>(logits[i]) - maxLogit);
-  for (int i = 0; i < count; ++i) out[i] = static_cast<float>(std::exp(static_cast<double>(logits[i]) - maxLogit) / sum);
 }
 
 // f_i, P_i and alpha * E * sum_i f_i P_i from the per-expert assignment counts (before drops).
@@ -85,7 +78,7 @@ std::vector<int> routeTokenChoice(MoeRouting& routing, bool normalizeTopK) {
       return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
     });
     for (int r = 0; r < k; ++r) chosenLogits[r] = logits[expertOrder[r]];
-    if (normalizeTopK) softmax(chosenLogits.data(), k, chosenGates.data());
+    if (normalizeTopK) softmax(std::span<const float>(chosenLogits.data(), k), std::span<float>(chosenGates.data(), k));
     else
       for (int r = 0; r < k; ++r) chosenGates[r] = routing.routerProbs[static_cast<size_t>(t) * E + expertOrder[r]];
     bool anyKept = false;
@@ -185,7 +178,8 @@ MoeRouting routeTokens(const std::vector<float>& routerLogits, int tokens, const
   routing.routerLogits = routerLogits;
   routing.routerProbs.resize(expectedSize);
   for (int t = 0; t < tokens; ++t)
-    softmax(routerLogits.data() + static_cast<size_t>(t) * E, E, routing.routerProbs.data() + static_cast<size_t>(t) * E);
+    softmax(std::span<const float>(routerLogits.data() + static_cast<size_t>(t) * E, E),
+            std::span<float>(routing.routerProbs.data() + static_cast<size_t>(t) * E, E));
   routing.load.assign(E, 0);
   routing.fraction.assign(E, 0.0f);
   routing.meanProb.assign(E, 0.0f);

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "model/core/error.h"
+#include "model/core/softmax.h"
 
 namespace tscope {
 
@@ -100,10 +101,7 @@ std::vector<float> sequenceTokenProbabilities(std::span<const float> logits, std
     const int next = ids[t + 1];
     if (next < 0 || next >= V) throw Error("token id " + std::to_string(next) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
     const std::span<const float> row = logits.subspan(t * V, V);
-    const float top = *std::max_element(row.begin(), row.end());
-    double sum = 0;
-    for (float logit : row) sum += std::exp(static_cast<double>(logit) - top);
-    probabilities.push_back(static_cast<float>(std::exp(static_cast<double>(row[next]) - top) / sum));
+    probabilities.push_back(static_cast<float>(softmaxNorm(row).probability(row[next])));
   }
   return probabilities;
 }

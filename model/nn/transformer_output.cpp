@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "model/core/error.h"
+#include "model/core/softmax.h"
 #include "model/nn/transformer.h"
 
 namespace tscope {
@@ -64,8 +65,9 @@ void Transformer::unembed(Trace* trace, const float* finalIn, int rows, std::vec
 void Transformer::lensTopK(Trace& trace, int lensRow, const float* row) {
   const int V = config_.vocab_size, K = trace.lensK;
   const Eigen::Map<const Eigen::ArrayXf> logits(row, V);
+  // The shared SoftmaxNorm with the sum by Eigen's vectorised float exp: V can be 50k, per lens row.
   const float maxLogit = logits.maxCoeff();
-  const double sum = (logits - maxLogit).exp().cast<double>().sum();  // vectorised exp: V can be 50k
+  const SoftmaxNorm norm{maxLogit, (logits - maxLogit).exp().cast<double>().sum()};
   lensOrder_.resize(V);
   std::iota(lensOrder_.begin(), lensOrder_.end(), 0);
   // Ties go to the lower id. partial_sort's heap selection (one compare per id for most ids) measured
@@ -75,7 +77,7 @@ void Transformer::lensTopK(Trace& trace, int lensRow, const float* row) {
   for (int k = 0; k < K; ++k) {
     const size_t at = (size_t)lensRow * K + k;
     trace.lensIds[at] = lensOrder_[k];
-    trace.lensProbs[at] = static_cast<float>(std::exp((double)row[lensOrder_[k]] - maxLogit) / sum);
+    trace.lensProbs[at] = static_cast<float>(norm.probability(row[lensOrder_[k]]));
   }
 }
 

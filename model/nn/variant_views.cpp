@@ -8,6 +8,7 @@
 #include <string>
 
 #include "model/core/error.h"
+#include "model/core/softmax.h"
 
 namespace tscope {
 
@@ -34,10 +35,7 @@ HeadQkv traceHeadQkv(const Trace& trace, const ModelConfig& config, int layer, i
 namespace {
 // log softmax(logits) (V) in double.
 std::vector<double> logSoftmax(std::span<const float> logits) {
-  const double top = *std::max_element(logits.begin(), logits.end());
-  double sum = 0;
-  for (float x : logits) sum += std::exp(x - top);
-  const double logSum = top + std::log(sum);
+  const double logSum = logSumExp(logits);
   std::vector<double> out(logits.size());
   for (size_t i = 0; i < logits.size(); ++i) out[i] = logits[i] - logSum;
   return out;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/core/error.h"
+#include "model/core/softmax.h"
 #include "model/nn/ops_reference.h"
 
 namespace tscope::ref {
@@ -216,22 +217,16 @@ void attentionBackward(float* dqkv, const float* dout, const float* qkv, const A
       for (int t = 0; t < T; ++t) {  // query position p = t (pos0 = 0)
         const float* q = x + (size_t)t * width + h * D;
         const float* dyRow = dy + (size_t)t * C + h * D;
-        // Recompute the scores s_j = scale q . k_j - slope |t - j| and their softmax p_j.
-        double maxScore = -std::numeric_limits<double>::infinity();
+        // Recompute the scores s_j = scale q . k_j - slope |t - j| (-inf where masked) and their softmax p_j.
         for (int j = 0; j < T; ++j) {
+          probs[j] = -std::numeric_limits<double>::infinity();
           if (!s.visible(t, j)) continue;
           const float* k = x + (size_t)j * width + kOffset + kvHead * D;
           double dot = 0;
           for (int d = 0; d < D; ++d) dot += (double)q[d] * k[d];
           probs[j] = dot * scale - (s.alibiSlopes ? s.alibiSlopes[h] * std::abs(t - j) : 0.0);
-          maxScore = std::max(maxScore, probs[j]);
         }
-        double sum = 0;
-        for (int j = 0; j < T; ++j) {
-          probs[j] = s.visible(t, j) ? std::exp(probs[j] - maxScore) : 0.0;
-          sum += probs[j];
-        }
-        for (int j = 0; j < T; ++j) probs[j] /= sum;
+        softmax(probs, probs);
         // out_t = sum_j p_j v_j: dv_j += p_j dy; dp_j = dy . v_j
         for (int j = 0; j < T; ++j) {
           dprobs[j] = 0;
@@ -287,11 +282,7 @@ double crossEntropyBackward(float* dlogits, const float* logits, const int* targ
       for (int v = 0; v < V; ++v) drow[v] = 0;
       continue;
     }
-    double maxLogit = -std::numeric_limits<double>::infinity();
-    for (int v = 0; v < V; ++v) maxLogit = std::max(maxLogit, (double)row[v]);
-    double sum = 0;
-    for (int v = 0; v < V; ++v) sum += std::exp(row[v] - maxLogit);
-    const double logSum = std::log(sum) + maxLogit;
+    const double logSum = logSumExp(std::span<const float>(row, V));
     lossSum += logSum - row[targets[r]];
     // d(-log p_target)/dlogit_v = p_v - [v == target]
     for (int v = 0; v < V; ++v) drow[v] = static_cast<float>(scale * (std::exp(row[v] - logSum) - (v == targets[r] ? 1.0 : 0.0)));

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "model/core/error.h"
+#include "model/core/softmax.h"
 #include "model/nn/transformer.h"
 #include "model/train/sweep.h"
 
@@ -61,9 +62,7 @@ TaskScores scoreTask(const Weights& weights, const TaskSpec& task, int examples,
       float maxLogit = -std::numeric_limits<float>::infinity();
       for (int v = 0; v < V; ++v)
         if (row[v] > maxLogit) maxLogit = row[v], best = v;
-      double sum = 0;
-      for (int v = 0; v < V; ++v) sum += std::exp(static_cast<double>(row[v]) - maxLogit);
-      lossSum += std::log(sum) - (static_cast<double>(row[target]) - maxLogit);
+      lossSum -= softmaxNorm(std::span<const float>(row, V)).logProbability(row[target]);
       ++answerTokens;
       rightTokens += best == target;
       allRight = allRight && best == target;
