@@ -20,7 +20,6 @@ struct TrainModel::Activations {
   Floats kCache, vCache;  // (T, Hkv D) per-sequence scratch for the forward attention
   Floats ffOut;    // (R, C)
   Floats normScratch;  // (R, C) post-norm: the norm before it replaces the residual
-  Floats probs, scores;  // (H, T, T) sequence 0's attention maps of the captured layer
   Floats dnormedF;  // (R, C) backward: the gradient of ln_f(final)
   // Encoder-decoder models: the encoder's layers over B sources of S rows, and their gradients.
   std::vector<LayerActivations> encoderLayers;

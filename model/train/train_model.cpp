@@ -212,10 +212,6 @@ void TrainModel::decode(const ParamView& weights, const BatchView& batch, const 
       t.sumX = c.pre_norm ? nullptr : la.sumX.sized(fw, RC);
       t.midX = la.midX.sized(fw, RC);
     }
-    if (l == captureLayer_) {
-      t.probs = a.probs.sized(fw, (size_t)c.n_head * T * T);
-      t.scores = a.scores.sized(fw, (size_t)c.n_head * T * T);
-    }
     // Pre-norm: the next layer's ln_1 (or the final norm) is fused into this layer's last residual add.
     NextNorm next;
     if (c.pre_norm) {
@@ -228,10 +224,6 @@ void TrainModel::decode(const ParamView& weights, const BatchView& batch, const 
       for (const MoeRouting& routing : la.moe.routing) report.auxLoss += routing.auxLoss / B;
       for (int e = 0; e < E; ++e) report.expertLoad[(size_t)l * E + e] += static_cast<int>(la.moe.experts[e].rows.size());
     }
-  }
-  if (captureLayer_ >= 0 && captureLayer_ < L) {
-    captured_.resize((size_t)c.n_head * T * T);
-    fw.download(captured_.data(), a.probs.data(), captured_.size());
   }
   a.final.copyFrom(fw, x);
   float* normedF = c.hasFinalNorm() ? a.normedF.sized(fw, RC) : nullptr;

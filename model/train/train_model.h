@@ -79,12 +79,6 @@ class TrainModel {
   LossReport loss(const ParamView& weights, const BatchView& batch);
   LossReport lossAndGradients(const ParamView& weights, const ParamView& grads, const BatchView& batch);
 
-  // From the next forward on, keep sequence 0's attention probabilities (H, T, T) of `layer`
-  // (-1 = none): capturedAttention() returns those of the last forward (what Trace::attn holds
-  // for that layer after Transformer::forward over the same tokens).
-  void captureAttention(int layer) { captureLayer_ = layer; }
-  const std::vector<float>& capturedAttention() const { return captured_; }
-
  private:
   struct Activations;  // everything the forward keeps for the backward (train_activations.h)
   // The forward, the loss and (grads not null) the backward.
@@ -113,8 +107,6 @@ class TrainModel {
   BlockForward block_;               // the block forward inference runs too
   BlockBackward blockBackward_;      // its mirror: the decoder's (or the only) layers in reverse
   std::optional<BlockBackward> encoderBackward_;  // encoder-decoder models: the encoder's layers in reverse
-  int captureLayer_ = -1;            // layer whose attention maps the forward captures (-1 = none)
-  std::vector<float> captured_;      // (H, T, T) sequence 0's probabilities of that layer
   std::unique_ptr<Activations> acts_;  // reused between calls
 };
 
