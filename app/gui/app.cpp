@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <limits>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <iterator>
 
@@ -136,12 +137,8 @@ void App::handleShortcuts() {
 }
 
 void App::frame(float frameMs) {
-  if (!pendingOpen_.first.empty()) {
-    const auto [path, prompt] = std::move(pendingOpen_);
-    pendingOpen_ = {};
-    openModel(path, prompt);
-  }
-  if (pendingState_) {
+  pollOpen();
+  if (pendingState_ && pendingOpen_.first.empty()) {  // a loaded session's state, once its model has opened (or failed to)
     applyState(std::move(*pendingState_));
     pendingState_.reset();
   }
@@ -159,7 +156,7 @@ void App::frame(float frameMs) {
                                  ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground;  // glClear paints it: one full-screen pass less
   ImGui::Begin("tscope", nullptr, flags);
   shared_ = {};
-  PanelContext ctx{.session = *session_, .state = state_, .snapshot = snapshot_.get(), .renderer = renderer_, .shared = shared_, .training = training_.get(),
+  PanelContext ctx{.session = *session_, .state = state_, .snapshot = snapshot_.get(), .renderer = renderer_, .shared = shared_, .tasks = tasks_, .training = training_.get(),
                    .sweeps = sweeps_.get(), .screenshotOutcome = screenshotOutcome_};
   drawToolbar();
   tokenStrip_.draw(ctx);
@@ -208,8 +205,7 @@ void App::frame(float frameMs) {
   const bool focusMissing = snapshot_ && snapshot_->error.empty() && !snapshot_->ids.empty() && !snapshot_->maps(state_.layer) &&
                             postedFocus_ != state_.layer;
   if (ctx.repost || focusMissing || !(inspectWanted() == postedInspect_)) post(ctx.generateTokens);
-  // Opened at the start of the next frame: this frame's draw lists still use the old textures.
-  if (!ctx.openModel.empty()) pendingOpen_ = {ctx.openModel, ctx.openPrompt};
+  if (!ctx.openModel.empty()) openModel(ctx.openModel, ctx.openPrompt);
 }
 
 bool App::startTraining(const std::string& preset, int pauseAtStep, int layer, int head) {
@@ -227,41 +223,6 @@ bool App::trainingSettled() const {
   if (!trainingRequested_) return true;
   const TrainingStatus status = training_->latest()->status;
   return status == TrainingStatus::Paused || status == TrainingStatus::Done || status == TrainingStatus::Error;
-}
-
-void App::openModel(const std::string& path, const std::string& prompt) {
-  try {
-    auto next = std::make_unique<Session>(loadModel(path), session_->backendChoice());
-    const bool wasEncoderDecoder = session_->config().isEncoderDecoder();
-    session_ = std::move(next);  // the old session finishes its forward and joins its worker
-    snapshot_.reset();
-    // Every cache was built from the old model's snapshots (whose ids the new session reuses).
-    makeModelPanels();
-    lastExportName_.clear();
-    const ModelConfig& c = session_->config();
-    state_.layer = std::min(state_.layer, c.n_layer - 1);
-    state_.head = std::min(state_.head, c.n_head - 1);
-    state_.token = -1;
-    state_.moeTopK = 0;
-    state_.moeCapacityFactor = -1;
-    state_.moeExpertChoice = c.moe_routing == MoeRoutingKind::ExpertChoice;
-    if (!prompt.empty()) {
-      state_.prompt = prompt;
-    } else if (c.isEncoderDecoder() != wasEncoderDecoder) {
-      // An encoder-decoder's prompt is its target (the source is AppState::source): a decoder-only
-      // prompt is set aside for the way back, and the target starts empty.
-      std::swap(state_.prompt, promptAside_);
-      if (!c.isEncoderDecoder() && state_.prompt.empty()) state_.prompt = AppState{}.prompt;  // the app started on an encoder-decoder
-    }
-    state_.generatedIds.clear();  // the old model's token ids
-    keepFittingInterventions(state_.interventions, c);
-    showMessage("opened " + path, MessageKind::Info);
-    // Stay on the panel on screen; one that shows its own run (Training) opens the model in the default panel.
-    selectPanel(panelInfo(state_.panel).has(kOwnRun) ? AppState{}.panel : state_.panel);
-    post();
-  } catch (const std::exception& e) {
-    showMessage(e.what(), MessageKind::Error);
-  }
 }
 
 bool App::takeScreenshotRequest(std::string& path, ScreenRect& crop) {
@@ -295,7 +256,7 @@ std::string App::statusLine(float frameMs) const {
   const ModelConfig& c = session_->config();
   const Snapshot* s = snapshot_.get();
   const std::string modelName = modelDisplayName(session_->modelPath());
-  char reused[64] = "", computing[96] = "";
+  char reused[64] = "", computing[320] = "";
   if (s && s->reusedTokens > 0) std::snprintf(reused, sizeof reused, " (%d of %zu tokens reused)", s->reusedTokens, s->ids.size());
   if (session_->busy()) {
     const ComputeProgress p = session_->progress();
@@ -303,12 +264,17 @@ std::string App::statusLine(float frameMs) const {
       std::snprintf(computing, sizeof computing, "  |  computing: %s, layer %d/%d", p.stageName(), p.layersDone, p.layers);
     else std::snprintf(computing, sizeof computing, "  |  computing...");
   }
+  if (!pendingOpen_.first.empty()) {  // the old model keeps answering until the new one has loaded
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - openSince_).count();
+    std::snprintf(computing + std::strlen(computing), sizeof computing - std::strlen(computing), "  |  opening %s... %.1f s",
+                  modelDisplayName(pendingOpen_.first).c_str(), seconds);
+  }
   char forward[160];
   // A knob read after the forward (temperature, top-k, top-p, beam width) reruns only its stage.
   if (s && !s->ids.empty() && s->forwardMs == 0 && s->reusedTokens == (int)s->ids.size())
     std::snprintf(forward, sizeof forward, "no forward: only the stages after it changed");
   else std::snprintf(forward, sizeof forward, "forward %.1f ms%s, %.0f tok/s", s ? s->forwardMs : 0.0, reused, s ? s->tokensPerSecond : 0.0);
-  char line[640];
+  char line[1024];
   std::snprintf(line, sizeof line, "%s (%d layers, %d heads, d=%d, V=%d)  |  %s  |  %s  |  frame %.1f ms%s", modelName.c_str(), c.n_layer,
                 c.n_head, c.n_embd, c.vocab_size, session_->backendDescription().c_str(), forward, frameMs, computing);
   // What the map memory cap costs: which layers' maps are held, and why not the rest.

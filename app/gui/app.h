@@ -15,6 +15,7 @@
 #include "app/gui/panels/panels.h"
 #include "model/io/hf_checkpoint.h"
 #include "app/session/session.h"
+#include "app/session/tasks.h"
 #include "app/session/training_session.h"
 
 namespace tscope::gui {
@@ -75,8 +76,13 @@ class App {
   bool startTraining(const std::string& preset, int pauseAtStep, int layer = -1, int head = -1);
   // False while a run started by startTraining is still preparing or running.
   bool trainingSettled() const;
-  // Loads a model directory into the explorer (a new Session); the prompt too when not empty.
-  void openModel(const std::string& path, const std::string& prompt);
+  // Opens a model directory in the explorer (a new Session; the prompt too when not empty) on the
+  // "open model" task channel: the window keeps drawing, and the old model's panels keep working,
+  // until it is loaded; app_open.cpp. A newer open replaces one still loading.
+  void openModel(const std::string& path, const std::string& prompt) { pendingOpen_ = {path, prompt}; }
+  // The model directory being opened ("" when none) and for how long, for the status bar and the report.
+  const std::string& opening() const { return pendingOpen_.first; }
+  Tasks& tasks() { return tasks_; }
   LessonPlayer& lessons() { return lesson_; }  // the lesson being presented (--lesson, the toolbar's picker)
   const LessonPlayer& lessons() const { return lesson_; }
 
@@ -96,12 +102,26 @@ class App {
   // Makes every registered panel anew (fresh caches for a new model), but those that show their
   // own run (kOwnRun: Training) only once: their run outlives the explorer's model.
   void makeModelPanels();
+  // app_open.cpp: posts pendingOpen_ when it is not the open posted last, and takes a finished one.
+  void pollOpen();
+  struct OpenedModel {  // the "open model" channel's result
+    uint64_t id = 0;    // the App's count of opens posted: only the newest is taken
+    std::string path, prompt;
+    mutable std::shared_ptr<Session> session;  // null when it failed; taken (moved out) by the App
+    std::string error;
+  };
+  void finishOpen(const OpenedModel& opened);
 
-  std::unique_ptr<Session> session_;
+  // First: destroyed last, when every task has been cancelled and joined (tasks.h).
+  Tasks tasks_;
+  std::shared_ptr<Session> session_;
   std::unique_ptr<TrainingSession> training_;
   std::unique_ptr<SweepSession> sweeps_;  // the Scaling panel's sweep; outlives the explorer's model like training_
   bool trainingRequested_ = false;
-  std::pair<std::string, std::string> pendingOpen_;  // model directory and prompt to open next frame
+  std::pair<std::string, std::string> pendingOpen_;  // model directory and prompt to open ("" none), until it has opened or failed
+  std::pair<std::string, std::string> postedOpen_;   // the open posted to the task channel last
+  uint64_t opensPosted_ = 0;
+  std::chrono::steady_clock::time_point openSince_;  // when the open in flight was posted
   std::optional<AppState> pendingState_;             // a loaded session's state, applied after that open
   std::vector<std::string> shippedModels_;           // assets/models/* directories, for the model picker
   std::vector<CachedHfModel> cachedModels_;          // the HuggingFace cache's models, for the model picker

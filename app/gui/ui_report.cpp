@@ -38,6 +38,11 @@ void UiReport::noteInput() {
 
 void UiReport::maybeWrite(const App& app, float frameMs) {
   ++frames_;
+  if (frameMs > kSlowFrameMs) {  // the frame just drawn, counted above
+    slowFrames_.emplace_back(frames_, frameMs);
+    if (slowFrames_.size() > kMaxSlowFrames) slowFrames_.pop_front();
+    inputChanged_ = true;  // said at once
+  }
   const auto now = std::chrono::steady_clock::now();
   // The second frame with the pointer at rest is what hands.hover waits for: say it at once.
   if (frames_ == mouseSince_ + 2) inputChanged_ = true;
@@ -52,8 +57,10 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"frame", frames_},
       {"uptime_ms", std::chrono::duration<double, std::milli>(now - start_).count()},
       {"frame_ms", frameMs},
+      {"slow_frames", slowFrames_},
       {"panel", panelName(state.panel)},
       {"model", app.session().modelPath()},
+      {"opening", app.opening()},
       {"cached_models", cached},
       {"n_ctx", app.session().config().n_positions},
       {"prompt_bytes", state.prompt.size()},

@@ -5,6 +5,8 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <utility>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -36,6 +38,11 @@ class UiReport {
   uint64_t presses_ = 0, pressFrame_ = 0;
   long pressX_ = -1, pressY_ = -1;
   bool inputChanged_ = false;
+  // The last kMaxSlowFrames frames whose own work (frameMs: without the wait for input) took over
+  // kSlowFrameMs, as (frame, ms): the GUI tests read which frames of an action stalled the UI thread.
+  static constexpr float kSlowFrameMs = 100;
+  static constexpr size_t kMaxSlowFrames = 32;
+  std::deque<std::pair<uint64_t, float>> slowFrames_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
 };
 

@@ -15,7 +15,12 @@
 
 namespace tscope::gui {
 
-Session::Session(LoadedModel model, const std::string& backendName) : model_(std::move(model)), backendChoice_(backendName) {
+namespace {
+std::atomic<uint64_t> sessionsMade{0};
+}  // namespace
+
+Session::Session(LoadedModel model, const std::string& backendName)
+    : serial_(++sessionsMade), model_(std::move(model)), tokenizer_(std::move(model_.tokenizer)), backendChoice_(backendName) {
   // Leave one core to the UI thread (and the GL driver) so frames stay smooth while the model runs.
   const int cores = makeCpuBackend()->threadCount();
   backend_ = makeBackend(backendName, std::max(1, cores - 1), &backendNote_);
@@ -33,13 +38,13 @@ Session::Session(LoadedModel model, const std::string& backendName) : model_(std
 
 int Session::stopId() const {
   if (config().isEncoderDecoder()) return config().eos_token_id;
-  return model_.tokenizer ? model_.tokenizer->eotId() : -1;
+  return tokenizer_ ? tokenizer_->eotId() : -1;
 }
 
 void Session::encodeSource(const Request& request, Snapshot& snapshot) {
   const ModelConfig& c = config();
   if (!c.isEncoderDecoder()) return;
-  ContextFit fit = fitToContext(model_.tokenizer->encode(request.source), c.n_positions);
+  ContextFit fit = fitToContext(tokenizer_->encode(request.source), c.n_positions);
   if (fit.kept.empty()) throw Error("the source is empty: type the text to translate");
   if (!encodedSource_ || *encodedSource_ != fit.kept) {
     auto encoder = std::make_shared<EncoderTrace>();
@@ -56,7 +61,7 @@ void Session::encodeSource(const Request& request, Snapshot& snapshot) {
   }
   snapshot.sourceIds = *encodedSource_;
   snapshot.sourceText.clear();
-  for (int id : snapshot.sourceIds) snapshot.sourceText.push_back(model_.tokenizer->tokenText(id));
+  for (int id : snapshot.sourceIds) snapshot.sourceText.push_back(tokenizer_->tokenText(id));
   snapshot.droppedSourceTokens = encodedDropped_;
   snapshot.encoder = encoder_;
 }
@@ -192,14 +197,14 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
   snapshot->request = request;
   return runStages(snapshot, [&] {
     const ModelConfig& c = config();
-    if (!model_.tokenizer) throw Error("this model has no tokenizer: " + model_.tokenizerNote);
+    if (!tokenizer_) throw Error("this model has no tokenizer: " + model_.tokenizerNote);
     ContextFit fit = fitPrompt(promptIds(request));
     snapshot->ids = std::move(fit.kept);
     snapshot->droppedIds = std::move(fit.dropped);
-    for (int id : snapshot->ids) snapshot->tokenText.push_back(model_.tokenizer->tokenText(id));
+    for (int id : snapshot->ids) snapshot->tokenText.push_back(tokenizer_->tokenText(id));
     const size_t shownFrom = snapshot->droppedIds.size() - std::min(snapshot->droppedIds.size(), Snapshot::kMaxDroppedShown);
     for (size_t i = shownFrom; i < snapshot->droppedIds.size(); ++i)
-      snapshot->droppedText.push_back(model_.tokenizer->tokenText(snapshot->droppedIds[i]));
+      snapshot->droppedText.push_back(tokenizer_->tokenText(snapshot->droppedIds[i]));
     if (snapshot->ids.empty()) throw Error("the prompt is empty: type some text");
     if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
     setStage(ComputeProgress::Stage::Forward);

@@ -185,9 +185,14 @@ class Session {
   GenerationProgress generationProgress() const { return {generationDone_.load(), generationAsked_.load()}; }
   void stopGeneration() { stopGeneration_ = true; }  // the running generation keeps what it drew so far
 
+  // Different for every Session made in this process: tells a result computed for another model
+  // (on a task channel that outlives a model switch) from one of this, whose snapshot ids restart at 1.
+  uint64_t serial() const { return serial_; }
   const ModelConfig& config() const { return model_.weights.config(); }
   const Weights& weights() const { return model_.weights; }
-  const Tokenizer* tokenizer() const { return model_.tokenizer.get(); }
+  const Tokenizer* tokenizer() const { return tokenizer_.get(); }
+  // The same tokenizer for a task that may outlive this session (the Prompt panel's merge steps).
+  std::shared_ptr<const Tokenizer> sharedTokenizer() const { return tokenizer_; }
   const std::string& modelPath() const { return model_.path; }
   std::string backendName() const { return backend_->name(); }
   const std::string& backendChoice() const { return backendChoice_; }
@@ -239,7 +244,9 @@ class Session {
   // A newer request waits, or the session is closing (a model switch, quit).
   bool newerRequestWaiting() const { return worker_.cancelToken().cancelled(); }
 
+  const uint64_t serial_;
   LoadedModel model_;
+  std::shared_ptr<const Tokenizer> tokenizer_;  // model_'s, moved here: shared with tasks (null: none)
   std::string backendChoice_;  // as asked for (auto, cpu, cuda)
   std::string backendNote_;    // makeBackend's note: what auto chose and why
   std::unique_ptr<Backend> backend_;

@@ -29,7 +29,7 @@ bool keepsGeneratedIds(const Request& request, const Tokenizer& tokenizer) {
 }  // namespace
 
 std::vector<int> Session::promptIds(const Request& request) const {
-  const Tokenizer& tokenizer = *model_.tokenizer;
+  const Tokenizer& tokenizer = *tokenizer_;
   // Encoder-decoder models: the decoder reads the start token, then the target so far.
   std::vector<int> ids;
   if (config().isEncoderDecoder()) ids.push_back(config().decoder_start_token_id);
@@ -54,8 +54,8 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
   generationDone_ = 0;
   generationAsked_ = request.generateTokens;
   try {
-    if (!model_.tokenizer) throw Error("this model has no tokenizer: " + model_.tokenizerNote);
-    const Tokenizer& tokenizer = *model_.tokenizer;
+    if (!tokenizer_) throw Error("this model has no tokenizer: " + model_.tokenizerNote);
+    const Tokenizer& tokenizer = *tokenizer_;
     const ModelConfig& c = config();
     const std::vector<int> ids = promptIds(request);
     if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);

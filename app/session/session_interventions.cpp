@@ -18,7 +18,7 @@ void Session::applyInterventions(const Request& request, std::span<const int> id
   key.specs = request.interventions;
   if (usesKind(key.specs, AblationKind::Mean)) key.meanIds.assign(ids.begin(), ids.end());
   if (usesKind(key.specs, AblationKind::Patch)) {
-    key.sourceIds = model_.tokenizer->encode(request.patchSource);
+    key.sourceIds = tokenizer_->encode(request.patchSource);
     // Positions past the context cannot be patched: keep the source's first n_positions tokens.
     key.sourceIds.resize(std::min<size_t>(key.sourceIds.size(), config().n_positions));
     snapshot.patchSourceIds = key.sourceIds;

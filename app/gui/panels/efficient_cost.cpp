@@ -1,5 +1,5 @@
 // The cost section of the Efficient-attention panel: every variant's fast path timed on random q, k,
-// v of n = 256 .. 4096 (or 8192) tokens on a background thread (CostMeasurement), plotted on log
+// v of n = 256 .. 4096 (or 8192) tokens on a task channel (measureCost), plotted on log
 // axes with fitted slopes beside the lecture's big-O (complexityTable), the lecture's table with our
 // measured numbers in it, and the worked example (n 4096, d 512, 16 heads) from attention_cost.
 #include <imgui.h>
@@ -17,71 +17,50 @@
 
 namespace tscope::gui {
 
-void CostMeasurement::start(const AttentionVariantParams& knobs, int d, int maxN) {
-  std::vector<int> sizes;
-  for (int n = 256; n <= maxN; n *= 2) sizes.push_back(n);
-  {
-    std::lock_guard lock(mutex_);
-    points_.clear();
-    error_.clear();
-    running_ = true;
-    planned_ = (int)(sizes.size() * allAttentionVariants().size());
-  }
-  // Assigning stops and joins a measurement still running; the new one starts afresh.
-  thread_ = std::jthread([this, knobs, d, sizes](std::stop_token stop) { run(stop, knobs, d, sizes); });
-}
-
-std::vector<CostPoint> CostMeasurement::points() const {
-  std::lock_guard lock(mutex_);
-  return points_;
-}
-
-bool CostMeasurement::running() const {
-  std::lock_guard lock(mutex_);
-  return running_;
-}
-
-std::string CostMeasurement::error() const {
-  std::lock_guard lock(mutex_);
-  return error_;
-}
-
-void CostMeasurement::run(std::stop_token stop, AttentionVariantParams knobs, int d, std::vector<int> sizes) {
-  // Random q, k, v of the longest n, N(0, 1); shorter runs use their first rows.
-  const size_t rows = sizes.empty() ? 0 : (size_t)sizes.back();
-  std::vector<float> q(rows * d), k(rows * d), v(rows * d), out(rows * d);
-  std::mt19937 rng(1234);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (auto* x : {&q, &k, &v})
-    for (float& value : *x) value = normal(rng);
-  using Clock = std::chrono::steady_clock;
-  try {
-    for (int n : sizes)
-      for (AttentionVariant variant : allAttentionVariants()) {
-        if (stop.stop_requested()) break;
-        AttentionVariantParams params = knobs;
-        params.variant = variant;
-        if (!attentionVariantProblem(params, n).empty()) continue;
-        const HeadQkv head{q.data(), k.data(), v.data(), n, d, true};
-        // The median of a few calls, as many as fit in ~0.2 s (at least one).
-        std::vector<double> times;
-        size_t peak = 0;
-        const Clock::time_point first = Clock::now();
-        while (times.size() < 5 && (times.empty() || Clock::now() - first < std::chrono::milliseconds(200))) {
-          const Clock::time_point begin = Clock::now();
-          peak = attentionVariantFast(head, params, out.data());
-          times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
+void measureCost(TaskChannel<CostMeasurement>& channel, const AttentionVariantParams& knobs, int d, int maxN) {
+  channel.post([knobs, d, maxN](TaskScope<CostMeasurement>& scope) {
+    std::vector<int> sizes;
+    for (int n = 256; n <= maxN; n *= 2) sizes.push_back(n);
+    CostMeasurement measured;
+    measured.d = d;
+    measured.maxN = maxN;
+    measured.planned = (int)(sizes.size() * allAttentionVariants().size());
+    scope.publish(std::make_shared<CostMeasurement>(measured));  // the plot starts empty at once
+    // Random q, k, v of the longest n, N(0, 1); shorter runs use their first rows.
+    const size_t rows = sizes.empty() ? 0 : (size_t)sizes.back();
+    std::vector<float> q(rows * d), k(rows * d), v(rows * d), out(rows * d);
+    std::mt19937 rng(1234);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (auto* x : {&q, &k, &v})
+      for (float& value : *x) value = normal(rng);
+    using Clock = std::chrono::steady_clock;
+    try {
+      for (int n : sizes)
+        for (AttentionVariant variant : allAttentionVariants()) {
+          if (scope.cancelled()) return;  // a newer measurement replaced this one
+          AttentionVariantParams params = knobs;
+          params.variant = variant;
+          if (!attentionVariantProblem(params, n).empty()) continue;
+          const HeadQkv head{q.data(), k.data(), v.data(), n, d, true};
+          // The median of a few calls, as many as fit in ~0.2 s (at least one).
+          std::vector<double> times;
+          size_t peak = 0;
+          const Clock::time_point first = Clock::now();
+          while (times.size() < 5 && (times.empty() || Clock::now() - first < std::chrono::milliseconds(200))) {
+            const Clock::time_point begin = Clock::now();
+            peak = attentionVariantFast(head, params, out.data());
+            times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - begin).count());
+          }
+          std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+          measured.points.push_back({variant, n, times[times.size() / 2], (double)peak});
+          scope.progress((int)measured.points.size(), measured.planned);
+          scope.publish(std::make_shared<CostMeasurement>(measured));
         }
-        std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-        std::lock_guard lock(mutex_);
-        points_.push_back({variant, n, times[times.size() / 2], (double)peak});
-      }
-  } catch (const std::exception& e) {
-    std::lock_guard lock(mutex_);
-    error_ = e.what();
-  }
-  std::lock_guard lock(mutex_);
-  running_ = false;
+    } catch (const std::exception& e) {
+      measured.error = e.what();
+      scope.publish(std::make_shared<CostMeasurement>(measured));
+    }
+  });
 }
 
 namespace {
@@ -117,11 +96,9 @@ std::string slopeText(const LogLogFit& fit, double expected) {
 
 void EfficientPanel::drawCost(PanelContext& ctx) {
   const ModelConfig& c = ctx.session.config();
-  const int d = c.headDim();
-  const bool running = cost_.running();
-  ImGui::BeginDisabled(running);  // a second start would wait on the UI thread for the call running now
-  if (ImGui::Button("Measure")) cost_.start(ctx.state.attentionVariant, d, costMaxN_);
-  ImGui::EndDisabled();
+  TaskChannel<CostMeasurement>& channel = ctx.tasks.channel<CostMeasurement>("efficient cost");
+  const bool running = channel.busy();
+  if (ImGui::Button(running ? "Measure again" : "Measure")) measureCost(channel, ctx.state.attentionVariant, c.headDim(), costMaxN_);
   recordItem(ctx.shared, "efficient_measure");
   ImGui::SameLine();
   ImGui::RadioButton("n up to 4096", &costMaxN_, 4096);
@@ -129,11 +106,16 @@ void EfficientPanel::drawCost(PanelContext& ctx) {
   ImGui::SameLine();
   ImGui::RadioButton("8192", &costMaxN_, 8192);
   recordItem(ctx.shared, "efficient_max_8192");
-  const std::vector<CostPoint> points = cost_.points();
+  // The newest measurement, which may be one made on the model before (it says its own d).
+  const std::shared_ptr<const CostMeasurement> measured = channel.latest();
+  static const std::vector<CostPoint> none;
+  const std::vector<CostPoint>& points = measured ? measured->points : none;
+  const int d = measured ? measured->d : c.headDim();
   ImGui::SameLine();
-  if (running) ImGui::Text("measuring on a background thread: %zu of %d points", points.size(), cost_.planned());
-  else ImGui::TextDisabled("every variant's fast path, one head, d = %d (this model's head width), random q, k, v, causal, the knobs above", d);
-  if (const std::string error = cost_.error(); !error.empty()) ImGui::TextColored(ImVec4(0.9f, 0.3f, 0.2f, 1), "%s", error.c_str());
+  if (running) ImGui::Text("measuring on a background thread: %zu of %d points", points.size(), measured ? measured->planned : 0);
+  else ImGui::TextDisabled("every variant's fast path, one head, d = %d (%s), random q, k, v, causal, the knobs above", d,
+                           d == c.headDim() ? "this model's head width" : "the head width of the model it was measured on");
+  if (measured && !measured->error.empty()) ImGui::TextColored(ImVec4(0.9f, 0.3f, 0.2f, 1), "%s", measured->error.c_str());
   nlohmann::json& facts = ctx.shared.facts["efficient"];
   facts["measured_points"] = points.size();
   facts["measuring"] = running;

@@ -18,6 +18,8 @@ namespace tscope::gui {
 
 namespace {
 
+constexpr const char* kLiveChannel = "efficient live";  // the live section's maps (tasks.h)
+
 // The variant's name and every knob, as one line (the live section's cache key).
 std::string knobsText(const AttentionVariantParams& p) {
   char text[160];
@@ -125,11 +127,7 @@ void EfficientPanel::draw(PanelContext& ctx) {
   ImGui::EndTabBar();
 }
 
-EfficientPanel::EfficientPanel() {
-  liveWorker_.start({.run = [this](LiveJob& job) { runLive(job, liveWorker_); }, .idle = {}, .failed = {}});
-}
-
-void EfficientPanel::runLive(LiveJob& job, Worker<LiveJob, LiveResult>& worker) {
+void EfficientPanel::runLive(const LiveJob& job, TaskScope<LiveResult>& scope) {
   auto result = std::make_shared<LiveResult>();
   result->key = job.key;
   result->tokens = job.head.n;
@@ -150,7 +148,7 @@ void EfficientPanel::runLive(LiveJob& job, Worker<LiveJob, LiveResult>& worker) 
       result->problem = e.what();
     }
   }
-  worker.publish(std::move(result));
+  if (!scope.cancelled()) scope.publish(std::move(result));  // else a newer job is next
 }
 
 void EfficientPanel::postLive(PanelContext& ctx, const LiveKey& key) {
@@ -162,12 +160,13 @@ void EfficientPanel::postLive(PanelContext& ctx, const LiveKey& key) {
   } catch (const std::exception& e) {
     job.problem = e.what();
   }
-  liveWorker_.post(std::move(job));
+  ctx.tasks.channel<LiveResult>(kLiveChannel).post([job = std::move(job)](TaskScope<LiveResult>& scope) { runLive(job, scope); });
 }
 
 void EfficientPanel::takeLive(PanelContext& ctx) {
-  std::shared_ptr<const LiveResult> newest = liveWorker_.latest();
-  if (!newest || newest == live_) return;
+  std::shared_ptr<const LiveResult> newest = ctx.tasks.channel<LiveResult>(kLiveChannel).latest();
+  // A result for another model (the channel outlives a model switch) is not this panel's.
+  if (!newest || newest == live_ || newest->key.session != postedLive_.session) return;
   live_ = std::move(newest);
   tokens_ = live_->tokens;
   if (!live_->variant) return;
@@ -184,7 +183,7 @@ void EfficientPanel::drawLive(PanelContext& ctx) {
     ImGui::TextDisabled("%s", s && !s->error.empty() ? s->error.c_str() : "computing the layer's q, k, v...");
     return;
   }
-  const LiveKey key{s->id, ctx.state.layer, ctx.state.head, knobsText(ctx.state.attentionVariant)};
+  const LiveKey key{ctx.session.serial(), s->id, ctx.state.layer, ctx.state.head, knobsText(ctx.state.attentionVariant)};
   if (!(key == postedLive_)) postLive(ctx, key);
   takeLive(ctx);
   if (!live_) {

@@ -1,20 +1,17 @@
 // The Efficient-attention lab: the lecture's answers to attention's O(n^2) (Reformer's LSH,
 // Linformer, linear attention, Performer, sliding window, FlashAttention) applied to the live
 // model's real q, k, v, beside exact attention; FlashAttention's online softmax tile by tile; and
-// every variant's time and memory measured against n on a background thread.
+// every variant's time and memory measured against n on a task channel (app/session/tasks.h).
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <stop_token>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "app/gui/panels/panels.h"
 #include "app/gui/widgets/figure.h"
-#include "app/session/worker.h"
+#include "app/session/tasks.h"
 #include "model/nn/efficient_attention.h"
 #include "model/nn/flash_steps.h"
 #include "model/nn/variant_views.h"
@@ -32,42 +29,31 @@ struct CostPoint {
   double peakBytes = 0;     // the working set attentionVariantFast reports
 };
 
-// Runs attentionVariantFast for every variant over n = 256 .. maxN on its own thread (never the UI
-// thread); the panel reads the points measured so far every frame. Destroying it (or starting
-// again) stops it after the call running now and joins.
-class CostMeasurement {
- public:
-  void start(const AttentionVariantParams& knobs, int d, int maxN);
-  std::vector<CostPoint> points() const;  // a copy, under the lock
-  bool running() const;
-  std::string error() const;
-  int planned() const { return planned_; }  // points the running (or last) measurement makes
-
- private:
-  void run(std::stop_token stop, AttentionVariantParams knobs, int d, std::vector<int> sizes);
-  mutable std::mutex mutex_;
-  std::vector<CostPoint> points_;
-  std::string error_;
-  bool running_ = false;
-  int planned_ = 0;
-  std::jthread thread_;  // last: stopped and joined before the members it writes go away
+// The cost section's measurement so far: attentionVariantFast of every variant over n = 256 ..
+// maxN, run on the "efficient cost" task channel (never the UI thread) and published after every
+// point; a new measurement replaces the one running.
+struct CostMeasurement {
+  int d = 0, maxN = 0;
+  int planned = 0;  // points it makes
+  std::vector<CostPoint> points;
+  std::string error;
 };
+void measureCost(TaskChannel<CostMeasurement>& channel, const AttentionVariantParams& knobs, int d, int maxN);
 
 class EfficientPanel : public Panel {
  public:
-  EfficientPanel();
   void draw(PanelContext& ctx) override;
 
  private:
   // What the live section's maps and numbers were computed from.
   struct LiveKey {
-    uint64_t snapshot = 0;
+    uint64_t session = 0, snapshot = 0;  // Session::serial (the channel outlives a model switch) and Snapshot::id
     int layer = -1, head = -1;
     std::string knobs;  // the variant's name and knobs, as text
     bool operator==(const LiveKey&) const = default;
   };
-  // The live section's maps are computed on a worker (the plain-loop reference is O(n^2 d) in
-  // double): the job holds the snapshot its q, k, v point into.
+  // The live section's maps are computed on the "efficient live" task channel (the plain-loop
+  // reference is O(n^2 d) in double): the job holds the snapshot its q, k, v point into.
   struct LiveJob {
     LiveKey key;
     std::shared_ptr<const Snapshot> snapshot;
@@ -83,7 +69,7 @@ class EfficientPanel : public Panel {
     std::vector<float> exactMap;  // (n, n)
     VariantError error;
   };
-  static void runLive(LiveJob& job, Worker<LiveJob, LiveResult>& worker);
+  static void runLive(const LiveJob& job, TaskScope<LiveResult>& scope);
   struct FlashKey {
     uint64_t snapshot = 0;
     int layer = -1, head = -1, query = -1, tile = 0;
@@ -115,9 +101,7 @@ class EfficientPanel : public Panel {
   std::string flashError_;
   int flashStep_ = 0;
   // Cost section.
-  CostMeasurement cost_;
   int costMaxN_ = 4096;
-  Worker<LiveJob, LiveResult> liveWorker_{WorkerPolicy::LatestWins};  // last: joined before the rest goes
 };
 
 }  // namespace tscope::gui

@@ -7,11 +7,12 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "model/tokenize/tokenizer.h"
-#include "app/gui/widgets/layout.h"
-#include "app/gui/panels/panel_prompt.h"
-
 #include <memory>
+#include <string_view>
+
+#include "app/gui/panels/panel_prompt.h"
+#include "app/gui/widgets/layout.h"
+#include "model/tokenize/tokenizer.h"
 
 namespace tscope::gui {
 
@@ -120,75 +121,117 @@ void TokenStrip::draw(PanelContext& ctx) {
 
 void PromptPanel::draw(PanelContext& ctx) {
   const Snapshot* s = ctx.snapshot;
-  const Tokenizer* tokenizer = ctx.session.tokenizer();
-  if (!s || !tokenizer) {
+  if (!s || !ctx.session.tokenizer()) {
     ImGui::TextDisabled(s ? "this model has no tokenizer" : "computing...");
     return;
   }
   ImGui::BeginChild("tokens", ImVec2(ImGui::GetContentRegionAvail().x * 0.45f, 0), true);
-  if (ImGui::BeginTable("token table", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY)) {
-    ImGui::TableSetupColumn("pos");
-    ImGui::TableSetupColumn("token");
-    ImGui::TableSetupColumn("id");
-    ImGui::TableSetupColumn("bytes");
-    ImGui::TableHeadersRow();
-    for (size_t i = 0; i < s->ids.size(); ++i) {
-      ImGui::TableNextColumn();
-      ImGui::Text("%zu", i);
-      ImGui::TableNextColumn();
-      // The label is only an ID: a token's own text may contain "##".
-      ImGui::PushID(static_cast<int>(i));
-      if (ImGui::Selectable("##row", ctx.state.token == (int)i, ImGuiSelectableFlags_SpanAllColumns)) ctx.state.token = static_cast<int>(i);
-      ImGui::PopID();
-      ImGui::SameLine();
-      ImGui::TextUnformatted(("'" + s->tokenText[i] + "'").c_str());
-      ImGui::TableNextColumn();
-      ImGui::Text("%d", s->ids[i]);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(hexBytes(tokenizer->tokenBytes(s->ids[i])).c_str());
-    }
-    ImGui::EndTable();
-  }
+  drawTokenTable(ctx);
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("merges", ImVec2(0, 0), true);
-  if (tokenizer->kind() != "gpt2-bpe") {  // the merge steps are GPT-2's tokenizer's (bpeMergeSteps)
-    if (tokenizer->kind() == "char")
-      ImGui::TextWrapped("This model uses a character-level tokenizer: every character is one token, no merges.");
-    else
-      ImGui::TextWrapped("This model's tokenizer is %s. Step-by-step merges are shown for GPT-2's tokenizer (vocab.json + "
-                         "merges.txt) only.", tokenizer->description().c_str());
-    ImGui::EndChild();
-    return;
-  }
+  drawMerges(ctx);
+  ImGui::EndChild();
+}
+
+void PromptPanel::drawTokenTable(PanelContext& ctx) {
+  const Snapshot& s = *ctx.snapshot;
+  const Tokenizer& tokenizer = *ctx.session.tokenizer();
+  if (!ImGui::BeginTable("token table", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY)) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("pos");
+  ImGui::TableSetupColumn("token");
+  ImGui::TableSetupColumn("id");
+  ImGui::TableSetupColumn("bytes");
+  ImGui::TableHeadersRow();
+  const int rows = (int)std::min(s.ids.size(), s.tokenText.size());
+  ImGuiListClipper clipper;  // only the rows in view are drawn: a prompt of thousands of tokens costs a screenful
+  clipper.Begin(rows);
+  while (clipper.Step())
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%d", i);
+      ImGui::TableNextColumn();
+      // The label is only an ID: a token's own text may contain "##".
+      ImGui::PushID(i);
+      if (ImGui::Selectable("##row", ctx.state.token == i, ImGuiSelectableFlags_SpanAllColumns)) ctx.state.token = i;
+      ImGui::PopID();
+      ImGui::SameLine();
+      ImGui::TextUnformatted(("'" + s.tokenText[i] + "'").c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%d", s.ids[i]);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(hexBytes(tokenizer.tokenBytes(s.ids[i])).c_str());
+    }
+  ImGui::EndTable();
+}
+
+PromptPanel::Merges PromptPanel::mergesOf(const MergeKey& key, const Snapshot& snapshot, const Tokenizer& tokenizer) {
+  Merges merges{.key = key, .word = {}, .steps = {}, .note = {}};
   // The word containing the selected token: the pre-tokenizer's piece at that spot.
-  const std::vector<std::string> words = gpt2PreTokenize(s->request.prompt);
-  const int position = ctx.state.token >= 0 && ctx.state.token < (int)s->ids.size() ? ctx.state.token : (int)s->ids.size() - 1;
   size_t byteOffset = 0;  // of the selected token in the prompt: the dropped tokens come first
-  for (int id : s->droppedIds) byteOffset += tokenizer->tokenBytes(id).size();
-  for (int i = 0; i < position && i < (int)s->ids.size(); ++i) byteOffset += tokenizer->tokenBytes(s->ids[i]).size();
-  std::string word;
+  for (int id : snapshot.droppedIds) byteOffset += tokenizer.tokenBytes(id).size();
+  for (int i = 0; i < key.position && i < (int)snapshot.ids.size(); ++i) byteOffset += tokenizer.tokenBytes(snapshot.ids[i]).size();
   size_t seen = 0;
-  for (const auto& w : words) {
+  for (std::string_view w : gpt2PreTokenizeViews(snapshot.request.prompt)) {
     if (byteOffset < seen + w.size()) {
-      word = w;
+      merges.word = w;
       break;
     }
     seen += w.size();
   }
-  ImGui::Text("BPE merges for the word '%s'", word.c_str());
-  ImGui::TextDisabled("start from single bytes; each step merges the adjacent pair with the lowest rank in merges.txt");
-  if (!word.empty()) {
-    const auto steps = bpeMergeSteps(*tokenizer, word);
-    for (size_t i = 0; i < steps.size(); ++i) {
-      const auto& step = steps[i];
-      std::string pieces;
-      for (const auto& piece : step.pieces) pieces += "[" + piece + "] ";
-      if (step.rank < 0) ImGui::Text("start:  %s", pieces.c_str());
-      else ImGui::Text("%2zu. merge '%s' + '%s' (rank %d):  %s", i, step.left.c_str(), step.right.c_str(), step.rank, pieces.c_str());
-    }
+  if (merges.word.size() > kMaxMergedWordBytes) {
+    merges.note = "this word is " + std::to_string(merges.word.size()) + " bytes long: merges are stepped through for words of up to " +
+                  std::to_string(kMaxMergedWordBytes) + " bytes";
+    merges.word.resize(64);  // its start, for the heading
+  } else if (!merges.word.empty()) {
+    merges.steps = bpeMergeSteps(tokenizer, merges.word);
   }
-  ImGui::EndChild();
+  return merges;
+}
+
+void PromptPanel::drawMerges(PanelContext& ctx) {
+  const Snapshot& s = *ctx.snapshot;
+  const Tokenizer& tokenizer = *ctx.session.tokenizer();
+  if (tokenizer.kind() != "gpt2-bpe") {  // the merge steps are GPT-2's tokenizer's (bpeMergeSteps)
+    if (tokenizer.kind() == "char")
+      ImGui::TextWrapped("This model uses a character-level tokenizer: every character is one token, no merges.");
+    else
+      ImGui::TextWrapped("This model's tokenizer is %s. Step-by-step merges are shown for GPT-2's tokenizer (vocab.json + "
+                         "merges.txt) only.", tokenizer.description().c_str());
+    return;
+  }
+  TaskChannel<Merges>& channel = ctx.tasks.channel<Merges>("prompt merges");
+  const int position = ctx.state.token >= 0 && ctx.state.token < (int)s.ids.size() ? ctx.state.token : (int)s.ids.size() - 1;
+  const MergeKey key{ctx.session.serial(), s.id, position};
+  const std::shared_ptr<const Snapshot> latest = ctx.session.latest();
+  if (!(key == postedMerges_) && latest && latest->id == s.id) {
+    postedMerges_ = key;
+    channel.post([key, snapshot = latest, tokenizer = ctx.session.sharedTokenizer()](TaskScope<Merges>& scope) {
+      auto merges = std::make_shared<Merges>(mergesOf(key, *snapshot, *tokenizer));
+      if (!scope.cancelled()) scope.publish(std::move(merges));
+    });
+  }
+  const std::shared_ptr<const Merges> shown = channel.latest();
+  if (!shown || shown->key.session != key.session) {  // none yet for this model
+    ImGui::TextDisabled("working out the merges...");
+    return;
+  }
+  ImGui::Text("BPE merges for the word '%s'%s", shown->word.c_str(), shown->key == key ? "" : " (updating)");
+  ImGui::TextDisabled("start from single bytes; each step merges the adjacent pair with the lowest rank in merges.txt");
+  recordItem(ctx.shared, "prompt_merges");
+  nlohmann::json& facts = ctx.shared.facts["prompt"];
+  facts["merge_word"] = shown->word;
+  facts["merge_steps"] = shown->steps.size();
+  facts["merges_current"] = shown->key == key;
+  if (!shown->note.empty()) ImGui::TextWrapped("%s", shown->note.c_str());
+  for (size_t i = 0; i < shown->steps.size(); ++i) {
+    const BpeStep& step = shown->steps[i];
+    std::string pieces;
+    for (const auto& piece : step.pieces) pieces += "[" + piece + "] ";
+    if (step.rank < 0) ImGui::Text("start:  %s", pieces.c_str());
+    else ImGui::Text("%2zu. merge '%s' + '%s' (rank %d):  %s", i, step.left.c_str(), step.right.c_str(), step.rank, pieces.c_str());
+  }
 }
 
 // Registered in app/session/panel_list.h.

@@ -16,6 +16,7 @@
 #include "app/gui/widgets/heatmap.h"
 #include "app/session/app_state.h"
 #include "app/session/session.h"
+#include "app/session/tasks.h"
 #include "app/session/sweep_session.h"
 #include "app/session/training_session.h"
 
@@ -73,6 +74,7 @@ struct PanelContext {
   const Snapshot* snapshot;   // null until the first result
   HeatmapRenderer& renderer;
   SharedView& shared;
+  Tasks& tasks;                         // the app's background work that is not a forward (app/session/tasks.h)
   TrainingSession* training = nullptr;  // the app's training run
   SweepSession* sweeps = nullptr;       // the app's scaling sweep (the Scaling panel's Your runs)
   std::string screenshotOutcome{};      // the last screenshot written: "saved PATH" or why not ("" none yet)
