@@ -172,3 +172,20 @@ TEST(ModelIo, HfDirectoryErrorsNameTheProblem) {
   fs::remove(m / "model.safetensors");
   EXPECT_NE(errorOf([&] { loadModel(m.string()); }).find("no model.safetensors"), std::string::npos);
 }
+
+// configToJson and configFromJson walk one field list (config.cpp's configFields): the shipped
+// models' config.json files, written by an earlier configToJson, read back and written again give
+// the same keys and values (and tscope_version, which saveModelDir adds), for a decoder, a mixture
+// of experts, an encoder-decoder and a character-level model.
+TEST(ModelIo, ShippedConfigsWriteBackKeyForKey) {
+  for (const char* name : {"brown-small", "brown-moe", "dates-encdec", "induction-2l"}) {
+    SCOPED_TRACE(name);
+    std::ifstream in(std::string(TSCOPE_SOURCE_DIR) + "/assets/models/" + name + "/config.json");
+    ASSERT_TRUE(in);
+    nlohmann::json file = nlohmann::json::parse(in);
+    EXPECT_EQ(unknownConfigKey(file), "");
+    nlohmann::json written = configToJson(configFromJson(file));
+    file.erase("tscope_version");
+    EXPECT_EQ(written, file) << "written " << written.dump() << "\nfile    " << file.dump();
+  }
+}

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 #include "model/core/file_check.h"
@@ -15,22 +16,6 @@
 namespace tscope::gui {
 
 namespace {
-// Reads the state's fields from one JSON object, and names every key it is asked for, so the list
-// of fields is this file's reads and nothing else (stateFieldNames runs it on an empty object).
-struct FieldReader {
-  const nlohmann::json& j;
-  const std::string& path;
-  std::vector<std::string>* names = nullptr;
-  const nlohmann::json* find(const char* key) const {
-    if (names) names->push_back(key);
-    auto it = j.find(key);
-    return it == j.end() ? nullptr : &*it;
-  }
-  template <typename T>
-  void operator()(const char* key, T& out) const {
-    if (find(key)) readJsonField(j, key, out, path);
-  }
-};
 constexpr int kMaxLayersOrHeads = 4096;
 constexpr int kVariantCheckTokens = 32768;  // a session's knobs are checked for the longest sequence the lab measures
 
@@ -73,10 +58,8 @@ std::string interventionFromJson(const nlohmann::json& entry, InterventionSpec& 
   return "";
 }
 
-// The valid, distinct entries of the "interventions" array; the bad ones are named in `warning`.
-void readInterventions(const FieldReader& field, AppState& s, std::string& warning) {
-  const nlohmann::json* it = field.find("interventions");
-  const std::string& path = field.path;
+// The valid, distinct entries of the "interventions" array `it`; the bad ones are named in `warning`.
+void readInterventions(const nlohmann::json* it, const std::string& path, std::vector<InterventionSpec>& interventions, std::string& warning) {
   if (!it) return;
   if (!it->is_array()) throw Error(path + ": field 'interventions' must be an array (got " + std::string(it->type_name()) + ")");
   std::string skipped;
@@ -88,27 +71,30 @@ void readInterventions(const FieldReader& field, AppState& s, std::string& warni
       else skipped += ", [" + std::to_string(i) + "]";
       continue;
     }
-    if (std::find(s.interventions.begin(), s.interventions.end(), spec) == s.interventions.end()) s.interventions.push_back(spec);
+    if (std::find(interventions.begin(), interventions.end(), spec) == interventions.end()) interventions.push_back(spec);
   }
   if (!skipped.empty()) warning = path + ": field 'interventions' has entries left out: " + skipped;
 }
 
-// The Efficient-attention panel's variant and knobs.
-nlohmann::json efficientJson(const AppState& s) {
-  const AttentionVariantParams& p = s.attentionVariant;
+// The Efficient-attention panel's variant with its knobs, and whether it replaces every layer.
+template <class Params, class Bool>
+struct EfficientField {
+  Params& variant;
+  Bool& allLayers;
+};
+
+nlohmann::json efficientJson(const AttentionVariantParams& p, bool allLayers) {
   nlohmann::json j = {{"variant", attentionVariantName(p.variant)},
                       {"projection", linformerProjectionName(p.linformerProjection)},
                       {"seed", p.seed},
-                      {"all_layers", s.variantAllLayers}};
+                      {"all_layers", allLayers}};
   for (const AttentionKnob& knob : attentionKnobs()) j[knob.name] = p.*knob.member;
   return j;
 }
 
-// The "efficient" object: a bad variant name or knob keeps the defaults and adds one line to
+// The "efficient" object `it`: a bad variant name or knob keeps the defaults and adds one line to
 // `warning` (the rest of the session still loads); a field of the wrong JSON type is an error.
-void readEfficient(const FieldReader& field, AppState& s, std::string& warning) {
-  const nlohmann::json* it = field.find("efficient");
-  const std::string& path = field.path;
+void readEfficient(const nlohmann::json* it, const std::string& path, EfficientField<AttentionVariantParams, bool> out, std::string& warning) {
   if (!it) return;
   if (!it->is_object()) throw Error(path + ": field 'efficient' must be an object (got " + std::string(it->type_name()) + ")");
   AttentionVariantParams p;
@@ -118,7 +104,7 @@ void readEfficient(const FieldReader& field, AppState& s, std::string& warning) 
   readJsonField(*it, "seed", p.seed, path);
   std::string projection = linformerProjectionName(p.linformerProjection);
   readJsonField(*it, "projection", projection, path);
-  readJsonField(*it, "all_layers", s.variantAllLayers, path);
+  readJsonField(*it, "all_layers", out.allLayers, path);
   const auto variant = attentionVariantFromName(name);
   const auto fixed = linformerProjectionFromName(projection);
   std::string problem;
@@ -130,47 +116,104 @@ void readEfficient(const FieldReader& field, AppState& s, std::string& warning) 
     problem = attentionVariantProblem(p, kVariantCheckTokens);
   }
   if (problem.empty()) {
-    s.attentionVariant = p;
+    out.variant = p;
     return;
   }
   warning += (warning.empty() ? path + ": " : "; ") + ("efficient: " + problem + " (kept the defaults)");
 }
+// Every session-file field with the member it holds: the one list the reader, the writer and
+// stateFieldNames walk, in file order (S is AppState or const AppState). Not saved: the generated
+// tokens (a session file's prompt is text).
+template <class S, class Visit>
+void stateFields(S& s, Visit&& visit) {
+  // The model's inputs.
+  visit("prompt", s.prompt);
+  visit("source", s.source);
+  // What the view selects.
+  visit("panel", s.panel);
+  visit("layer", s.layer);
+  visit("head", s.head);
+  visit("encoder_layer", s.encoderLayer);
+  visit("encoder_head", s.encoderHead);
+  visit("token", s.token);
+  visit("average_heads", s.averageHeads);
+  visit("show_scores", s.showScores);
+  visit("lines_view", s.linesView);
+  visit("show_grid", s.showGrid);
+  // The knobs read after the forward, and the runs they ask for.
+  visit("temperature", s.sampling.temperature);
+  visit("top_k", s.sampling.topK);
+  visit("top_p", s.sampling.topP);
+  visit("greedy", s.sampling.greedy);
+  visit("seed", s.sampling.seed);
+  visit("beam_width", s.beamWidth);
+  visit("beam_steps", s.beamSteps);
+  visit("measure_kv_cache", s.measureKvCache);
+  // The model's inputs beside the prompt: routing, interventions, the attention variant.
+  visit("moe_top_k", s.moeTopK);
+  visit("moe_capacity_factor", s.moeCapacityFactor);
+  visit("moe_expert_choice", s.moeExpertChoice);
+  visit("interventions", s.interventions);
+  visit("patch_source", s.patchSource);
+  visit("ablation_kind", s.ablationKind);
+  visit("efficient", EfficientField<std::remove_reference_t<decltype((s.attentionVariant))>, std::remove_reference_t<decltype((s.variantAllLayers))>>{
+                         s.attentionVariant, s.variantAllLayers});
+  // Preferences.
+  visit("map_memory_mib", s.mapMemoryMiB);
+  visit("font_scale", s.fontScale);
+  visit("projector", s.projector);
+}
+
+// stateFields' reader: each field present in the object, its type checked; `names`, when set,
+// collects every key asked for (stateFieldNames runs it on an empty object).
+struct FieldReader {
+  const nlohmann::json& j;
+  const std::string& path;
+  std::string& warning;
+  std::vector<std::string>* names = nullptr;
+  const nlohmann::json* find(const char* key) const {
+    if (names) names->push_back(key);
+    auto it = j.find(key);
+    return it == j.end() ? nullptr : &*it;
+  }
+  template <typename T>
+  void operator()(const char* key, T& out) const {
+    if (find(key)) readJsonField(j, key, out, path);
+  }
+  void operator()(const char* key, PanelId& out) const {
+    std::string panel;
+    (*this)(key, panel);
+    if (panel.empty()) return;
+    if (const auto id = panelFromName(panel)) out = *id;
+    else warning += (warning.empty() ? path + ": " : "; ") + ("field '" + std::string(key) + "' names no panel (got \"" + panel + "\")");
+  }
+  void operator()(const char* key, std::vector<InterventionSpec>& out) const { readInterventions(find(key), path, out, warning); }
+  void operator()(const char* key, AblationKind& out) const {
+    if (const nlohmann::json* kind = find(key); kind && !ablationKindFromJson(*kind, out))
+      throw Error(path + ": field '" + key + "' must be \"zero\", \"mean\" or \"patch\"");
+  }
+  void operator()(const char* key, EfficientField<AttentionVariantParams, bool> out) const { readEfficient(find(key), path, out, warning); }
+};
+
+// stateFields' writer.
+struct FieldWriter {
+  nlohmann::json& j;
+  template <typename T>
+  void operator()(const char* key, const T& value) const {
+    j[key] = value;
+  }
+  void operator()(const char* key, PanelId panel) const { j[key] = panelName(panel); }
+  void operator()(const char* key, const std::vector<InterventionSpec>& specs) const { j[key] = interventionsJson(specs); }
+  void operator()(const char* key, AblationKind kind) const { j[key] = ablationKindName(kind); }
+  void operator()(const char* key, EfficientField<const AttentionVariantParams, const bool> efficient) const {
+    j[key] = efficientJson(efficient.variant, efficient.allLayers);
+  }
+};
 }  // namespace
 
 std::string sessionFileToJsonText(const SessionFile& session) {
-  const AppState& s = session.state;
-  const nlohmann::json j = {{"tscope_session", 1},
-                            {"model", session.modelPath},
-                            {"prompt", s.prompt},
-                            {"source", s.source},
-                            {"panel", panelName(s.panel)},
-                            {"layer", s.layer},
-                            {"head", s.head},
-                            {"encoder_layer", s.encoderLayer},
-                            {"encoder_head", s.encoderHead},
-                            {"token", s.token},
-                            {"average_heads", s.averageHeads},
-                            {"show_scores", s.showScores},
-                            {"lines_view", s.linesView},
-                            {"show_grid", s.showGrid},
-                            {"temperature", s.sampling.temperature},
-                            {"top_k", s.sampling.topK},
-                            {"top_p", s.sampling.topP},
-                            {"greedy", s.sampling.greedy},
-                            {"seed", s.sampling.seed},
-                            {"beam_width", s.beamWidth},
-                            {"beam_steps", s.beamSteps},
-                            {"measure_kv_cache", s.measureKvCache},
-                            {"moe_top_k", s.moeTopK},
-                            {"moe_capacity_factor", s.moeCapacityFactor},
-                            {"moe_expert_choice", s.moeExpertChoice},
-                            {"interventions", interventionsJson(s.interventions)},
-                            {"patch_source", s.patchSource},
-                            {"ablation_kind", ablationKindName(s.ablationKind)},
-                            {"efficient", efficientJson(s)},
-                            {"map_memory_mib", s.mapMemoryMiB},
-                            {"font_scale", s.fontScale},
-                            {"projector", s.projector}};
+  nlohmann::json j = {{"tscope_session", 1}, {"model", session.modelPath}};
+  stateFields(session.state, FieldWriter{j});
   return j.dump(2) + "\n";
 }
 
@@ -202,50 +245,8 @@ SessionFile sessionFileFromJsonText(const std::string& path, const std::string& 
   return session;
 }
 
-namespace {
-void readFields(const FieldReader& read, AppState& s, std::string& warning) {
-  const std::string& path = read.path;
-  read("prompt", s.prompt);
-  read("source", s.source);
-  std::string panel;
-  read("panel", panel);
-  if (!panel.empty()) {
-    if (const auto id = panelFromName(panel)) s.panel = *id;
-    else warning += (warning.empty() ? path + ": " : "; ") + ("field 'panel' names no panel (got \"" + panel + "\")");
-  }
-  read("layer", s.layer);
-  read("head", s.head);
-  read("encoder_layer", s.encoderLayer);
-  read("encoder_head", s.encoderHead);
-  read("token", s.token);
-  read("average_heads", s.averageHeads);
-  read("show_scores", s.showScores);
-  read("lines_view", s.linesView);
-  read("show_grid", s.showGrid);
-  read("temperature", s.sampling.temperature);
-  read("top_k", s.sampling.topK);
-  read("top_p", s.sampling.topP);
-  read("greedy", s.sampling.greedy);
-  read("seed", s.sampling.seed);
-  read("beam_width", s.beamWidth);
-  read("beam_steps", s.beamSteps);
-  read("measure_kv_cache", s.measureKvCache);
-  read("moe_top_k", s.moeTopK);
-  read("moe_capacity_factor", s.moeCapacityFactor);
-  read("moe_expert_choice", s.moeExpertChoice);
-  readInterventions(read, s, warning);
-  read("patch_source", s.patchSource);
-  if (const nlohmann::json* kind = read.find("ablation_kind"); kind && !ablationKindFromJson(*kind, s.ablationKind))
-    throw Error(path + ": field 'ablation_kind' must be \"zero\", \"mean\" or \"patch\"");
-  readEfficient(read, s, warning);
-  read("map_memory_mib", s.mapMemoryMiB);
-  read("font_scale", s.fontScale);
-  read("projector", s.projector);
-}
-}  // namespace
-
 void readStateFields(const nlohmann::json& j, AppState& s, std::string& warning, const std::string& path) {
-  readFields(FieldReader{j, path}, s, warning);
+  stateFields(s, FieldReader{j, path, warning});
   if (const char* msg = validateSamplingParams(s.sampling); msg && *msg) throw Error(path + ": " + msg);
   auto range = [&](const char* key, long long value, bool fine, const std::string& rule) {
     if (!fine) throw Error(path + ": field '" + key + "' is " + std::to_string(value) + ": " + key + " must be " + rule);
@@ -271,7 +272,7 @@ const std::vector<std::string>& stateFieldNames() {
     const std::string path;
     AppState state;
     std::string warning;
-    readFields(FieldReader{none, path, &out}, state, warning);
+    stateFields(state, FieldReader{none, path, warning, &out});
     return out;
   }();
   return names;

@@ -3,6 +3,7 @@
 #include "model/core/config.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 #include "model/core/error.h"
@@ -213,115 +214,149 @@ std::string validateConfig(const ModelConfig& c) {
   return "";
 }
 
+namespace {
+
+// The config's members that are not written as they are held (configFields wraps them).
+template <class Enum, size_t N>
+struct NamedEnum {  // an enum written by its name (the first name of a value; readers take every alias)
+  const Names (&names)[N];
+  Enum& member;
+};
+template <class Enum, size_t N>
+NamedEnum<Enum, N> named(const Names (&names)[N], Enum& member) {
+  return {names, member};
+}
+template <class Bool>
+struct NormPosition {  // pre_norm as "pre" / "post"
+  Bool& preNorm;
+};
+template <class Int>
+struct Effective {  // read into the member (0: the default), written as what the model uses (d_ff 0 -> 4C)
+  Int& member;
+  int effective;
+};
+template <class Params>
+struct VariantField {  // attention_variant and attention_variant_knobs
+  Params& params;
+};
+
+// Every config.json key with the member it holds: the one list configFromJson reads (in this order:
+// an alias read later wins), unknownConfigKey knows and configToJson writes. visit(key, field,
+// written): `written` false leaves the key out of configToJson (a feature the model does not use,
+// or an alias only read). C is ModelConfig or const ModelConfig.
+template <class C, class Visit>
+void configFields(C& c, Visit&& visit) {
+  const bool moe = c.isMoe(), rope = c.hasRopeScaling(), encoderDecoder = c.isEncoderDecoder();
+  visit("n_layer", c.n_layer, true);
+  visit("n_head", c.n_head, true);
+  visit("n_embd", c.n_embd, true);
+  visit("head_dim", c.head_dim, c.head_dim > 0);
+  visit("n_positions", c.n_positions, true);
+  visit("vocab_size", c.vocab_size, true);
+  visit("layer_norm_epsilon", c.layer_norm_epsilon, true);
+  visit("activation_function", named(kActivationNames, c.activation), true);
+  visit("tokenizer", c.tokenizer, true);
+  visit("position_encoding", named(kPositionNames, c.position_encoding), true);
+  visit("position_base", c.position_base, true);
+  visit("rope_scaling_factor", c.rope_scaling_factor, rope);
+  visit("rope_low_freq_factor", c.rope_low_freq_factor, rope);
+  visit("rope_high_freq_factor", c.rope_high_freq_factor, rope);
+  visit("rope_original_context", c.rope_original_context, rope);
+  visit("norm", named(kNormNames, c.norm), true);
+  visit("norm_position", NormPosition<std::remove_reference_t<decltype((c.pre_norm))>>{c.pre_norm}, true);
+  visit("d_ff", Effective<std::remove_reference_t<decltype((c.d_ff))>>{c.d_ff, c.dFF()}, true);
+  visit("n_inner", c.d_ff, false);  // HF GPT-2's name for d_ff (null = 4C)
+  visit("n_kv_head", Effective<std::remove_reference_t<decltype((c.n_kv_head))>>{c.n_kv_head, c.kvHeads()}, true);
+  visit("causal", c.causal, true);
+  visit("attention_window", c.attention_window, true);
+  visit("tie_word_embeddings", c.tie_word_embeddings, true);
+  visit("n_experts", c.n_experts, true);
+  visit("moe_top_k", c.moe_top_k, moe);
+  visit("moe_capacity_factor", c.moe_capacity_factor, moe);
+  visit("moe_routing", named(kRoutingNames, c.moe_routing), moe);
+  visit("moe_aux_loss_alpha", c.moe_aux_loss_alpha, moe);
+  visit("moe_normalize_top_k", c.moe_normalize_top_k, moe && !c.moe_normalize_top_k);
+  visit("moe_shared_expert_d_ff", c.moe_shared_expert_d_ff, moe && c.moe_shared_expert_d_ff > 0);
+  visit("attention_only", c.attention_only, c.attention_only);
+  visit("qk_norm", c.qk_norm, c.qk_norm);
+  visit("attention_variant", VariantField<std::remove_reference_t<decltype((c.attention_variant))>>{c.attention_variant},
+        c.attention_variant.variant != AttentionVariant::Exact);
+  visit("n_encoder_layer", c.n_encoder_layer, encoderDecoder);
+  visit("decoder_start_token_id", c.decoder_start_token_id, encoderDecoder);
+  visit("eos_token_id", c.eos_token_id, encoderDecoder);
+}
+
+// configFields' reader: every field present in `j`, its type and names checked.
+struct FieldReader {
+  const nlohmann::json& j;
+  template <typename T>
+  void operator()(const char* key, T& member, bool) const {
+    readField(j, key, member);
+  }
+  template <typename Enum, size_t N>
+  void operator()(const char* key, NamedEnum<Enum, N> field, bool) const {
+    readEnum(j, key, field.names, field.member);
+  }
+  void operator()(const char* key, NormPosition<bool> field, bool) const {
+    std::string text;
+    readField(j, key, text);
+    if (text.empty()) return;
+    if (text != "pre" && text != "post") throw Error(std::string(key) + " '" + text + "' is not one of: pre, post");
+    field.preNorm = text == "pre";
+  }
+  void operator()(const char* key, Effective<int> field, bool) const { readField(j, key, field.member); }
+  void operator()(const char*, VariantField<AttentionVariantParams> field, bool) const { readAttentionVariant(j, field.params); }
+};
+
+// configFields' writer: the keys the model uses, as a reader takes them back.
+struct FieldWriter {
+  nlohmann::json& j;
+  template <typename T>
+  void operator()(const char* key, const T& member, bool written) const {
+    if (written) j[key] = member;
+  }
+  template <typename Enum, size_t N>
+  void operator()(const char* key, NamedEnum<const Enum, N> field, bool written) const {
+    if (written) j[key] = nameOf(field.names, (int)field.member);
+  }
+  void operator()(const char* key, NormPosition<const bool> field, bool written) const {
+    if (written) j[key] = field.preNorm ? "pre" : "post";
+  }
+  void operator()(const char* key, Effective<const int> field, bool written) const {
+    if (written) j[key] = field.effective;
+  }
+  void operator()(const char* key, VariantField<const AttentionVariantParams> field, bool written) const {
+    if (!written) return;
+    j[key] = attentionVariantName(field.params.variant);
+    j["attention_variant_knobs"] = attentionVariantKnobsJson(field.params);
+  }
+};
+
+}  // namespace
+
 ModelConfig configFromJson(const nlohmann::json& j) {
   if (!j.is_object()) throw Error("expected a JSON object at the top level");
   ModelConfig c;
-  readField(j, "n_layer", c.n_layer);
-  readField(j, "n_head", c.n_head);
-  readField(j, "n_embd", c.n_embd);
-  readField(j, "head_dim", c.head_dim);
-  readField(j, "n_positions", c.n_positions);
-  readField(j, "vocab_size", c.vocab_size);
-  readField(j, "layer_norm_epsilon", c.layer_norm_epsilon);
-  readEnum(j, "activation_function", kActivationNames, c.activation);
-  readField(j, "tokenizer", c.tokenizer);
-  readEnum(j, "position_encoding", kPositionNames, c.position_encoding);
-  readField(j, "position_base", c.position_base);
-  readField(j, "rope_scaling_factor", c.rope_scaling_factor);
-  readField(j, "rope_low_freq_factor", c.rope_low_freq_factor);
-  readField(j, "rope_high_freq_factor", c.rope_high_freq_factor);
-  readField(j, "rope_original_context", c.rope_original_context);
-  readEnum(j, "norm", kNormNames, c.norm);
-  std::string normPosition;
-  readField(j, "norm_position", normPosition);
-  if (!normPosition.empty()) {
-    if (normPosition != "pre" && normPosition != "post") throw Error("norm_position '" + normPosition + "' is not one of: pre, post");
-    c.pre_norm = normPosition == "pre";
-  }
-  readField(j, "d_ff", c.d_ff);
-  readField(j, "n_inner", c.d_ff);  // HF GPT-2's name for d_ff (null = 4C)
-  readField(j, "n_kv_head", c.n_kv_head);
-  readField(j, "causal", c.causal);
-  readField(j, "attention_window", c.attention_window);
-  readField(j, "tie_word_embeddings", c.tie_word_embeddings);
-  readField(j, "n_experts", c.n_experts);
-  readField(j, "moe_top_k", c.moe_top_k);
-  readField(j, "moe_capacity_factor", c.moe_capacity_factor);
-  readEnum(j, "moe_routing", kRoutingNames, c.moe_routing);
-  readField(j, "moe_aux_loss_alpha", c.moe_aux_loss_alpha);
-  readField(j, "moe_normalize_top_k", c.moe_normalize_top_k);
-  readField(j, "moe_shared_expert_d_ff", c.moe_shared_expert_d_ff);
-  readField(j, "attention_only", c.attention_only);
-  readField(j, "qk_norm", c.qk_norm);
-  readAttentionVariant(j, c.attention_variant);
-  readField(j, "n_encoder_layer", c.n_encoder_layer);
-  readField(j, "decoder_start_token_id", c.decoder_start_token_id);
-  readField(j, "eos_token_id", c.eos_token_id);
+  configFields(c, FieldReader{j});
   if (auto msg = validateConfig(c); !msg.empty()) throw Error(msg);
   return c;
 }
 
 std::string unknownConfigKey(const nlohmann::json& j) {
-  // Every key configFromJson reads, and what tscope writes beside them (configToJson, saveModelDir).
-  static const char* known[] = {"n_layer", "n_head", "n_embd", "head_dim", "n_positions", "vocab_size", "layer_norm_epsilon",
-                                "activation_function", "tokenizer", "position_encoding", "position_base", "rope_scaling_factor",
-                                "rope_low_freq_factor", "rope_high_freq_factor", "rope_original_context", "norm", "norm_position", "d_ff",
-                                "n_inner", "n_kv_head", "causal", "attention_window", "tie_word_embeddings", "n_experts", "moe_top_k",
-                                "moe_capacity_factor", "moe_routing", "moe_aux_loss_alpha", "moe_normalize_top_k", "moe_shared_expert_d_ff",
-                                "attention_only", "qk_norm", "attention_variant", "attention_variant_knobs", "n_encoder_layer",
-                                "decoder_start_token_id", "eos_token_id", "model_type", "tscope_version", "comment"};
   if (!j.is_object()) return "";
-  for (const auto& [key, value] : j.items())
-    if (std::find(std::begin(known), std::end(known), key) == std::end(known)) return key;
+  // Every key configFromJson reads, and what tscope writes beside them (configToJson, saveModelDir).
+  const ModelConfig none;
+  for (const auto& [key, value] : j.items()) {
+    bool known = key == "attention_variant_knobs" || key == "model_type" || key == "tscope_version" || key == "comment";
+    configFields(none, [&](const char* name, const auto&, bool) { known = known || key == name; });
+    if (!known) return key;
+  }
   return "";
 }
 
 nlohmann::json configToJson(const ModelConfig& c) {
-  nlohmann::json j = {{"model_type", "gpt2"},
-                      {"n_layer", c.n_layer},
-                      {"n_head", c.n_head},
-                      {"n_embd", c.n_embd},
-                      {"n_positions", c.n_positions},
-                      {"vocab_size", c.vocab_size},
-                      {"layer_norm_epsilon", c.layer_norm_epsilon},
-                      {"activation_function", toString(c.activation)},
-                      {"tokenizer", c.tokenizer},
-                      {"position_encoding", toString(c.position_encoding)},
-                      {"position_base", c.position_base},
-                      {"norm", toString(c.norm)},
-                      {"norm_position", c.pre_norm ? "pre" : "post"},
-                      {"d_ff", c.dFF()},
-                      {"n_kv_head", c.kvHeads()},
-                      {"causal", c.causal},
-                      {"attention_window", c.attention_window},
-                      {"tie_word_embeddings", c.tie_word_embeddings},
-                      {"n_experts", c.n_experts}};
-  if (c.hasRopeScaling()) {
-    j["rope_scaling_factor"] = c.rope_scaling_factor;
-    j["rope_low_freq_factor"] = c.rope_low_freq_factor;
-    j["rope_high_freq_factor"] = c.rope_high_freq_factor;
-    j["rope_original_context"] = c.rope_original_context;
-  }
-  if (c.head_dim > 0) j["head_dim"] = c.head_dim;
-  if (c.attention_only) j["attention_only"] = true;
-  if (c.qk_norm) j["qk_norm"] = true;
-  if (c.attention_variant.variant != AttentionVariant::Exact) {
-    j["attention_variant"] = attentionVariantName(c.attention_variant.variant);
-    j["attention_variant_knobs"] = attentionVariantKnobsJson(c.attention_variant);
-  }
-  if (c.isEncoderDecoder()) {
-    j["n_encoder_layer"] = c.n_encoder_layer;
-    j["decoder_start_token_id"] = c.decoder_start_token_id;
-    j["eos_token_id"] = c.eos_token_id;
-  }
-  if (c.isMoe()) {
-    j["moe_top_k"] = c.moe_top_k;
-    j["moe_capacity_factor"] = c.moe_capacity_factor;
-    j["moe_routing"] = toString(c.moe_routing);
-    j["moe_aux_loss_alpha"] = c.moe_aux_loss_alpha;
-    if (!c.moe_normalize_top_k) j["moe_normalize_top_k"] = false;
-    if (c.moe_shared_expert_d_ff > 0) j["moe_shared_expert_d_ff"] = c.moe_shared_expert_d_ff;
-  }
+  nlohmann::json j = {{"model_type", "gpt2"}};
+  configFields(c, FieldWriter{j});
   return j;
 }
 

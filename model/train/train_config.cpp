@@ -1,7 +1,6 @@
 // The training run's config file (see trainer.h): reading it with every field's type checked and
 // unknown keys refused, the rules a run config must obey, and writing it back. Kept apart from the
 // Trainer so the parser builds (and is fuzzed) without the training engine.
-#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -25,6 +24,29 @@ void readKey(const json& j, const char* key, T& out) {
     throw Error(std::string("train config: \"") + key + "\" " + problem + " (got " + (it->is_number() ? it->dump() : it->type_name()) + ")");
 }
 
+// Every key of the "train" object with the member it holds: the one list the reader, its unknown-key
+// check and the writer walk (C is TrainConfig or const TrainConfig).
+template <class C, class Visit>
+void trainFields(C& c, Visit&& visit) {
+  visit("batch", c.batch);
+  visit("seq_len", c.seqLen);
+  visit("grad_accumulation", c.gradAccumulation);
+  visit("steps", c.maxSteps);
+  visit("lr", c.maxLr);
+  visit("min_lr", c.minLr);
+  visit("warmup", c.warmupSteps);
+  visit("weight_decay", c.adam.weightDecay);
+  visit("beta1", c.adam.beta1);
+  visit("beta2", c.adam.beta2);
+  visit("grad_clip", c.gradClip);
+  visit("init_std", c.initStd);
+  visit("eval_every", c.evalEvery);
+  visit("eval_batches", c.evalBatches);
+  visit("checkpoint_every", c.checkpointEvery);
+  visit("seed", c.seed);
+  visit("threads", c.threads);
+}
+
 }  // namespace
 
 TrainConfig trainConfigFromJson(const json& j) {
@@ -39,29 +61,12 @@ TrainConfig trainConfigFromJson(const json& j) {
   if (!j.contains("train")) return c;
   const json& t = j.at("train");
   if (!t.is_object()) throw Error("train config: \"train\" must be an object");
-  static const char* known[] = {"batch", "seq_len", "grad_accumulation", "steps", "lr", "min_lr", "warmup", "weight_decay", "beta1",
-                                "beta2", "grad_clip", "init_std", "eval_every", "eval_batches", "checkpoint_every", "seed", "threads"};
   for (const auto& [key, value] : t.items()) {
-    if (std::find(std::begin(known), std::end(known), key) == std::end(known))
-      throw Error("train config: unknown key \"train." + key + "\"");
+    bool known = false;
+    trainFields(c, [&](const char* name, const auto&) { known = known || key == name; });
+    if (!known) throw Error("train config: unknown key \"train." + key + "\"");
   }
-  readKey(t, "batch", c.batch);
-  readKey(t, "seq_len", c.seqLen);
-  readKey(t, "grad_accumulation", c.gradAccumulation);
-  readKey(t, "steps", c.maxSteps);
-  readKey(t, "lr", c.maxLr);
-  readKey(t, "min_lr", c.minLr);
-  readKey(t, "warmup", c.warmupSteps);
-  readKey(t, "weight_decay", c.adam.weightDecay);
-  readKey(t, "beta1", c.adam.beta1);
-  readKey(t, "beta2", c.adam.beta2);
-  readKey(t, "grad_clip", c.gradClip);
-  readKey(t, "init_std", c.initStd);
-  readKey(t, "eval_every", c.evalEvery);
-  readKey(t, "eval_batches", c.evalBatches);
-  readKey(t, "checkpoint_every", c.checkpointEvery);
-  readKey(t, "seed", c.seed);
-  readKey(t, "threads", c.threads);
+  trainFields(c, [&](const char* key, auto& member) { readKey(t, key, member); });
   validate(c);
   return c;
 }
@@ -92,25 +97,9 @@ void validate(const TrainConfig& c) {
 }
 
 json trainConfigToJson(const TrainConfig& c) {
-  return {{"model", configToJson(c.model)},
-          {"train",
-           {{"batch", c.batch},
-            {"seq_len", c.seqLen},
-            {"grad_accumulation", c.gradAccumulation},
-            {"steps", c.maxSteps},
-            {"lr", c.maxLr},
-            {"min_lr", c.minLr},
-            {"warmup", c.warmupSteps},
-            {"weight_decay", c.adam.weightDecay},
-            {"beta1", c.adam.beta1},
-            {"beta2", c.adam.beta2},
-            {"grad_clip", c.gradClip},
-            {"init_std", c.initStd},
-            {"eval_every", c.evalEvery},
-            {"eval_batches", c.evalBatches},
-            {"checkpoint_every", c.checkpointEvery},
-            {"seed", c.seed},
-            {"threads", c.threads}}}};
+  json train = json::object();
+  trainFields(c, [&](const char* key, const auto& member) { train[key] = member; });
+  return {{"model", configToJson(c.model)}, {"train", std::move(train)}};
 }
 
 TrainConfig loadTrainConfig(const std::string& path) {
