@@ -1,7 +1,14 @@
 // Inputs shared by the backward tests (plain loops, Eigen, CUDA): seeded random vectors, the qkv
-// a forward leaves behind, and the grid of attention variants every BackwardOps is checked over.
+// a forward leaves behind, the grid of attention variants every BackwardOps is checked over, and
+// host <-> backend copies.
 #pragma once
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "model/nn/backend.h"
@@ -28,6 +35,59 @@ inline std::vector<float> forwardQkv(const AttentionShape& shape, int batch, uin
       applyRope(seq, shape.T, shape.nHead + shape.kvHeads(), shape.headDim, width, 0, shape.ropeBase, shape.ropeFrequencies);
     }
   return qkv;
+}
+
+// Host vector <-> backend buffer.
+inline Buffer toDevice(Backend& device, const std::vector<float>& host) {
+  Buffer buffer = device.allocate(host.size());
+  device.upload(buffer.data(), host.data(), host.size());
+  return buffer;
+}
+
+inline std::vector<float> toHost(Backend& device, const Buffer& buffer) {
+  std::vector<float> host(buffer.size());
+  device.download(host.data(), buffer.data(), host.size());
+  return host;
+}
+
+// Checks analytic[i] against (L(x + h e_i) - L(x - h e_i)) / 2h for every i, where L = g . forward(x).
+// The largest difference is recorded as a test property named `what` (see --gtest_output=xml).
+inline void expectGradientMatches(const std::string& what, std::vector<float>& x, const std::vector<float>& g,
+                                  const std::function<std::vector<float>()>& forward, const std::vector<float>& analytic, double h = 1e-2) {
+  ASSERT_EQ(x.size(), analytic.size()) << what;
+  auto dot = [&g](const std::vector<float>& y) {
+    double s = 0;
+    for (size_t i = 0; i < g.size(); ++i) s += (double)g[i] * y[i];
+    return s;
+  };
+  double maxDiff = 0, maxRef = 0;
+  size_t worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float saved = x[i];
+    x[i] = static_cast<float>(saved + h);
+    const double plus = dot(forward());
+    x[i] = static_cast<float>(saved - h);
+    const double minus = dot(forward());
+    x[i] = saved;
+    const double numeric = (plus - minus) / (2 * h);
+    if (std::abs(numeric - analytic[i]) > maxDiff) {
+      maxDiff = std::abs(numeric - analytic[i]);
+      worst = i;
+    }
+    maxRef = std::max(maxRef, std::abs(numeric));
+  }
+  ::testing::Test::RecordProperty(what, std::to_string(maxDiff) + " (max |numeric| " + std::to_string(maxRef) + ")");
+  EXPECT_LT(maxDiff, 5e-3 * std::max(1.0, maxRef)) << what << ": max |numeric - analytic| " << maxDiff << " at " << worst
+                                                   << ", max |numeric| " << maxRef;
+}
+
+// A causal attention shape of T tokens, H heads of D (no cache beyond T, no positions).
+inline AttentionShape attentionShape(int T, int H, int D) {
+  AttentionShape shape;
+  shape.T = T;
+  shape.nHead = H;
+  shape.headDim = D;
+  return shape;
 }
 
 struct AttentionCase {

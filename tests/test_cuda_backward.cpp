@@ -1,8 +1,9 @@
-// The CUDA Device's BackwardOps and AdamW (kernels/cuda_backward.h, reached through the plain-C++
-// chooser makeDevice in model/nn/backend_select.h) against the plain-loop reference: every op on fresh random
-// inputs with the gradients pre-filled with noise (so += is checked), every attention variant,
-// cross-entropy in place, repeat runs bit-identical, and AdamW + clipping over several steps
-// against the CPU AdamW. Errors are max |device - reference| / max |reference| per output.
+// What only the CUDA Device (kernels/cuda_backward.h, reached through the plain-C++ chooser
+// makeDevice in model/nn/backend_select.h) is checked for, beyond the cases every device runs
+// (tests/test_device_backward.cpp: every op against the plain-loop reference): the attention
+// backward over a thousand tokens, the cross-entropy at a Qwen-sized vocabulary, AdamW + clipping
+// over several steps against the CPU AdamW, and training (TrainModel, the Trainer) against the CPU.
+// Errors are max |device - reference| / max |reference| per output.
 // CudaBackward* tests SKIP (with the reason) without a CUDA build or device; the
 // DeviceChoice* tests check the chooser on the CPU and run everywhere.
 #include <gtest/gtest.h>
@@ -21,14 +22,17 @@
 #include "model/nn/positional.h"
 #include "model/train/train_model.h"
 #include "model/train/trainer.h"
+#include "tests/device_cases.h"
 #include "tests/test_backward_helpers.h"
 #include "test_helpers.h"
 #include "tests/test_cuda_helpers.h"
 
 using namespace tscope;
-using tscope::testing::attentionCases;
+using tscope::testing::BackwardOp;
 using tscope::testing::compare;
+using tscope::testing::expectMatchesReference;
 using tscope::testing::forwardQkv;
+using tscope::testing::Pointers;
 using tscope::testing::randomVector;
 using tscope::testing::randomWeights;
 using tscope::testing::toDevice;
@@ -40,141 +44,13 @@ namespace {
 // term, well under this; a wrong index or a missing += gives errors of order 1.
 constexpr double kTolerance = 2e-5;
 
-using Pointers = std::vector<float*>;
-using Op = std::function<void(BackwardOps&, const Pointers& in, const Pointers& out)>;
-
-// Runs `op` with the reference ops on host copies and with the device ops on device copies of the
-// same inputs and (pre-filled) outputs, and expects every output to agree within tolerance.
-// Returns the device outputs.
-std::vector<std::vector<float>> expectMatchesReference(Device& cudaDevice, const std::string& what, const std::vector<std::vector<float>>& inputs,
-                                                       const std::vector<std::vector<float>>& outputs, const Op& op,
-                                                       double tolerance = kTolerance) {
-  Backend& cuda = cudaDevice.forward();
-  auto reference = makeReferenceBackwardOps();
-  BackwardOps* device = &cudaDevice.backward();
-  EXPECT_EQ(device->name(), "cuda");
-  std::vector<std::vector<float>> hostIn = inputs, expected = outputs;
-  Pointers in, out;
-  for (auto& v : hostIn) in.push_back(v.data());
-  for (auto& v : expected) out.push_back(v.data());
-  op(*reference, in, out);
-  std::vector<Buffer> deviceIn, deviceOut;
-  Pointers dIn, dOut;
-  for (const auto& v : inputs) dIn.push_back(deviceIn.emplace_back(toDevice(cuda, v)).data());
-  for (const auto& v : outputs) dOut.push_back(deviceOut.emplace_back(toDevice(cuda, v)).data());
-  op(*device, dIn, dOut);
-  std::vector<std::vector<float>> actual;
-  for (size_t i = 0; i < deviceOut.size(); ++i) {
-    actual.push_back(toHost(cuda, deviceOut[i]));
-    const auto difference = compare(actual[i], expected[i]);
-    EXPECT_LT(difference.relative(), tolerance) << what << ", output " << i << ": " << difference.describe();
-  }
-  return actual;
-}
-
 }  // namespace
-
-TEST(CudaBackward, EmbedMatchesReferenceAndRepeatsBitwise) {
-  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
-  const int B = 3, T = 37, C = 300, V = 11, rows = B * T;  // C > 256: two column tiles; V << rows: tokens repeat
-  std::vector<int> tokens(rows);
-  Rng rng(1);
-  for (auto& t : tokens) t = static_cast<int>(rng.uniform() * V);
-  const std::vector<std::vector<float>> inputs = {randomVector(static_cast<size_t>(rows) * C, 2)};
-  const std::vector<std::vector<float>> outputs = {randomVector(static_cast<size_t>(V) * C, 3, 0.1),
-                                                   randomVector(static_cast<size_t>(T + 5) * C, 4, 0.1)};
-  for (bool positions : {true, false}) {
-    const Op op = [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-      ops.embed(out[0], positions ? out[1] : nullptr, in[0], tokens.data(), rows, T, C);
-    };
-    const auto first = expectMatchesReference(*cudaDevice, positions ? "embed with positions" : "embed without positions", inputs, outputs, op);
-    const auto again = expectMatchesReference(*cudaDevice, "embed again", inputs, outputs, op);
-    for (size_t i = 0; i < first.size(); ++i)
-      EXPECT_EQ(std::memcmp(first[i].data(), again[i].data(), first[i].size() * sizeof(float)), 0) << "embed output " << i << " not repeatable";
-    if (!positions) {
-      EXPECT_EQ(first[1], outputs[1]) << "null dpositions: the positions' gradient must stay untouched";
-    }
-  }
-}
-
-TEST(CudaBackward, NormsMatchReference) {
-  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
-  const int rows = 150, C = 300;  // rows: three column chunks of 64, the last ragged
-  auto weight = randomVector(C, 7);
-  for (auto& w : weight) w += 1.0f;
-  const std::vector<std::vector<float>> inputs = {randomVector(static_cast<size_t>(rows) * C, 5, 2.0),
-                                                  randomVector(static_cast<size_t>(rows) * C, 6), weight};
-  const std::vector<std::vector<float>> outputs = {randomVector(static_cast<size_t>(rows) * C, 8, 0.1), randomVector(C, 9, 0.1),
-                                                   randomVector(C, 10, 0.1)};
-  expectMatchesReference(*cudaDevice, "layerNorm", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-    ops.layerNorm(out[0], out[1], out[2], in[1], in[0], in[2], rows, C, 1e-5f);
-  });
-  const auto noBias = expectMatchesReference(*cudaDevice, "layerNorm without bias", inputs, outputs,
-                                             [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-                                               ops.layerNorm(out[0], out[1], nullptr, in[1], in[0], in[2], rows, C, 1e-5f);
-                                             });
-  EXPECT_EQ(noBias[2], outputs[2]) << "null dbias: untouched";
-  expectMatchesReference(*cudaDevice, "rmsNorm", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-    ops.rmsNorm(out[0], out[1], in[1], in[0], in[2], rows, C, 1e-6f);
-  });
-}
-
-TEST(CudaBackward, MatmulsMatchReference) {
-  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
-  const int rows = 150, K = 70, N = 190;
-  const std::vector<std::vector<float>> inputs = {randomVector(static_cast<size_t>(rows) * K, 11), randomVector(static_cast<size_t>(rows) * N, 12),
-                                                  randomVector(static_cast<size_t>(K) * N, 13)};
-  const std::vector<std::vector<float>> outputs = {randomVector(static_cast<size_t>(rows) * K, 14, 0.1),
-                                                   randomVector(static_cast<size_t>(K) * N, 15, 0.1), randomVector(N, 16, 0.1)};
-  expectMatchesReference(*cudaDevice, "matmul", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-    ops.matmul(out[0], out[1], out[2], in[1], in[0], in[2], rows, K, N);
-  });
-  const auto partial = expectMatchesReference(*cudaDevice, "matmul without din and dbias", inputs, outputs,
-                                              [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-                                                ops.matmul(nullptr, out[1], nullptr, in[1], in[0], in[2], rows, K, N);
-                                              });
-  EXPECT_EQ(partial[0], outputs[0]) << "null din: untouched";
-  EXPECT_EQ(partial[2], outputs[2]) << "null dbias: untouched";
-  expectMatchesReference(*cudaDevice, "matmul, 3 rows", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-    ops.matmul(out[0], out[1], out[2], in[1], in[0], in[2], 3, K, N);
-  });
-  expectMatchesReference(*cudaDevice, "matmulTransposed", inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-    ops.matmulTransposed(out[0], out[1], in[1], in[0], in[2], rows, K, N);  // weight read as (N, K)
-  });
-}
-
-TEST(CudaBackward, ActivationsAndSwigluMatchReference) {
-  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
-  const size_t n = 20011;
-  const std::vector<std::vector<float>> inputs = {randomVector(n, 17, 4.0), randomVector(n, 18), randomVector(n, 19, 2.0)};
-  for (Activation activation : {Activation::GeluTanh, Activation::GeluErf, Activation::Relu})
-    expectMatchesReference(*cudaDevice, std::string("activation ") + toString(activation), inputs, {randomVector(n, 20, 0.1)},
-                           [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.activation(out[0], in[1], in[0], n, activation); });
-  expectMatchesReference(*cudaDevice, "swiglu", inputs, {randomVector(n, 21, 0.1), randomVector(n, 22, 0.1)},
-                         [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.swiglu(out[0], out[1], in[1], in[0], in[2], n); });
-}
-
-TEST(CudaBackward, AttentionMatchesReferenceInEveryVariant) {
-  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
-  // T = 45, 70, 200: not multiples of the 128-thread block; D = 6 and 80: fewer and more than a warp.
-  auto cases = attentionCases();
-  cases.push_back({"long rows, wide heads, RoPE", 200, 2, 2, 80, true, 0, 10000, false});
-  const int batch = 2;
-  for (const auto& c : cases) {
-    const auto slopes = alibiSlopes(c.H);
-    const AttentionShape shape = c.shape(slopes);
-    const size_t qkvSize = static_cast<size_t>(batch) * c.T * shape.qkvDim();
-    const std::vector<std::vector<float>> inputs = {forwardQkv(shape, batch, 23),
-                                                    randomVector(static_cast<size_t>(batch) * c.T * c.H * c.D, 24)};
-    expectMatchesReference(*cudaDevice, std::string("attention ") + c.name, inputs, {randomVector(qkvSize, 25, 0.01)},
-                           [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.attention(out[0], in[1], in[0], shape, batch); });
-  }
-}
 
 // What the first GPU lease must answer: the attention backward over long rows (T = 1024, GPT-2's
 // context; causal with RoPE and GQA, and bidirectional), where the kernels loop over many key tiles.
 TEST(CudaBackward, AttentionBackwardAtAThousandTokens) {
   REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
+  const auto reference = makeReferenceDevice();
   const std::vector<tscope::testing::AttentionCase> cases = {{"T 1024, causal, RoPE, GQA", 1024, 4, 2, 64, true, 0, 10000, false},
                                             {"T 1024, bidirectional", 1024, 2, 2, 64, false, 0, 0, false}};
   for (const auto& c : cases) {
@@ -182,8 +58,9 @@ TEST(CudaBackward, AttentionBackwardAtAThousandTokens) {
     const AttentionShape shape = c.shape(slopes);
     const size_t qkvSize = static_cast<size_t>(c.T) * shape.qkvDim();
     const std::vector<std::vector<float>> inputs = {forwardQkv(shape, 1, 41), randomVector(static_cast<size_t>(c.T) * c.H * c.D, 42)};
-    expectMatchesReference(*cudaDevice, std::string("attention ") + c.name, inputs, {randomVector(qkvSize, 43, 0.01)},
-                           [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.attention(out[0], in[1], in[0], shape, 1); });
+    expectMatchesReference(*cudaDevice, *reference, std::string("attention ") + c.name, inputs, {randomVector(qkvSize, 43, 0.01)},
+                           [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.attention(out[0], in[1], in[0], shape, 1); },
+                           kTolerance);
   }
 }
 
@@ -201,37 +78,6 @@ TEST(CudaBackward, CrossEntropyAtAQwenSizedVocabulary) {
   EXPECT_NEAR(loss, expectedLoss, 1e-5 * expectedLoss);
   const auto difference = compare(toHost(cuda, out), expected);
   EXPECT_LT(difference.relative(), kTolerance) << difference.describe();
-}
-
-TEST(CudaBackward, CrossEntropyMatchesReferenceAlsoInPlace) {
-  REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
-  const int rows = 40, V = 3001;
-  const auto logits = randomVector(static_cast<size_t>(rows) * V, 26, 5.0);
-  std::vector<int> targets(rows);
-  std::vector<uint8_t> scored(rows);
-  Rng rng(27);
-  for (int r = 0; r < rows; ++r) {
-    targets[r] = static_cast<int>(rng.uniform() * V);
-    scored[r] = r % 3 != 1;
-  }
-  auto reference = makeReferenceBackwardOps();
-  BackwardOps* device = &cudaDevice->backward();
-  for (const uint8_t* mask : {static_cast<const uint8_t*>(nullptr), static_cast<const uint8_t*>(scored.data())}) {
-    const char* what = mask ? "with a mask" : "every row scored";
-    std::vector<float> expected(logits.size(), 7.0f);
-    const double expectedLoss = reference->crossEntropy(expected.data(), logits.data(), targets.data(), mask, rows, V, 0.05f);
-    Buffer in = toDevice(cuda, logits), out = toDevice(cuda, std::vector<float>(logits.size(), 7.0f));
-    const double loss = device->crossEntropy(out.data(), in.data(), targets.data(), mask, rows, V, 0.05f);
-    const double inPlaceLoss = device->crossEntropy(in.data(), in.data(), targets.data(), mask, rows, V, 0.05f);
-    EXPECT_NEAR(loss, expectedLoss, 1e-5 * expectedLoss) << what;
-    EXPECT_EQ(inPlaceLoss, loss) << what << ": in place";
-    const auto difference = compare(toHost(cuda, out), expected), inPlaceDifference = compare(toHost(cuda, in), expected);
-    EXPECT_LT(difference.relative(), kTolerance) << what << ": " << difference.describe();
-    EXPECT_LT(inPlaceDifference.relative(), kTolerance) << what << ", in place: " << inPlaceDifference.describe();
-  }
-  Buffer out = cuda.allocate(logits.size()), in = toDevice(cuda, logits);
-  targets[0] = V;
-  EXPECT_THROW(device->crossEntropy(out.data(), in.data(), targets.data(), nullptr, rows, V, 1.0f), Error);
 }
 
 TEST(CudaBackward, AdamWWithClippingMatchesCpuOverSeveralSteps) {

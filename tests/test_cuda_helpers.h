@@ -1,7 +1,8 @@
 // What every tests/test_cuda_*.cpp needs: the CUDA backend or a skip with the reason (the tests
 // are compiled in every build and report SKIPPED where the build has no CUDA backend or the
-// machine has no device), seeded random inputs, and host <-> backend copies. Plain C++: no CUDA
-// header, so the CPU-only (and sanitizer) builds compile these tests too.
+// machine has no device), seeded random inputs, and host <-> backend copies (toDevice and toHost,
+// from test_backward_helpers.h). Plain C++: no CUDA header, so the CPU-only (and sanitizer) builds
+// compile these tests too.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 #include "model/core/error.h"
 #include "model/generate/sampling.h"
 #include "model/nn/positional.h"
+#include "tests/test_backward_helpers.h"
 
 namespace tscope::testing {
 
@@ -46,19 +48,6 @@ inline std::vector<float> randomValues(size_t n, uint64_t seed, float scale = 1.
   std::vector<float> v(n);
   for (auto& x : v) x = static_cast<float>(scale * (2.0 * rng.uniform() - 1.0));
   return v;
-}
-
-// Host vector <-> backend buffer.
-inline Buffer toDevice(Backend& device, const std::vector<float>& host) {
-  Buffer buffer = device.allocate(host.size());
-  device.upload(buffer.data(), host.data(), host.size());
-  return buffer;
-}
-
-inline std::vector<float> toHost(Backend& device, const Buffer& buffer) {
-  std::vector<float> host(buffer.size());
-  device.download(host.data(), buffer.data(), host.size());
-  return host;
 }
 
 }  // namespace tscope::testing

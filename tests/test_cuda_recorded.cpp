@@ -1,10 +1,10 @@
-// Recorded decode steps on the GPU (CUDA graphs): generate() takes Transformer::decodeRecorded on
-// the CUDA backend. Checked against the CPU by teacher forcing: the CPU runs the prompt plus the
-// tokens the GPU produced, and at every step the GPU's token must be the CPU's choice (greedy: an
-// argmax up to fp32 noise; sampled: the CPU's sampleNext with the same rng stream, which both
-// advance identically). The cache rows the graph wrote are checked through one more plain
-// forward. Skipped (reported as such) without a CUDA device; tests/test_recorded_steps.cpp checks
-// the same contract on the CPU with a recording test backend.
+// Recorded decode steps on the GPU (CUDA graphs) beyond the cases every device runs
+// (tests/test_device_recorded.cpp: every dense variant's tokens, the stop token, a Generation in
+// pieces): the cache rows the graph wrote, checked through one more plain forward against the
+// CPU's logits, and GPT-2 124M's widths decoding long, checked against the CPU by teacher forcing
+// (the CPU runs the prompt plus the tokens the GPU produced; at every step the GPU's token must be
+// the CPU's choice: greedy, an argmax up to fp32 noise; sampled, the CPU's sampleNext with the same
+// rng stream). Skipped (reported as such) without a CUDA device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,12 +17,15 @@
 #include "model/generate/generate.h"
 #include "model/generate/sampling.h"
 #include "model/nn/transformer.h"
+#include "tests/recording_backend.h"
 #include "tests/test_cuda_helpers.h"
 #include "tests/test_helpers.h"
 
 using namespace tscope;
 using tscope::testing::architectureVariants;
 using tscope::testing::compare;
+using tscope::testing::disagreements;
+using tscope::testing::logitsOn;
 using tscope::testing::randomWeights;
 using tscope::testing::sequence;
 using tscope::testing::smallConfig;
@@ -30,42 +33,8 @@ using tscope::testing::variantConfig;
 
 namespace {
 
-// CPU logits (T, V) at every position of prompt + generated.
-std::vector<float> cpuLogits(const Weights& weights, const std::vector<int>& prompt, const std::vector<int>& generated) {
-  auto cpu = makeCpuBackend(1);
-  Transformer model(weights, *cpu);
-  std::vector<int> all = prompt;
-  all.insert(all.end(), generated.begin(), generated.end());
-  return model.logitsFor(all);
-}
-
-// How many generated tokens the CPU would not have chosen, replaying the same rng stream.
-int disagreements(const Weights& weights, const std::vector<int>& prompt, const std::vector<int>& generated, const SamplingParams& params,
-                  std::string* detail) {
-  const int V = weights.config().vocab_size, P = static_cast<int>(prompt.size());
-  const auto logits = cpuLogits(weights, prompt, generated);
-  Rng rng(params.seed);
-  int wrong = 0;
-  for (size_t i = 0; i < generated.size(); ++i) {
-    const std::span<const float> row(logits.data() + (size_t)(P - 1 + i) * V, V);
-    if (params.greedy) {
-      // An argmax up to fp32 noise: within 1e-4 of the CPU's maximum logit.
-      const float best = *std::max_element(row.begin(), row.end());
-      if (row[generated[i]] < best - 1e-4f * std::max(1.0f, std::abs(best))) {
-        ++wrong;
-        *detail += " step " + std::to_string(i) + ": token " + std::to_string(generated[i]) + " logit " + std::to_string(row[generated[i]]) +
-                   " vs max " + std::to_string(best) + ";";
-      }
-    } else {
-      const int expected = sampleNext(row, params, rng);
-      if (expected != generated[i]) {
-        ++wrong;
-        *detail += " step " + std::to_string(i) + ": " + std::to_string(generated[i]) + " vs CPU " + std::to_string(expected) + ";";
-      }
-    }
-  }
-  return wrong;
-}
+// The judge of the tokens the GPU produced: the CPU's backend, one thread.
+std::unique_ptr<Backend> cpuJudge() { return makeCpuBackend(1); }
 
 SamplingParams sampledParams(uint64_t seed) {
   SamplingParams p;
@@ -77,34 +46,6 @@ SamplingParams sampledParams(uint64_t seed) {
 }
 
 }  // namespace
-
-TEST(CudaRecordedDecode, TokensAreTheCpusChoiceForEveryDenseVariant) {
-  REQUIRE_CUDA(cuda);
-  int checked = 0;
-  for (const auto& v : architectureVariants()) {
-    const ModelConfig config = variantConfig(v);
-    const Weights weights = randomWeights(config, 31);
-    Transformer model(weights, *cuda);
-    // As tests/test_recorded_steps.cpp: MoE routing, an attention variant and an encoder-decoder's
-    // cross-attention run on the host, so those models decode through the plain loop; a
-    // bidirectional model cannot be checked by teacher forcing (each token sees the later ones).
-    const bool recordable = !config.isMoe() && !config.hasVariantAttention() && !config.isEncoderDecoder();
-    EXPECT_EQ(model.canRecordSteps(), recordable) << v.name;
-    if (!recordable || !config.causal) continue;
-    ++checked;
-    const auto prompt = sequence(6, config.vocab_size, 1);
-    for (const SamplingParams& params : {SamplingParams{.greedy = true}, sampledParams(3), sampledParams(4)}) {
-      const auto result = generate(model, prompt, 16, params);
-      ASSERT_EQ(result.ids.size(), 16u) << v.name;
-      std::string detail;
-      // A sampled token may differ where a draw lands within float rounding of a boundary: rare.
-      EXPECT_LE(disagreements(weights, prompt, result.ids, params, &detail), params.greedy ? 0 : 1) << v.name << detail;
-      // Same seed, same tokens.
-      EXPECT_EQ(generate(model, prompt, 16, params).ids, result.ids) << v.name;
-    }
-  }
-  EXPECT_GE(checked, 10) << "the variant list lost its recordable models";
-}
 
 TEST(CudaRecordedDecode, TheCacheRowsTheGraphWroteGiveTheCpusLogits) {
   REQUIRE_CUDA(cuda);
@@ -128,7 +69,7 @@ TEST(CudaRecordedDecode, TheCacheRowsTheGraphWroteGiveTheCpusLogits) {
     model.forward(next, cache, logits, false);
     std::vector<int> generated = {first};
     generated.insert(generated.end(), decoded.begin(), decoded.end());
-    const auto cpu = cpuLogits(weights, prompt, generated);
+    const auto cpu = logitsOn(*cpuJudge(), weights, prompt, generated);
     const auto d = compare(logits.data(), cpu.data() + (size_t)15 * config.vocab_size, config.vocab_size);
     EXPECT_LT(d.relative(), 1e-4) << v.name << ": " << d.describe();
   }
@@ -144,7 +85,7 @@ TEST(CudaRecordedDecode, Gpt2WidthsDecodeLongAndStopAtTheStopToken) {
   const auto result = generate(model, prompt, 200, sampledParams(12));
   ASSERT_EQ(result.ids.size(), 200u);
   std::string detail;
-  EXPECT_LE(disagreements(weights, prompt, result.ids, sampledParams(12), &detail), 1) << detail;
+  EXPECT_LE(disagreements(*cpuJudge(), weights, prompt, result.ids, sampledParams(12), &detail), 1) << detail;
   const int stop = result.ids[50];
   const auto stopped = generate(model, prompt, 200, sampledParams(12), stop);
   const auto at = std::find(result.ids.begin(), result.ids.end(), stop) - result.ids.begin();
@@ -166,5 +107,5 @@ TEST(CudaRecordedDecode, Gpt2Decodes256GreedyTokensAsTheCpuDoes) {
   ASSERT_EQ(result.ids.size(), 256u);
   EXPECT_GE(result.decodeSteps, 250);
   std::string detail;
-  EXPECT_EQ(disagreements(weights, prompt, result.ids, greedy, &detail), 0) << detail;
+  EXPECT_EQ(disagreements(*cpuJudge(), weights, prompt, result.ids, greedy, &detail), 0) << detail;
 }
