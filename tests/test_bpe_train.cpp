@@ -135,7 +135,7 @@ TEST(BpeTrain, FilesLoadAndRoundTripArbitraryBytes) {
   const BpeTrainingResult result = tscope::trainBpe(englishLikeText(20000, 1), 400);
   ScratchDir dir("tscope_bpe_train");
   const auto tokenizer = trainWriteLoad(result, dir);
-  EXPECT_EQ(tokenizer->kind(), "gpt2-bpe");
+  EXPECT_EQ(tokenizer->kind(), tscope::TokenizerKind::Gpt2Bpe);
   std::vector<std::string> samples = {"", "the model", "  \n\n\t attention!!", "\xff\xfe\x80 invalid \xc3",
                                       "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80", std::string(1, '\0')};
   std::mt19937 rng(7);

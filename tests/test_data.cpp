@@ -198,7 +198,7 @@ TEST(BrownTags, TokensTakeTheTagOfTheWordTheyOverlapMost) {
 // A stand-in tokenizer whose tokens are fixed byte strings, to check the span arithmetic.
 class FixedTokenizer : public tscope::Tokenizer {
  public:
-  std::string kind() const override { return "fixed"; }
+  tscope::TokenizerKind kind() const override { return tscope::TokenizerKind::Char; }  // unread here
   int vocabSize() const override { return 3; }
   std::vector<int> encode(std::string_view) const override { return {}; }
   std::string decode(std::span<const int>) const override { return ""; }

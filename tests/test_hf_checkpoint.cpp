@@ -560,7 +560,7 @@ TEST(HfCheckpoint, TokenizerJsonComesWithTheModel) {
   writeBytes((dir / "tokenizer.json").string(), tinySentencePieceTokenizer().dump());
   LoadedModel model = loadModel(dir.string());
   ASSERT_NE(model.tokenizer, nullptr) << model.tokenizerNote;
-  EXPECT_EQ(model.tokenizer->kind(), "hf-bpe");
+  EXPECT_EQ(model.tokenizer->kind(), tscope::TokenizerKind::HfBpe);
   const std::vector<int> ids = model.tokenizer->encode("ab a");
   EXPECT_EQ(ids, (std::vector<int>{4, 3, 4}));  // "▁ a" merges first (rank 0): ▁a b ▁a
   EXPECT_EQ(model.tokenizer->decode(ids), "ab a");

@@ -13,6 +13,7 @@
 
 namespace fs = std::filesystem;
 using tscope::Tokenizer;
+using tscope::TokenizerKind;
 
 namespace {
 
@@ -56,7 +57,8 @@ class Gpt2Tokenizer : public ::testing::Test {
 std::unique_ptr<Tokenizer> Gpt2Tokenizer::tokenizer_;
 
 TEST_F(Gpt2Tokenizer, VocabularyShape) {
-  EXPECT_EQ(gpt2().kind(), "gpt2-bpe");
+  EXPECT_EQ(gpt2().kind(), TokenizerKind::Gpt2Bpe);
+  EXPECT_EQ(gpt2().kindName(), "gpt2-bpe");
   EXPECT_EQ(gpt2().description(), "GPT-2 byte-level BPE");
   EXPECT_EQ(gpt2().vocabSize(), 50257);
   EXPECT_EQ(gpt2().eotId(), 50256);
@@ -337,11 +339,26 @@ TEST(Gpt2TokenizerFiles, LoadFromDirFindsEitherLayout) {
   EXPECT_THROW(tscope::loadTokenizerFromDir(dir.path().string(), "sentencepiece"), tscope::Error);
 }
 
+// The kinds' names are the on-disk form (config.json's "tokenizer"), so loadTokenizerFromDir reads
+// them back, and a padded tokenizer has the kind of what it wraps.
+TEST(TokenizerKinds, NamesAreTheOnDiskForm) {
+  EXPECT_EQ(tscope::tokenizerKindName(TokenizerKind::Gpt2Bpe), "gpt2-bpe");
+  EXPECT_EQ(tscope::tokenizerKindName(TokenizerKind::HfBpe), "hf-bpe");
+  EXPECT_EQ(tscope::tokenizerKindName(TokenizerKind::Char), "char");
+  TempDir dir;
+  dir.write("chars.json", R"({"chars": ["<unk>", "a"]})");
+  const auto chars = tscope::loadTokenizerFromDir(dir.path().string(), tscope::tokenizerKindName(TokenizerKind::Char));
+  EXPECT_EQ(chars->kind(), TokenizerKind::Char);
+  EXPECT_EQ(tscope::padTokenizer(tscope::makeCharTokenizer({"a"}), 9)->kind(), TokenizerKind::Char);
+  EXPECT_THROW(tscope::tokenizerKindName(static_cast<TokenizerKind>(7)), tscope::Error);
+}
+
 // ---- Character tokenizer ----
 
 TEST(CharTokenizer, EncodesCodePointsAndMapsUnknownToZero) {
   auto chars = tscope::makeCharTokenizer({"a", "b", " ", "é", "日", "😀"});
-  EXPECT_EQ(chars->kind(), "char");
+  EXPECT_EQ(chars->kind(), TokenizerKind::Char);
+  EXPECT_EQ(chars->kindName(), "char");
   EXPECT_EQ(chars->description(), "character-level");
   EXPECT_EQ(tscope::padTokenizer(tscope::makeCharTokenizer({"a"}), 9)->description(), "character-level");  // says what it wraps
   EXPECT_EQ(chars->vocabSize(), 7);

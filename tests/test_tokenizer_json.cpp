@@ -119,7 +119,7 @@ class HfTokenizerJson : public ::testing::Test {
     const auto started = std::chrono::steady_clock::now();
     const auto tokenizer = tscope::loadHfTokenizer(tokenizerJson(model).string());
     const double loadSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    EXPECT_EQ(tokenizer->kind(), "hf-bpe");
+    EXPECT_EQ(tokenizer->kind(), tscope::TokenizerKind::HfBpe);
 
     const auto strings = hardStrings();
     ASSERT_EQ(reference.at("strings"), strings) << path << " is for other hard strings";
@@ -223,7 +223,7 @@ TEST(HfTokenizerJsonFile, TinyTokenizerAndDirectory) {
   EXPECT_EQ(tokenizer->vocabSize(), 261);
   const tscope::testing::ScratchDir dir("tscope_hf_tok");
   tscope::testing::writeBytes(dir.file("tokenizer.json"), tinyTokenizerJson().dump());
-  EXPECT_EQ(tscope::loadTokenizerFromDir(dir.path().string(), "hf-bpe")->kind(), "hf-bpe");
+  EXPECT_EQ(tscope::loadTokenizerFromDir(dir.path().string(), "hf-bpe")->kind(), tscope::TokenizerKind::HfBpe);
   EXPECT_EQ(tscope::loadTokenizerFromDir(dir.path().string(), "gpt2-bpe")->encode("hello"), std::vector<int>{259});
 }
 

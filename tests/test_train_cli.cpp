@@ -41,7 +41,7 @@ TEST(TrainCli, CopyRunLearnsAndItsCheckpointIsAModel) {
   const tscope::LoadedModel model = tscope::loadModel(dir.file("run"));
   EXPECT_TRUE(model.weights.config().attention_only);
   ASSERT_TRUE(model.tokenizer);
-  EXPECT_EQ(model.tokenizer->kind(), "char");
+  EXPECT_EQ(model.tokenizer->kind(), tscope::TokenizerKind::Char);
   EXPECT_EQ(model.weights.config().vocab_size, 12);  // <unk>, 10 symbols, SEP
 }
 

@@ -83,7 +83,7 @@ Input readInput(const Args& args, const LoadedModel& model, const std::string& t
     ids = prefix;
     pinned = prefix.size();
     ids.insert(ids.end(), text.begin(), text.end());
-    input.characterLevel = tokenizer.kind() == "char";
+    input.characterLevel = tokenizer.kind() == TokenizerKind::Char;
   }
   const int context = model.weights.config().n_positions, V = model.weights.config().vocab_size;
   if (ids.empty()) throw Error("the --" + textFlag + " input is empty (no tokens): give some text");

@@ -42,7 +42,7 @@ int runInfo(const Argv& argv) {
   json out = {{"model", model.path},
          {"format", model.format},
          {"config", configToJson(c)},
-         {"tokenizer", model.tokenizer ? json{{"kind", model.tokenizer->kind()}, {"vocab_size", model.tokenizer->vocabSize()}} : json(nullptr)},
+         {"tokenizer", model.tokenizer ? json{{"kind", model.tokenizer->kindName()}, {"vocab_size", model.tokenizer->vocabSize()}} : json(nullptr)},
          {"parameters",
           {{"total", p.total},
            {"active", p.active},
@@ -95,7 +95,7 @@ int runTokenize(const Argv& argv) {
     std::fprintf(stderr, "tscope-cli: the text is %zu tokens but the model's context holds %d: forward and generate would run the last %d\n",
                  ids.size(), context, context);
   json out = {{"ids", ids}, {"tokens", tokensJson(model, ids)}, {"context", context}};
-  if (tokenizer.kind() == "char") out["unknown_characters"] = std::count(ids.begin(), ids.end(), 0);
+  if (tokenizer.kind() == TokenizerKind::Char) out["unknown_characters"] = std::count(ids.begin(), ids.end(), 0);
   print(out);
   return 0;
 }

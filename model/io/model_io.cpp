@@ -280,7 +280,7 @@ void saveModelDir(const std::string& dirString, const Weights& weights, const To
     tensors.push_back({spec.name, spec.shape, floatLayout(weights.tensor(i), weights.half(i), converted[i])});
   }
   writeSafetensors((dir / "model.safetensors").string(), tensors, {{"format", "pt"}, {"producer", "tscope"}});
-  if (tokenizer && tokenizer->kind() == "char") saveCharTokenizer(*tokenizer, (dir / "chars.json").string());
+  if (tokenizer && tokenizer->kind() == TokenizerKind::Char) saveCharTokenizer(*tokenizer, (dir / "chars.json").string());
   auto copyFile = [&](const std::string& src, const char* name) {
     if (src.empty()) return;
     std::ifstream in(src, std::ios::binary);

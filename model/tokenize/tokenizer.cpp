@@ -125,6 +125,15 @@ std::string printableBytes(std::string_view bytes) {
   return out;
 }
 
+std::string tokenizerKindName(TokenizerKind kind) {
+  switch (kind) {
+    case TokenizerKind::Gpt2Bpe: return "gpt2-bpe";
+    case TokenizerKind::HfBpe: return "hf-bpe";
+    case TokenizerKind::Char: return "char";
+  }
+  throw Error("tokenizerKindName: not a TokenizerKind (" + std::to_string(static_cast<int>(kind)) + ")");
+}
+
 std::unique_ptr<Tokenizer> loadTokenizerFromDir(const std::string& dir, const std::string& kind) {
   namespace fs = std::filesystem;
   auto has = [&](const char* name) {  // never throws: a looping link counts as there and is refused when read
@@ -156,7 +165,7 @@ namespace {
 class PaddedTokenizer : public Tokenizer {
  public:
   PaddedTokenizer(std::unique_ptr<Tokenizer> inner, int vocabSize) : inner_(std::move(inner)), vocabSize_(vocabSize) {}
-  std::string kind() const override { return inner_->kind(); }
+  TokenizerKind kind() const override { return inner_->kind(); }
   std::string description() const override { return inner_->description(); }
   int vocabSize() const override { return vocabSize_; }
   std::vector<int> encode(std::string_view text) const override { return inner_->encode(text); }

@@ -12,13 +12,25 @@
 
 namespace tscope {
 
+enum class TokenizerKind { Gpt2Bpe, HfBpe, Char };
+
+// The kind's name, its on-disk form: "gpt2-bpe", "hf-bpe" or "char" (config.json's "tokenizer",
+// loadTokenizerFromDir's kind, the CLI's JSON, error messages).
+std::string tokenizerKindName(TokenizerKind kind);
+
+// Transitional: a kind compared with its name, for app/gui/panels/panel_prompt.cpp's two string
+// comparisons only (being edited elsewhere). Compare enums; remove these once that file does.
+inline bool operator==(TokenizerKind kind, std::string_view name) { return tokenizerKindName(kind) == name; }
+inline bool operator!=(TokenizerKind kind, std::string_view name) { return !(kind == name); }
+
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
-  virtual std::string kind() const = 0;  // "gpt2-bpe", "hf-bpe" or "char"
+  virtual TokenizerKind kind() const = 0;
+  std::string kindName() const { return tokenizerKindName(kind()); }  // "gpt2-bpe", "hf-bpe" or "char"
   // What the tokenizer is, for people: "GPT-2 byte-level BPE", "byte-level BPE (tokenizer.json, Qwen2
   // split)", "SentencePiece-style BPE with byte fallback (tokenizer.json)", "character-level".
-  virtual std::string description() const { return kind(); }
+  virtual std::string description() const { return kindName(); }
   virtual int vocabSize() const = 0;
   // Any byte string, invalid UTF-8 included.
   virtual std::vector<int> encode(std::string_view text) const = 0;

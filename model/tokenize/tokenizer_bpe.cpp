@@ -23,7 +23,7 @@ class Gpt2BpeTokenizer final : public bpe::ByteTableTokenizer {
     loadMerges(mergesPath, mergesText, idOfTokenString);
   }
 
-  std::string kind() const override { return "gpt2-bpe"; }
+  TokenizerKind kind() const override { return TokenizerKind::Gpt2Bpe; }
   std::string description() const override { return "GPT-2 byte-level BPE"; }
   std::vector<int> encode(std::string_view text) const override {
     std::vector<int> ids;
@@ -172,7 +172,7 @@ std::unique_ptr<Tokenizer> gpt2TokenizerFromText(const std::string& vocabJsonNam
 
 std::vector<BpeStep> bpeMergeSteps(const Tokenizer& tokenizer, std::string_view word) {
   const auto* bpe = dynamic_cast<const Gpt2BpeTokenizer*>(&tokenizer);
-  if (!bpe) throw Error("BPE merge steps need a GPT-2 BPE tokenizer, not a \"" + tokenizer.kind() + "\" one");
+  if (!bpe) throw Error("BPE merge steps need a GPT-2 BPE tokenizer, not a \"" + tokenizer.kindName() + "\" one");
   return bpe->mergeSteps(word);
 }
 

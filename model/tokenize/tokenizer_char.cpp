@@ -39,7 +39,7 @@ class CharTokenizer final : public Tokenizer {
     }
   }
 
-  std::string kind() const override { return "char"; }
+  TokenizerKind kind() const override { return TokenizerKind::Char; }
   std::string description() const override { return "character-level"; }
   int vocabSize() const override { return static_cast<int>(characterOfId_.size()); }
 
@@ -127,8 +127,8 @@ std::unique_ptr<Tokenizer> charTokenizerFromJsonText(const std::string& charsJso
 }
 
 void saveCharTokenizer(const Tokenizer& tokenizer, const std::string& charsJsonPath) {
-  if (tokenizer.kind() != "char")
-    throw Error("saveCharTokenizer: the tokenizer is \"" + tokenizer.kind() + "\", not \"char\"");
+  if (tokenizer.kind() != TokenizerKind::Char)
+    throw Error("saveCharTokenizer: the tokenizer is \"" + tokenizer.kindName() + "\", not \"char\"");
   nlohmann::json characters = nlohmann::json::array();
   for (int id = 0; id < tokenizer.vocabSize(); ++id) characters.push_back(tokenizer.tokenBytes(id));
   const std::string text = nlohmann::json{{"chars", characters}}.dump() + "\n";

@@ -104,7 +104,7 @@ class HfBpeTokenizer final : public bpe::ByteTableTokenizer {
   HfBpeTokenizer(const HfBpeTokenizer&) = delete;  // addedByFirstByte_ points into spec_
   HfBpeTokenizer& operator=(const HfBpeTokenizer&) = delete;
 
-  std::string kind() const override { return "hf-bpe"; }
+  TokenizerKind kind() const override { return TokenizerKind::HfBpe; }
 
   std::string description() const override {
     // SentencePiece style: U+2581 for spaces (Metaspace, or Llama 2's normalizer) and <0xNN> byte tokens.

@@ -9,7 +9,7 @@
 
 namespace tscope {
 
-// Reads tokenizer.json ("model": {"type": "BPE"}). The tokenizer's kind() is "hf-bpe"; encode()
+// Reads tokenizer.json ("model": {"type": "BPE"}). The tokenizer's kind() is TokenizerKind::HfBpe ("hf-bpe"); encode()
 // never adds the BOS token (bosId() says which one the file's post_processor would put first, or
 // -1). Throws tscope::Error with one line naming the file and the problem on a malformed file,
 // an unsupported component (an unknown pre-tokenizer regex is named), or hostile sizes.

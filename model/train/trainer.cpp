@@ -46,7 +46,7 @@ Trainer::Trainer(const TrainConfig& config, const DataSpec& data, bool initialis
   config_.seqLen = data_->sequenceLength();
   config_.model.vocab_size = data_->vocabSize();
   config_.model.n_positions = std::max(config_.seqLen, data_->maxSourceLength());
-  config_.model.tokenizer = data_->tokenizer().kind();
+  config_.model.tokenizer = data_->tokenizer().kindName();  // the on-disk name
   if (data_->maxSourceLength() > 0) {  // sequence-to-sequence data: an encoder-decoder model
     if (!config_.model.isEncoderDecoder())
       throw Error("model config: " + toString(dataSpec_) + " is sequence-to-sequence data: the model needs an encoder (n_encoder_layer > 0)");

@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const Error&) {
     return 0;
   }
-  FUZZ_CHECK(tokenizer->kind() == "hf-bpe", "kind");
+  FUZZ_CHECK(tokenizer->kind() == tscope::TokenizerKind::HfBpe, "kind");
   FUZZ_CHECK(tokenizer->bosId() < tokenizer->vocabSize() && tokenizer->eotId() < tokenizer->vocabSize(), "bos/eot id");
   checkEncodes(*tokenizer, "Hello world, it's 2026!  \r\n\t \xe2\x82\xac\xff <s> \xe2\x96\x81x");
   checkEncodes(*tokenizer, std::string_view(input).substr(separator + 1, 4096));
