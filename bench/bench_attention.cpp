@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/theory/attention_cost.h"
 
 using namespace tscope;

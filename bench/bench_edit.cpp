@@ -37,8 +37,8 @@ namespace {
 // Posts `prompt` and waits for the snapshot that answers it; returns milliseconds.
 int insideLayer = -1;  // --inside
 
-double editToSnapshot(gui::Session& session, const std::string& prompt, std::shared_ptr<const gui::Snapshot>& snapshot, int focusLayer = 0) {
-  gui::Request request;
+double editToSnapshot(session::Session& session, const std::string& prompt, std::shared_ptr<const session::Snapshot>& snapshot, int focusLayer = 0) {
+  session::Request request;
   request.prompt = prompt;
   request.focusLayer = focusLayer;  // the Attention panel's selected layer (requestFor)
   request.components = insideLayer >= 0;
@@ -89,9 +89,9 @@ int main(int argc, char** argv) {
     model.path = "gpt2-124M-shape (random weights)";
     const std::string prompt = promptOfTokens(*model.tokenizer, tokens);
     const std::string stem = prompt.substr(0, prompt.rfind(' '));
-    gui::Session session(std::move(model), backendName);
+    session::Session session(std::move(model), backendName);
 
-    std::shared_ptr<const gui::Snapshot> snapshot;
+    std::shared_ptr<const session::Snapshot> snapshot;
     editToSnapshot(session, prompt, snapshot);  // the first prompt (and warm-up)
     if (!snapshot->error.empty()) throw Error(snapshot->error);
     const int T = static_cast<int>(snapshot->ids.size());

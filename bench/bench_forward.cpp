@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "model/nn/backend.h"
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/theory/cost.h"
 #include "model/core/error.h"
 #include "model/generate/generate.h"

@@ -34,7 +34,7 @@ namespace {
 double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 // Posts `request` and waits for the snapshot that answers it; returns milliseconds.
-double toSnapshot(gui::Session& session, const gui::Request& request, std::shared_ptr<const gui::Snapshot>& snapshot) {
+double toSnapshot(session::Session& session, const session::Request& request, std::shared_ptr<const session::Snapshot>& snapshot) {
   const double ms = bench::postToSnapshot(session, request, snapshot);
   if (!snapshot->error.empty()) throw Error(snapshot->error);
   return ms;
@@ -63,11 +63,11 @@ void runShape(const std::string& name, const ModelConfig& config, int tokens, in
   model.tokenizer = loadGpt2Tokenizer(tokenizerDir + "/encoder.json", tokenizerDir + "/vocab.bpe");
   model.path = name + " shape (random weights)";
   const std::string prompt = promptOfTokens(*model.tokenizer, tokens);
-  gui::Session session(std::move(model), "cpu");
-  gui::Request request;
+  session::Session session(std::move(model), "cpu");
+  session::Request request;
   request.prompt = prompt;
   request.focusLayer = 0;
-  std::shared_ptr<const gui::Snapshot> snapshot;
+  std::shared_ptr<const session::Snapshot> snapshot;
   toSnapshot(session, request, snapshot);  // the prompt's first forward
   const int T = static_cast<int>(snapshot->ids.size());
 
@@ -83,7 +83,7 @@ void runShape(const std::string& name, const ModelConfig& config, int tokens, in
   std::vector<double> copies;  // what the staged path adds to the floor: copying the last snapshot
   for (int r = 0; r < repeats; ++r) {
     const auto t0 = Clock::now();
-    const gui::Snapshot copy(*snapshot);
+    const session::Snapshot copy(*snapshot);
     copies.push_back(msSince(t0));
     if (copy.ids.size() != snapshot->ids.size()) throw Error("copy");
   }

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "model/nn/backend.h"
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/train/backward.h"
 #include "model/train/optimizer.h"
 #include "model/generate/sampling.h"

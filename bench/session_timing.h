@@ -12,7 +12,7 @@
 namespace tscope::bench {
 
 // Milliseconds from posting `request` to its snapshot, which lands in `snapshot`.
-inline double postToSnapshot(gui::Session& session, const gui::Request& request, std::shared_ptr<const gui::Snapshot>& snapshot) {
+inline double postToSnapshot(session::Session& session, const session::Request& request, std::shared_ptr<const session::Snapshot>& snapshot) {
   const uint64_t before = session.latest() ? session.latest()->id : 0;
   const auto t0 = std::chrono::steady_clock::now();
   session.post(request);

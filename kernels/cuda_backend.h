@@ -1,4 +1,4 @@
-// The CUDA backend's entry points, in plain C++ (no CUDA header), so model/nn/backend_select.cpp can
+// The CUDA backend's entry points, in plain C++ (no CUDA header), so model/select/backend_select.cpp can
 // offer it without the engine ever seeing CUDA. Defined in kernels/cuda_backend.cpp.
 #pragma once
 #include <memory>

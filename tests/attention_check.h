@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "model/nn/backend.h"
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/nn/positional.h"
 #include "tests/test_cuda_helpers.h"
 #include "tests/test_helpers.h"

@@ -18,7 +18,7 @@ MAY_INCLUDE = {
     "model/tokenize/": ["model/core/", "model/tokenize/", "model/io/"],
     "model/io/": ["model/core/", "model/io/", "model/tokenize/"],
     "model/nn/": ["model/core/", "model/nn/", "model/generate/sampling.h"],
-    "model/nn/backend_select": ["model/", "kernels/"],
+    "model/select/": ["model/", "kernels/"],
     "model/generate/": ["model/core/", "model/nn/", "model/generate/"],
     "model/train/": ["model/core/", "model/nn/", "model/io/", "model/tokenize/", "model/generate/sampling.h", "model/train/",
                      "model/theory/"],
@@ -116,7 +116,7 @@ def collect():
                             continue
                         for pattern, folders in FORBIDDEN:
                             if pattern.search(target) and any(path.startswith(f) for f in folders):
-                                if path.startswith("model/nn/backend_select"):
+                                if path.startswith("model/select/"):
                                     continue
                                 problems.append(f"{where}: not in {path.split('/')[0]}/{path.split('/')[1] if '/' in path else ''}")
                         if target.startswith("Eigen/") and any(path.startswith(f) for f in EIGEN_CPP_ONLY) and not path.endswith(".cpp"):

@@ -10,13 +10,14 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "model/core/error.h"
 #include "model/nn/backend.h"
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/train/backward.h"
 #include "model/train/device.h"
 #include "tests/test_backward_helpers.h"
@@ -28,6 +29,10 @@ struct DeviceCase {
   std::string name;  // letters and digits: part of the test's name
   std::function<void(Device& device, Device& reference)> run;
 };
+
+// GoogleTest prints a parameter in the test's listing (and CTest's test names): the case's name,
+// not the bytes of its std::function (which hold addresses, different on every run).
+inline void PrintTo(const DeviceCase& deviceCase, std::ostream* out) { *out << deviceCase.name; }
 
 // The case lists, one per file, joined by allDeviceCases().
 std::vector<DeviceCase> backwardCases();

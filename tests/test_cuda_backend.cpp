@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/core/error.h"
 #include "model/nn/ops_reference.h"
 #include "model/nn/positional.h"

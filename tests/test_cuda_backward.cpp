@@ -1,5 +1,5 @@
 // What only the CUDA Device (kernels/cuda_backward.h, reached through the plain-C++ chooser
-// makeDevice in model/nn/backend_select.h) is checked for, beyond the cases every device runs
+// makeDevice in model/select/backend_select.h) is checked for, beyond the cases every device runs
 // (tests/test_device_backward.cpp: every op against the plain-loop reference): the attention
 // backward over a thousand tokens, the cross-entropy at a Qwen-sized vocabulary, AdamW + clipping
 // over several steps against the CPU AdamW, and training (TrainModel, the Trainer) against the CPU.
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/core/error.h"
 #include "model/train/optimizer.h"
 #include "model/nn/positional.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "model/nn/backend.h"
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/core/error.h"
 #include "model/generate/sampling.h"
 #include "model/nn/positional.h"

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/core/error.h"
 #include "model/generate/sampling.h"
 #include "tests/test_cuda_helpers.h"

@@ -34,9 +34,9 @@ std::string corpusFile(const std::string& target, const std::string& name) {
 TEST(FuzzRegressions, SessionFileWithAnOverflowingNumberIsRefused) {
   const std::string input = corpusFile("session_file", "regression-number-overflow");
   ASSERT_FALSE(input.empty());
-  expectMentions(errorMessage([&] { gui::sessionFileFromJsonText("found.json", input); }),
+  expectMentions(errorMessage([&] { session::sessionFileFromJsonText("found.json", input); }),
                  {"found.json", "not a session file", "1e400"});
-  expectMentions(errorMessage([] { gui::sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "temperature": 1e400})"); }),
+  expectMentions(errorMessage([] { session::sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "temperature": 1e400})"); }),
                  {"s.json", "not a session file"});
 }
 
@@ -87,7 +87,7 @@ TEST(FuzzRegressions, TrainConfigIntegersMustBeExact) {
 
 TEST(FuzzRegressions, SessionFieldsMustBeExact) {
   auto refusal = [](const std::string& fields) {
-    return errorMessage([&] { gui::sessionFileFromJsonText("s.json", R"({"tscope_session": 1, )" + fields + "}"); });
+    return errorMessage([&] { session::sessionFileFromJsonText("s.json", R"({"tscope_session": 1, )" + fields + "}"); });
   };
   expectMentions(refusal(R"("layer": 1e10)"), {"s.json", "layer", "out of range"});
   expectMentions(refusal(R"("head": 4294967296)"), {"s.json", "head", "out of range"});
@@ -122,7 +122,7 @@ TEST(FuzzRegressions, ValidSeedsParse) {
   EXPECT_EQ(bpe->encode(" the"), std::vector<int>{258});  // " t" + "he" -> " the", the third merge
 
   EXPECT_EQ(charTokenizerFromJsonText("seed", corpusFile("chars_json", "multibyte"))->vocabSize(), 7);
-  EXPECT_EQ(gui::sessionFileFromJsonText("seed", corpusFile("session_file", "full")).state.head, 2);
+  EXPECT_EQ(session::sessionFileFromJsonText("seed", corpusFile("session_file", "full")).state.head, 2);
   EXPECT_EQ(configFromJson(nlohmann::json::parse(corpusFile("config", "lab-variants"))).n_experts, 4);
   const std::string setup = corpusFile("train_setup", "modadd");
   EXPECT_EQ(parseDataSpec(setup.substr(0, setup.find('\n'))).task.modulus, 13);
@@ -135,7 +135,7 @@ TEST(FuzzRegressions, ValidSeedsParse) {
 TEST(FuzzRegressions, NamesWithNewlinesStayOneLine) {
   const std::string lesson = corpusFile("lesson", "regression-newline-in-key");
   ASSERT_FALSE(lesson.empty());
-  const std::string refusal = errorMessage([&] { gui::lessonFromJsonText("lessons/x.json", lesson); });
+  const std::string refusal = errorMessage([&] { session::lessonFromJsonText("lessons/x.json", lesson); });
   expectMentions(refusal, {"lessons/x.json", "lec\\ntu\\x01re", "not a lesson field"});
   EXPECT_EQ(refusal.find('\n'), std::string::npos) << refusal;
   const std::string hf = corpusFile("hf_config", "regression-newline-in-architecture");

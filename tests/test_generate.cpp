@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/core/context_fit.h"
 #include "model/core/error.h"
 #include "model/generate/generate.h"
 #include "tests/test_helpers.h"

@@ -13,7 +13,7 @@
 #include "app/session/session.h"
 #include "model/io/model_io.h"
 #include "model/nn/incremental_forward.h"
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/nn/kv_cache.h"
 #include "model/nn/trace_views.h"
 #include "model/nn/transformer.h"
@@ -22,7 +22,7 @@
 #include "tests/test_session_helpers.h"
 
 using namespace tscope;
-using namespace tscope::gui;
+using namespace tscope::session;
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include "app/session/session_file.h"
 #include "model/core/error.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 namespace {
 
 const std::string kSample = std::string(TSCOPE_SOURCE_DIR) + "/tests/data/lessons/sample.json";
@@ -251,4 +251,4 @@ TEST(Lesson, StateFieldNamesAreWhatSessionFilesWrite) {
 }
 
 }  // namespace
-}  // namespace tscope::gui
+}  // namespace tscope::session

@@ -13,7 +13,7 @@
 #include "model/theory/cost.h"
 #include "tests/test_session_helpers.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 namespace {
 
 using tscope::testing::computeSnapshot;
@@ -179,4 +179,4 @@ TEST(LessonCheck, RunLessonChecksRunsTheSampleAndReportsAMissingModel) {
 }
 
 }  // namespace
-}  // namespace tscope::gui
+}  // namespace tscope::session

@@ -8,7 +8,7 @@
 
 #include "app/session/panel_catalog.h"
 
-using namespace tscope::gui;
+using namespace tscope::session;
 
 TEST(PanelCatalog, EveryPanelIsRegisteredOnceInPanelIdOrder) {
   const auto& panels = panelCatalog();

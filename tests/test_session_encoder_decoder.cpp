@@ -17,7 +17,7 @@
 #include "tests/test_session_helpers.h"
 
 using namespace tscope;
-using namespace tscope::gui;
+using namespace tscope::session;
 using tscope::testing::ScratchDir;
 
 namespace {

@@ -9,7 +9,7 @@
 #include "model/core/error.h"
 
 using namespace tscope;
-using namespace tscope::gui;
+using namespace tscope::session;
 
 TEST(SessionFile, InterventionsSurviveARoundTrip) {
   SessionFile session;

@@ -18,7 +18,7 @@ using tscope::testing::CliRun;
 using tscope::testing::runCli;
 using tscope::testing::ScratchDir;
 using namespace tscope;
-using namespace tscope::gui;
+using namespace tscope::session;
 
 namespace {
 

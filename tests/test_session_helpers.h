@@ -11,7 +11,7 @@
 namespace tscope::testing {
 
 // Posts `request` and waits (at most 2 minutes) for the snapshot computed for it.
-inline std::shared_ptr<const gui::Snapshot> computeSnapshot(gui::Session& session, const gui::Request& request) {
+inline std::shared_ptr<const session::Snapshot> computeSnapshot(session::Session& session, const session::Request& request) {
   session.post(request);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
   while (session.busy() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(2));

@@ -14,7 +14,7 @@
 #include "model/nn/trace_views.h"
 
 using namespace tscope;
-using namespace tscope::gui;
+using namespace tscope::session;
 
 namespace {
 

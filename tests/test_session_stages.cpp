@@ -14,7 +14,7 @@
 #include "tests/test_session_helpers.h"
 
 using namespace tscope;
-using namespace tscope::gui;
+using namespace tscope::session;
 
 namespace {
 

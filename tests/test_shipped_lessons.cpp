@@ -8,7 +8,7 @@
 
 #include "app/session/lesson.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 namespace {
 
 const std::string kAssets = std::string(TSCOPE_SOURCE_DIR) + "/assets";
@@ -37,4 +37,4 @@ TEST(ShippedLessons, EveryLessonLoadsAndItsChecksAgreeWithTheModel) {
 }
 
 }  // namespace
-}  // namespace tscope::gui
+}  // namespace tscope::session

@@ -12,7 +12,7 @@
 #include "app/session/sweep_session.h"
 #include "tests/test_files.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 namespace {
 
 using tscope::testing::ScratchDir;
@@ -176,4 +176,4 @@ TEST(SweepSession, TextFileSweepExtendsWhileRunning) {
 }
 
 }  // namespace
-}  // namespace tscope::gui
+}  // namespace tscope::session

@@ -14,7 +14,7 @@
 
 #include "app/session/tasks.h"
 
-using namespace tscope::gui;
+using namespace tscope::session;
 
 namespace {
 

@@ -92,8 +92,8 @@ TEST(VariantForward, AnApproximateVariantMovesTheLogitsOnlyWhereItIsSet) {
 }
 
 TEST(VariantForward, TheSessionFillsVariantLogitsOrOneLine) {
-  gui::Session session(loadModel(std::string(TSCOPE_SOURCE_DIR) + "/assets/models/brown-small"), "cpu");
-  gui::Request request;
+  session::Session session(loadModel(std::string(TSCOPE_SOURCE_DIR) + "/assets/models/brown-small"), "cpu");
+  session::Request request;
   request.prompt = "The quick brown fox jumps over the lazy dog because it";
   request.sampling.greedy = true;
   request.attentionVariant = variant(AttentionVariant::Flash);

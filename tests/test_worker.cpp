@@ -21,7 +21,7 @@
 #include "app/session/worker.h"
 #include "tests/test_files.h"
 
-using namespace tscope::gui;
+using namespace tscope::session;
 
 namespace {
 

@@ -15,10 +15,11 @@
 
 #include "model/core/file_check.h"
 #include "model/tokenize/unicode_text.h"
+#include "model/core/context_fit.h"
 #include "model/core/error.h"
 #include "model/core/softmax.h"
 #include "model/generate/generate.h"
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/nn/trace_views.h"
 
 namespace fs = std::filesystem;

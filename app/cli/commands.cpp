@@ -17,7 +17,7 @@
 #include "app/cli/ablation.h"
 #include "app/common/args.h"
 #include "app/cli/cli_common.h"
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/theory/cost.h"
 #include "model/core/error.h"
 #include "model/core/json_field.h"

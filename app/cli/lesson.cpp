@@ -23,18 +23,18 @@ int runLesson(const Argv& argv) {
   const std::string& target = argv[0];
   const bool bareName = target.find('/') == std::string::npos && !target.ends_with(".json");
   const std::string path = bareName ? (assets / "lessons" / (target + ".json")).string() : target;
-  const gui::Lesson lesson = gui::loadLessonFile(path);
+  const session::Lesson lesson = session::loadLessonFile(path);
   json steps = json::array();
   bool allAgree = true;
   std::string firstProblem;  // the first step that disagrees, for the one line on stderr
-  for (const gui::LessonStepCheck& result : gui::runLessonChecks(lesson, (assets / "models").string(), args.str("backend", "cpu"))) {
-    const gui::LessonStep& step = lesson.steps[result.step];
+  for (const session::LessonStepCheck& result : session::runLessonChecks(lesson, (assets / "models").string(), args.str("backend", "cpu"))) {
+    const session::LessonStep& step = lesson.steps[result.step];
     const json state = step.stateJson.empty() ? json::object() : json::parse(step.stateJson);
     json entry = {{"index", result.step + 1}, {"title", step.title}, {"model", result.model}, {"panel", state.value("panel", "")}};
     if (result.modelMissing) entry["model_missing"] = true;
     if (!result.stateWarning.empty()) entry["warning"] = result.stateWarning;
     if (result.check) {
-      entry["check"] = {{"question", result.check->question}, {"kind", gui::lessonCheckKindName(result.check->kind)},
+      entry["check"] = {{"question", result.check->question}, {"kind", session::lessonCheckKindName(result.check->kind)},
                         {"answer", result.check->answer}, {"live_answer", result.liveAnswer}, {"agrees", result.agrees}};
       if (!result.why.empty()) entry["check"]["why"] = result.why;
     }

@@ -15,7 +15,7 @@
 #include "model/core/error.h"
 #include "model/core/json_field.h"
 #include "model/io/npy.h"
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/train/sweep.h"
 
 namespace fs = std::filesystem;

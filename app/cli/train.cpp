@@ -11,7 +11,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/progress_line.h"
 #include "app/cli/cli_common.h"
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/theory/cost.h"
 #include "model/core/error.h"
 #include "model/train/trainer.h"

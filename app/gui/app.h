@@ -17,6 +17,7 @@
 #include "app/session/session.h"
 #include "app/session/tasks.h"
 #include "app/session/training_session.h"
+#include "app/gui/session_names.h"
 
 namespace tscope::gui {
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "app/session/lesson.h"
+#include "app/gui/session_names.h"
 
 namespace tscope::gui {
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/session/lesson.h"
+#include "app/gui/session_names.h"
 
 namespace tscope::gui {
 

@@ -11,7 +11,7 @@
 #include "model/nn/intervention.h"
 #include "app/session/panel_catalog.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 // What the user chose: saved in session files, shared by every panel.
 struct AppState {
@@ -56,4 +56,4 @@ struct AppState {
   bool projector = false;           // high-contrast light theme, large font
 };
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

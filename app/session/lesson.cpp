@@ -15,7 +15,7 @@
 #include "model/core/json_field.h"
 #include "model/train/train_presets.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 namespace {
 namespace fs = std::filesystem;
@@ -289,4 +289,4 @@ std::optional<ModelConfig> architectureAtStep(const Lesson& lesson, int step, co
   return std::nullopt;
 }
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

@@ -19,7 +19,7 @@
 #include "app/session/app_state.h"
 #include "model/core/config.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 struct Snapshot;
 class Session;
@@ -125,4 +125,4 @@ struct LessonStepCheck {
 // Throws tscope::Error when a model that exists cannot be loaded or run.
 std::vector<LessonStepCheck> runLessonChecks(const Lesson& lesson, const std::string& modelsDir, const std::string& backend = "cpu");
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

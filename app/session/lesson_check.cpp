@@ -15,7 +15,7 @@
 #include "model/core/error.h"
 #include "model/theory/cost.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 namespace {
 std::string trimmed(const std::string& text) {
@@ -209,4 +209,4 @@ std::vector<LessonStepCheck> runLessonChecks(const Lesson& lesson, const std::st
   return out;
 }
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

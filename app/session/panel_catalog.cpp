@@ -1,7 +1,7 @@
 // The panels' catalogue, read from app/session/panel_list.h (one registration per panel).
 #include "app/session/panel_catalog.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 const std::vector<PanelInfo>& panelCatalog() {
   static const std::vector<PanelInfo> catalog = [] {
@@ -45,4 +45,4 @@ std::optional<PanelId> panelFromName(const std::string& name) {
   return std::nullopt;
 }
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

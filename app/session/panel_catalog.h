@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace tscope::gui {
+namespace tscope::session {
 
 #define TSCOPE_PANEL(Id, ...) Id,
 enum class PanelId {
@@ -47,4 +47,4 @@ std::optional<PanelId> panelOfTab(const std::string& tab);
 std::string panelTabNames();  // every sub-tab's name, comma-separated (for error messages)
 std::string panelNames(const char* separator = " ");  // every panel's name (for --help)
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

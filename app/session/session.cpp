@@ -6,14 +6,14 @@
 #include <algorithm>
 #include <chrono>
 
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/nn/trace_views.h"
 #include "model/theory/cost.h"
 #include "model/core/error.h"
 #include "model/core/units.h"
 #include "model/generate/generate.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 namespace {
 std::atomic<uint64_t> sessionsMade{0};
@@ -239,4 +239,4 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
   });
 }
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

@@ -12,6 +12,7 @@
 
 #include "app/session/app_state.h"
 #include "app/session/worker.h"
+#include "model/core/context_fit.h"
 
 #include "model/nn/efficient_attention.h"
 #include "model/nn/incremental_forward.h"
@@ -22,7 +23,7 @@
 #include "model/nn/trace.h"
 #include "model/nn/transformer.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 struct Request {
   std::string prompt;
@@ -290,4 +291,4 @@ class Session {
   Worker<Request, Snapshot> worker_{WorkerPolicy::LatestWins};
 };
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

@@ -13,7 +13,7 @@
 #include "model/core/json_field.h"
 #include "model/io/npy.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 namespace {
 constexpr int kMaxLayersOrHeads = 4096;
@@ -278,4 +278,4 @@ const std::vector<std::string>& stateFieldNames() {
   return names;
 }
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

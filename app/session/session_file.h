@@ -7,7 +7,7 @@
 
 #include "app/session/app_state.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 struct SessionFile {
   std::string modelPath;
@@ -30,4 +30,4 @@ std::string sessionFileToJsonText(const SessionFile& session);
 void readStateFields(const nlohmann::json& j, AppState& s, std::string& warning, const std::string& path);
 const std::vector<std::string>& stateFieldNames();  // "prompt", "panel", "layer", ... in file order
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

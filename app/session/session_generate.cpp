@@ -7,7 +7,7 @@
 #include "model/core/error.h"
 #include "app/session/session.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 namespace {
 
@@ -113,4 +113,4 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
   return result;
 }
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

@@ -7,7 +7,7 @@
 #include "app/session/session.h"
 #include "model/core/error.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 void Session::applyInterventions(const Request& request, std::span<const int> ids, Snapshot& snapshot) {
   if (request.interventions.empty()) {
@@ -70,4 +70,4 @@ void Session::variantLogits(const Request& request, Snapshot& snapshot) {
   transformer_->setAttentionVariant(std::nullopt);
 }
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

@@ -7,7 +7,7 @@
 #include "app/session/session.h"
 #include "model/core/error.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 bool sameForward(const Request& a, const Request& b) {
   Request forwardOnly = b;  // b with a's fields that are read after the forward: every other one must match
@@ -91,4 +91,4 @@ void Session::kvTimingStage(const Request& request, Snapshot& snapshot) {
   snapshot.kvTiming = timing;
 }
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

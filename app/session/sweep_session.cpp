@@ -13,10 +13,10 @@
 
 #include "app/session/training_session.h"
 #include "model/core/error.h"
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 #include "model/train/text_source.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 namespace {
 
@@ -287,4 +287,4 @@ void SweepSession::publish(bool force) {
   worker_.publish(std::make_shared<const SweepView>(view_));
 }
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

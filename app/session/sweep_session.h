@@ -15,7 +15,7 @@
 #include "model/theory/scaling_fit.h"
 #include "model/train/sweep.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 enum class SweepState { Empty, Viewing, Running, Paused, Done, Error };
 const char* toString(SweepState state);  // "no sweep", "shown", "running", ...
@@ -98,4 +98,4 @@ class SweepSession {
   Worker<Command, SweepView> worker_{WorkerPolicy::Queue};
 };
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

@@ -21,7 +21,7 @@
 
 #include "app/session/worker.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 // What a running task sees of its channel.
 template <class Result>
@@ -93,4 +93,4 @@ class Tasks {
   std::map<std::string, std::unique_ptr<TaskChannelBase>> channels_;
 };
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

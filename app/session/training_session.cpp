@@ -13,7 +13,7 @@
 #include "model/core/error.h"
 #include "model/nn/transformer.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 namespace {
 
@@ -291,4 +291,4 @@ void TrainingSession::publish(bool force) {
   worker_.publish(std::make_shared<const TrainingView>(view_));
 }
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

@@ -15,7 +15,7 @@
 #include "app/session/worker.h"
 #include "model/train/trainer.h"
 
-namespace tscope::gui {
+namespace tscope::session {
 
 enum class TrainingStatus { Idle, Preparing, Running, Paused, Done, Error };
 const char* toString(TrainingStatus status);  // "idle", "preparing data", ...
@@ -116,4 +116,4 @@ class TrainingSession {
   Worker<Command, TrainingView> worker_{WorkerPolicy::Queue};
 };
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

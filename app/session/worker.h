@@ -20,7 +20,7 @@
 #include <thread>
 #include <utility>
 
-namespace tscope::gui {
+namespace tscope::session {
 
 // What the running job polls to learn that its work is no longer wanted: a newer job replaced it
 // (LatestWins) or the worker is shutting down. Cleared when the worker takes the next job.
@@ -194,4 +194,4 @@ class Worker {
   std::thread thread_;  // last: started after, and joined before, everything above goes
 };
 
-}  // namespace tscope::gui
+}  // namespace tscope::session

@@ -18,11 +18,6 @@ enum class TokenizerKind { Gpt2Bpe, HfBpe, Char };
 // loadTokenizerFromDir's kind, the CLI's JSON, error messages).
 std::string tokenizerKindName(TokenizerKind kind);
 
-// Transitional: a kind compared with its name, for app/gui/panels/panel_prompt.cpp's two string
-// comparisons only (being edited elsewhere). Compare enums; remove these once that file does.
-inline bool operator==(TokenizerKind kind, std::string_view name) { return tokenizerKindName(kind) == name; }
-inline bool operator!=(TokenizerKind kind, std::string_view name) { return !(kind == name); }
-
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;

@@ -1,7 +1,7 @@
 // One object per compute backend for training: the forward ops and memory (Backend), the backward
 // ops on that memory (BackwardOps) and the optimizer step on it (DeviceAdamW: AdamW, clipping,
 // averaging). Made together, so they cannot be paired wrongly: makeCpuDevice / makeReferenceDevice
-// here, the CUDA one in kernels/cuda_device.h, the run-time choice in model/nn/backend_select.h.
+// here, the CUDA one in kernels/cuda_device.h, the run-time choice in model/select/backend_select.h.
 // TrainModel and Trainer are written once against a Device; callers that only infer take forward().
 #pragma once
 #include <cstddef>

@@ -10,9 +10,9 @@
 using namespace tscope;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  gui::Lesson lesson;
+  session::Lesson lesson;
   try {
-    lesson = gui::lessonFromJsonText("lessons/fuzz.json", fuzz::asString(data, size));
+    lesson = session::lessonFromJsonText("lessons/fuzz.json", fuzz::asString(data, size));
   } catch (const Error& e) {
     const std::string message = e.what();
     FUZZ_CHECK(message.find('\n') == std::string::npos, "a refusal of more than one line: " + message);
@@ -24,14 +24,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   config.n_layer = 2;
   config.n_head = 2;
   for (int step = 0; step < (int)lesson.steps.size(); ++step) {
-    const gui::LessonStep& s = lesson.steps[step];
+    const session::LessonStep& s = lesson.steps[step];
     FUZZ_CHECK(s.caption.size() <= 400, "caption length");
     if (s.check) {
       FUZZ_CHECK(s.check->choices.size() >= 2 && s.check->choices.size() <= 6, "choices");
       FUZZ_CHECK(std::count(s.check->choices.begin(), s.check->choices.end(), s.check->answer) == 1, "answer among the choices");
     }
     try {
-      const gui::AppState state = gui::stateAtStep(lesson, step, gui::AppState{}, config);
+      const session::AppState state = session::stateAtStep(lesson, step, session::AppState{}, config);
       FUZZ_CHECK(state.layer >= 0 && state.layer < config.n_layer && state.head >= 0 && state.head < config.n_head, "clamped selection");
       for (const InterventionSpec& spec : state.interventions) FUZZ_CHECK(interventionProblem(spec, config).empty(), "an intervention that does not fit");
     } catch (const Error& e) {
@@ -39,16 +39,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     // Over the default config (what parsing checked) the architecture applies; over another base it may refuse, in one line.
     try {
-      gui::architectureAtStep(lesson, step, ModelConfig{});
+      session::architectureAtStep(lesson, step, ModelConfig{});
     } catch (const Error& e) {
       FUZZ_CHECK(false, std::string("architectureAtStep refused what parsing accepted: ") + e.what());
     }
     try {
-      gui::architectureAtStep(lesson, step, config);
+      session::architectureAtStep(lesson, step, config);
     } catch (const Error& e) {
       FUZZ_CHECK(std::string(e.what()).find('\n') == std::string::npos, e.what());
     }
-    (void)gui::lessonModelAtStep(lesson, step, "assets/models");
+    (void)session::lessonModelAtStep(lesson, step, "assets/models");
   }
   return 0;
 }

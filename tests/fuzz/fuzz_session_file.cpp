@@ -9,26 +9,26 @@
 using namespace tscope;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  gui::SessionFile session;
+  session::SessionFile session;
   try {
-    session = gui::sessionFileFromJsonText("fuzz.session.json", fuzz::asString(data, size));
+    session = session::sessionFileFromJsonText("fuzz.session.json", fuzz::asString(data, size));
   } catch (const Error&) {
     return 0;
   }
-  const gui::AppState& state = session.state;
-  FUZZ_CHECK(static_cast<int>(state.panel) >= 0 && state.panel < gui::PanelId::Count, "panel");
+  const session::AppState& state = session.state;
+  FUZZ_CHECK(static_cast<int>(state.panel) >= 0 && state.panel < session::PanelId::Count, "panel");
   FUZZ_CHECK(*validateSamplingParams(state.sampling) == '\0', validateSamplingParams(state.sampling));
   FUZZ_CHECK(state.fontScale >= 0.5f && state.fontScale <= 4.0f, "font_scale");
   FUZZ_CHECK(state.layer >= 0 && state.head >= 0 && state.token >= -1, "selection");
   FUZZ_CHECK(state.beamWidth >= 0 && state.beamWidth <= 16 && state.beamSteps >= 1 && state.beamSteps <= 64, "beam");
   FUZZ_CHECK(state.moeTopK >= 0 && state.moeTopK <= 1024 && std::isfinite(state.moeCapacityFactor), "moe knobs");
-  const std::string saved = gui::sessionFileToJsonText(session);
-  gui::SessionFile reloaded;
+  const std::string saved = session::sessionFileToJsonText(session);
+  session::SessionFile reloaded;
   try {
-    reloaded = gui::sessionFileFromJsonText("saved.session.json", saved);
+    reloaded = session::sessionFileFromJsonText("saved.session.json", saved);
   } catch (const Error& e) {
     FUZZ_CHECK(false, std::string("a saved session does not load: ") + e.what());
   }
-  FUZZ_CHECK(gui::sessionFileToJsonText(reloaded) == saved, "session changed on a save/load round trip: " + saved);
+  FUZZ_CHECK(session::sessionFileToJsonText(reloaded) == saved, "session changed on a save/load round trip: " + saved);
   return 0;
 }

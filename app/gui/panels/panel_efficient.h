@@ -12,6 +12,7 @@
 #include "app/gui/panels/panels.h"
 #include "app/gui/widgets/figure.h"
 #include "app/session/tasks.h"
+#include "app/gui/session_names.h"
 #include "model/nn/efficient_attention.h"
 #include "model/nn/flash_steps.h"
 #include "model/nn/variant_views.h"

@@ -193,8 +193,8 @@ PromptPanel::Merges PromptPanel::mergesOf(const MergeKey& key, const Snapshot& s
 void PromptPanel::drawMerges(PanelContext& ctx) {
   const Snapshot& s = *ctx.snapshot;
   const Tokenizer& tokenizer = *ctx.session.tokenizer();
-  if (tokenizer.kind() != "gpt2-bpe") {  // the merge steps are GPT-2's tokenizer's (bpeMergeSteps)
-    if (tokenizer.kind() == "char")
+  if (tokenizer.kind() != TokenizerKind::Gpt2Bpe) {  // the merge steps are GPT-2's tokenizer's (bpeMergeSteps)
+    if (tokenizer.kind() == TokenizerKind::Char)
       ImGui::TextWrapped("This model uses a character-level tokenizer: every character is one token, no merges.");
     else
       ImGui::TextWrapped("This model's tokenizer is %s. Step-by-step merges are shown for GPT-2's tokenizer (vocab.json + "

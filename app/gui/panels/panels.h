@@ -19,6 +19,7 @@
 #include "app/session/tasks.h"
 #include "app/session/sweep_session.h"
 #include "app/session/training_session.h"
+#include "app/gui/session_names.h"
 
 namespace tscope::gui {
 

@@ -2,7 +2,7 @@
 // choose(). The CUDA entry points come from kernels/ (plain C++ headers) and only when
 // TSCOPE_HAVE_CUDA is defined, so this file builds, and "auto" falls back to the CPU, on machines
 // without the CUDA toolkit.
-#include "model/nn/backend_select.h"
+#include "model/select/backend_select.h"
 
 #include "model/core/error.h"
 
