@@ -243,6 +243,47 @@ TEST(ProcessLogits, KeptSetsMatchAFullSortOnALargeVocab) {
   }
 }
 
+TEST(ProcessLogits, AKnobDragOnTheSameLogitsGivesTheStagesOfAFreshRunBitForBit) {
+  // A knob drag reruns the pipeline on the same logits with the scratch of the last call: the
+  // stages the knob does not reach and the sorted ids are kept. Every stage must be what a fresh
+  // run gives, through a walk over every knob (and back), with top-p alone needing ever more of the
+  // order sorted, and after new logits (which must not reuse anything).
+  Rng rng(29);
+  const int vocab = 30000;
+  std::vector<float> logits = randomLogits(rng, vocab, 8.0);
+  for (int i = 0; i < vocab; i += 5) logits[i] = std::round(logits[i]);  // ties
+  const SamplingParams walk[] = {
+      {.temperature = 1.0f},
+      {.temperature = 0.7f},
+      {.temperature = 0.7f, .topK = 50},
+      {.temperature = 0.7f, .topK = 50, .topP = 0.9f},
+      {.temperature = 0.7f, .topK = 5000, .topP = 0.9f},
+      {.temperature = 0.7f, .topK = 0, .topP = 0.5f},
+      {.temperature = 0.7f, .topK = 0, .topP = 0.999f},  // sorts further than before
+      {.temperature = 1.6f, .topK = 0, .topP = 0.999f},
+      {.temperature = 1.6f, .topK = 12, .topP = 1.0f},
+      {.temperature = 1.0f, .topK = 12, .topP = 1.0f},
+      {.temperature = 1.0f},
+  };
+  SamplingScratch scratch;
+  bool same = false;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const SamplingParams& params : walk) {
+      processLogits(logits, params, scratch, same);
+      same = true;
+      const LogitStages fresh = processLogits(logits, params);
+      SCOPED_TRACE("pass " + std::to_string(pass) + " T " + std::to_string(params.temperature) + " k " + std::to_string(params.topK) + " p " +
+                   std::to_string(params.topP));
+      ASSERT_EQ(scratch.stages.raw, fresh.raw);
+      ASSERT_EQ(scratch.stages.afterTemperature, fresh.afterTemperature);
+      ASSERT_EQ(scratch.stages.afterTopK, fresh.afterTopK);
+      ASSERT_EQ(scratch.stages.afterTopP, fresh.afterTopP);
+    }
+    logits = randomLogits(rng, vocab, 3.0);  // other logits: the caller says so, nothing is reused
+    same = false;
+  }
+}
+
 // --- Drawing -----------------------------------------------------------------------------------
 
 TEST(Sampling, TopKDrawsNeverLeaveTheTopK) {

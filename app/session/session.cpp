@@ -233,7 +233,7 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     snapshot->forwardMs = snapshot->trace.forwardMs;
     snapshot->tokensPerSecond = (snapshot->ids.size() - prompt.reusedTokens) / (snapshot->forwardMs / 1e3);
     snapshot->kvCacheBytes = (size_t)kvCacheBytesPerToken(c, 4) * snapshot->ids.size();
-    samplingStage(request, prompt.logits, *snapshot);
+    samplingStage(request, prompt.logits, *snapshot, 0);
     beamStage(request, *snapshot);
     kvTimingStage(request, *snapshot);
   });

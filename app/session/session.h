@@ -221,7 +221,11 @@ class Session {
     }
     return snapshot;
   }
-  void samplingStage(const Request& request, std::span<const float> logits, Snapshot& snapshot) const;
+  // The sampling pipeline on `logits` into snapshot.stages. `from`: the snapshot whose stages
+  // snapshot.stages holds a copy of, and whose logits these are (a knob drag), or 0 (a new
+  // forward); when the last sampling run went into that snapshot, only the stages the changed knob
+  // reaches run again (SamplingScratch), and the stages change hands by swapping, not copying.
+  void samplingStage(const Request& request, std::span<const float> logits, Snapshot& snapshot, uint64_t from);
   void beamStage(const Request& request, Snapshot& snapshot);
   void kvTimingStage(const Request& request, Snapshot& snapshot);
   void setStage(ComputeProgress::Stage stage);
@@ -255,6 +259,8 @@ class Session {
   std::unique_ptr<IncrementalForward> prompt_;  // the prompt's cache and trace, reused across edits
   uint64_t computed_ = 0;          // worker only: requests computed to the end (the snapshots' ids)
   std::shared_ptr<const Snapshot> lastComputed_;  // worker only: the last snapshot published
+  SamplingScratch sampling_;   // worker only: what the last sampling run kept (its stage buffers are spare)...
+  uint64_t samplingFor_ = 0;   // ...for the stages of this snapshot (0: none)
   std::atomic<int> stage_{0};      // ComputeProgress::Stage; the layers are the worker's progress
   std::unique_ptr<Generation> generation_;  // worker only: the stream the next Step continues
   std::vector<int> generationStart_;        // (T) every prompt id (dropped ones too) when it began

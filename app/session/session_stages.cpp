@@ -34,7 +34,7 @@ std::shared_ptr<Snapshot> Session::afterForward(const Request& request, uint64_t
     if (!(request.sampling == last.request.sampling)) {
       const size_t V = static_cast<size_t>(config().vocab_size);  // the trace keeps the last row's logits (or every row's)
       if (last.trace.logits.size() < V) throw Error("the last forward kept no logits to sample from");
-      samplingStage(request, std::span<const float>(last.trace.logits).last(V), *snapshot);
+      samplingStage(request, std::span<const float>(last.trace.logits).last(V), *snapshot, last.id);
     }
     if (request.beamWidth != last.request.beamWidth || request.beamSteps != last.request.beamSteps) {
       snapshot->beam.reset();
@@ -47,9 +47,20 @@ std::shared_ptr<Snapshot> Session::afterForward(const Request& request, uint64_t
   });
 }
 
-void Session::samplingStage(const Request& request, std::span<const float> logits, Snapshot& snapshot) const {
+void Session::samplingStage(const Request& request, std::span<const float> logits, Snapshot& snapshot, uint64_t from) {
   if (const char* msg = validateSamplingParams(request.sampling); msg && *msg) throw Error(msg);
-  snapshot.stages = processLogits(logits, request.sampling);
+  // snapshot.stages is then a copy of exactly what sampling_ describes: it becomes the scratch's.
+  const bool reuse = from != 0 && from == samplingFor_;
+  samplingFor_ = 0;
+  std::swap(sampling_.stages, snapshot.stages);
+  try {
+    processLogits(logits, request.sampling, sampling_, reuse);
+  } catch (...) {
+    std::swap(sampling_.stages, snapshot.stages);  // the snapshot keeps the stages it had
+    throw;
+  }
+  std::swap(sampling_.stages, snapshot.stages);
+  samplingFor_ = snapshot.id;
 }
 
 void Session::beamStage(const Request& request, Snapshot& snapshot) {

@@ -58,35 +58,50 @@ void keepPrefix(const std::vector<float>& probs, const std::vector<int>& order, 
 
 }  // namespace
 
-void processLogits(std::span<const float> logits, const SamplingParams& params, SamplingScratch& scratch) {
+void processLogits(std::span<const float> logits, const SamplingParams& params, SamplingScratch& scratch, bool sameLogits) {
   if (const char* problem = validateSamplingParams(params); *problem) throw Error(problem);
-  checkLogits(logits);
   LogitStages& stages = scratch.stages;
   const size_t vocab = logits.size();
-
-  softmaxWithTemperature(logits, 1.0, stages.raw);
-  if (params.temperature == 1.0f)
-    stages.afterTemperature = stages.raw;
-  else
-    softmaxWithTemperature(logits, params.temperature, stages.afterTemperature);
+  if (!sameLogits || stages.raw.size() != vocab) {
+    scratch.rawDone = false;
+    scratch.temperatureDone = 0;
+    scratch.topKDone = -1;
+    scratch.sortedCount = 0;
+  }
+  if (!scratch.rawDone) {
+    checkLogits(logits);
+    softmaxWithTemperature(logits, 1.0, stages.raw);
+    scratch.rawDone = true;
+  }
+  if (scratch.temperatureDone != params.temperature) {
+    if (params.temperature == 1.0f) stages.afterTemperature = stages.raw;
+    else softmaxWithTemperature(logits, params.temperature, stages.afterTemperature);
+    scratch.temperatureDone = params.temperature;
+    scratch.topKDone = -1;
+  }
 
   const bool topKActive = params.topK > 0 && static_cast<size_t>(params.topK) < vocab;
   const bool topPActive = params.topP < 1.0f;
   if (!topKActive && !topPActive) {
     stages.afterTopK = stages.afterTemperature;
     stages.afterTopP = stages.afterTemperature;
+    scratch.topKDone = -1;
     return;
   }
 
   // Rank ids by logit, highest first, ties to the lower id. Temperature is a positive scale, so
   // this is also the order of every stage's probabilities. Only a prefix is ever sorted: the top k,
   // or for top-p alone, chunks growing 4x until the nucleus is complete (V = 50k, p = 0.9 sorts a
-  // few thousand ids, not all of them).
+  // few thousand ids, not all of them). On the same logits the sorted prefix is kept: the order
+  // does not depend on any knob.
   std::vector<int>& order = scratch.order;
-  order.resize(vocab);
-  for (size_t i = 0; i < vocab; ++i) order[i] = static_cast<int>(i);
-  size_t sortedCount = 0;
+  size_t& sortedCount = scratch.sortedCount;
+  if (sortedCount == 0) {
+    order.resize(vocab);
+    for (size_t i = 0; i < vocab; ++i) order[i] = static_cast<int>(i);
+  }
   auto sortPrefixUpTo = [&](size_t end) {
+    if (end <= sortedCount) return;
     auto higher = [&logits](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
     const auto first = order.begin() + static_cast<std::ptrdiff_t>(sortedCount);
     const auto last = order.begin() + static_cast<std::ptrdiff_t>(end);
@@ -99,11 +114,15 @@ void processLogits(std::span<const float> logits, const SamplingParams& params, 
     sortedCount = end;
   };
   const size_t candidates = topKActive ? static_cast<size_t>(params.topK) : vocab;
-  if (topKActive) {
-    sortPrefixUpTo(candidates);
-    keepPrefix(stages.afterTemperature, order, candidates, stages.afterTopK);
-  } else {
-    stages.afterTopK = stages.afterTemperature;
+  const int topK = topKActive ? params.topK : 0;
+  if (scratch.topKDone != topK) {
+    if (topKActive) {
+      sortPrefixUpTo(candidates);
+      keepPrefix(stages.afterTemperature, order, candidates, stages.afterTopK);
+    } else {
+      stages.afterTopK = stages.afterTemperature;
+    }
+    scratch.topKDone = topK;
   }
 
   if (!topPActive) {

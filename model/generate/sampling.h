@@ -39,12 +39,20 @@ int argmax(std::span<const float> values);
 // Picks the next token: argmax when greedy, else a draw from processLogits(...).afterTopP.
 int sampleNext(std::span<const float> logits, const SamplingParams& params, Rng& rng);
 
-// Reusable buffers so a decode loop can run the pipeline without allocating once they hold V.
+// Reusable buffers so a decode loop can run the pipeline without allocating once they hold V, and
+// what they hold for a caller that runs it again on the same logits (a temperature, top-k or top-p
+// drag): the stages that knob does not change are kept, and the ids sorted so far stay sorted.
 struct SamplingScratch {
   LogitStages stages;
-  std::vector<int> order;  // (V) token ids by logit, highest first (only the prefix that was needed)
+  std::vector<int> order;   // (V) token ids by logit, highest first (only the prefix that was needed)
+  size_t sortedCount = 0;   // order[0, sortedCount) is sorted
+  bool rawDone = false;     // stages.raw holds softmax(logits) (the logits were checked)
+  float temperatureDone = 0;  // stages.afterTemperature holds the softmax at this temperature (0: none)
+  int topKDone = -1;        // stages.afterTopK holds the top-k stage of this k after it (-1: none)
 };
-void processLogits(std::span<const float> logits, const SamplingParams& params, SamplingScratch& scratch);
+// sameLogits: the caller passes the logits of scratch's last call again (the stages and the order
+// kept from it are reused); false starts afresh. Every stage comes out bit for bit as afresh.
+void processLogits(std::span<const float> logits, const SamplingParams& params, SamplingScratch& scratch, bool sameLogits = false);
 int sampleNext(std::span<const float> logits, const SamplingParams& params, Rng& rng, SamplingScratch& scratch);
 
 // --- Beam search -------------------------------------------------------------------------------
