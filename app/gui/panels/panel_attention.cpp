@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <string>
@@ -206,6 +207,9 @@ void AttentionPanel::draw(PanelContext& ctx) {
     view.hi = 1;
     if (st.showScores) std::tie(view.lo, view.hi) = finiteRange(m);
     view.main.setData(ctx.renderer, m.data(), trace.T, trace.Tk, view.lo, view.hi, st.showScores ? Colormap::Diverging : Colormap::Perceptual);
+    view.rowLabels.assign(s->tokenText.begin(), s->tokenText.begin() + std::min<size_t>(trace.T, s->tokenText.size()));
+    view.colLabels.clear();
+    for (int j = 0; j < trace.Tk; ++j) view.colLabels.push_back(s->tokenText[std::min<size_t>(j, s->tokenText.size() - 1)]);
     view.builtFor = s->id;
     view.layer = st.layer;
     view.head = st.head;
@@ -244,43 +248,30 @@ void AttentionPanel::draw(PanelContext& ctx) {
     ctx.shared.regions["attention_lines"] = {origin.x, origin.y, origin.x + size.x, origin.y + size.y};
     return;
   }
-  // Square cells, token labels on both axes.
+  // Square cells, token labels on both axes, the colour scale beside.
   const float labelWidth = ImGui::GetFontSize() * 7;
   const float scaleWidth = ImGui::GetFontSize() * 4.5f;
   const float side = std::max(64.0f, std::min(avail.x - labelWidth - scaleWidth, avail.y - ImGui::GetTextLineHeightWithSpacing()));
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  ImGui::SetCursorScreenPos(ImVec2(origin.x + labelWidth, origin.y));
-  int row = -1, col = -1;
-  const bool hovered = view.main.draw(ImVec2(side, side), &row, &col);
-  ctx.shared.regions["attention_heatmap"] = {origin.x + labelWidth, origin.y, origin.x + labelWidth + side, origin.y + side};
-  ImGui::SameLine();
-  if (st.showScores) {
-    const float bound = std::max(std::abs(view.lo), std::abs(view.hi));  // the diverging map is centred on 0
-    view.scale.draw(ctx.renderer, -bound, bound, Colormap::Diverging, ImVec2(ImGui::GetFontSize(), side));
-  } else {
-    view.scale.draw(ctx.renderer, view.lo, view.hi, Colormap::Perceptual, ImVec2(ImGui::GetFontSize(), side));
-  }
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  const float cellH = side / trace.T, cellW = side / trace.Tk;
-  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-  if (cellH >= ImGui::GetTextLineHeight() * 0.8f)
-    for (int t = 0; t < trace.T; ++t) {
-      const std::string& label = s->tokenText[t];
-      const float width = std::min(labelWidth - 6, ImGui::CalcTextSize(label.c_str()).x);
-      draw->AddText(ImVec2(origin.x + labelWidth - 6 - width, origin.y + (t + 0.5f) * cellH - ImGui::GetTextLineHeight() / 2), text,
-                    label.c_str());
-    }
-  if (hovered) {
+  const float bound = std::max(std::abs(view.lo), std::abs(view.hi));  // the diverging map is centred on 0
+  TokenHeatmapStyle style{.rowLabels = &view.rowLabels,
+                          .labelWidth = labelWidth,
+                          .colLabels = &view.colLabels,
+                          .selectedRow = st.token < trace.T ? st.token : -1,
+                          .shared = &ctx.shared,
+                          .region = "attention_heatmap",
+                          .scale = ScalePlace::Right,
+                          .scaleLo = st.showScores ? -bound : view.lo,
+                          .scaleHi = st.showScores ? bound : view.hi,
+                          .scaleColormap = st.showScores ? Colormap::Diverging : Colormap::Perceptual};
+  style.readout = [&](int row, int col) {
     const float v = view.main.value(row, col);
-    ImGui::BeginTooltip();
-    ImGui::Text("query %d '%s' -> key %d '%s'", row, s->tokenText[row].c_str(), col, s->tokenText[std::min<size_t>(col, s->tokenText.size() - 1)].c_str());
-    if (std::isnan(v) || std::isinf(v)) ImGui::TextUnformatted("masked: a token cannot attend to later tokens");
-    else ImGui::Text(st.showScores ? "score %.4f" : "probability %.4f", v);
-    ImGui::EndTooltip();
-    if (ImGui::IsMouseClicked(0)) st.token = row;
-    draw->AddRect(ImVec2(origin.x + labelWidth + col * cellW, origin.y + row * cellH),
-                  ImVec2(origin.x + labelWidth + (col + 1) * cellW, origin.y + (row + 1) * cellH), IM_COL32(255, 60, 60, 255));
-  }
+    char line[64];
+    std::snprintf(line, sizeof line, st.showScores ? "score %.4f" : "probability %.4f", v);
+    return "query " + std::to_string(row) + " '" + view.rowLabels[row] + "' -> key " + std::to_string(col) + " '" + view.colLabels[col] + "'\n" +
+           (std::isnan(v) || std::isinf(v) ? std::string("masked: a token cannot attend to later tokens") : std::string(line));
+  };
+  const TokenHeatmapHit hit = view.main.draw(ctx.renderer, ImVec2(side / trace.Tk, side / trace.T), style);
+  if (hit.clicked) st.token = hit.row;
 }
 
 // Registered in app/session/panel_list.h.

@@ -11,7 +11,6 @@
 
 #include "app/gui/widgets/bar_chart.h"
 #include "app/gui/widgets/column_chart.h"
-#include "app/gui/widgets/figure.h"
 #include "app/gui/panels/panel_moe.h"
 
 #include <memory>
@@ -100,50 +99,56 @@ void drawGates(PanelContext& ctx, const Snapshot& s, const MoeRouting& r, MoeVie
   const float cellH = std::clamp((area.y - line * 4) / r.tokens, r.tokens <= 64 ? line : 2.0f, line * 1.5f);
   const float cellW = std::clamp((area.x - labelWidth - markerWidth) / r.experts, line, line * 3.5f);
   ImGui::TextUnformatted(v.showProbs ? "Router probabilities softmax(W_g x) over all experts" : "Gates at the chosen experts (0 elsewhere)");
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-  // Expert numbers above the columns.
-  const ImVec2 head = ImGui::GetCursorScreenPos();
-  const float left = head.x + labelWidth + markerWidth;
-  for (int e = 0; e < r.experts; ++e) {
-    const std::string label = std::to_string(e);
-    draw->AddText(ImVec2(left + (e + 0.5f) * cellW - ImGui::CalcTextSize(label.c_str()).x * 0.5f, head.y), text, label.c_str());
-  }
-  ImGui::Dummy(ImVec2(labelWidth, line));
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  ImGui::SetCursorScreenPos(ImVec2(left, origin.y));
-  int row = -1, col = -1;
-  const ImVec2 size(cellW * r.experts, cellH * r.tokens);
-  const bool hovered = v.gates.draw(size, &row, &col);
-  ctx.shared.regions["moe_gates"] = {left, origin.y, left + size.x, origin.y + size.y};
-  if (cellH >= line * 0.8f)
-    for (int t = 0; t < r.tokens && t < static_cast<int>(s.tokenText.size()); ++t) {
-      const std::string label = tokenLabel(s.tokenText[t], 10);
-      const float w = std::min(labelWidth - 4, ImGui::CalcTextSize(label.c_str()).x);
-      draw->AddText(ImVec2(origin.x + labelWidth - 4 - w, origin.y + (t + 0.5f) * cellH - line * 0.5f), text, label.c_str());
-    }
   const float thickness = std::max(1.5f, cellH * 0.12f);
+  const bool selected = v.selectedExpert >= 0 && v.selectedExpert < r.experts;  // a lesson's expert: its whole column
+  TokenHeatmapStyle style{.rowLabels = &v.tokenLabels,
+                          .labelWidth = labelWidth,
+                          .gutter = markerWidth,
+                          .colLabels = &v.expertLabels,
+                          .colLabelsAbove = true,
+                          .selectedCol = selected ? v.selectedExpert : -1,
+                          .selectedColor = kSelected,
+                          .selectedThickness = thickness * 2,
+                          .hoverColor = 0,  // the chosen cells are outlined in white already
+                          .shared = &ctx.shared,
+                          .region = "moe_gates",
+                          .scale = ScalePlace::Below,
+                          .scaleHi = v.gatesMax,
+                          .scaleCaption = v.showProbs ? "probability" : "gate"};
+  style.readout = [&](int row, int col) {
+    char line[160];
+    std::snprintf(line, sizeof line, "token %d %s, expert %d\nrouter probability %.4f, logit %.3f", row,
+                  tokenLabel(s.tokenText[std::min<size_t>(row, s.tokenText.size() - 1)]).c_str(), col,
+                  r.routerProbs[static_cast<size_t>(row) * r.experts + col], r.routerLogits[static_cast<size_t>(row) * r.experts + col]);
+    std::string text = line;
+    for (const MoeAssignment& a : r.assignments)
+      if (a.token == row && a.expert == col) {
+        std::snprintf(line, sizeof line, "\nchosen (rank %d), gate %.4f%s", a.rank, a.gate, a.dropped ? ": DROPPED, the expert was full" : "");
+        text += line;
+      }
+    if (static_cast<size_t>(row) < r.sharedExpertGates.size()) {
+      std::snprintf(line, sizeof line, "\nshared expert gate %.4f", r.sharedExpertGates[row]);
+      text += line;
+    }
+    return text;
+  };
+  const TokenHeatmapHit hit = v.gates.draw(ctx.renderer, ImVec2(cellW, cellH), style);
+  if (selected) ctx.shared.facts["moe_selected_expert"] = v.selectedExpert;
+  // The routing over the map: chosen cells outlined, dropped ones crossed, and a red dot left of a
+  // row whose token reached no expert.
+  ImDrawList* draw = ImGui::GetWindowDrawList();
   for (const MoeAssignment& a : r.assignments) {
-    const ImVec2 p0(left + a.expert * cellW, origin.y + a.token * cellH), p1(p0.x + cellW, p0.y + cellH);
+    const ImVec2 p0 = hit.cellMin(a.token, a.expert), p1 = hit.cellMax(a.token, a.expert);
     if (a.dropped) {
       draw->AddLine(ImVec2(p0.x + 2, p0.y + 2), ImVec2(p1.x - 2, p1.y - 2), kDropped, thickness);
       draw->AddLine(ImVec2(p0.x + 2, p1.y - 2), ImVec2(p1.x - 2, p0.y + 2), kDropped, thickness);
     }
     draw->AddRect(p0, p1, a.dropped ? kDropped : kChosen, 0, 0, thickness);
   }
-  if (v.selectedExpert >= 0 && v.selectedExpert < r.experts) {  // a lesson's expert: its whole column
-    const float x0 = left + v.selectedExpert * cellW;
-    draw->AddRect(ImVec2(x0 - thickness, origin.y - line), ImVec2(x0 + cellW + thickness, origin.y + size.y + thickness), kSelected, 0, 0,
-                  thickness * 2);
-    ctx.shared.facts["moe_selected_expert"] = v.selectedExpert;
-  }
-  for (int t : r.droppedTokens) {  // a red dot left of a row whose token reached no expert
-    const ImVec2 centre(origin.x + labelWidth + markerWidth * 0.5f, origin.y + (t + 0.5f) * cellH);
+  for (int t : r.droppedTokens) {
+    const ImVec2 centre(hit.plotMin.x - markerWidth * 0.5f, hit.plotMin.y + (t + 0.5f) * cellH);
     draw->AddCircleFilled(centre, std::min(markerWidth, cellH) * 0.35f, kDropped);
   }
-  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + size.y + 4));
-  v.gatesBar.draw(ctx.renderer, 0.0f, v.gatesMax, Colormap::Perceptual, std::min(size.x + labelWidth, ImGui::GetFontSize() * 14),
-                  v.showProbs ? "probability" : "gate");
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + std::max(area.x, ImGui::GetFontSize() * 12));
   ImGui::TextDisabled("white outline: chosen; red cross: dropped (expert full); red dot: token with no expert");
   if (s.request.moe && !s.request.moe->normalizeTopK && !v.showProbs)
@@ -151,17 +156,6 @@ void drawGates(PanelContext& ctx, const Snapshot& s, const MoeRouting& r, MoeVie
   if (!r.sharedExpertGates.empty())
     ImGui::TextDisabled("every token also runs the shared expert, weighted by its own sigmoid gate (in the tooltip)");
   ImGui::PopTextWrapPos();
-  if (hovered) {
-    ImGui::BeginTooltip();
-    ImGui::Text("token %d %s, expert %d", row, tokenLabel(s.tokenText[std::min<size_t>(row, s.tokenText.size() - 1)]).c_str(), col);
-    ImGui::Text("router probability %.4f, logit %.3f", r.routerProbs[static_cast<size_t>(row) * r.experts + col],
-                r.routerLogits[static_cast<size_t>(row) * r.experts + col]);
-    for (const MoeAssignment& a : r.assignments)
-      if (a.token == row && a.expert == col)
-        ImGui::Text("chosen (rank %d), gate %.4f%s", a.rank, a.gate, a.dropped ? ": DROPPED, the expert was full" : "");
-    if (static_cast<size_t>(row) < r.sharedExpertGates.size()) ImGui::Text("shared expert gate %.4f", r.sharedExpertGates[row]);
-    ImGui::EndTooltip();
-  }
 }
 
 void drawBalance(const Snapshot& s, const MoeRouting& r, ImVec2 area) {
@@ -228,6 +222,10 @@ void MoePanel::draw(PanelContext& ctx) {
     const auto m = gateMatrix(r, v.showProbs);
     v.gatesMax = std::max(1e-6f, *std::max_element(m.begin(), m.end()));  // expert-choice gates sit near 1/E
     v.gates.setData(ctx.renderer, m.data(), r.tokens, r.experts, 0.0f, v.gatesMax, Colormap::Perceptual);
+    v.tokenLabels.clear();
+    for (int t = 0; t < r.tokens && t < static_cast<int>(s->tokenText.size()); ++t) v.tokenLabels.push_back(tokenLabel(s->tokenText[t], 10));
+    v.expertLabels.clear();
+    for (int e = 0; e < r.experts; ++e) v.expertLabels.push_back(std::to_string(e));
     v.builtFor = s->id;
     v.layer = layer;
     v.builtProbs = v.showProbs;

@@ -2,10 +2,11 @@
 // the load per expert against the capacity, the load-balancing loss, and the routing knobs.
 #pragma once
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "app/gui/panels/panels.h"
-#include "app/gui/widgets/figure.h"
-#include "app/gui/widgets/heatmap.h"
+#include "app/gui/widgets/token_heatmap.h"
 
 namespace tscope::gui {
 
@@ -16,8 +17,8 @@ struct MoeView {
   bool builtProbs = false;
   int selectedExpert = -1;      // a lesson's expert, its column outlined (-1: none)
   float gatesMax = 1;           // colour range 0 .. the largest value shown
-  Heatmap gates;
-  Colorbar gatesBar;
+  TokenHeatmap gates;            // token x expert, with its colour bar
+  std::vector<std::string> tokenLabels, expertLabels;
 };
 
 class MoePanel : public Panel {

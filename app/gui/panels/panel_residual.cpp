@@ -160,6 +160,10 @@ void drawNormHeatmap(PanelContext& ctx, ResidualView& view, const Snapshot& s, i
   if (view.builtFor != s.id) {
     std::tie(view.lo, view.hi) = finiteRange(trace.residNorm);
     view.norms.setData(ctx.renderer, trace.residNorm.data(), rows, T, view.lo, view.hi, Colormap::Perceptual);
+    view.rowLabels.clear();
+    for (int r = 0; r < rows; ++r) view.rowLabels.push_back(r == 0 ? "embedding" : "block " + std::to_string(r - 1));
+    view.colLabels.clear();
+    for (int t = 0; t < T; ++t) view.colLabels.push_back(tokenLabel(s.tokenText[t], 24));
     view.builtFor = s.id;
   }
   char lo[32], hi[32];
@@ -174,48 +178,25 @@ void drawNormHeatmap(PanelContext& ctx, ResidualView& view, const Snapshot& s, i
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float width = std::max(font * 4, avail.x - labelWidth);
   const float rowHeight = std::clamp((avail.y - lineHeight * 2) / rows, lineHeight * 1.1f, lineHeight * 4.0f);
-  const float height = rowHeight * rows, cellWidth = width / T;
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  ImGui::SetCursorScreenPos(ImVec2(origin.x + labelWidth, origin.y));
-  int row = -1, col = -1;
-  const bool hovered = view.norms.draw(ImVec2(width, height), &row, &col);
-  const float left = origin.x + labelWidth;
-  ctx.shared.regions["residual_norm_heatmap"] = {left, origin.y, left + width, origin.y + height};
   ctx.shared.exportable = {"residual_norm", trace.residNorm, rows, T};
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-  for (int r = 0; r < rows; ++r) {
-    const std::string label = r == 0 ? "embedding" : "block " + std::to_string(r - 1);
-    const float w = ImGui::CalcTextSize(label.c_str()).x;
-    draw->AddText(ImVec2(left - font * 0.4f - w, origin.y + (r + 0.5f) * rowHeight - lineHeight * 0.5f), text, label.c_str());
-  }
-  // Token labels under the columns, as many as fit; the selected token's always, in its colour.
-  const int labelStep = std::max(1, (int)std::ceil(font * 4.5f / cellWidth));
-  const int labelChars = std::max(2, (int)(cellWidth * labelStep / (font * 0.55f)) - 2);
-  auto drawColumnLabel = [&](int t, ImU32 color) {
-    const float x = left + t * cellWidth;
-    draw->PushClipRect(ImVec2(x, origin.y + height), ImVec2(x + cellWidth * labelStep, origin.y + height + lineHeight + 2), true);
-    draw->AddText(ImVec2(x + 2, origin.y + height + 2), color, tokenLabel(s.tokenText[t], labelChars).c_str());
-    draw->PopClipRect();
+  // Token labels under the columns, as many as fit (shortened to their slot); the selected token's
+  // always, in its colour, its column outlined.
+  TokenHeatmapStyle style{.rowLabels = &view.rowLabels,
+                          .labelWidth = labelWidth,
+                          .colLabels = &view.colLabels,
+                          .colLabelSlot = font * 4.5f,
+                          .selectedCol = selectedPosition,
+                          .selectedColor = kSelectedColor,
+                          .shared = &ctx.shared,
+                          .region = "residual_norm_heatmap"};
+  style.readout = [&](int row, int col) {
+    char norm[48];
+    std::snprintf(norm, sizeof norm, "||x|| = %.4f", view.norms.value(row, col));
+    return (row == 0 ? std::string("after the embedding") : "after block " + std::to_string(row - 1)) + ", position " + std::to_string(col) + " " +
+           view.colLabels[col] + "\n" + norm + "\nclick to select this token";
   };
-  for (int t = 0; t < T; t += labelStep)
-    if (t + labelStep <= selectedPosition || t >= selectedPosition + labelStep) drawColumnLabel(t, text);
-  drawColumnLabel(selectedPosition, kSelectedColor);
-  draw->AddRect(ImVec2(left + selectedPosition * cellWidth, origin.y), ImVec2(left + (selectedPosition + 1) * cellWidth, origin.y + height),
-                kSelectedColor, 0, 0, 2.0f);
-  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + height + lineHeight + 4));
-  ImGui::Dummy(ImVec2(1, 1));
-  if (hovered) {
-    ImGui::BeginTooltip();
-    ImGui::Text("%s, position %d %s", row == 0 ? "after the embedding" : ("after block " + std::to_string(row - 1)).c_str(), col,
-                tokenLabel(s.tokenText[col], 24).c_str());
-    ImGui::Text("||x|| = %.4f", view.norms.value(row, col));
-    ImGui::TextDisabled("click to select this token");
-    ImGui::EndTooltip();
-    if (ImGui::IsMouseClicked(0)) ctx.state.token = col;
-    draw->AddRect(ImVec2(left + col * cellWidth, origin.y + row * rowHeight), ImVec2(left + (col + 1) * cellWidth, origin.y + (row + 1) * rowHeight),
-                  IM_COL32(255, 60, 60, 255));
-  }
+  const TokenHeatmapHit hit = view.norms.draw(ctx.renderer, ImVec2(width / T, rowHeight), style);
+  if (hit.clicked) ctx.state.token = hit.col;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "app/gui/panels/panels.h"
 #include "app/gui/panels/training_compare.h"
+#include "app/gui/widgets/token_heatmap.h"
 #include "model/train/train_presets.h"
 
 namespace tscope::gui {
@@ -29,9 +30,8 @@ struct TrainingPanelView {
   int layer = 1, head = 0;        // the head shown large (layer 1: where induction heads live)
   std::shared_ptr<const TrainingSnapshot> builtFor;  // what the textures show
   int builtLayer = -1, builtHead = -1;
-  Heatmap attention;
+  TokenHeatmap attention;           // the head shown large, with its colour scale
   std::vector<Heatmap> thumbnails;  // (L * H) every head of the snapshot
-  ColorScale scale;
   TrainingCompareView compare;    // the Compare tab
 };
 

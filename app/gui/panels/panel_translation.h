@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "app/gui/panels/panels.h"
-#include "app/gui/widgets/figure.h"
+#include "app/gui/widgets/token_heatmap.h"
 
 namespace tscope::gui {
 
@@ -19,8 +19,7 @@ struct TranslationMaps {
   int layer = -1, head = -1, encoderLayer = -1, encoderHead = -1;
   bool average = false;
   std::vector<float> cross;  // (T, S) as shown: for the lines view and File > Export
-  Heatmap crossMap, encoderMap, decoderMap;
-  Colorbar scale;
+  TokenHeatmap crossMap, encoderMap, decoderMap;  // the cross map with its colour bar
   std::string problem;       // why a map could not be built ("" when all were)
 };
 

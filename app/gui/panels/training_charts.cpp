@@ -134,57 +134,32 @@ void buildTextures(PanelContext& ctx, TrainingPanelView& v, const std::shared_pt
   v.builtHead = v.head;
 }
 
-// The selected head, large, with the probe's tokens beside the rows and under the columns.
+// The selected head, large, with the probe's tokens beside the rows and under the columns (their
+// positions when the tokens do not fit side by side).
 void drawAttention(PanelContext& ctx, TrainingPanelView& v, const TrainingView& view, const TrainingSnapshot& s, float side) {
-  const float line = ImGui::GetTextLineHeight(), labelWidth = ImGui::GetFontSize() * 5;
   ImGui::Text("Layer %d, head %d at step %d", v.layer, v.head, s.step);
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  ImGui::SetCursorScreenPos(ImVec2(origin.x + labelWidth, origin.y));
-  int row = -1, col = -1;
-  const bool hovered = v.attention.draw(ImVec2(side, side), &row, &col);
-  ctx.shared.regions["training_attention"] = {origin.x + labelWidth, origin.y, origin.x + labelWidth + side, origin.y + side};
-  ImGui::SameLine();
-  v.scale.draw(ctx.renderer, 0.0f, 1.0f, Colormap::Perceptual, ImVec2(ImGui::GetFontSize(), side));
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-  const float cell = side / s.T;
-  const int rowEvery = std::max(1, static_cast<int>(std::ceil(line * 0.9f / cell)));
-  std::vector<std::string> labels;
-  for (int t = 0; t < s.T; ++t) labels.push_back(tokenLabel(t < (int)view.probeTokens.size() ? view.probeTokens[t] : "?", 6));
-  for (int t = 0; t < s.T; t += rowEvery) {
-    const float w = std::min(labelWidth - 4, ImGui::CalcTextSize(labels[t].c_str()).x);
-    draw->AddText(ImVec2(origin.x + labelWidth - 4 - w, origin.y + (t + 0.5f) * cell - line * 0.5f), text, labels[t].c_str());
-  }
-  // Column labels when they fit side by side, else the key positions every few columns.
-  const float below = origin.y + side + 2;
-  std::vector<std::string> columns;  // short tokens without their quotes
-  float widestColumn = 0;
-  for (const std::string& label : labels) {
+  std::vector<std::string> labels, columns;  // columns: short tokens without their quotes
+  for (int t = 0; t < s.T; ++t) {
+    labels.push_back(tokenLabel(t < (int)view.probeTokens.size() ? view.probeTokens[t] : "?", 6));
+    const std::string& label = labels.back();
     const bool quoted = label.size() >= 3 && label.front() == '\'' && label.back() == '\'' && label[1] != ' ' && label[label.size() - 2] != ' ';
     columns.push_back(quoted ? label.substr(1, label.size() - 2) : label);
-    widestColumn = std::max(widestColumn, ImGui::CalcTextSize(columns.back().c_str()).x);
   }
-  if (widestColumn + 2 <= cell) {
-    for (int t = 0; t < s.T; ++t)
-      draw->AddText(ImVec2(origin.x + labelWidth + (t + 0.5f) * cell - ImGui::CalcTextSize(columns[t].c_str()).x * 0.5f, below), text,
-                    columns[t].c_str());
-  } else {
-    const int every = std::max(1, static_cast<int>(std::ceil(ImGui::CalcTextSize("000").x / cell)));
-    for (int t = 0; t < s.T; t += every) {
-      const std::string n = std::to_string(t);
-      draw->AddText(ImVec2(origin.x + labelWidth + (t + 0.5f) * cell - ImGui::CalcTextSize(n.c_str()).x * 0.5f, below), text, n.c_str());
-    }
-  }
-  ImGui::SetCursorScreenPos(ImVec2(origin.x, below + line + 2));
-  ImGui::Dummy(ImVec2(1, 1));
-  if (hovered) {
-    ImGui::BeginTooltip();
-    ImGui::Text("query %d %s -> key %d %s", row, labels[row].c_str(), col, labels[col].c_str());
+  TokenHeatmapStyle style{.rowLabels = &labels,
+                          .labelWidth = ImGui::GetFontSize() * 5,
+                          .colLabels = &columns,
+                          .colIndicesWhenNarrow = true,
+                          .shared = &ctx.shared,
+                          .region = "training_attention",
+                          .scale = ScalePlace::Right};
+  style.readout = [&](int row, int col) {
     const float p = v.attention.value(row, col);
-    if (std::isnan(p)) ImGui::TextUnformatted("masked: a token cannot attend to later tokens");
-    else ImGui::Text("probability %.4f", p);
-    ImGui::EndTooltip();
-  }
+    char line[48];
+    std::snprintf(line, sizeof line, "probability %.4f", p);
+    return "query " + std::to_string(row) + " " + labels[row] + " -> key " + std::to_string(col) + " " + labels[col] + "\n" +
+           (std::isnan(p) ? std::string("masked: a token cannot attend to later tokens") : std::string(line));
+  };
+  v.attention.draw(ctx.renderer, ImVec2(side / s.T, side / s.T), style);
   const float* map = s.attnMap(v.layer, v.head);
   ctx.shared.exportable = {"training_attention_step" + std::to_string(s.step) + "_l" + std::to_string(v.layer) + "_h" + std::to_string(v.head),
                           std::vector<float>(map, map + (size_t)s.T * s.T), s.T, s.T};

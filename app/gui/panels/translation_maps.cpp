@@ -42,6 +42,26 @@ std::vector<std::string> stepLabels(const std::vector<std::string>& tokens) {
   return labels;
 }
 
+// The look the three maps share: square cells of at most `maxCell` pixels that fit `avail`, row
+// labels (a hovered label picks its row), the outlined target row, the hovered cell in white.
+TokenHeatmapStyle mapStyle(const std::vector<std::string>& rowLabels, const std::vector<std::string>& colLabels, int outlinedRow,
+                           SharedView& shared, const char* region) {
+  return {.rowLabels = &rowLabels,
+          .labelWidth = TokenHeatmap::labelWidthFor(rowLabels, ImGui::GetFontSize() * 6),
+          .colLabels = &colLabels,
+          .selectedRow = outlinedRow,
+          .selectedColor = kOutline,
+          .hoverColor = IM_COL32(255, 255, 255, 255),
+          .rowLabelHover = true,
+          .shared = &shared,
+          .region = region};
+}
+
+ImVec2 squareCells(const TokenHeatmap& map, const TokenHeatmapStyle& style, ImVec2 avail, float maxCell) {
+  const float cell = TokenHeatmap::squareCell(avail, map.rows(), map.cols(), style.labelWidth, maxCell);
+  return ImVec2(cell, cell);
+}
+
 }  // namespace
 
 void TranslationPanel::drawMapControls(PanelContext& ctx) {
@@ -201,20 +221,23 @@ void TranslationPanel::drawCrossAttention(PanelContext& ctx, ImVec2 size) {
     }
     return;
   }
-  ScreenRect plot;
   const float barHeight = ImGui::GetTextLineHeightWithSpacing() * 2.2f;
-  const MapHover hover = drawLabelledMap(maps_.crossMap, rowLabels_, sourceLabels_, ImVec2(area.x, area.y - barHeight), f * 2.2f, outlinedRow_, &plot);
-  ctx.shared.regions["translation_cross_heatmap"] = plot;
-  maps_.scale.draw(ctx.renderer, 0.0f, 1.0f, Colormap::Perceptual, std::min(f * 12, plot.x1 - plot.x0), "attention weight");
-  if (hover.row >= 0) {
-    nextOutlinedRow_ = hover.row;
-    const std::string writes = hover.row + 1 < (int)s.tokenText.size() ? "'" + s.tokenText[hover.row + 1] + "'" : "(the next token)";
-    if (hover.col >= 0)
-      ImGui::SetTooltip("decoder step %d: reads '%s', writes %s\nsource token %d '%s': weight %.4f", hover.row, tokenAt(s.tokenText, hover.row).c_str(),
-                        writes.c_str(), hover.col, tokenAt(s.sourceText, hover.col).c_str(), maps_.crossMap.value(hover.row, hover.col));
+  TokenHeatmapStyle style = mapStyle(rowLabels_, sourceLabels_, outlinedRow_, ctx.shared, "translation_cross_heatmap");
+  style.scale = ScalePlace::Below;
+  style.scaleCaption = "attention weight";
+  style.scaleWidth = f * 12;
+  style.readout = [&](int row, int col) {
+    const std::string writes = row + 1 < (int)s.tokenText.size() ? "'" + s.tokenText[row + 1] + "'" : "(the next token)";
+    char text[320];
+    if (col >= 0)
+      std::snprintf(text, sizeof text, "decoder step %d: reads '%s', writes %s\nsource token %d '%s': weight %.4f", row, tokenAt(s.tokenText, row).c_str(),
+                    writes.c_str(), col, tokenAt(s.sourceText, col).c_str(), maps_.crossMap.value(row, col));
     else
-      ImGui::SetTooltip("decoder step %d: reads '%s', writes %s", hover.row, tokenAt(s.tokenText, hover.row).c_str(), writes.c_str());
-  }
+      std::snprintf(text, sizeof text, "decoder step %d: reads '%s', writes %s", row, tokenAt(s.tokenText, row).c_str(), writes.c_str());
+    return std::string(text);
+  };
+  const TokenHeatmapHit hit = maps_.crossMap.draw(ctx.renderer, squareCells(maps_.crossMap, style, ImVec2(area.x, area.y - barHeight), f * 2.2f), style);
+  if (hit.row >= 0) nextOutlinedRow_ = hit.row;
 }
 
 void TranslationPanel::drawEncoderSelfAttention(PanelContext& ctx, ImVec2 size) {
@@ -223,13 +246,16 @@ void TranslationPanel::drawEncoderSelfAttention(PanelContext& ctx, ImVec2 size) 
   mapTitle("Encoder self-attention: layer " + std::to_string(ctx.state.encoderLayer) + ", " + headName(ctx.state.averageHeads, ctx.state.encoderHead),
            "bidirectional: each source token sees all of them", size.x);
   if (!maps_.problem.empty()) return;
-  ScreenRect rect;
   const float used = ImGui::GetCursorScreenPos().y - start.y;
-  const MapHover hover = drawLabelledMap(maps_.encoderMap, sourceLabels_, sourceLabels_, ImVec2(size.x, size.y - used), ImGui::GetFontSize() * 1.4f, -1, &rect);
-  ctx.shared.regions["translation_encoder_map"] = rect;
-  if (hover.col >= 0)
-    ImGui::SetTooltip("source %d '%s' attends to source %d '%s': %.4f", hover.row, tokenAt(s.sourceText, hover.row).c_str(), hover.col,
-                      tokenAt(s.sourceText, hover.col).c_str(), maps_.encoderMap.value(hover.row, hover.col));
+  TokenHeatmapStyle style = mapStyle(sourceLabels_, sourceLabels_, -1, ctx.shared, "translation_encoder_map");
+  style.rowLabelHover = false;
+  style.readout = [&](int row, int col) {
+    char text[256];
+    std::snprintf(text, sizeof text, "source %d '%s' attends to source %d '%s': %.4f", row, tokenAt(s.sourceText, row).c_str(), col,
+                  tokenAt(s.sourceText, col).c_str(), maps_.encoderMap.value(row, col));
+    return std::string(text);
+  };
+  maps_.encoderMap.draw(ctx.renderer, squareCells(maps_.encoderMap, style, ImVec2(size.x, size.y - used), ImGui::GetFontSize() * 1.4f), style);
 }
 
 void TranslationPanel::drawDecoderSelfAttention(PanelContext& ctx, ImVec2 size) {
@@ -239,23 +265,25 @@ void TranslationPanel::drawDecoderSelfAttention(PanelContext& ctx, ImVec2 size) 
   mapTitle("Decoder self-attention: layer " + std::to_string(st.layer) + ", " + headName(st.averageHeads, st.head),
            "masked: a step sees only the target so far (grey)", size.x);
   if (!maps_.problem.empty()) return;
-  ScreenRect rect;
   const float f = ImGui::GetFontSize(), used = ImGui::GetCursorScreenPos().y - start.y;
   // The next-token readout goes beside the map when the column is wide, else under it (room kept).
   const float readoutWidth = f * 13, readoutHeight = ImGui::GetTextLineHeightWithSpacing() * 7.5f;
   const bool beside = size.x > readoutWidth + f * 8;
   const ImVec2 room(beside ? size.x - readoutWidth - f * 1.5f : size.x, size.y - used - (beside ? 0.0f : readoutHeight));
-  const MapHover hover = drawLabelledMap(maps_.decoderMap, rowLabels_, targetLabels_, room, f * 1.4f, outlinedRow_, &rect);
-  ctx.shared.regions["translation_decoder_map"] = rect;
+  TokenHeatmapStyle style = mapStyle(rowLabels_, targetLabels_, outlinedRow_, ctx.shared, "translation_decoder_map");
+  style.readout = [&](int row, int col) {
+    if (col < 0) return std::string();
+    const float v = maps_.decoderMap.value(row, col);
+    char text[256];
+    if (std::isnan(v)) std::snprintf(text, sizeof text, "masked: step %d cannot see the later target token %d", row, col);
+    else std::snprintf(text, sizeof text, "step %d '%s' attends to target token %d '%s': %.4f", row, tokenAt(s.tokenText, row).c_str(), col,
+                       tokenAt(s.tokenText, col).c_str(), v);
+    return std::string(text);
+  };
+  const TokenHeatmapHit hit = maps_.decoderMap.draw(ctx.renderer, squareCells(maps_.decoderMap, style, room, f * 1.4f), style);
   if (beside) ImGui::SameLine(0, f * 1.5f);
-  drawNextTokens(ctx, beside ? std::max(readoutWidth, size.x - (rect.x1 - start.x) - f * 1.5f) : size.x);
-  if (hover.row >= 0) nextOutlinedRow_ = hover.row;
-  if (hover.col >= 0) {
-    const float v = maps_.decoderMap.value(hover.row, hover.col);
-    if (std::isnan(v)) ImGui::SetTooltip("masked: step %d cannot see the later target token %d", hover.row, hover.col);
-    else ImGui::SetTooltip("step %d '%s' attends to target token %d '%s': %.4f", hover.row, tokenAt(s.tokenText, hover.row).c_str(), hover.col,
-                           tokenAt(s.tokenText, hover.col).c_str(), v);
-  }
+  drawNextTokens(ctx, beside ? std::max(readoutWidth, size.x - (hit.plotMax.x - start.x) - f * 1.5f) : size.x);
+  if (hit.row >= 0) nextOutlinedRow_ = hit.row;
 }
 
 void TranslationPanel::drawNextTokens(PanelContext& ctx, float width) {

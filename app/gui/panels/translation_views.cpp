@@ -1,5 +1,5 @@
-// The Translation panel's drawing helpers (translation_views.h). Labels are thinned to every k-th
-// when cells are smaller than the text, so a long character-level source never overprints.
+// The Translation panel's drawing helpers (translation_views.h). The lines' labels are thinned to
+// every k-th when they would touch, so a long character-level source never overprints.
 #include "app/gui/panels/translation_views.h"
 
 #include <algorithm>
@@ -12,8 +12,6 @@
 namespace tscope::gui {
 
 namespace {
-
-constexpr ImU32 kOutline = IM_COL32(235, 80, 50, 255);
 
 float widestLabel(const std::vector<std::string>& labels) {
   float widest = 0;
@@ -46,48 +44,6 @@ std::string axisLabel(const std::string& token, size_t maxChars) {
     i += length;
   }
   return out;
-}
-
-MapHover drawLabelledMap(const Heatmap& map, const std::vector<std::string>& rowLabels, const std::vector<std::string>& colLabels, ImVec2 avail,
-                         float maxCell, int outlinedRow, ScreenRect* plot) {
-  MapHover hover;
-  const int rows = map.rows(), cols = map.cols();
-  if (rows == 0 || cols == 0) return hover;
-  const float f = ImGui::GetFontSize(), lineH = ImGui::GetTextLineHeight();
-  const float labelW = std::min(widestLabel(rowLabels), f * 6) + f * 0.5f;
-  const float colLabelH = lineH + f * 0.3f;
-  const float cell = std::max(2.0f, std::min({maxCell, (avail.x - labelW) / cols, (avail.y - colLabelH) / rows}));
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 plotMin(origin.x + labelW, origin.y), plotMax(plotMin.x + cell * cols, plotMin.y + cell * rows);
-  ImGui::SetCursorScreenPos(plotMin);
-  int row = -1, col = -1;
-  if (map.draw(ImVec2(plotMax.x - plotMin.x, plotMax.y - plotMin.y), &row, &col)) hover = {row, col};
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text);
-  // Row labels, right-aligned against the plot; every k-th when rows are shorter than a line.
-  const int rowStep = std::max(1, (int)std::ceil(lineH * 0.9f / cell));
-  for (int r = 0; r < rows && r < (int)rowLabels.size(); r += rowStep) {
-    const float width = std::min(labelW - f * 0.3f, ImGui::CalcTextSize(rowLabels[r].c_str()).x);
-    draw->AddText(ImVec2(plotMin.x - f * 0.3f - width, plotMin.y + (r + 0.5f) * cell - lineH * 0.5f), r == outlinedRow ? kOutline : ink,
-                  rowLabels[r].c_str());
-  }
-  // Column labels under the plot, centred on their column; every k-th when they would touch.
-  const int colStep = std::max(1, (int)std::ceil((widestLabel(colLabels) + f * 0.1f) / cell));
-  for (int c = 0; c < cols && c < (int)colLabels.size(); c += colStep) {
-    const float width = ImGui::CalcTextSize(colLabels[c].c_str()).x;
-    draw->AddText(ImVec2(plotMin.x + (c + 0.5f) * cell - width * 0.5f, plotMax.y + f * 0.15f), ink, colLabels[c].c_str());
-  }
-  if (hover.row < 0 && mouseIn(ImVec2(origin.x, plotMin.y), ImVec2(plotMin.x, plotMax.y)))
-    hover.row = std::clamp((int)((ImGui::GetMousePos().y - plotMin.y) / cell), 0, rows - 1);
-  if (outlinedRow >= 0 && outlinedRow < rows)
-    draw->AddRect(ImVec2(plotMin.x - 1, plotMin.y + outlinedRow * cell), ImVec2(plotMax.x + 1, plotMin.y + (outlinedRow + 1) * cell), kOutline, 0, 0, 2.0f);
-  if (hover.col >= 0)
-    draw->AddRect(ImVec2(plotMin.x + hover.col * cell, plotMin.y + hover.row * cell), ImVec2(plotMin.x + (hover.col + 1) * cell, plotMin.y + (hover.row + 1) * cell),
-                  IM_COL32(255, 255, 255, 255));
-  ImGui::SetCursorScreenPos(origin);
-  ImGui::Dummy(ImVec2(plotMax.x - origin.x, plotMax.y - origin.y + colLabelH));
-  if (plot) *plot = {plotMin.x, plotMin.y, plotMax.x, plotMax.y};
-  return hover;
 }
 
 int drawAlignmentLines(const std::vector<float>& cross, int T, int S, const std::vector<std::string>& rowLabels,

@@ -1,7 +1,6 @@
 // The Translation panel's helpers (translation_views.cpp): what a snapshot holds of the translation
-// (the decode mode, the target and whether it is finished), a heatmap with token labels on both
-// axes and one row outlined, the cross-attention as lines between the source and the target, and
-// token chips.
+// (the decode mode, the target and whether it is finished), the token labels of its maps (drawn by
+// TokenHeatmap), the cross-attention as lines between the source and the target, and token chips.
 #pragma once
 #include <imgui.h>
 
@@ -31,20 +30,12 @@ inline void sameLineIfFitsBefore(float right, float width) {
   if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right) ImGui::SameLine();
 }
 
+// The outlined target row's colour, in every map, the lines and the token chips.
+inline constexpr ImU32 kOutline = IM_COL32(235, 80, 50, 255);
+
 // A token as an axis label: a space shown as a middle dot, control characters escaped, cut to
 // `maxChars` characters.
 std::string axisLabel(const std::string& token, size_t maxChars = 5);
-
-// What the mouse is over in a labelled map: a cell, or a row's label (col -1); row -1: nothing.
-struct MapHover {
-  int row = -1, col = -1;
-};
-
-// Draws `map` (rows x cols) at the cursor within `avail`: row labels left of it, column labels
-// under it (every k-th when the cells are narrower than the labels), square cells of at most
-// `maxCell` pixels, row `outlinedRow` outlined. Claims its space; *plot gets the plot's rectangle.
-MapHover drawLabelledMap(const Heatmap& map, const std::vector<std::string>& rowLabels, const std::vector<std::string>& colLabels, ImVec2 avail,
-                         float maxCell, int outlinedRow, ScreenRect* plot);
 
 // The cross-attention (T, S) as lines: the source tokens along the top, the target rows along the
 // bottom, a line from each row to each source token with alpha = weight. Hovering a row's label
