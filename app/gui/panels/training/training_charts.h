@@ -4,7 +4,7 @@
 #pragma once
 #include <vector>
 
-#include "app/gui/panels/panel_training.h"
+#include "app/gui/panels/training/panel_training.h"
 #include "app/gui/widgets/plot.h"
 
 namespace tscope::gui {

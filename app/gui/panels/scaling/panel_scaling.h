@@ -3,7 +3,7 @@
 // scaling lab (scaling_lab.h): sweeps the class runs itself, the laws fitted to them, emergence.
 #pragma once
 #include "app/gui/panels/panels.h"
-#include "app/gui/panels/scaling_lab.h"
+#include "app/gui/panels/scaling/scaling_lab.h"
 #include "model/theory/scaling.h"
 
 namespace tscope::gui {

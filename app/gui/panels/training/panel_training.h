@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "app/gui/panels/panels.h"
-#include "app/gui/panels/training_compare.h"
+#include "app/gui/panels/training/training_compare.h"
 #include "app/gui/widgets/token_heatmap.h"
 #include "model/train/train_presets.h"
 

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "app/gui/panels/panel_scaling.h"
+#include "app/gui/panels/scaling/panel_scaling.h"
 
 #include <memory>
 #include "app/gui/widgets/plot.h"

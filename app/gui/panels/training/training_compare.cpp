@@ -2,7 +2,7 @@
 // when opened (a comparison is a few hundred KB; loadComparison refuses anything over 64 MB); the
 // curves are rebuilt every frame from the loaded data with the loss plot's own helpers
 // (training_charts.h), so both views smooth and scale losses the same way.
-#include "app/gui/panels/training_compare.h"
+#include "app/gui/panels/training/training_compare.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "app/gui/panels/training_charts.h"
+#include "app/gui/panels/training/training_charts.h"
 #include "app/gui/widgets/plot.h"
 #include "model/core/error.h"
 

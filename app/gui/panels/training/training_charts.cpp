@@ -1,7 +1,7 @@
 // The Training panel's charts (see training_charts.h). Curves are rebuilt every frame from the
 // published view (long runs are averaged into at most kMaxPoints points); the attention textures
 // only when the shown snapshot, layer or head change. Clicking a curve jumps the timeline there.
-#include "app/gui/panels/training_charts.h"
+#include "app/gui/panels/training/training_charts.h"
 #include "model/nn/trace_views.h"
 
 #include <imgui.h>

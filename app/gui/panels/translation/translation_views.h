@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "app/gui/panels/panel_translation.h"
+#include "app/gui/panels/translation/panel_translation.h"
 #include "app/gui/panels/panels.h"
 
 namespace tscope::gui {

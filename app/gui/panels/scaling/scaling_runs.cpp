@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "app/gui/panels/scaling_lab.h"
+#include "app/gui/panels/scaling/scaling_lab.h"
 #include "app/gui/widgets/plot.h"
 #include "model/core/error.h"
 #include "model/io/npy.h"

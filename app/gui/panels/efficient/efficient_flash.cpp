@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "app/gui/panels/panel_efficient.h"
+#include "app/gui/panels/efficient/panel_efficient.h"
 #include "app/gui/widgets/layout.h"
 #include "app/gui/widgets/plot.h"
 #include "model/theory/attention_cost.h"

@@ -12,7 +12,7 @@
 #include "app/gui/widgets/figure.h"
 #include "app/gui/widgets/plot.h"
 #include "model/nn/positional.h"
-#include "app/gui/panels/positional_tabs.h"
+#include "app/gui/panels/positional/positional_tabs.h"
 
 namespace tscope::gui {
 

@@ -11,8 +11,8 @@
 #include "model/nn/positional.h"
 #include "app/gui/widgets/bar_chart.h"  // sameLineIfFits
 #include "app/gui/widgets/figure.h"
-#include "app/gui/panels/panel_positional.h"
-#include "app/gui/panels/positional_tabs.h"
+#include "app/gui/panels/positional/panel_positional.h"
+#include "app/gui/panels/positional/positional_tabs.h"
 
 namespace tscope::gui {
 

@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "app/gui/panels/panel_translation.h"
-#include "app/gui/panels/translation_views.h"
+#include "app/gui/panels/translation/panel_translation.h"
+#include "app/gui/panels/translation/translation_views.h"
 #include "app/gui/widgets/layer_head_picker.h"
 #include "app/gui/widgets/bar_chart.h"
 #include "app/gui/widgets/encoder_decoder_diagram.h"

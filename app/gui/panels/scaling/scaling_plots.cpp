@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "app/gui/panels/scaling_lab.h"
+#include "app/gui/panels/scaling/scaling_lab.h"
 #include "app/gui/widgets/plot.h"
 
 namespace tscope::gui {

@@ -1,6 +1,6 @@
 // The Translation panel's drawing helpers (translation_views.h). The lines' labels are thinned to
 // every k-th when they would touch, so a long character-level source never overprints.
-#include "app/gui/panels/translation_views.h"
+#include "app/gui/panels/translation/translation_views.h"
 
 #include <algorithm>
 #include <cfloat>

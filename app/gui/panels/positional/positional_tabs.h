@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "app/gui/widgets/figure.h"
-#include "app/gui/panels/panel_positional.h"
+#include "app/gui/panels/positional/panel_positional.h"
 
 namespace tscope::gui {
 

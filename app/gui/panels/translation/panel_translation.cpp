@@ -3,7 +3,7 @@
 // new tokens into the prompt, which is the target here); beam mode takes the session's beam
 // search's best hypothesis instead. Maps are textures rebuilt only when the snapshot or the
 // selection changes; rows of every map are decoder steps labelled "reads → writes".
-#include "app/gui/panels/panel_translation.h"
+#include "app/gui/panels/translation/panel_translation.h"
 
 #include <memory>
 
@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "app/gui/panels/translation_views.h"
+#include "app/gui/panels/translation/translation_views.h"
 
 namespace tscope::gui {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "app/gui/panels/panel_efficient.h"
+#include "app/gui/panels/efficient/panel_efficient.h"
 #include "app/gui/widgets/plot.h"
 
 namespace tscope::gui {

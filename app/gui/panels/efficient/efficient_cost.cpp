@@ -10,7 +10,7 @@
 #include <random>
 #include <string_view>
 
-#include "app/gui/panels/panel_efficient.h"
+#include "app/gui/panels/efficient/panel_efficient.h"
 #include "app/gui/widgets/layout.h"
 #include "app/gui/widgets/plot.h"
 #include "model/theory/attention_cost.h"

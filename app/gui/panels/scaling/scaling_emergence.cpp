@@ -9,7 +9,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "app/gui/panels/scaling_lab.h"
+#include "app/gui/panels/scaling/scaling_lab.h"
 #include "app/gui/widgets/plot.h"
 #include "model/core/error.h"
 

@@ -2,7 +2,7 @@
 // memory at a context length, every number from model/theory/cost.h. The one derived column,
 // forward FLOPs of a weight matrix = 2 x its parameters (one multiply and one add per weight per
 // token), is Kaplan et al.'s convention, the same one flopsPerToken uses for its 2N.
-#include "app/gui/panels/cost_tables.h"
+#include "app/gui/panels/architecture/cost_tables.h"
 
 #include <imgui.h>
 

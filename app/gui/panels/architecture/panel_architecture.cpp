@@ -11,10 +11,10 @@
 
 #include "app/gui/widgets/block_diagram.h"
 #include "app/gui/widgets/encoder_decoder_diagram.h"
-#include "app/gui/panels/cost_tables.h"
+#include "app/gui/panels/architecture/cost_tables.h"
 #include "model/theory/cost.h"
 #include "model/theory/presets.h"
-#include "app/gui/panels/panel_architecture.h"
+#include "app/gui/panels/architecture/panel_architecture.h"
 
 #include <memory>
 #include "app/gui/widgets/plot.h"  // formatCount

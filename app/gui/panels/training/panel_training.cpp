@@ -14,11 +14,11 @@
 #include "model/theory/cost.h"
 #include "model/nn/efficient_attention.h"
 #include "model/train/train_presets.h"
-#include "app/gui/panels/panel_training.h"
+#include "app/gui/panels/training/panel_training.h"
 
 #include <memory>
 #include "app/gui/widgets/plot.h"
-#include "app/gui/panels/training_charts.h"
+#include "app/gui/panels/training/training_charts.h"
 
 namespace tscope::gui {
 
