@@ -115,10 +115,9 @@ int main(int argc, char** argv) {
 
   // Ours: one CLI run (one thread) with the fitted slopes; exact is skipped above exactMaxN by the
   // CLI's own --max-bytes rule.
-  const json ours = json::parse(runCommand("OMP_NUM_THREADS=1 TSCOPE_THREADS=1 " + std::string(TSCOPE_CLI) +
-                                           " attention-bench --causal --heads 1 --fit --d " + std::to_string(d) + " --n " +
-                                           joined(lengths) + " --repeats " + std::to_string(repeats) + " --max-bytes " +
-                                           std::to_string(attentionMatrixBytes(exactMaxN, 1))));
+  const json ours = json::parse(runCommand(
+      "OMP_NUM_THREADS=1 TSCOPE_THREADS=1 " + std::string(TSCOPE_CLI) + " attention-bench --causal --heads 1 --fit --d " + std::to_string(d) +
+      " --n " + joined(lengths) + " --repeats " + std::to_string(repeats) + " --max-bytes " + std::to_string(attentionMatrixBytes(exactMaxN, 1))));
   std::map<int, double> torchMs;
   std::string torchKernel = "not run (--no-peer)";
   if (peer) {
@@ -142,8 +141,8 @@ int main(int argc, char** argv) {
       continue;
     }
     const double ms = r["ms"], floor = floorMs(variant, n, d, rates);
-    std::printf("| %s | %d | %.3f | %.3f | %s | %.3f | %.1f |\n", variant.c_str(), n, ms, r["peak_bytes"].get<double>() / 1e6,
-                torch, floor, ms / floor);
+    std::printf("| %s | %d | %.3f | %.3f | %s | %.3f | %.1f |\n", variant.c_str(), n, ms, r["peak_bytes"].get<double>() / 1e6, torch, floor,
+                ms / floor);
   }
 
   std::printf("\n| variant | time slope | expected | memory slope | expected | time | memory |\n|---|---|---|---|---|---|---|\n");

@@ -47,11 +47,10 @@ double editToSnapshot(session::Session& session, const std::string& prompt, std:
   return bench::postToSnapshot(session, request, snapshot);
 }
 
-
 // English-like text of at least `tokens` GPT-2 tokens, ending in a word.
 std::string promptOfTokens(const Tokenizer& tokenizer, int tokens) {
-  const char* words[] = {"the", "lecturer", "types", "a", "sentence", "about", "attention", "heads", "and", "students",
-                         "watch", "how", "every", "layer", "moves", "its", "weight", "toward", "earlier", "tokens"};
+  const char* words[] = {"the",   "lecturer", "types", "a",     "sentence", "about", "attention", "heads",  "and",     "students",
+                         "watch", "how",      "every", "layer", "moves",    "its",   "weight",    "toward", "earlier", "tokens"};
   std::string text = "Once";
   for (int i = 0; static_cast<int>(tokenizer.encode(text).size()) < tokens; ++i) {
     text += " ";
@@ -96,8 +95,9 @@ int main(int argc, char** argv) {
     if (!snapshot->error.empty()) throw Error(snapshot->error);
     const int T = static_cast<int>(snapshot->ids.size());
     std::printf("prompt: %d tokens; inside-the-block capture: %s; backend %s; captured layers %zu of %d (%s)\n", T,
-                insideLayer >= 0 ? ("components + layer " + std::to_string(insideLayer) + " internals").c_str() : "off", session.backendDescription().c_str(),
-                snapshot->trace.layers.size(), config.n_layer, snapshot->trace.note.empty() ? "no cap reached" : snapshot->trace.note.c_str());
+                insideLayer >= 0 ? ("components + layer " + std::to_string(insideLayer) + " internals").c_str() : "off",
+                session.backendDescription().c_str(), snapshot->trace.layers.size(), config.n_layer,
+                snapshot->trace.note.empty() ? "no cap reached" : snapshot->trace.note.c_str());
 
     const char* lastWords[] = {" cat", " river", " theorem", " window"};
     std::vector<double> incremental, incrementalForward, full, fullForward;
@@ -132,15 +132,17 @@ int main(int argc, char** argv) {
       notHeld.push_back(editToSnapshot(session, prompt, snapshot, layer));
       if (!snapshot->maps(layer)) throw Error("layer " + std::to_string(layer) + " not shown: " + snapshot->mapsMissing(layer));
     }
-    std::printf("| select a layer in the Attention panel (T = %d; maps of %zu of %d layers held) | request to snapshot, median | runs |\n"
-                "| --- | --- | --- |\n", T, held.size(), config.n_layer);
-    if (!notHeld.empty())
-      std::printf("| a layer past the map memory cap (computed alone) | %.1f ms | %d |\n", median(notHeld), (int)notHeld.size());
+    std::printf(
+        "| select a layer in the Attention panel (T = %d; maps of %zu of %d layers held) | request to snapshot, median | runs |\n"
+        "| --- | --- | --- |\n",
+        T, held.size(), config.n_layer);
+    if (!notHeld.empty()) std::printf("| a layer past the map memory cap (computed alone) | %.1f ms | %d |\n", median(notHeld), (int)notHeld.size());
     std::printf("| a held layer | no request: its maps are in the snapshot | - |\n");
-    std::printf("{\"backend\": \"%s\", \"tokens\": %d, \"reused_tokens\": %d, \"edit_last_word_ms\": %.3f, \"edit_forward_ms\": %.3f, "
-                "\"full_recompute_ms\": %.3f, \"select_uncaptured_layer_ms\": %s}\n",
-                session.backendName().c_str(), T, reused, median(incremental), median(incrementalForward), median(full),
-                notHeld.empty() ? "null" : std::to_string(median(notHeld)).c_str());
+    std::printf(
+        "{\"backend\": \"%s\", \"tokens\": %d, \"reused_tokens\": %d, \"edit_last_word_ms\": %.3f, \"edit_forward_ms\": %.3f, "
+        "\"full_recompute_ms\": %.3f, \"select_uncaptured_layer_ms\": %s}\n",
+        session.backendName().c_str(), T, reused, median(incremental), median(incrementalForward), median(full),
+        notHeld.empty() ? "null" : std::to_string(median(notHeld)).c_str());
     std::printf("| (rerunning the prompt instead: the full recompute above) | %.1f ms | %d |\n", median(full), fullRepeats);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_edit: %s\n", e.what());

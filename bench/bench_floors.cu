@@ -107,8 +107,8 @@ GemmResult timeGemm(cublasHandle_t cublas, const GemmShape& s, int repeats) {
   const float one = 1.0f, zero = 0.0f;
   auto body = [&](int i) {
     const int k = i % sets;
-    TSCOPE_CUBLAS_CHECK(cublasSgemm(cublas, CUBLAS_OP_N, CUBLAS_OP_N, s.N, s.T, s.K, &one, weight[k]->data, s.N, in[k]->data, s.K,
-                                    &zero, out[k]->data, s.N));
+    TSCOPE_CUBLAS_CHECK(
+        cublasSgemm(cublas, CUBLAS_OP_N, CUBLAS_OP_N, s.N, s.T, s.K, &one, weight[k]->data, s.N, in[k]->data, s.K, &zero, out[k]->data, s.N));
   };
   const double flops = 2.0 * s.T * s.K * s.N;
   // About a millisecond of work between the events.
@@ -151,9 +151,8 @@ int main(int argc, char** argv) {
     double copyMs = 0;
     {
       DeviceFloats src(copyFloats, 1), dst(copyFloats, 2);
-      copyMs = timeMs(
-          [&](int) { TSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, copyFloats * sizeof(float), cudaMemcpyDeviceToDevice)); },
-          3, repeats, 1);
+      copyMs = timeMs([&](int) { TSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst.data, src.data, copyFloats * sizeof(float), cudaMemcpyDeviceToDevice)); }, 3,
+                      repeats, 1);
     }
     const double copyBytes = 2.0 * copyFloats * sizeof(float);
     const double copyGbps = copyBytes / (copyMs * 1e-3) / 1e9;
@@ -175,14 +174,15 @@ int main(int argc, char** argv) {
     TSCOPE_CUBLAS_CHECK(cublasDestroy(cublas));
     TSCOPE_CUDA_CHECK(cudaDeviceSynchronize());
 
-    std::printf("{\"device\": \"%s\", \"sm_count\": %d, \"l2_bytes\": %d, \"repeats\": %d, \"copy_bytes_moved\": %.0f, \"copy_ms\": %.4f, "
-                "\"copy_gb_per_s\": %.1f, \"sgemm_math\": \"FP32 CUBLAS_DEFAULT_MATH\", \"sgemm_square_n\": %d, "
-                "\"sgemm_square_tflops\": %.3f, \"sgemm\": [",
-                prop.name, prop.multiProcessorCount, prop.l2CacheSize, repeats, copyBytes, copyMs, copyGbps, square, results[0].tflops);
+    std::printf(
+        "{\"device\": \"%s\", \"sm_count\": %d, \"l2_bytes\": %d, \"repeats\": %d, \"copy_bytes_moved\": %.0f, \"copy_ms\": %.4f, "
+        "\"copy_gb_per_s\": %.1f, \"sgemm_math\": \"FP32 CUBLAS_DEFAULT_MATH\", \"sgemm_square_n\": %d, "
+        "\"sgemm_square_tflops\": %.3f, \"sgemm\": [",
+        prop.name, prop.multiProcessorCount, prop.l2CacheSize, repeats, copyBytes, copyMs, copyGbps, square, results[0].tflops);
     for (size_t i = 0; i < results.size(); ++i) {
       const auto& r = results[i];
-      std::printf("%s{\"name\": \"%s\", \"T\": %d, \"K\": %d, \"N\": %d, \"ms\": %.5f, \"tflops\": %.3f, \"rotated_sets\": %d}",
-                  i ? ", " : "", r.shape.name.c_str(), r.shape.T, r.shape.K, r.shape.N, r.ms, r.tflops, r.sets);
+      std::printf("%s{\"name\": \"%s\", \"T\": %d, \"K\": %d, \"N\": %d, \"ms\": %.5f, \"tflops\": %.3f, \"rotated_sets\": %d}", i ? ", " : "",
+                  r.shape.name.c_str(), r.shape.T, r.shape.K, r.shape.N, r.ms, r.tflops, r.sets);
     }
     std::printf("]}\n");
   } catch (const tscope::Error& e) {

@@ -297,7 +297,8 @@ int run(int argc, char** argv) {
   for (size_t i = 0; i < weights.layout().size(); ++i) {
     const std::string& name = weights.layout()[i].name;
     if (name == "wpe.weight" || (name == "wte.weight" && !config.tie_word_embeddings)) continue;
-    bytesPerToken += weights.half(i) ? static_cast<double>(weights.half(i).bytes()) : sizeof(float) * static_cast<double>(weights.layout()[i].numel());
+    bytesPerToken +=
+        weights.half(i) ? static_cast<double>(weights.half(i).bytes()) : sizeof(float) * static_cast<double>(weights.layout()[i].numel());
   }
   const bool decoded = !decodeTimes.empty();
   const double prefillMs = median(prefillTimes) * 1e3, decodeMs = decoded ? median(decodeTimes) * 1e3 : 0.0;
@@ -323,16 +324,18 @@ int run(int argc, char** argv) {
       "\"decode_ms_per_token\": %s, \"decode_tokens_per_s\": %s, \"generate_ms\": %s, \"decode_bytes_per_token\": %.0f, ",
       backend->name().c_str(), backend->threadCount(), prefillTokens, decodeTokens, repeats, prefillMs, prefillTokens / (prefillMs / 1e3),
       prefillFlops / (prefillMs / 1e3) / 1e9, prefillFlops, prefillMatmulFlops, prefillAttentionFlops,
-      model.canRecordSteps() ? "recordable steps (CUDA graph when generate() uses them)" : "forward() per token",
-      decodeSteps, decodeNumber(decodeMs, "%.4f").c_str(), decodeNumber(1e3 / decodeMs, "%.2f").c_str(),
+      model.canRecordSteps() ? "recordable steps (CUDA graph when generate() uses them)" : "forward() per token", decodeSteps,
+      decodeNumber(decodeMs, "%.4f").c_str(), decodeNumber(1e3 / decodeMs, "%.2f").c_str(),
       decodeNumber(decoded ? median(generateTimes) * 1e3 : 0, "%.3f").c_str(), bytesPerToken);
   if (!modelDir.empty()) {
     const double fileBytes = checkpointFileBytes(bench.path);
     std::printf(
-        "\"model_format\": \"%s\", \"weights_held\": \"%s\", \"half_bytes\": %zu, \"n_layer\": %d, \"n_embd\": %d, \"vocab_size\": %d, \"parameters\": %lld, \"load_ms\": %.1f, "
+        "\"model_format\": \"%s\", \"weights_held\": \"%s\", \"half_bytes\": %zu, \"n_layer\": %d, \"n_embd\": %d, \"vocab_size\": %d, "
+        "\"parameters\": %lld, \"load_ms\": %.1f, "
         "\"file_bytes\": %.0f, \"peak_rss_after_load_mb\": %.1f, \"peak_rss_after_run_mb\": %.1f, \"peak_rss_over_file\": %.3f, ",
-        bench.format.c_str(), weights.hasHalves() ? "halves" : "float32", weights.halfBytes(), config.n_layer, config.n_embd, config.vocab_size, static_cast<long long>(params.total), bench.loadMs, fileBytes,
-        peakAfterLoadKb * 1024 / 1e6, peakAfterRunKb * 1024 / 1e6, fileBytes > 0 ? peakAfterRunKb * 1024 / fileBytes : 0.0);
+        bench.format.c_str(), weights.hasHalves() ? "halves" : "float32", weights.halfBytes(), config.n_layer, config.n_embd, config.vocab_size,
+        static_cast<long long>(params.total), bench.loadMs, fileBytes, peakAfterLoadKb * 1024 / 1e6, peakAfterRunKb * 1024 / 1e6,
+        fileBytes > 0 ? peakAfterRunKb * 1024 / fileBytes : 0.0);
   }
   if (!backend->isHost()) {  // host memory bandwidth says nothing about a device
     std::printf(

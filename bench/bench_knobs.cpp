@@ -89,8 +89,9 @@ void runShape(const std::string& name, const ModelConfig& config, int tokens, in
   }
   std::printf("copying the last snapshot (the staged path's start): %.2f ms median\n", median(copies));
   out[name]["snapshot_copy_ms"] = median(copies);
-  std::printf("| knob drag step | staged: request to snapshot, median | before (forward not skipped), median | floor: processLogits alone | runs |\n"
-              "| --- | --- | --- | --- | --- |\n");
+  std::printf(
+      "| knob drag step | staged: request to snapshot, median | before (forward not skipped), median | floor: processLogits alone | runs |\n"
+      "| --- | --- | --- | --- | --- |\n");
   for (const Knob& knob : knobs) {
     std::vector<double> staged, before, floor;
     for (int r = 0; r < repeats; ++r) {

@@ -46,13 +46,18 @@ std::vector<TensorShape> gpt2SmallTensors() {
   std::vector<TensorShape> tensors = {{"wte.weight", {V, C}}, {"wpe.weight", {positions, C}}};
   for (int64_t layer = 0; layer < layers; ++layer) {
     const std::string prefix = "h." + std::to_string(layer) + ".";
-    const std::vector<TensorShape> perLayer = {
-        {"ln_1.weight", {C}},           {"ln_1.bias", {C}},
-        {"attn.c_attn.weight", {C, 3 * C}}, {"attn.c_attn.bias", {3 * C}},
-        {"attn.c_proj.weight", {C, C}}, {"attn.c_proj.bias", {C}},
-        {"ln_2.weight", {C}},           {"ln_2.bias", {C}},
-        {"mlp.c_fc.weight", {C, F}},    {"mlp.c_fc.bias", {F}},
-        {"mlp.c_proj.weight", {F, C}},  {"mlp.c_proj.bias", {C}}};
+    const std::vector<TensorShape> perLayer = {{"ln_1.weight", {C}},
+                                               {"ln_1.bias", {C}},
+                                               {"attn.c_attn.weight", {C, 3 * C}},
+                                               {"attn.c_attn.bias", {3 * C}},
+                                               {"attn.c_proj.weight", {C, C}},
+                                               {"attn.c_proj.bias", {C}},
+                                               {"ln_2.weight", {C}},
+                                               {"ln_2.bias", {C}},
+                                               {"mlp.c_fc.weight", {C, F}},
+                                               {"mlp.c_fc.bias", {F}},
+                                               {"mlp.c_proj.weight", {F, C}},
+                                               {"mlp.c_proj.bias", {C}}};
     for (const TensorShape& tensor : perLayer) tensors.push_back({prefix + tensor.name, tensor.shape});
   }
   tensors.push_back({"ln_f.weight", {C}});
@@ -114,12 +119,9 @@ int run(const std::string& path) {
     if (read == 0) throw tscope::Error(path + ": fread returned nothing");
   });
   std::vector<float> copySource(totalFloats, 2.0f);
-  const double memcpyMs = bestOfMilliseconds(5, [&] {
-    std::memcpy(arena.data(), copySource.data(), totalFloats * sizeof(float));
-  });
+  const double memcpyMs = bestOfMilliseconds(5, [&] { std::memcpy(arena.data(), copySource.data(), totalFloats * sizeof(float)); });
 
-  std::printf("GPT-2 124M F32 safetensors: %zu tensors, %zu floats, file in the page cache (not dropped)\n",
-              tensors.size(), totalFloats);
+  std::printf("GPT-2 124M F32 safetensors: %zu tensors, %zu floats, file in the page cache (not dropped)\n", tensors.size(), totalFloats);
   std::printf("%-44s %9s %9s %9s\n", "best of 5", "MB", "ms", "GB/s");
   printRow("tscope: SafetensorsFile open + readFloat all", megabytes, loadMs);
   printRow("peer: fread whole file into the arena", megabytes, freadMs);
@@ -175,24 +177,22 @@ int measureChild(const std::string& how, const std::string& dir) {
   std::vector<float> logits;
   model.forward(tokens, cache, logits, false);
   const Resident forwarded = residentNow();
-  std::printf("%ld %ld %ld %ld %ld %.1f %zu\n", before.rssKb, loaded.rssKb, loaded.hwmKb, forwarded.rssKb, forwarded.hwmKb,
-              loadMs.count(), weights.ownedFloats());
+  std::printf("%ld %ld %ld %ld %ld %.1f %zu\n", before.rssKb, loaded.rssKb, loaded.hwmKb, forwarded.rssKb, forwarded.hwmKb, loadMs.count(),
+              weights.ownedFloats());
   return 0;
 }
 
-Resident runChild(const std::string& how, const std::string& dir, Resident* afterLoad, Resident* afterForward, double* loadMs,
-                  size_t* ownedFloats) {
+Resident runChild(const std::string& how, const std::string& dir, Resident* afterLoad, Resident* afterForward, double* loadMs, size_t* ownedFloats) {
   // Resolved here: inside popen's shell, /proc/self/exe would name the shell.
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   const std::string command = "'" + self + "' --measure-rss " + how + " '" + dir + "'";
   FILE* child = ::popen(command.c_str(), "r");
   if (!child) throw tscope::Error("cannot start the measuring child: " + std::string(std::strerror(errno)));
   Resident before;
-  const int fields = std::fscanf(child, "%ld %ld %ld %ld %ld %lf %zu", &before.rssKb, &afterLoad->rssKb, &afterLoad->hwmKb,
-                                 &afterForward->rssKb, &afterForward->hwmKb, loadMs, ownedFloats);
+  const int fields = std::fscanf(child, "%ld %ld %ld %ld %ld %lf %zu", &before.rssKb, &afterLoad->rssKb, &afterLoad->hwmKb, &afterForward->rssKb,
+                                 &afterForward->hwmKb, loadMs, ownedFloats);
   const int status = ::pclose(child);
-  if (fields != 7 || status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw tscope::Error("the measuring child (" + how + ") failed");
+  if (fields != 7 || status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) throw tscope::Error("the measuring child (" + how + ") failed");
   return before;
 }
 
@@ -207,8 +207,8 @@ int runMemory(const std::string& dir) {
   const double fileMb = static_cast<double>(std::filesystem::file_size(dir + "/model.safetensors")) / 1e6;
   std::printf("GPT-2 124M, random weights, HF F32 safetensors %.1f MB under %s (in the page cache)\n", fileMb, dir.c_str());
   std::printf("one fresh process per row; forward = 16 tokens on the CPU backend (2 threads), 16-token KV cache\n");
-  std::printf("%-34s %8s %9s %9s %9s %9s %8s %8s %8s\n", "loader", "load ms", "RSS0 MB", "RSS load", "HWM load", "RSS fwd",
-              "HWM fwd", "fwd/file", "owned MB");
+  std::printf("%-34s %8s %9s %9s %9s %9s %8s %8s %8s\n", "loader", "load ms", "RSS0 MB", "RSS load", "HWM load", "RSS fwd", "HWM fwd", "fwd/file",
+              "owned MB");
   for (const char* how : {"in-place", "copy"}) {
     Resident afterLoad, afterForward;
     double loadMs = 0;
@@ -216,9 +216,9 @@ int runMemory(const std::string& dir) {
     const Resident before = runChild(how, dir, &afterLoad, &afterForward, &loadMs, &ownedFloats);
     auto mb = [](long kb) { return static_cast<double>(kb) * 1024 / 1e6; };
     std::printf("%-34s %8.1f %9.1f %9.1f %9.1f %9.1f %8.1f %7.2fx %8.1f\n",
-                std::string(how) == "copy" ? "copying path (before this change)" : "tscope: F32 read in place", loadMs,
-                mb(before.rssKb), mb(afterLoad.rssKb), mb(afterLoad.hwmKb), mb(afterForward.rssKb), mb(afterForward.hwmKb),
-                mb(afterForward.hwmKb) / fileMb, static_cast<double>(ownedFloats) * 4 / 1e6);
+                std::string(how) == "copy" ? "copying path (before this change)" : "tscope: F32 read in place", loadMs, mb(before.rssKb),
+                mb(afterLoad.rssKb), mb(afterLoad.hwmKb), mb(afterForward.rssKb), mb(afterForward.hwmKb), mb(afterForward.hwmKb) / fileMb,
+                static_cast<double>(ownedFloats) * 4 / 1e6);
   }
   std::printf("fwd/file = peak resident (VmHWM) after the forward pass / file size; target <= 1.2x\n");
   return 0;
@@ -241,8 +241,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool memory = !args.empty();
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("tscope_bench_load_" + std::to_string(::getpid()) + (memory ? "" : ".safetensors"))).string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("tscope_bench_load_" + std::to_string(::getpid()) + (memory ? "" : ".safetensors"))).string();
   int status = 1;
   try {
     status = memory ? runMemory(path) : run(path);

@@ -104,11 +104,12 @@ int main(int argc, char** argv) {
   const double matmulParams = 12.0 * layers * embd * embd + (double)vocab * embd;
   const double flopsPerToken = 6.0 * matmulParams + 12.0 * layers * ctx * embd;
   std::printf(
-      "{\"engine\": \"tscope\", \"backend\": \"%s\", \"threads\": %d, \"backward\": \"%s\", \"layers\": %d, \"heads\": %d, \"embd\": %d, \"vocab\": %d, "
+      "{\"engine\": \"tscope\", \"backend\": \"%s\", \"threads\": %d, \"backward\": \"%s\", \"layers\": %d, \"heads\": %d, \"embd\": %d, \"vocab\": "
+      "%d, "
       "\"ctx\": %d, \"batch\": %d, \"timed_steps\": %d, \"median_s_per_step\": %.5f, \"best_s_per_step\": %.5f, "
       "\"median_tokens_per_s\": %.1f, \"best_tokens_per_s\": %.1f, \"median_gflop_per_s\": %.2f, \"flops_per_token\": %.0f, "
       "\"loss_first\": %.4f, \"loss_last\": %.4f}\n",
-      device->name().c_str(), device->backward().threadCount(), device->backward().name().c_str(), layers, heads, embd, vocab, ctx, batch, steps, median, best, n / median,
-      n / best, flopsPerToken * n / median / 1e9, flopsPerToken, firstLoss, lastLoss);
+      device->name().c_str(), device->backward().threadCount(), device->backward().name().c_str(), layers, heads, embd, vocab, ctx, batch, steps,
+      median, best, n / median, n / best, flopsPerToken * n / median / 1e9, flopsPerToken, firstLoss, lastLoss);
   return 0;
 }

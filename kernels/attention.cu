@@ -27,8 +27,7 @@ __device__ inline int firstPosition(int pos0, const int* devicePosition) { retur
 // base^(-2i/D) or Llama 3's scaled table (model/nn/positional.cpp; RoFormer, Su et al. 2021), in
 // double as the reference does.
 // One thread per (t, head, pair); qkv rows are rowWidth floats apart, K heads start at column C.
-__global__ void ropeKernel(float* qkv, int T, int H, int kvHeads, int D, int rowWidth, int pos0, const int* devicePosition,
-                           RopeFrequencies rope) {
+__global__ void ropeKernel(float* qkv, int T, int H, int kvHeads, int D, int rowWidth, int pos0, const int* devicePosition, RopeFrequencies rope) {
   const int pairs = D / 2, heads = H + kvHeads;
   const int start = firstPosition(pos0, devicePosition);
   const size_t total = static_cast<size_t>(T) * heads * pairs;
@@ -69,9 +68,8 @@ __global__ void appendKvKernel(float* kCache, float* vCache, const float* qkv, i
 // the row sums live per thread (a row's 16 threads share the max through shuffles); the row sums
 // are added up once at the end. Needs D % 4 == 0, D <= 64 * kColumnGroups, 16-byte aligned rows.
 template <int kColumnGroups>
-__global__ void __launch_bounds__(kTileThreads, 2)
-    flashAttentionKernel(float* out, float* lse, const float* qkv, const float* kCache, const float* vCache, const float* alibiSlopes,
-                         AttentionParams a) {
+__global__ void __launch_bounds__(kTileThreads, 2) flashAttentionKernel(float* out, float* lse, const float* qkv, const float* kCache,
+                                                                        const float* vCache, const float* alibiSlopes, AttentionParams a) {
   extern __shared__ float4 sharedTiles[];
   float* Qt = reinterpret_cast<float*>(sharedTiles);
   float* KPt = Qt + kTile * a.D;              // K tile, then the probabilities
@@ -134,8 +132,7 @@ __global__ void __launch_bounds__(kTileThreads, 2)
     }
     __syncthreads();  // every thread is done reading K: the tile area now takes P
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
-      *reinterpret_cast<float4*>(KPt + swizzledGroup(4 * tx + j, ty)) = make_float4(s[0][j], s[1][j], s[2][j], s[3][j]);
+    for (int j = 0; j < 4; ++j) *reinterpret_cast<float4*>(KPt + swizzledGroup(4 * tx + j, ty)) = make_float4(s[0][j], s[1][j], s[2][j], s[3][j]);
     __syncthreads();
     // acc[i][m] += sum_k P(row 4ty+i, k) V(k, 4tx + 64m .. +3)
 #pragma unroll 4
@@ -237,8 +234,7 @@ void launchAttention(float* out, float* qkv, float* kCache, float* vCache, const
   if (T <= 0) return;
   if (s.ropeBase > 0) {
     const size_t pairs = static_cast<size_t>(T) * (H + s.kvHeads()) * (D / 2);
-    ropeKernel<<<blocksFor(pairs, 256), 256, 0, stream>>>(qkv, T, H, s.kvHeads(), D, rowWidth, s.pos0, devicePosition,
-                                                         ropeFrequenciesOf(s));
+    ropeKernel<<<blocksFor(pairs, 256), 256, 0, stream>>>(qkv, T, H, s.kvHeads(), D, rowWidth, s.pos0, devicePosition, ropeFrequenciesOf(s));
     TSCOPE_LAUNCH_CHECK();
   }
   const size_t appended = static_cast<size_t>(T) * kvDim;

@@ -19,8 +19,8 @@ namespace {
 
 constexpr int kSplitThreads = 128;  // 16 groups of 8 lanes, a group per key
 constexpr int kGroups = kSplitThreads / 8;
-constexpr int kMinChunkKeys = 32;   // below this, a block spends more on its combine than on keys
-constexpr int kMaxChunks = 256;     // the combine kernel keeps one weight per chunk in shared memory
+constexpr int kMinChunkKeys = 32;  // below this, a block spends more on its combine than on keys
+constexpr int kMaxChunks = 256;    // the combine kernel keeps one weight per chunk in shared memory
 
 // Lane `sub` of a group owns columns 32 * slot + 4 * sub .. +3 of a head (kSlots = ceil(D / 32)),
 // so a group's 8 lanes read a 128-byte run of a key or value row per slot.
@@ -191,17 +191,16 @@ SplitPlan splitPlan(const AttentionShape& s) {
 }
 
 template <int kSlots>
-void launchSplitKernel(float* out, float* lse, float* partials, const float* qkv, const float* kCache, const float* vCache,
-                       const float* alibiSlopes, const int* devicePosition, const AttentionParams& a, const SplitPlan& plan, bool vector,
-                       cudaStream_t stream) {
+void launchSplitKernel(float* out, float* lse, float* partials, const float* qkv, const float* kCache, const float* vCache, const float* alibiSlopes,
+                       const int* devicePosition, const AttentionParams& a, const SplitPlan& plan, bool vector, cudaStream_t stream) {
   const dim3 grid(plan.chunks, a.H, a.T);
   const size_t shared = static_cast<size_t>(kGroups) * (a.D + 1) * sizeof(float);
   if (vector)
-    splitAttentionKernel<kSlots, true><<<grid, kSplitThreads, shared, stream>>>(out, lse, partials, qkv, kCache, vCache, alibiSlopes,
-                                                                                devicePosition, a, plan.chunkKeys);
+    splitAttentionKernel<kSlots, true>
+        <<<grid, kSplitThreads, shared, stream>>>(out, lse, partials, qkv, kCache, vCache, alibiSlopes, devicePosition, a, plan.chunkKeys);
   else
-    splitAttentionKernel<kSlots, false><<<grid, kSplitThreads, shared, stream>>>(out, lse, partials, qkv, kCache, vCache, alibiSlopes,
-                                                                                 devicePosition, a, plan.chunkKeys);
+    splitAttentionKernel<kSlots, false>
+        <<<grid, kSplitThreads, shared, stream>>>(out, lse, partials, qkv, kCache, vCache, alibiSlopes, devicePosition, a, plan.chunkKeys);
   TSCOPE_LAUNCH_CHECK();
 }
 

@@ -16,9 +16,8 @@ namespace {
 // keys 4tx..+3 of the tile: each row's 16 threads write 256 contiguous bytes. Tiles no query of
 // the block can see are written (-inf, 0) without loading anything. probs or scores may be null.
 template <bool kVector>
-__global__ void __launch_bounds__(kTileThreads)
-    attentionMapsKernel(float* probs, float* scores, const float* qkv, const float* kCache, const float* lse, const float* alibiSlopes,
-                        AttentionParams a) {
+__global__ void __launch_bounds__(kTileThreads) attentionMapsKernel(float* probs, float* scores, const float* qkv, const float* kCache,
+                                                                    const float* lse, const float* alibiSlopes, AttentionParams a) {
   extern __shared__ float4 sharedTiles[];  // Qt, Kt: (D rounded up to 4, 64) each
   float* Qt = reinterpret_cast<float*>(sharedTiles);
   float* Kt = Qt + kTile * ((a.D + 3) / 4 * 4);
@@ -93,10 +92,8 @@ void launchAttentionMaps(float* probs, float* scores, const float* qkv, const fl
   (void)optedIn;
   const size_t dynamicShared = mapSharedBytes(D);
   const dim3 grid((s.keys() + kTile - 1) / kTile, (s.T + kTile - 1) / kTile, s.nHead);
-  if (vector)
-    attentionMapsKernel<true><<<grid, kTileThreads, dynamicShared, stream>>>(probs, scores, qkv, kCache, lse, alibiSlopes, a);
-  else
-    attentionMapsKernel<false><<<grid, kTileThreads, dynamicShared, stream>>>(probs, scores, qkv, kCache, lse, alibiSlopes, a);
+  if (vector) attentionMapsKernel<true><<<grid, kTileThreads, dynamicShared, stream>>>(probs, scores, qkv, kCache, lse, alibiSlopes, a);
+  else attentionMapsKernel<false><<<grid, kTileThreads, dynamicShared, stream>>>(probs, scores, qkv, kCache, lse, alibiSlopes, a);
   TSCOPE_LAUNCH_CHECK();
 }
 

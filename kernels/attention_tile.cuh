@@ -10,8 +10,8 @@
 
 namespace tscope::cuda {
 
-constexpr int kTile = 64;          // queries per block and keys per shared-memory tile
-constexpr int kTileThreads = 256;  // 16 x 16 threads, each owning a 4 x 4 patch of the score tile
+constexpr int kTile = 64;                      // queries per block and keys per shared-memory tile
+constexpr int kTileThreads = 256;              // 16 x 16 threads, each owning a 4 x 4 patch of the score tile
 constexpr float kLog2e = 1.4426950408889634f;  // scores are kept in base 2 so exp2f does the exponentials
 constexpr float kLn2 = 0.6931471805599453f;
 

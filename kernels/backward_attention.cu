@@ -56,8 +56,8 @@ __device__ inline void addRotatedBack(float* dst, const float* g, int D, int pos
 
 // grid (H, T), one sequence: x (T, width) its qkv, dy (T, C) its dout, dx (T, width) its dqkv.
 // probs, dscores (H, T, T): this kernel writes every entry of its row (0 where masked).
-__global__ void attentionQueryBackwardKernel(float* dx, float* probs, float* dscores, const float* x, const float* dy,
-                                             const float* alibiSlopes, BackwardArgs a) {
+__global__ void attentionQueryBackwardKernel(float* dx, float* probs, float* dscores, const float* x, const float* dy, const float* alibiSlopes,
+                                             BackwardArgs a) {
   extern __shared__ float shared[];  // query (D) | dyRow (D) | dq (D)
   float* query = shared;
   float* dyRow = shared + a.D;
@@ -120,8 +120,7 @@ __global__ void attentionQueryBackwardKernel(float* dx, float* probs, float* dsc
 
 // grid (Hkv, T): key/value row j of kv head g: dk = sum over the group's heads h and the queries t
 // that see j of dS[h, t, j] q[t, h]; dv = sum of P[h, t, j] dy[t, h].
-__global__ void attentionKeyBackwardKernel(float* dx, const float* probs, const float* dscores, const float* x, const float* dy,
-                                           BackwardArgs a) {
+__global__ void attentionKeyBackwardKernel(float* dx, const float* probs, const float* dscores, const float* x, const float* dy, BackwardArgs a) {
   extern __shared__ float dk[];  // (D)
   const int kvHead = blockIdx.x, j = blockIdx.y;
   int first, last;
@@ -148,8 +147,8 @@ size_t attentionBackwardScratchFloats(const AttentionShape& s) {
   return 2 * static_cast<size_t>(s.nHead) * s.T * s.T;  // probs | dscores of one sequence
 }
 
-void launchAttentionBackward(float* dqkv, const float* dout, const float* qkv, const AttentionShape& s, int batch,
-                             const float* alibiSlopes, float* scratch, cudaStream_t stream) {
+void launchAttentionBackward(float* dqkv, const float* dout, const float* qkv, const AttentionShape& s, int batch, const float* alibiSlopes,
+                             float* scratch, cudaStream_t stream) {
   if (s.pos0 != 0) throw Error("attention backward: training attention has no cache (pos0 must be 0)");
   if (s.T <= 0 || batch <= 0) return;
   if (s.nKvHead > 0 && s.nHead % s.nKvHead != 0) throw Error("attention backward: nKvHead must divide nHead");

@@ -67,8 +67,7 @@ void launchActivationBackward(float* din, const float* dout, const float* in, si
   TSCOPE_LAUNCH_CHECK();
 }
 
-void launchSwigluBackward(float* dgate, float* dvalue, const float* dout, const float* gate, const float* value, size_t n,
-                          cudaStream_t stream) {
+void launchSwigluBackward(float* dgate, float* dvalue, const float* dout, const float* gate, const float* value, size_t n, cudaStream_t stream) {
   if (n == 0) return;
   swigluBackwardKernel<<<blocksFor(n, kThreads), kThreads, 0, stream>>>(dgate, dvalue, dout, gate, value, n);
   TSCOPE_LAUNCH_CHECK();

@@ -9,8 +9,8 @@ namespace tscope::cuda {
 namespace {
 
 // grid (buckets, column tiles): dwte[bucketTokens[u], c] += sum of dout[r, c] over the bucket's rows.
-__global__ void embedTokensBackwardKernel(float* dwte, const float* dout, const int* bucketTokens, const int* bucketStarts,
-                                          const int* bucketRows, int C) {
+__global__ void embedTokensBackwardKernel(float* dwte, const float* dout, const int* bucketTokens, const int* bucketStarts, const int* bucketRows,
+                                          int C) {
   const int u = blockIdx.x, c = blockIdx.y * blockDim.x + threadIdx.x;
   if (c >= C) return;
   float sum = 0.0f;
@@ -31,8 +31,8 @@ __global__ void embedPositionsBackwardKernel(float* dpositions, const float* dou
 
 }  // namespace
 
-void launchEmbedTokensBackward(float* dwte, const float* dout, const int* bucketTokens, const int* bucketStarts, const int* bucketRows,
-                               int buckets, int C, cudaStream_t stream) {
+void launchEmbedTokensBackward(float* dwte, const float* dout, const int* bucketTokens, const int* bucketStarts, const int* bucketRows, int buckets,
+                               int C, cudaStream_t stream) {
   if (buckets <= 0 || C <= 0) return;
   constexpr int threads = 256;
   const dim3 grid(buckets, (C + threads - 1) / threads);

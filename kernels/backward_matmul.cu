@@ -41,8 +41,8 @@ size_t matmulBackwardScratchFloats(int rows, int N) {
   return static_cast<size_t>(chunksFor(rows)) * N;
 }
 
-void launchMatmulBackward(cublasHandle_t cublas, float* din, float* dweight, float* dbias, const float* dout, const float* in,
-                          const float* weight, int rows, int K, int N, float* scratch, cudaStream_t stream) {
+void launchMatmulBackward(cublasHandle_t cublas, float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight,
+                          int rows, int K, int N, float* scratch, cudaStream_t stream) {
   if (rows <= 0 || K <= 0 || N <= 0) return;
   const float one = 1.0f;
   // din (rows, K) += dout (rows, N) . W^T: column-major din^T (K x rows) += W^T-stored(N x K)^T . dout^T (N x rows)

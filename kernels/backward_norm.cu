@@ -20,8 +20,7 @@ int chunksFor(int rows) { return (rows + kChunkRows - 1) / kChunkRows; }
 
 // LayerNorm: with xhat = (x - mean) rstd and g = dy w: din += rstd (g - mean(g) - xhat mean(g xhat)).
 // stats (rows, 2) = (mean, rstd) for the column pass.
-__global__ void layerNormRowsBackwardKernel(float* din, float* stats, const float* dout, const float* in, const float* weight, int C,
-                                            float eps) {
+__global__ void layerNormRowsBackwardKernel(float* din, float* stats, const float* dout, const float* in, const float* weight, int C, float eps) {
   const size_t row = blockIdx.x;
   const float* x = in + row * C;
   const float* dy = dout + row * C;
@@ -50,8 +49,7 @@ __global__ void layerNormRowsBackwardKernel(float* din, float* stats, const floa
 }
 
 // RMSNorm: r = (mean(x^2) + eps)^-1/2, g = dy w: din += r g - r^3 x mean(g x). stats = (0, r).
-__global__ void rmsNormRowsBackwardKernel(float* din, float* stats, const float* dout, const float* in, const float* weight, int C,
-                                          float eps) {
+__global__ void rmsNormRowsBackwardKernel(float* din, float* stats, const float* dout, const float* in, const float* weight, int C, float eps) {
   const size_t row = blockIdx.x;
   const float* x = in + row * C;
   const float* dy = dout + row * C;
@@ -70,10 +68,10 @@ __global__ void rmsNormRowsBackwardKernel(float* din, float* stats, const float*
   }
 }
 
-// grid (chunks, column tiles): chunks on x, whose limit is 2^31 - 1 (y stops at 65535): partialWeight[chunk, c] = sum over the chunk's rows of dy (x - mean) rstd,
-// partialBias[chunk, c] = sum of dy (when partialBias is not null).
-__global__ void normColumnsPartialKernel(float* partialWeight, float* partialBias, const float* dout, const float* in, const float* stats,
-                                         int rows, int C) {
+// grid (chunks, column tiles): chunks on x, whose limit is 2^31 - 1 (y stops at 65535): partialWeight[chunk, c] = sum over the chunk's rows of dy (x
+// - mean) rstd, partialBias[chunk, c] = sum of dy (when partialBias is not null).
+__global__ void normColumnsPartialKernel(float* partialWeight, float* partialBias, const float* dout, const float* in, const float* stats, int rows,
+                                         int C) {
   const int c = blockIdx.y * blockDim.x + threadIdx.x, chunk = blockIdx.x;
   if (c >= C) return;
   const int first = chunk * kChunkRows, last = min(rows, first + kChunkRows);
@@ -121,8 +119,8 @@ size_t normBackwardScratchFloats(int rows, int C) {
   return 2 * static_cast<size_t>(rows) + 2 * static_cast<size_t>(chunksFor(rows)) * C;
 }
 
-void launchLayerNormBackward(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows,
-                             int C, float eps, float* scratch, cudaStream_t stream) {
+void launchLayerNormBackward(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows, int C,
+                             float eps, float* scratch, cudaStream_t stream) {
   if (rows <= 0 || C <= 0) return;
   layerNormRowsBackwardKernel<<<rows, kRowThreads, 0, stream>>>(din, scratch, dout, in, weight, C, eps);
   TSCOPE_LAUNCH_CHECK();

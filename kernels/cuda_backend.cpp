@@ -116,12 +116,10 @@ class CudaBackend : public Backend {
   void swiglu(float* value, const float* gate, size_t n) override { launchSwiglu(value, gate, n, stream_); }
   void add(float* x, const float* y, size_t n) override { launchAdd(x, y, n, stream_); }
   // Fused ops (norm.cu, matmul.cu): one kernel per row for add + norm; GEMM then one bias + activation pass.
-  void addNorm(float* x, const float* y, float* out, const float* weight, const float* bias, int T, int C, float eps,
-               NormKind kind) override {
+  void addNorm(float* x, const float* y, float* out, const float* weight, const float* bias, int T, int C, float eps, NormKind kind) override {
     launchAddNorm(x, y, out, weight, bias, T, C, eps, kind, stream_);
   }
-  void matmulActivate(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N,
-                      Activation activation) override {
+  void matmulActivate(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N, Activation activation) override {
     if (activation == Activation::SwiGlu) return matmul(out, in, weight, bias, T, K, N);  // as the default: swiglu() applies it
     launchMatmulActivate(cublas_, out, in, weight, bias, T, K, N, activation, stream_);
   }
@@ -220,9 +218,8 @@ class CudaBackend : public Backend {
       stepSampleBytes_ = bytes;
     }
     void* scratch = stepSampling_.reserve(bytes, stream_);
-    launchSample(logits, V, params.temperature, params.topK, params.topP, params.greedy,
-                 reinterpret_cast<unsigned long long*>(stepDevice_->rng), &stepDevice_->token, &stepDevice_->error,
-                 &stepDevice_->position, scratch, stream_);
+    launchSample(logits, V, params.temperature, params.topK, params.topP, params.greedy, reinterpret_cast<unsigned long long*>(stepDevice_->rng),
+                 &stepDevice_->token, &stepDevice_->error, &stepDevice_->position, scratch, stream_);
     TSCOPE_CUDA_CHECK(cudaMemcpyAsync(stepHost_, stepDevice_, sizeof(StepState), cudaMemcpyDeviceToHost, stream_));
   }
 
@@ -306,8 +303,8 @@ class CudaBackend : public Backend {
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
-  bool recording_ = false;       // between beginRecording() and endRecording(): no staging, no scratch growth
-  HostStaging hostArgs_;         // staged host arguments (tokens, rows + gates)
+  bool recording_ = false;  // between beginRecording() and endRecording(): no staging, no scratch growth
+  HostStaging hostArgs_;    // staged host arguments (tokens, rows + gates)
   // attention: scratch (lse (H, T), split-key partials), outgrown scratch areas, ALiBi copies.
   std::unique_ptr<DeviceScratch> attentionScratch_;
   // Recorded decode steps: the state in device memory and its pinned host mirror, the graph, the

@@ -26,7 +26,6 @@ namespace {
 
 using namespace tscope::cuda;
 
-
 class CudaBackwardOps : public BackwardOps {
  public:
   explicit CudaBackwardOps(Backend& backend) : context_(cudaStreamContext(backend)) {
@@ -76,13 +75,11 @@ class CudaBackwardOps : public BackwardOps {
     float* scratch = work(normBackwardScratchFloats(rows, C));
     launchRmsNormBackward(din, dweight, dout, in, weight, rows, C, eps, scratch, stream_);
   }
-  void matmul(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows, int K,
-              int N) override {
+  void matmul(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows, int K, int N) override {
     float* scratch = dbias ? work(matmulBackwardScratchFloats(rows, N)) : nullptr;
     launchMatmulBackward(cublas_, din, dweight, dbias, dout, in, weight, rows, K, N, scratch, stream_);
   }
-  void matmulTransposed(float* din, float* dweight, const float* dout, const float* in, const float* weight, int rows, int K,
-                        int N) override {
+  void matmulTransposed(float* din, float* dweight, const float* dout, const float* in, const float* weight, int rows, int K, int N) override {
     launchMatmulTransposedBackward(cublas_, din, dweight, dout, in, weight, rows, K, N);
   }
   void activation(float* din, const float* dout, const float* in, size_t n, Activation activation) override {
@@ -98,8 +95,7 @@ class CudaBackwardOps : public BackwardOps {
     float* scratch = work(attentionBackwardScratchFloats(shape));
     launchAttentionBackward(dqkv, dout, qkv, shape, batch, slopes, scratch, stream_);
   }
-  double crossEntropy(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V,
-                      float scale) override {
+  double crossEntropy(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V, float scale) override {
     if (rows <= 0) return 0;
     for (int r = 0; r < rows; ++r)
       if ((!scored || scored[r]) && (targets[r] < 0 || targets[r] >= V))
@@ -128,9 +124,9 @@ class CudaBackwardOps : public BackwardOps {
   CudaStreamContext context_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
-  HostStaging hostArgs_;    // staged host arguments (pinned ring)
-  DeviceScratch work_;      // op workspaces
-  DeviceScratch rowLoss_;   // (rows) doubles of crossEntropy
+  HostStaging hostArgs_;   // staged host arguments (pinned ring)
+  DeviceScratch work_;     // op workspaces
+  DeviceScratch rowLoss_;  // (rows) doubles of crossEntropy
   std::vector<double> hostLoss_;
 };
 
@@ -201,9 +197,7 @@ double CudaAdamW::clipGradNorm(float* grads, size_t n, float maxNorm) {
   return static_cast<float>(norm);
 }
 
-void CudaAdamW::divide(float* x, size_t n, float divisor) {
-  launchScale(x, n, 1.0f / divisor, static_cast<cudaStream_t>(context_.stream));
-}
+void CudaAdamW::divide(float* x, size_t n, float divisor) { launchScale(x, n, 1.0f / divisor, static_cast<cudaStream_t>(context_.stream)); }
 
 AdamWState CudaAdamW::saveState() const {
   AdamWState state;
@@ -216,10 +210,8 @@ AdamWState CudaAdamW::saveState() const {
 }
 
 void CudaAdamW::loadState(const AdamWState& state) {
-  if (state.m.size() != n_)
-    throw Error("AdamWState.m has " + std::to_string(state.m.size()) + " values, the optimizer has " + std::to_string(n_));
-  if (state.v.size() != n_)
-    throw Error("AdamWState.v has " + std::to_string(state.v.size()) + " values, the optimizer has " + std::to_string(n_));
+  if (state.m.size() != n_) throw Error("AdamWState.m has " + std::to_string(state.m.size()) + " values, the optimizer has " + std::to_string(n_));
+  if (state.v.size() != n_) throw Error("AdamWState.v has " + std::to_string(state.v.size()) + " values, the optimizer has " + std::to_string(n_));
   if (state.step < 0) throw Error("AdamWState.step must be >= 0, got " + std::to_string(state.step));
   backend_->upload(m_.data(), state.m.data(), n_);
   backend_->upload(v_.data(), state.v.data(), n_);

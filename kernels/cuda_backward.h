@@ -61,7 +61,7 @@ class CudaAdamW : public DeviceAdamW {
   size_t size() const { return n_; }
   int64_t stepCount() const override { return step_; }
   const AdamWConfig& config() const { return config_; }
-  AdamWState saveState() const override;  // downloads m and v
+  AdamWState saveState() const override;             // downloads m and v
   void loadState(const AdamWState& state) override;  // throws tscope::Error as AdamW::loadState
 
  private:
@@ -70,9 +70,9 @@ class CudaAdamW : public DeviceAdamW {
   AdamWConfig config_;
   size_t n_;
   int64_t step_ = 0;
-  Buffer m_, v_;       // (n)
-  Buffer decayMask_;   // (n) bytes in ceil(n / 4) floats; empty = decay all
-  Buffer normScratch_; // partial sums (doubles) and the result
+  Buffer m_, v_;        // (n)
+  Buffer decayMask_;    // (n) bytes in ceil(n / 4) floats; empty = decay all
+  Buffer normScratch_;  // partial sums (doubles) and the result
 };
 
 }  // namespace tscope

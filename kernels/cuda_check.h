@@ -47,17 +47,16 @@ inline void checkLaunch(const char* file, int line) {
 
 }  // namespace tscope::cuda
 
-#define TSCOPE_CUDA_CHECK(call)                                                                   \
-  do {                                                                                            \
-    const cudaError_t tscopeCudaError_ = (call);                                                  \
+#define TSCOPE_CUDA_CHECK(call)                                                                                       \
+  do {                                                                                                                \
+    const cudaError_t tscopeCudaError_ = (call);                                                                      \
     if (tscopeCudaError_ != cudaSuccess) ::tscope::cuda::throwCudaError(tscopeCudaError_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define TSCOPE_CUBLAS_CHECK(call)                                                                   \
-  do {                                                                                              \
-    const cublasStatus_t tscopeCublasStatus_ = (call);                                              \
-    if (tscopeCublasStatus_ != CUBLAS_STATUS_SUCCESS)                                               \
-      ::tscope::cuda::throwCublasError(tscopeCublasStatus_, #call, __FILE__, __LINE__);              \
+#define TSCOPE_CUBLAS_CHECK(call)                                                                                                       \
+  do {                                                                                                                                  \
+    const cublasStatus_t tscopeCublasStatus_ = (call);                                                                                  \
+    if (tscopeCublasStatus_ != CUBLAS_STATUS_SUCCESS) ::tscope::cuda::throwCublasError(tscopeCublasStatus_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // After a <<<...>>> launch: reports a bad configuration (grid, shared memory) at once, and with

@@ -12,13 +12,10 @@ namespace {
 
 class CudaDevice : public Device {
  public:
-  CudaDevice(int device, std::string* description)
-      : forward_(makeCudaBackend(device, description)), backward_(makeCudaBackwardOps(*forward_)) {}
+  CudaDevice(int device, std::string* description) : forward_(makeCudaBackend(device, description)), backward_(makeCudaBackwardOps(*forward_)) {}
   Backend& forward() override { return *forward_; }
   BackwardOps& backward() override { return *backward_; }
-  std::unique_ptr<DeviceAdamW> makeAdamW(size_t n, AdamWConfig config) override {
-    return std::make_unique<CudaAdamW>(*forward_, n, config);
-  }
+  std::unique_ptr<DeviceAdamW> makeAdamW(size_t n, AdamWConfig config) override { return std::make_unique<CudaAdamW>(*forward_, n, config); }
 
  private:
   std::unique_ptr<Backend> forward_;

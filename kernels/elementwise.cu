@@ -23,13 +23,9 @@ __global__ void geluTanhKernel(float* x, size_t n) {
   }
 }
 
-__global__ void geluErfKernel(float* x, size_t n) {
-  TSCOPE_GRID_STRIDE(i, n) x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.7071067811865476f));
-}
+__global__ void geluErfKernel(float* x, size_t n) { TSCOPE_GRID_STRIDE(i, n) x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.7071067811865476f)); }
 
-__global__ void reluKernel(float* x, size_t n) {
-  TSCOPE_GRID_STRIDE(i, n) x[i] = fmaxf(x[i], 0.0f);
-}
+__global__ void reluKernel(float* x, size_t n) { TSCOPE_GRID_STRIDE(i, n) x[i] = fmaxf(x[i], 0.0f); }
 
 // value = silu(gate) * value, silu(g) = g / (1 + exp(-g)).
 __global__ void swigluKernel(float* value, const float* gate, size_t n) {
@@ -39,9 +35,7 @@ __global__ void swigluKernel(float* value, const float* gate, size_t n) {
   }
 }
 
-__global__ void addKernel(float* x, const float* y, size_t n) {
-  TSCOPE_GRID_STRIDE(i, n) x[i] += y[i];
-}
+__global__ void addKernel(float* x, const float* y, size_t n) { TSCOPE_GRID_STRIDE(i, n) x[i] += y[i]; }
 
 // The same formulas as the kernels above (and ops_reference's geluTanh / geluErf).
 template <Activation kActivation>

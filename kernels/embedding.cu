@@ -25,8 +25,7 @@ __global__ void embedStepKernel(float* out, const int* token, const int* positio
 
 }  // namespace
 
-void launchEmbedStep(float* out, const int* token, const int* position, const float* wte, const float* positions, int C,
-                     cudaStream_t stream) {
+void launchEmbedStep(float* out, const int* token, const int* position, const float* wte, const float* positions, int C, cudaStream_t stream) {
   embedStepKernel<<<1, 256, 0, stream>>>(out, token, position, wte, positions, C);
   TSCOPE_LAUNCH_CHECK();
 }

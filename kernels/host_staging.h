@@ -64,7 +64,7 @@ class HostStaging {
     device_ = nullptr;
     capacity_ = 0;
   }
-  char* host_ = nullptr;    // pinned
+  char* host_ = nullptr;  // pinned
   char* device_ = nullptr;
   size_t capacity_ = 0, offset_ = 0, wraps_ = 0;
 };

@@ -17,8 +17,7 @@ namespace tscope::cuda {
 void launchEmbed(float* out, const int* tokens, const float* wte, const float* positions, int T, int C, int pos0, cudaStream_t stream);
 // out (1, C) = wte[*token] + positions[*position] (positions may be null); token and position in
 // device memory (a recorded decode step's state).
-void launchEmbedStep(float* out, const int* token, const int* position, const float* wte, const float* positions, int C,
-                     cudaStream_t stream);
+void launchEmbedStep(float* out, const int* token, const int* position, const float* wte, const float* positions, int C, cudaStream_t stream);
 
 // norm.cu: one block per row.
 void launchLayerNorm(float* out, const float* in, const float* weight, const float* bias, int T, int C, float eps, cudaStream_t stream);
@@ -89,36 +88,35 @@ void launchAttentionMaps(float* probs, float* scores, const float* qkv, const fl
 // backward_embed.cu. dwte (V, C) += rows of dout (rows, C) grouped by token: bucket u holds the rows
 // bucketRows[bucketStarts[u] .. bucketStarts[u+1]) (ascending) whose token is bucketTokens[u] (the
 // caller buckets the host token ids, so the sum runs in row order with no atomics).
-void launchEmbedTokensBackward(float* dwte, const float* dout, const int* bucketTokens, const int* bucketStarts, const int* bucketRows,
-                               int buckets, int C, cudaStream_t stream);
+void launchEmbedTokensBackward(float* dwte, const float* dout, const int* bucketTokens, const int* bucketStarts, const int* bucketRows, int buckets,
+                               int C, cudaStream_t stream);
 // dpositions (T, C) += sum over b of dout (b*T + t) for the rows / T sequences.
 void launchEmbedPositionsBackward(float* dpositions, const float* dout, int rows, int T, int C, cudaStream_t stream);
 
 // backward_norm.cu: one block per row for din, then a two-stage column sum for dweight / dbias.
 size_t normBackwardScratchFloats(int rows, int C);
-void launchLayerNormBackward(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows,
-                             int C, float eps, float* scratch, cudaStream_t stream);
+void launchLayerNormBackward(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows, int C,
+                             float eps, float* scratch, cudaStream_t stream);
 void launchRmsNormBackward(float* din, float* dweight, const float* dout, const float* in, const float* weight, int rows, int C, float eps,
                            float* scratch, cudaStream_t stream);
 
 // backward_matmul.cu: cuBLAS SGEMM with beta = 1 (accumulate); cublas must be bound to `stream`.
 // Null din / dweight / dbias: not computed.
 size_t matmulBackwardScratchFloats(int rows, int N);  // the bias column sums
-void launchMatmulBackward(cublasHandle_t cublas, float* din, float* dweight, float* dbias, const float* dout, const float* in,
-                          const float* weight, int rows, int K, int N, float* scratch, cudaStream_t stream);
+void launchMatmulBackward(cublasHandle_t cublas, float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight,
+                          int rows, int K, int N, float* scratch, cudaStream_t stream);
 void launchMatmulTransposedBackward(cublasHandle_t cublas, float* din, float* dweight, const float* dout, const float* in, const float* weight,
                                     int rows, int K, int N);
 
 // backward_elementwise.cu: din (n) += act'(in) dout; SwiGLU: dgate, dvalue (n) +=.
 void launchActivationBackward(float* din, const float* dout, const float* in, size_t n, Activation activation, cudaStream_t stream);
-void launchSwigluBackward(float* dgate, float* dvalue, const float* dout, const float* gate, const float* value, size_t n,
-                          cudaStream_t stream);
+void launchSwigluBackward(float* dgate, float* dvalue, const float* dout, const float* gate, const float* value, size_t n, cudaStream_t stream);
 
 // backward_attention.cu: model/train/backward.h's attention contract for `batch` sequences (shape.pos0 = 0);
 // alibiSlopes (H) is a device copy of shape.alibiSlopes (null without ALiBi).
 size_t attentionBackwardScratchFloats(const AttentionShape& shape);
-void launchAttentionBackward(float* dqkv, const float* dout, const float* qkv, const AttentionShape& shape, int batch,
-                             const float* alibiSlopes, float* scratch, cudaStream_t stream);
+void launchAttentionBackward(float* dqkv, const float* dout, const float* qkv, const AttentionShape& shape, int batch, const float* alibiSlopes,
+                             float* scratch, cudaStream_t stream);
 
 // backward_loss.cu: dlogits (rows, V) = (not +=) scale * (softmax - onehot(target)) on scored rows,
 // 0 elsewhere (dlogits may alias logits); rowLoss (rows) = -log p(target), 0 on unscored rows.

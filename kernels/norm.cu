@@ -181,8 +181,7 @@ __global__ void addNormBlockKernel(float* x, const float* y, float* out, const f
 }
 
 template <int W, bool kRms>
-void launchAddNormAs(float* x, const float* y, float* out, const float* weight, const float* bias, int T, int C, float eps,
-                     cudaStream_t stream) {
+void launchAddNormAs(float* x, const float* y, float* out, const float* weight, const float* bias, int T, int C, float eps, cudaStream_t stream) {
   if (C <= kWarpRowMaxC) {
     const unsigned blocks = static_cast<unsigned>((T + kWarpRowsPerBlock - 1) / kWarpRowsPerBlock);
     addNormWarpKernel<W, kRms><<<blocks, kWarpRowsPerBlock * 32, 0, stream>>>(x, y, out, weight, bias, T, C, eps);
@@ -234,7 +233,7 @@ void launchRmsNorm(float* out, const float* in, const float* weight, int T, int 
 void launchHeadRmsNorm(float* qkv, const float* qWeight, const float* kWeight, int rows, int H, int Hkv, int D, int stride, float eps,
                        cudaStream_t stream) {
   if (rows <= 0) return;
-  headRmsNormKernel<<<rows * (H + Hkv), kNormThreads, 0, stream>>>(qkv, qWeight, kWeight, H, Hkv, D, stride, eps);
+  headRmsNormKernel<<<rows*(H + Hkv), kNormThreads, 0, stream>>>(qkv, qWeight, kWeight, H, Hkv, D, stride, eps);
   TSCOPE_LAUNCH_CHECK();
 }
 

@@ -30,8 +30,6 @@ inline RopeFrequencies ropeFrequenciesOf(const AttentionShape& s) {
 }
 
 // The angle per position of pair i of a D-value head, in double as positional.cpp computes it.
-__device__ inline double ropePairFrequency(const RopeFrequencies& f, int i, int D) {
-  return f.count > 0 ? f.values[i] : pow(f.base, -2.0 * i / D);
-}
+__device__ inline double ropePairFrequency(const RopeFrequencies& f, int i, int D) { return f.count > 0 ? f.values[i] : pow(f.base, -2.0 * i / D); }
 
 }  // namespace tscope::cuda

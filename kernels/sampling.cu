@@ -200,16 +200,14 @@ __device__ void keepAndRenormalise(const float* logits, float* probs, int V, Pre
   for (int i = threadIdx.x; i < V; i += kThreads)
     if (prefix.keeps(orderKey(logits[i]), i)) kept += probs[i];
   kept = blockSumT(kept);
-  for (int i = threadIdx.x; i < V; i += kThreads)
-    probs[i] = prefix.keeps(orderKey(logits[i]), i) ? static_cast<float>(probs[i] / kept) : 0.0f;
+  for (int i = threadIdx.x; i < V; i += kThreads) probs[i] = prefix.keeps(orderKey(logits[i]), i) ? static_cast<float>(probs[i] / kept) : 0.0f;
 }
 
 // --- the kernel --------------------------------------------------------------------------------
 
 // One block of kThreads. probs (V): scratch for the stage probabilities.
-__global__ void __launch_bounds__(kThreads)
-    sampleKernel(const float* logits, int V, double temperature, int topK, float topP, bool greedy, unsigned long long* rngState,
-                 int* token, int* errorCode, int* position, float* probs) {
+__global__ void __launch_bounds__(kThreads) sampleKernel(const float* logits, int V, double temperature, int topK, float topP, bool greedy,
+                                                         unsigned long long* rngState, int* token, int* errorCode, int* position, float* probs) {
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
 
   // 1. checkLogits (the first NaN or +inf by id decides the message, as the CPU's scan does),
@@ -261,7 +259,8 @@ __global__ void __launch_bounds__(kThreads)
 
   // 3. top-k: exactly k ids by (logit desc, id asc), renormalised.
   if (topK > 0 && topK < V) {
-    const Prefix topKPrefix = shortestPrefix(logits, V, [](int) { return 1ull; }, static_cast<unsigned long long>(topK));
+    const Prefix topKPrefix = shortestPrefix(
+        logits, V, [](int) { return 1ull; }, static_cast<unsigned long long>(topK));
     keepAndRenormalise(logits, probs, V, topKPrefix);
   }
 

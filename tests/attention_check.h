@@ -19,11 +19,11 @@
 namespace tscope::testing {
 
 // Tolerances (fp32 kernels against a double-accumulating reference).
-constexpr double kOutTolerance = 1e-5;     // out: relative to max |ref|
-constexpr double kRopeTolerance = 1e-6;    // rotated Q and K (both sides rotate in double)
-constexpr double kProbTolerance = 1e-5;    // probabilities: absolute
-constexpr double kScoreTolerance = 1e-5;   // scores: relative to max |ref| (masked -inf must match exactly)
-constexpr float kUntouched = 12345.0f;     // map entries start as this, so one left unwritten shows
+constexpr double kOutTolerance = 1e-5;    // out: relative to max |ref|
+constexpr double kRopeTolerance = 1e-6;   // rotated Q and K (both sides rotate in double)
+constexpr double kProbTolerance = 1e-5;   // probabilities: absolute
+constexpr double kScoreTolerance = 1e-5;  // scores: relative to max |ref| (masked -inf must match exactly)
+constexpr float kUntouched = 12345.0f;    // map entries start as this, so one left unwritten shows
 
 struct Variant {
   std::string name;
@@ -37,15 +37,38 @@ inline std::vector<Variant> attentionVariants() {
       {"bidirectional", [](AttentionShape& s) { s.causal = false; }},
       {"window5", [](AttentionShape& s) { s.window = 5; }},
       {"window70", [](AttentionShape& s) { s.window = 70; }},  // spans two key tiles
-      {"bidirectional_window40", [](AttentionShape& s) { s.causal = false; s.window = 40; }},
+      {"bidirectional_window40",
+       [](AttentionShape& s) {
+         s.causal = false;
+         s.window = 40;
+       }},
       {"gqa2", [](AttentionShape& s) { s.nKvHead = 2; }},
-      {"gqa4_of_8", [](AttentionShape& s) { s.nHead = 8; s.nKvHead = 2; }},
+      {"gqa4_of_8",
+       [](AttentionShape& s) {
+         s.nHead = 8;
+         s.nKvHead = 2;
+       }},
       {"mqa", [](AttentionShape& s) { s.nKvHead = 1; }},
       {"rope", [](AttentionShape& s) { s.ropeBase = 10000; }},
-      {"rope_gqa2_window70", [](AttentionShape& s) { s.ropeBase = 500; s.nKvHead = 2; s.window = 70; }},
-      {"rope_llama3_scaled_gqa2", [](AttentionShape& s) { s.ropeBase = 100; s.ropeFrequencies = tscope::testing::scaledRopeTable(); s.nKvHead = 2; }},
+      {"rope_gqa2_window70",
+       [](AttentionShape& s) {
+         s.ropeBase = 500;
+         s.nKvHead = 2;
+         s.window = 70;
+       }},
+      {"rope_llama3_scaled_gqa2",
+       [](AttentionShape& s) {
+         s.ropeBase = 100;
+         s.ropeFrequencies = tscope::testing::scaledRopeTable();
+         s.nKvHead = 2;
+       }},
       {"alibi", [](AttentionShape&) {}, true},
-      {"alibi_mqa_bidirectional", [](AttentionShape& s) { s.nKvHead = 1; s.causal = false; }, true},
+      {"alibi_mqa_bidirectional",
+       [](AttentionShape& s) {
+         s.nKvHead = 1;
+         s.causal = false;
+       },
+       true},
       {"alibi_window40", [](AttentionShape& s) { s.window = 40; }, true},
   };
 }

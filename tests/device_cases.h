@@ -109,7 +109,7 @@ inline std::vector<std::vector<float>> expectMatchesReference(Device& device, De
 }
 
 // The cases that compare a device with the reference have nothing to do on the reference itself.
-#define SKIP_ON_THE_REFERENCE(device)                                                                  \
+#define SKIP_ON_THE_REFERENCE(device) \
   if ((device).name() == "reference") GTEST_SKIP() << "the reference is what the other devices are compared with"
 
 }  // namespace tscope::testing

@@ -30,9 +30,9 @@ class RecordingBackend : public Backend {
   std::string name() const override { return "recording-test"; }
   bool isHost() const override { return false; }  // the Transformer copies its weights, as for CUDA
 
-  int recordings = 0;     // endRecording() calls
-  int replays = 0;        // replayStep() calls
-  int directOps = 0;      // ops run at once (not recorded)
+  int recordings = 0;  // endRecording() calls
+  int replays = 0;     // replayStep() calls
+  int directOps = 0;   // ops run at once (not recorded)
 
   Buffer allocate(size_t count) override {
     refuseWhileRecording("allocate");
@@ -185,8 +185,8 @@ inline std::vector<float> logitsOn(Backend& judge, const Weights& weights, const
 // How many generated tokens `judge` would not have chosen (teacher forcing: it runs the prompt plus
 // the generated tokens), replaying the same rng stream: greedy, an argmax up to fp32 noise; sampled,
 // its sampleNext with the same rng stream, which both advance identically.
-inline int disagreements(Backend& judge, const Weights& weights, const std::vector<int>& prompt, const std::vector<int>& generated, const SamplingParams& params,
-                  std::string* detail) {
+inline int disagreements(Backend& judge, const Weights& weights, const std::vector<int>& prompt, const std::vector<int>& generated,
+                         const SamplingParams& params, std::string* detail) {
   const int V = weights.config().vocab_size, P = static_cast<int>(prompt.size());
   const auto logits = logitsOn(judge, weights, prompt, generated);
   Rng rng(params.seed);

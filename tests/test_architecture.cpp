@@ -18,12 +18,12 @@
 #include "tests/test_helpers.h"
 
 using namespace tscope;
+using tscope::testing::architectureVariants;
 using tscope::testing::compare;
 using tscope::testing::randomWeights;
 using tscope::testing::sequence;
 using tscope::testing::smallConfig;
 using tscope::testing::variantConfig;
-using tscope::testing::architectureVariants;
 
 TEST(Architecture, EigenMatchesReferenceForEveryVariant) {
   for (const auto& v : architectureVariants()) {
@@ -57,7 +57,7 @@ TEST(Architecture, EigenMatchesReferenceForEveryVariant) {
 TEST(Architecture, KvCacheMatchesFullForwardForCausalVariants) {
   for (const auto& v : architectureVariants()) {
     const ModelConfig config = variantConfig(v);
-    if (!config.causal) continue;  // an encoder's earlier tokens would see later ones
+    if (!config.causal) continue;                                    // an encoder's earlier tokens would see later ones
     if (config.isMoe() && config.moe_capacity_factor > 0) continue;  // capacity depends on how many tokens share a forward
     Weights weights = randomWeights(config, 6);
     auto backend = makeCpuBackend(1);
@@ -193,7 +193,11 @@ TEST(Architecture, ImpossibleCombinationsNameTheFieldAndRule) {
   };
   EXPECT_EQ(messageFor([](ModelConfig& c) { c.n_head = 5; }), "n_head (5) must divide n_embd (32)");
   EXPECT_EQ(messageFor([](ModelConfig& c) { c.n_kv_head = 3; }), "n_kv_head (3) must divide n_head (4)");
-  EXPECT_EQ(messageFor([](ModelConfig& c) { c.n_experts = 4; c.moe_top_k = 5; }), "moe_top_k (5) must be at most n_experts (4)");
+  EXPECT_EQ(messageFor([](ModelConfig& c) {
+              c.n_experts = 4;
+              c.moe_top_k = 5;
+            }),
+            "moe_top_k (5) must be at most n_experts (4)");
   EXPECT_EQ(messageFor([](ModelConfig& c) { c.moe_shared_expert_d_ff = 8; }), "moe_shared_expert_d_ff needs a mixture of experts (n_experts > 0)");
   EXPECT_EQ(messageFor([](ModelConfig& c) {
               c.n_experts = 4;
@@ -202,9 +206,15 @@ TEST(Architecture, ImpossibleCombinationsNameTheFieldAndRule) {
             }),
             "moe_normalize_top_k false is a token_choice setting (expert_choice gates are the router probabilities already)");
   EXPECT_NE(messageFor([](ModelConfig& c) { c.attention_window = -1; }).find("attention_window"), std::string::npos);
-  EXPECT_NE(messageFor([](ModelConfig& c) { c.n_head = 32; c.position_encoding = PositionEncoding::Rope; }).find("even head dimension"),
+  EXPECT_NE(messageFor([](ModelConfig& c) {
+              c.n_head = 32;
+              c.position_encoding = PositionEncoding::Rope;
+            }).find("even head dimension"),
             std::string::npos);
-  EXPECT_NE(messageFor([](ModelConfig& c) { c.position_encoding = PositionEncoding::Sinusoidal; c.position_base = 1.0; }).find("position_base"),
+  EXPECT_NE(messageFor([](ModelConfig& c) {
+              c.position_encoding = PositionEncoding::Sinusoidal;
+              c.position_base = 1.0;
+            }).find("position_base"),
             std::string::npos);
   // Llama 3's RoPE scaling: only on RoPE models, with a positive factor, 0 < low < high, a context.
   const auto scaledRope = [&](const std::function<void(ModelConfig&)>& change) {

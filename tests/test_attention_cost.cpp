@@ -63,8 +63,8 @@ TEST(AttentionCost, TheWorkedExampleToTheByte) {
   EXPECT_EQ(attentionMatrixBytes(4096, 16), int64_t{1} << 30);
   EXPECT_EQ(linformerMatrixBytes(4096, 256, 16), int64_t{64} << 20);
   EXPECT_EQ(attentionMatrixBytes(4096, 16) / linformerMatrixBytes(4096, 256, 16), 16);  // n / k
-  EXPECT_EQ(attentionMatrixBytes(4096, 16, 2), int64_t{512} << 20);                       // fp16 halves it
-  EXPECT_EQ(linformerMatrixBytes(100, 256, 1), int64_t{100} * 100 * 4);                   // k > n uses n rows
+  EXPECT_EQ(attentionMatrixBytes(4096, 16, 2), int64_t{512} << 20);                     // fp16 halves it
+  EXPECT_EQ(linformerMatrixBytes(100, 256, 1), int64_t{100} * 100 * 4);                 // k > n uses n rows
 }
 
 TEST(AttentionCost, TrafficMatchesTheHeadersCountsOnASmallCase) {
@@ -73,7 +73,7 @@ TEST(AttentionCost, TrafficMatchesTheHeadersCountsOnASmallCase) {
   EXPECT_EQ(full.naiveBytes, (4 * 6 * 2 + 4 * 36) * 4);
   EXPECT_EQ(full.tiledBytes, (6 * 2 + 2 * 2 * 6 * 2 + 6 * 2 + 2 * 6) * 4);
   const MemoryTraffic causal = attentionMemoryTraffic(6, 2, 4, true);
-  EXPECT_EQ(causal.naiveBytes, full.naiveBytes);                              // naive writes all of S either way
+  EXPECT_EQ(causal.naiveBytes, full.naiveBytes);                                // naive writes all of S either way
   EXPECT_EQ(causal.tiledBytes, (6 * 2 + 2 * 2 * (4 + 6) + 6 * 2 + 2 * 6) * 4);  // tile 0 sees 4 keys, tile 1 all 6
 }
 
@@ -142,8 +142,8 @@ TEST(AttentionCost, LogLogFitRejectsBadInputWithOneLine) {
     }
     return "";
   };
-  for (const std::string& m : {message(one, one), message(two, three), message(two, withZero), message(withZero, two),
-                               message(same, two), message(two, withNan)}) {
+  for (const std::string& m :
+       {message(one, one), message(two, three), message(two, withZero), message(withZero, two), message(same, two), message(two, withNan)}) {
     EXPECT_FALSE(m.empty());
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
   }

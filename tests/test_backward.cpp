@@ -152,8 +152,8 @@ namespace {
 // Runs `call` twice on gradient buffers: once from random starting values (through the ops
 // object) and once from the same values through the free function; they must agree exactly, and
 // the ops object's result must equal start + its result from zero (accumulation).
-void expectSameAndAccumulates(const char* what, std::vector<std::vector<float>*> grads,
-                              const std::function<void()>& viaOps, const std::function<void()>& viaFree) {
+void expectSameAndAccumulates(const char* what, std::vector<std::vector<float>*> grads, const std::function<void()>& viaOps,
+                              const std::function<void()>& viaFree) {
   std::vector<std::vector<float>> start;
   for (size_t i = 0; i < grads.size(); ++i) start.push_back(randomVector(grads[i]->size(), 70 + i));
   for (size_t i = 0; i < grads.size(); ++i) *grads[i] = start[i];
@@ -167,8 +167,7 @@ void expectSameAndAccumulates(const char* what, std::vector<std::vector<float>*>
   viaOps();
   for (size_t i = 0; i < grads.size(); ++i) {
     double maxDiff = 0;
-    for (size_t j = 0; j < grads[i]->size(); ++j)
-      maxDiff = std::max(maxDiff, std::abs((double)ops[i][j] - start[i][j] - (*grads[i])[j]));
+    for (size_t j = 0; j < grads[i]->size(); ++j) maxDiff = std::max(maxDiff, std::abs((double)ops[i][j] - start[i][j] - (*grads[i])[j]));
     EXPECT_LT(maxDiff, 1e-5) << what << ": gradient " << i << " does not accumulate (+=): max |result - start - fromZero| " << maxDiff;
   }
 }
@@ -185,32 +184,37 @@ TEST(Backward, OpsObjectAgreesWithTheFreeFunctions) {
   auto mw = randomVector(K * N, 83), dyN = randomVector(rows * N, 84);
   std::vector<float> a, b, c;
   a.resize(V * C), b.resize(T * C);
-  expectSameAndAccumulates("embed", {&a, &b}, [&] { ops->embed(a.data(), b.data(), dy.data(), tokens, rows, T, C); },
-                           [&] { ref::embedBackward(a.data(), b.data(), dy.data(), tokens, rows, T, C); });
+  expectSameAndAccumulates(
+      "embed", {&a, &b}, [&] { ops->embed(a.data(), b.data(), dy.data(), tokens, rows, T, C); },
+      [&] { ref::embedBackward(a.data(), b.data(), dy.data(), tokens, rows, T, C); });
   a.resize(rows * C), b.resize(C), c.resize(C);
-  expectSameAndAccumulates("layerNorm", {&a, &b, &c},
-                           [&] { ops->layerNorm(a.data(), b.data(), c.data(), dy.data(), x.data(), w.data(), rows, C, 1e-5f); },
-                           [&] { ref::layerNormBackward(a.data(), b.data(), c.data(), dy.data(), x.data(), w.data(), rows, C, 1e-5f); });
-  expectSameAndAccumulates("rmsNorm", {&a, &b}, [&] { ops->rmsNorm(a.data(), b.data(), dy.data(), x.data(), w.data(), rows, C, 1e-5f); },
-                           [&] { ref::rmsNormBackward(a.data(), b.data(), dy.data(), x.data(), w.data(), rows, C, 1e-5f); });
+  expectSameAndAccumulates(
+      "layerNorm", {&a, &b, &c}, [&] { ops->layerNorm(a.data(), b.data(), c.data(), dy.data(), x.data(), w.data(), rows, C, 1e-5f); },
+      [&] { ref::layerNormBackward(a.data(), b.data(), c.data(), dy.data(), x.data(), w.data(), rows, C, 1e-5f); });
+  expectSameAndAccumulates(
+      "rmsNorm", {&a, &b}, [&] { ops->rmsNorm(a.data(), b.data(), dy.data(), x.data(), w.data(), rows, C, 1e-5f); },
+      [&] { ref::rmsNormBackward(a.data(), b.data(), dy.data(), x.data(), w.data(), rows, C, 1e-5f); });
   a.resize(rows * K), b.resize(K * N), c.resize(N);
-  expectSameAndAccumulates("matmul", {&a, &b, &c},
-                           [&] { ops->matmul(a.data(), b.data(), c.data(), dyN.data(), x.data(), mw.data(), rows, K, N); },
-                           [&] { ref::matmulBackward(a.data(), b.data(), c.data(), dyN.data(), x.data(), mw.data(), rows, K, N); });
-  expectSameAndAccumulates("matmulTransposed", {&a, &b},
-                           [&] { ops->matmulTransposed(a.data(), b.data(), dyN.data(), x.data(), mw.data(), rows, K, N); },
-                           [&] { ref::matmulTransposedBackward(a.data(), b.data(), dyN.data(), x.data(), mw.data(), rows, K, N); });
+  expectSameAndAccumulates(
+      "matmul", {&a, &b, &c}, [&] { ops->matmul(a.data(), b.data(), c.data(), dyN.data(), x.data(), mw.data(), rows, K, N); },
+      [&] { ref::matmulBackward(a.data(), b.data(), c.data(), dyN.data(), x.data(), mw.data(), rows, K, N); });
+  expectSameAndAccumulates(
+      "matmulTransposed", {&a, &b}, [&] { ops->matmulTransposed(a.data(), b.data(), dyN.data(), x.data(), mw.data(), rows, K, N); },
+      [&] { ref::matmulTransposedBackward(a.data(), b.data(), dyN.data(), x.data(), mw.data(), rows, K, N); });
   a.resize(rows * C), b.resize(rows * C);
   for (Activation kind : {Activation::GeluTanh, Activation::GeluErf, Activation::Relu})
-    expectSameAndAccumulates("activation", {&a}, [&] { ops->activation(a.data(), dy.data(), x.data(), a.size(), kind); },
-                             [&] { ref::activationBackward(a.data(), dy.data(), x.data(), a.size(), kind); });
-  expectSameAndAccumulates("swiglu", {&a, &b}, [&] { ops->swiglu(a.data(), b.data(), dy.data(), x.data(), dy.data(), a.size()); },
-                           [&] { ref::swigluBackward(a.data(), b.data(), dy.data(), x.data(), dy.data(), a.size()); });
+    expectSameAndAccumulates(
+        "activation", {&a}, [&] { ops->activation(a.data(), dy.data(), x.data(), a.size(), kind); },
+        [&] { ref::activationBackward(a.data(), dy.data(), x.data(), a.size(), kind); });
+  expectSameAndAccumulates(
+      "swiglu", {&a, &b}, [&] { ops->swiglu(a.data(), b.data(), dy.data(), x.data(), dy.data(), a.size()); },
+      [&] { ref::swigluBackward(a.data(), b.data(), dy.data(), x.data(), dy.data(), a.size()); });
   auto shape = attentionShape(T, 2, 2);
   shape.nKvHead = 1;
   shape.ropeBase = 10000;
   auto qkv = randomVector(rows * shape.qkvDim(), 85);
   a.resize(qkv.size());
-  expectSameAndAccumulates("attention", {&a}, [&] { ops->attention(a.data(), dy.data(), qkv.data(), shape, rows / T); },
-                           [&] { ref::attentionBackward(a.data(), dy.data(), qkv.data(), shape, rows / T); });
+  expectSameAndAccumulates(
+      "attention", {&a}, [&] { ops->attention(a.data(), dy.data(), qkv.data(), shape, rows / T); },
+      [&] { ref::attentionBackward(a.data(), dy.data(), qkv.data(), shape, rows / T); });
 }

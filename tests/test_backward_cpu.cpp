@@ -89,8 +89,7 @@ TEST(BackwardCpu, RepeatedRunsAreBitwiseIdentical) {
       ASSERT_EQ(first[i].size(), again[i].size());
       const auto difference = compare(again[i], first[i]);
       EXPECT_EQ(std::memcmp(first[i].data(), again[i].data(), first[i].size() * sizeof(float)), 0)
-          << "output " << i << " differs between two runs with 2 threads (arrays shifted by " << shift << " floats): "
-          << difference.describe();
+          << "output " << i << " differs between two runs with 2 threads (arrays shifted by " << shift << " floats): " << difference.describe();
     }
   }
 }

@@ -77,8 +77,8 @@ inline void expectGradientMatches(const std::string& what, std::vector<float>& x
     maxRef = std::max(maxRef, std::abs(numeric));
   }
   ::testing::Test::RecordProperty(what, std::to_string(maxDiff) + " (max |numeric| " + std::to_string(maxRef) + ")");
-  EXPECT_LT(maxDiff, 5e-3 * std::max(1.0, maxRef)) << what << ": max |numeric - analytic| " << maxDiff << " at " << worst
-                                                   << ", max |numeric| " << maxRef;
+  EXPECT_LT(maxDiff, 5e-3 * std::max(1.0, maxRef)) << what << ": max |numeric - analytic| " << maxDiff << " at " << worst << ", max |numeric| "
+                                                   << maxRef;
 }
 
 // A causal attention shape of T tokens, H heads of D (no cache beyond T, no positions).

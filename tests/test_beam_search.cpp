@@ -25,8 +25,7 @@ std::vector<float> randomLogits(Rng& rng, int vocab, double scale = 4.0) {
 // A "random tree" language model: the logits after a sequence are a pseudo-random function of the
 // whole sequence (prompt included), plus an optional bonus on EOS; rounded to integers when asked,
 // to force ties. Slots keep the sequence so far, so a wrong or missing copy changes later logits.
-std::vector<float> logitsAfter(const std::vector<int>& sequence, int vocab, int eos, float eosBonus,
-                               bool integerLogits = false) {
+std::vector<float> logitsAfter(const std::vector<int>& sequence, int vocab, int eos, float eosBonus, bool integerLogits = false) {
   uint64_t hash = 1469598103934665603ull;
   for (int token : sequence) hash = (hash ^ static_cast<uint64_t>(token + 1)) * 1099511628211ull;
   Rng rng(hash);
@@ -51,8 +50,7 @@ struct SequenceModel : BeamModel {
   std::vector<std::vector<int>> slots;
   std::vector<int> feedLengths;  // length of every feed call, in order
 
-  SequenceModel(int vocabSize, int slotCount, int eosId = -1, float bonus = 0)
-      : vocab(vocabSize), eos(eosId), eosBonus(bonus), slots(slotCount) {}
+  SequenceModel(int vocabSize, int slotCount, int eosId = -1, float bonus = 0) : vocab(vocabSize), eos(eosId), eosBonus(bonus), slots(slotCount) {}
   int vocabSize() const override { return vocab; }
   int slotCount() const override { return static_cast<int>(slots.size()); }
   void copySlot(int from, int to) override {
@@ -87,8 +85,7 @@ std::vector<int> tokensTo(const BeamResult& result, int node) {
 }
 
 // Best sequence over every continuation of up to `length` tokens that stops early only at EOS.
-void bruteForceBest(const SequenceModel& model, const std::vector<int>& prompt, int length,
-                    std::vector<int>& bestTokens, double& bestLogProb) {
+void bruteForceBest(const SequenceModel& model, const std::vector<int>& prompt, int length, std::vector<int>& bestTokens, double& bestLogProb) {
   bestLogProb = -1e300;
   std::function<void(std::vector<int>&)> visit = [&](std::vector<int>& generated) {
     const bool ended = static_cast<int>(generated.size()) == length || (!generated.empty() && generated.back() == model.eos);
@@ -233,8 +230,8 @@ TEST(BeamSearch, SlotCopiesCarryTheRightStateAndThePromptIsFedOnce) {
     EXPECT_NEAR(result.finalLogProbs[b], model.logProbOf(kPrompt, result.finalBeams[b]), 1e-4) << "beam " << b;
   ASSERT_FALSE(model.feedLengths.empty());
   EXPECT_EQ(model.feedLengths[0], 3) << "the prompt goes in first, whole";
-  EXPECT_EQ(std::count(model.feedLengths.begin(), model.feedLengths.end(), 1),
-            static_cast<long>(model.feedLengths.size()) - 1) << "every later feed is one token";
+  EXPECT_EQ(std::count(model.feedLengths.begin(), model.feedLengths.end(), 1), static_cast<long>(model.feedLengths.size()) - 1)
+      << "every later feed is one token";
   EXPECT_EQ(model.feedLengths.size(), 1u + width * (maxNew - 1)) << "the last step feeds nothing";
 
   SequenceModel broken(5, 2 * width);

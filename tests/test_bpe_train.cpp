@@ -29,13 +29,12 @@ std::string sennrichCorpus() {
 
 // English-like text: words from a small list with punctuation and line breaks, fixed seed.
 std::string englishLikeText(size_t bytes, unsigned seed) {
-  static const char* const kWords[] = {
-      "the",     "of",      "and",    "to",      "in",     "a",        "is",       "that",   "for",
-      "it",      "as",      "was",    "with",    "be",     "by",       "on",       "not",    "he",
-      "this",    "are",     "or",     "his",     "from",   "at",       "which",    "but",    "have",
-      "an",      "had",     "they",   "you",     "were",   "their",    "one",      "all",    "we",
-      "attention", "transformer", "token", "layer", "model", "weights", "residual", "softmax", "heads",
-      "learning", "gradient", "embedding", "Students", "Teacher", "2024", "1,000", "isn't", "they're"};
+  static const char* const kWords[] = {"the",       "of",          "and",       "to",       "in",      "a",       "is",       "that",    "for",
+                                       "it",        "as",          "was",       "with",     "be",      "by",      "on",       "not",     "he",
+                                       "this",      "are",         "or",        "his",      "from",    "at",      "which",    "but",     "have",
+                                       "an",        "had",         "they",      "you",      "were",    "their",   "one",      "all",     "we",
+                                       "attention", "transformer", "token",     "layer",    "model",   "weights", "residual", "softmax", "heads",
+                                       "learning",  "gradient",    "embedding", "Students", "Teacher", "2024",    "1,000",    "isn't",   "they're"};
   std::mt19937 rng(seed);
   std::uniform_int_distribution<size_t> pick(0, std::size(kWords) - 1);
   std::uniform_int_distribution<int> punctuation(0, 19);
@@ -101,8 +100,7 @@ BpeTrainingResult referenceTrainBpe(std::string_view corpus, int vocabSize) {
 }
 
 // The loaded tokenizer's split of each distinct word of `corpus` equals replaying the merges on it.
-void expectEncoderReplaysMerges(const tscope::Tokenizer& tokenizer, const BpeTrainingResult& result,
-                                std::string_view corpus) {
+void expectEncoderReplaysMerges(const tscope::Tokenizer& tokenizer, const BpeTrainingResult& result, std::string_view corpus) {
   std::set<std::string> words;
   for (const std::string& word : tscope::gpt2PreTokenize(corpus)) words.insert(word);
   int mismatches = 0;
@@ -120,8 +118,7 @@ TEST(BpeTrain, FirstMergesAreTheHandComputedMostFrequentPairs) {
   // Pair counts by hand: es 9, st 9 (tie: "e s" < "s t"), then es+t 9; lo 7, ow 7 (tie: "l o"
   // first), lo+w 7; then at 6: " "+low (low x4 + lower x2) beats " n", "n e", "e w", "w est".
   const BpeTrainingResult result = tscope::trainBpe(sennrichCorpus(), 256 + 6 + 1);
-  const std::vector<std::pair<std::string, std::string>> expected = {
-      {"e", "s"}, {"es", "t"}, {"l", "o"}, {"lo", "w"}, {" ", "low"}, {" ", "n"}};
+  const std::vector<std::pair<std::string, std::string>> expected = {{"e", "s"}, {"es", "t"}, {"l", "o"}, {"lo", "w"}, {" ", "low"}, {" ", "n"}};
   const std::vector<long> expectedCounts = {9, 9, 7, 7, 6, 6};
   EXPECT_EQ(result.merges, expected);
   EXPECT_EQ(result.mergeCounts, expectedCounts);
@@ -136,8 +133,12 @@ TEST(BpeTrain, FilesLoadAndRoundTripArbitraryBytes) {
   ScratchDir dir("tscope_bpe_train");
   const auto tokenizer = trainWriteLoad(result, dir);
   EXPECT_EQ(tokenizer->kind(), tscope::TokenizerKind::Gpt2Bpe);
-  std::vector<std::string> samples = {"", "the model", "  \n\n\t attention!!", "\xff\xfe\x80 invalid \xc3",
-                                      "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80", std::string(1, '\0')};
+  std::vector<std::string> samples = {"",
+                                      "the model",
+                                      "  \n\n\t attention!!",
+                                      "\xff\xfe\x80 invalid \xc3",
+                                      "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x98\x80",
+                                      std::string(1, '\0')};
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> byte(0, 255);
   for (int n = 0; n < 50; ++n) {
@@ -285,9 +286,8 @@ TEST(BpeTrain, WriterRejectsAResultThatIsNotByteLevel) {
   BpeTrainingResult result = tscope::trainBpe("", 257);
   result.tokens.erase(result.tokens.begin() + 5);
   ScratchDir dir("tscope_bpe_train");
-  tscope::testing::expectMentions(
-      tscope::testing::errorMessage([&] { tscope::writeGpt2TokenizerFiles(result, dir.path().string()); }),
-      {"no token for byte"});
+  tscope::testing::expectMentions(tscope::testing::errorMessage([&] { tscope::writeGpt2TokenizerFiles(result, dir.path().string()); }),
+                                  {"no token for byte"});
   EXPECT_FALSE(std::filesystem::exists(dir.file("vocab.json")));
 }
 

@@ -26,7 +26,7 @@ TEST(Cli, InitInfoAndForwardOnAMixtureOfExperts) {
   EXPECT_EQ(j["config"]["n_experts"], 4);
   const auto total = j["parameters"]["total"].get<int64_t>(), active = j["parameters"]["active"].get<int64_t>();
   const int64_t expert = 2 * (32 * 64 + 64) + (64 * 32 + 32);  // SwiGLU: fc + gate + proj
-  EXPECT_EQ(total - active, 2 * 2 * expert);  // 2 layers x 2 idle experts
+  EXPECT_EQ(total - active, 2 * 2 * expert);                   // 2 layers x 2 idle experts
   EXPECT_EQ(j["memory_bytes"]["kv_cache_per_token_fp32"], 2 * 2 * 1 * 16 * 4);
 
   CliRun forward = runCli("forward --model " + dir.file("m") + " --text 'Experts route tokens.' --dump " + dir.file("dump"), dir);

@@ -41,7 +41,7 @@ TEST(CliAttentionBench, OneRecordPerNAndVariantWithItsKnobs) {
     EXPECT_GT(r["peak_bytes"].get<int64_t>(), 0) << r;
     EXPECT_FALSE(r.contains("skipped"));
   }
-  EXPECT_EQ(records[1]["tile"], 32);  // flash carries its tile
+  EXPECT_EQ(records[1]["tile"], 32);    // flash carries its tile
   EXPECT_EQ(records[2]["buckets"], 4);  // lsh its buckets, rounds and chunk
   EXPECT_TRUE(records[2].contains("rounds") && records[2].contains("chunk"));
   EXPECT_FALSE(records[0].contains("tile") || records[3].contains("tile") || records[3].contains("buckets"));

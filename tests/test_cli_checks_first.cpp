@@ -50,7 +50,8 @@ TEST(CliChecksFirst, FilesThatAreNotFilesAreOneLineBeforeReading) {
   ScratchDir dir("tscope_cli_checks_files");
   const std::string configDir = brokenModel(dir, "config-dir", "config.json", [](const std::string& p) { std::filesystem::create_directory(p); });
   expectOneLine(runCli("info --model " + configDir, dir, kTimeout), 1, {"config.json", "is a directory"}, "config.json a directory");
-  const std::string configLoop = brokenModel(dir, "config-loop", "config.json", [](const std::string& p) { ASSERT_EQ(::symlink(p.c_str(), p.c_str()), 0); });
+  const std::string configLoop =
+      brokenModel(dir, "config-loop", "config.json", [](const std::string& p) { ASSERT_EQ(::symlink(p.c_str(), p.c_str()), 0); });
   expectOneLine(runCli("info --model " + configLoop, dir, kTimeout), 1, {"config.json", "loop of symbolic links"}, "config.json a loop");
   const std::string weightsLoop =
       brokenModel(dir, "weights-loop", "model.safetensors", [](const std::string& p) { ASSERT_EQ(::symlink(p.c_str(), p.c_str()), 0); });
@@ -92,8 +93,8 @@ TEST(CliChecksFirst, WhatAResultFileCannotHoldIsRefusedBeforeTraining) {
   expectOneLine(runCli("sweep --preset tiny --out " + dir.file("s") + " --bootstrap -1", dir, kTimeout), 2, {"--bootstrap"}, "sweep --bootstrap");
   expectOneLine(runCli("sweep --preset tiny --out " + dir.file("s") + " --seed x", dir, kTimeout), 2, {"--seed"}, "sweep --seed");
   tscope::testing::writeBytes(dir.file("csv-file"), "a file, not a folder");
-  expectOneLine(runCli("sweep --preset tiny --out " + dir.file("s") + " --csv " + dir.file("csv-file"), dir, kTimeout), 1, {"csv-file", "not a folder"},
-                "sweep --csv onto a file");
+  expectOneLine(runCli("sweep --preset tiny --out " + dir.file("s") + " --csv " + dir.file("csv-file"), dir, kTimeout), 1,
+                {"csv-file", "not a folder"}, "sweep --csv onto a file");
   EXPECT_FALSE(std::filesystem::exists(dir.file("s/sweep.json"))) << "a sweep was created before its flags were checked";
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   EXPECT_LT(seconds, 30) << "a refusal came after training";
@@ -109,8 +110,8 @@ TEST(CliChecksFirst, OneLineAndTheSameExitCodeForTheSameKindOfFailure) {
   expectOneLine(runCli("forward --model " + kModels + "/induction-2l --text ab --backend gpu", dir, kTimeout), 2, {"--backend", "gpu"}, "forward");
   expectOneLine(runCli("generate --model " + kModels + "/induction-2l --prompt ab --max-new 1 --backend gpu", dir, kTimeout), 2, {"--backend"},
                 "generate");
-  expectOneLine(runCli("train --config " + config + " --data induction --out " + dir.file("t") + " --backend gpu", dir, kTimeout), 2,
-                {"--backend"}, "train");
+  expectOneLine(runCli("train --config " + config + " --data induction --out " + dir.file("t") + " --backend gpu", dir, kTimeout), 2, {"--backend"},
+                "train");
   expectOneLine(runCli("sweep --preset tiny --out " + dir.file("s") + " --backend gpu", dir, kTimeout), 2, {"--backend"}, "sweep");
 }
 

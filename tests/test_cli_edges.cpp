@@ -79,7 +79,7 @@ TEST_F(CliEdges, NoTokensIsOneLineAndExitOne) {
   for (const TestModel& m : models_) {
     CliRun r;
     for (const std::string& command : std::vector<std::string>{"tokenize --text ''", "forward --text ''", "generate --prompt '' --max-new 3",
-                                       "forward --text-file " + empty, "generate --prompt-file " + empty}) {
+                                                               "forward --text-file " + empty, "generate --prompt-file " + empty}) {
       run(command + " --model " + m.path, r);
       expectOneLineError(r, 1, {"empty", "no tokens"}, command + " on " + m.name);
     }

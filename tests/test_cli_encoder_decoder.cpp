@@ -116,7 +116,8 @@ TEST(CliEncoderDecoder, AblatingTheCrossAttentionCutsTheDecoderOffTheSource) {
   EXPECT_EQ(all["clean_next"][0]["token"], "5");
   EXPECT_NE(all["next"][0]["token"], "5");
   EXPECT_LT(all["next"][0]["prob"].get<double>(), 0.9);
-  const CliRun run = runCli("forward --model " + std::string(TSCOPE_SOURCE_DIR) + "/assets/models/induction-2l --backend cpu --text ab --ablate 1.x0", dir);
+  const CliRun run =
+      runCli("forward --model " + std::string(TSCOPE_SOURCE_DIR) + "/assets/models/induction-2l --backend cpu --text ab --ablate 1.x0", dir);
   EXPECT_NE(run.exitCode, 0);
   expectMentions(oneLine(run), {"1.x0", "no cross-attention"});
 }
@@ -126,8 +127,8 @@ TEST(CliEncoderDecoder, DumpsEveryKindOfMap) {
   const std::string dump = dir.file("dump");
   const json out = parsed(runCli("forward --model " + kDates + " --backend cpu --source 'may first twenty ten' --text 2010-0 --dump " + dump, dir));
   ASSERT_TRUE(out.contains("dump"));
-  for (const std::string name : {"logits.npy", "source_ids.npy", "enc_attn_0.npy", "enc_attn_1.npy", "attn_0.npy", "attn_1.npy", "cross_0.npy",
-                                 "cross_1.npy"})
+  for (const std::string name :
+       {"logits.npy", "source_ids.npy", "enc_attn_0.npy", "enc_attn_1.npy", "attn_0.npy", "attn_1.npy", "cross_0.npy", "cross_1.npy"})
     EXPECT_TRUE(std::filesystem::exists(dump + "/" + name)) << name;
   // The attribution counts the cross-attention's heads: every part together is the logit.
   const json dla = json::parse(tscope::testing::readBytes(dump + "/dla.json"));

@@ -57,7 +57,8 @@ TEST(CliSweep, TinyPresetTrainsFitsAndExports) {
   expectOneLineError(runCli("sweep --preset brown --out " + out, dir), 2, "already holds another sweep");
 
   // Three runs at once (as on a GPU, here on CPU devices): the same runs, to the bit.
-  const testing::CliRun together = runCli("sweep --preset tiny --out " + dir.file("together") + " --threads 1 --backend cpu --parallel 3 --quiet --bootstrap 0", dir);
+  const testing::CliRun together =
+      runCli("sweep --preset tiny --out " + dir.file("together") + " --threads 1 --backend cpu --parallel 3 --quiet --bootstrap 0", dir);
   ASSERT_EQ(together.exitCode, 0) << together.err;
   const json parallel = json::parse(together.out)["runs"];
   ASSERT_EQ(parallel.size(), result["runs"].size());

@@ -40,7 +40,11 @@ ComparedRun handMadeRun(const std::string& key) {
 }
 
 TrainingComparison handMade() {
-  return {"Copy against reverse", "Two tasks.", "tscope-cli compare --presets copy,reverse", "a laptop", "2026-11-24",
+  return {"Copy against reverse",
+          "Two tasks.",
+          "tscope-cli compare --presets copy,reverse",
+          "a laptop",
+          "2026-11-24",
           {handMadeRun("copy"), handMadeRun("reverse")}};
 }
 
@@ -71,14 +75,36 @@ TEST(Comparison, EveryRuleRefusesWithOneLine) {
       {"fractional version", [](json& j) { j["version"] = 1.5; }, {"version"}},
       {"no runs", [](json& j) { j["runs"] = json::array(); }, {"no runs"}},
       {"runs not an array", [](json& j) { j["runs"] = 3; }, {"runs"}},
-      {"17 runs", [&](json& j) { j["runs"] = json::array(); for (int i = 0; i < 17; ++i) j["runs"].push_back(run17); }, {"17 runs", "16"}},
+      {"17 runs",
+       [&](json& j) {
+         j["runs"] = json::array();
+         for (int i = 0; i < 17; ++i) j["runs"].push_back(run17);
+       },
+       {"17 runs", "16"}},
       {"lengths", [](json& j) { j["runs"][1]["val_loss"].push_back(2.0); }, {"run 1", "reverse", "2 eval_steps", "3 val_loss"}},
-      {"not increasing", [](json& j) { j["runs"][0]["eval_steps"] = {4, 4}; }, {"run 0", "not increasing"}},
-      {"beyond the run", [](json& j) { j["runs"][0]["eval_steps"] = {3, 7}; }, {"eval_steps[1] = 7", "beyond", "6 steps"}},
-      {"negative step", [](json& j) { j["runs"][0]["eval_steps"] = {-1, 6}; }, {"eval_steps[0] = -1"}},
+      {"not increasing",
+       [](json& j) {
+         j["runs"][0]["eval_steps"] = {4, 4};
+       },
+       {"run 0", "not increasing"}},
+      {"beyond the run",
+       [](json& j) {
+         j["runs"][0]["eval_steps"] = {3, 7};
+       },
+       {"eval_steps[1] = 7", "beyond", "6 steps"}},
+      {"negative step",
+       [](json& j) {
+         j["runs"][0]["eval_steps"] = {-1, 6};
+       },
+       {"eval_steps[0] = -1"}},
       {"more steps than the config", [](json& j) { j["runs"][0]["train_loss"].push_back(2.4); }, {"7 train_loss", "6 steps"}},
-      {"no steps", [](json& j) { j["runs"][0]["train_loss"] = json::array(); j["runs"][0]["eval_steps"] = json::array();
-                                 j["runs"][0]["val_loss"] = json::array(); }, {"no train_loss"}},
+      {"no steps",
+       [](json& j) {
+         j["runs"][0]["train_loss"] = json::array();
+         j["runs"][0]["eval_steps"] = json::array();
+         j["runs"][0]["val_loss"] = json::array();
+       },
+       {"no train_loss"}},
       {"NaN loss", [](json& j) { j["runs"][0]["val_loss"][1] = std::numeric_limits<double>::quiet_NaN(); }, {"val_loss\"[1]", "finite"}},
       {"infinite loss", [](json& j) { j["runs"][1]["train_loss"][0] = std::numeric_limits<double>::infinity(); }, {"train_loss\"[0]"}},
       {"null loss", [](json& j) { j["runs"][1]["train_loss"][2] = nullptr; }, {"train_loss\"[2]", "not a number"}},

@@ -37,7 +37,8 @@ ModelConfig parsed(const json& fields) {
 }  // namespace
 
 TEST(ConfigVariant, ReadsTheVariantAndItsKnobs) {
-  const ModelConfig c = parsed({{"attention_variant", "linformer"}, {"attention_variant_knobs", {{"projected", 6}, {"projection", "gaussian"}, {"seed", 9}}}});
+  const ModelConfig c =
+      parsed({{"attention_variant", "linformer"}, {"attention_variant_knobs", {{"projected", 6}, {"projection", "gaussian"}, {"seed", 9}}}});
   EXPECT_EQ(c.attention_variant.variant, AttentionVariant::Linformer);
   EXPECT_EQ(c.attention_variant.projected, 6);
   EXPECT_EQ(c.attention_variant.linformerProjection, LinformerProjection::Gaussian);

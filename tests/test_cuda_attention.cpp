@@ -12,9 +12,9 @@
 #include "tests/attention_check.h"
 
 using namespace tscope;
-using tscope::testing::Size;
 using tscope::testing::attentionVariants;
 using tscope::testing::checkAttention;
+using tscope::testing::Size;
 
 // Prefills (pos0 = 0) of 1 .. 300 tokens, none a multiple of the 64-row tile but one, D 16 .. 128.
 TEST(CudaAttention, PrefillMatchesReferenceInEveryVariant) {

@@ -21,9 +21,9 @@
 #include "tests/test_helpers.h"
 
 using namespace tscope;
+using tscope::testing::architectureVariants;
 using tscope::testing::compare;
 using tscope::testing::randomWeights;
-using tscope::testing::architectureVariants;
 using tscope::testing::sequence;
 using tscope::testing::smallConfig;
 using tscope::testing::variantConfig;
@@ -129,7 +129,9 @@ TEST(CudaBackend, LayerNormAndRmsNormMatchReference) {
 
 TEST(CudaBackend, MatmulAndMatmulTransposedMatchReference) {
   REQUIRE_CUDA(cuda);
-  struct Shape { int T, K, N; };
+  struct Shape {
+    int T, K, N;
+  };
   for (const Shape s : {Shape{1, 64, 96}, Shape{7, 33, 65}, Shape{128, 256, 200}, Shape{3, 768, 2304}}) {
     const auto in = randomValues((size_t)s.T * s.K, 7), weight = randomValues((size_t)s.K * s.N, 8), bias = randomValues(s.N, 9);
     Buffer dIn = toDevice(*cuda, in), dW = toDevice(*cuda, weight), dB = toDevice(*cuda, bias), dOut = cuda->allocate((size_t)s.T * s.N);
@@ -213,14 +215,31 @@ TEST(CudaBackend, AttentionMatchesReferenceInEveryVariant) {
       {"causal", [](AttentionShape&) {}},
       {"bidirectional", [](AttentionShape& s) { s.causal = false; }},
       {"window3", [](AttentionShape& s) { s.window = 3; }},
-      {"bidirectional_window2", [](AttentionShape& s) { s.causal = false; s.window = 2; }},
+      {"bidirectional_window2",
+       [](AttentionShape& s) {
+         s.causal = false;
+         s.window = 2;
+       }},
       {"gqa2", [](AttentionShape& s) { s.nKvHead = 2; }},
       {"mqa", [](AttentionShape& s) { s.nKvHead = 1; }},
       {"rope", [](AttentionShape& s) { s.ropeBase = 10000; }},
-      {"rope_gqa2_window4", [](AttentionShape& s) { s.ropeBase = 500; s.nKvHead = 2; s.window = 4; }},
-      {"rope_llama3_scaled", [](AttentionShape& s) { s.ropeBase = 100; s.ropeFrequencies = tscope::testing::scaledRopeTable(); }},
+      {"rope_gqa2_window4",
+       [](AttentionShape& s) {
+         s.ropeBase = 500;
+         s.nKvHead = 2;
+         s.window = 4;
+       }},
+      {"rope_llama3_scaled",
+       [](AttentionShape& s) {
+         s.ropeBase = 100;
+         s.ropeFrequencies = tscope::testing::scaledRopeTable();
+       }},
       {"alibi", [](AttentionShape&) {}},  // slopes set below
-      {"alibi_mqa_bidirectional", [](AttentionShape& s) { s.nKvHead = 1; s.causal = false; }},
+      {"alibi_mqa_bidirectional",
+       [](AttentionShape& s) {
+         s.nKvHead = 1;
+         s.causal = false;
+       }},
   };
   const int H = 4, D = 16, cacheRows = 40;
   const std::vector<float> slopes = alibiSlopes(H);

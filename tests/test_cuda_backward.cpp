@@ -52,15 +52,15 @@ TEST(CudaBackward, AttentionBackwardAtAThousandTokens) {
   REQUIRE_CUDA_DEVICE(cudaDevice, cuda);
   const auto reference = makeReferenceDevice();
   const std::vector<tscope::testing::AttentionCase> cases = {{"T 1024, causal, RoPE, GQA", 1024, 4, 2, 64, true, 0, 10000, false},
-                                            {"T 1024, bidirectional", 1024, 2, 2, 64, false, 0, 0, false}};
+                                                             {"T 1024, bidirectional", 1024, 2, 2, 64, false, 0, 0, false}};
   for (const auto& c : cases) {
     const auto slopes = alibiSlopes(c.H);
     const AttentionShape shape = c.shape(slopes);
     const size_t qkvSize = static_cast<size_t>(c.T) * shape.qkvDim();
     const std::vector<std::vector<float>> inputs = {forwardQkv(shape, 1, 41), randomVector(static_cast<size_t>(c.T) * c.H * c.D, 42)};
-    expectMatchesReference(*cudaDevice, *reference, std::string("attention ") + c.name, inputs, {randomVector(qkvSize, 43, 0.01)},
-                           [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.attention(out[0], in[1], in[0], shape, 1); },
-                           kTolerance);
+    expectMatchesReference(
+        *cudaDevice, *reference, std::string("attention ") + c.name, inputs, {randomVector(qkvSize, 43, 0.01)},
+        [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.attention(out[0], in[1], in[0], shape, 1); }, kTolerance);
   }
 }
 
@@ -231,7 +231,8 @@ TEST(CudaBackward, TrainerRunsOnTheDeviceAndResumesOnTheCpu) {
   const double cpuEval = onCpu.evaluate().loss, deviceEval = onDevice.evaluate().loss;
   EXPECT_NEAR(deviceEval, cpuEval, 0.02 * cpuEval);
   // A device checkpoint resumes on the CPU (not bit for bit: the device summed in other orders).
-  const auto dir = std::filesystem::temp_directory_path() / ("tscope_cuda_trainer_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tscope_cuda_trainer_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
   std::filesystem::remove_all(dir);
   onDevice.saveCheckpoint(dir.string());
   auto resumed = Trainer::resume(dir.string());

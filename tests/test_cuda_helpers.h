@@ -53,15 +53,15 @@ inline std::vector<float> randomValues(size_t n, uint64_t seed, float scale = 1.
 }  // namespace tscope::testing
 
 // Declares `backend` (the CUDA backend) or skips the test, saying why.
-#define REQUIRE_CUDA(backend)                                                                                \
-  std::string whyNoCuda_;                                                                                    \
-  auto backend = ::tscope::testing::cudaOrNull(&whyNoCuda_);                                                 \
+#define REQUIRE_CUDA(backend)                                \
+  std::string whyNoCuda_;                                    \
+  auto backend = ::tscope::testing::cudaOrNull(&whyNoCuda_); \
   if (!backend) GTEST_SKIP() << "no CUDA backend: " << whyNoCuda_
 
 // Declares `device` (the CUDA training Device) and `backend` (its forward ops and memory), or
 // skips the test, saying why.
-#define REQUIRE_CUDA_DEVICE(device, backend)                                                                \
-  std::string whyNoCuda_;                                                                                   \
-  auto device = ::tscope::testing::cudaOrNull(&whyNoCuda_, [] { return ::tscope::makeDevice("cuda"); });   \
-  if (!device) GTEST_SKIP() << "no CUDA device: " << whyNoCuda_;                                           \
+#define REQUIRE_CUDA_DEVICE(device, backend)                                                             \
+  std::string whyNoCuda_;                                                                                \
+  auto device = ::tscope::testing::cudaOrNull(&whyNoCuda_, [] { return ::tscope::makeDevice("cuda"); }); \
+  if (!device) GTEST_SKIP() << "no CUDA device: " << whyNoCuda_;                                         \
   [[maybe_unused]] ::tscope::Backend& backend = device->forward()

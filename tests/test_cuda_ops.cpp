@@ -76,8 +76,7 @@ TEST(CudaOps, AddNormMatchesReference) {
             const float* biasDevice = withBias ? dB.data() : nullptr;
             cuda->addNorm(dX.data() + offset, dY.data(), dOut.data() + offset, dW.data(), biasDevice, T, C, 1e-5f, kind);
             std::vector<float> expectedX = x, expectedOut(n);
-            reference->addNorm(expectedX.data(), y.data(), expectedOut.data(), weight.data(), withBias ? bias.data() : nullptr, T, C, 1e-5f,
-                               kind);
+            reference->addNorm(expectedX.data(), y.data(), expectedOut.data(), weight.data(), withBias ? bias.data() : nullptr, T, C, 1e-5f, kind);
             const std::string what = std::string(toString(kind)) + " T=" + std::to_string(T) + " C=" + std::to_string(C) +
                                      " offset=" + std::to_string(offset) + " bias=" + std::to_string(withBias);
             const auto dx = compare(download(*cuda, dX.data() + offset, n), expectedX);
@@ -106,8 +105,7 @@ TEST(CudaOps, MatmulActivateMatchesReference) {
         reference->matmulActivate(expected.data(), in.data(), weight.data(), withBias ? bias.data() : nullptr, s.T, s.K, s.N, a);
         cuda->matmulActivate(dOut.data(), dIn.data(), dW.data(), withBias ? dB.data() : nullptr, s.T, s.K, s.N, a);
         const auto d = compare(download(*cuda, dOut.data(), expected.size()), expected);
-        EXPECT_LT(d.relative(), 1e-5) << toString(a) << " T=" << s.T << " K=" << s.K << " N=" << s.N << " bias " << withBias << ": "
-                                      << d.describe();
+        EXPECT_LT(d.relative(), 1e-5) << toString(a) << " T=" << s.T << " K=" << s.K << " N=" << s.N << " bias " << withBias << ": " << d.describe();
       }
 }
 
@@ -144,9 +142,9 @@ TEST(CudaOps, SampleTokenMatchesSampleNextForTheSameSeed) {
     float topP;
     bool tieHeavy;  // logits on a 0.25 grid with some -inf: many ties at the top-k / top-p boundary
   };
-  const Setting settings[] = {{1.0f, 0, 1.0f, false},  {0.7f, 50, 1.0f, false}, {1.3f, 0, 0.9f, false}, {0.8f, 40, 0.95f, false},
-                              {2.0f, 0, 0.5f, false},  {1.0f, 1, 1.0f, false},  {0.05f, 0, 1.0f, false}, {1.0f, 7, 0.8f, true},
-                              {1.0f, 0, 0.6f, true}, {1.0f, 100, 1.0f, true}};
+  const Setting settings[] = {{1.0f, 0, 1.0f, false}, {0.7f, 50, 1.0f, false}, {1.3f, 0, 0.9f, false},  {0.8f, 40, 0.95f, false},
+                              {2.0f, 0, 0.5f, false}, {1.0f, 1, 1.0f, false},  {0.05f, 0, 1.0f, false}, {1.0f, 7, 0.8f, true},
+                              {1.0f, 0, 0.6f, true},  {1.0f, 100, 1.0f, true}};
   int settingIndex = 0;
   for (const Setting& setting : settings) {
     const int V = setting.tieHeavy ? 3000 : 50257;
@@ -171,8 +169,8 @@ TEST(CudaOps, SampleTokenMatchesSampleNextForTheSameSeed) {
         report += " seed " + std::to_string(seed) + ": device " + std::to_string(got) + " cpu " + std::to_string(expected) + ";";
       }
     }
-    EXPECT_LE(differences, 1) << "setting " << settingIndex << " (T=" << setting.temperature << " k=" << setting.topK
-                              << " p=" << setting.topP << "):" << report;
+    EXPECT_LE(differences, 1) << "setting " << settingIndex << " (T=" << setting.temperature << " k=" << setting.topK << " p=" << setting.topP
+                              << "):" << report;
     ++settingIndex;
   }
 }

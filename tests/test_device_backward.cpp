@@ -76,8 +76,7 @@ void matmulsMatchReference(Device& device, Device& reference) {
   SKIP_ON_THE_REFERENCE(device);
   for (const int N : {90, 190}) {  // rows large enough to be split across threads
     const int rows = 150, K = 70;
-    const std::vector<std::vector<float>> inputs = {randomVector(static_cast<size_t>(rows) * K, 11),
-                                                    randomVector(static_cast<size_t>(rows) * N, 12),
+    const std::vector<std::vector<float>> inputs = {randomVector(static_cast<size_t>(rows) * K, 11), randomVector(static_cast<size_t>(rows) * N, 12),
                                                     randomVector(static_cast<size_t>(K) * N, 13)};
     const std::vector<std::vector<float>> outputs = {randomVector(static_cast<size_t>(rows) * K, 14, 0.1),
                                                      randomVector(static_cast<size_t>(K) * N, 15, 0.1), randomVector(N, 16, 0.1)};
@@ -85,19 +84,18 @@ void matmulsMatchReference(Device& device, Device& reference) {
     expectMatchesReference(device, reference, "matmul" + at, inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
       ops.matmul(out[0], out[1], out[2], in[1], in[0], in[2], rows, K, N);
     });
-    const auto partial = expectMatchesReference(device, reference, "matmul without din and dbias" + at, inputs, outputs,
-                                                [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-                                                  ops.matmul(nullptr, out[1], nullptr, in[1], in[0], in[2], rows, K, N);
-                                                });
+    const auto partial = expectMatchesReference(
+        device, reference, "matmul without din and dbias" + at, inputs, outputs,
+        [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.matmul(nullptr, out[1], nullptr, in[1], in[0], in[2], rows, K, N); });
     EXPECT_EQ(partial[0], outputs[0]) << "null din: untouched" << at;
     EXPECT_EQ(partial[2], outputs[2]) << "null dbias: untouched" << at;
-    expectMatchesReference(device, reference, "matmul, 3 rows (one thread)" + at, inputs, outputs,
+    expectMatchesReference(
+        device, reference, "matmul, 3 rows (one thread)" + at, inputs, outputs,
+        [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.matmul(out[0], out[1], out[2], in[1], in[0], in[2], 3, K, N); });
+    expectMatchesReference(device, reference, "matmulTransposed" + at, inputs, outputs,
                            [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-                             ops.matmul(out[0], out[1], out[2], in[1], in[0], in[2], 3, K, N);
+                             ops.matmulTransposed(out[0], out[1], in[1], in[0], in[2], rows, K, N);  // weight read as (N, K)
                            });
-    expectMatchesReference(device, reference, "matmulTransposed" + at, inputs, outputs, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-      ops.matmulTransposed(out[0], out[1], in[1], in[0], in[2], rows, K, N);  // weight read as (N, K)
-    });
   }
 }
 
@@ -111,11 +109,10 @@ void activationsAndSwigluMatchReference(Device& device, Device& reference) {
                              [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.activation(out[0], in[1], in[0], n, activation); });
     expectMatchesReference(device, reference, "swiglu" + at, inputs, {randomVector(n, 21, 0.1), randomVector(n, 22, 0.1)},
                            [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.swiglu(out[0], out[1], in[1], in[0], in[2], n); });
-    EXPECT_THROW(runBackward(device, inputs, {std::vector<float>(n)},
-                             [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-                               ops.activation(out[0], in[1], in[0], n, Activation::SwiGlu);
-                             }),
-                 Error)
+    EXPECT_THROW(
+        runBackward(device, inputs, {std::vector<float>(n)},
+                    [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.activation(out[0], in[1], in[0], n, Activation::SwiGlu); }),
+        Error)
         << "SwiGLU as a plain activation" << at;
   }
 }
@@ -131,8 +128,7 @@ void attentionMatchesReferenceInEveryVariant(Device& device, Device& reference) 
     const auto slopes = alibiSlopes(c.H);
     const AttentionShape shape = c.shape(slopes);
     const size_t qkvSize = static_cast<size_t>(batch) * c.T * shape.qkvDim();
-    const std::vector<std::vector<float>> inputs = {forwardQkv(shape, batch, 23),
-                                                    randomVector(static_cast<size_t>(batch) * c.T * c.H * c.D, 24)};
+    const std::vector<std::vector<float>> inputs = {forwardQkv(shape, batch, 23), randomVector(static_cast<size_t>(batch) * c.T * c.H * c.D, 24)};
     expectMatchesReference(device, reference, std::string("attention ") + c.name, inputs, {randomVector(qkvSize, 25, 0.01)},
                            [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.attention(out[0], in[1], in[0], shape, batch); });
   }

@@ -37,7 +37,6 @@ std::string caseName(const ::testing::TestParamInfo<DeviceCases::ParamType>& inf
   return std::get<1>(info.param).name + "_" + std::get<0>(info.param);
 }
 
-INSTANTIATE_TEST_SUITE_P(, DeviceCases, ::testing::Combine(::testing::ValuesIn(deviceNames()), ::testing::ValuesIn(allDeviceCases())),
-                         caseName);
+INSTANTIATE_TEST_SUITE_P(, DeviceCases, ::testing::Combine(::testing::ValuesIn(deviceNames()), ::testing::ValuesIn(allDeviceCases())), caseName);
 
 }  // namespace

@@ -64,11 +64,10 @@ void activationsMatchFiniteDifferences(Device& device, Device&) {
   });
   EXPECT_EQ(d[0][0], 0.0f) << "relu'(0)";
   EXPECT_EQ(d[0][1], 0.0f) << "relu'(-1)";
-  EXPECT_THROW(gradients(device, {{1.0f}, {1.0f}}, {1},
-                         [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-                           ops.activation(out[0], in[0], in[1], 1, Activation::SwiGlu);
-                         }),
-               Error);
+  EXPECT_THROW(
+      gradients(device, {{1.0f}, {1.0f}}, {1},
+                [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.activation(out[0], in[0], in[1], 1, Activation::SwiGlu); }),
+      Error);
 }
 
 void swigluMatchesFiniteDifferences(Device& device, Device&) {
@@ -79,9 +78,8 @@ void swigluMatchesFiniteDifferences(Device& device, Device&) {
     ref::swiglu(out.data(), gate.data(), n);
     return out;
   };
-  const auto d = gradients(device, {g, gate, value}, {n, n}, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-    ops.swiglu(out[0], out[1], in[0], in[1], in[2], n);
-  });
+  const auto d = gradients(device, {g, gate, value}, {n, n},
+                           [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.swiglu(out[0], out[1], in[0], in[1], in[2], n); });
   expectGradientMatches("swiglu d/dgate", gate, g, forward, d[0], 1e-3);
   expectGradientMatches("swiglu d/dvalue", value, g, forward, d[1], 1e-3);
 }
@@ -109,9 +107,8 @@ void embeddingOfABatchWrapsPositionsPerSequence(Device& device, Device&) {
     for (int b = 0; b < rows / T; ++b) ref::embed(out.data() + b * T * C, tokens + b * T, wte.data(), wpe.data(), T, C, 0);
     return out;
   };
-  const auto d = gradients(device, {g}, {V * C, T * C}, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-    ops.embed(out[0], out[1], in[0], tokens, rows, T, C);
-  });
+  const auto d = gradients(device, {g}, {V * C, T * C},
+                           [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.embed(out[0], out[1], in[0], tokens, rows, T, C); });
   expectGradientMatches("embed d/dwte", wte, g, forward, d[0]);
   expectGradientMatches("embed d/dpositions", wpe, g, forward, d[1]);
   const auto only = gradients(device, {g}, {V * C}, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
@@ -175,7 +172,6 @@ void crossEntropyReturnsTheSumAndHonoursScaleMaskAndAliasing(Device& device, Dev
       << "unmasked sum";
 }
 
-
 // out (batch*T, H*D): the reference backend's forward over `batch` sequences of shape.T tokens,
 // each with its own scratch cache of T rows. qkv (batch*T, qkvDim) is left as the forward leaves
 // it (with RoPE: Q and K rotated in place).
@@ -183,8 +179,7 @@ std::vector<float> attentionForward(Backend& backend, std::vector<float>& qkv, c
   const int T = shape.T, C = shape.nHead * shape.headDim, width = shape.qkvDim();
   std::vector<float> out((size_t)batch * T * C), kCache((size_t)T * shape.kvDim()), vCache((size_t)T * shape.kvDim());
   for (int b = 0; b < batch; ++b)
-    backend.attention(out.data() + (size_t)b * T * C, nullptr, nullptr, qkv.data() + (size_t)b * T * width, kCache.data(),
-                      vCache.data(), shape);
+    backend.attention(out.data() + (size_t)b * T * C, nullptr, nullptr, qkv.data() + (size_t)b * T * width, kCache.data(), vCache.data(), shape);
   return out;
 }
 
@@ -202,9 +197,8 @@ void expectAttentionGradientMatches(Device& device, Device& reference, const cha
   };
   auto left = qkv;
   attentionForward(reference.forward(), left, shape, batch);
-  const auto d = gradients(device, {g, left}, {qkv.size()}, [&](BackwardOps& ops, const Pointers& in, const Pointers& out) {
-    ops.attention(out[0], in[0], in[1], shape, batch);
-  });
+  const auto d = gradients(device, {g, left}, {qkv.size()},
+                           [&](BackwardOps& ops, const Pointers& in, const Pointers& out) { ops.attention(out[0], in[0], in[1], shape, batch); });
   expectGradientMatches(what, qkv, g, forward, d[0]);
 }
 

@@ -77,9 +77,7 @@ TEST(EfficientAttention, WindowMatchesBruteForceMaskedSoftmax) {
         RandomHead h(n, d, causal, 3);
         AttentionVariantParams params = smallKnobs(AttentionVariant::Window);
         params.window = window;
-        const auto brute = bruteMasked(h.head, [&](int i, int j) {
-          return causal ? (j <= i && i - j < window) : std::abs(i - j) < window;
-        });
+        const auto brute = bruteMasked(h.head, [&](int i, int j) { return causal ? (j <= i && i - j < window) : std::abs(i - j) < window; });
         EXPECT_LT(relativeMaxDiff(fastOut(h.head, params), brute), 1e-5) << "window " << window << " n " << n;
         EXPECT_LT(relativeMaxDiff(attentionVariantReference(h.head, params).out, brute), 1e-6);
       }

@@ -27,9 +27,12 @@ std::vector<NamedParams> supportedVariants() {
     p.projected = 4;  // of n = 9: far from exact
     return p;
   };
-  std::vector<NamedParams> list = {{"exact", make(AttentionVariant::Exact)},         {"flash", make(AttentionVariant::Flash)},
-                                   {"window", make(AttentionVariant::Window)},       {"linformer pool", make(AttentionVariant::Linformer)},
-                                   {"linear", make(AttentionVariant::Linear)},       {"performer", make(AttentionVariant::Performer)},
+  std::vector<NamedParams> list = {{"exact", make(AttentionVariant::Exact)},
+                                   {"flash", make(AttentionVariant::Flash)},
+                                   {"window", make(AttentionVariant::Window)},
+                                   {"linformer pool", make(AttentionVariant::Linformer)},
+                                   {"linear", make(AttentionVariant::Linear)},
+                                   {"performer", make(AttentionVariant::Performer)},
                                    {"linformer pool 20 columns", make(AttentionVariant::Linformer)},
                                    {"linformer gaussian", make(AttentionVariant::Linformer)}};
   list[6].params.projected = 5;  // n = 9 of N = 20 columns: segment [8, 12) partial, [12, 20) empty
@@ -71,8 +74,8 @@ TEST(EfficientAttentionBackward, MatchesFiniteDifferencesForEverySupportedVarian
           largest = std::max(largest, std::fabs(numeric));
           if (error > worst) worst = error, where = std::string(label) + "[" + std::to_string(x) + "]";
         }
-      EXPECT_LT(worst, 5e-4 * std::max(1.0, largest)) << variant.name << " causal " << causal << ": worst |analytic - numeric| "
-                                                       << worst << " at " << where << ", largest gradient " << largest;
+      EXPECT_LT(worst, 5e-4 * std::max(1.0, largest))
+          << variant.name << " causal " << causal << ": worst |analytic - numeric| " << worst << " at " << where << ", largest gradient " << largest;
       EXPECT_GT(largest, 0.05) << variant.name << ": the gradients are too small for the check to mean anything";
     }
 }

@@ -64,8 +64,8 @@ TEST(LogitLens, JointUnembeddingMatchesLensFromResiduals) {
       KVCache cache(*backend, config, 16);
       std::vector<float> logits;
       model.forward(ids, cache, logits, !c.lastOnly, &trace, options);
-      const std::string label = std::string(reference ? "reference" : "cpu") + " L=" + std::to_string(c.layers) +
-                                " T=" + std::to_string(c.T) + (c.lastOnly ? " last only" : " all positions");
+      const std::string label = std::string(reference ? "reference" : "cpu") + " L=" + std::to_string(c.layers) + " T=" + std::to_string(c.T) +
+                                (c.lastOnly ? " last only" : " all positions");
 
       // The final logits equal those of a forward with no trace (no lens rows beside them).
       Transformer plain(weights, *backend);

@@ -69,8 +69,7 @@ inline std::string errorMessage(const std::function<void()>& action) {
 // The message is one line and names every part.
 inline void expectMentions(const std::string& message, std::initializer_list<std::string> parts) {
   EXPECT_EQ(message.find('\n'), std::string::npos) << "message spans lines: " << message;
-  for (const std::string& part : parts)
-    EXPECT_NE(message.find(part), std::string::npos) << "message \"" << message << "\" lacks \"" << part << "\"";
+  for (const std::string& part : parts) EXPECT_NE(message.find(part), std::string::npos) << "message \"" << message << "\" lacks \"" << part << "\"";
 }
 
 // One tscope-cli run: its exit code, stdout and stderr.

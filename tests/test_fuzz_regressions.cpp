@@ -34,8 +34,7 @@ std::string corpusFile(const std::string& target, const std::string& name) {
 TEST(FuzzRegressions, SessionFileWithAnOverflowingNumberIsRefused) {
   const std::string input = corpusFile("session_file", "regression-number-overflow");
   ASSERT_FALSE(input.empty());
-  expectMentions(errorMessage([&] { session::sessionFileFromJsonText("found.json", input); }),
-                 {"found.json", "not a session file", "1e400"});
+  expectMentions(errorMessage([&] { session::sessionFileFromJsonText("found.json", input); }), {"found.json", "not a session file", "1e400"});
   expectMentions(errorMessage([] { session::sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "temperature": 1e400})"); }),
                  {"s.json", "not a session file"});
 }
@@ -69,8 +68,7 @@ TEST(FuzzRegressions, ConfigIntegersMustBeExact) {
 // for about a terabyte (bad_alloc, or the out-of-memory killer) instead of naming the mismatch.
 TEST(FuzzRegressions, HugeConfigBesideASmallFileIsRefusedBeforeAllocating) {
   ScratchDir dir;
-  testing::writeBytes(dir.file("config.json"),
-                      R"({"n_layer": 1024, "n_head": 1, "n_embd": 65536, "vocab_size": 4194304, "n_positions": 1048576})");
+  testing::writeBytes(dir.file("config.json"), R"({"n_layer": 1024, "n_head": 1, "n_embd": 65536, "vocab_size": 4194304, "n_positions": 1048576})");
   const std::vector<float> small = {1, 2, 3, 4};
   writeSafetensors(dir.file("model.safetensors"), {{"wte.weight", {2, 2}, small.data()}});
   expectMentions(errorMessage([&] { loadModel(dir.path().string()); }),
@@ -101,8 +99,7 @@ TEST(FuzzRegressions, SessionFieldsMustBeExact) {
 // start from nothing but refusals.
 TEST(FuzzRegressions, ValidSeedsParse) {
   const std::string safetensors = corpusFile("safetensors", "valid-three-dtypes");
-  const SafetensorsHeader header =
-      parseSafetensorsHeader("seed", reinterpret_cast<const uint8_t*>(safetensors.data()), safetensors.size());
+  const SafetensorsHeader header = parseSafetensorsHeader("seed", reinterpret_cast<const uint8_t*>(safetensors.data()), safetensors.size());
   EXPECT_EQ(header.tensors.size(), 3u);
   EXPECT_EQ(header.metadata.at("format"), "pt");
 

@@ -41,7 +41,6 @@ std::vector<uint16_t> randomHalves(size_t n, HalfType type, uint64_t seed) {
   return bits;
 }
 
-
 }  // namespace
 
 // T 1..17 (17 and 40 take the blocked GEMM), K not a multiple of the SIMD width, N not a multiple
@@ -65,8 +64,8 @@ TEST(CpuOps, MatmulHalfMatchesReference) {
             cpu->matmulHalf(fast.data(), in.data(), weight, b, T);
             reference->matmulHalf(ref.data(), in.data(), weight, b, T);
             const auto d = compare(fast, ref);
-            EXPECT_LT(d.relative(), 1e-5) << (type == HalfType::Bf16 ? "bf16" : "f16") << " threads " << threads << " T=" << T
-                                          << " K=" << s.K << " N=" << s.N << (b ? " bias" : "") << ": " << d.describe();
+            EXPECT_LT(d.relative(), 1e-5) << (type == HalfType::Bf16 ? "bf16" : "f16") << " threads " << threads << " T=" << T << " K=" << s.K
+                                          << " N=" << s.N << (b ? " bias" : "") << ": " << d.describe();
           }
       }
 }

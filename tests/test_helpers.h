@@ -43,59 +43,156 @@ struct ArchitectureVariant {
 inline std::vector<ArchitectureVariant> architectureVariants() {
   return {
       {"gpt2", [](ModelConfig&) {}},
-      {"sinusoidal_base100", [](ModelConfig& c) { c.position_encoding = PositionEncoding::Sinusoidal; c.position_base = 100; }},
+      {"sinusoidal_base100",
+       [](ModelConfig& c) {
+         c.position_encoding = PositionEncoding::Sinusoidal;
+         c.position_base = 100;
+       }},
       {"rope", [](ModelConfig& c) { c.position_encoding = PositionEncoding::Rope; }},
       {"alibi", [](ModelConfig& c) { c.position_encoding = PositionEncoding::Alibi; }},
       {"nopos", [](ModelConfig& c) { c.position_encoding = PositionEncoding::None; }},
-      {"rmsnorm_postnorm", [](ModelConfig& c) { c.norm = NormKind::RmsNorm; c.pre_norm = false; }},
-      {"layernorm_postnorm_relu", [](ModelConfig& c) { c.pre_norm = false; c.activation = Activation::Relu; }},
-      {"swiglu_dff48", [](ModelConfig& c) { c.activation = Activation::SwiGlu; c.d_ff = 48; }},
-      {"gelu_erf_untied", [](ModelConfig& c) { c.activation = Activation::GeluErf; c.tie_word_embeddings = false; }},
-      {"gqa2_rope", [](ModelConfig& c) { c.n_kv_head = 2; c.position_encoding = PositionEncoding::Rope; }},
+      {"rmsnorm_postnorm",
+       [](ModelConfig& c) {
+         c.norm = NormKind::RmsNorm;
+         c.pre_norm = false;
+       }},
+      {"layernorm_postnorm_relu",
+       [](ModelConfig& c) {
+         c.pre_norm = false;
+         c.activation = Activation::Relu;
+       }},
+      {"swiglu_dff48",
+       [](ModelConfig& c) {
+         c.activation = Activation::SwiGlu;
+         c.d_ff = 48;
+       }},
+      {"gelu_erf_untied",
+       [](ModelConfig& c) {
+         c.activation = Activation::GeluErf;
+         c.tie_word_embeddings = false;
+       }},
+      {"gqa2_rope",
+       [](ModelConfig& c) {
+         c.n_kv_head = 2;
+         c.position_encoding = PositionEncoding::Rope;
+       }},
       // Llama 3's RoPE scaling with D = 8, base 100 and original context 40: pair wavelengths 6.3,
       // 19.9, 62.8, 199 fall in the kept, blended and divided bands.
-      {"gqa2_rope_llama3_scaled", [](ModelConfig& c) {
-         c.n_kv_head = 2; c.position_encoding = PositionEncoding::Rope; c.position_base = 100;
-         c.rope_scaling_factor = 8; c.rope_low_freq_factor = 1; c.rope_high_freq_factor = 4; c.rope_original_context = 40;
+      {"gqa2_rope_llama3_scaled",
+       [](ModelConfig& c) {
+         c.n_kv_head = 2;
+         c.position_encoding = PositionEncoding::Rope;
+         c.position_base = 100;
+         c.rope_scaling_factor = 8;
+         c.rope_low_freq_factor = 1;
+         c.rope_high_freq_factor = 4;
+         c.rope_original_context = 40;
        }},
-      {"qknorm_gqa2_rope_rmsnorm", [](ModelConfig& c) {
-         c.qk_norm = true; c.n_kv_head = 2; c.position_encoding = PositionEncoding::Rope; c.norm = NormKind::RmsNorm;
+      {"qknorm_gqa2_rope_rmsnorm",
+       [](ModelConfig& c) {
+         c.qk_norm = true;
+         c.n_kv_head = 2;
+         c.position_encoding = PositionEncoding::Rope;
+         c.norm = NormKind::RmsNorm;
        }},
-      {"mqa_alibi_window3", [](ModelConfig& c) { c.n_kv_head = 1; c.position_encoding = PositionEncoding::Alibi; c.attention_window = 3; }},
-      {"encoder_sinusoidal", [](ModelConfig& c) { c.causal = false; c.position_encoding = PositionEncoding::Sinusoidal; }},
-      {"encoder_window4", [](ModelConfig& c) { c.causal = false; c.attention_window = 4; }},
+      {"mqa_alibi_window3",
+       [](ModelConfig& c) {
+         c.n_kv_head = 1;
+         c.position_encoding = PositionEncoding::Alibi;
+         c.attention_window = 3;
+       }},
+      {"encoder_sinusoidal",
+       [](ModelConfig& c) {
+         c.causal = false;
+         c.position_encoding = PositionEncoding::Sinusoidal;
+       }},
+      {"encoder_window4",
+       [](ModelConfig& c) {
+         c.causal = false;
+         c.attention_window = 4;
+       }},
       {"attention_only", [](ModelConfig& c) { c.attention_only = true; }},
-      {"moe4_top2", [](ModelConfig& c) { c.n_experts = 4; c.moe_top_k = 2; c.moe_capacity_factor = 0; }},
-      {"moe4_top1_capacity", [](ModelConfig& c) { c.n_experts = 4; c.moe_top_k = 1; c.moe_capacity_factor = 1.0; }},
-      {"moe3_expert_choice_swiglu", [](ModelConfig& c) {
-         c.n_experts = 3; c.moe_top_k = 2; c.moe_routing = MoeRoutingKind::ExpertChoice; c.moe_capacity_factor = 1.0;
+      {"moe4_top2",
+       [](ModelConfig& c) {
+         c.n_experts = 4;
+         c.moe_top_k = 2;
+         c.moe_capacity_factor = 0;
+       }},
+      {"moe4_top1_capacity",
+       [](ModelConfig& c) {
+         c.n_experts = 4;
+         c.moe_top_k = 1;
+         c.moe_capacity_factor = 1.0;
+       }},
+      {"moe3_expert_choice_swiglu",
+       [](ModelConfig& c) {
+         c.n_experts = 3;
+         c.moe_top_k = 2;
+         c.moe_routing = MoeRoutingKind::ExpertChoice;
+         c.moe_capacity_factor = 1.0;
          c.activation = Activation::SwiGlu;
        }},
-      {"moe4_top2_shared_unnormalized_swiglu", [](ModelConfig& c) {  // Qwen2-MoE's mixture
-         c.n_experts = 4; c.moe_top_k = 2; c.moe_capacity_factor = 0; c.moe_normalize_top_k = false;
-         c.moe_shared_expert_d_ff = 20; c.activation = Activation::SwiGlu;
+      {"moe4_top2_shared_unnormalized_swiglu",
+       [](ModelConfig& c) {  // Qwen2-MoE's mixture
+         c.n_experts = 4;
+         c.moe_top_k = 2;
+         c.moe_capacity_factor = 0;
+         c.moe_normalize_top_k = false;
+         c.moe_shared_expert_d_ff = 20;
+         c.activation = Activation::SwiGlu;
        }},
       // Heads wider than C / H (Qwen3-0.6B's kind: A = H D = 64 over C = 32) and narrower (A = 16).
-      {"head_dim16_qknorm_gqa2_rope_swiglu", [](ModelConfig& c) {
-         c.head_dim = 16; c.qk_norm = true; c.n_kv_head = 2; c.position_encoding = PositionEncoding::Rope; c.norm = NormKind::RmsNorm;
-         c.activation = Activation::SwiGlu; c.d_ff = 48;
+      {"head_dim16_qknorm_gqa2_rope_swiglu",
+       [](ModelConfig& c) {
+         c.head_dim = 16;
+         c.qk_norm = true;
+         c.n_kv_head = 2;
+         c.position_encoding = PositionEncoding::Rope;
+         c.norm = NormKind::RmsNorm;
+         c.activation = Activation::SwiGlu;
+         c.d_ff = 48;
        }},
-      {"head_dim4_postnorm_alibi", [](ModelConfig& c) { c.head_dim = 4; c.pre_norm = false; c.position_encoding = PositionEncoding::Alibi; }},
+      {"head_dim4_postnorm_alibi",
+       [](ModelConfig& c) {
+         c.head_dim = 4;
+         c.pre_norm = false;
+         c.position_encoding = PositionEncoding::Alibi;
+       }},
       // Models built with an efficient-attention variant (config.attention_variant).
-      {"linear_rope_gqa2", [](ModelConfig& c) {
-         c.attention_variant.variant = AttentionVariant::Linear; c.position_encoding = PositionEncoding::Rope; c.n_kv_head = 2;
+      {"linear_rope_gqa2",
+       [](ModelConfig& c) {
+         c.attention_variant.variant = AttentionVariant::Linear;
+         c.position_encoding = PositionEncoding::Rope;
+         c.n_kv_head = 2;
        }},
-      {"linformer_pool_k5", [](ModelConfig& c) { c.attention_variant.variant = AttentionVariant::Linformer; c.attention_variant.projected = 5; }},
-      {"encoder_linformer_k7", [](ModelConfig& c) {
-         c.causal = false; c.attention_variant.variant = AttentionVariant::Linformer; c.attention_variant.projected = 7;
+      {"linformer_pool_k5",
+       [](ModelConfig& c) {
+         c.attention_variant.variant = AttentionVariant::Linformer;
+         c.attention_variant.projected = 5;
        }},
-      {"window_variant3_alibi", [](ModelConfig& c) {
-         c.attention_variant.variant = AttentionVariant::Window; c.attention_variant.window = 3; c.position_encoding = PositionEncoding::Alibi;
+      {"encoder_linformer_k7",
+       [](ModelConfig& c) {
+         c.causal = false;
+         c.attention_variant.variant = AttentionVariant::Linformer;
+         c.attention_variant.projected = 7;
        }},
-      {"flash_tile4_sinusoidal", [](ModelConfig& c) {
-         c.attention_variant.variant = AttentionVariant::Flash; c.attention_variant.tile = 4; c.position_encoding = PositionEncoding::Sinusoidal;
+      {"window_variant3_alibi",
+       [](ModelConfig& c) {
+         c.attention_variant.variant = AttentionVariant::Window;
+         c.attention_variant.window = 3;
+         c.position_encoding = PositionEncoding::Alibi;
        }},
-      {"linear_head_dim12", [](ModelConfig& c) { c.attention_variant.variant = AttentionVariant::Linear; c.head_dim = 12; }},
+      {"flash_tile4_sinusoidal",
+       [](ModelConfig& c) {
+         c.attention_variant.variant = AttentionVariant::Flash;
+         c.attention_variant.tile = 4;
+         c.position_encoding = PositionEncoding::Sinusoidal;
+       }},
+      {"linear_head_dim12",
+       [](ModelConfig& c) {
+         c.attention_variant.variant = AttentionVariant::Linear;
+         c.head_dim = 12;
+       }},
   };
 }
 
@@ -121,13 +218,13 @@ inline Weights randomWeights(const ModelConfig& config, uint64_t seed) {
 }
 
 struct Difference {
-  double maxAbs = 0;     // largest |a - b|
-  double maxRef = 0;     // largest |b|
-  size_t where = 0;      // index of the largest difference
+  double maxAbs = 0;  // largest |a - b|
+  double maxRef = 0;  // largest |b|
+  size_t where = 0;   // index of the largest difference
   double relative() const { return maxRef > 0 ? maxAbs / maxRef : maxAbs; }
   std::string describe() const {
-    return "max |diff| " + std::to_string(maxAbs) + " at " + std::to_string(where) + ", max |ref| " + std::to_string(maxRef) +
-           ", relative " + std::to_string(relative());
+    return "max |diff| " + std::to_string(maxAbs) + " at " + std::to_string(where) + ", max |ref| " + std::to_string(maxRef) + ", relative " +
+           std::to_string(relative());
   }
 };
 

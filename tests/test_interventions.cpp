@@ -66,8 +66,7 @@ TEST(Internals, ReproduceTheMapsTheHeadOutputsAndTheProjectionsInEveryVariant) {
           const float score = trace.scoreMap(li, h)[t * T + j];
           if (c.position_encoding == PositionEncoding::Alibi || std::isinf(score)) continue;
           double dot = 0;
-          for (int d = 0; d < D; ++d)
-            dot += (double)trace.q[((size_t)h * T + t) * D + d] * trace.k[((size_t)kv * T + j) * D + d];
+          for (int d = 0; d < D; ++d) dot += (double)trace.q[((size_t)h * T + t) * D + d] * trace.k[((size_t)kv * T + j) * D + d];
           EXPECT_NEAR(dot / std::sqrt((double)D), score, 1e-4) << variant.name << " h" << h << " t" << t << " j" << j;
         }
         EXPECT_NEAR(weightSum, 1.0, 1e-5) << variant.name;
@@ -93,8 +92,8 @@ TEST(Internals, ReproduceTheMapsTheHeadOutputsAndTheProjectionsInEveryVariant) {
     if (c.pre_norm) {
       std::vector<float> sum = trace.embedded;
       for (int l = 0; l < c.n_layer; ++l) {
-        const auto projected = affine(trace.headMix.data() + (size_t)l * T * A, T, A, weights.layers[l].attnProjWeight,
-                                      weights.layers[l].attnProjBias, C);
+        const auto projected =
+            affine(trace.headMix.data() + (size_t)l * T * A, T, A, weights.layers[l].attnProjWeight, weights.layers[l].attnProjBias, C);
         for (size_t i = 0; i < sum.size(); ++i) sum[i] += projected[i] + trace.mlpOut[(size_t)l * T * C + i];
       }
       EXPECT_LE(compare(sum, trace.finalResid).relative(), 1e-5) << variant.name;
@@ -138,8 +137,7 @@ TEST(Interventions, ZeroAblationEqualsZeroedWeights) {
   auto backend = makeReferenceBackend();
   const auto variants = testing::architectureVariants();
   for (const char* name : {"gpt2", "rope", "swiglu_dff48", "gqa2_rope", "head_dim16_qknorm_gqa2_rope_swiglu"}) {
-    const ModelConfig c =
-        testing::variantConfig(*std::find_if(variants.begin(), variants.end(), [&](const auto& v) { return v.name == name; }));
+    const ModelConfig c = testing::variantConfig(*std::find_if(variants.begin(), variants.end(), [&](const auto& v) { return v.name == name; }));
     const Weights weights = testing::randomWeights(c, 13);
     Weights zeroed = testing::randomWeights(c, 13);
     const int C = c.n_embd, D = c.headDim();
@@ -265,8 +263,8 @@ TEST(Interventions, AblatingTheInductionHeadsDestroysTheCopy) {
   const double otherGone = repeatLoss(model, ids, half);
   model.setInterventions(resolveInterventions(model, parseInterventions("1.0,1.1,1.2,1.3", AblationKind::Mean, c), ids, {}));
   const double inductionMean = repeatLoss(model, ids, half);
-  std::printf("loss on the repeat: clean %.4f, layer-1 heads zeroed %.3f, mean-ablated %.3f, head 0.1 zeroed %.4f nats\n", clean,
-              inductionGone, inductionMean, otherGone);
+  std::printf("loss on the repeat: clean %.4f, layer-1 heads zeroed %.3f, mean-ablated %.3f, head 0.1 zeroed %.4f nats\n", clean, inductionGone,
+              inductionMean, otherGone);
   EXPECT_LT(clean, 0.1);
   EXPECT_GT(inductionGone - clean, 2.0);  // several nats: the copy is gone
   EXPECT_GT(inductionMean - clean, 2.0);
@@ -324,11 +322,20 @@ TEST(Internals, EncoderDecoderAttributionCountsTheCrossAttention) {
   };
   const Case cases[] = {
       {"gpt2", [](ModelConfig&) {}},
-      {"rope_swiglu_rmsnorm_gqa2_head_dim12", [](ModelConfig& c) {
-         c.position_encoding = PositionEncoding::Rope; c.activation = Activation::SwiGlu; c.norm = NormKind::RmsNorm; c.n_kv_head = 2;
+      {"rope_swiglu_rmsnorm_gqa2_head_dim12",
+       [](ModelConfig& c) {
+         c.position_encoding = PositionEncoding::Rope;
+         c.activation = Activation::SwiGlu;
+         c.norm = NormKind::RmsNorm;
+         c.n_kv_head = 2;
          c.head_dim = 12;
        }},
-      {"moe3_top2", [](ModelConfig& c) { c.n_experts = 3; c.moe_top_k = 2; c.moe_capacity_factor = 0; }},
+      {"moe3_top2",
+       [](ModelConfig& c) {
+         c.n_experts = 3;
+         c.moe_top_k = 2;
+         c.moe_capacity_factor = 0;
+       }},
       {"attention_only", [](ModelConfig& c) { c.attention_only = true; }},
   };
   for (const Case& k : cases) {

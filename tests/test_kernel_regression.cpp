@@ -111,7 +111,8 @@ TEST(KernelRegression, HeadStagesReproduceTheForwardInEveryVariant) {
     EXPECT_LT(worstWeight, 1e-5) << variant.name;
     EXPECT_LT(worstScore, 1e-4) << variant.name;
     EXPECT_LT(worstOutput, 1e-5) << variant.name;
-    std::printf("%-28s largest difference: weights %.2e, scores %.2e, head output %.2e\n", variant.name.c_str(), worstWeight, worstScore, worstOutput);
+    std::printf("%-28s largest difference: weights %.2e, scores %.2e, head output %.2e\n", variant.name.c_str(), worstWeight, worstScore,
+                worstOutput);
   }
 }
 
@@ -130,8 +131,10 @@ TEST(KernelRegression, BlockRowsSumToTheResidualStream) {
       ASSERT_EQ(r.residOut.size(), (size_t)c.n_embd) << variant.name;
       for (int k = 0; k < c.n_embd; ++k) {
         worst = std::max(worst, (double)std::abs(r.x[k] - trace.residAfterMlp[((size_t)trace.capturedIndex(0).value() * T + t) * c.n_embd + k]));
-        worst = std::max(worst, (double)std::abs(r.residMid[k] - trace.residAfterAttn[((size_t)trace.capturedIndex(1).value() * T + t) * c.n_embd + k]));
-        worst = std::max(worst, (double)std::abs(r.residOut[k] - trace.residAfterMlp[((size_t)trace.capturedIndex(1).value() * T + t) * c.n_embd + k]));
+        worst =
+            std::max(worst, (double)std::abs(r.residMid[k] - trace.residAfterAttn[((size_t)trace.capturedIndex(1).value() * T + t) * c.n_embd + k]));
+        worst =
+            std::max(worst, (double)std::abs(r.residOut[k] - trace.residAfterMlp[((size_t)trace.capturedIndex(1).value() * T + t) * c.n_embd + k]));
       }
     }
     EXPECT_LT(worst, 1e-4) << variant.name;

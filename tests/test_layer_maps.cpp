@@ -71,7 +71,8 @@ TEST(LayerMaps, ThePlanStartsAtTheFocusLayerAndKeepsTheInputsOfTheRest) {
   options.logitLensTopK = 0;
   const int T = 752;
   options.memoryCapBytes = 3 * layerMapBytes(12, T, T);  // three layers' maps
-  for (const auto& [focus, held] : std::vector<std::pair<int, std::vector<int>>>{{-1, {0, 1, 2}}, {0, {0, 1, 2}}, {5, {4, 5, 6}}, {11, {9, 10, 11}}}) {
+  for (const auto& [focus, held] :
+       std::vector<std::pair<int, std::vector<int>>>{{-1, {0, 1, 2}}, {0, {0, 1, 2}}, {5, {4, 5, 6}}, {11, {9, 10, 11}}}) {
     Trace plan;
     plan.T = plan.Tk = T;
     plan.H = 12;

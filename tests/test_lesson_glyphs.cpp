@@ -36,7 +36,8 @@ TEST(LessonGlyphs, EveryCharacterOfTheShippedLessonsIsInTheFont) {
     std::stringstream text;
     text << in.rdbuf();
     for (unsigned cp : codePoints(text.str()))
-      if (cp >= 0x20 && !fontHasGlyph(cp)) ADD_FAILURE() << entry.path().filename() << ": U+" << std::hex << std::uppercase << cp << " is not in the UI font's glyph ranges";
+      if (cp >= 0x20 && !fontHasGlyph(cp))
+        ADD_FAILURE() << entry.path().filename() << ": U+" << std::hex << std::uppercase << cp << " is not in the UI font's glyph ranges";
   }
   EXPECT_GT(files, 0) << "no shipped lessons";
 }

@@ -75,9 +75,7 @@ void writeLlmc(const fs::path& file, const Weights& w, int paddedVocab, int magi
 bool sameWeights(const Weights& a, const Weights& b) {
   if (a.layout().size() != b.layout().size()) return false;
   for (size_t i = 0; i < a.layout().size(); ++i)
-    if (a.layout()[i].name != b.layout()[i].name ||
-        std::memcmp(a.tensor(i), b.tensor(i), a.layout()[i].numel() * sizeof(float)) != 0)
-      return false;
+    if (a.layout()[i].name != b.layout()[i].name || std::memcmp(a.tensor(i), b.tensor(i), a.layout()[i].numel() * sizeof(float)) != 0) return false;
   return true;
 }
 

@@ -156,10 +156,10 @@ TEST(Moe, TokenOrderComesBeforeRankOrder) {
   //   token 3: expert 3 kept, expert 2 full
   // Rank-major order (all first choices, then all second) would give expert 1 to token 1 instead.
   const std::vector<float> logits = {
-      9, 5, 0, -9,  // token 0
-      0, 9, 5, -9,  // token 1
-      9, 0, 5, -9,  // token 2
-      -9, 0, 5, 9,  // token 3
+      9,  5, 0, -9,  // token 0
+      0,  9, 5, -9,  // token 1
+      9,  0, 5, -9,  // token 2
+      -9, 0, 5, 9,   // token 3
   };
   const MoeRouting r = routeTokens(logits, 4, tokenChoice(4, 2, 1.0));
   EXPECT_EQ(r.capacity, 1);
@@ -282,8 +282,7 @@ TEST(Moe, LoadsAndDistributionsAddUp) {
     // The rank-r expert has exactly r experts with a larger logit (logits are distinct here).
     for (const MoeAssignment* a : {&first, &second}) {
       const float chosen = logits[t * E + a->expert];
-      const int larger = static_cast<int>(std::count_if(logits.begin() + t * E, logits.begin() + (t + 1) * E,
-                                                        [&](float v) { return v > chosen; }));
+      const int larger = static_cast<int>(std::count_if(logits.begin() + t * E, logits.begin() + (t + 1) * E, [&](float v) { return v > chosen; }));
       EXPECT_EQ(larger, a->rank) << "token " << t;
     }
     const bool tokenDropped = first.dropped && second.dropped;
@@ -305,15 +304,17 @@ TEST(Moe, LoadsAndDistributionsAddUp) {
 TEST(Moe, ExpertChoicePicksEachExpertsTopTokens) {
   // E = 3, T = 5, k = 1, factor 1: capacity ceil(5 / 3) = 2.
   const std::vector<float> logits = {
-      3, 3, -3,             // token 0: experts 0 and 1 (S ~ 0.499 each)
-      0, 0, 0,              // token 1: S = 1/3 everywhere
-      -3, -3, 3,            // token 2: expert 2 (S ~ 0.995)
-      1, 0, 2,              // token 3: S = (0.245, 0.090, 0.665)
-      0.2f, 0.2f, 0.2f,     // token 4: S = 1/3 everywhere, ties with token 1 and loses (higher id)
+      3,    3,    -3,    // token 0: experts 0 and 1 (S ~ 0.499 each)
+      0,    0,    0,     // token 1: S = 1/3 everywhere
+      -3,   -3,   3,     // token 2: expert 2 (S ~ 0.995)
+      1,    0,    2,     // token 3: S = (0.245, 0.090, 0.665)
+      0.2f, 0.2f, 0.2f,  // token 4: S = 1/3 everywhere, ties with token 1 and loses (higher id)
   };
   const MoeRouting r = routeTokens(logits, 5, expertChoice(3, 1, 1.0));
   EXPECT_EQ(r.capacity, 2);
-  struct Pick { int expert, token, rank; };
+  struct Pick {
+    int expert, token, rank;
+  };
   const std::vector<Pick> expected = {{0, 0, 0}, {0, 1, 1}, {1, 0, 0}, {1, 1, 1}, {2, 2, 0}, {2, 3, 1}};
   ASSERT_EQ(r.assignments.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -358,8 +359,7 @@ TEST(Moe, BadInputIsRejectedWithOneLineNamingTheRule) {
   EXPECT_EQ(errorMessage(eight, 1, tokenChoice(8, 9, 1.25)), "moe_top_k (9) must be at most n_experts (8)");
   EXPECT_EQ(errorMessage(eight, 1, tokenChoice(8, 0, 1.25)), "moe_top_k (0) must be at least 1");
   EXPECT_EQ(errorMessage({}, 0, tokenChoice(0, 1, 1.25)), "n_experts (0) must be at least 1");
-  EXPECT_EQ(errorMessage(eight, 2, tokenChoice(8, 2, 1.25)),
-            "router logits size (8) must be tokens * n_experts (2 * 8 = 16)");
+  EXPECT_EQ(errorMessage(eight, 2, tokenChoice(8, 2, 1.25)), "router logits size (8) must be tokens * n_experts (2 * 8 = 16)");
   EXPECT_EQ(errorMessage(eight, -1, tokenChoice(8, 2, 1.25)), "tokens (-1) must not be negative");
   std::vector<float> withNan = eight;
   withNan[5] = std::nanf("");

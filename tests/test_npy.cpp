@@ -75,8 +75,7 @@ TEST_F(NpyTest, HeaderLayoutFollowsTheNpyFormat) {
 }
 
 TEST_F(NpyTest, FloatRoundTripIsBitIdentical) {
-  const std::vector<float> values = {1.0f, -0.0f, std::numeric_limits<float>::infinity(),
-                                     std::bit_cast<float>(0x7fc0beefu), 0x1p-149f, 3.4e38f};
+  const std::vector<float> values = {1.0f, -0.0f, std::numeric_limits<float>::infinity(), std::bit_cast<float>(0x7fc0beefu), 0x1p-149f, 3.4e38f};
   tscope::writeNpy(path_, values.data(), {2, 3});
   const tscope::NpyArray array = tscope::readNpy(path_);
   EXPECT_EQ(array.shape, (std::vector<int64_t>{2, 3}));
@@ -135,9 +134,7 @@ TEST_F(NpyTest, RejectsMissingFileAndEmptyFile) {
   expectMentions(readError(""), {path_, "not a .npy file"});
 }
 
-TEST_F(NpyTest, RejectsBadMagic) {
-  expectMentions(readError("\x93NUMPZ\x01\x00" + std::string(100, ' ')), {path_, "magic"});
-}
+TEST_F(NpyTest, RejectsBadMagic) { expectMentions(readError("\x93NUMPZ\x01\x00" + std::string(100, ' ')), {path_, "magic"}); }
 
 TEST_F(NpyTest, RejectsUnknownVersion) {
   std::string bytes = npyFile(1, kDict34, std::string(48, '\0'));
@@ -147,9 +144,8 @@ TEST_F(NpyTest, RejectsUnknownVersion) {
 
 TEST_F(NpyTest, RejectsUnsupportedDtypes) {
   for (const std::string descr : {"<f8", ">f4", "<i8", "|u1", "<f2"})
-    expectMentions(readError(npyFile(1, "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (1,), }\n",
-                                       std::string(8, '\0'))),
-                     {"unsupported dtype '" + descr + "'"});
+    expectMentions(readError(npyFile(1, "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (1,), }\n", std::string(8, '\0'))),
+                   {"unsupported dtype '" + descr + "'"});
 }
 
 TEST_F(NpyTest, RejectsFortranOrder) {
@@ -158,13 +154,10 @@ TEST_F(NpyTest, RejectsFortranOrder) {
 }
 
 TEST_F(NpyTest, RejectsTruncatedData) {
-  expectMentions(readError(npyFile(1, kDict34, std::string(47, '\0'))),
-                   {"truncated", "(3, 4) needs 48 data bytes but the file has 47"});
+  expectMentions(readError(npyFile(1, kDict34, std::string(47, '\0'))), {"truncated", "(3, 4) needs 48 data bytes but the file has 47"});
 }
 
-TEST_F(NpyTest, RejectsTrailingData) {
-  expectMentions(readError(npyFile(1, kDict34, std::string(52, '\0'))), {"trailing bytes", "the file has 52"});
-}
+TEST_F(NpyTest, RejectsTrailingData) { expectMentions(readError(npyFile(1, kDict34, std::string(52, '\0'))), {"trailing bytes", "the file has 52"}); }
 
 TEST_F(NpyTest, RejectsHeaderLengthPastEnd) {
   expectMentions(readError(npyFile(1, kDict34, "").substr(0, 30)), {"truncated", "past the end"});
@@ -172,19 +165,19 @@ TEST_F(NpyTest, RejectsHeaderLengthPastEnd) {
 }
 
 TEST_F(NpyTest, RejectsMalformedHeaders) {
-  for (const std::string dict : {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), \n",  // no '}'
-                                 "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (3, 4), }\n",
-                                 "{'descr': '<f4', 'fortran_order': False, 'shape': (3, -4), }\n",
-                                 "{'descr': '<f4 , 'fortran_order': False, 'shape': (3, 4), }\n",
-                                 "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }\n",
-                                 "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), } extra\n",
-                                 "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }\n"})
+  for (const std::string dict :
+       {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), \n",  // no '}'
+        "{'descr': '<f4', 'fortran_order': Maybe, 'shape': (3, 4), }\n", "{'descr': '<f4', 'fortran_order': False, 'shape': (3, -4), }\n",
+        "{'descr': '<f4 , 'fortran_order': False, 'shape': (3, 4), }\n",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }\n",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), } extra\n",
+        "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }\n"})
     expectMentions(readError(npyFile(1, dict, std::string(48, '\0'))), {"malformed .npy header"});
 }
 
 TEST_F(NpyTest, RejectsHeaderWithoutShape) {
   expectMentions(readError(npyFile(1, "{'descr': '<f4', 'fortran_order': False}\n", std::string(4, '\0'))),
-                   {"malformed .npy header", "needs 'descr', 'fortran_order' and 'shape'"});
+                 {"malformed .npy header", "needs 'descr', 'fortran_order' and 'shape'"});
 }
 
 TEST_F(NpyTest, RejectsShapeWhoseSizeOverflows) {

@@ -22,8 +22,8 @@ using tscope::testing::variantConfig;
 
 namespace {
 
-constexpr int kSequences = 2;  // B
-constexpr int kTokens = 9;     // T
+constexpr int kSequences = 2;            // B
+constexpr int kTokens = 9;               // T
 constexpr double kLossTolerance = 1e-5;  // relative
 
 // Mean over the (B, T) targets of -log softmax(logits)[target], in double; logits (B, T, V).
@@ -72,10 +72,9 @@ TEST(OneForward, TrainingLossIsTheCrossEntropyOfInferenceLogitsInEveryVariant) {
       TrainModel training(config, *device);
       const LossReport report = training.loss(weights, {kSequences, kTokens, inputs.data(), targets.data(), nullptr});
       const double difference = std::fabs(report.loss - inferenceLoss) / std::fabs(inferenceLoss);
-      EXPECT_LT(difference, kLossTolerance) << device->name() << " " << variant.name << ": training " << report.loss
-                                            << ", inference " << inferenceLoss;
-      std::printf("%-9s %-26s loss %.7f, relative difference %.2e\n", device->name().c_str(), variant.name.c_str(), report.loss,
-                  difference);
+      EXPECT_LT(difference, kLossTolerance) << device->name() << " " << variant.name << ": training " << report.loss << ", inference "
+                                            << inferenceLoss;
+      std::printf("%-9s %-26s loss %.7f, relative difference %.2e\n", device->name().c_str(), variant.name.c_str(), report.loss, difference);
       EXPECT_EQ(report.scoredTokens, kSequences * kTokens);
     }
   }

@@ -189,7 +189,7 @@ TEST(LrSchedule, WarmupThenCosineToTheMinimum) {
   const LrSchedule s{.maxLr = 1e-3f, .minLr = 1e-4f, .warmupSteps = 10, .totalSteps = 100};
   EXPECT_FLOAT_EQ(s.at(0), 1e-4f);  // maxLr / warmupSteps
   EXPECT_FLOAT_EQ(s.at(4), 5e-4f);
-  EXPECT_FLOAT_EQ(s.at(9), 1e-3f);  // the peak
+  EXPECT_FLOAT_EQ(s.at(9), 1e-3f);     // the peak
   EXPECT_FLOAT_EQ(s.at(54), 5.5e-4f);  // halfway from step 9 to step 99: (max + min) / 2
   EXPECT_FLOAT_EQ(s.at(99), 1e-4f);    // the last step uses minLr
   EXPECT_FLOAT_EQ(s.at(500), 1e-4f);   // and so does anything after
@@ -209,10 +209,8 @@ TEST(LrSchedule, WarmupThenCosineToTheMinimum) {
 TEST(LrSchedule, ValidationNamesTheField) {
   expectErrorNaming([] { LrSchedule{.maxLr = 0.0f}.validate(); }, "maxLr");
   expectErrorNaming([] { LrSchedule{.maxLr = 1.0f, .minLr = 2.0f}.validate(); }, "minLr");
-  expectErrorNaming([] { LrSchedule{.maxLr = 1.0f, .minLr = 0.0f, .warmupSteps = 5, .totalSteps = 4}.validate(); },
-                    "warmupSteps");
-  expectErrorNaming([] { LrSchedule{.maxLr = 1.0f, .minLr = 0.0f, .warmupSteps = 0, .totalSteps = 0}.validate(); },
-                    "totalSteps");
+  expectErrorNaming([] { LrSchedule{.maxLr = 1.0f, .minLr = 0.0f, .warmupSteps = 5, .totalSteps = 4}.validate(); }, "warmupSteps");
+  expectErrorNaming([] { LrSchedule{.maxLr = 1.0f, .minLr = 0.0f, .warmupSteps = 0, .totalSteps = 0}.validate(); }, "totalSteps");
   expectErrorNaming([] { (void)LrSchedule{.maxLr = 1.0f, .minLr = 0.0f}.at(-1); }, "step");
 }
 

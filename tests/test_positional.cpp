@@ -131,7 +131,8 @@ TEST(Positional, OddDimensionBreaksTheOffsetProperty) {
   const std::vector<float> pe = sinusoidalEncoding(T, d, 10000.0);
   const std::vector<float> similarity = rowSimilarity(pe.data(), T, d);
   double spread = 0;
-  for (int t = 0; t + 1 < T; ++t) spread = std::max(spread, std::fabs(static_cast<double>(similarity[static_cast<size_t>(t) * T + t + 1]) - similarity[1]));
+  for (int t = 0; t + 1 < T; ++t)
+    spread = std::max(spread, std::fabs(static_cast<double>(similarity[static_cast<size_t>(t) * T + t + 1]) - similarity[1]));
   std::printf("odd d: spread of PE(t).PE(t+1) over t: %g\n", spread);
   EXPECT_GT(spread, 1e-3);
 }
@@ -323,8 +324,8 @@ TEST(Positional, AlibiSlopesForOtherHeadCounts) {
   // H = 12 by hand: the lower power of two is 8, giving 2^-1, 2^-2, ..., 2^-8. The 16-head slopes
   // are 2^-0.5, 2^-1, 2^-1.5, ..., 2^-8; every other one from the first is 2^-0.5, 2^-1.5, 2^-2.5,
   // 2^-3.5, ... and we need 12 - 8 = 4 of them: 0.7071067812, 0.3535533906, 0.1767766953, 0.0883883476.
-  const std::vector<double> twelve = {0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625,
-                                      0.7071067812, 0.3535533906, 0.1767766953, 0.0883883476};
+  const std::vector<double> twelve = {0.5,       0.25,       0.125,        0.0625,       0.03125,      0.015625,
+                                      0.0078125, 0.00390625, 0.7071067812, 0.3535533906, 0.1767766953, 0.0883883476};
   const std::vector<float> got = alibiSlopes(12);
   ASSERT_EQ(got.size(), twelve.size());
   MaxDifference diff;
@@ -365,8 +366,8 @@ TEST(Positional, AlibiBiasAndCausalMask) {
   std::printf("ALiBi bias vs -slope*|i-j|: %s\n", diff.describe().c_str());
   // Exact spot checks with power-of-two slopes (H = 2: 1/16 and 1/256).
   const std::vector<float> two = alibiBias(2, 5, false);
-  EXPECT_EQ(two[4 * 5 + 0], -4.f / 16);             // head 0, query 4, key 0
-  EXPECT_EQ(two[25 + 1 * 5 + 4], -3.f / 256);       // head 1, query 1, key 3 away
+  EXPECT_EQ(two[4 * 5 + 0], -4.f / 16);        // head 0, query 4, key 0
+  EXPECT_EQ(two[25 + 1 * 5 + 4], -3.f / 256);  // head 1, query 1, key 3 away
   EXPECT_TRUE(alibiBias(4, 0, true).empty());
 }
 

@@ -38,8 +38,8 @@ struct Worst {
 };
 
 // Every field of `got` (incremental) against `want` (one forward over the whole prompt).
-void expectSameTrace(const PromptForward& got, const Trace& want, const std::vector<float>& wantLogits, double tolerance,
-                     const std::string& label, Worst& worst) {
+void expectSameTrace(const PromptForward& got, const Trace& want, const std::vector<float>& wantLogits, double tolerance, const std::string& label,
+                     Worst& worst) {
   const Trace& t = got.trace;
   auto close = [&](const std::vector<float>& a, const std::vector<float>& b, const std::string& what) {
     ASSERT_EQ(a.size(), b.size()) << label << " " << what;

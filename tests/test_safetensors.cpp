@@ -66,18 +66,16 @@ class SafetensorsTest : public ::testing::Test {
 };
 
 TEST_F(SafetensorsTest, RoundTripIsBitIdenticalAndKeepsOrderAndMetadata) {
-  std::vector<float> zeta = {1.5f, -0.0f, std::numeric_limits<float>::infinity(), 0x1p-149f,
-                             std::bit_cast<float>(0x7fc12345u) /* NaN with a payload */, -3.25e30f};
+  std::vector<float> zeta = {
+      1.5f, -0.0f, std::numeric_limits<float>::infinity(), 0x1p-149f, std::bit_cast<float>(0x7fc12345u) /* NaN with a payload */, -3.25e30f};
   std::vector<float> alpha(3 * 4 * 5);
   std::mt19937 random(7);
   std::normal_distribution<float> normal;
   for (float& value : alpha) value = normal(random);
   const float scalar = 42.0f;
   const std::map<std::string, std::string> metadata = {{"format", "pt"}, {"note", "line \"quoted\" ünï"}};
-  tscope::writeSafetensors(path_,
-                           {{"zeta", {2, 3}, zeta.data()}, {"alpha", {3, 4, 5}, alpha.data()},
-                            {"empty", {0, 7}, nullptr}, {"scalar", {}, &scalar}},
-                           metadata);
+  tscope::writeSafetensors(
+      path_, {{"zeta", {2, 3}, zeta.data()}, {"alpha", {3, 4, 5}, alpha.data()}, {"empty", {0, 7}, nullptr}, {"scalar", {}, &scalar}}, metadata);
 
   const std::string bytes = readBytes(path_);
   uint64_t headerLength = 0;
@@ -110,7 +108,9 @@ TEST_F(SafetensorsTest, ReadFloatChecksTheExpectedShape) {
   SafetensorsFile file(path_);
   std::vector<float> out(6);
   EXPECT_NO_THROW(file.readFloat("h.0.attn.c_attn.weight", out.data(), {2, 3}));
-  EXPECT_EQ(errorMessage([&] { file.readFloat("h.0.attn.c_attn.weight", out.data(), {3, 2}); }),
+  EXPECT_EQ(errorMessage([&] {
+              file.readFloat("h.0.attn.c_attn.weight", out.data(), {3, 2});
+            }),
             path_ + ": tensor 'h.0.attn.c_attn.weight' has shape [2, 3] but the config needs [3, 2]");
 }
 
@@ -124,25 +124,35 @@ TEST_F(SafetensorsTest, MissingTensorIsNamed) {
 
 // Expected floats worked out by hand from the IEEE half layout (1 sign, 5 exponent, 10 mantissa bits).
 const std::vector<std::pair<uint16_t, float>> kHalfCases = {
-    {0x0000, 0.0f}, {0x8000, -0.0f}, {0x3c00, 1.0f}, {0xc000, -2.0f}, {0x3555, 0.333251953125f},
-    {0x7bff, 65504.0f},                 // largest finite half
-    {0x0400, 0x1p-14f},                 // smallest normal
-    {0x0001, 0x1p-24f},                 // smallest subnormal
-    {0x03ff, 1023 * 0x1p-24f},          // largest subnormal
+    {0x0000, 0.0f},
+    {0x8000, -0.0f},
+    {0x3c00, 1.0f},
+    {0xc000, -2.0f},
+    {0x3555, 0.333251953125f},
+    {0x7bff, 65504.0f},         // largest finite half
+    {0x0400, 0x1p-14f},         // smallest normal
+    {0x0001, 0x1p-24f},         // smallest subnormal
+    {0x03ff, 1023 * 0x1p-24f},  // largest subnormal
     {0x8001, -0x1p-24f},
-    {0x7c00, std::numeric_limits<float>::infinity()}, {0xfc00, -std::numeric_limits<float>::infinity()},
+    {0x7c00, std::numeric_limits<float>::infinity()},
+    {0xfc00, -std::numeric_limits<float>::infinity()},
     {0x7e00, std::bit_cast<float>(0x7fc00000u)},  // quiet NaN
     {0x7c01, std::bit_cast<float>(0x7f802000u)},  // NaN payload kept
 };
 // bfloat16 is the top half of a float32.
 const std::vector<std::pair<uint16_t, float>> kBfloat16Cases = {
-    {0x3f80, 1.0f}, {0xc040, -3.0f}, {0x4049, 3.140625f}, {0x8000, -0.0f}, {0x0001, 0x1p-133f},
-    {0x7f7f, 0x1.fep127f}, {0x7f80, std::numeric_limits<float>::infinity()},
-    {0xff80, -std::numeric_limits<float>::infinity()}, {0x7fc0, std::bit_cast<float>(0x7fc00000u)},
+    {0x3f80, 1.0f},
+    {0xc040, -3.0f},
+    {0x4049, 3.140625f},
+    {0x8000, -0.0f},
+    {0x0001, 0x1p-133f},
+    {0x7f7f, 0x1.fep127f},
+    {0x7f80, std::numeric_limits<float>::infinity()},
+    {0xff80, -std::numeric_limits<float>::infinity()},
+    {0x7fc0, std::bit_cast<float>(0x7fc00000u)},
 };
 
-void checkSixteenBitTensor(const std::string& path, const std::string& dtype,
-                           const std::vector<std::pair<uint16_t, float>>& cases) {
+void checkSixteenBitTensor(const std::string& path, const std::string& dtype, const std::vector<std::pair<uint16_t, float>>& cases) {
   // One padding byte before the tensor and an odd header length leave the data unaligned on purpose.
   std::string data(1, '\x7f');
   for (const auto& [bits, expected] : cases) data.append(reinterpret_cast<const char*>(&bits), 2);
@@ -154,8 +164,7 @@ void checkSixteenBitTensor(const std::string& path, const std::string& dtype,
   ASSERT_EQ(values.size(), cases.size());
   for (size_t i = 0; i < cases.size(); ++i)
     EXPECT_EQ(std::bit_cast<uint32_t>(values[i]), std::bit_cast<uint32_t>(cases[i].second))
-        << dtype << " bits 0x" << std::hex << cases[i].first << " read as " << values[i] << ", expected "
-        << cases[i].second;
+        << dtype << " bits 0x" << std::hex << cases[i].first << " read as " << values[i] << ", expected " << cases[i].second;
 }
 
 TEST_F(SafetensorsTest, F16TensorConvertsToHandComputedFloats) { checkSixteenBitTensor(path_, "F16", kHalfCases); }
@@ -169,12 +178,9 @@ TEST(HalfConversion, AllHalfValuesMatchTheArithmeticDefinition) {
     bool ok;
     if (exponent == 31 && mantissa != 0)
       ok = std::isnan(got) && std::bit_cast<uint32_t>(got) == (((bits & 0x8000u) << 16) | 0x7f800000u | (mantissa << 13));
-    else if (exponent == 31)
-      ok = got == sign * std::numeric_limits<float>::infinity();
-    else if (exponent == 0)
-      ok = got == sign * std::ldexp(static_cast<double>(mantissa), -24) && std::signbit(got) == (sign < 0);
-    else
-      ok = got == sign * std::ldexp(1.0 + mantissa / 1024.0, exponent - 15);
+    else if (exponent == 31) ok = got == sign * std::numeric_limits<float>::infinity();
+    else if (exponent == 0) ok = got == sign * std::ldexp(static_cast<double>(mantissa), -24) && std::signbit(got) == (sign < 0);
+    else ok = got == sign * std::ldexp(1.0 + mantissa / 1024.0, exponent - 15);
     if (!ok && ++mismatches <= 5) ADD_FAILURE() << "half 0x" << std::hex << bits << " gave " << got;
   }
   EXPECT_EQ(mismatches, 0);
@@ -186,12 +192,9 @@ TEST(HalfConversion, AllBfloat16ValuesMatchTheArithmeticDefinition) {
     const int sign = bits >> 15 ? -1 : 1, exponent = (bits >> 7) & 0xff, mantissa = bits & 0x7f;
     const float got = tscope::bfloat16ToFloat(static_cast<uint16_t>(bits));
     bool ok;
-    if (exponent == 255)
-      ok = mantissa ? std::isnan(got) : got == sign * std::numeric_limits<float>::infinity();
-    else if (exponent == 0)
-      ok = got == sign * std::ldexp(static_cast<double>(mantissa), -133) && std::signbit(got) == (sign < 0);
-    else
-      ok = got == sign * std::ldexp(1.0 + mantissa / 128.0, exponent - 127);
+    if (exponent == 255) ok = mantissa ? std::isnan(got) : got == sign * std::numeric_limits<float>::infinity();
+    else if (exponent == 0) ok = got == sign * std::ldexp(static_cast<double>(mantissa), -133) && std::signbit(got) == (sign < 0);
+    else ok = got == sign * std::ldexp(1.0 + mantissa / 128.0, exponent - 127);
     if (!ok && ++mismatches <= 5) ADD_FAILURE() << "bfloat16 0x" << std::hex << bits << " gave " << got;
   }
   EXPECT_EQ(mismatches, 0);
@@ -215,8 +218,7 @@ TEST_F(SafetensorsTest, RejectsHeaderLengthPastEndOfFile) {
 
 TEST_F(SafetensorsTest, RejectsAbsurdHeaderLength) {
   writeBytes(path_, std::string(8, '\xff') + "{}");  // 2^64 - 1: 8 + length would wrap around
-  expectMentions(errorMessage([&] { SafetensorsFile file(path_); }),
-                 {"header length 18446744073709551615", "absurdly large"});
+  expectMentions(errorMessage([&] { SafetensorsFile file(path_); }), {"header length 18446744073709551615", "absurdly large"});
 }
 
 TEST_F(SafetensorsTest, RejectsMalformedJson) {
@@ -224,13 +226,9 @@ TEST_F(SafetensorsTest, RejectsMalformedJson) {
   expectMentions(openError("{\"w\": \xff}"), {"malformed JSON"});  // not UTF-8
 }
 
-TEST_F(SafetensorsTest, RejectsHeaderThatIsNotAnObject) {
-  expectMentions(openError("[1, 2]"), {"header is not a JSON object"});
-}
+TEST_F(SafetensorsTest, RejectsHeaderThatIsNotAnObject) { expectMentions(openError("[1, 2]"), {"header is not a JSON object"}); }
 
-TEST_F(SafetensorsTest, RejectsEntryThatIsNotAnObject) {
-  expectMentions(openError(R"({"w": [0, 4]})"), {"tensor 'w'", "not a JSON object"});
-}
+TEST_F(SafetensorsTest, RejectsEntryThatIsNotAnObject) { expectMentions(openError(R"({"w": [0, 4]})"), {"tensor 'w'", "not a JSON object"}); }
 
 TEST_F(SafetensorsTest, RejectsEntryWithoutDtype) {
   expectMentions(openError(R"({"w": {"shape": [1], "data_offsets": [0, 4]}})"), {"tensor 'w'", "no 'dtype'"});
@@ -245,20 +243,17 @@ TEST_F(SafetensorsTest, RejectsEntryWithoutDataOffsets) {
 }
 
 TEST_F(SafetensorsTest, RejectsFieldsOfTheWrongJsonType) {
-  expectMentions(openError(R"({"w": {"dtype": 32, "shape": [1], "data_offsets": [0, 4]}})"),
-                 {"tensor 'w'", "'dtype' is not a string"});
+  expectMentions(openError(R"({"w": {"dtype": 32, "shape": [1], "data_offsets": [0, 4]}})"), {"tensor 'w'", "'dtype' is not a string"});
   expectMentions(openError("{\"w\":" + entry("F32", "\"1\"", "[0,4]") + "}"), {"tensor 'w'", "'shape' is not an array"});
   expectMentions(openError("{\"w\":" + entry("F32", "[1.5]", "[0,4]") + "}"), {"tensor 'w'", "1.5 is not an integer"});
-  expectMentions(openError("{\"w\":" + entry("F32", "[1]", "[4]") + "}"),
-                 {"tensor 'w'", "'data_offsets' must be [begin, end]"});
+  expectMentions(openError("{\"w\":" + entry("F32", "[1]", "[4]") + "}"), {"tensor 'w'", "'data_offsets' must be [begin, end]"});
   expectMentions(openError("{\"w\":" + entry("F32", "[1]", "\"0-4\"") + "}"), {"tensor 'w'", "'data_offsets'"});
   expectMentions(openError("{\"w\":" + entry("F32", "[1]", "[-4,0]") + "}"), {"tensor 'w'", "non-negative integers"});
 }
 
 TEST_F(SafetensorsTest, RejectsUnsupportedDtypesByName) {
   for (const std::string dtype : {"I64", "F64", "U8", "BOOL"})
-    expectMentions(openError("{\"w\":" + entry(dtype, "[1]", "[0,8]") + "}"),
-                   {"tensor 'w'", "unsupported dtype '" + dtype + "'"});
+    expectMentions(openError("{\"w\":" + entry(dtype, "[1]", "[0,8]") + "}"), {"tensor 'w'", "unsupported dtype '" + dtype + "'"});
   expectMentions(openError("{\"w\":" + entry("Q7", "[1]", "[0,4]") + "}"), {"tensor 'w'", "unknown dtype 'Q7'"});
 }
 
@@ -267,8 +262,7 @@ TEST_F(SafetensorsTest, RejectsNegativeDimension) {
 }
 
 TEST_F(SafetensorsTest, RejectsShapeWhoseSizeOverflows) {
-  expectMentions(openError("{\"w\":" + entry("F32", "[4294967296,4294967296]", "[0,4]") + "}"),
-                 {"tensor 'w'", "overflows"});
+  expectMentions(openError("{\"w\":" + entry("F32", "[4294967296,4294967296]", "[0,4]") + "}"), {"tensor 'w'", "overflows"});
   expectMentions(openError("{\"w\":" + entry("F32", "[18446744073709551615]", "[0,4]") + "}"), {"tensor 'w'", "overflows"});
 }
 
@@ -282,8 +276,7 @@ TEST_F(SafetensorsTest, RejectsOffsetsOutsideTheDataArea) {
 }
 
 TEST_F(SafetensorsTest, RejectsOverlappingTensors) {
-  const std::string message = openError("{\"a\":" + entry("F32", "[2]", "[0,8]") + ",\"b\":" +
-                                        entry("F32", "[2]", "[4,12]") + "}");
+  const std::string message = openError("{\"a\":" + entry("F32", "[2]", "[0,8]") + ",\"b\":" + entry("F32", "[2]", "[4,12]") + "}");
   expectMentions(message, {"tensor 'b'", "overlaps tensor 'a'"});
 }
 
@@ -294,18 +287,15 @@ TEST_F(SafetensorsTest, EmptyTensorsDoNotCountAsOverlapping) {
 }
 
 TEST_F(SafetensorsTest, RejectsByteLengthThatDisagreesWithShape) {
-  expectMentions(openError("{\"w\":" + entry("BF16", "[3]", "[0,8]") + "}"),
-                 {"tensor 'w'", "shape [3] of BF16 needs 6 bytes", "span 8"});
+  expectMentions(openError("{\"w\":" + entry("BF16", "[3]", "[0,8]") + "}"), {"tensor 'w'", "shape [3] of BF16 needs 6 bytes", "span 8"});
 }
 
 TEST_F(SafetensorsTest, RejectsDuplicateTensorNames) {
-  expectMentions(openError("{\"w\":" + entry("F32", "[1]", "[0,4]") + ",\"w\":" + entry("F32", "[1]", "[4,8]") + "}"),
-                 {"duplicate tensor name 'w'"});
+  expectMentions(openError("{\"w\":" + entry("F32", "[1]", "[0,4]") + ",\"w\":" + entry("F32", "[1]", "[4,8]") + "}"), {"duplicate tensor name 'w'"});
 }
 
 TEST_F(SafetensorsTest, RejectsDuplicateKeysInsideAnEntry) {
-  expectMentions(openError(R"({"w": {"dtype": "F32", "dtype": "F16", "shape": [1], "data_offsets": [0, 4]}})"),
-                 {"duplicate key 'dtype'", "'w'"});
+  expectMentions(openError(R"({"w": {"dtype": "F32", "dtype": "F16", "shape": [1], "data_offsets": [0, 4]}})"), {"duplicate key 'dtype'", "'w'"});
 }
 
 TEST_F(SafetensorsTest, RejectsMetadataThatIsNotAStringMap) {
@@ -322,8 +312,7 @@ TEST_F(SafetensorsTest, ControlCharactersInNamesStayOnOneLine) {
 }
 
 TEST_F(SafetensorsTest, MissingFileAndDirectoryAreReported) {
-  expectMentions(errorMessage([&] { SafetensorsFile file(dir_.file("nope.safetensors")); }),
-                 {"nope.safetensors", "cannot open", "No such file"});
+  expectMentions(errorMessage([&] { SafetensorsFile file(dir_.file("nope.safetensors")); }), {"nope.safetensors", "cannot open", "No such file"});
   fs::create_directory(dir_.file("folder"));
   expectMentions(errorMessage([&] { SafetensorsFile file(dir_.file("folder")); }), {"not a regular file"});
 }
@@ -334,8 +323,7 @@ TEST_F(SafetensorsTest, FuzzedFilesLoadOrThrowButNeverCrash) {
   std::string data;
   for (int i = 0; i < 40; ++i) data += static_cast<char>(i * 37 + 11);
   const std::string header = R"({"__metadata__":{"format":"pt"},"a":)" + entry("F32", "[2,2]", "[0,16]") +
-                             ",\"b\":" + entry("F16", "[3]", "[16,22]") +
-                             ",\"c\":" + entry("BF16", "[1,9]", "[22,40]") + "}";
+                             ",\"b\":" + entry("F16", "[3]", "[16,22]") + ",\"c\":" + entry("BF16", "[1,9]", "[22,40]") + "}";
   const std::string valid = rawSafetensors(header, data);
   const size_t headerEnd = 8 + header.size();
   std::mt19937 random(20240531);
@@ -403,7 +391,9 @@ TEST_F(SafetensorsTest, WriterRejectsNullDataAndKeepsTheOldFile) {
   const float one = 1.0f;
   tscope::writeSafetensors(path_, {{"x", {1}, &one}});
   const std::string before = readBytes(path_);
-  expectMentions(errorMessage([&] { tscope::writeSafetensors(path_, {{"x", {1}, &one}, {"y", {4}, nullptr}}); }),
+  expectMentions(errorMessage([&] {
+                   tscope::writeSafetensors(path_, {{"x", {1}, &one}, {"y", {4}, nullptr}});
+                 }),
                  {"tensor 'y'", "null data pointer"});
   EXPECT_EQ(readBytes(path_), before);
   EXPECT_FALSE(fs::exists(path_ + ".tmp"));
@@ -413,12 +403,9 @@ TEST_F(SafetensorsTest, WriterRejectsDuplicateAndReservedNamesAndBadShapes) {
   const float values[4] = {1, 2, 3, 4};
   tscope::writeSafetensors(path_, {{"x", {1}, values}});
   const std::string before = readBytes(path_);
-  expectMentions(errorMessage([&] { tscope::writeSafetensors(path_, {{"x", {1}, values}, {"x", {1}, values}}); }),
-                 {"duplicate tensor name 'x'"});
-  expectMentions(errorMessage([&] { tscope::writeSafetensors(path_, {{"__metadata__", {1}, values}}); }),
-                 {"'__metadata__' cannot be a tensor name"});
-  expectMentions(errorMessage([&] { tscope::writeSafetensors(path_, {{"x", {-1, 4}, values}}); }),
-                 {"tensor 'x'", "negative dimension"});
+  expectMentions(errorMessage([&] { tscope::writeSafetensors(path_, {{"x", {1}, values}, {"x", {1}, values}}); }), {"duplicate tensor name 'x'"});
+  expectMentions(errorMessage([&] { tscope::writeSafetensors(path_, {{"__metadata__", {1}, values}}); }), {"'__metadata__' cannot be a tensor name"});
+  expectMentions(errorMessage([&] { tscope::writeSafetensors(path_, {{"x", {-1, 4}, values}}); }), {"tensor 'x'", "negative dimension"});
   EXPECT_EQ(readBytes(path_), before);
   EXPECT_FALSE(fs::exists(path_ + ".tmp"));
 }
@@ -437,8 +424,7 @@ TEST_F(SafetensorsTest, WriterIntoAnUnusableDirectoryThrowsAndLeavesNothing) {
   writeBytes(dir_.file("plain"), "x");  // a file used as a directory fails even for root
   const float one = 1.0f;
   const std::string target = dir_.file("plain") + "/model.safetensors";
-  expectMentions(errorMessage([&] { tscope::writeSafetensors(target, {{"x", {1}, &one}}); }),
-                 {target + ".tmp", "cannot create", "Not a directory"});
+  expectMentions(errorMessage([&] { tscope::writeSafetensors(target, {{"x", {1}, &one}}); }), {target + ".tmp", "cannot create", "Not a directory"});
 }
 
 TEST_F(SafetensorsTest, WriterIntoAReadOnlyDirectoryThrowsAndKeepsTheOldFile) {

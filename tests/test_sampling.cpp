@@ -102,12 +102,16 @@ TEST(SamplingValidate, AcceptsDefaultsAndNamesTheBrokenField) {
   };
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   for (float bad : {0.0f, -1.0f, nan, inf})
-    EXPECT_NE(messageFor([bad](SamplingParams& p) { p.temperature = bad; }).find("temperature"), std::string::npos)
-        << "temperature " << bad;
+    EXPECT_NE(messageFor([bad](SamplingParams& p) { p.temperature = bad; }).find("temperature"), std::string::npos) << "temperature " << bad;
   EXPECT_NE(messageFor([](SamplingParams& p) { p.topK = -1; }).find("top_k"), std::string::npos);
   for (float bad : {0.0f, -0.5f, 1.5f, nan})
     EXPECT_NE(messageFor([bad](SamplingParams& p) { p.topP = bad; }).find("top_p"), std::string::npos) << "top_p " << bad;
-  EXPECT_EQ(messageFor([](SamplingParams& p) { p.topP = 1.0f; p.topK = 100000; p.temperature = 1e-6f; }), "");
+  EXPECT_EQ(messageFor([](SamplingParams& p) {
+              p.topP = 1.0f;
+              p.topK = 100000;
+              p.temperature = 1e-6f;
+            }),
+            "");
   SamplingParams invalid;
   invalid.topP = 0;
   EXPECT_THROW(processLogits(std::vector<float>{1, 2}, invalid), Error);
@@ -190,9 +194,9 @@ TEST(ProcessLogits, TopPKeepsTheSmallestNucleus) {
       }
     }
   };
-  expectNear(nucleus(0.01f), {0, 1, 0, 0}, 0.01f);               // always at least one token
-  expectNear(nucleus(0.4f), {0, 1, 0, 0}, 0.4f);                 // 0.4 reaches 0.4 exactly
-  expectNear(nucleus(0.65f), {0, 4 / 7.f, 0, 3 / 7.f}, 0.65f);   // 0.4 + 0.3 = 0.7 >= 0.65
+  expectNear(nucleus(0.01f), {0, 1, 0, 0}, 0.01f);              // always at least one token
+  expectNear(nucleus(0.4f), {0, 1, 0, 0}, 0.4f);                // 0.4 reaches 0.4 exactly
+  expectNear(nucleus(0.65f), {0, 4 / 7.f, 0, 3 / 7.f}, 0.65f);  // 0.4 + 0.3 = 0.7 >= 0.65
   expectNear(nucleus(0.75f), {2 / 9.f, 4 / 9.f, 0, 3 / 9.f}, 0.75f);
   expectNear(nucleus(1.0f), {0.2f, 0.4f, 0.1f, 0.3f}, 1.0f);
   // Top-p acts on the top-k distribution: k = 2 leaves 4/7, 3/7, so p = 0.5 keeps id 1 alone.
@@ -346,7 +350,8 @@ TEST(Sampling, OneUniformDrawThroughTheInverseCdf) {
   for (int i = 0; i < 5000; ++i) {
     const double u = shadow.uniform();
     int expected = 0;  // first id whose cumulative mass exceeds u (the sum is 1 here)
-    for (double cumulative = probs[0]; expected < 4 && !(u < cumulative); cumulative += probs[++expected]) {}
+    for (double cumulative = probs[0]; expected < 4 && !(u < cumulative); cumulative += probs[++expected]) {
+    }
     ASSERT_EQ(sampleFromProbs(probs, rng), expected) << "draw " << i << ", u = " << u;
   }
 }

@@ -98,7 +98,7 @@ TEST(Scaling, FrontierSpendsTheBudgetAndMinimisesTheIsoFlopCurve) {
 TEST(Scaling, ChinchillaOwnBudget) {
   const NamedRun run = chinchillaRun();
   const double flops = run.flops();
-  EXPECT_DOUBLE_EQ(flops, 6 * 70e9 * 1.4e12);  // 5.88e23
+  EXPECT_DOUBLE_EQ(flops, 6 * 70e9 * 1.4e12);              // 5.88e23
   EXPECT_DOUBLE_EQ(gpt3Run().flops(), 6 * 175e9 * 300e9);  // 3.15e23
   // Hoffmann's published (rounded) Approach-3 constants put the optimum at ~32.5B parameters,
   // about 2.15x smaller than the 70B the paper trained (Approaches 1 and 2 gave ~67B).

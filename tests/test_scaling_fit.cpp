@@ -128,8 +128,8 @@ TEST(ScalingFit, ChinchillaRecoversKnownConstantsFromNoiselessPoints) {
   for (const ChinchillaConstants& truth : {kFirst, kSecond}) {
     const ChinchillaFit fit = fitChinchilla(chinchillaGrid(truth));
     const ChinchillaConstants& c = fit.constants;
-    std::printf("truth E %g A %g B %g alpha %g beta %g -> fitted E %.6g A %.6g B %.6g alpha %.6g beta %.6g\n", truth.E, truth.A,
-                truth.B, truth.alpha, truth.beta, c.E, c.A, c.B, c.alpha, c.beta);
+    std::printf("truth E %g A %g B %g alpha %g beta %g -> fitted E %.6g A %.6g B %.6g alpha %.6g beta %.6g\n", truth.E, truth.A, truth.B, truth.alpha,
+                truth.beta, c.E, c.A, c.B, c.alpha, c.beta);
     EXPECT_LT(relative(c.alpha, truth.alpha), 1e-3);
     EXPECT_LT(relative(c.beta, truth.beta), 1e-3);
     EXPECT_LT(relative(c.E, truth.E), 1e-2);
@@ -183,8 +183,8 @@ TEST(ScalingFit, BootstrapContainsTheTruthAndNarrowsWithLessNoise) {
     const auto t0 = std::chrono::steady_clock::now();
     const ChinchillaBootstrap boot = bootstrapChinchilla(points, fit, 1e16, 200, 0.8, 5);
     std::printf("noise %g: 200 bootstrap samples in %.2f s; alpha [%.4f, %.4f] beta [%.4f, %.4f] a [%.4f, %.4f]\n", noises[k],
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), boot.alpha.lo, boot.alpha.hi,
-                boot.beta.lo, boot.beta.hi, boot.paramsExponent.lo, boot.paramsExponent.hi);
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), boot.alpha.lo, boot.alpha.hi, boot.beta.lo,
+                boot.beta.hi, boot.paramsExponent.lo, boot.paramsExponent.hi);
     EXPECT_GT(boot.samples, 190);
     EXPECT_EQ(boot.level, 0.8);
     EXPECT_EQ(boot.atFlops, 1e16);

@@ -22,17 +22,14 @@ namespace {
 // --- An independent reader of the spelled dates (its own word tables, no code shared) ----------
 
 const std::map<std::string, int> kNumberWords = {
-    {"one", 1},       {"two", 2},       {"three", 3},    {"four", 4},     {"five", 5},       {"six", 6},
-    {"seven", 7},     {"eight", 8},     {"nine", 9},     {"ten", 10},     {"eleven", 11},    {"twelve", 12},
-    {"thirteen", 13}, {"fourteen", 14}, {"fifteen", 15}, {"sixteen", 16}, {"seventeen", 17}, {"eighteen", 18},
-    {"nineteen", 19}, {"twenty", 20},   {"thirty", 30},  {"forty", 40},   {"fifty", 50},     {"sixty", 60},
-    {"seventy", 70},  {"eighty", 80},   {"ninety", 90}};
+    {"one", 1},      {"two", 2},      {"three", 3},      {"four", 4},      {"five", 5},      {"six", 6},       {"seven", 7},
+    {"eight", 8},    {"nine", 9},     {"ten", 10},       {"eleven", 11},   {"twelve", 12},   {"thirteen", 13}, {"fourteen", 14},
+    {"fifteen", 15}, {"sixteen", 16}, {"seventeen", 17}, {"eighteen", 18}, {"nineteen", 19}, {"twenty", 20},   {"thirty", 30},
+    {"forty", 40},   {"fifty", 50},   {"sixty", 60},     {"seventy", 70},  {"eighty", 80},   {"ninety", 90}};
 const std::map<std::string, int> kOrdinalWords = {
-    {"first", 1},      {"second", 2},       {"third", 3},       {"fourth", 4},      {"fifth", 5},
-    {"sixth", 6},      {"seventh", 7},      {"eighth", 8},      {"ninth", 9},       {"tenth", 10},
-    {"eleventh", 11},  {"twelfth", 12},     {"thirteenth", 13}, {"fourteenth", 14}, {"fifteenth", 15},
-    {"sixteenth", 16}, {"seventeenth", 17}, {"eighteenth", 18}, {"nineteenth", 19}, {"twentieth", 20},
-    {"thirtieth", 30}};
+    {"first", 1},      {"second", 2},     {"third", 3},        {"fourth", 4},      {"fifth", 5},       {"sixth", 6},       {"seventh", 7},
+    {"eighth", 8},     {"ninth", 9},      {"tenth", 10},       {"eleventh", 11},   {"twelfth", 12},    {"thirteenth", 13}, {"fourteenth", 14},
+    {"fifteenth", 15}, {"sixteenth", 16}, {"seventeenth", 17}, {"eighteenth", 18}, {"nineteenth", 19}, {"twentieth", 20},  {"thirtieth", 30}};
 const std::vector<std::string> kMonthWords = {"january", "february", "march",     "april",   "may",      "june",
                                               "july",    "august",   "september", "october", "november", "december"};
 
@@ -126,13 +123,10 @@ bool isRealDate(const std::string& iso, int* yearOut = nullptr, int* monthOut = 
   if (iso.size() != 10 || std::sscanf(iso.c_str(), "%4d-%2d-%2d", &y, &m, &d) != 3) return false;
   if (yearOut) *yearOut = y, *monthOut = m, *dayOut = d;
   using namespace std::chrono;
-  return year_month_day{year{y}, month{static_cast<unsigned>(m)}, day{static_cast<unsigned>(d)}}.ok() && y >= 1900 &&
-         y <= 2099;
+  return year_month_day{year{y}, month{static_cast<unsigned>(m)}, day{static_cast<unsigned>(d)}}.ok() && y >= 1900 && y <= 2099;
 }
 
-std::string spanText(const DateExample& example, size_t t) {
-  return example.source.substr(example.alignment[t].offset, example.alignment[t].length);
-}
+std::string spanText(const DateExample& example, size_t t) { return example.source.substr(example.alignment[t].offset, example.alignment[t].length); }
 
 // Every date of 1900..2099 by std::chrono, independent of the task's own calendar.
 template <typename Visit>
@@ -140,8 +134,7 @@ void forEveryDate(Visit visit) {
   using namespace std::chrono;
   for (sys_days d = sys_days{year{1900} / January / 1}; d <= sys_days{year{2099} / December / 31}; d += days{1}) {
     const year_month_day ymd{d};
-    visit(static_cast<int>(ymd.year()), static_cast<int>(static_cast<unsigned>(ymd.month())),
-          static_cast<int>(static_cast<unsigned>(ymd.day())));
+    visit(static_cast<int>(ymd.year()), static_cast<int>(static_cast<unsigned>(ymd.month())), static_cast<int>(static_cast<unsigned>(ymd.day())));
   }
 }
 
@@ -191,8 +184,7 @@ TEST(DateTask, InvalidDatesAndStylesAreRefused) {
                             {2021, 13, 1}, {2021, 0, 10}, {2021, 5, 0},   {2021, 5, 32}};
   for (const auto& date : invalid) {
     EXPECT_FALSE(isValidDate(date[0], date[1], date[2])) << date[0] << "-" << date[1] << "-" << date[2];
-    EXPECT_THROW(spellDate(date[0], date[1], date[2], 0), std::exception)
-        << date[0] << "-" << date[1] << "-" << date[2];
+    EXPECT_THROW(spellDate(date[0], date[1], date[2], 0), std::exception) << date[0] << "-" << date[1] << "-" << date[2];
   }
   EXPECT_TRUE(isValidDate(2000, 2, 29)) << "2000 is a leap year (divisible by 400)";
   EXPECT_TRUE(isValidDate(2024, 2, 29));
@@ -259,8 +251,7 @@ TEST(DateTask, HeldOutSplitIsAboutFivePercentAndDrawsStayOnTheirSide) {
     int y, m, d;
     const DateExample example = randomDateExample(rng, wantHeldOut);
     ASSERT_TRUE(isRealDate(example.target, &y, &m, &d)) << example.target;
-    ASSERT_EQ(isHeldOutDate(y, m, d), wantHeldOut)
-        << example.target << " drawn for the " << (wantHeldOut ? "held-out" : "training") << " side";
+    ASSERT_EQ(isHeldOutDate(y, m, d), wantHeldOut) << example.target << " drawn for the " << (wantHeldOut ? "held-out" : "training") << " side";
     if (wantHeldOut) heldOutSeen.insert(example.target);
   }
   EXPECT_GT(heldOutSeen.size(), 2000u) << "5,000 held-out draws should cover most of the 3,658 held-out dates";
@@ -274,18 +265,15 @@ TEST(DateTask, AlignmentSpansPointAtTheWordsByHand) {
       EXPECT_EQ(ex.alignment[t].empty(), expected[t].empty()) << ex.source << " target[" << t << "]";
     }
   };
-  expectSpans(spellDate(1991, 3, 12, 0),
-              {"nineteen", "nineteen", "ninety one", "ninety one", "", "march", "march", "", "twelfth", "twelfth"});
-  expectSpans(spellDate(2005, 3, 22, 3), {"two thousand", "two thousand", "five", "five", "", "march", "march", "",
-                                          "twenty second", "twenty second"});
-  expectSpans(spellDate(1900, 1, 1, 1),
-              {"nineteen", "nineteen", "hundred", "hundred", "", "january", "january", "", "first", "first"});
-  expectSpans(spellDate(1905, 7, 4, 0),
-              {"nineteen", "nineteen", "oh five", "oh five", "", "july", "july", "", "fourth", "fourth"});
-  expectSpans(spellDate(2000, 12, 31, 0), {"two thousand", "two thousand", "two thousand", "two thousand", "",
-                                           "december", "december", "", "thirty first", "thirty first"});
-  expectSpans(spellDate(2024, 2, 29, 1), {"twenty", "twenty", "twenty four", "twenty four", "", "february", "february",
-                                          "", "twenty ninth", "twenty ninth"});
+  expectSpans(spellDate(1991, 3, 12, 0), {"nineteen", "nineteen", "ninety one", "ninety one", "", "march", "march", "", "twelfth", "twelfth"});
+  expectSpans(spellDate(2005, 3, 22, 3),
+              {"two thousand", "two thousand", "five", "five", "", "march", "march", "", "twenty second", "twenty second"});
+  expectSpans(spellDate(1900, 1, 1, 1), {"nineteen", "nineteen", "hundred", "hundred", "", "january", "january", "", "first", "first"});
+  expectSpans(spellDate(1905, 7, 4, 0), {"nineteen", "nineteen", "oh five", "oh five", "", "july", "july", "", "fourth", "fourth"});
+  expectSpans(spellDate(2000, 12, 31, 0),
+              {"two thousand", "two thousand", "two thousand", "two thousand", "", "december", "december", "", "thirty first", "thirty first"});
+  expectSpans(spellDate(2024, 2, 29, 1),
+              {"twenty", "twenty", "twenty four", "twenty four", "", "february", "february", "", "twenty ninth", "twenty ninth"});
   // The two "twenty"s of "twenty twenty" are told apart by their offsets.
   const DateExample twenties = spellDate(2020, 1, 2, 1);  // "january second twenty twenty"
   EXPECT_EQ(twenties.alignment[0].offset, 15u) << twenties.source;
@@ -318,8 +306,7 @@ TEST(DateTask, EverySpanSpellsItsOwnDigitGroup) {
     EXPECT_EQ(monthValue(spanText(ex, 5)), std::stoi(ex.target.substr(5, 2))) << ex.source;
     EXPECT_EQ(ordinalValue(words(spanText(ex, 8))), std::stoi(ex.target.substr(8, 2))) << ex.source;
     for (size_t t : {1u, 3u, 6u, 9u})
-      EXPECT_EQ(ex.alignment[t].offset, ex.alignment[t - 1].offset)
-          << ex.source << ": a group's two digits share a span";
+      EXPECT_EQ(ex.alignment[t].offset, ex.alignment[t - 1].offset) << ex.source << ": a group's two digits share a span";
   }
 }
 
@@ -333,8 +320,7 @@ TEST(DateTask, VocabularyIsTheCharTokenizersAndCoversEveryCharacter) {
   EXPECT_EQ(tokenizer->tokenBytes(kDateEndId), "$");
   const std::pair<char, int> fixed[] = {{' ', 3}, {'-', 4}, {'a', 5}, {'z', 30}, {'0', 31}, {'9', 40}};
   for (const auto& [c, id] : fixed) EXPECT_EQ(dateCharacterId(c), id) << "'" << c << "'";
-  for (int id = 1; id < kDateVocabSize; ++id)
-    EXPECT_EQ(dateCharacterId(tokenizer->tokenBytes(id)[0]), id) << "'" << tokenizer->tokenBytes(id) << "'";
+  for (int id = 1; id < kDateVocabSize; ++id) EXPECT_EQ(dateCharacterId(tokenizer->tokenBytes(id)[0]), id) << "'" << tokenizer->tokenBytes(id) << "'";
   EXPECT_EQ(dateCharacterId('A'), kDateUnknownId);
 
   Rng rng(5);
@@ -343,8 +329,7 @@ TEST(DateTask, VocabularyIsTheCharTokenizersAndCoversEveryCharacter) {
     for (const std::string& text : {ex.source, ex.target}) {
       const std::vector<int> ids = dateCharacterIds(text);
       ASSERT_EQ(ids, tokenizer->encode(text)) << "\"" << text << "\"";
-      ASSERT_EQ(std::count(ids.begin(), ids.end(), kDateUnknownId), 0)
-          << "a character outside the vocabulary in \"" << text << "\"";
+      ASSERT_EQ(std::count(ids.begin(), ids.end(), kDateUnknownId), 0) << "a character outside the vocabulary in \"" << text << "\"";
       ASSERT_EQ(tokenizer->decode(ids), text);
     }
   }
@@ -368,8 +353,7 @@ TEST(DateTask, BatchesHaveEqualSourceLengthsAndShiftedTargets) {
     lengths.insert(S);
     std::set<std::string> distinctSources;
     for (int b = 0; b < B; ++b) {
-      const std::string source =
-          tokenizer->decode(std::span<const int>(batch.sources).subspan(static_cast<size_t>(b * S), S));
+      const std::string source = tokenizer->decode(std::span<const int>(batch.sources).subspan(static_cast<size_t>(b * S), S));
       const std::span<const int> inputs = std::span<const int>(batch.inputs).subspan(static_cast<size_t>(b * T), T);
       const std::span<const int> targets = std::span<const int>(batch.targets).subspan(static_cast<size_t>(b * T), T);
       EXPECT_EQ(inputs[0], kDateDecoderStartId) << "row " << b;
@@ -381,13 +365,11 @@ TEST(DateTask, BatchesHaveEqualSourceLengthsAndShiftedTargets) {
       EXPECT_EQ(*parsed, target) << "row " << b << " source and target disagree";
       int y, m, d;
       ASSERT_TRUE(isRealDate(target, &y, &m, &d)) << target;
-      EXPECT_EQ(isHeldOutDate(y, m, d), heldOut)
-          << target << " in a " << (heldOut ? "held-out" : "training") << " batch";
+      EXPECT_EQ(isHeldOutDate(y, m, d), heldOut) << target << " in a " << (heldOut ? "held-out" : "training") << " batch";
       distinctSources.insert(source);
     }
     EXPECT_EQ(std::count(batch.scored.begin(), batch.scored.end(), 1), B * T) << "every target position is scored";
-    EXPECT_GE(distinctSources.size(), static_cast<size_t>(B / 2))
-        << "seed " << seed << ", S = " << S << ": rows should rarely need repeating";
+    EXPECT_GE(distinctSources.size(), static_cast<size_t>(B / 2)) << "seed " << seed << ", S = " << S << ": rows should rarely need repeating";
   }
   EXPECT_GE(lengths.size(), 8u) << "the batch length follows the first draw, so it should vary between batches";
   Rng rng(1);

@@ -66,9 +66,10 @@ TEST(SessionFile, EfficientAttentionChoicesSurviveARoundTrip) {
 
 TEST(SessionFile, BadEfficientAttentionChoicesKeepTheDefaultsWithOneLine) {
   const AttentionVariantParams defaults = AppState{}.attentionVariant;
-  for (const char* efficient : {R"({"variant": "sparse", "window": 9})", R"({"variant": "lsh", "buckets": 0})",
-                                R"({"variant": "linformer", "projection": "learned"})"}) {
-    const SessionFile s = sessionFileFromJsonText("s.json", std::string(R"({"tscope_session": 1, "prompt": "kept", "efficient": )") + efficient + "}");
+  for (const char* efficient :
+       {R"({"variant": "sparse", "window": 9})", R"({"variant": "lsh", "buckets": 0})", R"({"variant": "linformer", "projection": "learned"})"}) {
+    const SessionFile s =
+        sessionFileFromJsonText("s.json", std::string(R"({"tscope_session": 1, "prompt": "kept", "efficient": )") + efficient + "}");
     EXPECT_EQ(s.state.prompt, "kept") << efficient;
     EXPECT_EQ(s.state.attentionVariant.variant, defaults.variant) << efficient;
     EXPECT_EQ(s.state.attentionVariant.window, defaults.window) << efficient;
@@ -112,8 +113,8 @@ TEST(SessionFile, CrossAttentionInterventionsSurviveARoundTrip) {
   session.state.interventions = {cross, {1, 2, AblationKind::Zero}};
   const SessionFile back = sessionFileFromJsonText("s.json", sessionFileToJsonText(session));
   EXPECT_EQ(back.state.interventions, session.state.interventions);
-  const SessionFile bad = sessionFileFromJsonText(
-      "s.json", R"({"tscope_session": 1, "interventions": [{"layer": 0, "head": 1, "kind": "zero", "cross": "yes"},
+  const SessionFile bad =
+      sessionFileFromJsonText("s.json", R"({"tscope_session": 1, "interventions": [{"layer": 0, "head": 1, "kind": "zero", "cross": "yes"},
                                                            {"layer": 0, "head": "mlp", "kind": "zero", "cross": true}]})");
   EXPECT_TRUE(bad.state.interventions.empty());
   EXPECT_NE(bad.warning.find("'cross'"), std::string::npos) << bad.warning;

@@ -22,9 +22,7 @@ using namespace tscope::session;
 
 namespace {
 
-std::shared_ptr<const Snapshot> compute(Session& session, const Request& request) {
-  return tscope::testing::computeSnapshot(session, request);
-}
+std::shared_ptr<const Snapshot> compute(Session& session, const Request& request) { return tscope::testing::computeSnapshot(session, request); }
 
 struct Knobs {
   SamplingParams params;

@@ -18,9 +18,7 @@ using namespace tscope::session;
 
 namespace {
 
-std::shared_ptr<const Snapshot> compute(Session& session, const Request& request) {
-  return tscope::testing::computeSnapshot(session, request);
-}
+std::shared_ptr<const Snapshot> compute(Session& session, const Request& request) { return tscope::testing::computeSnapshot(session, request); }
 
 int argmax(const std::vector<float>& v) { return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin()); }
 
@@ -58,8 +56,8 @@ TEST_F(SessionInterventions, InternalsArriveAndAblationChangesThePredictionButNo
   EXPECT_EQ(argmax(ablated->cleanLogits), y);
   EXPECT_NE(argmax(ablated->trace.logits), y);
   // The ablated heads' outputs are zero in the inspected trace.
-  EXPECT_TRUE(std::all_of(ablated->trace.headMix.begin() + (size_t)T * ablated->trace.A, ablated->trace.headMix.end(),
-                          [](float v) { return v == 0.0f; }));
+  EXPECT_TRUE(
+      std::all_of(ablated->trace.headMix.begin() + (size_t)T * ablated->trace.A, ablated->trace.headMix.end(), [](float v) { return v == 0.0f; }));
 
   // An edit with the same interventions reuses the prefix of both the ablated and the clean run.
   Request edited = ablate;

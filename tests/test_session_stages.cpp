@@ -18,9 +18,7 @@ using namespace tscope::session;
 
 namespace {
 
-std::shared_ptr<const Snapshot> compute(Session& session, const Request& request) {
-  return tscope::testing::computeSnapshot(session, request);
-}
+std::shared_ptr<const Snapshot> compute(Session& session, const Request& request) { return tscope::testing::computeSnapshot(session, request); }
 
 const std::string kModel = std::string(TSCOPE_SOURCE_DIR) + "/assets/models/brown-small";
 

@@ -28,9 +28,9 @@ TEST(ShippedLessons, EveryLessonLoadsAndItsChecksAgreeWithTheModel) {
       EXPECT_TRUE(std::filesystem::is_directory(result.model)) << step << ": no model directory " << result.model;
       if (!result.check) continue;
       ++checks;
-      EXPECT_EQ(result.liveAnswer, result.check->answer) << step << " (" << lessonCheckKindName(result.check->kind) << ": "
-                                                         << result.check->question << "): the model says \"" << result.liveAnswer << "\""
-                                                         << (result.why.empty() ? "" : " because " + result.why);
+      EXPECT_EQ(result.liveAnswer, result.check->answer)
+          << step << " (" << lessonCheckKindName(result.check->kind) << ": " << result.check->question << "): the model says \"" << result.liveAnswer
+          << "\"" << (result.why.empty() ? "" : " because " + result.why);
     }
     std::printf("%s: %zu steps, %d checks\n", lesson.name.c_str(), lesson.steps.size(), checks);
   }

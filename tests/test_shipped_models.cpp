@@ -122,8 +122,7 @@ TEST(ShippedModels, BrownMoeUsesEveryExpert) {
   for (int l = 0; l < c.n_layer; ++l) {
     const MoeRouting& routing = trace.moe[l];
     const int total = std::accumulate(routing.load.begin(), routing.load.end(), 0);
-    for (int e = 0; e < c.n_experts; ++e)
-      EXPECT_GT(routing.load[e], 0) << "layer " << l << ": expert " << e << " gets no token";
+    for (int e = 0; e < c.n_experts; ++e) EXPECT_GT(routing.load[e], 0) << "layer " << l << ": expert " << e << " gets no token";
     const int busiest = *std::max_element(routing.load.begin(), routing.load.end());
     EXPECT_LT(busiest, total / 2) << "layer " << l << ": one expert takes half the assignments (collapsed)";
   }

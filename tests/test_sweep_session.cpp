@@ -40,13 +40,14 @@ TEST(SweepSession, BrokenSweepFileIsOneLineOfError) {
   writeBytes(path, R"({"format": "tscope-sweep", "version": 1, "spec": {)");
   SweepSession session;
   session.open(path);
-  const auto view = waitFor(session, [](const SweepView& v) { return v.status == SweepState::Error; }, 10, "the error");
+  const auto view = waitFor(
+      session, [](const SweepView& v) { return v.status == SweepState::Error; }, 10, "the error");
   EXPECT_NE(view->message.find("sweep.json"), std::string::npos) << view->message;
   EXPECT_EQ(view->message.find('\n'), std::string::npos) << view->message;
   EXPECT_EQ(view->results, nullptr);
   session.open(dir.file("no_such_sweep"));  // the worker carries on after an error
-  const auto missing = waitFor(session, [](const SweepView& v) { return v.message.find("no_such_sweep") != std::string::npos; }, 10,
-                               "the missing sweep's error");
+  const auto missing = waitFor(
+      session, [](const SweepView& v) { return v.message.find("no_such_sweep") != std::string::npos; }, 10, "the missing sweep's error");
   EXPECT_EQ(missing->status, SweepState::Error);
 }
 
@@ -55,9 +56,11 @@ TEST(SweepSession, TinyPresetPausesResumesFinishesAndFits) {
   const std::string sweepDir = dir.file("tiny");
   SweepSession session;
   session.start("tiny", sweepDir);
-  waitFor(session, [](const SweepView& v) { return v.status == SweepState::Running && v.step >= 1; }, 60, "the first step");
+  waitFor(
+      session, [](const SweepView& v) { return v.status == SweepState::Running && v.step >= 1; }, 60, "the first step");
   session.pause();
-  const auto paused = waitFor(session, [](const SweepView& v) { return v.status != SweepState::Running; }, 30, "the pause");
+  const auto paused = waitFor(
+      session, [](const SweepView& v) { return v.status != SweepState::Running; }, 30, "the pause");
   ASSERT_EQ(paused->status, SweepState::Paused) << paused->message;
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const auto still = session.latest();
@@ -66,8 +69,8 @@ TEST(SweepSession, TinyPresetPausesResumesFinishesAndFits) {
   EXPECT_EQ(still->version, paused->version);
 
   session.resume();
-  const auto done = waitFor(session, [](const SweepView& v) { return v.status == SweepState::Done || v.status == SweepState::Error; }, 600,
-                            "the tiny sweep to finish");
+  const auto done = waitFor(
+      session, [](const SweepView& v) { return v.status == SweepState::Done || v.status == SweepState::Error; }, 600, "the tiny sweep to finish");
   ASSERT_EQ(done->status, SweepState::Done) << done->message;
   ASSERT_NE(done->results, nullptr);
   EXPECT_GE(done->runs, 2);
@@ -81,12 +84,14 @@ TEST(SweepSession, TinyPresetPausesResumesFinishesAndFits) {
   // Reopened from its directory: every run there, nothing left to resume.
   SweepSession again;
   again.open(sweepDir);
-  const auto reopened = waitFor(again, [](const SweepView& v) { return v.status != SweepState::Empty; }, 30, "the reopened sweep");
+  const auto reopened = waitFor(
+      again, [](const SweepView& v) { return v.status != SweepState::Empty; }, 30, "the reopened sweep");
   EXPECT_EQ(reopened->status, SweepState::Done) << reopened->message;
   ASSERT_NE(reopened->results, nullptr);
   EXPECT_EQ(reopened->results->runs.size(), done->results->runs.size());
   again.resume();
-  const auto refused = waitFor(again, [](const SweepView& v) { return v.status == SweepState::Error; }, 10, "the refused resume");
+  const auto refused = waitFor(
+      again, [](const SweepView& v) { return v.status == SweepState::Error; }, 10, "the refused resume");
   EXPECT_NE(refused->message.find("finished"), std::string::npos) << refused->message;
   EXPECT_EQ(refused->results, reopened->results);  // the sweep on screen stays
 }
@@ -96,13 +101,15 @@ TEST(SweepSession, ShippedSweepIsShownNeverRun) {
   if (shipped.empty()) GTEST_SKIP() << "no sweep shipped in assets/sweeps yet";
   SweepSession session;
   session.open(shipped.front().second);
-  const auto view = waitFor(session, [](const SweepView& v) { return v.status != SweepState::Empty; }, 60, "the shipped sweep");
+  const auto view = waitFor(
+      session, [](const SweepView& v) { return v.status != SweepState::Empty; }, 60, "the shipped sweep");
   ASSERT_EQ(view->status, SweepState::Viewing) << view->message;
   EXPECT_TRUE(view->readOnly);
   ASSERT_NE(view->results, nullptr);
   EXPECT_FALSE(view->results->runs.empty());
   session.resume();
-  const auto refused = waitFor(session, [](const SweepView& v) { return v.status == SweepState::Error; }, 10, "the refused resume");
+  const auto refused = waitFor(
+      session, [](const SweepView& v) { return v.status == SweepState::Error; }, 10, "the refused resume");
   EXPECT_NE(refused->message.find("read-only"), std::string::npos) << refused->message;
 }
 
@@ -113,8 +120,8 @@ TEST(SweepSession, TextFileSweepExtendsWhileRunning) {
   ScratchDir dir("tscope_sweep_session");
   const std::string text = dir.file("notes.txt");
   std::string body;
-  const char* words[] = {"light", "moves", "through", "glass", "and", "water", "slows", "it", "bends", "towards", "the", "normal",
-                         "while", "sound", "needs", "air", "to", "travel", "faster", "in", "steel", "than", "wood", "waves"};
+  const char* words[] = {"light", "moves", "through", "glass", "and", "water",  "slows",  "it", "bends", "towards", "the",  "normal",
+                         "while", "sound", "needs",   "air",   "to",  "travel", "faster", "in", "steel", "than",    "wood", "waves"};
   uint32_t state = 12345;
   for (int paragraph = 0; paragraph < 300; ++paragraph) {
     for (int w = 0; w < 40; ++w) {
@@ -128,12 +135,14 @@ TEST(SweepSession, TextFileSweepExtendsWhileRunning) {
   SweepSession session;
 
   session.start("addition", dir.file("refused"), text);
-  const auto task = waitFor(session, [](const SweepView& v) { return v.status == SweepState::Error; }, 10, "the refused task preset");
+  const auto task = waitFor(
+      session, [](const SweepView& v) { return v.status == SweepState::Error; }, 10, "the refused task preset");
   EXPECT_NE(task->message.find("own task"), std::string::npos) << task->message;
   const std::string latin1 = dir.file("latin1.txt");
   writeBytes(latin1, "caf\xe9 au lait");
   session.start("tiny", dir.file("refused2"), latin1);
-  const auto bad = waitFor(session, [&](const SweepView& v) { return v.message.find("latin1.txt") != std::string::npos; }, 10, "the bad file");
+  const auto bad = waitFor(
+      session, [&](const SweepView& v) { return v.message.find("latin1.txt") != std::string::npos; }, 10, "the bad file");
   EXPECT_EQ(bad->status, SweepState::Error);
   EXPECT_NE(bad->message.find("UTF-8"), std::string::npos) << bad->message;
   EXPECT_FALSE(std::filesystem::exists(dir.file("refused")));
@@ -141,8 +150,9 @@ TEST(SweepSession, TextFileSweepExtendsWhileRunning) {
 
   session.start("tiny", sweepDir, text);
   // Extended while it runs (or, on a fast machine, after it finished: then Resume runs the new runs).
-  const auto running = waitFor(session, [](const SweepView& v) { return (v.status == SweepState::Running && v.step >= 1) || v.status == SweepState::Done; },
-                               120, "the first step");
+  const auto running = waitFor(
+      session, [](const SweepView& v) { return (v.status == SweepState::Running && v.step >= 1) || v.status == SweepState::Done; }, 120,
+      "the first step");
   ASSERT_NE(running->status, SweepState::Error) << running->message;
   EXPECT_FALSE(running->device.empty());
   if (running->status == SweepState::Running) {
@@ -153,15 +163,18 @@ TEST(SweepSession, TextFileSweepExtendsWhileRunning) {
   session.extend({SweepSize{1, 40, 2, 0}}, {});
   // The sweep may finish between the view above and the worker taking the extension (a loaded
   // machine): then, as after a finished one, the extended sweep waits paused for Resume.
-  auto settled = waitFor(session, [&](const SweepView& v) {
-    return v.runs > before && (v.status == SweepState::Done || v.status == SweepState::Error || v.status == SweepState::Paused);
-  }, 600, "the extended sweep to finish or pause");
+  auto settled = waitFor(
+      session,
+      [&](const SweepView& v) {
+        return v.runs > before && (v.status == SweepState::Done || v.status == SweepState::Error || v.status == SweepState::Paused);
+      },
+      600, "the extended sweep to finish or pause");
   if (settled->status == SweepState::Paused) {
     EXPECT_GT(settled->runs, settled->runsDone);
     session.resume();
   }
-  const auto done = waitFor(session, [](const SweepView& v) { return v.status == SweepState::Done || v.status == SweepState::Error; }, 600,
-                            "the extended sweep to finish");
+  const auto done = waitFor(
+      session, [](const SweepView& v) { return v.status == SweepState::Done || v.status == SweepState::Error; }, 600, "the extended sweep to finish");
   ASSERT_EQ(done->status, SweepState::Done) << done->message;
   ASSERT_NE(done->results, nullptr);
   const SweepSpec& spec = done->results->spec;

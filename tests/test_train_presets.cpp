@@ -36,8 +36,7 @@ TEST(TrainPresets, EveryPresetValidatesAndHasUniqueNames) {
     EXPECT_EQ(findTrainPreset(p.name), &p);
   }
   EXPECT_EQ(findTrainPreset("no-such-preset"), nullptr);
-  for (const char* key : {"induction", "copy", "reverse", "sort", "modadd", "brown", "brown-moe"})
-    EXPECT_NE(findTrainPreset(key), nullptr) << key;
+  for (const char* key : {"induction", "copy", "reverse", "sort", "modadd", "brown", "brown-moe"}) EXPECT_NE(findTrainPreset(key), nullptr) << key;
   EXPECT_TRUE(findTrainPreset("induction")->config.model.attention_only);
   EXPECT_EQ(findTrainPreset("modadd")->data.task.modulus, 23);
   const ModelConfig moe = findTrainPreset("brown-moe")->config.model;

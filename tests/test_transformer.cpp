@@ -68,7 +68,7 @@ TEST(CpuOps, LayerNormGeluMatchReference) {
     d = compare(x, y);
     EXPECT_LT(d.maxAbs, 2e-6 * 6) << toString(a) << ": " << d.describe();
   }
-  EXPECT_NEAR(ref::geluErf(1.0f), 0.841345f, 1e-5);  // 0.5 (1 + erf(1/sqrt 2))
+  EXPECT_NEAR(ref::geluErf(1.0f), 0.841345f, 1e-5);   // 0.5 (1 + erf(1/sqrt 2))
   EXPECT_NEAR(ref::geluTanh(1.0f), 0.841192f, 1e-5);  // 0.5 (1 + tanh(sqrt(2/pi) 1.044715))
 }
 

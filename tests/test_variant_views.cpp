@@ -75,8 +75,8 @@ TEST(VariantViews, TraceHeadQkvPointsAtTheHeadsRows) {
   EXPECT_EQ(qkv.v[5], 1000.0f + (float)((1 * 2 + 1) * 3 * 2 + 5));
   EXPECT_THROW(traceHeadQkv(trace, config, 2, 0), Error);  // layer 2 not captured
   EXPECT_THROW(traceHeadQkv(trace, config, 1, 4), Error);  // no head 4
-  trace.rowPositions = {2};                                 // the Inside panel's one query row
+  trace.rowPositions = {2};                                // the Inside panel's one query row
   EXPECT_THROW(traceHeadQkv(trace, config, 1, 0), Error);
-  trace.rowPositions = {1, 2, 3};                           // three rows, not from position 0
+  trace.rowPositions = {1, 2, 3};  // three rows, not from position 0
   EXPECT_THROW(traceHeadQkv(trace, config, 1, 0), Error);
 }

@@ -88,9 +88,7 @@ void writeMixedSafetensors(const std::string& path, const Weights& weights, cons
   tscope::testing::writeBytes(path, bytes + text + data);
 }
 
-void writeConfig(const std::string& dir, const ModelConfig& config) {
-  std::ofstream(dir + "/config.json") << configToJson(config).dump();
-}
+void writeConfig(const std::string& dir, const ModelConfig& config) { std::ofstream(dir + "/config.json") << configToJson(config).dump(); }
 
 }  // namespace
 

@@ -71,8 +71,7 @@ IntWorker::Handlers recording(IntWorker& worker, Log& log) {
             log.add(log.started, job.n);
             if (job.hold) log.waitUntil([&] { return log.release; });
             const auto deadline = std::chrono::steady_clock::now() + kTimeout;
-            while (job.spin && !worker.cancelToken().cancelled() && std::chrono::steady_clock::now() < deadline)
-              std::this_thread::yield();
+            while (job.spin && !worker.cancelToken().cancelled() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
             {
               std::lock_guard lock(log.mutex);
               log.sawCancel.push_back(worker.cancelToken().cancelled());

@@ -22,10 +22,10 @@ namespace tscope::cli {
 std::set<std::string> withAblationFlags(std::set<std::string> flags);
 
 struct Ablation {
-  std::string text;                       // --ablate as given
+  std::string text;  // --ablate as given
   AblationKind kind = AblationKind::Zero;
-  std::vector<InterventionSpec> specs;    // empty: no ablation asked
-  std::vector<int> sourceIds;             // Patch: the source prompt's tokens (at most n_ctx)
+  std::vector<InterventionSpec> specs;  // empty: no ablation asked
+  std::vector<int> sourceIds;           // Patch: the source prompt's tokens (at most n_ctx)
   bool empty() const { return specs.empty(); }
 };
 

@@ -47,8 +47,8 @@ struct RandomQkv {
 };
 
 struct Measurement {
-  double ms = 0;          // median over the repeats of all heads' time
-  size_t peakBytes = 0;   // the fast path's working set, times heads
+  double ms = 0;         // median over the repeats of all heads' time
+  size_t peakBytes = 0;  // the fast path's working set, times heads
 };
 
 Measurement measure(const RandomQkv& qkv, int heads, int n, int d, bool causal, const AttentionVariantParams& params, int repeats) {

@@ -68,8 +68,8 @@ namespace {
 
 // The tokens of --TEXTFLAG, --TEXTFLAG-file or --IDSFLAG (at most one), checked and fitted to the
 // context; `none` is what no flag gives (empty: an error). `prefix` goes before a text's tokens.
-Input readInput(const Args& args, const LoadedModel& model, const std::string& textFlag, const std::string& idsFlag,
-                const std::vector<int>& none, const std::vector<int>& prefix) {
+Input readInput(const Args& args, const LoadedModel& model, const std::string& textFlag, const std::string& idsFlag, const std::vector<int>& none,
+                const std::vector<int>& prefix) {
   const int sources = args.has(textFlag) + args.has(textFlag + "-file") + args.has(idsFlag);
   if (sources > 1 || (sources == 0 && none.empty()))
     throw UsageError("give exactly one of --" + textFlag + ", --" + textFlag + "-file and --" + idsFlag);

@@ -39,41 +39,42 @@ int runInfo(const Argv& argv) {
   const int context = static_cast<int>(args.integer("context", c.n_positions, 1, 1 << 24));
   const ParamCounts p = countParameters(c);
   const FlopCounts f = flopsPerToken(c, context);
-  json out = {{"model", model.path},
-         {"format", model.format},
-         {"config", configToJson(c)},
-         {"tokenizer", model.tokenizer ? json{{"kind", model.tokenizer->kindName()}, {"vocab_size", model.tokenizer->vocabSize()}} : json(nullptr)},
-         {"parameters",
-          {{"total", p.total},
-           {"active", p.active},
-           {"embedding", p.embedding},
-           {"non_embedding", p.nonEmbedding},
-           {"active_non_embedding", p.activeNonEmbedding},
-           {"per_component",
-            {{"token_embedding", p.tokenEmbedding},
-             {"position_embedding", p.positionEmbedding},
-             {"unembedding", p.unembedding},
-             {"attention", p.attention},
-             {"mlp", p.mlp},
-             {"router", p.router},
-             {"shared_expert", p.sharedExpert},
-             {"encoder", p.encoder},
-             {"cross_attention", p.crossAttention},
-             {"norm", p.layerNorm},
-             {"unembedding_tied", c.tie_word_embeddings}}},
-           {"per_layer", p.perLayer},
-           {"per_expert", p.perExpert}}},
-         {"flops_per_token",
-          {{"context", context},
-           {"inference", {{"2N", f.matmulForward}, {"attention", f.attentionForward}, {"total", f.forward}, {"unembedding", f.unembedForward}}},
-           {"training", {{"6N", 3 * f.matmulForward}, {"total", f.training}}},
-           {"training_checkpointed", {{"8N", 4 * f.matmulForward}, {"total", f.trainingCheckpointed}}}}},
-         {"memory_bytes",
-          {{"weights_fp32", weightBytes(c, 4)},
-           {"kv_cache_per_token_fp32", kvCacheBytesPerToken(c, 4)},
-           {"kv_cache_per_token_fp16", kvCacheBytesPerToken(c, 2)},
-           {"kv_cache_at_context_fp32", kvCacheBytesPerToken(c, 4) * context},
-           {"attention_maps_at_context_fp32", attentionMapBytes(c, context, 4)}}}};
+  json out = {
+      {"model", model.path},
+      {"format", model.format},
+      {"config", configToJson(c)},
+      {"tokenizer", model.tokenizer ? json{{"kind", model.tokenizer->kindName()}, {"vocab_size", model.tokenizer->vocabSize()}} : json(nullptr)},
+      {"parameters",
+       {{"total", p.total},
+        {"active", p.active},
+        {"embedding", p.embedding},
+        {"non_embedding", p.nonEmbedding},
+        {"active_non_embedding", p.activeNonEmbedding},
+        {"per_component",
+         {{"token_embedding", p.tokenEmbedding},
+          {"position_embedding", p.positionEmbedding},
+          {"unembedding", p.unembedding},
+          {"attention", p.attention},
+          {"mlp", p.mlp},
+          {"router", p.router},
+          {"shared_expert", p.sharedExpert},
+          {"encoder", p.encoder},
+          {"cross_attention", p.crossAttention},
+          {"norm", p.layerNorm},
+          {"unembedding_tied", c.tie_word_embeddings}}},
+        {"per_layer", p.perLayer},
+        {"per_expert", p.perExpert}}},
+      {"flops_per_token",
+       {{"context", context},
+        {"inference", {{"2N", f.matmulForward}, {"attention", f.attentionForward}, {"total", f.forward}, {"unembedding", f.unembedForward}}},
+        {"training", {{"6N", 3 * f.matmulForward}, {"total", f.training}}},
+        {"training_checkpointed", {{"8N", 4 * f.matmulForward}, {"total", f.trainingCheckpointed}}}}},
+      {"memory_bytes",
+       {{"weights_fp32", weightBytes(c, 4)},
+        {"kv_cache_per_token_fp32", kvCacheBytesPerToken(c, 4)},
+        {"kv_cache_per_token_fp16", kvCacheBytesPerToken(c, 2)},
+        {"kv_cache_at_context_fp32", kvCacheBytesPerToken(c, 4) * context},
+        {"attention_maps_at_context_fp32", attentionMapBytes(c, context, 4)}}}};
   if (args.has("backend")) {  // which backend forward/generate would run on, and why
     std::string note;
     const auto backend = chooseBackend(args, &note);
@@ -110,8 +111,8 @@ int runDetokenize(const Argv& argv) {
 
 int runGenerate(const Argv& argv) {
   Args args("generate", argv,
-            withAblationFlags({"model", "prompt", "prompt-file", "ids", "max-new", "temperature", "top-k", "top-p", "seed", "beam", "backend", "threads",
-                               "source", "source-file", "source-ids"}),
+            withAblationFlags({"model", "prompt", "prompt-file", "ids", "max-new", "temperature", "top-k", "top-p", "seed", "beam", "backend",
+                               "threads", "source", "source-file", "source-ids"}),
             {"greedy"});
   LoadedModel model = loadModel(args.str("model"));
   const Input input = inputIds(args, model, "prompt");
@@ -150,8 +151,15 @@ int runGenerate(const Argv& argv) {
     json nodes = json::array();
     for (size_t i = 0; i < result.nodes.size(); ++i) {
       const BeamNode& n = result.nodes[i];
-      nodes.push_back({{"id", i}, {"parent", n.parent}, {"token", n.token}, {"text", n.token >= 0 ? tokenString(model, n.token) : ""},
-                       {"depth", n.depth}, {"token_logprob", n.tokenLogProb}, {"logprob", n.logProb}, {"kept", n.kept}, {"best", n.inBest}});
+      nodes.push_back({{"id", i},
+                       {"parent", n.parent},
+                       {"token", n.token},
+                       {"text", n.token >= 0 ? tokenString(model, n.token) : ""},
+                       {"depth", n.depth},
+                       {"token_logprob", n.tokenLogProb},
+                       {"logprob", n.logProb},
+                       {"kept", n.kept},
+                       {"best", n.inBest}});
     }
     out["mode"] = "beam";
     out["ids"] = result.bestTokens;

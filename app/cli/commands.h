@@ -13,12 +13,12 @@ int runDetokenize(const Argv& argv);
 int runForward(const Argv& argv);
 int runGenerate(const Argv& argv);
 int runInit(const Argv& argv);
-int runTrain(const Argv& argv);  // train.cpp
-int runCompare(const Argv& argv);  // compare.cpp
+int runTrain(const Argv& argv);           // train.cpp
+int runCompare(const Argv& argv);         // compare.cpp
 int runAttentionBench(const Argv& argv);  // attention_bench.cpp
-int runLesson(const Argv& argv);  // lesson.cpp: FILE_OR_NAME first, then flags
-int runSweep(const Argv& argv);   // sweep.cpp
-int runFit(const Argv& argv);     // sweep.cpp
-int runScoreDates(const Argv& argv);  // score_dates.cpp
+int runLesson(const Argv& argv);          // lesson.cpp: FILE_OR_NAME first, then flags
+int runSweep(const Argv& argv);           // sweep.cpp
+int runFit(const Argv& argv);             // sweep.cpp
+int runScoreDates(const Argv& argv);      // score_dates.cpp
 
 }  // namespace tscope::cli

@@ -51,8 +51,8 @@ int runCompare(const Argv& argv) {
   const TrainingComparison comparison = runComparison(keys, options, [&](int run, const Trainer& trainer) {
     if (run != shown) {
       if (progress) progress->finish();
-      progress = std::make_unique<ProgressLine>(trainer.config().maxSteps,
-                                                keys[run] + " " + std::to_string(run + 1) + "/" + std::to_string(runs) + " ");
+      progress =
+          std::make_unique<ProgressLine>(trainer.config().maxSteps, keys[run] + " " + std::to_string(run + 1) + "/" + std::to_string(runs) + " ");
       shown = run;
       tokens = seconds = 0;
     }
@@ -69,8 +69,8 @@ int runCompare(const Argv& argv) {
   saveComparison(comparison, out);
   json summary = json::array();
   for (const ComparedRun& run : comparison.runs) {
-    json record = {{"label", run.label}, {"name", run.name}, {"steps", run.trainLoss.size()}, {"parameters", run.parameters},
-                   {"seconds", run.seconds}, {"tokens_per_second", run.tokensPerSecond}};
+    json record = {{"label", run.label},           {"name", run.name},       {"steps", run.trainLoss.size()},
+                   {"parameters", run.parameters}, {"seconds", run.seconds}, {"tokens_per_second", run.tokensPerSecond}};
     if (!run.valLoss.empty()) {
       record["val_loss"] = run.valLoss.back();
       record["best_val_loss"] = *std::min_element(run.valLoss.begin(), run.valLoss.end());

@@ -49,8 +49,8 @@ std::optional<AttentionVariantParams> parseDumpVariant(const Args& args) {
 }  // namespace
 
 int runForward(const Argv& argv) {
-  std::set<std::string> valueFlags = withAblationFlags({"model", "text", "text-file", "ids", "dump", "top", "backend", "threads", "loss-from",
-                                                       "attention-variant"});
+  std::set<std::string> valueFlags =
+      withAblationFlags({"model", "text", "text-file", "ids", "dump", "top", "backend", "threads", "loss-from", "attention-variant"});
   addVariantKnobFlags(valueFlags);
   valueFlags.insert(std::begin(kSourceFlags), std::end(kSourceFlags));
   Args args("forward", argv, valueFlags, {});

@@ -46,8 +46,7 @@ class DumpWriter {
 std::vector<float> perHead(const float* rows, int T, int H, int D) {
   std::vector<float> out(static_cast<size_t>(H) * T * D);
   for (int h = 0; h < H; ++h)
-    for (int t = 0; t < T; ++t)
-      std::copy_n(rows + (static_cast<size_t>(t) * H + h) * D, D, out.data() + (static_cast<size_t>(h) * T + t) * D);
+    for (int t = 0; t < T; ++t) std::copy_n(rows + (static_cast<size_t>(t) * H + h) * D, D, out.data() + (static_cast<size_t>(h) * T + t) * D);
   return out;
 }
 
@@ -91,9 +90,16 @@ json dlaJson(const LoadedModel& model, const Trace& trace, const std::vector<flo
     for (int l = 0; l < c.n_layer; ++l) rows.push_back(std::vector<float>(all.begin() + l * c.n_head, all.begin() + (l + 1) * c.n_head));
     return rows;
   };
-  json out = {{"position", position}, {"token", token}, {"token_text", tokenString(model, token)},
-              {"logit", parts.logit}, {"embedding", parts.embedding}, {"heads", perLayer(parts.heads)},
-              {"attn_bias", parts.attnBias}, {"mlp", parts.mlp}, {"norm_bias", parts.normBias}, {"sum", parts.sum()}};
+  json out = {{"position", position},
+              {"token", token},
+              {"token_text", tokenString(model, token)},
+              {"logit", parts.logit},
+              {"embedding", parts.embedding},
+              {"heads", perLayer(parts.heads)},
+              {"attn_bias", parts.attnBias},
+              {"mlp", parts.mlp},
+              {"norm_bias", parts.normBias},
+              {"sum", parts.sum()}};
   if (c.isEncoderDecoder()) {  // the decoder's cross-attention heads and bias
     out["cross_heads"] = perLayer(parts.crossHeads);
     out["cross_bias"] = parts.crossBias;
@@ -194,7 +200,8 @@ size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const 
     out.array("q_" + l + ".npy", trace.q.data() + li * H * T * D, {H, T, D});
     out.array("k_" + l + ".npy", trace.k.data() + li * kvSize, {Hkv, Tk, D});
     out.array("v_" + l + ".npy", trace.v.data() + li * kvSize, {Hkv, Tk, D});
-    if (!trace.headMix.empty()) out.array("head_out_" + l + ".npy", perHead(trace.headMix.data() + static_cast<size_t>(layer) * T * H * D, T, H, D).data(), {H, T, D});
+    if (!trace.headMix.empty())
+      out.array("head_out_" + l + ".npy", perHead(trace.headMix.data() + static_cast<size_t>(layer) * T * H * D, T, H, D).data(), {H, T, D});
     out.array("attn_out_" + l + ".npy", trace.attnOut.data() + li * T * C, {T, C});
     if (!trace.mlpPost.empty()) out.array("mlp_act_" + l + ".npy", trace.mlpPost.data() + li * T * F, {T, F});
   }

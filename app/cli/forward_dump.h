@@ -32,7 +32,7 @@ TraceOptions dumpTraceOptions(const ModelConfig& config);
 // `transformer`'s layerMaps (the trace keeps its attention inputs) and no resid_<l>.npy; `missing`
 // gets one line naming the layers written without their residuals or maps ("" when none).
 size_t writeForwardDump(const std::string& dir, const LoadedModel& model, const Trace& trace, const std::vector<float>& logits,
-                        const std::vector<int>& ids, Transformer& transformer, std::string& missing,
-                        const AttentionVariantParams* variant = nullptr, const EncoderTrace* encoder = nullptr);
+                        const std::vector<int>& ids, Transformer& transformer, std::string& missing, const AttentionVariantParams* variant = nullptr,
+                        const EncoderTrace* encoder = nullptr);
 
 }  // namespace tscope::cli

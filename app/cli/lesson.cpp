@@ -34,15 +34,19 @@ int runLesson(const Argv& argv) {
     if (result.modelMissing) entry["model_missing"] = true;
     if (!result.stateWarning.empty()) entry["warning"] = result.stateWarning;
     if (result.check) {
-      entry["check"] = {{"question", result.check->question}, {"kind", session::lessonCheckKindName(result.check->kind)},
-                        {"answer", result.check->answer}, {"live_answer", result.liveAnswer}, {"agrees", result.agrees}};
+      entry["check"] = {{"question", result.check->question},
+                        {"kind", session::lessonCheckKindName(result.check->kind)},
+                        {"answer", result.check->answer},
+                        {"live_answer", result.liveAnswer},
+                        {"agrees", result.agrees}};
       if (!result.why.empty()) entry["check"]["why"] = result.why;
     }
     if (!result.agrees && firstProblem.empty()) {
       firstProblem = "step " + std::to_string(result.step + 1) + " (" + step.title + "): ";
       if (result.modelMissing) firstProblem += "its model " + result.model + " is missing";
-      else if (result.check) firstProblem += "the live model answers \"" + result.liveAnswer + "\", the lesson says \"" + result.check->answer + "\"" +
-                                             (result.why.empty() ? "" : " (" + result.why + ")");
+      else if (result.check)
+        firstProblem += "the live model answers \"" + result.liveAnswer + "\", the lesson says \"" + result.check->answer + "\"" +
+                        (result.why.empty() ? "" : " (" + result.why + ")");
       else firstProblem += result.why.empty() ? "it could not run" : result.why;
     }
     allAgree = allAgree && result.agrees;

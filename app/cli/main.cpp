@@ -58,12 +58,19 @@ const char* kUsage =
 int main(int argc, char** argv) {
   using namespace tscope::cli;
   using tscope::UsageError;
-  const std::map<std::string, std::function<int(const Argv&)>> commands = {
-      {"info", runInfo},       {"tokenize", runTokenize}, {"detokenize", runDetokenize},
-      {"forward", runForward}, {"generate", runGenerate}, {"init", runInit},
-      {"train", runTrain},     {"compare", runCompare},   {"attention-bench", runAttentionBench},
-      {"lesson", runLesson},   {"sweep", runSweep},       {"fit", runFit},
-      {"score-dates", runScoreDates}};
+  const std::map<std::string, std::function<int(const Argv&)>> commands = {{"info", runInfo},
+                                                                           {"tokenize", runTokenize},
+                                                                           {"detokenize", runDetokenize},
+                                                                           {"forward", runForward},
+                                                                           {"generate", runGenerate},
+                                                                           {"init", runInit},
+                                                                           {"train", runTrain},
+                                                                           {"compare", runCompare},
+                                                                           {"attention-bench", runAttentionBench},
+                                                                           {"lesson", runLesson},
+                                                                           {"sweep", runSweep},
+                                                                           {"fit", runFit},
+                                                                           {"score-dates", runScoreDates}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

@@ -30,26 +30,40 @@ json intervalJson(const Interval& i) { return json::array({i.lo, i.hi}); }
 json fitsJson(const SweepFits& f) {
   json out = {{"points", f.points.size()}, {"notes", f.notes}};
   if (f.hasKaplanParams)
-    out["kaplan_params"] = {{"alpha_n", f.kaplanParams.alpha}, {"n_c", f.kaplanParams.scale},
-                            {"rms_log_residual", f.kaplanParams.rmsLogResidual}, {"points", f.kaplanParams.points}};
+    out["kaplan_params"] = {{"alpha_n", f.kaplanParams.alpha},
+                            {"n_c", f.kaplanParams.scale},
+                            {"rms_log_residual", f.kaplanParams.rmsLogResidual},
+                            {"points", f.kaplanParams.points}};
   if (f.hasKaplanTokens)
-    out["kaplan_tokens"] = {{"alpha_d", f.kaplanTokens.alpha}, {"d_c", f.kaplanTokens.scale},
-                            {"rms_log_residual", f.kaplanTokens.rmsLogResidual}, {"points", f.kaplanTokens.points}};
+    out["kaplan_tokens"] = {{"alpha_d", f.kaplanTokens.alpha},
+                            {"d_c", f.kaplanTokens.scale},
+                            {"rms_log_residual", f.kaplanTokens.rmsLogResidual},
+                            {"points", f.kaplanTokens.points}};
   if (f.hasChinchilla) {
     const ChinchillaConstants& c = f.chinchilla.constants;
-    json chinchilla = {{"E", c.E}, {"A", c.A}, {"B", c.B}, {"alpha", c.alpha}, {"beta", c.beta},
-                       {"params_exponent", chinchillaParamsExponent(c)}, {"rms_log_residual", f.chinchilla.rmsLogResidual},
-                       {"objective", f.chinchilla.objective}, {"starts", f.chinchilla.starts}};
+    json chinchilla = {{"E", c.E},
+                       {"A", c.A},
+                       {"B", c.B},
+                       {"alpha", c.alpha},
+                       {"beta", c.beta},
+                       {"params_exponent", chinchillaParamsExponent(c)},
+                       {"rms_log_residual", f.chinchilla.rmsLogResidual},
+                       {"objective", f.chinchilla.objective},
+                       {"starts", f.chinchilla.starts}};
     auto optimum = [](const ComputeOptimum& o) {
       return json{{"flops", o.flops}, {"params", o.params}, {"tokens", o.tokens}, {"tokens_per_param", o.tokensPerParam}, {"loss", o.loss}};
     };
     chinchilla["optimum_at_sweep"] = optimum(f.optimumAtSweep);
     chinchilla["optimum_at_chinchilla"] = optimum(f.optimumAtChinchilla);
     if (f.bootstrap.samples > 0)
-      chinchilla["bootstrap"] = {{"samples", f.bootstrap.samples},         {"level", f.bootstrap.level},
-                                 {"alpha", intervalJson(f.bootstrap.alpha)}, {"beta", intervalJson(f.bootstrap.beta)},
-                                 {"E", intervalJson(f.bootstrap.E)},         {"params_exponent", intervalJson(f.bootstrap.paramsExponent)},
-                                 {"tokens_per_param", intervalJson(f.bootstrap.tokensPerParam)}, {"at_flops", f.bootstrap.atFlops}};
+      chinchilla["bootstrap"] = {{"samples", f.bootstrap.samples},
+                                 {"level", f.bootstrap.level},
+                                 {"alpha", intervalJson(f.bootstrap.alpha)},
+                                 {"beta", intervalJson(f.bootstrap.beta)},
+                                 {"E", intervalJson(f.bootstrap.E)},
+                                 {"params_exponent", intervalJson(f.bootstrap.paramsExponent)},
+                                 {"tokens_per_param", intervalJson(f.bootstrap.tokensPerParam)},
+                                 {"at_flops", f.bootstrap.atFlops}};
     out["chinchilla"] = chinchilla;
   }
   return out;
@@ -58,11 +72,17 @@ json fitsJson(const SweepFits& f) {
 json runsJson(const SweepResults& sweep) {
   json runs = json::array();
   for (const SweepRunResult& r : sweep.runs) {
-    json run = {{"name", r.name},         {"params_non_embedding", r.paramsNonEmbedding}, {"params_total", r.paramsTotal},
-                {"tokens", r.tokens},     {"steps", r.steps},
-                {"train_loss", r.trainLoss}, {"val_loss", r.valLoss}, {"seconds", r.seconds}};
+    json run = {{"name", r.name},
+                {"params_non_embedding", r.paramsNonEmbedding},
+                {"params_total", r.paramsTotal},
+                {"tokens", r.tokens},
+                {"steps", r.steps},
+                {"train_loss", r.trainLoss},
+                {"val_loss", r.valLoss},
+                {"seconds", r.seconds}};
     if (r.task)
-      run["task"] = {{"exact_match", r.task->exactMatch}, {"answer_token_loss", r.task->answerTokenLoss},
+      run["task"] = {{"exact_match", r.task->exactMatch},
+                     {"answer_token_loss", r.task->answerTokenLoss},
                      {"answer_token_accuracy", r.task->answerTokenAccuracy}};
     runs.push_back(run);
   }
@@ -164,7 +184,8 @@ int runSweep(const Argv& argv) {
   }
 
   SweepRunner runner(out, std::move(options));
-  if (!backendNote.empty() && !args.has("quiet") && !runner.status().done) std::fprintf(stderr, "tscope-cli: training on the %s\n", backendNote.c_str());
+  if (!backendNote.empty() && !args.has("quiet") && !runner.status().done)
+    std::fprintf(stderr, "tscope-cli: training on the %s\n", backendNote.c_str());
   const std::atomic<bool>& stop = stopOnInterrupt();
   const bool quiet = args.has("quiet");
   std::unique_ptr<ProgressLine> progress;
@@ -184,8 +205,8 @@ int runSweep(const Argv& argv) {
     if (status.current != shown) {
       if (progress) progress->finish();
       const std::string others = status.active.size() > 1 ? " (+" + std::to_string(status.active.size() - 1) + " at once)" : "";
-      progress = std::make_unique<ProgressLine>(status.steps, status.current + others + " " + std::to_string(status.runsDone + 1) + "/" +
-                                                                  std::to_string(status.runs) + " ");
+      progress = std::make_unique<ProgressLine>(
+          status.steps, status.current + others + " " + std::to_string(status.runsDone + 1) + "/" + std::to_string(status.runs) + " ");
       shown = status.current;
     }
     if (trainer->history().steps.empty()) continue;

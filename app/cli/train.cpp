@@ -29,8 +29,7 @@ int runTrain(const Argv& argv) {
   std::string backendNote;
   std::unique_ptr<Trainer> trainer;
   if (args.has("resume")) {
-    if (args.has("config") || args.has("data"))
-      throw UsageError("--resume continues the run saved in --out; --config and --data come from it");
+    if (args.has("config") || args.has("data")) throw UsageError("--resume continues the run saved in --out; --config and --data come from it");
     trainer = Trainer::resume(out, chooseTrainingDevice(args.str("backend", "auto"), &backendNote));
     // A new length changes the learning-rate schedule; say so rather than silently differ.
     const int savedSteps = trainer->config().maxSteps;
@@ -50,7 +49,8 @@ int runTrain(const Argv& argv) {
   }
   const TrainConfig& config = trainer->config();
   const bool quiet = args.has("quiet");
-  if (!quiet && trainer->backendName() != "cuda" && !backendNote.empty()) std::fprintf(stderr, "tscope-cli: training on the %s\n", backendNote.c_str());
+  if (!quiet && trainer->backendName() != "cuda" && !backendNote.empty())
+    std::fprintf(stderr, "tscope-cli: training on the %s\n", backendNote.c_str());
   if (!quiet)
     std::fprintf(stderr, "%s\nmodel: %lld parameters; %d steps of %d x %d tokens%s\n", trainer->data().describe().c_str(),
                  (long long)countParameters(config.model).total, config.maxSteps, config.batch, config.seqLen,
@@ -73,8 +73,7 @@ int runTrain(const Argv& argv) {
   if (!quiet) progress.finish();
   if (interrupted) {
     trainer->saveCheckpoint(out);
-    std::fprintf(stderr, "interrupted after step %d: checkpoint written to %s (continue with --resume)\n", trainer->stepsDone(),
-                 out.c_str());
+    std::fprintf(stderr, "interrupted after step %d: checkpoint written to %s (continue with --resume)\n", trainer->stepsDone(), out.c_str());
   }
   json result = {{"out", out},
                  {"steps", trainer->stepsDone()},

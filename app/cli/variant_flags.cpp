@@ -14,7 +14,8 @@ void addVariantKnobFlags(std::set<std::string>& valueFlags) {
 
 AttentionVariantParams parseVariantKnobs(const Args& args) {
   AttentionVariantParams params;
-  for (const AttentionKnob& knob : attentionKnobs()) params.*knob.member = static_cast<int>(args.integer(knob.name, params.*knob.member, INT32_MIN, INT32_MAX));
+  for (const AttentionKnob& knob : attentionKnobs())
+    params.*knob.member = static_cast<int>(args.integer(knob.name, params.*knob.member, INT32_MIN, INT32_MAX));
   params.seed = static_cast<uint64_t>(args.integer("seed", 1, 0, INT64_MAX));
   if (args.has("projection")) {
     const std::string name = args.str("projection");

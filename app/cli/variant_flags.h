@@ -24,5 +24,4 @@ bool anyVariantKnobFlag(const Args& args);
 // `name` as a variant; UsageError "<flag>: unknown variant 'x' (one of exact, ...)" otherwise.
 AttentionVariant parseVariantName(const std::string& flag, const std::string& name);
 
-
 }  // namespace tscope::cli

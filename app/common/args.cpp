@@ -54,8 +54,7 @@ double Args::number(const std::string& flag, double fallback, double min, double
   const std::string& s = it->second;
   double value = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(value))
-    throw UsageError("--" + flag + " expects a number (got '" + s + "')");
+  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(value)) throw UsageError("--" + flag + " expects a number (got '" + s + "')");
   if (value < min || value > max)
     throw UsageError("--" + flag + " must be between " + std::to_string(min) + " and " + std::to_string(max) + " (got " + s + ")");
   return value;

@@ -25,7 +25,10 @@
 namespace tscope::gui {
 
 App::App(std::unique_ptr<Session> session, AppState state)
-    : session_(std::move(session)), training_(std::make_unique<TrainingSession>()), sweeps_(std::make_unique<SweepSession>()), state_(std::move(state)) {
+    : session_(std::move(session)),
+      training_(std::make_unique<TrainingSession>()),
+      sweeps_(std::make_unique<SweepSession>()),
+      state_(std::move(state)) {
   // The models shipped in assets/models, offered by the model picker.
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(TSCOPE_SOURCE_DIR) / "assets/models", ec))
@@ -34,7 +37,7 @@ App::App(std::unique_ptr<Session> session, AppState state)
   cachedModels_ = findCachedHfModels();  // models downloaded with the HuggingFace tools
   modelPathInput_ = session_->modelPath();
   showMessage(keepFittingInterventions(state_.interventions, session_->config()), MessageKind::Warning);  // a session file's, for another model
-  for (const std::string& problem : lesson_.problems())  // broken lesson files
+  for (const std::string& problem : lesson_.problems())                                                   // broken lesson files
     showMessage(message_ + (message_.empty() ? "" : "\n") + problem, MessageKind::Error);
   for (const PanelInfo& panel : panelCatalog())  // a registration's mistake shows in the first test that opens the app
     if (!shortcutKey(panel.shortcut)) throw Error(std::string("panel ") + panel.name + ": no key for its shortcut Alt " + panel.shortcut);
@@ -72,8 +75,9 @@ void App::selectPanel(PanelId id) {
 
 bool App::needsFrames() const {
   const TrainingStatus training = training_->latest()->status;
-  return session_->busy() || snapshot_ != session_->latest() || !pendingOpen_.first.empty() || requestedTab_ >= 0 || !requestedSubTab_.empty() || !lesson_.settled() ||
-         training == TrainingStatus::Preparing || training == TrainingStatus::Running || sweeps_->latest()->status == SweepState::Running;
+  return session_->busy() || snapshot_ != session_->latest() || !pendingOpen_.first.empty() || requestedTab_ >= 0 || !requestedSubTab_.empty() ||
+         !lesson_.settled() || training == TrainingStatus::Preparing || training == TrainingStatus::Running ||
+         sweeps_->latest()->status == SweepState::Running;
 }
 
 bool App::upToDate() const { return snapshot_ && !session_->busy() && snapshot_ == session_->latest(); }
@@ -129,7 +133,8 @@ void App::handleShortcuts() {
   if (isShortcutPressed(Key::L)) state_.linesView = !state_.linesView;
   if (isShortcutPressed(Key::P)) state_.projector = !state_.projector;
   // Ctrl + is Ctrl = on most layouts, Ctrl Shift = on some.
-  if (isShortcutPressed(Key::Equal, kCtrl) || isShortcutPressed(Key::Equal, kCtrl | kShift)) state_.fontScale = std::min(3.0f, state_.fontScale + 0.25f);
+  if (isShortcutPressed(Key::Equal, kCtrl) || isShortcutPressed(Key::Equal, kCtrl | kShift))
+    state_.fontScale = std::min(3.0f, state_.fontScale + 0.25f);
   if (isShortcutPressed(Key::Minus, kCtrl)) state_.fontScale = std::max(0.75f, state_.fontScale - 0.25f);
   for (const PanelInfo& panel : panelCatalog())
     if (const auto key = shortcutKey(panel.shortcut); key && isShortcutPressed(key->key, kAlt, key->digit)) selectPanel(panel.id);
@@ -153,11 +158,19 @@ void App::frame(float frameMs) {
   ImGui::SetNextWindowPos(viewport->WorkPos);
   ImGui::SetNextWindowSize(viewport->WorkSize);
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-                                 ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoBackground;  // glClear paints it: one full-screen pass less
+                                 ImGuiWindowFlags_NoBringToFrontOnFocus |
+                                 ImGuiWindowFlags_NoBackground;  // glClear paints it: one full-screen pass less
   ImGui::Begin("tscope", nullptr, flags);
   shared_ = {};
-  PanelContext ctx{.session = *session_, .state = state_, .snapshot = snapshot_.get(), .renderer = renderer_, .shared = shared_, .tasks = tasks_, .training = training_.get(),
-                   .sweeps = sweeps_.get(), .screenshotOutcome = screenshotOutcome_};
+  PanelContext ctx{.session = *session_,
+                   .state = state_,
+                   .snapshot = snapshot_.get(),
+                   .renderer = renderer_,
+                   .shared = shared_,
+                   .tasks = tasks_,
+                   .training = training_.get(),
+                   .sweeps = sweeps_.get(),
+                   .screenshotOutcome = screenshotOutcome_};
   drawToolbar();
   tokenStrip_.draw(ctx);
   const float statusHeight = this->statusHeight(frameMs) + lesson_.captionSpace();  // the panel's child leaves both
@@ -202,8 +215,8 @@ void App::frame(float frameMs) {
   // Entering or leaving the Inside or Efficient-attention panel, or another layer there, asks for other internals.
   // A layer whose maps the snapshot does not hold (past the map memory cap) is asked for: the
   // worker computes it alone from the prompt's kept attention inputs.
-  const bool focusMissing = snapshot_ && snapshot_->error.empty() && !snapshot_->ids.empty() && !snapshot_->maps(state_.layer) &&
-                            postedFocus_ != state_.layer;
+  const bool focusMissing =
+      snapshot_ && snapshot_->error.empty() && !snapshot_->ids.empty() && !snapshot_->maps(state_.layer) && postedFocus_ != state_.layer;
   if (ctx.repost || focusMissing || !(inspectWanted() == postedInspect_)) post(ctx.generateTokens);
   if (!ctx.openModel.empty()) openModel(ctx.openModel, ctx.openPrompt);
 }
@@ -275,8 +288,8 @@ std::string App::statusLine(float frameMs) const {
     std::snprintf(forward, sizeof forward, "no forward: only the stages after it changed");
   else std::snprintf(forward, sizeof forward, "forward %.1f ms%s, %.0f tok/s", s ? s->forwardMs : 0.0, reused, s ? s->tokensPerSecond : 0.0);
   char line[1024];
-  std::snprintf(line, sizeof line, "%s (%d layers, %d heads, d=%d, V=%d)  |  %s  |  %s  |  frame %.1f ms%s", modelName.c_str(), c.n_layer,
-                c.n_head, c.n_embd, c.vocab_size, session_->backendDescription().c_str(), forward, frameMs, computing);
+  std::snprintf(line, sizeof line, "%s (%d layers, %d heads, d=%d, V=%d)  |  %s  |  %s  |  frame %.1f ms%s", modelName.c_str(), c.n_layer, c.n_head,
+                c.n_embd, c.vocab_size, session_->backendDescription().c_str(), forward, frameMs, computing);
   // What the map memory cap costs: which layers' maps are held, and why not the rest.
   if (s && s->trace.truncated) return std::string(line) + "  |  " + s->trace.note + " (layers " + heldLayersText(s->trace.layers) + ")";
   return line;

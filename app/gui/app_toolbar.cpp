@@ -38,7 +38,7 @@ void App::drawToolbar() {
   sameLineIfFits("Export CSV");
   const bool exportable = !lastExportName_.empty();
   const std::string exportWhy = !exportable ? (lastExportNote_.empty() ? std::string("nothing on screen to export: this view shows no matrix")
-                                                                         : "nothing on screen to export: " + lastExportNote_)
+                                                                       : "nothing on screen to export: " + lastExportNote_)
                                             : "save " + lastExportName_ + ", as on screen";
   ImGui::BeginDisabled(!exportable);
   if (ImGui::Button("Export CSV")) exportRequest_ = 1;
@@ -161,7 +161,9 @@ void App::exportMatrix(bool npy) {
   const std::string path = "tscope-" + m.name + "-" + timestamp() + (npy ? ".npy" : ".csv");
   try {
     if (m.values.empty()) m.values = m.make();
-    if ((size_t)m.rows * m.cols != m.values.size()) throw Error("export of " + m.name + ": " + std::to_string(m.values.size()) + " values for " + std::to_string(m.rows) + " x " + std::to_string(m.cols));
+    if ((size_t)m.rows * m.cols != m.values.size())
+      throw Error("export of " + m.name + ": " + std::to_string(m.values.size()) + " values for " + std::to_string(m.rows) + " x " +
+                  std::to_string(m.cols));
     if (npy) {
       writeNpy(path, m.values.data(), m.shape.empty() ? std::vector<int64_t>{m.rows, m.cols} : m.shape);
     } else {

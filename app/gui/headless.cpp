@@ -59,21 +59,24 @@ std::string slidesHtml(const Lesson& lesson) {
                      "</title>\n<style>body{font-family:sans-serif;margin:1em 2em;background:#fff;color:#111}"
                      "section{display:none}section.on{display:block}img{max-width:100%;border:1px solid #999}"
                      ".formula{font-size:1.5em;font-family:serif;margin:.5em 0}.caption{font-size:1.3em}</style></head>\n<body>\n<h1>" +
-                     escapeHtml(lesson.title) + "</h1>\n<p><button onclick=\"go(-1)\">&larr; Prev</button> <span id=\"where\"></span> "
+                     escapeHtml(lesson.title) +
+                     "</h1>\n<p><button onclick=\"go(-1)\">&larr; Prev</button> <span id=\"where\"></span> "
                      "<button onclick=\"go(1)\">Next &rarr;</button></p>\n";
   for (size_t i = 0; i < lesson.steps.size(); ++i) {
     const LessonStep& step = lesson.steps[i];
-    html += "<section id=\"step-" + std::to_string(i + 1) + "\">\n<h2>" + std::to_string(i + 1) + ". " + escapeHtml(step.title) + "</h2>\n<img src=\"" +
-            slideName(static_cast<int>(i)) + "\" alt=\"" + escapeHtml(step.title) + "\">\n<p class=\"caption\">" + escapeHtml(step.caption) + "</p>\n";
+    html += "<section id=\"step-" + std::to_string(i + 1) + "\">\n<h2>" + std::to_string(i + 1) + ". " + escapeHtml(step.title) +
+            "</h2>\n<img src=\"" + slideName(static_cast<int>(i)) + "\" alt=\"" + escapeHtml(step.title) + "\">\n<p class=\"caption\">" +
+            escapeHtml(step.caption) + "</p>\n";
     if (!step.formula.empty()) html += "<p class=\"formula\">" + escapeHtml(step.formula) + "</p>\n";
     if (step.check) html += "<p class=\"check\">" + escapeHtml(step.check->question) + "</p>\n";
     html += "</section>\n";
   }
-  html += "<script>\nconst slides = document.querySelectorAll('section'); let at = 0;\n"
-          "function go(d) { slides[at].classList.remove('on'); at = Math.max(0, Math.min(slides.length - 1, at + d));\n"
-          "  slides[at].classList.add('on'); document.getElementById('where').textContent = 'step ' + (at + 1) + ' / ' + slides.length; }\n"
-          "document.addEventListener('keydown', e => { if (e.key === 'ArrowRight' || e.key === 'PageDown') go(1);\n"
-          "  if (e.key === 'ArrowLeft' || e.key === 'PageUp') go(-1); });\ngo(0);\n</script>\n</body></html>\n";
+  html +=
+      "<script>\nconst slides = document.querySelectorAll('section'); let at = 0;\n"
+      "function go(d) { slides[at].classList.remove('on'); at = Math.max(0, Math.min(slides.length - 1, at + d));\n"
+      "  slides[at].classList.add('on'); document.getElementById('where').textContent = 'step ' + (at + 1) + ' / ' + slides.length; }\n"
+      "document.addEventListener('keydown', e => { if (e.key === 'ArrowRight' || e.key === 'PageDown') go(1);\n"
+      "  if (e.key === 'ArrowLeft' || e.key === 'PageUp') go(-1); });\ngo(0);\n</script>\n</body></html>\n";
   return html;
 }
 
@@ -87,7 +90,8 @@ void exportSlides(Platform& platform, App& app, const std::string& dir) {
   const Lesson& lesson = *player.lesson();
   for (int step = 0; step < static_cast<int>(lesson.steps.size()); ++step) {
     player.goTo(step);
-    renderSettled(platform, app, [&] { return player.captureReady(app); }, 600, "lesson's step " + std::to_string(step + 1));
+    renderSettled(
+        platform, app, [&] { return player.captureReady(app); }, 600, "lesson's step " + std::to_string(step + 1));
     platform.saveScreenshot((std::filesystem::path(dir) / slideName(step)).string());
   }
   writeFileAtomically((std::filesystem::path(dir) / "index.html").string(), slidesHtml(lesson));

@@ -17,8 +17,8 @@
 namespace tscope::gui {
 
 namespace {
-constexpr float kCaptionScale = 1.3f;   // the caption's text against the UI's
-constexpr float kFormulaScale = 1.3f;   // the formula against the caption
+constexpr float kCaptionScale = 1.3f;      // the caption's text against the UI's
+constexpr float kFormulaScale = 1.3f;      // the formula against the caption
 constexpr float kMaxCaptionShare = 0.45f;  // of the window's height
 constexpr ImU32 kHighlight = IM_COL32(255, 140, 0, 255);
 
@@ -125,7 +125,7 @@ void LessonPlayer::enter(App& app) {
 
 bool LessonPlayer::captureReady(const App& app) const {
   if (entering_ || !lesson_) return !entering_;
-  if (!app.requestedSubTab_.empty()) return false;  // the step's sub-tab opens on the next frame
+  if (!app.requestedSubTab_.empty()) return false;                                 // the step's sub-tab opens on the next frame
   if (app.state().panel == PanelId::Scaling && app.sweeps_->busy()) return false;  // a sweep opening, its laws being fitted
   const LessonStep& step = lesson_->steps[step_];
   const TrainingStatus status = app.training_->latest()->status;
@@ -215,8 +215,8 @@ void LessonPlayer::reveal(const App& app) {
   why_.clear();
   if (!step.check || !app.snapshot()) return;
   revealedFor_ = app.snapshot()->id;
-  liveAnswer_ = lessonCheckAnswer(*step.check, *app.snapshot(), app.session(), app.state(),
-                                  architectureAtStep(*lesson_, step_, app.session().config()), &why_);
+  liveAnswer_ =
+      lessonCheckAnswer(*step.check, *app.snapshot(), app.session(), app.state(), architectureAtStep(*lesson_, step_, app.session().config()), &why_);
 }
 
 void LessonPlayer::drawCaption(App& app) {
@@ -269,9 +269,21 @@ void LessonPlayer::drawCaption(App& app) {
       facts["highlighted"] = step.highlight;
     }
   }
-  facts.update({{"name", lesson_->name}, {"active", active_}, {"step", step_}, {"steps", lesson_->steps.size()}, {"title", step.title},
-                {"revealed", revealed_}, {"highlight", step.highlight}, {"live_answer", liveAnswer_}, {"answer", step.check ? step.check->answer : ""},
-                {"model_missing", modelMissing_}, {"warning", warning_}, {"entering", entering_}, {"has_check", step.check.has_value()}, {"caption_fits", fits_}, {"scale", scale_}});
+  facts.update({{"name", lesson_->name},
+                {"active", active_},
+                {"step", step_},
+                {"steps", lesson_->steps.size()},
+                {"title", step.title},
+                {"revealed", revealed_},
+                {"highlight", step.highlight},
+                {"live_answer", liveAnswer_},
+                {"answer", step.check ? step.check->answer : ""},
+                {"model_missing", modelMissing_},
+                {"warning", warning_},
+                {"entering", entering_},
+                {"has_check", step.check.has_value()},
+                {"caption_fits", fits_},
+                {"scale", scale_}});
 }
 
 }  // namespace tscope::gui

@@ -38,9 +38,9 @@ class LessonPlayer {
   void beforeFrame(App& app);
   // The clicker's keys while a lesson is on; true when a lesson is on (the head keys are then its).
   bool handleKeys();
-  void drawPicker(App& app);           // in the toolbar: the Lessons combo and Resume
-  float captionSpace();                // the height the caption bar and its spacing take this frame (0 without a lesson on)
-  void drawCaption(App& app);          // under the panels, above the status bar; the highlight; report facts
+  void drawPicker(App& app);   // in the toolbar: the Lessons combo and Resume
+  float captionSpace();        // the height the caption bar and its spacing take this frame (0 without a lesson on)
+  void drawCaption(App& app);  // under the panels, above the status bar; the highlight; report facts
 
  private:
   void enter(App& app);  // applies step_ on the model now open
@@ -52,18 +52,18 @@ class LessonPlayer {
   std::vector<Lesson> lessons_;
   std::vector<std::string> problems_;
   std::optional<Lesson> lesson_;
-  AppState start_;                 // the state the lesson began from (steps apply over it)
+  AppState start_;  // the state the lesson began from (steps apply over it)
   bool startCaptured_ = false;
   int step_ = 0;
   bool active_ = false;
-  bool entering_ = false;          // step_ still to enter (its model perhaps opening)
-  bool openAsked_ = false;         // the step's model was asked for once
+  bool entering_ = false;   // step_ still to enter (its model perhaps opening)
+  bool openAsked_ = false;  // the step's model was asked for once
   bool modelMissing_ = false;
   std::string warning_;
-  std::string trainingPreset_;     // the preset the player started last
+  std::string trainingPreset_;  // the preset the player started last
   bool revealed_ = false;
   std::string liveAnswer_, why_;
-  uint64_t revealedFor_ = 0;       // the snapshot the live answer was read from
+  uint64_t revealedFor_ = 0;         // the snapshot the live answer was read from
   float scale_ = 1.3f, height_ = 0;  // the caption's text scale and height, laid out each frame
   bool fits_ = true;
 };

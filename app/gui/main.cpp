@@ -61,8 +61,8 @@ Options parse(int argc, char** argv) {
     }
   // The same parser and one-line errors as tscope-cli (app/common/args.h).
   const tscope::Args args("tscope", argvList,
-                          {"model", "prompt", "source", "session", "backend", "screenshot", "panel", "layer", "head", "bench-frames",
-                           "train-preset", "train-steps", "lesson", "step", "export-slides", "font-scale", "window"},
+                          {"model", "prompt", "source", "session", "backend", "screenshot", "panel", "layer", "head", "bench-frames", "train-preset",
+                           "train-steps", "lesson", "step", "export-slides", "font-scale", "window"},
                           {"projector"});
   Options o;
   o.model = args.str("model", "");
@@ -89,8 +89,7 @@ Options parse(int argc, char** argv) {
   if (args.has("window")) {
     const std::string v = args.str("window");
     char rest = 0;
-    if (std::sscanf(v.c_str(), "%dx%d%c", &o.width, &o.height, &rest) != 2 || o.width < 320 || o.height < 240 || o.width > 16384 ||
-        o.height > 16384)
+    if (std::sscanf(v.c_str(), "%dx%d%c", &o.width, &o.height, &rest) != 2 || o.width < 320 || o.height < 240 || o.width > 16384 || o.height > 16384)
       throw tscope::UsageError("--window must be WIDTHxHEIGHT, at least 320x240 (got '" + v + "')");
     o.hasWindow = true;
   }
@@ -135,8 +134,10 @@ int run(const Options& options) {
   if (options.session.empty()) state.moeExpertChoice = config.moe_routing == tscope::MoeRoutingKind::ExpertChoice;
   // With --train-preset, --layer and --head choose the head the Training panel shows large.
   const bool explorerHead = options.trainPreset.empty();
-  if (explorerHead && options.layer >= config.n_layer) throw tscope::Error("--layer " + std::to_string(options.layer) + " is past the model's " + std::to_string(config.n_layer) + " layers");
-  if (explorerHead && options.head >= config.n_head) throw tscope::Error("--head " + std::to_string(options.head) + " is past the model's " + std::to_string(config.n_head) + " heads");
+  if (explorerHead && options.layer >= config.n_layer)
+    throw tscope::Error("--layer " + std::to_string(options.layer) + " is past the model's " + std::to_string(config.n_layer) + " layers");
+  if (explorerHead && options.head >= config.n_head)
+    throw tscope::Error("--head " + std::to_string(options.head) + " is past the model's " + std::to_string(config.n_head) + " heads");
   if (explorerHead && options.layer >= 0) state.layer = options.layer;
   if (explorerHead && options.head >= 0) state.head = options.head;
   state.layer = std::min(state.layer, config.n_layer - 1);
@@ -180,7 +181,8 @@ int run(const Options& options) {
     // Render until the first result is on screen (and textures are built), and a training run
     // asked for on the command line has paused or finished, then capture.
     const bool training = !options.trainPreset.empty();
-    renderSettled(platform, app, [&] { return app.trainingSettled(); }, training ? 600 : 120, training ? "training run" : "model");
+    renderSettled(
+        platform, app, [&] { return app.trainingSettled(); }, training ? 600 : 120, training ? "training run" : "model");
     platform.saveScreenshot(options.screenshot);
     // Where things are on screen, for the GUI tests: {"regions": {"panel": [x0, y0, x1, y1], ...}}.
     std::printf("{\"screenshot\": \"%s\", \"panel\": \"%s\", \"regions\": %s}\n", options.screenshot.c_str(), options.panel.c_str(),
@@ -223,8 +225,8 @@ int run(const Options& options) {
     // Idle (nothing computing, no recent input): sleep until input, waking every 100 ms (20 ms
     // while a text cursor blinks), so a laptop on battery is not kept busy by an unchanging screen.
     const ImGuiIO& io = ImGui::GetIO();
-    const bool active = app.needsFrames() || io.MouseDelta.x != 0 || io.MouseDelta.y != 0 || ImGui::IsAnyMouseDown() ||
-                        io.InputQueueCharacters.Size > 0;
+    const bool active =
+        app.needsFrames() || io.MouseDelta.x != 0 || io.MouseDelta.y != 0 || ImGui::IsAnyMouseDown() || io.InputQueueCharacters.Size > 0;
     activeFrames = active ? 6 : std::max(0, activeFrames - 1);
     if (activeFrames == 0) platform.waitForEvents(io.WantTextInput ? 0.02 : 0.1);
     const auto t0 = Clock::now();  // the frame's own time, without the wait

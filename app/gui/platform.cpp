@@ -25,8 +25,8 @@ namespace {
 std::string glfwErrorText;
 void onGlfwError(int, const char* description) { glfwErrorText = description ? description : "unknown"; }
 
-const char* kFontCandidates[] = {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-                                 "/usr/share/fonts/TTF/DejaVuSans.ttf", "/usr/share/fonts/dejavu/DejaVuSans.ttf"};
+const char* kFontCandidates[] = {"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "/usr/share/fonts/TTF/DejaVuSans.ttf",
+                                 "/usr/share/fonts/dejavu/DejaVuSans.ttf"};
 
 static_assert(sizeof(ImWchar) == sizeof(kFontGlyphRanges[0]), "the glyph ranges are ImWchar16");
 
@@ -79,8 +79,7 @@ bool isShortcutPressed(Key key, int mods, int digitOffset) {
 
 Platform::Platform(const PlatformOptions& options) {
   glfwSetErrorCallback(onGlfwError);
-  if (!glfwInit())
-    throw std::runtime_error("cannot open a window: no display (" + glfwErrorText + "); set DISPLAY or run under xvfb-run");
+  if (!glfwInit()) throw std::runtime_error("cannot open a window: no display (" + glfwErrorText + "); set DISPLAY or run under xvfb-run");
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);

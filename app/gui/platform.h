@@ -9,9 +9,37 @@ struct GLFWwindow;
 namespace tscope::gui {
 
 // Keys the app binds.
-enum class Key { Left, Right, Up, Down, A, E, G, L, P, Q, S, T, F1, Slash, Equal, Minus, Digit1,
-                 // a lesson's keys (presentation clickers send PageDown / PageUp)
-                 PageUp, PageDown, Space, Home, End, Escape, Backspace, N, B, R, Enter };
+enum class Key {
+  Left,
+  Right,
+  Up,
+  Down,
+  A,
+  E,
+  G,
+  L,
+  P,
+  Q,
+  S,
+  T,
+  F1,
+  Slash,
+  Equal,
+  Minus,
+  Digit1,
+  // a lesson's keys (presentation clickers send PageDown / PageUp)
+  PageUp,
+  PageDown,
+  Space,
+  Home,
+  End,
+  Escape,
+  Backspace,
+  N,
+  B,
+  R,
+  Enter
+};
 // Modifier bits a shortcut is pressed with (combine with |).
 enum Mod : int { kNoMod = 0, kShift = 1, kCtrl = 2, kAlt = 4 };
 // Pressed (or repeated) since the last frame with exactly these modifiers held; Digit1 + n for the
@@ -36,12 +64,12 @@ class Platform {
   bool shouldClose() const;
   // Sleeps until input arrives or `seconds` pass; the next beginFrame then uses those events.
   void waitForEvents(double seconds);
-  void beginFrame();      // poll events (unless just waited), start an ImGui frame
+  void beginFrame();                                           // poll events (unless just waited), start an ImGui frame
   void setMouseHidden(bool hidden) { mouseHidden_ = hidden; }  // headless capture: no hover from a stray cursor
-  void endFrame();        // render ImGui, swap
-  void renderOnly();      // render ImGui without swapping (for capture)
-  void finish();          // wait for the GPU (frame timing)
-  void swap();            // present what renderOnly drew
+  void endFrame();                                             // render ImGui, swap
+  void renderOnly();                                           // render ImGui without swapping (for capture)
+  void finish();                                               // wait for the GPU (frame timing)
+  void swap();                                                 // present what renderOnly drew
   void setSwapInterval(int interval);
   // Writes the current back buffer (or its part x0,y0..x1,y1 in window coordinates when x1 > x0)
   // as PNG, through a temporary file and a rename; throws on failure.

@@ -93,8 +93,14 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"held_layers", s ? s->trace.layers : std::vector<int>{}},
       {"maps_note", s ? s->trace.note : ""},
       {"regions", regionsJson(app.shared())},
-      {"mouse", {{"x", mouseX_}, {"y", mouseY_}, {"since_frame", mouseSince_}, {"presses", presses_}, {"press_frame", pressFrame_},
-                 {"press_x", pressX_}, {"press_y", pressY_}}},
+      {"mouse",
+       {{"x", mouseX_},
+        {"y", mouseY_},
+        {"since_frame", mouseSince_},
+        {"presses", presses_},
+        {"press_frame", pressFrame_},
+        {"press_x", pressX_},
+        {"press_y", pressY_}}},
   };
   try {
     writeFileAtomically(path_, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));

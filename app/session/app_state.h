@@ -23,21 +23,21 @@ struct AppState {
   // Selection shared by every panel.
   int layer = 0, head = 0;
   int encoderLayer = 0, encoderHead = 0;  // encoder-decoder models: the encoder map the Translation panel shows
-  int token = -1;             // selected position (-1: the last one)
-  bool averageHeads = false;  // attention: mean over heads
-  bool showScores = false;    // attention: pre-softmax scores instead of probabilities
-  bool linesView = false;     // attention: lines between two token columns
-  bool showGrid = false;      // attention: every layer x head as thumbnails
+  int token = -1;                         // selected position (-1: the last one)
+  bool averageHeads = false;              // attention: mean over heads
+  bool showScores = false;                // attention: pre-softmax scores instead of probabilities
+  bool linesView = false;                 // attention: lines between two token columns
+  bool showGrid = false;                  // attention: every layer x head as thumbnails
   SamplingParams sampling;
   // The Next-token panel's generated tokens after the text generatedFrom (Request has the rule;
   // not saved: a session file's prompt is text).
   std::string generatedFrom;
   std::vector<int> generatedIds;
-  int beamWidth = 0;          // 0 = off
+  int beamWidth = 0;  // 0 = off
   int beamSteps = 4;
   bool measureKvCache = false;
-  int moeTopK = 0;                  // 0 = the model's own
-  double moeCapacityFactor = -1;    // < 0 = the model's own
+  int moeTopK = 0;                // 0 = the model's own
+  double moeCapacityFactor = -1;  // < 0 = the model's own
   bool moeExpertChoice = false;
   // Interventions applied to every forward (the Inside-the-block panel's toggles): every panel
   // shows the ablated model. patchSource: the second prompt Patch edits copy from.
@@ -53,7 +53,7 @@ struct AppState {
   int mapMemoryMiB = 512;
   static constexpr int kMinMapMemoryMiB = 16, kMaxMapMemoryMiB = 16384;
   float fontScale = 1.0f;
-  bool projector = false;           // high-contrast light theme, large font
+  bool projector = false;  // high-contrast light theme, large font
 };
 
 }  // namespace tscope::session

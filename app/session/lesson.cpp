@@ -26,7 +26,8 @@ constexpr int kMaxSentences = 3;
 constexpr size_t kMaxCaptionChars = 400;
 constexpr size_t kMinChoices = 2, kMaxChoices = 6;
 const char* const kLessonKeys[] = {"format", "version", "title", "lecture", "summary", "model", "projector", "steps"};
-const char* const kStepKeys[] = {"title", "caption", "formula", "model", "highlight", "tab", "expert", "architecture", "train_preset", "train_steps", "check"};
+const char* const kStepKeys[] = {"title",  "caption",      "formula",      "model",       "highlight", "tab",
+                                 "expert", "architecture", "train_preset", "train_steps", "check"};
 const char* const kCheckKeys[] = {"question", "kind", "choices", "answer", "key"};
 const char* const kCheckKindNames[] = {"next_token", "attended_token", "head", "expert", "parameters"};
 
@@ -82,12 +83,14 @@ LessonCheck parseCheck(const json& value, const std::string& where) {
   std::string kind;
   require(value, "kind", kind, at);
   const auto* name = std::find_if(std::begin(kCheckKindNames), std::end(kCheckKindNames), [&](const char* n) { return kind == n; });
-  if (name == std::end(kCheckKindNames)) fail(at, "kind", "is not a check kind: next_token, attended_token, head, expert, parameters (got \"" + kind + "\")");
+  if (name == std::end(kCheckKindNames))
+    fail(at, "kind", "is not a check kind: next_token, attended_token, head, expert, parameters (got \"" + kind + "\")");
   check.kind = static_cast<LessonCheckKind>(name - std::begin(kCheckKindNames));
   const auto choices = value.find("choices");
   if (choices == value.end()) fail(at, "choices", "is missing");
   if (!choices->is_array() || choices->size() < kMinChoices || choices->size() > kMaxChoices)
-    fail(at, "choices", "must be an array of 2 to 6 strings (got " + (choices->is_array() ? std::to_string(choices->size()) + " entries" : shown(*choices)) + ")");
+    fail(at, "choices",
+         "must be an array of 2 to 6 strings (got " + (choices->is_array() ? std::to_string(choices->size()) + " entries" : shown(*choices)) + ")");
   for (const json& choice : *choices) {
     if (!choice.is_string()) fail(at, "choices", "must hold strings (got " + shown(choice) + ")");
     if (std::count(check.choices.begin(), check.choices.end(), choice.get<std::string>()))
@@ -188,7 +191,8 @@ Lesson lessonFromJsonText(const std::string& path, const std::string& text) {
   if (!j.is_object()) throw Error(path + ": not a lesson (the file is not a JSON object)");
   std::string format;
   readJsonField(j, "format", format, path);
-  if (format != "tscope-lesson") fail(path, "format", "must be \"tscope-lesson\" (got " + (j.contains("format") ? shown(j["format"]) : "nothing") + ")");
+  if (format != "tscope-lesson")
+    fail(path, "format", "must be \"tscope-lesson\" (got " + (j.contains("format") ? shown(j["format"]) : "nothing") + ")");
   int version = 0;
   require(j, "version", version, path);
   if (version != 1) fail(path, "version", "must be 1 (got " + std::to_string(version) + ")");
@@ -206,7 +210,8 @@ Lesson lessonFromJsonText(const std::string& path, const std::string& text) {
   const auto steps = j.find("steps");
   if (steps == j.end()) fail(path, "steps", "is missing");
   if (!steps->is_array() || steps->empty() || steps->size() > kMaxSteps)
-    fail(path, "steps", "must be an array of 1 to 40 steps (got " + (steps->is_array() ? std::to_string(steps->size()) + " steps" : shown(*steps)) + ")");
+    fail(path, "steps",
+         "must be an array of 1 to 40 steps (got " + (steps->is_array() ? std::to_string(steps->size()) + " steps" : shown(*steps)) + ")");
   PanelId panel = AppState{}.panel;  // the panel each step shows: the last one named at or before it
   for (size_t i = 0; i < steps->size(); ++i) {
     const std::string where = path + ": step " + std::to_string(i + 1);
@@ -214,8 +219,9 @@ Lesson lessonFromJsonText(const std::string& path, const std::string& text) {
     if (const auto named = (*steps)[i].find("panel"); named != (*steps)[i].end()) panel = *panelFromName(named->get<std::string>());
     const LessonStep& step = lesson.steps.back();
     if (!step.tab.empty() && *panelOfTab(step.tab) != panel)
-      fail(where, "tab", step.tab + " is a tab of the " + panelTitle(*panelOfTab(step.tab)) + " panel, but this step shows the " + panelTitle(panel) +
-                             " panel (set \"panel\")");
+      fail(where, "tab",
+           step.tab + " is a tab of the " + panelTitle(*panelOfTab(step.tab)) + " panel, but this step shows the " + panelTitle(panel) +
+               " panel (set \"panel\")");
   }
   return lesson;
 }
@@ -268,7 +274,8 @@ AppState stateAtStep(const Lesson& lesson, int step, const AppState& start, cons
   }
   auto clamp = [&](int& value, int count, const char* what) {
     if (value < count) return;
-    left += (left.empty() ? "" : "; ") + std::string(what) + " " + std::to_string(value) + " is past this model's " + std::to_string(count) + " (shown " + std::to_string(count - 1) + ")";
+    left += (left.empty() ? "" : "; ") + std::string(what) + " " + std::to_string(value) + " is past this model's " + std::to_string(count) +
+            " (shown " + std::to_string(count - 1) + ")";
     value = std::max(0, count - 1);
   };
   clamp(state.layer, config.n_layer, "layer");

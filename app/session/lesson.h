@@ -43,18 +43,18 @@ struct LessonCheck {
 };
 
 struct LessonStep {
-  std::string title;                 // short, shown with the step number
-  std::string caption;               // at most three sentences
-  std::string formula;               // optional, plain text (Unicode allowed), shown large
-  std::string model;                 // "" = keep; else a name under assets/models or a path relative to the lesson file
-  std::string highlight;             // optional region name to outline (a recordItem name, e.g. "attention_heatmap")
-  std::string tab;                   // optional sub-tab of the step's panel to open, by its region name
-                                     // (app_state.h's panelOfTab: "scaling_tab_runs", "efficient_tab_flash", ...)
+  std::string title;      // short, shown with the step number
+  std::string caption;    // at most three sentences
+  std::string formula;    // optional, plain text (Unicode allowed), shown large
+  std::string model;      // "" = keep; else a name under assets/models or a path relative to the lesson file
+  std::string highlight;  // optional region name to outline (a recordItem name, e.g. "attention_heatmap")
+  std::string tab;        // optional sub-tab of the step's panel to open, by its region name
+                          // (app_state.h's panelOfTab: "scaling_tab_runs", "efficient_tab_flash", ...)
   // Session-file fields this step sets (prompt, panel, layer, head, token, temperature, top_k,
   // top_p, greedy, seed, beam_width, ...; the same names and checks as session files), kept as
   // JSON and applied in order by stateAtStep.
-  std::string stateJson = "{}";      // a JSON object's text ("{}" when the step sets none; "" reads as "{}")
-  int expert = -1;                   // the Experts panel's selected expert (-1: keep)
+  std::string stateJson = "{}";  // a JSON object's text ("{}" when the step sets none; "" reads as "{}")
+  int expert = -1;               // the Experts panel's selected expert (-1: keep)
   // Architecture & cost panel: config.json fields put into its editor (validated like config.json
   // on load: one line), as a JSON object's text ("" = keep).
   std::string architectureJson;
@@ -66,14 +66,14 @@ struct LessonStep {
 };
 
 struct Lesson {
-  std::string name;                  // the file's stem: "attention"
-  std::string path;                  // the file it came from
+  std::string name;  // the file's stem: "attention"
+  std::string path;  // the file it came from
   std::string title;
-  std::string lecture;               // "The Transformer" or "Advanced Transformers"
-  std::string summary;               // one or two sentences for the picker
-  std::string model;                 // the model the lesson starts with (same rules as a step's)
-  bool projector = true;             // lessons switch projector mode on unless they say false
-  std::vector<LessonStep> steps;     // 1..40
+  std::string lecture;            // "The Transformer" or "Advanced Transformers"
+  std::string summary;            // one or two sentences for the picker
+  std::string model;              // the model the lesson starts with (same rules as a step's)
+  bool projector = true;          // lessons switch projector mode on unless they say false
+  std::vector<LessonStep> steps;  // 1..40
 };
 
 // Parses and validates a lesson (`path` names it in every message; its stem is the lesson's
@@ -113,14 +113,14 @@ const char* lessonCheckKindName(LessonCheckKind kind);  // "next_token", ...
 // model (one Session per model directory, reused) on the step's state (stateAtStep from a default
 // AppState), the answer lessonCheckAnswer gives beside the author's.
 struct LessonStepCheck {
-  int step = 0;                 // 0-based
-  std::string model;            // lessonModelAtStep ("" when none)
-  bool modelMissing = false;    // no directory there: checks other than Parameters are not decided
-  std::string stateWarning;     // stateAtStep's warning
+  int step = 0;               // 0-based
+  std::string model;          // lessonModelAtStep ("" when none)
+  bool modelMissing = false;  // no directory there: checks other than Parameters are not decided
+  std::string stateWarning;   // stateAtStep's warning
   std::optional<LessonCheck> check;
-  std::string liveAnswer;       // "" when undecided (why says why)
+  std::string liveAnswer;  // "" when undecided (why says why)
   std::string why;
-  bool agrees = true;           // no check, or liveAnswer == check->answer
+  bool agrees = true;  // no check, or liveAnswer == check->answer
 };
 // Throws tscope::Error when a model that exists cannot be loaded or run.
 std::vector<LessonStepCheck> runLessonChecks(const Lesson& lesson, const std::string& modelsDir, const std::string& backend = "cpu");

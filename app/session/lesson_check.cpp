@@ -86,7 +86,8 @@ std::string attendedToken(const LessonCheck& check, const Snapshot& snapshot, co
   const std::optional<Snapshot::LayerMaps> maps = snapshot.maps(state.layer);
   const int query = queryOf(snapshot, state);
   if (!maps) return decided("", snapshot.mapsMissing(state.layer), why);
-  if (state.head >= maps->rows->heads()) return decided("", "layer " + std::to_string(state.layer) + " head " + std::to_string(state.head) + " was not traced", why);
+  if (state.head >= maps->rows->heads())
+    return decided("", "layer " + std::to_string(state.layer) + " head " + std::to_string(state.head) + " was not traced", why);
   if (query < 0 || !session.tokenizer()) return decided("", "the step's token is past the prompt", why);
   const int T = snapshot.trace.T;
   const std::vector<float> map = maps->rows->map(maps->index, state.head, false);  // (T, T)
@@ -124,7 +125,8 @@ std::string head(const LessonCheck& check, const Snapshot& snapshot, const AppSt
 std::string expert(const LessonCheck& check, const Snapshot& snapshot, const AppState& state, std::string* why) {
   const std::vector<MoeRouting>& moe = snapshot.trace.moe;
   const int query = queryOf(snapshot, state);
-  if (state.layer >= (int)moe.size() || moe[state.layer].tokens == 0) return decided("", "layer " + std::to_string(state.layer) + " has no experts", why);
+  if (state.layer >= (int)moe.size() || moe[state.layer].tokens == 0)
+    return decided("", "layer " + std::to_string(state.layer) + " has no experts", why);
   const MoeRouting& routing = moe[state.layer];
   if (query < 0 || query >= routing.tokens) return decided("", "the step's token is past the prompt", why);
   const auto row = routing.routerProbs.begin() + (size_t)query * routing.experts;  // (T, E)
@@ -197,8 +199,9 @@ std::vector<LessonStepCheck> runLessonChecks(const Lesson& lesson, const std::st
       const std::optional<ModelConfig> architecture = architectureAtStep(lesson, i, config);
       if (session || result.check->kind == LessonCheckKind::Parameters) {
         // Parameters needs no model: without one it is decided from the architecture alone.
-        result.liveAnswer = session ? lessonCheckAnswer(*result.check, *computeNow(*session, requestFor(state, config)), *session, state, architecture, &result.why)
-                                    : parameters(*result.check, architecture, &result.why);
+        result.liveAnswer =
+            session ? lessonCheckAnswer(*result.check, *computeNow(*session, requestFor(state, config)), *session, state, architecture, &result.why)
+                    : parameters(*result.check, architecture, &result.why);
       } else {
         result.why = "the model " + result.model + " is not installed";
       }

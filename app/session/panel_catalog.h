@@ -28,23 +28,23 @@ enum PanelNeed : unsigned {
 
 struct PanelInfo {
   PanelId id;
-  const char* name;   // --panel, session files, lessons
-  const char* title;  // the tab
-  char shortcut;      // with Alt: '1'..'9', '0' or a letter
-  unsigned needs;     // PanelNeed flags
+  const char* name;               // --panel, session files, lessons
+  const char* title;              // the tab
+  char shortcut;                  // with Alt: '1'..'9', '0' or a letter
+  unsigned needs;                 // PanelNeed flags
   std::vector<std::string> tabs;  // its sub-tabs' region names
   bool has(PanelNeed need) const { return (needs & need) != 0; }
 };
 
 const std::vector<PanelInfo>& panelCatalog();  // every panel, in PanelId (tab) order
 const PanelInfo& panelInfo(PanelId id);
-const char* panelName(PanelId id);   // "attention", ... (for --panel)
-const char* panelTitle(PanelId id);  // "Attention", ... (tab titles)
+const char* panelName(PanelId id);                              // "attention", ... (for --panel)
+const char* panelTitle(PanelId id);                             // "Attention", ... (tab titles)
 std::optional<PanelId> panelFromName(const std::string& name);  // panelName's inverse
 // A panel's sub-tab by the region name its tab records ("scaling_tab_runs", "efficient_tab_flash",
 // "training_tab_compare", ...): the panel it belongs to, or nullopt for no such tab.
 std::optional<PanelId> panelOfTab(const std::string& tab);
-std::string panelTabNames();  // every sub-tab's name, comma-separated (for error messages)
+std::string panelTabNames();                          // every sub-tab's name, comma-separated (for error messages)
 std::string panelNames(const char* separator = " ");  // every panel's name (for --help)
 
 }  // namespace tscope::session

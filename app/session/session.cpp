@@ -32,7 +32,8 @@ Session::Session(LoadedModel model, const std::string& backendName)
   prompt_ = std::make_unique<IncrementalForward>(*transformer_);
   clean_ = std::make_unique<IncrementalForward>(*transformer_);
   variant_ = std::make_unique<IncrementalForward>(*transformer_);
-  worker_.start({[this](Request& request) { run(request); }, {},
+  worker_.start({[this](Request& request) { run(request); },
+                 {},
                  [this](const std::string&) { setStage(ComputeProgress::Stage::Idle); }});  // no snapshot: the next request tries again
 }
 
@@ -70,7 +71,7 @@ std::string Session::backendDescription() const {
   if (backend_->name() == "cuda") return backendNote_.empty() ? "CUDA" : backendNote_;
   const int threads = backend_->threadCount();
   std::string why = "CPU chosen";
-  if (backendNote_.rfind("CPU: ", 0) == 0) why = backendNote_.substr(5);  // "no CUDA device (...)"
+  if (backendNote_.rfind("CPU: ", 0) == 0) why = backendNote_.substr(5);                                // "no CUDA device (...)"
   else if (backendNote_.rfind("CPU (", 0) == 0) why = backendNote_.substr(5, backendNote_.size() - 6);  // "no CUDA in this build"
   return "CPU (Eigen, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + "; " + why + ")";
 }
@@ -203,8 +204,7 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     snapshot->droppedIds = std::move(fit.dropped);
     for (int id : snapshot->ids) snapshot->tokenText.push_back(tokenizer_->tokenText(id));
     const size_t shownFrom = snapshot->droppedIds.size() - std::min(snapshot->droppedIds.size(), Snapshot::kMaxDroppedShown);
-    for (size_t i = shownFrom; i < snapshot->droppedIds.size(); ++i)
-      snapshot->droppedText.push_back(tokenizer_->tokenText(snapshot->droppedIds[i]));
+    for (size_t i = shownFrom; i < snapshot->droppedIds.size(); ++i) snapshot->droppedText.push_back(tokenizer_->tokenText(snapshot->droppedIds[i]));
     if (snapshot->ids.empty()) throw Error("the prompt is empty: type some text");
     if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
     setStage(ComputeProgress::Stage::Forward);

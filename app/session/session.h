@@ -31,12 +31,12 @@ struct Request {
   // map memory cap, else its maps computed alone (Snapshot::focusAttention); -1 = none.
   int focusLayer = -1;
   size_t mapMemoryBytes = size_t(512) << 20;  // the cap on the attention maps held (AppState::mapMemoryMiB)
-  std::string source;                   // encoder-decoder models: the source (the prompt is the target after the start token)
+  std::string source;                         // encoder-decoder models: the source (the prompt is the target after the start token)
   SamplingParams sampling;
   std::optional<MoeRoutingParams> moe;  // routing knobs to use (MoE models)
   int beamWidth = 0;                    // > 0: also run beam search from the prompt
   int beamSteps = 4;
-  bool measureKvCache = false;          // also time decoding with and without the KV cache
+  bool measureKvCache = false;  // also time decoding with and without the KV cache
   // How long the timing without the cache may rerun the sequence (at least once; KvCacheTiming).
   double withoutCacheBudgetMs = 2000;
   // Tokens generated after the text `generatedFrom`: while prompt == generatedFrom + their text, the
@@ -44,7 +44,7 @@ struct Request {
   // could merge tokens differently); any edit of the prompt drops them (session_generate.cpp).
   std::string generatedFrom;
   std::vector<int> generatedIds;
-  int generateTokens = 0;               // > 0: first generate this many tokens (Step, Generate N)
+  int generateTokens = 0;  // > 0: first generate this many tokens (Step, Generate N)
   // The Inside-the-block panel: capture every layer's components (the direct logit attribution's
   // inputs) and the internals of one layer (-1: none); see TraceOptions.
   bool components = false;
@@ -60,7 +60,7 @@ struct Request {
   int variantLayer = -1;
   // Applied to every forward of this request (the prompt, generation, beam search, KV timing).
   std::vector<InterventionSpec> interventions;
-  std::string patchSource;              // the second prompt Patch edits take their values from
+  std::string patchSource;  // the second prompt Patch edits take their values from
   bool operator==(const Request&) const = default;
 };
 
@@ -77,18 +77,18 @@ Request requestFor(const AppState& state, const ModelConfig& config);
 
 // What a Step or Generate N did (session_generate.cpp).
 struct GenerationReport {
-  std::string promptBefore;     // the prompt it started from (the app takes the result only if it still shows it)
-  int asked = 0;                // tokens asked for
-  std::vector<int> newIds;      // tokens drawn by this request
-  int streamTokens = 0;         // tokens drawn so far in this random stream (prompt, knobs and seed)
-  float lastProbability = 0;    // of the newest token in the distribution it was drawn from (NaN: unknown)
+  std::string promptBefore;   // the prompt it started from (the app takes the result only if it still shows it)
+  int asked = 0;              // tokens asked for
+  std::vector<int> newIds;    // tokens drawn by this request
+  int streamTokens = 0;       // tokens drawn so far in this random stream (prompt, knobs and seed)
+  float lastProbability = 0;  // of the newest token in the distribution it was drawn from (NaN: unknown)
   bool greedy = false;
-  std::string stopReason;       // one line when it made fewer than asked ("" otherwise)
-  bool superseded = false;      // cut short by a newer request: the app keeps the prompt it has
+  std::string stopReason;   // one line when it made fewer than asked ("" otherwise)
+  bool superseded = false;  // cut short by a newer request: the app keeps the prompt it has
 };
 
 struct KvCacheTiming {
-  int tokens = 0;                 // tokens decoded through the cache (up to 16)
+  int tokens = 0;  // tokens decoded through the cache (up to 16)
   // Tokens decoded again by rerunning the whole sequence: as many as fit in the request's
   // withoutCacheBudgetMs (at least one), so a long prompt on a large model does not keep the
   // worker busy for minutes.
@@ -98,22 +98,22 @@ struct KvCacheTiming {
 };
 
 struct Snapshot {
-  uint64_t id = 0;                    // increases with every computed request
-  Request request;                    // what was computed
-  std::vector<int> ids;               // (T) prompt tokens
-  std::vector<std::string> tokenText; // (T) printable token text
+  uint64_t id = 0;                     // increases with every computed request
+  Request request;                     // what was computed
+  std::vector<int> ids;                // (T) prompt tokens
+  std::vector<std::string> tokenText;  // (T) printable token text
   // A prompt longer than the context: the tokens before the last n_ctx, not run (fitPrompt; an
   // encoder-decoder keeps its start token and drops the target tokens after it).
-  std::vector<int> droppedIds;             // (dropped) every dropped token, in order
-  std::vector<std::string> droppedText;    // text of the last kMaxDroppedShown of them (the strip shows these greyed)
+  std::vector<int> droppedIds;           // (dropped) every dropped token, in order
+  std::vector<std::string> droppedText;  // text of the last kMaxDroppedShown of them (the strip shows these greyed)
   static constexpr size_t kMaxDroppedShown = 64;
-  Trace trace;                        // what the panels show (sessionTraceOptions): residual norms, logit lens, MoE, logits;
-                                      // attn and scores are empty: the maps are in `attention`
-  AttentionRows attention;            // attention maps (Lc, H, T, T) of trace.layers, rows shared with earlier snapshots
+  Trace trace;              // what the panels show (sessionTraceOptions): residual norms, logit lens, MoE, logits;
+                            // attn and scores are empty: the maps are in `attention`
+  AttentionRows attention;  // attention maps (Lc, H, T, T) of trace.layers, rows shared with earlier snapshots
   // The focus layer's maps (1, H, T, T) when the memory cap left it out of trace.layers (computed
   // alone from its kept attention inputs); empty otherwise.
   AttentionRows focusAttention;
-  int focusLayer = -1;                // the layer focusAttention holds (-1: none)
+  int focusLayer = -1;  // the layer focusAttention holds (-1: none)
   // The maps of `layer` wherever this snapshot holds them (one of its AttentionRows and the index
   // of the layer in it), or nullopt: mapsMissing says why.
   struct LayerMaps {
@@ -122,28 +122,28 @@ struct Snapshot {
   };
   std::optional<LayerMaps> maps(int layer) const;
   std::string mapsMissing(int layer) const;  // one line: why maps(layer) is empty ("" when it is not)
-  int reusedTokens = 0;               // prompt prefix whose work was kept from the previous snapshot
-  LogitStages stages;                 // next-token distribution at each sampling stage (V)
-  std::optional<BeamResult> beam;     // when requested
+  int reusedTokens = 0;                      // prompt prefix whose work was kept from the previous snapshot
+  LogitStages stages;                        // next-token distribution at each sampling stage (V)
+  std::optional<BeamResult> beam;            // when requested
   std::optional<KvCacheTiming> kvTiming;
-  size_t kvCacheBytes = 0;            // the cache after the prompt
+  size_t kvCacheBytes = 0;  // the cache after the prompt
   double forwardMs = 0;
-  double tokensPerSecond = 0;         // tokens computed (not reused) / forward time
+  double tokensPerSecond = 0;                  // tokens computed (not reused) / forward time
   std::optional<GenerationReport> generation;  // when the request generated tokens first
   // With interventions: the next-token logits (V) at the last position without them, for the
   // before / after comparison (empty without interventions).
   std::vector<float> cleanLogits;
-  std::vector<int> patchSourceIds;    // the source prompt's tokens (Patch edits), as run
+  std::vector<int> patchSourceIds;  // the source prompt's tokens (Patch edits), as run
   // With Request::attentionVariant: the last position's logits (V) with the variant in place of
   // exact attention (the "after" of the KL and top-5 comparison; `logits` of stages are "before").
   std::vector<float> variantLogits;
-  std::string variantNote;            // one line when variantLogits could not be computed (else "")
-  std::string error;                  // one line when the request could not be computed
+  std::string variantNote;  // one line when variantLogits could not be computed (else "")
+  std::string error;        // one line when the request could not be computed
   // Encoder-decoder models: the source as encoded (its last n_ctx tokens) and the encoder's maps;
   // ids then start with the decoder start token and trace.cross holds the cross-attention.
-  std::vector<int> sourceIds;              // (S)
-  std::vector<std::string> sourceText;     // (S) printable token text
-  size_t droppedSourceTokens = 0;          // a source longer than the context: tokens before the last n_ctx
+  std::vector<int> sourceIds;                   // (S)
+  std::vector<std::string> sourceText;          // (S) printable token text
+  size_t droppedSourceTokens = 0;               // a source longer than the context: tokens before the last n_ctx
   std::shared_ptr<const EncoderTrace> encoder;  // (shared by the snapshots of one source)
   // (T - 1) the model's probability of each decoder input token after the first, given the source
   // and the tokens before it (sequenceTokenProbabilities; the Translation panel's target strip).
@@ -177,7 +177,7 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  void post(Request request);                         // latest wins
+  void post(Request request);                                                  // latest wins
   std::shared_ptr<const Snapshot> latest() const { return worker_.latest(); }  // null until the first result
   bool busy() const { return worker_.busy(); }
   uint64_t postedCount() const { return worker_.postedCount(); }
@@ -252,18 +252,18 @@ class Session {
   const uint64_t serial_;
   LoadedModel model_;
   std::shared_ptr<const Tokenizer> tokenizer_;  // model_'s, moved here: shared with tasks (null: none)
-  std::string backendChoice_;  // as asked for (auto, cpu, cuda)
-  std::string backendNote_;    // makeBackend's note: what auto chose and why
+  std::string backendChoice_;                   // as asked for (auto, cpu, cuda)
+  std::string backendNote_;                     // makeBackend's note: what auto chose and why
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Transformer> transformer_;
-  std::unique_ptr<IncrementalForward> prompt_;  // the prompt's cache and trace, reused across edits
-  uint64_t computed_ = 0;          // worker only: requests computed to the end (the snapshots' ids)
-  std::shared_ptr<const Snapshot> lastComputed_;  // worker only: the last snapshot published
-  SamplingScratch sampling_;   // worker only: what the last sampling run kept (its stage buffers are spare)...
-  uint64_t samplingFor_ = 0;   // ...for the stages of this snapshot (0: none)
-  std::atomic<int> stage_{0};      // ComputeProgress::Stage; the layers are the worker's progress
-  std::unique_ptr<Generation> generation_;  // worker only: the stream the next Step continues
-  std::vector<int> generationStart_;        // (T) every prompt id (dropped ones too) when it began
+  std::unique_ptr<IncrementalForward> prompt_;     // the prompt's cache and trace, reused across edits
+  uint64_t computed_ = 0;                          // worker only: requests computed to the end (the snapshots' ids)
+  std::shared_ptr<const Snapshot> lastComputed_;   // worker only: the last snapshot published
+  SamplingScratch sampling_;                       // worker only: what the last sampling run kept (its stage buffers are spare)...
+  uint64_t samplingFor_ = 0;                       // ...for the stages of this snapshot (0: none)
+  std::atomic<int> stage_{0};                      // ComputeProgress::Stage; the layers are the worker's progress
+  std::unique_ptr<Generation> generation_;         // worker only: the stream the next Step continues
+  std::vector<int> generationStart_;               // (T) every prompt id (dropped ones too) when it began
   std::optional<MoeRoutingParams> generationMoe_;  // the routing it ran with
   Interventions generationInterventions_;          // and the interventions
   // The last resolved interventions and what they were resolved from (worker only).
@@ -274,7 +274,7 @@ class Session {
   };
   InterventionKey resolvedKey_;
   Interventions resolved_;
-  std::unique_ptr<IncrementalForward> clean_;  // the prompt without interventions (before / after)
+  std::unique_ptr<IncrementalForward> clean_;    // the prompt without interventions (before / after)
   std::unique_ptr<IncrementalForward> variant_;  // the prompt with Request::attentionVariant (always whole)
   // The focus layer's maps last computed alone (focusMaps), and what they were computed from.
   struct FocusKey {

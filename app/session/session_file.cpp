@@ -27,7 +27,8 @@ bool ablationKindFromJson(const nlohmann::json& name, AblationKind& out) {
 nlohmann::json interventionsJson(const std::vector<InterventionSpec>& specs) {
   nlohmann::json out = nlohmann::json::array();
   for (const InterventionSpec& spec : specs) {
-    nlohmann::json entry = {{"layer", spec.layer}, {"head", spec.isMlp() ? nlohmann::json("mlp") : nlohmann::json(spec.head)}, {"kind", ablationKindName(spec.kind)}};
+    nlohmann::json entry = {
+        {"layer", spec.layer}, {"head", spec.isMlp() ? nlohmann::json("mlp") : nlohmann::json(spec.head)}, {"kind", ablationKindName(spec.kind)}};
     if (spec.cross) entry["cross"] = true;
     out.push_back(std::move(entry));
   }
@@ -217,9 +218,7 @@ std::string sessionFileToJsonText(const SessionFile& session) {
   return j.dump(2) + "\n";
 }
 
-void saveSessionFile(const std::string& path, const SessionFile& session) {
-  writeFileAtomically(path, sessionFileToJsonText(session));
-}
+void saveSessionFile(const std::string& path, const SessionFile& session) { writeFileAtomically(path, sessionFileToJsonText(session)); }
 
 SessionFile loadSessionFile(const std::string& path) {
   requireRegularFile(path, "the session file");

@@ -16,7 +16,7 @@ struct SessionFile {
 };
 
 void saveSessionFile(const std::string& path, const SessionFile& session);  // throws tscope::Error
-SessionFile loadSessionFile(const std::string& path);                        // throws tscope::Error
+SessionFile loadSessionFile(const std::string& path);                       // throws tscope::Error
 // The same on the file's text in memory (`name` starts every error message), and the text that
 // saveSessionFile writes.
 SessionFile sessionFileFromJsonText(const std::string& name, const std::string& text);  // throws tscope::Error

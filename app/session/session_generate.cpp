@@ -64,8 +64,7 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
     applyInterventions(request, kept, snapshot);
     // Continue the kept stream when this prompt is where it left off, with the same knobs.
     bool continues = generation_ && sameSampling(generation_->params(), request.sampling) && generationMoe_ == request.moe &&
-                     transformer_->interventions() == generationInterventions_ &&
-                     ids.size() == generationStart_.size() + generation_->ids().size();
+                     transformer_->interventions() == generationInterventions_ && ids.size() == generationStart_.size() + generation_->ids().size();
     continues = continues && std::equal(generationStart_.begin(), generationStart_.end(), ids.begin()) &&
                 std::equal(generation_->ids().begin(), generation_->ids().end(), ids.begin() + generationStart_.size());
     if (!continues) {
@@ -92,8 +91,7 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
     report.newIds.assign(generation_->ids().begin() + static_cast<long>(before), generation_->ids().end());
     report.streamTokens = static_cast<int>(generation_->ids().size());
     report.lastProbability = generation_->lastProbability();
-    if (generation_->stopped() == GenerationStop::EndOfText)
-      report.stopReason = "the model drew the end-of-text token: generation stopped";
+    if (generation_->stopped() == GenerationStop::EndOfText) report.stopReason = "the model drew the end-of-text token: generation stopped";
     else if (generation_->stopped() == GenerationStop::ContextFull && static_cast<int>(report.newIds.size()) < report.asked)
       report.stopReason = "the context (" + std::to_string(c.n_positions) + " tokens) is full: generation stopped";
     if (!report.newIds.empty()) {

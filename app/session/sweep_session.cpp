@@ -73,8 +73,8 @@ std::string defaultSweepDir(const std::string& presetKey) {
 SweepSession::SweepSession() {
   view_.message = "open a sweep or start a preset";
   worker_.publish(std::make_shared<const SweepView>(view_));
-  worker_.start({[this](Command& command) { handle(command); }, [this] { return stepIfRunning(); },
-                 [this](const std::string& message) { fail(message); }});
+  worker_.start(
+      {[this](Command& command) { handle(command); }, [this] { return stepIfRunning(); }, [this](const std::string& message) { fail(message); }});
 }
 
 SweepSession::~SweepSession() = default;  // worker_ goes first: it joins between steps
@@ -112,11 +112,9 @@ void SweepSession::fail(const std::string& message) {
 
 void SweepSession::handle(Command& command) {
   switch (command.kind) {
-    case CommandKind::Open:
-      try {
-        show(command.path);
+    case CommandKind::Open: try { show(command.path);
       } catch (const std::exception& e) {
-        if (!running_) throw;  // the error line (fail)
+        if (!running_) throw;                                                                 // the error line (fail)
         view_.message = oneLine(std::string("not opened (the sweep runs on): ") + e.what());  // a typo does not stop a running sweep
         publish(true);
       }

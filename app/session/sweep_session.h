@@ -21,21 +21,21 @@ enum class SweepState { Empty, Viewing, Running, Paused, Done, Error };
 const char* toString(SweepState state);  // "no sweep", "shown", "running", ...
 
 struct SweepView {
-  uint64_t version = 0;            // increases with every publication
+  uint64_t version = 0;  // increases with every publication
   SweepState status = SweepState::Empty;
-  std::string message;             // one line: what is happening, or what went wrong (status Error)
-  std::string path;                // the sweep on screen: its directory, or the sweep.json of a read-only one
-  bool readOnly = false;           // a shipped sweep (or a bare sweep.json with no runs/ beside it): shown, never run
-  std::shared_ptr<const SweepResults> results;  // the finished runs so far (null: nothing open)
-  std::shared_ptr<const SweepFits> fits;        // fitSweep of the finished points (null: fewer than 2 runs)
-  uint64_t fitsVersion = 0;        // increases with every refit (the panel's caches key on it)
-  int runsDone = 0, runs = 0;      // finished / in the grid
-  std::string current;             // the (first) run in progress ("" between runs and when done)
-  int step = 0, steps = 0;         // of the current run
-  std::vector<SweepActiveRun> active;  // every run in progress (several at once on a GPU)
-  std::string device;              // what trains: "CPU, one run at a time" or "CUDA: ..., 8 runs at once"
+  std::string message;                            // one line: what is happening, or what went wrong (status Error)
+  std::string path;                               // the sweep on screen: its directory, or the sweep.json of a read-only one
+  bool readOnly = false;                          // a shipped sweep (or a bare sweep.json with no runs/ beside it): shown, never run
+  std::shared_ptr<const SweepResults> results;    // the finished runs so far (null: nothing open)
+  std::shared_ptr<const SweepFits> fits;          // fitSweep of the finished points (null: fewer than 2 runs)
+  uint64_t fitsVersion = 0;                       // increases with every refit (the panel's caches key on it)
+  int runsDone = 0, runs = 0;                     // finished / in the grid
+  std::string current;                            // the (first) run in progress ("" between runs and when done)
+  int step = 0, steps = 0;                        // of the current run
+  std::vector<SweepActiveRun> active;             // every run in progress (several at once on a GPU)
+  std::string device;                             // what trains: "CPU, one run at a time" or "CUDA: ..., 8 runs at once"
   double runEtaSeconds = 0, sweepEtaSeconds = 0;  // from the recent steps' FLOP rate
-  std::vector<float> currentLoss;  // (steps done) the current run's loss at each step
+  std::vector<float> currentLoss;                 // (steps done) the current run's loss at each step
 };
 
 // Where "Start preset" writes a new sweep: $TSCOPE_SWEEPS_DIR/<preset>-<date-time> when that is set,
@@ -70,10 +70,10 @@ class SweepSession {
   enum class CommandKind { Open, Start, Pause, Resume, Extend };
   struct Command {
     CommandKind kind = CommandKind::Pause;
-    std::string path, preset;          // Open: path; Start: preset and directory
-    std::string textFile;              // Start: the text file replacing the preset's Brown ("" none)
-    std::vector<SweepSize> sizes;      // Extend
-    std::vector<int64_t> tokens;       // Extend
+    std::string path, preset;      // Open: path; Start: preset and directory
+    std::string textFile;          // Start: the text file replacing the preset's Brown ("" none)
+    std::vector<SweepSize> sizes;  // Extend
+    std::vector<int64_t> tokens;   // Extend
   };
   void handle(Command& command);
   bool stepIfRunning();  // the worker's idle work: one step of the sweep while running
@@ -86,11 +86,11 @@ class SweepSession {
 
   // Worker-only state.
   std::unique_ptr<SweepRunner> runner_;
-  SweepRunOptions runOptions_;     // made once (the GPU probed once): CPU threads, or a device per run
+  SweepRunOptions runOptions_;  // made once (the GPU probed once): CPU threads, or a device per run
   bool runOptionsMade_ = false;
-  std::string dir_;                // the directory of the sweep on screen ("" for a read-only file)
+  std::string dir_;  // the directory of the sweep on screen ("" for a read-only file)
   bool running_ = false;
-  SweepView view_;                 // the next view to publish
+  SweepView view_;                                     // the next view to publish
   std::deque<std::pair<double, double>> recentSteps_;  // (seconds, training FLOP) of the last steps
   std::chrono::steady_clock::time_point lastStepEnd_, lastPublish_;
 

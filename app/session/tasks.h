@@ -55,10 +55,11 @@ class TaskChannel final : public TaskChannelBase {
  public:
   using Scope = TaskScope<Result>;
   explicit TaskChannel(WorkerPolicy policy) : worker_(policy) {
-    worker_.start({.run = [this](typename Scope::Job& job) {
-                     Scope scope(worker_.cancelToken(), worker_);
-                     job.run(scope);
-                   },
+    worker_.start({.run =
+                       [this](typename Scope::Job& job) {
+                         Scope scope(worker_.cancelToken(), worker_);
+                         job.run(scope);
+                       },
                    .idle = {},
                    .failed = {}});
   }

@@ -20,7 +20,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr size_t kRecentSteps = 32;  // tokens/s and ETA average over this many steps
 constexpr auto kPublishInterval = std::chrono::milliseconds(50);
-constexpr int kMaxProbeTokens = 128;                   // the maps stay readable and small
+constexpr int kMaxProbeTokens = 128;                  // the maps stay readable and small
 constexpr size_t kTimelineBytes = size_t(256) << 20;  // attention maps kept over the whole timeline
 
 std::string seconds(double s) {
@@ -52,8 +52,8 @@ const char* toString(TrainingStatus status) {
 TrainingSession::TrainingSession() {
   view_.message = "choose a preset and press Start";
   worker_.publish(std::make_shared<const TrainingView>(view_));
-  worker_.start({[this](Command& command) { handle(command); }, [this] { return trainIfRunning(); },
-                 [this](const std::string& message) { fail(message); }});
+  worker_.start(
+      {[this](Command& command) { handle(command); }, [this] { return trainIfRunning(); }, [this](const std::string& message) { fail(message); }});
 }
 
 TrainingSession::~TrainingSession() = default;  // worker_ goes first: it joins between steps
@@ -110,13 +110,13 @@ void TrainingSession::handle(Command& command) {
     case CommandKind::Reset:
       running_ = false;
       trainer_.reset();
-    {
-      TrainingView fresh;
-      fresh.version = view_.version;
-      fresh.saveCount = view_.saveCount;  // the panel matches saves it asked for by this count
-      fresh.message = "choose a preset and press Start";
-      view_ = std::move(fresh);
-    }
+      {
+        TrainingView fresh;
+        fresh.version = view_.version;
+        fresh.saveCount = view_.saveCount;  // the panel matches saves it asked for by this count
+        fresh.message = "choose a preset and press Start";
+        view_ = std::move(fresh);
+      }
       publish(true);
       break;
     case CommandKind::Save:
@@ -239,8 +239,7 @@ void TrainingSession::takeSnapshot() {
   auto snapshot = std::make_shared<TrainingSnapshot>();
   snapshot->step = step;
   const size_t recent = std::min<size_t>(10, view_.trainLoss.size());
-  if (recent > 0)
-    snapshot->trainLoss = std::accumulate(view_.trainLoss.end() - recent, view_.trainLoss.end(), 0.0) / static_cast<double>(recent);
+  if (recent > 0) snapshot->trainLoss = std::accumulate(view_.trainLoss.end() - recent, view_.trainLoss.end(), 0.0) / static_cast<double>(recent);
   if (!view_.valLoss.empty()) snapshot->valLoss = view_.valLoss.back();
   // The host backend reads the trainer's weights in place; nothing trains while this runs.
   Transformer transformer(trainer_->weights(), *probeBackend_);

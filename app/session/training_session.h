@@ -35,26 +35,26 @@ struct TrainingSnapshot {
 };
 
 struct TrainingView {
-  uint64_t version = 0;        // increases with every publication
+  uint64_t version = 0;  // increases with every publication
   TrainingStatus status = TrainingStatus::Idle;
-  std::string message;         // one line: what is happening, or what went wrong
-  std::string runName;         // the preset this run started from (perhaps edited)
-  TrainConfig config;          // as the Trainer resolved it (vocabulary and positions from the data)
+  std::string message;  // one line: what is happening, or what went wrong
+  std::string runName;  // the preset this run started from (perhaps edited)
+  TrainConfig config;   // as the Trainer resolved it (vocabulary and positions from the data)
   DataSpec data;
   std::string dataDescription;
   int64_t parameters = 0;
-  int threads = 0;             // threads the training uses
+  int threads = 0;  // threads the training uses
   int stepsDone = 0, totalSteps = 0;
   double tokensPerSecond = 0, etaSeconds = 0, elapsedSeconds = 0;
-  std::vector<float> trainLoss;     // (steps done) loss of each optimizer step
-  std::vector<float> learningRate;  // (steps done)
-  std::vector<int> evalSteps;       // (evals) step of each validation
-  std::vector<float> valLoss;       // (evals)
-  std::vector<std::string> probeTokens;  // (T) printable text of each probe token
-  std::string probeText;                 // the probe decoded (a prompt for the explorer)
+  std::vector<float> trainLoss;                                   // (steps done) loss of each optimizer step
+  std::vector<float> learningRate;                                // (steps done)
+  std::vector<int> evalSteps;                                     // (evals) step of each validation
+  std::vector<float> valLoss;                                     // (evals)
+  std::vector<std::string> probeTokens;                           // (T) printable text of each probe token
+  std::string probeText;                                          // the probe decoded (a prompt for the explorer)
   std::vector<std::shared_ptr<const TrainingSnapshot>> timeline;  // ascending steps, at most kMaxSnapshots (fewer for big maps)
-  uint64_t saveCount = 0;      // saves finished (successful or not)
-  std::string savedDir, saveError;  // of the last save; saveError "" when it worked
+  uint64_t saveCount = 0;                                         // saves finished (successful or not)
+  std::string savedDir, saveError;                                // of the last save; saveError "" when it worked
 };
 
 struct TrainingStart {
@@ -76,8 +76,8 @@ class TrainingSession {
   void start(TrainingStart run);  // replaces any run (config.threads 0: all cores but one)
   void pause();
   void resume();
-  void stop();                    // ends the run early; it can still be saved
-  void reset();                   // forgets the run
+  void stop();                        // ends the run early; it can still be saved
+  void reset();                       // forgets the run
   void save(const std::string& dir);  // writes a checkpoint (a model directory) between steps
   std::shared_ptr<const TrainingView> latest() const { return worker_.latest(); }
 
@@ -103,14 +103,14 @@ class TrainingSession {
   std::unique_ptr<Trainer> trainer_;
   std::unique_ptr<Backend> probeBackend_;
   std::vector<int> probe_;
-  TrainingView view_;          // the next view to publish
+  TrainingView view_;  // the next view to publish
   int snapshotEvery_ = 1;
   size_t maxSnapshots_ = kMaxSnapshots;  // fewer when one snapshot's maps are large
   int pauseAtStep_ = 0;
   bool running_ = false;
   std::deque<double> recentStepSeconds_, recentStepTokens_;  // wall time and tokens of the last steps
   std::chrono::steady_clock::time_point lastStepEnd_, lastPublish_;
-  double elapsedBefore_ = 0;   // wall seconds of earlier running stretches
+  double elapsedBefore_ = 0;  // wall seconds of earlier running stretches
 
   // Last: its destructor joins the thread (after the step or command it is in) before anything above goes.
   Worker<Command, TrainingView> worker_{WorkerPolicy::Queue};

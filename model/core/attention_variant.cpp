@@ -72,8 +72,7 @@ std::string attentionVariantProblem(const AttentionVariantParams& p, int n) {
       // projected above n is clamped to n (a projection to more rows than tokens adds nothing).
       std::string problem = rangeProblem("linformer projected", p.projected, 1, kNoLimit);
       if (!problem.empty()) return problem;
-      if ((p.linformerE == nullptr) != (p.linformerF == nullptr))
-        return "linformer learned projections need both E and F (one of them is missing)";
+      if ((p.linformerE == nullptr) != (p.linformerF == nullptr)) return "linformer learned projections need both E and F (one of them is missing)";
       if (p.linformerColumns < 0) return "linformer linformerColumns must be >= 0, not " + std::to_string(p.linformerColumns);
       const bool pooledColumns = p.linformerE == nullptr && p.linformerProjection == LinformerProjection::Pool && p.linformerColumns > 0;
       if ((p.linformerE != nullptr || pooledColumns) && p.linformerColumns < n)
@@ -99,8 +98,8 @@ nlohmann::json attentionVariantKnobsJson(const AttentionVariantParams& p) {
 
 bool operator==(const AttentionVariantParams& a, const AttentionVariantParams& b) {
   auto knobs = [](const AttentionVariantParams& p) {
-    return std::tie(p.variant, p.tile, p.window, p.buckets, p.rounds, p.chunk, p.projected, p.features, p.seed, p.linformerProjection,
-                    p.linformerE, p.linformerF, p.linformerColumns);
+    return std::tie(p.variant, p.tile, p.window, p.buckets, p.rounds, p.chunk, p.projected, p.features, p.seed, p.linformerProjection, p.linformerE,
+                    p.linformerF, p.linformerColumns);
   };
   return knobs(a) == knobs(b);
 }

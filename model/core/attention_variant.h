@@ -17,7 +17,7 @@ enum class AttentionVariant { Exact, Flash, Window, Lsh, Linformer, Linear, Perf
 const char* attentionVariantName(AttentionVariant variant);
 std::optional<AttentionVariant> attentionVariantFromName(std::string_view name);
 std::vector<AttentionVariant> allAttentionVariants();  // in the order above
-bool isExactVariant(AttentionVariant variant);            // exact, flash (window is exact for its own mask only: false)
+bool isExactVariant(AttentionVariant variant);         // exact, flash (window is exact for its own mask only: false)
 
 // Linformer's fixed projection along the sequence. Pool: E = F = segment means (row r averages the
 // tokens of segment r of the n tokens cut into k near-equal contiguous segments), so k = n is the
@@ -30,14 +30,14 @@ std::optional<LinformerProjection> linformerProjectionFromName(std::string_view 
 // The knobs of every variant (each variant reads only its own).
 struct AttentionVariantParams {
   AttentionVariant variant = AttentionVariant::Exact;
-  int tile = 64;         // flash: rows of a query tile (Br) and of a key/value tile (Bc)
-  int window = 64;       // window: a query at i sees keys j with i - window < j <= i (causal) or |i - j| < window
-  int buckets = 8;       // lsh: b random directions r_1..r_b; h(x) = argmax_i x.r_i
-  int rounds = 1;        // lsh: independent hashing rounds; a query attends to the union of its buckets' keys
-  int chunk = 64;        // lsh: chunk length of the sorted order; a query sees its own and the previous chunk
-  int projected = 64;    // linformer: k, the rows K and V are projected to along the sequence
-  int features = 64;     // performer: m random features
-  uint64_t seed = 1;     // lsh directions, linformer's Gaussian projection, performer's features
+  int tile = 64;       // flash: rows of a query tile (Br) and of a key/value tile (Bc)
+  int window = 64;     // window: a query at i sees keys j with i - window < j <= i (causal) or |i - j| < window
+  int buckets = 8;     // lsh: b random directions r_1..r_b; h(x) = argmax_i x.r_i
+  int rounds = 1;      // lsh: independent hashing rounds; a query attends to the union of its buckets' keys
+  int chunk = 64;      // lsh: chunk length of the sorted order; a query sees its own and the previous chunk
+  int projected = 64;  // linformer: k, the rows K and V are projected to along the sequence
+  int features = 64;   // performer: m random features
+  uint64_t seed = 1;   // lsh directions, linformer's Gaussian projection, performer's features
   LinformerProjection linformerProjection = LinformerProjection::Pool;  // linformer's fixed E and F
   // Linformer with learned projections: E and F (projected, n) row-major, n = the sequence length
   // they were trained for (the first n' columns are used for a shorter sequence). Null = the fixed

@@ -17,8 +17,10 @@ struct Names {
   const char* text;
   int value;
 };
-constexpr Names kPositionNames[] = {{"learned", (int)PositionEncoding::Learned}, {"sinusoidal", (int)PositionEncoding::Sinusoidal},
-                                    {"rope", (int)PositionEncoding::Rope},       {"alibi", (int)PositionEncoding::Alibi},
+constexpr Names kPositionNames[] = {{"learned", (int)PositionEncoding::Learned},
+                                    {"sinusoidal", (int)PositionEncoding::Sinusoidal},
+                                    {"rope", (int)PositionEncoding::Rope},
+                                    {"alibi", (int)PositionEncoding::Alibi},
                                     {"none", (int)PositionEncoding::None}};
 constexpr Names kNormNames[] = {{"layernorm", (int)NormKind::LayerNorm}, {"rmsnorm", (int)NormKind::RmsNorm}};
 // HF names: gelu_new and gelu_pytorch_tanh are the tanh approximation GPT-2 uses; gelu is erf's.
@@ -118,7 +120,8 @@ void readAttentionVariant(const nlohmann::json& j, AttentionVariantParams& p) {
     for (const AttentionKnob& k : attentionKnobs())
       if (key == k.name) knob = &k;
     if (!knob) throw Error("attention_variant_knobs has an unknown knob '" + key + "'");
-    if (knob->variant != p.variant) throw Error("attention_variant_knobs." + key + " is a knob of " + attentionVariantName(knob->variant) + ", not of " + name);
+    if (knob->variant != p.variant)
+      throw Error("attention_variant_knobs." + key + " is a knob of " + attentionVariantName(knob->variant) + ", not of " + name);
     int v = 0;
     readField(*knobs, key.c_str(), v);
     p.*(knob->member) = v;
@@ -143,8 +146,7 @@ std::string ropeScalingProblem(const ModelConfig& c) {
 
 // The encoder-decoder rules (docs/ENCODER_DECODER.md): "" when the model is decoder-only or they hold.
 std::string encoderDecoderProblem(const ModelConfig& c) {
-  if (c.n_encoder_layer < 0 || c.n_encoder_layer > 1024)
-    return rangeRule("n_encoder_layer", c.n_encoder_layer, 0, 1024);
+  if (c.n_encoder_layer < 0 || c.n_encoder_layer > 1024) return rangeRule("n_encoder_layer", c.n_encoder_layer, 0, 1024);
   if (!c.isEncoderDecoder()) return "";
   for (auto [name, id] : {std::pair{"decoder_start_token_id", c.decoder_start_token_id}, std::pair{"eos_token_id", c.eos_token_id}})
     if (id < 0 || id >= c.vocab_size)
@@ -174,9 +176,8 @@ ModelConfig encoderStackConfig(const ModelConfig& config) {
 }
 
 std::string validateConfig(const ModelConfig& c) {
-  for (auto msg : {rangeRule("n_layer", c.n_layer, 1, 1024), rangeRule("n_head", c.n_head, 1, 1024),
-                   rangeRule("n_embd", c.n_embd, 1, 65536), rangeRule("head_dim", c.head_dim, 0, 4096),
-                   rangeRule("n_positions", c.n_positions, 1, 1 << 20),
+  for (auto msg : {rangeRule("n_layer", c.n_layer, 1, 1024), rangeRule("n_head", c.n_head, 1, 1024), rangeRule("n_embd", c.n_embd, 1, 65536),
+                   rangeRule("head_dim", c.head_dim, 0, 4096), rangeRule("n_positions", c.n_positions, 1, 1 << 20),
                    rangeRule("vocab_size", c.vocab_size, 1, 1 << 22), rangeRule("d_ff", c.d_ff, 0, 1 << 20),
                    rangeRule("n_kv_head", c.n_kv_head, 0, 1024), rangeRule("attention_window", c.attention_window, 0, 1 << 20),
                    rangeRule("n_experts", c.n_experts, 0, 1024), rangeRule("moe_shared_expert_d_ff", c.moe_shared_expert_d_ff, 0, 1 << 20)}) {
@@ -184,11 +185,9 @@ std::string validateConfig(const ModelConfig& c) {
   }
   if (c.head_dim == 0 && c.n_embd % c.n_head != 0)
     return "n_head (" + std::to_string(c.n_head) + ") must divide n_embd (" + std::to_string(c.n_embd) + ")";
-  if (c.n_head % c.kvHeads() != 0)
-    return "n_kv_head (" + std::to_string(c.kvHeads()) + ") must divide n_head (" + std::to_string(c.n_head) + ")";
+  if (c.n_head % c.kvHeads() != 0) return "n_kv_head (" + std::to_string(c.kvHeads()) + ") must divide n_head (" + std::to_string(c.n_head) + ")";
   if (!(c.layer_norm_epsilon > 0.0) || c.layer_norm_epsilon > 1.0) return "layer_norm_epsilon must be in (0, 1]";
-  if (c.tokenizer != "gpt2-bpe" && c.tokenizer != "char")
-    return "tokenizer must be \"gpt2-bpe\" or \"char\" (got \"" + c.tokenizer + "\")";
+  if (c.tokenizer != "gpt2-bpe" && c.tokenizer != "char") return "tokenizer must be \"gpt2-bpe\" or \"char\" (got \"" + c.tokenizer + "\")";
   if (c.position_encoding == PositionEncoding::Rope && c.headDim() % 2 != 0)
     return "position_encoding rope needs an even head dimension (" + std::string(c.head_dim ? "head_dim" : "n_embd / n_head") + " = " +
            std::to_string(c.headDim()) + ")";
@@ -346,7 +345,8 @@ std::string unknownConfigKey(const nlohmann::json& j) {
   if (!j.is_object()) return "";
   // Every key configFromJson reads, and what tscope writes beside them (configToJson, saveModelDir).
   const ModelConfig none;
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture one in the lambda below
     bool known = key == "attention_variant_knobs" || key == "model_type" || key == "tscope_version" || key == "comment";
     configFields(none, [&](const char* name, const auto&, bool) { known = known || key == name; });
     if (!known) return key;

@@ -17,15 +17,15 @@ enum class Activation { GeluTanh, GeluErf, Relu, SwiGlu };
 enum class MoeRoutingKind { TokenChoice, ExpertChoice };
 
 struct ModelConfig {
-  int n_layer = 12;             // L
-  int n_head = 12;              // H (query heads)
-  int n_embd = 768;             // C
+  int n_layer = 12;  // L
+  int n_head = 12;   // H (query heads)
+  int n_embd = 768;  // C
   // Width of one attention head (config.json "head_dim"); 0 = n_embd / n_head. Set when a model's
   // heads are wider or narrower than that (Qwen3-0.6B: 16 heads of 128 over n_embd 1024): q, k, v
   // and the attention output are then A = n_head * head_dim wide and attn.c_proj maps A to C.
   int head_dim = 0;
-  int n_positions = 1024;       // longest context (T max)
-  int vocab_size = 50257;       // V
+  int n_positions = 1024;  // longest context (T max)
+  int vocab_size = 50257;  // V
   double layer_norm_epsilon = 1e-5;
   Activation activation = Activation::GeluTanh;  // config.json "activation_function"
   std::string tokenizer = "gpt2-bpe";            // "gpt2-bpe" or "char"
@@ -37,19 +37,19 @@ struct ModelConfig {
   // model/nn/positional.h): pairs whose wavelength 2 pi / base^(-2i/D) is over
   // rope_original_context / rope_low_freq_factor turn rope_scaling_factor times slower, those under
   // rope_original_context / rope_high_freq_factor keep their speed, the ones between blend the two.
-  double rope_scaling_factor = 0;     // 0 = no scaling
+  double rope_scaling_factor = 0;  // 0 = no scaling
   double rope_low_freq_factor = 1;
   double rope_high_freq_factor = 4;
-  int rope_original_context = 8192;   // the context the unscaled model was trained with
+  int rope_original_context = 8192;  // the context the unscaled model was trained with
   NormKind norm = NormKind::LayerNorm;
-  bool pre_norm = true;          // z = x + f(LN(x)); false: post-norm z = LN(x + f(x))
-  int d_ff = 0;                  // F; 0 = 4C
-  int n_kv_head = 0;             // grouped-query attention; 0 = n_head, 1 = multi-query
-  bool causal = true;            // false: bidirectional (an encoder, as in BERT)
-  int attention_window = 0;      // sliding-window width w (keys within w positions); 0 = full
+  bool pre_norm = true;      // z = x + f(LN(x)); false: post-norm z = LN(x + f(x))
+  int d_ff = 0;              // F; 0 = 4C
+  int n_kv_head = 0;         // grouped-query attention; 0 = n_head, 1 = multi-query
+  bool causal = true;        // false: bidirectional (an encoder, as in BERT)
+  int attention_window = 0;  // sliding-window width w (keys within w positions); 0 = full
   bool tie_word_embeddings = true;
-  int n_experts = 0;             // E; 0 = dense feed-forward
-  int moe_top_k = 2;             // k
+  int n_experts = 0;                  // E; 0 = dense feed-forward
+  int moe_top_k = 2;                  // k
   double moe_capacity_factor = 1.25;  // <= 0: no capacity limit
   MoeRoutingKind moe_routing = MoeRoutingKind::TokenChoice;
   double moe_aux_loss_alpha = 0.01;
@@ -60,7 +60,7 @@ struct ModelConfig {
   // Width of a shared expert every token runs beside the routed ones (0 = none), as in Qwen2-MoE:
   // its output times sigmoid(x . mlp.shared_expert_gate.weight (C)) is added to the mixture's.
   int moe_shared_expert_d_ff = 0;
-  bool attention_only = false;   // no feed-forward sublayer (and no ln_2): attention-only models for circuits
+  bool attention_only = false;  // no feed-forward sublayer (and no ln_2): attention-only models for circuits
   // RMSNorm of every head's q and k (D entries, weights attn.q_norm / attn.k_norm, eps
   // layer_norm_epsilon) after the q/k projection and before RoPE, as in Qwen3 and OLMo 2's heads.
   bool qk_norm = false;
@@ -79,11 +79,11 @@ struct ModelConfig {
   int eos_token_id = -1;
 
   int headDim() const { return head_dim > 0 ? head_dim : n_embd / n_head; }  // D
-  int attnDim() const { return n_head * headDim(); }                  // A = H * D (= C unless head_dim is set)
-  int kvHeads() const { return n_kv_head > 0 ? n_kv_head : n_head; }  // Hkv
-  int kvDim() const { return kvHeads() * headDim(); }                  // Hkv * D
-  int qkvDim() const { return attnDim() + 2 * kvDim(); }               // Q | K | V row width
-  int dFF() const { return d_ff > 0 ? d_ff : 4 * n_embd; }             // F
+  int attnDim() const { return n_head * headDim(); }                         // A = H * D (= C unless head_dim is set)
+  int kvHeads() const { return n_kv_head > 0 ? n_kv_head : n_head; }         // Hkv
+  int kvDim() const { return kvHeads() * headDim(); }                        // Hkv * D
+  int qkvDim() const { return attnDim() + 2 * kvDim(); }                     // Q | K | V row width
+  int dFF() const { return d_ff > 0 ? d_ff : 4 * n_embd; }                   // F
   bool isMoe() const { return n_experts > 0 && !attention_only; }
   bool hasSharedExpert() const { return isMoe() && moe_shared_expert_d_ff > 0; }
   bool hasFeedForward() const { return !attention_only; }
@@ -93,9 +93,7 @@ struct ModelConfig {
   bool hasFinalNorm() const { return pre_norm; }  // post-norm output is already normalised
   bool isEncoderDecoder() const { return n_encoder_layer > 0; }
   // Keys within w positions (i - w < j <= i); 0 = all: attention_window, or the window variant's knob.
-  int slidingWindow() const {
-    return attention_variant.variant == AttentionVariant::Window ? attention_variant.window : attention_window;
-  }
+  int slidingWindow() const { return attention_variant.variant == AttentionVariant::Window ? attention_variant.window : attention_window; }
   // The variant runs as the efficient-attention op instead of the backend's softmax attention:
   // every variant but exact and window (which the backends compute themselves).
   bool hasVariantAttention() const {

@@ -19,9 +19,9 @@ void requireRegularFile(const std::string& path, const std::string& what) {
     return;
   }
   if (S_ISREG(status.st_mode)) return;
-  const char* kind = S_ISDIR(status.st_mode)    ? "is a directory"
-                     : S_ISFIFO(status.st_mode) ? "is a FIFO (named pipe)"
-                     : S_ISSOCK(status.st_mode) ? "is a socket"
+  const char* kind = S_ISDIR(status.st_mode)                              ? "is a directory"
+                     : S_ISFIFO(status.st_mode)                           ? "is a FIFO (named pipe)"
+                     : S_ISSOCK(status.st_mode)                           ? "is a socket"
                      : S_ISCHR(status.st_mode) || S_ISBLK(status.st_mode) ? "is a device"
                                                                           : "is something else";
   throw Error(name + ": " + kind + ", not a regular file");

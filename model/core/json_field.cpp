@@ -16,8 +16,7 @@ nlohmann::json readJsonFile(const std::string& path, uintmax_t maxBytes, const s
   const uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(path + ": cannot read: " + ec.message());
   if (size > maxBytes)
-    throw Error(path + ": " + std::to_string(size >> 20) + " MB, larger than a " + what + " may be (" + std::to_string(maxBytes >> 20) +
-                " MB)");
+    throw Error(path + ": " + std::to_string(size >> 20) + " MB, larger than a " + what + " may be (" + std::to_string(maxBytes >> 20) + " MB)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open");
   std::stringstream text;

@@ -46,8 +46,7 @@ const char* jsonFieldProblem(const nlohmann::json& value, T& out) {
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!value.is_number()) return "is not a number";
     const double number = value.get<double>();
-    if (!std::isfinite(number) || std::fabs(number) > static_cast<double>(std::numeric_limits<T>::max()))
-      return "is not a finite number in range";
+    if (!std::isfinite(number) || std::fabs(number) > static_cast<double>(std::numeric_limits<T>::max())) return "is not a finite number in range";
     out = static_cast<T>(number);
   } else {
     static_assert(std::is_same_v<T, std::string>, "jsonFieldProblem reads bool, integers, floating point and strings");
@@ -89,8 +88,7 @@ std::vector<T> readArray(const nlohmann::json& j, const char* key, const std::st
   if (!it->is_array()) throw Error(where + ": \"" + key + "\" is not an array");
   std::vector<T> values(it->size());
   for (size_t i = 0; i < values.size(); ++i)
-    if (const char* problem = jsonFieldProblem((*it)[i], values[i]))
-      throw Error(where + ": \"" + key + "\"[" + std::to_string(i) + "] " + problem);
+    if (const char* problem = jsonFieldProblem((*it)[i], values[i])) throw Error(where + ": \"" + key + "\"[" + std::to_string(i) + "] " + problem);
   return values;
 }
 

@@ -21,8 +21,7 @@ SoftmaxNorm normOf(std::span<const In> row) {
 
 template <class In, class Out>
 void softmaxOf(std::span<const In> row, std::span<Out> out, const SoftmaxOptions& options) {
-  if (out.size() != row.size())
-    throw Error("softmax: " + std::to_string(row.size()) + " entries into " + std::to_string(out.size()) + " outputs");
+  if (out.size() != row.size()) throw Error("softmax: " + std::to_string(row.size()) + " entries into " + std::to_string(out.size()) + " outputs");
   double max = -std::numeric_limits<double>::infinity();
   for (In x : row) max = std::max(max, static_cast<double>(x));
   if (!std::isfinite(max)) {

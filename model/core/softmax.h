@@ -16,7 +16,7 @@ namespace tscope {
 // A row's maximum and sum of exp(x - max): everything its softmax and log-sum-exp need.
 struct SoftmaxNorm {
   double max = -std::numeric_limits<double>::infinity();
-  double sum = 0;  // sum of exp(x - max), in double
+  double sum = 0;                                                         // sum of exp(x - max), in double
   double probability(double x) const { return std::exp(x - max) / sum; }  // softmax at the entry x
   double logProbability(double x) const { return (x - max) - std::log(sum); }
   double logSumExp() const { return max + std::log(sum); }  // log sum exp(x)

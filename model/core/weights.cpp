@@ -252,8 +252,7 @@ void Weights::initRandom(uint64_t seed, double std) {
   float* arena = this->arena();
   for (const auto& s : layout_) {
     float* p = arena + s.offset;
-    const bool isNormWeight =
-        s.name.ends_with(".weight") && (s.name.find("ln_") != std::string::npos || s.name.ends_with("_norm.weight"));
+    const bool isNormWeight = s.name.ends_with(".weight") && (s.name.find("ln_") != std::string::npos || s.name.ends_with("_norm.weight"));
     const bool isBias = s.name.ends_with(".bias");
     const bool isProj = s.name.ends_with("c_proj.weight");
     for (size_t i = 0; i < s.numel(); ++i) {

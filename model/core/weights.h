@@ -39,18 +39,18 @@ struct FeedForwardParams {
 
 template <class T>
 struct LayerParams {
-  T* ln1Weight = nullptr;       // (C)
-  T* ln1Bias = nullptr;         // (C) LayerNorm only (null for RMSNorm)
-  T* qkvWeight = nullptr;       // (C, A + 2 Hkv D)  columns: Q | K | V, each head a D-wide slice (A = H D)
-  T* qkvBias = nullptr;         // (A + 2 Hkv D)
-  T* qNormWeight = nullptr;     // (D) qk_norm only: RMSNorm weight of every query head (after the projection, before RoPE)
-  T* kNormWeight = nullptr;     // (D) qk_norm only: the same for every key head
-  T* attnProjWeight = nullptr;  // (A, C)
-  T* attnProjBias = nullptr;    // (C)
-  T* ln2Weight = nullptr;       // (C)
-  T* ln2Bias = nullptr;         // (C) LayerNorm only
-  FeedForwardParams<T> mlp;     // dense models
-  T* routerWeight = nullptr;    // (C, E) mixture of experts: router logits h = x Wg
+  T* ln1Weight = nullptr;                     // (C)
+  T* ln1Bias = nullptr;                       // (C) LayerNorm only (null for RMSNorm)
+  T* qkvWeight = nullptr;                     // (C, A + 2 Hkv D)  columns: Q | K | V, each head a D-wide slice (A = H D)
+  T* qkvBias = nullptr;                       // (A + 2 Hkv D)
+  T* qNormWeight = nullptr;                   // (D) qk_norm only: RMSNorm weight of every query head (after the projection, before RoPE)
+  T* kNormWeight = nullptr;                   // (D) qk_norm only: the same for every key head
+  T* attnProjWeight = nullptr;                // (A, C)
+  T* attnProjBias = nullptr;                  // (C)
+  T* ln2Weight = nullptr;                     // (C)
+  T* ln2Bias = nullptr;                       // (C) LayerNorm only
+  FeedForwardParams<T> mlp;                   // dense models
+  T* routerWeight = nullptr;                  // (C, E) mixture of experts: router logits h = x Wg
   std::vector<FeedForwardParams<T>> experts;  // (E)
   // Loaded 16-bit checkpoints: these matrices kept as halves, (out, in) (the float pointers are null).
   HalfMatrix qkvHalf, attnProjHalf, routerHalf;  // (A + 2 Hkv D, C), (C, A), (E, C)
@@ -251,12 +251,12 @@ class Weights : public ModelParams<const float> {
   ModelConfig config_;
   std::vector<ParamSpec> layout_;
   std::map<std::string, size_t> index_;
-  std::vector<const float*> tensors_;           // (layout size) where each parameter's data lies
-  std::vector<size_t> arenaOffsets_;            // (layout size) floats into arena_, or npos when in place
-  AlignedFloats arena_;                         // 64-byte aligned (see aligned.h)
+  std::vector<const float*> tensors_;          // (layout size) where each parameter's data lies
+  std::vector<size_t> arenaOffsets_;           // (layout size) floats into arena_, or npos when in place
+  AlignedFloats arena_;                        // 64-byte aligned (see aligned.h)
   std::shared_ptr<const MappedFile> mapping_;  // keeps the in-place parameters' memory alive
-  std::vector<HalfMatrix> halves_;              // (layout size) parameters held as halves; empty when none is
-  std::shared_ptr<const void> halfStorage_;     // keeps the halves' memory alive; null when there are none
+  std::vector<HalfMatrix> halves_;             // (layout size) parameters held as halves; empty when none is
+  std::shared_ptr<const void> halfStorage_;    // keeps the halves' memory alive; null when there are none
 };
 
 }  // namespace tscope

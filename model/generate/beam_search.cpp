@@ -21,9 +21,9 @@ struct Hypothesis {
 };
 
 struct Candidate {
-  int node;        // index into BeamResult::nodes
-  int source;      // index into the current beam: the parent, or the finished hypothesis carried over
-  bool carried;    // a finished hypothesis competing again as itself
+  int node;      // index into BeamResult::nodes
+  int source;    // index into the current beam: the parent, or the finished hypothesis carried over
+  bool carried;  // a finished hypothesis competing again as itself
 };
 
 // log of sum(exp(logits)) (core/softmax.h). Throws if no token is possible.
@@ -63,8 +63,8 @@ void validateBeamArguments(const BeamModel& model, std::span<const int> prompt, 
   if (prompt.empty()) throw Error("beam search: the prompt is empty");
   if (model.vocabSize() < 1) throw Error("beam search: the model has an empty vocabulary");
   if (model.slotCount() < 2 * width)
-    throw Error("beam search: width " + std::to_string(width) + " needs " + std::to_string(2 * width) +
-                " model slots, the model has " + std::to_string(model.slotCount()));
+    throw Error("beam search: width " + std::to_string(width) + " needs " + std::to_string(2 * width) + " model slots, the model has " +
+                std::to_string(model.slotCount()));
 }
 
 }  // namespace
@@ -98,8 +98,7 @@ BeamResult beamSearch(BeamModel& model, std::span<const int> prompt, int width, 
   auto feedChecked = [&](int slot, std::span<const int> tokens) {
     model.feed(slot, tokens, slotLogits[slot]);
     if (static_cast<int>(slotLogits[slot].size()) != vocab)
-      throw Error("beam search: model wrote " + std::to_string(slotLogits[slot].size()) +
-                  " logits, expected " + std::to_string(vocab));
+      throw Error("beam search: model wrote " + std::to_string(slotLogits[slot].size()) + " logits, expected " + std::to_string(vocab));
   };
   auto takeFreeSlot = [&]() {
     for (int slot = 0; slot < slotCount; ++slot)

@@ -42,9 +42,9 @@ class Generation {
   // The probability the newest token had in the distribution it was drawn from (greedy: the
   // softmax; sampled: the final stage), or NaN when the backend drew it (recorded steps).
   float lastProbability() const { return lastProbability_; }
-  double prefillMs() const { return prefillMs_; }  // forward over the prompt
-  double decodeMs() const { return decodeMs_; }    // every next() together
-  int decodeSteps() const { return decodeSteps_; } // single-token forwards so far
+  double prefillMs() const { return prefillMs_; }   // forward over the prompt
+  double decodeMs() const { return decodeMs_; }     // every next() together
+  int decodeSteps() const { return decodeSteps_; }  // single-token forwards so far
 
  private:
   void drawFromHostLogits();
@@ -55,7 +55,7 @@ class Generation {
   int stopId_;
   std::vector<int> prompt_;
   std::vector<int> ids_;
-  KVCache cache_;            // prompt + every drawn token but the newest
+  KVCache cache_;  // prompt + every drawn token but the newest
   Rng rng_;
   std::vector<float> logits_;  // (V) after the last token fed, while logitsFresh_
   bool logitsFresh_ = false;
@@ -67,9 +67,9 @@ class Generation {
 };
 
 struct GenerationResult {
-  std::vector<int> ids;     // the new tokens only
-  double prefillMs = 0;     // forward over the prompt
-  double decodeMs = 0;      // all decode steps together
+  std::vector<int> ids;  // the new tokens only
+  double prefillMs = 0;  // forward over the prompt
+  double decodeMs = 0;   // all decode steps together
   int decodeSteps = 0;
   GenerationStop stopped = GenerationStop::None;  // why it made fewer than maxNew (None: it made them all)
 };

@@ -16,8 +16,7 @@ namespace tscope {
 // --- Validation --------------------------------------------------------------------------------
 
 const char* validateSamplingParams(const SamplingParams& params) {
-  if (!(params.temperature > 0.0f) || !std::isfinite(params.temperature))
-    return "temperature must be a finite number > 0";
+  if (!(params.temperature > 0.0f) || !std::isfinite(params.temperature)) return "temperature must be a finite number > 0";
   if (params.topK < 0) return "top_k must be >= 0 (0 turns it off)";
   if (!(params.topP > 0.0f && params.topP <= 1.0f)) return "top_p must be in (0, 1] (1 turns it off)";
   return "";
@@ -48,8 +47,7 @@ void softmaxWithTemperature(std::span<const float> logits, double temperature, s
 }
 
 // out = `probs` restricted to order[0, keep) and renormalised; every other token gets exactly 0.
-void keepPrefix(const std::vector<float>& probs, const std::vector<int>& order, size_t keep,
-                std::vector<float>& out) {
+void keepPrefix(const std::vector<float>& probs, const std::vector<int>& order, size_t keep, std::vector<float>& out) {
   out.assign(probs.size(), 0.0f);
   double keptMass = 0;
   for (size_t r = 0; r < keep; ++r) keptMass += probs[order[r]];

@@ -44,11 +44,11 @@ int sampleNext(std::span<const float> logits, const SamplingParams& params, Rng&
 // drag): the stages that knob does not change are kept, and the ids sorted so far stay sorted.
 struct SamplingScratch {
   LogitStages stages;
-  std::vector<int> order;   // (V) token ids by logit, highest first (only the prefix that was needed)
-  size_t sortedCount = 0;   // order[0, sortedCount) is sorted
-  bool rawDone = false;     // stages.raw holds softmax(logits) (the logits were checked)
+  std::vector<int> order;     // (V) token ids by logit, highest first (only the prefix that was needed)
+  size_t sortedCount = 0;     // order[0, sortedCount) is sorted
+  bool rawDone = false;       // stages.raw holds softmax(logits) (the logits were checked)
   float temperatureDone = 0;  // stages.afterTemperature holds the softmax at this temperature (0: none)
-  int topKDone = -1;        // stages.afterTopK holds the top-k stage of this k after it (-1: none)
+  int topKDone = -1;          // stages.afterTopK holds the top-k stage of this k after it (-1: none)
 };
 // sameLogits: the caller passes the logits of scratch's last call again (the stages and the order
 // kept from it are reused); false starts afresh. Every stage comes out bit for bit as afresh.
@@ -71,18 +71,18 @@ class BeamModel {
 };
 
 struct BeamNode {
-  int parent = -1;       // index into BeamResult::nodes, -1 for the root (the prompt)
-  int token = -1;        // token appended at this node (-1 at the root)
-  int depth = 0;         // number of generated tokens
+  int parent = -1;         // index into BeamResult::nodes, -1 for the root (the prompt)
+  int token = -1;          // token appended at this node (-1 at the root)
+  int depth = 0;           // number of generated tokens
   float tokenLogProb = 0;  // log p(token | parent's sequence)
-  float logProb = 0;     // cumulative log-probability of the generated tokens
-  bool kept = false;     // survived into the beam at its depth
-  bool inBest = false;   // lies on the returned best sequence
+  float logProb = 0;       // cumulative log-probability of the generated tokens
+  bool kept = false;       // survived into the beam at its depth
+  bool inBest = false;     // lies on the returned best sequence
 };
 
 struct BeamResult {
-  std::vector<BeamNode> nodes;        // node 0 is the root; every expanded candidate follows
-  std::vector<int> bestTokens;        // generated tokens of the best hypothesis
+  std::vector<BeamNode> nodes;  // node 0 is the root; every expanded candidate follows
+  std::vector<int> bestTokens;  // generated tokens of the best hypothesis
   float bestLogProb = 0;
   std::vector<std::vector<int>> finalBeams;  // the width-B beam at the end, best first
   std::vector<float> finalLogProbs;

@@ -102,7 +102,7 @@ std::vector<CachedHfModel> findCachedHfModels() {
     std::sort(repos.begin(), repos.end());
     for (const fs::path& repo : repos) {
       std::string id = repoId(repo.filename().string());
-      if (id.empty()) id = repo.filename().string().substr(8);  // models--name without an org
+      if (id.empty()) id = repo.filename().string().substr(8);                                                    // models--name without an org
       if (std::any_of(found.begin(), found.end(), [&](const CachedHfModel& m) { return m.id == id; })) continue;  // an earlier hub has it
       CachedHfModel model{id, snapshotOf(repo), ""};
       if (model.path.empty()) {

@@ -35,8 +35,8 @@ namespace tscope {
 
 namespace {
 
-const std::set<std::string> kFamily = {"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
-                                       "MixtralForCausalLM", "Qwen2MoeForCausalLM"};
+const std::set<std::string> kFamily = {"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM",
+                                       "Qwen3ForCausalLM", "MixtralForCausalLM", "Qwen2MoeForCausalLM"};
 const std::set<std::string> kFamilyTypes = {"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe"};
 constexpr uintmax_t kMaxIndexBytes = 64u << 20;
 
@@ -78,9 +78,9 @@ bool readOptional(const nlohmann::json& j, const char* key, T& out, const std::s
 
 // What the checkpoint stores beside the weights every Llama-family model has.
 struct HfBiases {
-  bool qkv = false;   // q_proj/k_proj/v_proj.bias (Qwen2, Qwen2-MoE; Llama and Qwen3 with attention_bias)
-  bool o = false;     // o_proj.bias (Llama and Qwen3 with attention_bias)
-  bool mlp = false;   // gate_proj/up_proj/down_proj.bias (Llama with mlp_bias)
+  bool qkv = false;  // q_proj/k_proj/v_proj.bias (Qwen2, Qwen2-MoE; Llama and Qwen3 with attention_bias)
+  bool o = false;    // o_proj.bias (Llama and Qwen3 with attention_bias)
+  bool mlp = false;  // gate_proj/up_proj/down_proj.bias (Llama with mlp_bias)
 };
 
 HfBiases biasesOf(const nlohmann::json& j) {
@@ -160,7 +160,7 @@ struct Placement {
   std::vector<int64_t> shape;  // as HF stores it
   bool copy = false;
   int64_t column = 0;
-  bool ropeOrder = false;  // q and k: the rows of each head reordered for tscope's RoPE pairs
+  bool ropeOrder = false;    // q and k: the rows of each head reordered for tscope's RoPE pairs
   bool floatVector = false;  // a (1, n) matrix kept as tscope's float vector (n), never as halves
 };
 
@@ -179,8 +179,8 @@ std::vector<Placement> placements(const ModelConfig& c, const HfBiases& biases, 
     const MatrixNames params = {"c_gate", "c_fc", "c_proj"};
     for (int m = 0; m < 3; ++m) {
       const bool down = m == 2;
-      out.push_back({from + names[m] + ".weight", to + params[m] + ".weight",
-                     down ? std::vector<int64_t>{C, width} : std::vector<int64_t>{width, C}, false, 0, false});
+      out.push_back({from + names[m] + ".weight", to + params[m] + ".weight", down ? std::vector<int64_t>{C, width} : std::vector<int64_t>{width, C},
+                     false, 0, false});
       if (withBias) out.push_back({from + names[m] + ".bias", to + params[m] + ".bias", {down ? C : width}, true, 0, false});
     }
   };
@@ -210,8 +210,8 @@ std::vector<Placement> placements(const ModelConfig& c, const HfBiases& biases, 
       const std::string moe = hf + (qwen ? "mlp." : "block_sparse_moe.");
       out.push_back({moe + "gate.weight", p + "mlp.router.weight", {c.n_experts, C}, false, 0, false});
       for (int e = 0; e < c.n_experts; ++e)
-        addSwiGlu(moe + "experts." + std::to_string(e) + ".", p + "mlp.experts." + std::to_string(e) + ".", F,
-                  qwen ? kLlamaMlp : kMixtralExpert, false);
+        addSwiGlu(moe + "experts." + std::to_string(e) + ".", p + "mlp.experts." + std::to_string(e) + ".", F, qwen ? kLlamaMlp : kMixtralExpert,
+                  false);
       if (c.hasSharedExpert()) {
         addSwiGlu(moe + "shared_expert.", p + "mlp.shared_expert.", c.moe_shared_expert_d_ff, kLlamaMlp, false);
         out.push_back({moe + "shared_expert_gate.weight", p + "mlp.shared_expert_gate.weight", {1, C}, true, 0, false, true});
@@ -266,8 +266,8 @@ std::optional<HalfType> halfTypeOf(const std::vector<Placement>& plan, const Sha
 // Every matrix of the plan as a HalfMatrix (rows = out, cols = in; the embeddings (V, C)): read in
 // place from the mapped shard when it is one whole aligned tensor in HF's order, else assembled
 // in `store` (source row rowOrder into row column + j, as placeTransposed places columns).
-std::vector<HalfMatrix> placeHalves(const std::vector<Placement>& plan, const ShardSet& shards, const std::vector<ParamSpec>& layout,
-                                    HalfType type, int64_t D, HalfStore& store) {
+std::vector<HalfMatrix> placeHalves(const std::vector<Placement>& plan, const ShardSet& shards, const std::vector<ParamSpec>& layout, HalfType type,
+                                    int64_t D, HalfStore& store) {
   std::map<std::string, size_t> indexOf;
   for (size_t i = 0; i < layout.size(); ++i) indexOf[layout[i].name] = i;
   std::vector<HalfMatrix> halves(layout.size());

@@ -87,10 +87,9 @@ Weights loadHfSafetensors(const fs::path& file, const ModelConfig& config) {
       const auto& wteSpec = layout.front();
       const TensorInfo& wteInfo = st.info(prefix + wteSpec.name);
       const size_t bytes = info.end - info.begin;
-      const bool same = info.shape == wteSpec.shape &&
-                        (info.dtype == wteInfo.dtype && bytes == wteInfo.end - wteInfo.begin
-                             ? std::memcmp(st.bytesInPlace(name), st.bytesInPlace(prefix + wteSpec.name), bytes) == 0
-                             : st.readFloat(name) == std::vector<float>(weights.wte, weights.wte + wteSpec.numel()));
+      const bool same = info.shape == wteSpec.shape && (info.dtype == wteInfo.dtype && bytes == wteInfo.end - wteInfo.begin
+                                                            ? std::memcmp(st.bytesInPlace(name), st.bytesInPlace(prefix + wteSpec.name), bytes) == 0
+                                                            : st.readFloat(name) == std::vector<float>(weights.wte, weights.wte + wteSpec.numel()));
       if (!same) throw Error(file.string() + ": 'lm_head.weight' differs from the token embedding; untied unembeddings are not supported");
       st.releasePages(name);
       continue;
@@ -131,8 +130,7 @@ Weights llmcCheckpointFromBytes(const std::string& path, const uint8_t* bytes, s
   int32_t header[256];
   std::memcpy(header, bytes, headerBytes);
   if (header[0] != 20240326) throw Error(path + ": not an llm.c checkpoint (magic " + std::to_string(header[0]) + ", expected 20240326)");
-  if (header[1] != 3)
-    throw Error(path + ": llm.c checkpoint version " + std::to_string(header[1]) + " is not supported (only 3, float32)");
+  if (header[1] != 3) throw Error(path + ": llm.c checkpoint version " + std::to_string(header[1]) + " is not supported (only 3, float32)");
   ModelConfig config;
   config.n_positions = header[2];
   config.vocab_size = header[3];
@@ -145,8 +143,8 @@ Weights llmcCheckpointFromBytes(const std::string& path, const uint8_t* bytes, s
     throw Error(path + ": header: padded_vocab_size " + std::to_string(paddedVocab) + " is smaller than vocab_size or absurd");
   const int64_t L = config.n_layer, C = config.n_embd, P = config.n_positions, F = 4 * C;
   // The 16 tensors in file order with their element counts.
-  const int64_t counts[16] = {paddedVocab * C, P * C, L * C, L * C, L * 3 * C * C, L * 3 * C, L * C * C, L * C,
-                              L * C, L * C, L * F * C, L * F, L * C * F, L * C, C, C};
+  const int64_t counts[16] = {paddedVocab * C, P * C, L * C,     L * C, L * 3 * C * C, L * 3 * C, L * C * C, L * C,
+                              L * C,           L * C, L * F * C, L * F, L * C * F,     L * C,     C,         C};
   int64_t total = 0;
   for (auto n : counts) total += n;
   const uint64_t expected = headerBytes + static_cast<uint64_t>(total) * sizeof(float);
@@ -163,8 +161,8 @@ Weights llmcCheckpointFromBytes(const std::string& path, const uint8_t* bytes, s
   }
   // Vectors (and wte's first vocab_size rows: the padded rows are never read) are read in place;
   // the matrices are stored (out, in) and are transposed into the owned arena.
-  std::map<std::string, const float*> inPlaceByName = {{"wte.weight", tensor[0]}, {"wpe.weight", tensor[1]},
-                                                       {"ln_f.weight", tensor[14]}, {"ln_f.bias", tensor[15]}};
+  std::map<std::string, const float*> inPlaceByName = {
+      {"wte.weight", tensor[0]}, {"wpe.weight", tensor[1]}, {"ln_f.weight", tensor[14]}, {"ln_f.bias", tensor[15]}};
   for (int64_t l = 0; l < L; ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
     inPlaceByName[p + "ln_1.weight"] = tensor[2] + l * C;
@@ -252,7 +250,7 @@ LoadedModel loadModel(const std::string& requested) {
       const ModelConfig config = hfLlamaConfig(configJson, configPath.string());
       model.weights = loadHfLlamaWeights(pathString, config, configJson);
       model.format = "hf-llama";
-      model.tokenizer = findTokenizer(path, "hf-bpe", model.tokenizerNote);  // tokenizer.json (a broken one: the note says why)
+      model.tokenizer = findTokenizer(path, "hf-bpe", model.tokenizerNote);           // tokenizer.json (a broken one: the note says why)
       model.tokenizer = padTokenizer(std::move(model.tokenizer), config.vocab_size);  // rows past the tokenizer's ids
     } else {
       loadConfigDir(model, path, configPath, configJson);

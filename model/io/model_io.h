@@ -19,7 +19,7 @@ struct LoadedModel {
   std::unique_ptr<Tokenizer> tokenizer;  // null when none was found (ids still work)
   std::string format;                    // "hf-gpt2", "hf-llama", "llmc-bin" or "tscope"
   std::string path;
-  std::string tokenizerNote;             // why there is no tokenizer, when there is none
+  std::string tokenizerNote;  // why there is no tokenizer, when there is none
 };
 
 // `path` is a model directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, Mixtral, Qwen2-MoE: see hf_checkpoint.h), a HuggingFace
@@ -32,8 +32,7 @@ LoadedModel loadModel(const std::string& path);
 Weights loadLlmcCheckpoint(const std::string& path);
 // The same from the checkpoint's bytes in memory (`size` bytes, 4-byte aligned; `name` starts every
 // error message). With `mapping` (holding the bytes) vectors are read in place; without, copied.
-Weights llmcCheckpointFromBytes(const std::string& name, const uint8_t* bytes, size_t size,
-                                std::shared_ptr<const MappedFile> mapping = nullptr);
+Weights llmcCheckpointFromBytes(const std::string& name, const uint8_t* bytes, size_t size, std::shared_ptr<const MappedFile> mapping = nullptr);
 
 // Writes config.json + model.safetensors (+ the tokenizer when given) into `dir`.
 void saveModelDir(const std::string& dir, const Weights& weights, const Tokenizer* tokenizer, const std::string& vocabJsonSrc = "",

@@ -23,17 +23,14 @@ static_assert(std::endian::native == std::endian::little, ".npy data is read and
 constexpr std::string_view kMagic = "\x93NUMPY";
 constexpr size_t kAlignment = 64;
 
-[[noreturn]] void fail(const std::string& path, const std::string& problem) {
-  throw Error(path + ": " + problem);
-}
+[[noreturn]] void fail(const std::string& path, const std::string& problem) { throw Error(path + ": " + problem); }
 
 // Number of elements, or a thrown error for negative dims or a byte count past 64 bits.
 uint64_t checkedElementCount(const std::string& path, const std::vector<int64_t>& shape) {
   uint64_t count = 1, bytes = 4;
   for (int64_t dim : shape) {
     if (dim < 0) fail(path, "negative dimension " + std::to_string(dim) + " in the array shape");
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count) ||
-        __builtin_mul_overflow(bytes, static_cast<uint64_t>(dim), &bytes))
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count) || __builtin_mul_overflow(bytes, static_cast<uint64_t>(dim), &bytes))
       fail(path, "array shape overflows 64-bit byte counts");
   }
   return count;
@@ -48,8 +45,7 @@ std::string shapeTuple(const std::vector<int64_t>& shape) {
 void writeArray(const std::string& path, const char* descr, const void* data, const std::vector<int64_t>& shape) {
   const uint64_t count = checkedElementCount(path, shape);
   if (count > 0 && data == nullptr) fail(path, "null data pointer for a non-empty array");
-  std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " +
-                     shapeTuple(shape) + ", }";
+  std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shapeTuple(shape) + ", }";
   // Version 1.0 stores the header length in 2 bytes, 2.0 in 4: pad so the total is 64-aligned.
   const bool needsVersion2 = kMagic.size() + 2 + 2 + dict.size() + 1 > 0xffff;
   const size_t prefixBytes = kMagic.size() + 2 + (needsVersion2 ? 4 : 2);
@@ -101,9 +97,7 @@ class HeaderDictParser {
   }
 
  private:
-  [[noreturn]] void malformed(const std::string& why) {
-    fail(path_, "malformed .npy header at character " + std::to_string(pos_) + ": " + why);
-  }
+  [[noreturn]] void malformed(const std::string& why) { fail(path_, "malformed .npy header at character " + std::to_string(pos_) + ": " + why); }
   void skipSpaces() {
     while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\t')) ++pos_;
   }
@@ -145,8 +139,7 @@ class HeaderDictParser {
       if (pos_ >= text_.size() || text_[pos_] < '0' || text_[pos_] > '9') malformed("expected a dimension");
       uint64_t dim = 0;
       while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
-        if (__builtin_mul_overflow(dim, 10u, &dim) || __builtin_add_overflow(dim, text_[pos_] - '0', &dim) ||
-            dim > static_cast<uint64_t>(INT64_MAX))
+        if (__builtin_mul_overflow(dim, 10u, &dim) || __builtin_add_overflow(dim, text_[pos_] - '0', &dim) || dim > static_cast<uint64_t>(INT64_MAX))
           malformed("dimension too large");
         ++pos_;
       }
@@ -167,19 +160,14 @@ class HeaderDictParser {
 
 }  // namespace
 
-void writeNpy(const std::string& path, const float* data, const std::vector<int64_t>& shape) {
-  writeArray(path, "<f4", data, shape);
-}
+void writeNpy(const std::string& path, const float* data, const std::vector<int64_t>& shape) { writeArray(path, "<f4", data, shape); }
 
-void writeNpy(const std::string& path, const int32_t* data, const std::vector<int64_t>& shape) {
-  writeArray(path, "<i4", data, shape);
-}
+void writeNpy(const std::string& path, const int32_t* data, const std::vector<int64_t>& shape) { writeArray(path, "<i4", data, shape); }
 
 NpyArray readNpy(const std::string& path) {
   const MappedFile file(path);
   const std::string_view bytes(reinterpret_cast<const char*>(file.data()), file.size());
-  if (bytes.size() < kMagic.size() + 2 || bytes.substr(0, kMagic.size()) != kMagic)
-    fail(path, "not a .npy file (no \\x93NUMPY magic)");
+  if (bytes.size() < kMagic.size() + 2 || bytes.substr(0, kMagic.size()) != kMagic) fail(path, "not a .npy file (no \\x93NUMPY magic)");
   const int major = static_cast<unsigned char>(bytes[6]), minor = static_cast<unsigned char>(bytes[7]);
   if ((major != 1 && major != 2 && major != 3) || minor != 0)
     fail(path, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor));
@@ -188,21 +176,19 @@ NpyArray readNpy(const std::string& path) {
   uint32_t headerBytes = 0;
   std::memcpy(&headerBytes, bytes.data() + 8, lengthBytes);
   const size_t dataStart = 8 + lengthBytes + static_cast<size_t>(headerBytes);
-  if (dataStart > bytes.size())
-    fail(path, "truncated: header length " + std::to_string(headerBytes) + " runs past the end of the file");
+  if (dataStart > bytes.size()) fail(path, "truncated: header length " + std::to_string(headerBytes) + " runs past the end of the file");
 
   std::string descr;
   bool fortranOrder = false;
   NpyArray array;
   HeaderDictParser(path, bytes.substr(8 + lengthBytes, headerBytes)).parse(&descr, &fortranOrder, &array.shape);
-  if (descr != "<f4" && descr != "<i4")
-    fail(path, "unsupported dtype '" + descr.substr(0, 40) + "' (tscope reads '<f4' and '<i4')");
+  if (descr != "<f4" && descr != "<i4") fail(path, "unsupported dtype '" + descr.substr(0, 40) + "' (tscope reads '<f4' and '<i4')");
   if (fortranOrder) fail(path, "Fortran-order (column-major) arrays are not supported");
   const uint64_t count = checkedElementCount(path, array.shape);
   const size_t dataBytes = bytes.size() - dataStart;
   if (dataBytes / 4 != count || dataBytes % 4 != 0)
-    fail(path, (dataBytes < count * 4 ? "truncated: shape " : "trailing bytes: shape ") + shapeTuple(array.shape) +
-                   " needs " + std::to_string(count * 4) + " data bytes but the file has " + std::to_string(dataBytes));
+    fail(path, (dataBytes < count * 4 ? "truncated: shape " : "trailing bytes: shape ") + shapeTuple(array.shape) + " needs " +
+                   std::to_string(count * 4) + " data bytes but the file has " + std::to_string(dataBytes));
 
   array.data.resize(count);
   const char* source = bytes.data() + dataStart;

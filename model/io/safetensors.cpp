@@ -25,16 +25,13 @@
 namespace tscope {
 namespace {
 
-static_assert(std::endian::native == std::endian::little,
-              "safetensors data is little-endian and is read in place");
+static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian and is read in place");
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference implementation's limit
 // Deepest JSON nesting a valid header needs: {name: {"shape": [dim]}} puts dims at depth 3.
 constexpr int kMaxHeaderDepth = 3;
 
-[[noreturn]] void fail(const std::string& path, const std::string& problem) {
-  throw Error(path + ": " + problem);
-}
+[[noreturn]] void fail(const std::string& path, const std::string& problem) { throw Error(path + ": " + problem); }
 
 std::string errnoText(int err) { return std::strerror(err); }
 
@@ -85,12 +82,10 @@ DType parseDtype(const std::string& path, const std::string& tensor, const std::
   if (dtype == "F32") return DType::F32;
   if (dtype == "F16") return DType::F16;
   if (dtype == "BF16") return DType::BF16;
-  static const std::set<std::string> kOtherSafetensorsDtypes = {
-      "BOOL", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64", "F64",
-      "F8_E4M3", "F8_E5M2", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "C64"};
+  static const std::set<std::string> kOtherSafetensorsDtypes = {"BOOL", "U8",      "I8",      "U16",     "I16",     "U32",     "I32", "U64", "I64",
+                                                                "F64",  "F8_E4M3", "F8_E5M2", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4",  "C64"};
   const char* kind = kOtherSafetensorsDtypes.count(dtype) ? "unsupported" : "unknown";
-  fail(path, "tensor " + quotedName(tensor) + " has " + kind + " dtype " + quotedName(dtype) +
-                 " (tscope reads F32, F16 and BF16)");
+  fail(path, "tensor " + quotedName(tensor) + " has " + kind + " dtype " + quotedName(dtype) + " (tscope reads F32, F16 and BF16)");
 }
 
 // Product of the dims times `elementBytes`, or nothing when it overflows 64 bits.
@@ -129,14 +124,12 @@ Json parseHeaderJson(const std::string& path, const char* text, size_t length) {
     // nlohmann's message reads "[json.exception.parse_error.101] parse error at ..."; it may quote
     // raw bytes of the header, so those are escaped too.
     std::string_view detail = e.what();
-    if (detail.starts_with("[json.exception.") && detail.find("] ") != std::string_view::npos)
-      detail.remove_prefix(detail.find("] ") + 2);
+    if (detail.starts_with("[json.exception.") && detail.find("] ") != std::string_view::npos) detail.remove_prefix(detail.find("] ") + 2);
     fail(path, "malformed JSON header: " + printable(detail, /*escapeNonAscii=*/true));
   }
 }
 
-TensorInfo parseTensorEntry(const std::string& path, const std::string& name, const Json& entry,
-                            uint64_t dataBytes) {
+TensorInfo parseTensorEntry(const std::string& path, const std::string& name, const Json& entry, uint64_t dataBytes) {
   const std::string where = "tensor " + quotedName(name);
   if (!entry.is_object()) fail(path, where + ": header entry is not a JSON object");
   auto field = [&](const char* key) -> const Json& {
@@ -155,8 +148,7 @@ TensorInfo parseTensorEntry(const std::string& path, const std::string& name, co
   if (!shape.is_array()) fail(path, where + ": 'shape' is not an array");
   for (const Json& dim : shape) {
     if (dim.is_number_unsigned()) {
-      if (dim.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
-        fail(path, where + ": shape dimension " + dim.dump() + " overflows");
+      if (dim.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) fail(path, where + ": shape dimension " + dim.dump() + " overflows");
       info.shape.push_back(dim.get<int64_t>());
     } else if (dim.is_number_integer()) {  // nlohmann keeps non-negative integers unsigned
       fail(path, where + " has a negative dimension " + dim.dump() + " in its shape");
@@ -169,20 +161,15 @@ TensorInfo parseTensorEntry(const std::string& path, const std::string& name, co
     fail(path, where + ": shape " + shapeText(info.shape) + " overflows 64-bit byte counts");
 
   const Json& offsets = field("data_offsets");
-  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
-      !offsets[1].is_number_unsigned())
-    fail(path, where + ": 'data_offsets' must be [begin, end] with non-negative integers, got " +
-                   offsets.dump().substr(0, 80));
+  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() || !offsets[1].is_number_unsigned())
+    fail(path, where + ": 'data_offsets' must be [begin, end] with non-negative integers, got " + offsets.dump().substr(0, 80));
   const uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
   const std::string offsetsText = "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "]";
   if (begin > end) fail(path, where + ": " + offsetsText + " has begin after end");
-  if (end > dataBytes)
-    fail(path, where + ": " + offsetsText + " reach past the end of the data area (" +
-                   std::to_string(dataBytes) + " bytes)");
+  if (end > dataBytes) fail(path, where + ": " + offsetsText + " reach past the end of the data area (" + std::to_string(dataBytes) + " bytes)");
   if (end - begin != expectedBytes)
-    fail(path, where + ": shape " + shapeText(info.shape) + " of " + dtypeName(info.dtype) + " needs " +
-                   std::to_string(expectedBytes) + " bytes but " + offsetsText + " span " +
-                   std::to_string(end - begin));
+    fail(path, where + ": shape " + shapeText(info.shape) + " of " + dtypeName(info.dtype) + " needs " + std::to_string(expectedBytes) +
+                   " bytes but " + offsetsText + " span " + std::to_string(end - begin));
   info.begin = static_cast<size_t>(begin);
   info.end = static_cast<size_t>(end);
   return info;
@@ -203,15 +190,14 @@ void checkNoOverlap(const std::string& path, const std::map<std::string, TensorI
   std::vector<const TensorInfo*> byBegin;
   for (const auto& [name, info] : tensors)
     if (info.end > info.begin) byBegin.push_back(&info);
-  std::sort(byBegin.begin(), byBegin.end(),
-            [](const TensorInfo* a, const TensorInfo* b) { return a->begin < b->begin; });
+  std::sort(byBegin.begin(), byBegin.end(), [](const TensorInfo* a, const TensorInfo* b) { return a->begin < b->begin; });
   for (size_t i = 1; i < byBegin.size(); ++i) {
     const TensorInfo& previous = *byBegin[i - 1];
     const TensorInfo& current = *byBegin[i];
     if (current.begin < previous.end)
-      fail(path, "tensor " + quotedName(current.name) + " (bytes " + std::to_string(current.begin) + ".." +
-                     std::to_string(current.end) + ") overlaps tensor " + quotedName(previous.name) +
-                     " (bytes " + std::to_string(previous.begin) + ".." + std::to_string(previous.end) + ")");
+      fail(path, "tensor " + quotedName(current.name) + " (bytes " + std::to_string(current.begin) + ".." + std::to_string(current.end) +
+                     ") overlaps tensor " + quotedName(previous.name) + " (bytes " + std::to_string(previous.begin) + ".." +
+                     std::to_string(previous.end) + ")");
   }
 }
 
@@ -250,8 +236,7 @@ class AtomicFileWriter {
     FILE* closing = file_;
     file_ = nullptr;
     if (std::fclose(closing) != 0) fail(tmpPath_, "close failed: " + errnoText(errno));
-    if (std::rename(tmpPath_.c_str(), path_.c_str()) != 0)
-      fail(path_, "cannot rename " + tmpPath_ + " over it: " + errnoText(errno));
+    if (std::rename(tmpPath_.c_str(), path_.c_str()) != 0) fail(path_, "cannot rename " + tmpPath_ + " over it: " + errnoText(errno));
     committed_ = true;
   }
 
@@ -298,8 +283,7 @@ MappedFile::~MappedFile() {
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : path_(std::move(other.path_)), data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)) {}
+    : path_(std::move(other.path_)), data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   std::swap(path_, other.path_);
@@ -316,38 +300,32 @@ void MappedFile::releasePages(const void* begin, size_t bytes) const {
   const uintptr_t from = (first + page - 1) / page * page, to = last / page * page;  // whole pages only
   if (from >= to) return;
   // A private read-only mapping never holds modified pages, so dropping them loses nothing.
-  if (::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED) != 0)
-    fail(path_, "madvise(MADV_DONTNEED) failed: " + errnoText(errno));
+  if (::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED) != 0) fail(path_, "madvise(MADV_DONTNEED) failed: " + errnoText(errno));
 }
 
 SafetensorsHeader parseSafetensorsHeader(const std::string& path, const uint8_t* bytes, size_t fileBytes) {
-  if (fileBytes < 8)
-    fail(path, "truncated: " + std::to_string(fileBytes) + " bytes, too short for the 8-byte header length");
+  if (fileBytes < 8) fail(path, "truncated: " + std::to_string(fileBytes) + " bytes, too short for the 8-byte header length");
   uint64_t headerBytes = 0;
   std::memcpy(&headerBytes, bytes, 8);  // little-endian, checked above
   if (headerBytes > kMaxHeaderBytes)
-    fail(path, "header length " + std::to_string(headerBytes) + " is absurdly large (limit " +
-                   std::to_string(kMaxHeaderBytes) + ")");
+    fail(path, "header length " + std::to_string(headerBytes) + " is absurdly large (limit " + std::to_string(kMaxHeaderBytes) + ")");
   if (headerBytes > fileBytes - 8)
-    fail(path, "truncated: header length " + std::to_string(headerBytes) + " runs past the end of the file (" +
-                   std::to_string(fileBytes) + " bytes)");
+    fail(path,
+         "truncated: header length " + std::to_string(headerBytes) + " runs past the end of the file (" + std::to_string(fileBytes) + " bytes)");
   SafetensorsHeader parsed;
   parsed.dataStart = 8 + static_cast<size_t>(headerBytes);
 
   const Json header = parseHeaderJson(path, reinterpret_cast<const char*>(bytes) + 8, headerBytes);
   if (!header.is_object()) fail(path, "header is not a JSON object");
   for (const auto& [name, entry] : header.items()) {
-    if (name == "__metadata__")
-      parsed.metadata = parseMetadata(path, entry);
-    else
-      parsed.tensors.emplace(name, parseTensorEntry(path, name, entry, fileBytes - parsed.dataStart));
+    if (name == "__metadata__") parsed.metadata = parseMetadata(path, entry);
+    else parsed.tensors.emplace(name, parseTensorEntry(path, name, entry, fileBytes - parsed.dataStart));
   }
   checkNoOverlap(path, parsed.tensors);
   return parsed;
 }
 
-SafetensorsFile::SafetensorsFile(const std::string& path)
-    : mapping_(std::make_shared<const MappedFile>(path)), file_(*mapping_) {
+SafetensorsFile::SafetensorsFile(const std::string& path) : mapping_(std::make_shared<const MappedFile>(path)), file_(*mapping_) {
   SafetensorsHeader header = parseSafetensorsHeader(path, file_.data(), file_.size());
   dataStart_ = header.dataStart;
   tensors_ = std::move(header.tensors);
@@ -362,8 +340,7 @@ const TensorInfo& SafetensorsFile::info(const std::string& name) const {
 
 void SafetensorsFile::checkShape(const TensorInfo& tensor, const std::vector<int64_t>& expectedShape) const {
   if (!expectedShape.empty() && expectedShape != tensor.shape)
-    fail(path(), "tensor " + quotedName(tensor.name) + " has shape " + shapeText(tensor.shape) + " but the config needs " +
-                     shapeText(expectedShape));
+    fail(path(), "tensor " + quotedName(tensor.name) + " has shape " + shapeText(tensor.shape) + " but the config needs " + shapeText(expectedShape));
 }
 
 void SafetensorsFile::readFloat(const std::string& name, float* out, const std::vector<int64_t>& expectedShape) const {
@@ -377,10 +354,8 @@ void SafetensorsFile::readFloat(const std::string& name, float* out, const std::
     std::memcpy(out, source, count * sizeof(float));
     return;
   }
-  if (tensor.dtype == DType::F16)
-    convertSixteenBit<halfToFloat>(source, out, count);
-  else
-    convertSixteenBit<bfloat16ToFloat>(source, out, count);
+  if (tensor.dtype == DType::F16) convertSixteenBit<halfToFloat>(source, out, count);
+  else convertSixteenBit<bfloat16ToFloat>(source, out, count);
 }
 
 const float* SafetensorsFile::floatsInPlace(const std::string& name, const std::vector<int64_t>& expectedShape) const {
@@ -399,9 +374,7 @@ const uint16_t* SafetensorsFile::halvesInPlace(const std::string& name, const st
   return reinterpret_cast<const uint16_t*>(source);
 }
 
-const uint8_t* SafetensorsFile::bytesInPlace(const std::string& name) const {
-  return file_.data() + dataStart_ + info(name).begin;
-}
+const uint8_t* SafetensorsFile::bytesInPlace(const std::string& name) const { return file_.data() + dataStart_ + info(name).begin; }
 
 void SafetensorsFile::releasePages(const std::string& name) const {
   const TensorInfo& tensor = info(name);
@@ -414,8 +387,7 @@ std::vector<float> SafetensorsFile::readFloat(const std::string& name) const {
   return out;
 }
 
-void writeSafetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
-                      const std::map<std::string, std::string>& metadata) {
+void writeSafetensors(const std::string& path, const std::vector<TensorToWrite>& tensors, const std::map<std::string, std::string>& metadata) {
   // Everything is checked before the temporary file is created, so bad input leaves no trace.
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;

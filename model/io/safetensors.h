@@ -104,7 +104,6 @@ struct TensorToWrite {
 };
 
 // Writes F32 tensors atomically: `path`.tmp is written, flushed, then renamed over `path`.
-void writeSafetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
-                      const std::map<std::string, std::string>& metadata = {});
+void writeSafetensors(const std::string& path, const std::vector<TensorToWrite>& tensors, const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace tscope

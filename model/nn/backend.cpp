@@ -42,15 +42,13 @@ void HostBackend::upload(float* dst, const float* src, size_t n) { std::memcpy(d
 void HostBackend::download(float* dst, const float* src, size_t n) { std::memcpy(dst, src, n * sizeof(float)); }
 void HostBackend::copy(float* dst, const float* src, size_t n) { std::memcpy(dst, src, n * sizeof(float)); }
 
-void Backend::addNorm(float* x, const float* y, float* out, const float* weight, const float* bias, int T, int C, float eps,
-                      NormKind kind) {
+void Backend::addNorm(float* x, const float* y, float* out, const float* weight, const float* bias, int T, int C, float eps, NormKind kind) {
   add(x, y, (size_t)T * C);
   if (kind == NormKind::RmsNorm) rmsNorm(out, x, weight, T, C, eps);
   else layerNorm(out, x, weight, bias, T, C, eps);
 }
 
-void Backend::matmulActivate(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N,
-                             Activation activation) {
+void Backend::matmulActivate(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N, Activation activation) {
   matmul(out, in, weight, bias, T, K, N);
   activate(out, (size_t)T * N, activation);
 }
@@ -58,7 +56,7 @@ void Backend::matmulActivate(float* out, const float* in, const float* weight, c
 void Backend::headRmsNorm(float* qkv, const float* qWeight, const float* kWeight, int rows, int H, int Hkv, int D, int stride, float eps) {
   for (int r = 0; r < rows; ++r) {
     float* row = qkv + (size_t)r * stride;
-    rmsNorm(row, row, qWeight, H, D, eps);                            // Q: H rows of D
+    rmsNorm(row, row, qWeight, H, D, eps);                                    // Q: H rows of D
     rmsNorm(row + (size_t)H * D, row + (size_t)H * D, kWeight, Hkv, D, eps);  // K: Hkv rows of D
   }
 }
@@ -111,9 +109,7 @@ int Backend::sampleToken(const float* logits, int V, const SamplingParams& param
 }
 
 namespace {
-[[noreturn]] void noRecording(const Backend& backend) {
-  throw Error("the " + backend.name() + " backend cannot record decode steps");
-}
+[[noreturn]] void noRecording(const Backend& backend) { throw Error("the " + backend.name() + " backend cannot record decode steps"); }
 }  // namespace
 
 void Backend::beginRecording() { noRecording(*this); }

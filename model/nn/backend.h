@@ -14,7 +14,7 @@
 namespace tscope {
 
 class Backend;
-class Rng;               // model/generate/sampling.h (not included: kernels/ builds as C++17, sampling.h needs C++20)
+class Rng;  // model/generate/sampling.h (not included: kernels/ builds as C++17, sampling.h needs C++20)
 struct SamplingParams;
 
 // A block of backend memory holding `count` floats (RAII, move-only).
@@ -39,15 +39,15 @@ class Buffer {
 // Shapes and variant of one attention call. Queries are the T newest tokens at absolute positions
 // pos0 .. pos0+T-1; keys/values for positions 0 .. pos0+T-1 are in the cache after the call.
 struct AttentionShape {
-  int T = 0;          // new tokens
-  int pos0 = 0;       // tokens already in the cache
-  int nHead = 0;      // H query heads
-  int headDim = 0;    // D (C = H * D)
-  int cacheRows = 0;  // capacity of the cache in tokens
-  int nKvHead = 0;    // Hkv key/value heads (grouped-query attention); 0 = nHead. Query head h reads kv head h / (H / Hkv)
-  bool causal = true;      // false: every query sees every key in the cache (an encoder)
-  int window = 0;          // sliding window: a query at position p sees keys j with |p - j| < window; 0 = no limit
-  double ropeBase = 0;     // > 0: rotate q and k (RoPE) at their absolute positions before the scores
+  int T = 0;            // new tokens
+  int pos0 = 0;         // tokens already in the cache
+  int nHead = 0;        // H query heads
+  int headDim = 0;      // D (C = H * D)
+  int cacheRows = 0;    // capacity of the cache in tokens
+  int nKvHead = 0;      // Hkv key/value heads (grouped-query attention); 0 = nHead. Query head h reads kv head h / (H / Hkv)
+  bool causal = true;   // false: every query sees every key in the cache (an encoder)
+  int window = 0;       // sliding window: a query at position p sees keys j with |p - j| < window; 0 = no limit
+  double ropeBase = 0;  // > 0: rotate q and k (RoPE) at their absolute positions before the scores
   // Host (headDim/2): pair i's angle per position when RoPE's frequencies are not plain
   // ropeBase^(-2i/D) (Llama 3 scaling: ropeInverseFrequencies in positional.h); null = plain.
   const double* ropeFrequencies = nullptr;
@@ -76,7 +76,7 @@ std::vector<double> ropePairFrequencies(const AttentionShape& s);
 class Backend {
  public:
   virtual ~Backend() = default;
-  virtual std::string name() const = 0;  // "reference", "cpu" (Eigen), "cuda"
+  virtual std::string name() const = 0;         // "reference", "cpu" (Eigen), "cuda"
   virtual bool isHost() const { return true; }  // host-addressable memory (no copies needed)
   virtual int threadCount() const { return 1; }
 
@@ -128,8 +128,7 @@ class Backend {
   //   out (T, C): concatenated heads (before the output projection).
   //   probs, scores (H, T, Tk) if not null: post-softmax probabilities and pre-softmax scores
   //   (scaled, ALiBi included; masked entries: probability 0, score -inf).
-  virtual void attention(float* out, float* probs, float* scores, float* qkv, float* kCache, float* vCache,
-                         const AttentionShape& shape) = 0;
+  virtual void attention(float* out, float* probs, float* scores, float* qkv, float* kCache, float* vCache, const AttentionShape& shape) = 0;
 
   // Cross-attention (an encoder-decoder's decoder reading the encoder; docs/ENCODER_DECODER.md):
   //   q (T, H D) queries; kv (S, 2 Hkv D) keys | values of the S source rows; query head h reads
@@ -140,11 +139,9 @@ class Backend {
 
   // --- fused ops: the defaults (backend.cpp) run the plain ops in turn; CUDA fuses them --------
   // x (T, C) += y; out (T, C) = norm(x): LayerNorm (bias may be null) or RMSNorm (bias unused).
-  virtual void addNorm(float* x, const float* y, float* out, const float* weight, const float* bias, int T, int C, float eps,
-                       NormKind kind);
+  virtual void addNorm(float* x, const float* y, float* out, const float* weight, const float* bias, int T, int C, float eps, NormKind kind);
   // out (T, N) = act(in (T, K) . weight (K, N) + bias) for GELU (either form) or ReLU.
-  virtual void matmulActivate(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N,
-                              Activation activation);
+  virtual void matmulActivate(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N, Activation activation);
   // The next token from logits (V) in backend memory, exactly as sampleNext() picks it: argmax
   // when greedy (rng untouched), else one rng.uniform() draw through the temperature / top-k /
   // top-p pipeline. The default downloads the logits and calls sampleNext; CUDA samples on the

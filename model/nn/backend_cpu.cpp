@@ -41,7 +41,6 @@ class CpuBackend : public HostBackend {
   std::string name() const override { return "cpu"; }
   int threadCount() const override { return threads_; }
 
-
   void embed(float* out, const int* tokens, const float* wte, const float* positions, int T, int C, int pos0) override {
     for (int t = 0; t < T; ++t) {
       const float* tokenRow = wte + static_cast<size_t>(tokens[t]) * C;
@@ -253,7 +252,8 @@ class CpuBackend : public HostBackend {
       probs = scratch_.data();
     }
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-#pragma omp parallel for num_threads(threads_) schedule(static) if (static_cast<size_t>(H) * mapSize * D > 32768)
+    const bool parallel = static_cast<size_t>(H) * mapSize * D > 32768;
+#pragma omp parallel for num_threads(threads_) schedule(static) if (parallel)
     for (int h = 0; h < H; ++h) {
       const int g = (h / group) * D;
       StridedConstMap qh(q + h * D, T, D, Eigen::OuterStride<>(C));
@@ -322,7 +322,8 @@ class CpuBackend : public HostBackend {
       const float* w = weight + static_cast<size_t>(n0) * K;
       if (n0 + 4 > N) {  // the last 1..3 weight rows: plain dot products
         for (int t = 0; t < T; ++t)
-          for (int n = n0; n < N; ++n) out[static_cast<size_t>(t) * N + n] = dot(in + static_cast<size_t>(t) * K, weight + static_cast<size_t>(n) * K, K);
+          for (int n = n0; n < N; ++n)
+            out[static_cast<size_t>(t) * N + n] = dot(in + static_cast<size_t>(t) * K, weight + static_cast<size_t>(n) * K, K);
         continue;
       }
       // The first tile over these rows also prefetches the rows kAhead further on.
@@ -466,8 +467,7 @@ class CpuBackend : public HostBackend {
       for (int j = 0; j < 4; ++j) acc[r][j] = zeroPacket();
     int k = 0;
     for (; k + kLanes <= K; k += kLanes) {
-      const Packet w0 = loadHalf<type>(w[0] + k), w1 = loadHalf<type>(w[1] + k), w2 = loadHalf<type>(w[2] + k),
-                   w3 = loadHalf<type>(w[3] + k);
+      const Packet w0 = loadHalf<type>(w[0] + k), w1 = loadHalf<type>(w[1] + k), w2 = loadHalf<type>(w[2] + k), w3 = loadHalf<type>(w[3] + k);
       for (int r = 0; r < R; ++r) {
         const Packet xv = load(x + static_cast<size_t>(r) * K + k);
         acc[r][0] = fma(xv, w0, acc[r][0]), acc[r][1] = fma(xv, w1, acc[r][1]);
@@ -483,12 +483,12 @@ class CpuBackend : public HostBackend {
   }
 
   static constexpr int kAttentionRowBlock = 64;  // attention: query rows per tile (a 64 x 4096 tile is 1 MiB)
-  static constexpr int kFewRows = 16;  // matmulTransposed: up to this many rows by fewRowsTransposed
-  static constexpr int kHalfBlockRows = 256;  // matmulHalf: weight rows converted per GEMM
+  static constexpr int kFewRows = 16;            // matmulTransposed: up to this many rows by fewRowsTransposed
+  static constexpr int kHalfBlockRows = 256;     // matmulHalf: weight rows converted per GEMM
   int threads_ = 1;
-  std::vector<AlignedFloats> partials_;        // per-thread GEMV partial sums (N)
-  AlignedFloats scratch_;                     // attention probabilities when the caller wants none
-  AlignedFloats halfBlock_;                   // (kHalfBlockRows, K) weight rows of matmulHalf as float32
+  std::vector<AlignedFloats> partials_;  // per-thread GEMV partial sums (N)
+  AlignedFloats scratch_;                // attention probabilities when the caller wants none
+  AlignedFloats halfBlock_;              // (kHalfBlockRows, K) weight rows of matmulHalf as float32
 };
 
 }  // namespace

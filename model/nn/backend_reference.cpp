@@ -17,8 +17,7 @@ namespace ref {
 
 void embed(float* out, const int* tokens, const float* wte, const float* positions, int T, int C, int pos0) {
   for (int t = 0; t < T; ++t)
-    for (int c = 0; c < C; ++c)
-      out[(size_t)t * C + c] = wte[(size_t)tokens[t] * C + c] + (positions ? positions[(size_t)(pos0 + t) * C + c] : 0.0f);
+    for (int c = 0; c < C; ++c) out[(size_t)t * C + c] = wte[(size_t)tokens[t] * C + c] + (positions ? positions[(size_t)(pos0 + t) * C + c] : 0.0f);
 }
 
 void layerNorm(float* out, const float* in, const float* weight, const float* bias, int T, int C, float eps) {
@@ -106,7 +105,7 @@ void attention(float* out, float* probs, float* scores, float* qkv, float* kCach
   const int H = s.nHead, D = s.headDim, C = H * D, T = s.T, Tk = s.keys();
   const int kvDim = s.kvDim(), rowWidth = s.qkvDim(), group = H / s.kvHeads();
   if (s.ropeBase > 0) {
-    applyRope(qkv, T, H, D, rowWidth, s.pos0, s.ropeBase, s.ropeFrequencies);               // queries
+    applyRope(qkv, T, H, D, rowWidth, s.pos0, s.ropeBase, s.ropeFrequencies);                // queries
     applyRope(qkv + C, T, s.kvHeads(), D, rowWidth, s.pos0, s.ropeBase, s.ropeFrequencies);  // keys
   }
   // Append this call's keys and values to the cache.
@@ -190,12 +189,8 @@ class ReferenceBackend : public HostBackend {
     ref::layerNorm(out, in, w, b, T, C, eps);
   }
   void rmsNorm(float* out, const float* in, const float* w, int T, int C, float eps) override { ref::rmsNorm(out, in, w, T, C, eps); }
-  void matmul(float* out, const float* in, const float* w, const float* b, int T, int K, int N) override {
-    ref::matmul(out, in, w, b, T, K, N);
-  }
-  void matmulTransposed(float* out, const float* in, const float* w, int T, int K, int N) override {
-    ref::matmulTransposed(out, in, w, T, K, N);
-  }
+  void matmul(float* out, const float* in, const float* w, const float* b, int T, int K, int N) override { ref::matmul(out, in, w, b, T, K, N); }
+  void matmulTransposed(float* out, const float* in, const float* w, int T, int K, int N) override { ref::matmulTransposed(out, in, w, T, K, N); }
   void activate(float* x, size_t n, Activation a) override { ref::activate(x, n, a); }
   void swiglu(float* value, const float* gate, size_t n) override { ref::swiglu(value, gate, n); }
   void add(float* x, const float* y, size_t n) override { ref::add(x, y, n); }

@@ -28,9 +28,24 @@ ConstLayerWeights constLayer(const LayerWeights& w) {
   auto constFf = [](const FeedForwardWeights& f) {
     return ConstFeedForwardWeights{f.fcWeight, f.fcBias, f.gateWeight, f.gateBias, f.projWeight, f.projBias, f.fcHalf, f.gateHalf, f.projHalf};
   };
-  ConstLayerWeights c{w.ln1Weight,      w.ln1Bias,      w.qkvWeight, w.qkvBias, w.qNormWeight,    w.kNormWeight,
-                      w.attnProjWeight, w.attnProjBias, w.ln2Weight, w.ln2Bias, constFf(w.mlp), w.routerWeight, {},
-                      w.qkvHalf,        w.attnProjHalf, w.routerHalf,   constFf(w.sharedExpert), w.sharedExpertGate};
+  ConstLayerWeights c{w.ln1Weight,
+                      w.ln1Bias,
+                      w.qkvWeight,
+                      w.qkvBias,
+                      w.qNormWeight,
+                      w.kNormWeight,
+                      w.attnProjWeight,
+                      w.attnProjBias,
+                      w.ln2Weight,
+                      w.ln2Bias,
+                      constFf(w.mlp),
+                      w.routerWeight,
+                      {},
+                      w.qkvHalf,
+                      w.attnProjHalf,
+                      w.routerHalf,
+                      constFf(w.sharedExpert),
+                      w.sharedExpertGate};
   c.lnxWeight = w.lnxWeight;
   c.lnxBias = w.lnxBias;
   c.crossQWeight = w.crossQWeight;
@@ -68,8 +83,7 @@ const float* BlockForward::positionTable(const float* wpe) const {
   return sinusoids_.size() ? sinusoids_.data() : nullptr;
 }
 
-void BlockForward::embed(float* x, const int* hostTokens, const float* wte, const float* wpe, int B, int T, int pos0,
-                         const HalfMatrix& wteHalf) {
+void BlockForward::embed(float* x, const int* hostTokens, const float* wte, const float* wpe, int B, int T, int pos0, const HalfMatrix& wteHalf) {
   const int C = config_.n_embd;
   const float* positions = positionTable(wpe);
   for (int b = 0; b < B; ++b) {
@@ -80,8 +94,7 @@ void BlockForward::embed(float* x, const int* hostTokens, const float* wte, cons
   }
 }
 
-void BlockForward::linear(float* out, const float* in, const float* weight, const HalfMatrix& half, const float* bias, int rows, int K,
-                          int N) {
+void BlockForward::linear(float* out, const float* in, const float* weight, const HalfMatrix& half, const float* bias, int rows, int K, int N) {
   if (half) backend_->matmulHalf(out, in, half, bias, rows);
   else backend_->matmul(out, in, weight, bias, rows, K, N);
 }
@@ -103,8 +116,7 @@ void BlockForward::norm(float* out, const float* in, const float* weight, const 
   else backend_->layerNorm(out, in, weight, bias, rows, config_.n_embd, eps);
 }
 
-const float* BlockForward::unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias,
-                                           int rows) {
+const float* BlockForward::unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias, int rows) {
   if (!config_.hasFinalNorm()) return x;
   if (!normed) norm(out, x, weight, bias, rows);
   return out;
@@ -139,8 +151,8 @@ bool BlockForward::residualAdd(float* x, const float* y, int R, const NextNorm& 
 
 // out (rows, C) = proj(act(in Wfc + bfc)) or, for SwiGLU, proj(silu(in Wgate + bgate) * (in Wfc + bfc)).
 // With act (kept), hidden keeps the pre-activation; else it is activated in place (fused matmul).
-void BlockForward::feedForward(const ConstFeedForwardWeights& w, const float* in, int rows, float* hidden, float* gate, float* act,
-                               float* out, int width) {
+void BlockForward::feedForward(const ConstFeedForwardWeights& w, const float* in, int rows, float* hidden, float* gate, float* act, float* out,
+                               int width) {
   const int C = config_.n_embd, F = width > 0 ? width : config_.dFF();
   const size_t n = (size_t)rows * F;
   float* activated = act ? act : hidden;
@@ -162,8 +174,7 @@ void BlockForward::feedForward(const ConstFeedForwardWeights& w, const float* in
 // out (R, C) = sum over each row's kept assignments of gate * expert(in row). Each of the B
 // sequences of T rows is routed on its own from the (R, E) router logits. With a shared expert,
 // every row also adds sigmoid(in row . shared_expert_gate) * shared_expert(in row).
-void BlockForward::mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int B, int T, bool keepActivated,
-                                    MoeActivations& m) {
+void BlockForward::mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int B, int T, bool keepActivated, MoeActivations& m) {
   const int C = config_.n_embd, E = config_.n_experts, F = config_.dFF(), R = B * T;
   const bool swiglu = config_.activation == Activation::SwiGlu;
   float* routerLogits = m.routerLogits.sized(*backend_, (size_t)R * E);
@@ -229,8 +240,8 @@ void BlockForward::sharedExpert(const ConstLayerWeights& w, const float* in, flo
 
 void BlockForward::variantAttention(float* attn, const float* qkv, const float* keys, const float* values, const AttentionShape& shape,
                                     const AttentionVariantParams& params, float* probs) {
-  const int T = shape.T, pos0 = shape.pos0, n = shape.keys(), H = shape.nHead, D = shape.headDim, QKV = shape.qkvDim(),
-            KV = shape.kvDim(), group = H / shape.kvHeads();
+  const int T = shape.T, pos0 = shape.pos0, n = shape.keys(), H = shape.nHead, D = shape.headDim, QKV = shape.qkvDim(), KV = shape.kvDim(),
+            group = H / shape.kvHeads();
   if (const std::string problem = attentionVariantProblem(params, n); !problem.empty()) throw Error(problem);
   std::vector<float> hostQkv((size_t)T * QKV), hostK((size_t)n * KV), hostV((size_t)n * KV), hostProbs;
   backend_->download(hostQkv.data(), qkv, hostQkv.size());
@@ -286,8 +297,8 @@ void BlockForward::attentionOnly(float* out, float* probs, float* scores, float*
   if (ownVariant_) variantAttention(out, qkv, keys, values, shape, *ownVariant_, probs);
 }
 
-bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B, const AttentionShape& shape, float* keys,
-                         float* values, float* x, bool normed, const LayerTensors& t) {
+bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B, const AttentionShape& shape, float* keys, float* values, float* x,
+                         bool normed, const LayerTensors& t) {
   const int C = config_.n_embd, A = config_.attnDim(), T = shape.T, R = B * T, QKV = config_.qkvDim();
   const size_t RC = (size_t)R * C;
   if (t.in) backend_->copy(t.in, x, RC);
@@ -307,8 +318,8 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
   for (int b = 0; b < B; ++b) {
     // The backend's attention writes this sequence's K/V rows (and RoPE-rotates q and k); a variant
     // then replaces its output.
-    backend_->attention(t.attn + (size_t)b * T * A, b == 0 ? t.probs : nullptr, b == 0 ? t.scores : nullptr, t.qkv + (size_t)b * T * QKV,
-                        keys, values, shape);
+    backend_->attention(t.attn + (size_t)b * T * A, b == 0 ? t.probs : nullptr, b == 0 ? t.scores : nullptr, t.qkv + (size_t)b * T * QKV, keys,
+                        values, shape);
     if (variant)
       variantAttention(t.attn + (size_t)b * T * A, t.qkv + (size_t)b * T * QKV, keys, values, shape, *variant,
                        b == 0 && !t.attentionVariant ? t.probs : nullptr);

@@ -46,46 +46,46 @@ struct ExpertActivations {
   std::vector<float> gates;     // (n) (host: scatterAddRows takes host gates)
   std::vector<int> sequence;    // (n) which sequence's routing each row came from
   std::vector<int> assignment;  // (n) index into that routing's assignments (for the gate gradient)
-  Floats in;        // (n, C) gathered inputs
-  Floats hidden;    // (n, F) pre-activation (x Wfc + bfc); activated in place when act is not kept
-  Floats gate;      // (n, F) SwiGLU gate pre-activation
-  Floats act;       // (n, F) activated hidden (input of c_proj), kept for the backward only
-  Floats out;       // (n, C) expert output before the gate
+  Floats in;                    // (n, C) gathered inputs
+  Floats hidden;                // (n, F) pre-activation (x Wfc + bfc); activated in place when act is not kept
+  Floats gate;                  // (n, F) SwiGLU gate pre-activation
+  Floats act;                   // (n, F) activated hidden (input of c_proj), kept for the backward only
+  Floats out;                   // (n, C) expert output before the gate
 };
 
 // A MoE layer's routing (host, one per sequence, as a prompt is routed at inference) and dispatch.
 struct MoeActivations {
-  Floats routerLogits;                  // (R, E)
-  std::vector<float> routerLogitsHost;  // (R, E) the same on the host (device backends)
-  std::vector<float> sequenceLogits;    // (T, E) one sequence's router logits (routeTokens' input)
-  std::vector<MoeRouting> routing;      // (B) one routing per sequence
+  Floats routerLogits;                     // (R, E)
+  std::vector<float> routerLogitsHost;     // (R, E) the same on the host (device backends)
+  std::vector<float> sequenceLogits;       // (T, E) one sequence's router logits (routeTokens' input)
+  std::vector<MoeRouting> routing;         // (B) one routing per sequence
   std::vector<ExpertActivations> experts;  // (E)
   // moe_shared_expert_d_ff > 0: the shared expert over every row (rows 0..R-1, gates its sigmoid gate).
-  ExpertActivations shared;       // in unused (the layer's input is its input); hidden, gate, act (R, F shared)
-  Floats sharedGateLogit;         // (R, 1) x . shared_expert_gate
+  ExpertActivations shared;                // in unused (the layer's input is its input); hidden, gate, act (R, F shared)
+  Floats sharedGateLogit;                  // (R, 1) x . shared_expert_gate
   std::vector<float> sharedGateLogitHost;  // (R) the same on the host (device backends)
-  std::vector<float> sharedGates; // (R) host: sigmoid of the logit, the weight of the shared expert's output
+  std::vector<float> sharedGates;          // (R) host: sigmoid of the logit, the weight of the shared expert's output
 };
 
 // Where one layer's forward writes, all (R, .) in backend memory. Required: normed1 and normed2
 // (pre-norm: the sublayers' inputs; post-norm: norm scratch), qkv, attn, out, hidden (and gate
 // for SwiGLU) on dense layers, moe on MoE layers. Null optional members are not kept.
 struct LayerTensors {
-  float* in = nullptr;       // (R, C) optional: copy of the residual entering the layer
-  float* normed1 = nullptr;  // (R, C) ln_1(x) (pre-norm)
-  float* qkv = nullptr;      // (R, A + 2 Hkv D) as the attention left it (q/k normed with qk_norm, RoPE rotated)
-  float* qkvRaw = nullptr;   // (R, A + 2 Hkv D) optional, qk_norm: copy of the projection before the q/k norm
-  float* qkvKept = nullptr;  // (R, A + 2 Hkv D) optional: copy of the attention's input (after the q/k norm, before RoPE)
-  float* attn = nullptr;     // (R, A) concatenated heads (A = H * D, config.attnDim())
-  float* out = nullptr;      // (R, C) a sublayer's output before the residual add
-  float* sum1 = nullptr;     // (R, C) optional, post-norm: x + attention (input of ln_1)
-  float* mid = nullptr;      // (R, C) optional: copy of the residual after the attention sublayer
-  float* normed2 = nullptr;  // (R, C) ln_2(mid) (pre-norm)
-  float* hidden = nullptr;   // (R, F) dense: pre-activation (activated in place when act is null)
-  float* gate = nullptr;     // (R, F) dense SwiGLU gate
-  float* act = nullptr;      // (R, F) dense, with keepActivated: activated hidden (input of c_proj)
-  bool keepActivated = false;  // keep the activated hidden apart from the pre-activation (dense: in act; experts: their own)
-  float* sum2 = nullptr;     // (R, C) optional, post-norm: mid + feed-forward (input of ln_2)
+  float* in = nullptr;             // (R, C) optional: copy of the residual entering the layer
+  float* normed1 = nullptr;        // (R, C) ln_1(x) (pre-norm)
+  float* qkv = nullptr;            // (R, A + 2 Hkv D) as the attention left it (q/k normed with qk_norm, RoPE rotated)
+  float* qkvRaw = nullptr;         // (R, A + 2 Hkv D) optional, qk_norm: copy of the projection before the q/k norm
+  float* qkvKept = nullptr;        // (R, A + 2 Hkv D) optional: copy of the attention's input (after the q/k norm, before RoPE)
+  float* attn = nullptr;           // (R, A) concatenated heads (A = H * D, config.attnDim())
+  float* out = nullptr;            // (R, C) a sublayer's output before the residual add
+  float* sum1 = nullptr;           // (R, C) optional, post-norm: x + attention (input of ln_1)
+  float* mid = nullptr;            // (R, C) optional: copy of the residual after the attention sublayer
+  float* normed2 = nullptr;        // (R, C) ln_2(mid) (pre-norm)
+  float* hidden = nullptr;         // (R, F) dense: pre-activation (activated in place when act is null)
+  float* gate = nullptr;           // (R, F) dense SwiGLU gate
+  float* act = nullptr;            // (R, F) dense, with keepActivated: activated hidden (input of c_proj)
+  bool keepActivated = false;      // keep the activated hidden apart from the pre-activation (dense: in act; experts: their own)
+  float* sum2 = nullptr;           // (R, C) optional, post-norm: mid + feed-forward (input of ln_2)
   float* attnProjected = nullptr;  // (R, C) optional: copy of the attention sublayer's output after W_O
   MoeActivations* moe = nullptr;
   // Attention maps of sequence 0, (H, T, Tk) each, or null.
@@ -169,18 +169,17 @@ class BlockForward {
   // attends with the K/V store keys/values (cacheRows, Hkv D): rows pos0.. are written. `normed`:
   // t.normed1 already holds ln_1(x) (fused into the previous residual add). Returns whether
   // next.out now holds the next norm of x (pre-norm; fused into the last residual add).
-  bool layer(const ConstLayerWeights& w, const NextNorm& next, int B, const AttentionShape& shape, float* keys, float* values,
-             float* x, bool normed, const LayerTensors& t);
+  bool layer(const ConstLayerWeights& w, const NextNorm& next, int B, const AttentionShape& shape, float* keys, float* values, float* x, bool normed,
+             const LayerTensors& t);
 
  private:
   // qk_norm: every head's q (H per row) and k (Hkv per row) of qkv (rows, A + 2 Hkv D) RMSNormed in
   // place over its D entries (Backend::headRmsNorm: one launch on CUDA).
   void qkNorm(float* qkv, const ConstLayerWeights& w, int rows);
-  bool residualAdd(float* x, const float* y, int R, const NextNorm& next, const float* postWeight, const float* postBias,
-                   float* normScratch, float* keepSum);
+  bool residualAdd(float* x, const float* y, int R, const NextNorm& next, const float* postWeight, const float* postBias, float* normScratch,
+                   float* keepSum);
   // width: the feed-forward's F (0 = config.dFF(); the shared expert's is moe_shared_expert_d_ff).
-  void feedForward(const ConstFeedForwardWeights& w, const float* in, int rows, float* hidden, float* gate, float* act, float* out,
-                   int width = 0);
+  void feedForward(const ConstFeedForwardWeights& w, const float* in, int rows, float* hidden, float* gate, float* act, float* out, int width = 0);
   // Applies `edit` to rows (R, width) of backend memory on the host (a download and upload on a device).
   template <typename Edit>
   void editRows(float* rows, int R, int width, Edit&& edit);
@@ -195,10 +194,10 @@ class BlockForward {
   ModelConfig config_;
   Backend* backend_;  // a pointer, so the owners stay movable
   MoeRoutingParams moeParams_;
-  std::vector<float> alibiSlopes_;  // (H) host, ALiBi only
+  std::vector<float> alibiSlopes_;       // (H) host, ALiBi only
   std::vector<double> ropeFrequencies_;  // (D/2) host, RoPE with Llama 3 scaling only (plain RoPE: the backends' base^(-2i/D))
-  Buffer sinusoids_;                // (n_positions, C) sinusoidal position table, sinusoidal models only
-  std::vector<float> editHost_;     // (R, C) rows being edited on the host (device backends)
+  Buffer sinusoids_;                     // (n_positions, C) sinusoidal position table, sinusoidal models only
+  std::vector<float> editHost_;          // (R, C) rows being edited on the host (device backends)
   // The model's own attention variant (config.attentionVariantAsRun(), when hasVariantAttention()).
   std::optional<AttentionVariantParams> ownVariant_;
 };

@@ -46,8 +46,7 @@ void maskedRowProbabilities(const HeadQkv& head, int i, const std::function<bool
   softmax(std::span<const double>(probs, n), std::span<double>(probs, n));
 }
 
-void maskedAttentionRows(const HeadQkv& head, int rowBegin, int rowEnd, const std::function<bool(int, int)>& visible, float* out,
-                         float* map) {
+void maskedAttentionRows(const HeadQkv& head, int rowBegin, int rowEnd, const std::function<bool(int, int)>& visible, float* out, float* map) {
   const int n = head.n, d = head.d;
   std::vector<double> probs(static_cast<size_t>(n));  // (n) this row's probabilities
   std::vector<double> acc(static_cast<size_t>(d));
@@ -67,7 +66,8 @@ void maskedAttentionRows(const HeadQkv& head, int rowBegin, int rowEnd, const st
 
 void exactAttentionRows(const HeadQkv& head, int rowBegin, int rowEnd, float* out, float* map) {
   const bool causal = head.causal;
-  maskedAttentionRows(head, rowBegin, rowEnd, [causal](int i, int j) { return !causal || j <= i; }, out, map);
+  maskedAttentionRows(
+      head, rowBegin, rowEnd, [causal](int i, int j) { return !causal || j <= i; }, out, map);
 }
 
 void exactHeadAttention(const HeadQkv& head, float* out, float* map) { exactAttentionRows(head, 0, head.n, out, map); }
@@ -77,7 +77,7 @@ void onlineSoftmaxUpdate(float& m, float& l, float* o, const float* s, const flo
   for (int j = 0; j < Bc; ++j) tileMax = std::max(tileMax, s[j]);
   const float mNew = std::max(m, tileMax);
   if (mNew == -std::numeric_limits<float>::infinity()) return;  // nothing visible yet: the state stays empty
-  const float rescale = std::exp(m - mNew);                      // 0 when m was -inf
+  const float rescale = std::exp(m - mNew);                     // 0 when m was -inf
   l *= rescale;
   for (int c = 0; c < d; ++c) o[c] *= rescale;
   for (int j = 0; j < Bc; ++j) {
@@ -138,7 +138,7 @@ LshHashing lshHash(const HeadQkv& head, const AttentionVariantParams& params) {
   h.keyChunk.resize(cells);
   h.queryChunk.resize(cells);
   const std::vector<float> directions = seededNormals(params.seed, static_cast<size_t>(h.rounds) * b * d, 1.0);  // (rounds, b, d)
-  auto bucketOf = [&](const float* x, const float* dirs) {  // argmax_i x.r_i
+  auto bucketOf = [&](const float* x, const float* dirs) {                                                       // argmax_i x.r_i
     int best = 0;
     double bestDot = -std::numeric_limits<double>::infinity();
     for (int i = 0; i < b; ++i) {
@@ -163,9 +163,8 @@ LshHashing lshHash(const HeadQkv& head, const AttentionVariantParams& params) {
     for (int place = 0; place < n; ++place) h.keyChunk[row + order[place]] = place / h.chunk;
     for (int i = 0; i < n; ++i) {
       // The query's place: the first key sorting after (qb[i], i), found by binary search.
-      const int place = static_cast<int>(std::partition_point(order, order + n, [&](int j) {
-                                           return kb[j] < qb[i] || (kb[j] == qb[i] && j < i);
-                                         }) - order);
+      const int place =
+          static_cast<int>(std::partition_point(order, order + n, [&](int j) { return kb[j] < qb[i] || (kb[j] == qb[i] && j < i); }) - order);
       h.queryChunk[row + i] = place / h.chunk;
     }
   }

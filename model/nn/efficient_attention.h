@@ -39,10 +39,10 @@ struct VariantResult {
   std::vector<float> out;  // (n, d)
   std::vector<float> map;  // (n, n)
   // Variant extras the panel draws (empty for the others):
-  std::vector<int> buckets;          // lsh: (rounds, n) bucket of each token's key in each round
-  std::vector<int> sortedOrder;      // lsh: (rounds, n) token positions in the sorted-and-chunked order
-  std::vector<float> projectedMap;   // linformer: (n, k) the softmax over the projected keys P
-  int projectedRows = 0;             // linformer: k actually used (min(k, n))
+  std::vector<int> buckets;         // lsh: (rounds, n) bucket of each token's key in each round
+  std::vector<int> sortedOrder;     // lsh: (rounds, n) token positions in the sorted-and-chunked order
+  std::vector<float> projectedMap;  // linformer: (n, k) the softmax over the projected keys P
+  int projectedRows = 0;            // linformer: k actually used (min(k, n))
 };
 
 // Plain loops in double, the ground truth (memory O(n^2): for tests and the panel, n up to a few
@@ -93,8 +93,7 @@ void maskedRowProbabilities(const HeadQkv& head, int i, const std::function<bool
 // Softmax attention (scale 1 / sqrt(d)) of query rows [rowBegin, rowEnd) over the keys j with
 // visible(i, j), plain loops in double: out (rows, d), map (rows, n) or null. A row with no visible
 // key attends to its own key i only.
-void maskedAttentionRows(const HeadQkv& head, int rowBegin, int rowEnd,
-                         const std::function<bool(int, int)>& visible, float* out, float* map);
+void maskedAttentionRows(const HeadQkv& head, int rowBegin, int rowEnd, const std::function<bool(int, int)>& visible, float* out, float* map);
 
 // Reformer's hashing (arXiv 2001.04451), rounds r = 0 .. rounds-1, each with b directions
 // r_1..r_b ~ N(0, I) (round-major from `seed`): h(x) = argmax_i x.r_i (lowest i on a tie), the same
@@ -193,7 +192,6 @@ std::string attentionVariantBackwardProblem(const AttentionVariantParams& params
 // memory linear in n except for exact, flash and window (O(n) per query row, O(n d) in all).
 // Throws tscope::Error (one line) when attentionVariantBackwardProblem(params) is not "" or the
 // head or knobs are unusable (checkVariantInputs).
-void attentionVariantBackward(const HeadQkv& head, const AttentionVariantParams& params, const float* dout, float* dq, float* dk,
-                              float* dv);
+void attentionVariantBackward(const HeadQkv& head, const AttentionVariantParams& params, const float* dout, float* dq, float* dk, float* dv);
 
 }  // namespace tscope

@@ -16,8 +16,7 @@ namespace {
 // Gradients in double, (n, d) each, added into the caller's float arrays at the end.
 struct HeadGradients {
   std::vector<double> dq, dk, dv;
-  explicit HeadGradients(const HeadQkv& head)
-      : dq(static_cast<size_t>(head.n) * head.d, 0.0), dk(dq.size(), 0.0), dv(dq.size(), 0.0) {}
+  explicit HeadGradients(const HeadQkv& head) : dq(static_cast<size_t>(head.n) * head.d, 0.0), dk(dq.size(), 0.0), dv(dq.size(), 0.0) {}
   void addInto(float* q, float* k, float* v) const {
     for (size_t x = 0; x < dq.size(); ++x) {
       q[x] += static_cast<float>(dq[x]);
@@ -98,7 +97,7 @@ void linformerBackward(const HeadQkv& head, const AttentionVariantParams& params
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   LinformerSums sums(head, proj);
   std::vector<double> gKeys(static_cast<size_t>(k) * d, 0.0), gValues(gKeys.size(), 0.0);  // (k, d) each
-  std::vector<double> p(static_cast<size_t>(k)), ds(static_cast<size_t>(k));                 // (k) each
+  std::vector<double> p(static_cast<size_t>(k)), ds(static_cast<size_t>(k));               // (k) each
   auto query = [&](int i) {
     sums.probabilities(i, p.data());
     const float* dy = dout + static_cast<size_t>(i) * d;
@@ -127,7 +126,8 @@ void linformerBackward(const HeadQkv& head, const AttentionVariantParams& params
       }
     }
   };
-  runningSumSweep(n, head.causal, [&](int j) { sums.add(j); }, query, suffix);
+  runningSumSweep(
+      n, head.causal, [&](int j) { sums.add(j); }, query, suffix);
 }
 
 // Kernel attention on log features (kernelReference's RNN form, the same stabilisation: phi(q_i)
@@ -240,8 +240,7 @@ std::string attentionVariantBackwardProblem(const AttentionVariantParams& params
   return "";
 }
 
-void attentionVariantBackward(const HeadQkv& head, const AttentionVariantParams& params, const float* dout, float* dq, float* dk,
-                              float* dv) {
+void attentionVariantBackward(const HeadQkv& head, const AttentionVariantParams& params, const float* dout, float* dq, float* dk, float* dv) {
   const std::string problem = attentionVariantBackwardProblem(params);
   if (!problem.empty()) throw Error(problem);
   checkVariantInputs(head, params);
@@ -253,7 +252,8 @@ void attentionVariantBackward(const HeadQkv& head, const AttentionVariantParams&
       AttentionShape shape;  // the backend's visibility rule: causal, and the window's (as the forward)
       shape.causal = head.causal;
       shape.window = params.variant == AttentionVariant::Window ? params.window : 0;
-      maskedBackward(head, [shape](int i, int j) { return shape.visible(i, j); }, dout, g);
+      maskedBackward(
+          head, [shape](int i, int j) { return shape.visible(i, j); }, dout, g);
       break;
     }
     case AttentionVariant::Linformer: linformerBackward(head, params, dout, g); break;

@@ -81,8 +81,7 @@ void attendToKeys(const HeadQkv& head, int i, const int* keys, int count, float*
   const int d = head.d;
   const float scale = scaleOf(d);
   const ConstRowMap qi(head.q + static_cast<size_t>(i) * d, 1, d);
-  for (int x = 0; x < count; ++x)
-    scores[x] = (qi * ConstRowMap(head.k + static_cast<size_t>(keys[x]) * d, 1, d).transpose())(0, 0) * scale;
+  for (int x = 0; x < count; ++x) scores[x] = (qi * ConstRowMap(head.k + static_cast<size_t>(keys[x]) * d, 1, d).transpose())(0, 0) * scale;
   softmaxInPlace(scores, count);
   RowMap o(out + static_cast<size_t>(i) * d, 1, d);
   o.setZero();
@@ -141,9 +140,9 @@ size_t lshFast(const HeadQkv& head, const AttentionVariantParams& params, float*
 // of its own, whose running means (sums over start(s) .. i) replace column s; the rows r > s are masked.
 size_t linformerPoolFast(const HeadQkv& head, int k, int N, float* out) {
   const int n = head.n, d = head.d;
-  const int kn = linformerSegmentOf(n - 1, k, N) + 1;  // segments with at least one of the n tokens
+  const int kn = linformerSegmentOf(n - 1, k, N) + 1;                                                   // segments with at least one of the n tokens
   std::vector<float> keys(static_cast<size_t>(k) * d, 0.0f), values(static_cast<size_t>(k) * d, 0.0f);  // (k, d) each
-  std::vector<float> scores(static_cast<size_t>(n) * k);  // (n, k)
+  std::vector<float> scores(static_cast<size_t>(n) * k);                                                // (n, k)
   RowMap K(keys.data(), k, d), V(values.data(), k, d), P(scores.data(), n, k);
   for (int r = 0; r < kn; ++r) {
     const int begin = linformerSegmentStart(r, k, N), rows = std::min(linformerSegmentStart(r + 1, k, N), n) - begin;
@@ -245,22 +244,28 @@ size_t kernelFast(const HeadQkv& head, int f, Features&& features, float* out) {
 
 size_t linearFast(const HeadQkv& head, float* out) {
   const int d = head.d;
-  return kernelFast(head, d, [d](const float* x, float* phi) {
-    for (int c = 0; c < d; ++c) phi[c] = eluPlusOne(x[c]);
-    return 0.0;
-  }, out);
+  return kernelFast(
+      head, d,
+      [d](const float* x, float* phi) {
+        for (int c = 0; c < d; ++c) phi[c] = eluPlusOne(x[c]);
+        return 0.0;
+      },
+      out);
 }
 
 size_t performerFast(const HeadQkv& head, const AttentionVariantParams& params, float* out) {
   const int d = head.d, m = params.features;
   const std::vector<float> directions = performerDirections(params, d);  // (m, d)
   std::vector<double> logPhi(m);
-  const size_t kernelBytes = kernelFast(head, m, [&](const float* x, float* phi) {
-    performerLogFeatures(x, directions.data(), m, d, logPhi.data());
-    const double shift = *std::max_element(logPhi.begin(), logPhi.end());
-    for (int r = 0; r < m; ++r) phi[r] = static_cast<float>(std::exp(logPhi[r] - shift));
-    return shift;
-  }, out);
+  const size_t kernelBytes = kernelFast(
+      head, m,
+      [&](const float* x, float* phi) {
+        performerLogFeatures(x, directions.data(), m, d, logPhi.data());
+        const double shift = *std::max_element(logPhi.begin(), logPhi.end());
+        for (int r = 0; r < m; ++r) phi[r] = static_cast<float>(std::exp(logPhi[r] - shift));
+        return shift;
+      },
+      out);
   return kernelBytes + bytesOf(directions) + bytesOf(logPhi);
 }
 

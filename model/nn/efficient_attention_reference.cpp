@@ -36,7 +36,7 @@ VariantResult kernelReference(const HeadQkv& head, int f, const std::vector<doub
   auto rowMax = [f](const double* row) { return *std::max_element(row, row + f); };
   // The quadratic form: the map.
   std::vector<double> logWeight(static_cast<size_t>(n));  // (n) log phi(q_i).phi(k_j)
-  std::vector<double> logTerms(static_cast<size_t>(f));  // (f) log phi_r(q_i) + log phi_r(k_j)
+  std::vector<double> logTerms(static_cast<size_t>(f));   // (f) log phi_r(q_i) + log phi_r(k_j)
   for (int i = 0; i < n; ++i) {
     const int last = head.causal ? i : n - 1;
     const double* lq = logQ.data() + static_cast<size_t>(i) * f;

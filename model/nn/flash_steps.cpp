@@ -27,8 +27,7 @@ FlashSteps flashSteps(const HeadQkv& head, int queryRow, int tile) {
   params.tile = tile;
   checkVariantInputs(head, params);
   const int n = head.n, d = head.d;
-  if (queryRow < 0 || queryRow >= n)
-    throw Error("flash query row must be 0 .. " + std::to_string(n - 1) + ", not " + std::to_string(queryRow));
+  if (queryRow < 0 || queryRow >= n) throw Error("flash query row must be 0 .. " + std::to_string(n - 1) + ", not " + std::to_string(queryRow));
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   FlashSteps steps;
   steps.tileRows = tile;
@@ -60,8 +59,8 @@ FlashSteps flashSteps(const HeadQkv& head, int queryRow, int tile) {
           for (int c = 0; c < d; ++c) dot += head.q[static_cast<size_t>(i) * d + c] * head.k[static_cast<size_t>(j) * d + c];
           s[j - keyBegin] = dot * scale;
         }
-        onlineSoftmaxUpdate(state.m[r], state.l[r], state.o.data() + static_cast<size_t>(r) * d, s,
-                            head.v + static_cast<size_t>(keyBegin) * d, cols, d);
+        onlineSoftmaxUpdate(state.m[r], state.l[r], state.o.data() + static_cast<size_t>(r) * d, s, head.v + static_cast<size_t>(keyBegin) * d, cols,
+                            d);
       }
     }
     steps.steps.push_back(state);

@@ -24,8 +24,7 @@ namespace {
 // layers captured (a layer left out is then computed alone: Transformer::layerMaps).
 bool sameSequenceOptions(const TraceOptions& a, const TraceOptions& b) {
   return a.attention == b.attention && a.residuals == b.residuals && a.logitLensTopK == b.logitLensTopK &&
-         a.logitLensLastOnly == b.logitLensLastOnly && a.layers == b.layers && a.memoryCapBytes == b.memoryCapBytes &&
-         a.inputLayers == b.inputLayers;
+         a.logitLensLastOnly == b.logitLensLastOnly && a.layers == b.layers && a.memoryCapBytes == b.memoryCapBytes && a.inputLayers == b.inputLayers;
 }
 
 // Whether rows kept under `a` hold what `b` asks of a row (not which rows: any row can be had).
@@ -70,8 +69,7 @@ void gatherRows(Trace& out, const std::vector<int>& positions, const std::vector
       const std::vector<float>& src = from->*a.member;
       const size_t sourceRows = from->R();
       if (src.size() != a.blocks * sourceRows * a.width) throw Error("incremental forward: trace rows of an unexpected size");
-      for (size_t b = 0; b < a.blocks; ++b)
-        std::copy_n(src.begin() + (b * sourceRows + r) * a.width, a.width, dst.begin() + (b * R + i) * a.width);
+      for (size_t b = 0; b < a.blocks; ++b) std::copy_n(src.begin() + (b * sourceRows + r) * a.width, a.width, dst.begin() + (b * R + i) * a.width);
     }
   }
 }
@@ -90,8 +88,8 @@ Trace planFor(int tokens, const TraceOptions& options, const ModelConfig& config
 // `blocks` blocks of rows of `width` floats: the first `keep` rows of each block of `kept` (which
 // has keptRows rows per block), then every row of the same block of `added` (addedRows per block).
 template <typename Value>
-std::vector<Value> mergeRows(const std::vector<Value>& kept, int keptRows, const std::vector<Value>& added, int addedRows, int keep,
-                             size_t blocks, size_t width) {
+std::vector<Value> mergeRows(const std::vector<Value>& kept, int keptRows, const std::vector<Value>& added, int addedRows, int keep, size_t blocks,
+                             size_t width) {
   if (kept.size() != blocks * keptRows * width || added.size() != blocks * addedRows * width)
     throw Error("incremental forward: trace rows of an unexpected size");
   const size_t rows = keep + addedRows;
@@ -273,8 +271,7 @@ PromptForward IncrementalForward::merge(std::span<const int> ids, int keep, Trac
   t.note = plan.note;
   const size_t Lc = t.layers.size();
   t.QKV = suffix.QKV;
-  if (!t.inputLayers.empty())
-    t.attnInputs = mergeRows(old.attnInputs, old.T, suffix.attnInputs, added, keep, t.inputLayers.size(), (size_t)t.QKV);
+  if (!t.inputLayers.empty()) t.attnInputs = mergeRows(old.attnInputs, old.T, suffix.attnInputs, added, keep, t.inputLayers.size(), (size_t)t.QKV);
   if (!suffix.residAfterAttn.empty()) {
     t.residAfterAttn = mergeRows(old.residAfterAttn, old.T, suffix.residAfterAttn, added, keep, Lc, t.C);
     t.residAfterMlp = mergeRows(old.residAfterMlp, old.T, suffix.residAfterMlp, added, keep, Lc, t.C);

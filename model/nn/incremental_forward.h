@@ -16,8 +16,8 @@
 namespace tscope {
 
 struct PromptForward {
-  Trace trace;              // the whole prompt: T = Tk = tokens, pos0 = 0; attn and scores empty (see attention)
-  AttentionRows attention;  // attention maps of trace.layers (empty unless options.attention), shared with earlier results
+  Trace trace;                // the whole prompt: T = Tk = tokens, pos0 = 0; attn and scores empty (see attention)
+  AttentionRows attention;    // attention maps of trace.layers (empty unless options.attention), shared with earlier results
   std::vector<float> logits;  // (V) at the last position
   int reusedTokens = 0;       // prefix taken from the previous run (0 = computed from scratch)
 };
@@ -44,13 +44,13 @@ class IncrementalForward {
   Trace rowAgain(std::span<const int> ids, int position, const TraceOptions& options);
 
   Transformer& model_;
-  KVCache cache_;              // rows [0, ids_.size()) hold ids_ (rows past may be stale)
-  std::vector<int> ids_;       // the tokens whose cache rows and trace rows are valid
-  TraceOptions options_;       // what the kept trace was captured with
-  MoeRoutingParams moe_;       // the routing it was computed with (MoE models)
+  KVCache cache_;                // rows [0, ids_.size()) hold ids_ (rows past may be stale)
+  std::vector<int> ids_;         // the tokens whose cache rows and trace rows are valid
+  TraceOptions options_;         // what the kept trace was captured with
+  MoeRoutingParams moe_;         // the routing it was computed with (MoE models)
   Interventions interventions_;  // the interventions it was computed with
-  Trace kept_;                 // the last result (rows from ids_.size() on are stale); attn, scores empty
-  AttentionRows attention_;    // its attention maps
+  Trace kept_;                   // the last result (rows from ids_.size() on are stale); attn, scores empty
+  AttentionRows attention_;      // its attention maps
 };
 
 }  // namespace tscope

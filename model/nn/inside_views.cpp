@@ -68,9 +68,7 @@ HeadStages headStages(const Trace& trace, const ModelConfig& config, int layer, 
 
 namespace {
 // (C) row t of an (R, C) array starting at `rows`.
-std::vector<float> row(const std::vector<float>& rows, size_t index, size_t C) {
-  return {rows.begin() + index * C, rows.begin() + (index + 1) * C};
-}
+std::vector<float> row(const std::vector<float>& rows, size_t index, size_t C) { return {rows.begin() + index * C, rows.begin() + (index + 1) * C}; }
 // out += x W + b: a row (A) through W_O (A, C) and its bias.
 void addProjected(std::vector<float>& out, const std::vector<float>& x, const float* W, const float* b) {
   const int C = static_cast<int>(out.size());

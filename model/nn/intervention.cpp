@@ -75,7 +75,8 @@ std::vector<InterventionSpec> parseInterventions(std::string_view text, Ablation
     spec.cross = !what.empty() && what.front() == 'x';
     const bool whatOk = what == "mlp" ? (spec.head = -1, true) : parseInt(spec.cross ? what.substr(1) : what, spec.head);
     if (!layerOk || !whatOk)
-      throw Error("intervention '" + std::string(item) + "': expected LAYER.HEAD, LAYER.mlp or LAYER.xHEAD (a cross-attention head), e.g. 1.0,1.3,0.mlp");
+      throw Error("intervention '" + std::string(item) +
+                  "': expected LAYER.HEAD, LAYER.mlp or LAYER.xHEAD (a cross-attention head), e.g. 1.0,1.3,0.mlp");
     if (std::string problem = interventionProblem(spec, config); !problem.empty()) throw Error("intervention " + problem);
     if (std::find(specs.begin(), specs.end(), spec) == specs.end()) specs.push_back(spec);
   }

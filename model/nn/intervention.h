@@ -17,7 +17,7 @@ namespace tscope {
 class Transformer;
 
 enum class AblationKind { Zero, Mean, Patch };
-const char* ablationKindName(AblationKind kind);  // "zero", "mean", "patch"
+const char* ablationKindName(AblationKind kind);                      // "zero", "mean", "patch"
 bool ablationKindFromName(std::string_view name, AblationKind& out);  // the inverse; false for another name
 
 struct InterventionSpec {

@@ -18,14 +18,14 @@ class KVCache {
   size_t bytesUsed() const { return 2 * sizeof(float) * (size_t)L_ * length_ * C_; }
   size_t bytesPerToken() const { return 2 * sizeof(float) * (size_t)L_ * C_; }
   void clear() { length_ = 0; }
-  void truncate(int length);        // forget everything past `length`
-  void copyFrom(const KVCache& other);  // same config and capacity; copies the used rows
+  void truncate(int length);                       // forget everything past `length`
+  void copyFrom(const KVCache& other);             // same config and capacity; copies the used rows
   void advance(int tokens) { length_ += tokens; }  // called by Transformer::forward
 
  private:
   Backend* backend_;
   int L_, C_, capacity_, length_ = 0;  // C_: row width Hkv * D (= C without grouped-query attention)
-  Buffer k_, v_;  // (L, capacity, Hkv D) each
+  Buffer k_, v_;                       // (L, capacity, Hkv D) each
 };
 
 }  // namespace tscope

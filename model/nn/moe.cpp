@@ -27,12 +27,9 @@ void validateParams(int tokens, const MoeRoutingParams& params) {
   const std::string experts = std::to_string(params.experts), topK = std::to_string(params.topK);
   if (params.experts < 1) throw Error("n_experts (" + experts + ") must be at least 1");
   if (params.topK < 1) throw Error("moe_top_k (" + topK + ") must be at least 1");
-  if (params.topK > params.experts)
-    throw Error("moe_top_k (" + topK + ") must be at most n_experts (" + experts + ")");
-  if (!std::isfinite(params.capacityFactor))
-    throw Error("moe_capacity_factor (" + formatNumber(params.capacityFactor) + ") must be finite");
-  if (!std::isfinite(params.auxLossAlpha))
-    throw Error("moe_aux_loss_alpha (" + formatNumber(params.auxLossAlpha) + ") must be finite");
+  if (params.topK > params.experts) throw Error("moe_top_k (" + topK + ") must be at most n_experts (" + experts + ")");
+  if (!std::isfinite(params.capacityFactor)) throw Error("moe_capacity_factor (" + formatNumber(params.capacityFactor) + ") must be finite");
+  if (!std::isfinite(params.auxLossAlpha)) throw Error("moe_aux_loss_alpha (" + formatNumber(params.auxLossAlpha) + ") must be finite");
   if (tokens < 0) throw Error("tokens (" + std::to_string(tokens) + ") must not be negative");
 }
 
@@ -74,9 +71,8 @@ std::vector<int> routeTokenChoice(MoeRouting& routing, bool normalizeTopK) {
   for (int t = 0; t < T; ++t) {
     const float* logits = routing.routerLogits.data() + static_cast<size_t>(t) * E;
     std::iota(expertOrder.begin(), expertOrder.end(), 0);
-    std::partial_sort(expertOrder.begin(), expertOrder.begin() + k, expertOrder.end(), [&](int a, int b) {
-      return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-    });
+    std::partial_sort(expertOrder.begin(), expertOrder.begin() + k, expertOrder.end(),
+                      [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
     for (int r = 0; r < k; ++r) chosenLogits[r] = logits[expertOrder[r]];
     if (normalizeTopK) softmax(std::span<const float>(chosenLogits.data(), k), std::span<float>(chosenGates.data(), k));
     else
@@ -162,12 +158,12 @@ MoeRouting routeTokens(const std::vector<float>& routerLogits, int tokens, const
   const int E = params.experts;
   const size_t expectedSize = static_cast<size_t>(tokens) * E;
   if (routerLogits.size() != expectedSize)
-    throw Error("router logits size (" + std::to_string(routerLogits.size()) + ") must be tokens * n_experts (" +
-                std::to_string(tokens) + " * " + std::to_string(E) + " = " + std::to_string(expectedSize) + ")");
+    throw Error("router logits size (" + std::to_string(routerLogits.size()) + ") must be tokens * n_experts (" + std::to_string(tokens) + " * " +
+                std::to_string(E) + " = " + std::to_string(expectedSize) + ")");
   for (size_t i = 0; i < routerLogits.size(); ++i) {
     if (!std::isfinite(routerLogits[i]))
-      throw Error("router logit of token " + std::to_string(i / E) + ", expert " + std::to_string(i % E) +
-                  " must be finite (got " + formatNumber(routerLogits[i]) + ")");
+      throw Error("router logit of token " + std::to_string(i / E) + ", expert " + std::to_string(i % E) + " must be finite (got " +
+                  formatNumber(routerLogits[i]) + ")");
   }
 
   MoeRouting routing;

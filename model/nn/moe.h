@@ -12,11 +12,11 @@
 namespace tscope {
 
 struct MoeRoutingParams {
-  int experts = 8;                  // E
-  int topK = 2;                     // k: experts per token (token choice); average experts per token (expert choice)
-  double capacityFactor = 1.25;     // <= 0: no capacity limit (token choice only)
-  bool expertChoice = false;        // experts pick their top tokens instead of tokens picking experts
-  double auxLossAlpha = 0.01;       // alpha of the load-balancing loss
+  int experts = 8;               // E
+  int topK = 2;                  // k: experts per token (token choice); average experts per token (expert choice)
+  double capacityFactor = 1.25;  // <= 0: no capacity limit (token choice only)
+  bool expertChoice = false;     // experts pick their top tokens instead of tokens picking experts
+  double auxLossAlpha = 0.01;    // alpha of the load-balancing loss
   // Token choice: true = gates softmax over the k chosen logits (sum 1); false = the full softmax's
   // probabilities of the k chosen experts, unrenormalised (Qwen1.5-MoE's norm_topk_prob false).
   bool normalizeTopK = true;
@@ -44,15 +44,15 @@ struct MoeAssignment {
 
 struct MoeRouting {
   int tokens = 0, experts = 0, topK = 0, capacity = 0;  // capacity -1 = unlimited
-  std::vector<float> routerLogits;        // (T, E) as given
-  std::vector<float> routerProbs;         // (T, E) softmax over all experts
-  std::vector<MoeAssignment> assignments; // token choice: T * k in (token, rank) order; expert choice: by (expert, pick order)
-  std::vector<int> load;                  // (E) assignments kept (not dropped) per expert
-  std::vector<float> fraction;            // (E) f_i: fraction of routed assignments sent to expert i (before drops; sums to 1)
-  std::vector<float> meanProb;            // (E) P_i: mean router probability of expert i over tokens
-  float auxLoss = 0;                      // alpha * E * sum_i f_i * P_i  (= alpha under uniform routing)
-  std::vector<int> droppedTokens;         // tokens with no kept assignment (they pass through on the residual)
-  std::vector<float> sharedExpertGates;   // (T) models with a shared expert: its sigmoid gate per token (filled by the forward); else empty
+  std::vector<float> routerLogits;                      // (T, E) as given
+  std::vector<float> routerProbs;                       // (T, E) softmax over all experts
+  std::vector<MoeAssignment> assignments;               // token choice: T * k in (token, rank) order; expert choice: by (expert, pick order)
+  std::vector<int> load;                                // (E) assignments kept (not dropped) per expert
+  std::vector<float> fraction;                          // (E) f_i: fraction of routed assignments sent to expert i (before drops; sums to 1)
+  std::vector<float> meanProb;                          // (E) P_i: mean router probability of expert i over tokens
+  float auxLoss = 0;                                    // alpha * E * sum_i f_i * P_i  (= alpha under uniform routing)
+  std::vector<int> droppedTokens;                       // tokens with no kept assignment (they pass through on the residual)
+  std::vector<float> sharedExpertGates;  // (T) models with a shared expert: its sigmoid gate per token (filled by the forward); else empty
 };
 
 // Routes T tokens given their router logits (T, E) row-major. Token choice assigns in token

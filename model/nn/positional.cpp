@@ -26,9 +26,7 @@ void require(bool ok, const char* function, const char* what, Value got) {
   throw Error(message.str());
 }
 
-void requireBase(double base, const char* function) {
-  require(std::isfinite(base) && base > 0, function, "base must be a finite number > 0", base);
-}
+void requireBase(double base, const char* function) { require(std::isfinite(base) && base > 0, function, "base must be a finite number > 0", base); }
 
 // The angular frequency of pair i in a vector of d values: base^(-2i/d). Position t turns the
 // pair by t times this (sinusoidal: the argument of sin/cos; RoPE: the rotation angle).
@@ -78,10 +76,10 @@ std::vector<double> ropeInverseFrequencies(int d, double base, const RopeScaling
     require(scaling.lowFreqFactor > 0 && scaling.highFreqFactor > scaling.lowFreqFactor && std::isfinite(scaling.highFreqFactor),
             "ropeInverseFrequencies", "the frequency factors need 0 < lowFreqFactor < highFreqFactor, finite; highFreqFactor",
             scaling.highFreqFactor);
-    require(std::isfinite(scaling.originalContext) && scaling.originalContext > 0, "ropeInverseFrequencies",
-            "the original context must be > 0", scaling.originalContext);
+    require(std::isfinite(scaling.originalContext) && scaling.originalContext > 0, "ropeInverseFrequencies", "the original context must be > 0",
+            scaling.originalContext);
   }
-  const double slowestKept = scaling.originalContext / scaling.highFreqFactor;  // wavelengths below: unchanged
+  const double slowestKept = scaling.originalContext / scaling.highFreqFactor;   // wavelengths below: unchanged
   const double fastestScaled = scaling.originalContext / scaling.lowFreqFactor;  // wavelengths above: divided by factor
   std::vector<double> frequencies(d / 2);
   for (int i = 0; i < d / 2; ++i) {
@@ -102,8 +100,7 @@ std::vector<double> ropeInverseFrequencies(int d, double base, const RopeScaling
 
 RopeScaling ropeScalingOf(const ModelConfig& config) {
   if (!config.hasRopeScaling()) return {};
-  return {config.rope_scaling_factor, config.rope_low_freq_factor, config.rope_high_freq_factor,
-          static_cast<double>(config.rope_original_context)};
+  return {config.rope_scaling_factor, config.rope_low_freq_factor, config.rope_high_freq_factor, static_cast<double>(config.rope_original_context)};
 }
 
 std::vector<double> ropeInverseFrequencies(const ModelConfig& config) {
@@ -134,8 +131,7 @@ void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0
   require(T >= 0, "applyRope", "T must be >= 0", T);
   require(nHeads >= 1, "applyRope", "nHeads must be >= 1", nHeads);
   require(headDim >= 2 && headDim % 2 == 0, "applyRope", "headDim must be even and >= 2", headDim);
-  require(static_cast<int64_t>(rowStride) >= static_cast<int64_t>(nHeads) * headDim, "applyRope",
-          "rowStride must be >= nHeads * headDim", rowStride);
+  require(static_cast<int64_t>(rowStride) >= static_cast<int64_t>(nHeads) * headDim, "applyRope", "rowStride must be >= nHeads * headDim", rowStride);
   require(pos0 >= 0, "applyRope", "pos0 must be >= 0", pos0);
   if (!frequencies) requireBase(base, "applyRope");
   require(x != nullptr || T == 0, "applyRope", "x must not be null", "null");

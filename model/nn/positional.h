@@ -50,8 +50,7 @@ std::vector<float> ropeAngles(int T, const std::vector<double>& frequencies);
 void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0, double base, bool inverse = false);
 // The same with pair i turning by pos * frequencies[i] (headDim/2 values, e.g.
 // ropeInverseFrequencies; scaled RoPE); null frequencies: base^(-2i/headDim), as above.
-void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0, double base, const double* frequencies,
-               bool inverse = false);
+void applyRope(float* x, int T, int nHeads, int headDim, int rowStride, int pos0, double base, const double* frequencies, bool inverse = false);
 
 // (H): ALiBi head slopes. For H a power of two, m_h = 2^(-8h/H), h = 1..H; otherwise the slopes
 // of the next lower power of two n, followed by the 1st, 3rd, 5th, ... slopes of 2n until there

@@ -28,7 +28,6 @@ std::optional<int> Trace::inputIndex(int layer) const {
 
 size_t layerMapBytes(int H, int T, int Tk) { return 2 * sizeof(float) * (size_t)H * T * Tk; }
 
-
 int Trace::internalIndex(int layer) const {
   auto it = std::find(internalLayers.begin(), internalLayers.end(), layer);
   return it == internalLayers.end() ? -1 : static_cast<int>(it - internalLayers.begin());
@@ -47,9 +46,11 @@ int Trace::rowOf(int t) const {
 
 std::vector<RowArray> rowArrays(const Trace& t) {
   const size_t L = t.L, Li = t.internalLayers.size(), C = t.C, A = t.A;
-  return {{&Trace::embedded, 1, C},    {&Trace::headMix, L, A}, {&Trace::crossMix, L, A},      {&Trace::mlpOut, L, C},
-          {&Trace::finalResid, 1, C},  {&Trace::q, Li * t.H, (size_t)t.D}, {&Trace::attnOut, Li, C},
-          {&Trace::normMean, Li * 2, 1}, {&Trace::normRstd, Li * 2, 1}, {&Trace::mlpPre, Li, (size_t)t.F},
+  return {{&Trace::embedded, 1, C},           {&Trace::headMix, L, A},
+          {&Trace::crossMix, L, A},           {&Trace::mlpOut, L, C},
+          {&Trace::finalResid, 1, C},         {&Trace::q, Li * t.H, (size_t)t.D},
+          {&Trace::attnOut, Li, C},           {&Trace::normMean, Li * 2, 1},
+          {&Trace::normRstd, Li * 2, 1},      {&Trace::mlpPre, Li, (size_t)t.F},
           {&Trace::mlpGate, Li, (size_t)t.F}, {&Trace::mlpPost, Li, (size_t)t.F}};
 }
 

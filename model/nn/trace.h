@@ -14,11 +14,11 @@
 namespace tscope {
 
 struct TraceOptions {
-  bool attention = true;        // probabilities and pre-softmax scores of captured layers
-  bool residuals = true;        // residual stream after attention and after the MLP
-  int logitLensTopK = 5;        // top tokens per (layer, position); 0 = no logit lens
+  bool attention = true;           // probabilities and pre-softmax scores of captured layers
+  bool residuals = true;           // residual stream after attention and after the MLP
+  int logitLensTopK = 5;           // top tokens per (layer, position); 0 = no logit lens
   bool logitLensLastOnly = false;  // lens only at the last new position (cheap for big vocabularies)
-  std::vector<int> layers;      // layers to capture; empty = all
+  std::vector<int> layers;         // layers to capture; empty = all
   // The layer looked at (the panels' selected layer): the capture plan takes it first, then its
   // neighbours outward, then the rest as the memory cap allows (planCapture). -1 = from layer 0.
   int focusLayer = -1;
@@ -47,11 +47,11 @@ struct TraceOptions {
 };
 
 struct Trace {
-  int T = 0;      // new tokens in this forward
-  int Tk = 0;     // keys each query could see at most (pos0 + T)
-  int pos0 = 0;   // tokens already in the KV cache before this forward
+  int T = 0;     // new tokens in this forward
+  int Tk = 0;    // keys each query could see at most (pos0 + T)
+  int pos0 = 0;  // tokens already in the KV cache before this forward
   int L = 0, H = 0, C = 0, V = 0;
-  int A = 0;  // H * D: the concatenated heads' width (= C unless the config sets head_dim)
+  int A = 0;                          // H * D: the concatenated heads' width (= C unless the config sets head_dim)
   std::vector<int> tokens;            // (T) the new token ids
   std::vector<int> layers;            // (Lc) captured layer indices, ascending
   std::vector<float> attn;            // (Lc, H, T, Tk) post-softmax probabilities (0 where masked)
@@ -60,54 +60,54 @@ struct Trace {
   std::vector<float> residAfterMlp;   // (Lc, T, C) residual stream after the block
   std::vector<float> residNorm;       // (L + 1, T) L2 norm: after the embedding, then after each block
   int lensK = 0;
-  std::vector<int> lensPositions;     // (P) positions 0..T-1 the logit lens covers
-  std::vector<int> lensIds;           // (L, P, K) top-K ids of softmax(unembed(ln_f(resid))), every layer (not capped: P K per layer)
-  std::vector<float> lensProbs;       // (L, P, K) their probabilities
+  std::vector<int> lensPositions;  // (P) positions 0..T-1 the logit lens covers
+  std::vector<int> lensIds;        // (L, P, K) top-K ids of softmax(unembed(ln_f(resid))), every layer (not capped: P K per layer)
+  std::vector<float> lensProbs;    // (L, P, K) their probabilities
   // Layers whose maps the memory cap left out, when one layer's maps fit under it: their attention
   // inputs, so Transformer::layerMaps computes one of them alone with the forward's own attention
   // call (the Attention panel's selected layer) without running the prompt again.
-  int QKV = 0;                        // A + 2 Hkv D
-  std::vector<int> inputLayers;       // (Li) ascending, none of them in `layers`
-  std::vector<float> attnInputs;      // (Li, T, QKV) q | k | v after the projection (and q/k norm), before RoPE
-  std::vector<float> logits;          // (T or 1, V) as returned by the forward
+  int QKV = 0;                    // A + 2 Hkv D
+  std::vector<int> inputLayers;   // (Li) ascending, none of them in `layers`
+  std::vector<float> attnInputs;  // (Li, T, QKV) q | k | v after the projection (and q/k norm), before RoPE
+  std::vector<float> logits;      // (T or 1, V) as returned by the forward
   // The rows R the components and per-row internals hold (options.componentRows): their positions
   // in the whole sequence, ascending (pos0 + t for row t of this forward); rowIndex() finds one.
-  std::vector<int> rowPositions;      // (R)
+  std::vector<int> rowPositions;  // (R)
   // Components (options.components), every layer:
-  std::vector<float> embedded;        // (R, C) token + position embedding (the residual entering layer 0)
-  std::vector<float> headMix;         // (L, R, A) every head's output before W_O, concatenated (head h: columns h D .. h D + D - 1)
-  std::vector<float> crossMix;        // (L, R, A) encoder-decoder models: every cross-attention head's output before its W_O
-  std::vector<float> mlpOut;          // (L, R, C) the feed-forward sublayer's output before the residual add (0: attention-only)
-  std::vector<float> finalResid;      // (R, C) the residual after the last block (the final norm's input)
+  std::vector<float> embedded;    // (R, C) token + position embedding (the residual entering layer 0)
+  std::vector<float> headMix;     // (L, R, A) every head's output before W_O, concatenated (head h: columns h D .. h D + D - 1)
+  std::vector<float> crossMix;    // (L, R, A) encoder-decoder models: every cross-attention head's output before its W_O
+  std::vector<float> mlpOut;      // (L, R, C) the feed-forward sublayer's output before the residual add (0: attention-only)
+  std::vector<float> finalResid;  // (R, C) the residual after the last block (the final norm's input)
   // Internals (options.internalLayers), captured layers Li ascending:
-  std::vector<int> internalLayers;    // (Li) layer indices
-  int D = 0, Hkv = 0, F = 0;          // head width, key/value heads, MLP hidden width
-  std::vector<float> q;               // (Li, H, R, D) queries as compared with the keys (after RoPE; not scaled)
-  std::vector<float> k;               // (Li, Hkv, Tk, D) every key the queries could see (after RoPE), from the KV cache
-  std::vector<float> v;               // (Li, Hkv, Tk, D) every value
-  std::vector<float> attnOut;         // (Li, R, C) the attention sublayer's output after W_O (its bias included)
-  std::vector<float> normMean;        // (Li, 2, R) mean over C of each norm's input (ln_1, then ln_2)
-  std::vector<float> normRstd;        // (Li, 2, R) 1 / sqrt(var + eps) (LayerNorm) or 1 / sqrt(mean square + eps) (RMSNorm)
-  std::vector<float> mlpPre;          // (Li, R, F) dense MLP: x W_fc + b_fc before the nonlinearity (empty for MoE / attention-only)
-  std::vector<float> mlpGate;         // (Li, R, F) SwiGLU only: the gate's pre-activation x W_gate + b_gate
-  std::vector<float> mlpPost;         // (Li, R, F) after the nonlinearity (SwiGLU: silu(gate) * up), the input of c_proj
+  std::vector<int> internalLayers;  // (Li) layer indices
+  int D = 0, Hkv = 0, F = 0;        // head width, key/value heads, MLP hidden width
+  std::vector<float> q;             // (Li, H, R, D) queries as compared with the keys (after RoPE; not scaled)
+  std::vector<float> k;             // (Li, Hkv, Tk, D) every key the queries could see (after RoPE), from the KV cache
+  std::vector<float> v;             // (Li, Hkv, Tk, D) every value
+  std::vector<float> attnOut;       // (Li, R, C) the attention sublayer's output after W_O (its bias included)
+  std::vector<float> normMean;      // (Li, 2, R) mean over C of each norm's input (ln_1, then ln_2)
+  std::vector<float> normRstd;      // (Li, 2, R) 1 / sqrt(var + eps) (LayerNorm) or 1 / sqrt(mean square + eps) (RMSNorm)
+  std::vector<float> mlpPre;        // (Li, R, F) dense MLP: x W_fc + b_fc before the nonlinearity (empty for MoE / attention-only)
+  std::vector<float> mlpGate;       // (Li, R, F) SwiGLU only: the gate's pre-activation x W_gate + b_gate
+  std::vector<float> mlpPost;       // (Li, R, F) after the nonlinearity (SwiGLU: silu(gate) * up), the input of c_proj
   // Encoder-decoder models: the decoder's cross-attention over the S source rows last encoded.
-  int S = 0;                          // source rows (0: decoder-only)
-  std::vector<float> cross;           // (Lc, H, T, S) post-softmax cross-attention of the captured layers (options.attention)
-  std::vector<MoeRouting> moe;        // (L) routing of every mixture-of-experts layer (empty for dense layers)
-  float moeAuxLoss = 0;               // sum over layers of the load-balancing loss
-  double forwardMs = 0;               // wall time of the forward, capture included
-  bool truncated = false;             // some requested layers were left out by the memory cap
-  std::string note;                   // why, when truncated
+  int S = 0;                    // source rows (0: decoder-only)
+  std::vector<float> cross;     // (Lc, H, T, S) post-softmax cross-attention of the captured layers (options.attention)
+  std::vector<MoeRouting> moe;  // (L) routing of every mixture-of-experts layer (empty for dense layers)
+  float moeAuxLoss = 0;         // sum over layers of the load-balancing loss
+  double forwardMs = 0;         // wall time of the forward, capture included
+  bool truncated = false;       // some requested layers were left out by the memory cap
+  std::string note;             // why, when truncated
 
   // Index into `layers` of a captured layer; nullopt when the layer's maps were not captured (never
   // another layer's index: a caller says why, or asks for the layer).
   std::optional<int> capturedIndex(int layer) const;
   std::optional<int> inputIndex(int layer) const;  // index into `inputLayers`
-  int internalIndex(int layer) const;  // index into `internalLayers`, or -1
-  int rowIndex(int position) const;    // index into `rowPositions` of a position in the whole sequence, or -1
+  int internalIndex(int layer) const;              // index into `internalLayers`, or -1
+  int rowIndex(int position) const;                // index into `rowPositions` of a position in the whole sequence, or -1
   int R() const { return static_cast<int>(rowPositions.size()); }
-  int rowOf(int t) const;              // rowIndex(pos0 + t) for row t of this trace; throws tscope::Error when not kept
+  int rowOf(int t) const;  // rowIndex(pos0 + t) for row t of this trace; throws tscope::Error when not kept
   const float* attnMap(int layerIndex, int head) const { return attn.data() + ((size_t)layerIndex * H + head) * T * Tk; }
   const float* crossMap(int layerIndex, int head) const { return cross.data() + ((size_t)layerIndex * H + head) * T * S; }
   const float* scoreMap(int layerIndex, int head) const { return scores.data() + ((size_t)layerIndex * H + head) * T * Tk; }
@@ -115,11 +115,11 @@ struct Trace {
 
 // What Transformer::encode records of an encoder-decoder model's encoder.
 struct EncoderTrace {
-  int S = 0, L = 0, H = 0;          // source rows, encoder layers, heads
-  std::vector<int> tokens;          // (S) the source ids
-  std::vector<float> attn;          // (L, H, S, S) every encoder layer's self-attention probabilities (bidirectional)
-  std::vector<MoeRouting> moe;      // (L) routing of mixture-of-experts encoder layers (empty for dense ones)
-  double encodeMs = 0;              // wall time of the encoder and the cross keys / values
+  int S = 0, L = 0, H = 0;      // source rows, encoder layers, heads
+  std::vector<int> tokens;      // (S) the source ids
+  std::vector<float> attn;      // (L, H, S, S) every encoder layer's self-attention probabilities (bidirectional)
+  std::vector<MoeRouting> moe;  // (L) routing of mixture-of-experts encoder layers (empty for dense ones)
+  double encodeMs = 0;          // wall time of the encoder and the cross keys / values
   const float* attnMap(int layer, int head) const { return attn.data() + ((size_t)layer * H + head) * S * S; }
 };
 
@@ -141,7 +141,6 @@ void planCapture(Trace& trace, const TraceOptions& options, const ModelConfig& c
 // Bytes of one layer's attention maps (probabilities and scores, H x T x Tk floats each).
 size_t layerMapBytes(int H, int T, int Tk);
 
-
 // The attention maps (probabilities and scores) of a prompt's T tokens over Tk = T keys, stored as
 // immutable row pieces shared between copies: an edit keeps the pieces of the unchanged prefix
 // (cut to it without copying) and appends the rows it computed. A piece holds rows
@@ -153,7 +152,7 @@ class AttentionRows {
   bool empty() const { return pieces_.empty(); }
   int rows() const { return pieces_.empty() ? 0 : pieces_.back().firstRow + pieces_.back().rows; }  // T = Tk
   int heads() const { return H_; }
-  int layers() const { return Lc_; }   // captured layers
+  int layers() const { return Lc_; }  // captured layers
   size_t pieceCount() const { return pieces_.size(); }
 
   // Takes the maps out of a forward's trace (rows trace.pos0 .. pos0 + T - 1, which must follow

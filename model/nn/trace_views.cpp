@@ -41,15 +41,13 @@ std::vector<float> meanOverHeads(const AttentionRows& maps, int layerIndex, bool
 }
 
 KvGroup kvGroupOf(const ModelConfig& config, int head) {
-  if (head < 0 || head >= config.n_head)
-    throw Error("head " + std::to_string(head) + " is outside 0.." + std::to_string(config.n_head - 1));
+  if (head < 0 || head >= config.n_head) throw Error("head " + std::to_string(head) + " is outside 0.." + std::to_string(config.n_head - 1));
   const int perGroup = config.n_head / config.kvHeads();  // query heads per key/value head (validated to divide)
   const int kvHead = head / perGroup;
   return {kvHead, kvHead * perGroup, kvHead * perGroup + perGroup - 1};
 }
 
-std::vector<float> attentionShown(const AttentionRows& maps, const ModelConfig& config, int layerIndex, int head, bool average,
-                                  bool scores) {
+std::vector<float> attentionShown(const AttentionRows& maps, const ModelConfig& config, int layerIndex, int head, bool average, bool scores) {
   std::vector<float> m = average ? meanOverHeads(maps, layerIndex, scores) : maps.map(layerIndex, head, scores);
   if (!scores) hideMasked(m, attentionMask(config, maps.rows(), maps.rows()));
   return m;
@@ -79,7 +77,8 @@ std::vector<float> crossAttentionShown(const Trace& trace, int layerIndex, int h
   const int captured = static_cast<int>(trace.layers.size());
   if (trace.S == 0 || trace.cross.size() != static_cast<size_t>(captured) * trace.H * cells)
     throw Error("the trace holds no cross-attention (a decoder-only model, or maps not captured)");
-  if (layerIndex < 0 || layerIndex >= captured) throw Error("captured layer " + std::to_string(layerIndex) + " is outside 0.." + std::to_string(captured - 1));
+  if (layerIndex < 0 || layerIndex >= captured)
+    throw Error("captured layer " + std::to_string(layerIndex) + " is outside 0.." + std::to_string(captured - 1));
   if (!average && (head < 0 || head >= trace.H)) throw Error("head " + std::to_string(head) + " is outside 0.." + std::to_string(trace.H - 1));
   return oneHeadOrMean(trace.crossMap(layerIndex, 0), trace.H, cells, head, average);
 }
@@ -95,7 +94,8 @@ std::vector<float> encoderAttentionShown(const EncoderTrace& encoder, int layer,
 std::vector<float> sequenceTokenProbabilities(std::span<const float> logits, std::span<const int> ids, int V) {
   const size_t T = ids.size();
   if (V <= 0 || logits.size() != T * static_cast<size_t>(V))
-    throw Error("sequenceTokenProbabilities: " + std::to_string(logits.size()) + " logits for " + std::to_string(T) + " rows of " + std::to_string(V));
+    throw Error("sequenceTokenProbabilities: " + std::to_string(logits.size()) + " logits for " + std::to_string(T) + " rows of " +
+                std::to_string(V));
   std::vector<float> probabilities;
   for (size_t t = 0; t + 1 < T; ++t) {
     const int next = ids[t + 1];

@@ -35,8 +35,7 @@ KvGroup kvGroupOf(const ModelConfig& config, int head);
 
 // (T, T) what the Attention panel shows: one head or the mean over heads; probabilities with the
 // masked cells NaN, or scores with them -inf.
-std::vector<float> attentionShown(const AttentionRows& maps, const ModelConfig& config, int layerIndex, int head, bool average,
-                                  bool scores);
+std::vector<float> attentionShown(const AttentionRows& maps, const ModelConfig& config, int layerIndex, int head, bool average, bool scores);
 
 // (T, T) a copy of one head's probabilities `map` over a prompt of T tokens with the masked cells NaN.
 std::vector<float> probabilitiesShown(const float* map, int T, const ModelConfig& config);
@@ -111,8 +110,8 @@ struct LogitAttribution {
   // their rows of the cross-attention's W_O, and that W_O's bias.
   std::vector<float> crossHeads;  // (L, H)
   std::vector<float> crossBias;   // (L)
-  float normBias = 0;           // the final norm's bias (0 without one)
-  double sum() const;           // every part: equals the logit
+  float normBias = 0;             // the final norm's bias (0 without one)
+  double sum() const;             // every part: equals the logit
 };
 LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weights, int position, int token);
 

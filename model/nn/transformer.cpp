@@ -16,8 +16,7 @@
 
 namespace tscope {
 
-Transformer::Transformer(const Weights& weights, Backend& backend)
-    : config_(weights.config()), backend_(&backend), block_(config_, backend) {
+Transformer::Transformer(const Weights& weights, Backend& backend) : config_(weights.config()), backend_(&backend), block_(config_, backend) {
   // On the host the forward reads the weights where they are (the owned arena or the mapped file).
   // A device gets one copy in its memory; the host pages are left to the page cache: mapped file
   // pages are clean, so the kernel drops them under memory pressure without writing anything.
@@ -167,9 +166,7 @@ double l2norm(const float* x, int n) {
 
 }  // namespace
 
-AttentionShape Transformer::attentionShape(int T, int pos0, const KVCache& cache) const {
-  return block_.attentionShape(T, pos0, cache.capacity());
-}
+AttentionShape Transformer::attentionShape(int T, int pos0, const KVCache& cache) const { return block_.attentionShape(T, pos0, cache.capacity()); }
 
 void Transformer::recordNorms(Trace* trace, int slot, int T) {
   if (!trace) return;
@@ -297,8 +294,7 @@ bool Transformer::runBlocks(int T, const AttentionShape& shape, KVCache& cache, 
 }
 
 // Sizes `trace` for a forward of T new tokens after pos0 cached ones, and the scratch its capture needs.
-void Transformer::prepareTrace(Trace& trace, const TraceOptions& options, int T, int pos0, bool allPositions,
-                               const AttentionShape& shape) {
+void Transformer::prepareTrace(Trace& trace, const TraceOptions& options, int T, int pos0, bool allPositions, const AttentionShape& shape) {
   const int C = config_.n_embd, H = config_.n_head, V = config_.vocab_size, L = config_.n_layer;
   const int D = config_.headDim(), Hkv = config_.kvHeads(), F = config_.dFF();
   trace = Trace{};
@@ -403,8 +399,8 @@ void Transformer::prepareTrace(Trace& trace, const TraceOptions& options, int T,
   }
 }
 
-void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vector<float>& logits, bool allPositions,
-                          Trace* trace, const TraceOptions& options) {
+void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vector<float>& logits, bool allPositions, Trace* trace,
+                          const TraceOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   const int T = static_cast<int>(tokens.size());
   const int C = config_.n_embd, V = config_.vocab_size;

@@ -43,8 +43,8 @@ class Transformer {
   // Runs `tokens` after what `cache` holds and appends them to it. Writes logits (T, V) for every
   // new position when allPositions, else (1, V) for the last one. Throws tscope::Error for an
   // out-of-range id or when the context would overflow. Fills `trace` when given.
-  void forward(std::span<const int> tokens, KVCache& cache, std::vector<float>& logits, bool allPositions,
-               Trace* trace = nullptr, const TraceOptions& traceOptions = {});
+  void forward(std::span<const int> tokens, KVCache& cache, std::vector<float>& logits, bool allPositions, Trace* trace = nullptr,
+               const TraceOptions& traceOptions = {});
 
   // Encoder-decoder models (docs/ENCODER_DECODER.md): runs the encoder over `source` and keeps
   // every decoder layer's cross-attention keys and values of its output; forward() reads them (so
@@ -96,8 +96,7 @@ class Transformer {
  private:
   void ensureScratch(int T);
   AttentionShape attentionShape(int T, int pos0, const KVCache& cache) const;
-  bool runBlocks(int T, const AttentionShape& shape, KVCache& cache, Trace* trace, const TraceOptions& options,
-                 const LayerCallback* callback);
+  bool runBlocks(int T, const AttentionShape& shape, KVCache& cache, Trace* trace, const TraceOptions& options, const LayerCallback* callback);
   void recordNorms(Trace* trace, int slot, int T);
   void prepareTrace(Trace& trace, const TraceOptions& options, int T, int pos0, bool allPositions, const AttentionShape& shape);
   void captureInternals(Trace& trace, int layer, KVCache& cache);
@@ -112,14 +111,14 @@ class Transformer {
 
   ModelConfig config_;
   Backend* backend_;
-  Buffer ownedWeights_;                 // device copy when the backend is not host memory
-  const float* wte_ = nullptr;          // (V, C)
-  const float* unembedding_ = nullptr;  // (V, C): wte or lm_head
-  HalfMatrix wteHalf_, unembeddingHalf_;  // the same (V, C) kept as halves (16-bit checkpoints on the host)
-  const float* positions_ = nullptr;    // (n_positions, C): learned wpe (block_'s table when sinusoidal); null otherwise
+  Buffer ownedWeights_;                    // device copy when the backend is not host memory
+  const float* wte_ = nullptr;             // (V, C)
+  const float* unembedding_ = nullptr;     // (V, C): wte or lm_head
+  HalfMatrix wteHalf_, unembeddingHalf_;   // the same (V, C) kept as halves (16-bit checkpoints on the host)
+  const float* positions_ = nullptr;       // (n_positions, C): learned wpe (block_'s table when sinusoidal); null otherwise
   std::vector<ConstLayerWeights> layers_;  // pointers into backend memory
-  const float* lnfWeight_ = nullptr;    // (C) pre-norm only
-  const float* lnfBias_ = nullptr;      // (C)
+  const float* lnfWeight_ = nullptr;       // (C) pre-norm only
+  const float* lnfBias_ = nullptr;         // (C)
   BlockForward block_;
   // Encoder-decoder models only: the encoder stack and what encode() leaves for the decoder.
   std::optional<BlockForward> encoderBlock_;  // the encoder's blocks (bidirectional)
@@ -141,13 +140,13 @@ class Transformer {
   // Activations for up to scratchT_ tokens (grown on demand, never in the decode loop).
   int scratchT_ = 0;
   int scratchGeneration_ = 0;  // bumped when the scratch buffers are reallocated
-  Buffer residual_;    // (T, C)
-  Buffer normed_;      // (T, C)
-  Buffer qkv_;         // (T, C + 2 Hkv D)
-  Buffer attnOut_;     // (T, C)
-  Buffer projected_;   // (T, C)
-  Buffer hidden_;      // (T, F)
-  Buffer gate_;        // (T, F) SwiGLU only
+  Buffer residual_;            // (T, C)
+  Buffer normed_;              // (T, C)
+  Buffer qkv_;                 // (T, C + 2 Hkv D)
+  Buffer attnOut_;             // (T, C)
+  Buffer projected_;           // (T, C)
+  Buffer hidden_;              // (T, F)
+  Buffer gate_;                // (T, F) SwiGLU only
   // Rows the logits buffer holds: the largest T seen, but no more than kUnembedChunkBytes of
   // logits, and at least the few rows of one joint lens + logits pass (the CPU backend's multi-row
   // GEMV handles up to that many rows).
@@ -163,11 +162,11 @@ class Transformer {
   // Internals (trace only): the layer's input, x + attention and mid + MLP (post-norm), the
   // attention output after W_O, the activated MLP hidden.
   Buffer residIn_, sum1_, sum2_, attnProjected_, activated_;
-  std::vector<int> captureRows_;        // (R) trace only: the rows t of this forward whose components and internals are kept
-  std::vector<float> hostRows_;         // (R QKV or Tk Hkv D) trace only: rows downloaded for the internals
-  std::vector<float> hostRow_;          // (rows, V) logit-lens logits on the host
-  std::vector<int> lensOrder_;          // (V) token ids ranked by the lens top-K selection
-  std::vector<float> hostResidual_;     // (T, C) trace only: residual norms on the host
+  std::vector<int> captureRows_;     // (R) trace only: the rows t of this forward whose components and internals are kept
+  std::vector<float> hostRows_;      // (R QKV or Tk Hkv D) trace only: rows downloaded for the internals
+  std::vector<float> hostRow_;       // (rows, V) logit-lens logits on the host
+  std::vector<int> lensOrder_;       // (V) token ids ranked by the lens top-K selection
+  std::vector<float> hostResidual_;  // (T, C) trace only: residual norms on the host
   // What the recorded decode step baked in (decodeRecorded records again when it changes).
   struct RecordedStep {
     const float* cacheKeys = nullptr;
@@ -177,7 +176,7 @@ class Transformer {
     int topK = 0;
     float topP = 0;
     bool greedy = false;
-    int scratchGeneration = 0;   // ensureScratch() reallocations
+    int scratchGeneration = 0;      // ensureScratch() reallocations
     uint64_t backendRecording = 0;  // the backend's recordingCount() just after this recording
     bool operator==(const RecordedStep&) const = default;
   };

@@ -9,8 +9,10 @@
 
 namespace tscope {
 
-bool Transformer::canRecordSteps() const { return backend_->canRecordSteps() && !config_.isMoe() && !config_.isEncoderDecoder() && interventions_.empty() && !variant_ &&
-                                                 !config_.hasVariantAttention(); }
+bool Transformer::canRecordSteps() const {
+  return backend_->canRecordSteps() && !config_.isMoe() && !config_.isEncoderDecoder() && interventions_.empty() && !variant_ &&
+         !config_.hasVariantAttention();
+}
 
 // One decode step as backend ops reading the token and position from the backend's step state:
 // the same blocks as forward(), then the unembedding and the sampler. Recorded once per cache and
@@ -38,8 +40,8 @@ std::vector<int> Transformer::decodeRecorded(KVCache& cache, int token, int coun
   // The recording bakes in the cache's memory, the sampling settings and the buffers: record again
   // when any of them changed. The first step then runs unrecorded (it sizes every scratch area the
   // recording will use, since nothing may grow while recording) and is a real step.
-  RecordedStep key{cache.keys(0), cache.values(0), cache.capacity(), params.temperature, params.topK, params.topP, params.greedy, scratchGeneration_,
-                   backend_->recordingCount()};
+  RecordedStep key{cache.keys(0), cache.values(0), cache.capacity(),   params.temperature,        params.topK,
+                   params.topP,   params.greedy,   scratchGeneration_, backend_->recordingCount()};
   backend_->setStep(token, cache.length(), rng);
   if (!(recorded_ == key)) {
     recorded_ = RecordedStep{};

@@ -54,8 +54,7 @@ void Transformer::unembed(Trace* trace, const float* finalIn, int rows, std::vec
     }
     if (end > lensRows) {  // final rows [max(first, lensRows), end)
       const int from = std::max(first, lensRows);
-      backend_->download(logits.data() + (size_t)(from - lensRows) * V, logitsBuf_.data() + (size_t)(from - first) * V,
-                         (size_t)(end - from) * V);
+      backend_->download(logits.data() + (size_t)(from - lensRows) * V, logitsBuf_.data() + (size_t)(from - first) * V, (size_t)(end - from) * V);
     }
   }
 }

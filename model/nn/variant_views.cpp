@@ -23,7 +23,7 @@ HeadQkv traceHeadQkv(const Trace& trace, const ModelConfig& config, int layer, i
   const size_t D = trace.D;
   const int kvHead = head / (trace.H / trace.Hkv);
   HeadQkv qkv;
-  qkv.q = trace.q.data() + ((size_t)li * trace.H + head) * R * D;        // (R = Tk, D)
+  qkv.q = trace.q.data() + ((size_t)li * trace.H + head) * R * D;       // (R = Tk, D)
   qkv.k = trace.k.data() + ((size_t)li * trace.Hkv + kvHead) * Tk * D;  // (Tk, D)
   qkv.v = trace.v.data() + ((size_t)li * trace.Hkv + kvHead) * Tk * D;  // (Tk, D)
   qkv.n = trace.Tk;

@@ -20,7 +20,7 @@ HeadQkv traceHeadQkv(const Trace& trace, const ModelConfig& config, int layer, i
 
 // The next-token distribution with exact attention against the one with a variant in place.
 struct DistributionShift {
-  double kl = 0;                        // KL(exact || variant) in nats: sum p log(p / q) over the vocabulary
+  double kl = 0;                         // KL(exact || variant) in nats: sum p log(p / q) over the vocabulary
   std::vector<TokenProbability> before;  // the `top` most likely tokens with exact attention
   std::vector<TokenProbability> after;   // and with the variant
 };

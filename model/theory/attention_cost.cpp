@@ -18,23 +18,18 @@ VariantComplexity complexityOf(AttentionVariant variant) {
     case AttentionVariant::Exact:
       return {variant, "O(n^2 d)", "O(n^2)", true, 2, 2, "~4k", "short sequences; the reference every variant is checked against"};
     case AttentionVariant::Flash:
-      return {variant, "O(n^2 d)", "O(n)", true, 2, 1, "64k+",
-              "exact attention for long contexts: tiles on chip, fewer slow-memory (HBM) trips"};
+      return {variant, "O(n^2 d)", "O(n)", true, 2, 1, "64k+", "exact attention for long contexts: tiles on chip, fewer slow-memory (HBM) trips"};
     case AttentionVariant::Window:
-      return {variant, "O(n w d)", "O(n w)", false, 1, 1, "unbounded (fixed w)",
-              "local context (Longformer, Mistral); depth widens the receptive field"};
+      return {
+          variant, "O(n w d)", "O(n w)", false, 1, 1, "unbounded (fixed w)", "local context (Longformer, Mistral); depth widens the receptive field"};
     case AttentionVariant::Lsh:
-      return {variant, "O(n log n d)", "O(n c)", false, 1, 1, "64k",
-              "long sequences where similar queries and keys meet in a bucket (Reformer)"};
+      return {variant, "O(n log n d)", "O(n c)", false, 1, 1, "64k", "long sequences where similar queries and keys meet in a bucket (Reformer)"};
     case AttentionVariant::Linformer:
-      return {variant, "O(n k d)", "O(n k)", false, 1, 1, "fixed n (E, F sized to n)",
-              "encoders with a fixed sequence length; low-rank attention"};
+      return {variant, "O(n k d)", "O(n k)", false, 1, 1, "fixed n (E, F sized to n)", "encoders with a fixed sequence length; low-rank attention"};
     case AttentionVariant::Linear:
-      return {variant, "O(n d^2)", "O(d^2)", false, 1, 0, "unbounded",
-              "streaming and recurrent decoding: phi(Q) (phi(K)^T V), a d x d state"};
+      return {variant, "O(n d^2)", "O(d^2)", false, 1, 0, "unbounded", "streaming and recurrent decoding: phi(Q) (phi(K)^T V), a d x d state"};
     case AttentionVariant::Performer:
-      return {variant, "O(n m d)", "O(m d)", false, 1, 0, "unbounded",
-              "an unbiased softmax approximation in linear time (positive random features)"};
+      return {variant, "O(n m d)", "O(m d)", false, 1, 0, "unbounded", "an unbiased softmax approximation in linear time (positive random features)"};
   }
   throw Error("complexityTable: unknown attention variant");
 }
@@ -51,14 +46,10 @@ std::vector<VariantComplexity> complexityTable() {
   return table;
 }
 
-int64_t attentionMatrixBytes(int64_t n, int64_t heads, int bytesPerValue) {
-  return heads * n * n * bytesPerValue;
-}
+int64_t attentionMatrixBytes(int64_t n, int64_t heads, int bytesPerValue) { return heads * n * n * bytesPerValue; }
 
 // k above n projects to n rows (the op uses min(k, n)).
-int64_t linformerMatrixBytes(int64_t n, int64_t k, int64_t heads, int bytesPerValue) {
-  return heads * n * std::min(k, n) * bytesPerValue;
-}
+int64_t linformerMatrixBytes(int64_t n, int64_t k, int64_t heads, int bytesPerValue) { return heads * n * std::min(k, n) * bytesPerValue; }
 
 MemoryTraffic attentionMemoryTraffic(int64_t n, int64_t d, int64_t tileRows, bool causal, int bytesPerValue) {
   requirePositive("attention traffic: n", n);
@@ -77,8 +68,7 @@ MemoryTraffic attentionMemoryTraffic(int64_t n, int64_t d, int64_t tileRows, boo
 }
 
 LogLogFit fitLogLog(std::span<const double> x, std::span<const double> y) {
-  if (x.size() != y.size())
-    throw Error("log-log fit: " + std::to_string(x.size()) + " x values but " + std::to_string(y.size()) + " y values");
+  if (x.size() != y.size()) throw Error("log-log fit: " + std::to_string(x.size()) + " x values but " + std::to_string(y.size()) + " y values");
   if (x.size() < 2) throw Error("log-log fit needs at least two points, not " + std::to_string(x.size()));
   double meanX = 0, meanY = 0;
   for (size_t i = 0; i < x.size(); ++i) {

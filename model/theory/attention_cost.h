@@ -16,12 +16,12 @@ namespace tscope {
 // One row of the lecture's table for a variant (the big-O in n, d and the variant's knob).
 struct VariantComplexity {
   AttentionVariant variant;
-  std::string time;       // e.g. "O(n^2 d)", "O(n log n d)", "O(n k d)", "O(n d^2)"
-  std::string memory;     // extra memory beyond q, k, v, out: "O(n^2)", "O(n k)", "O(d^2)", ...
+  std::string time;    // e.g. "O(n^2 d)", "O(n log n d)", "O(n k d)", "O(n d^2)"
+  std::string memory;  // extra memory beyond q, k, v, out: "O(n^2)", "O(n k)", "O(d^2)", ...
   bool exact = false;
   double timeExponent = 0;    // the expected slope of time against n on log axes (2, 1, ...)
   double memoryExponent = 0;  // the expected slope of memory against n
-  std::string maxN;       // the practical longest sequence the lecture gives (e.g. "~4k", "64k+")
+  std::string maxN;           // the practical longest sequence the lecture gives (e.g. "~4k", "64k+")
   std::string useCase;
 };
 std::vector<VariantComplexity> complexityTable();  // one row per allAttentionVariants()

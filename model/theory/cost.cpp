@@ -12,7 +12,7 @@ ParamCounts countParameters(const ModelConfig& c) {
   p.positionEmbedding = c.hasLearnedPositions() ? P * C : 0;
   p.unembedding = c.tie_word_embeddings ? 0 : V * C;
   const int64_t qkv = c.qkvDim();
-  const int64_t attentionPerLayer = (C * qkv + qkv) + (A * C + C);  // W_O maps the A = H D head outputs to C
+  const int64_t attentionPerLayer = (C * qkv + qkv) + (A * C + C);      // W_O maps the A = H D head outputs to C
   const int64_t matrices = c.activation == Activation::SwiGlu ? 2 : 1;  // SwiGLU adds a gate matrix
   const int64_t feedForward = matrices * (C * F + F) + (F * C + C);
   const int64_t normSize = c.hasNormBias() ? 2 * C : C;
@@ -22,8 +22,8 @@ ParamCounts countParameters(const ModelConfig& c) {
   const int64_t sharedPerLayer = S > 0 ? matrices * (C * S + S) + (S * C + C) + C : 0;
   const int64_t mlpPerLayer = !c.hasFeedForward() ? 0 : c.isMoe() ? routerPerLayer + E * feedForward + sharedPerLayer : feedForward;
   const int64_t activeMlpPerLayer = !c.hasFeedForward() ? 0
-                                    : c.isMoe()        ? routerPerLayer + std::min<int64_t>(c.moe_top_k, E) * feedForward + sharedPerLayer
-                                                       : feedForward;
+                                    : c.isMoe()         ? routerPerLayer + std::min<int64_t>(c.moe_top_k, E) * feedForward + sharedPerLayer
+                                                        : feedForward;
   const int64_t normsPerLayer = c.hasFeedForward() ? 2 : 1;  // ln_1, ln_2 (attention-only: ln_1)
   p.perExpert = c.isMoe() ? feedForward : 0;
   p.perLayer = attentionPerLayer + mlpPerLayer + normsPerLayer * normSize;
@@ -72,9 +72,7 @@ FlopCounts flopsPerToken(const ModelConfig& c, int contextLength) {
   return f;
 }
 
-int64_t kvCacheBytesPerToken(const ModelConfig& c, int bytesPerValue) {
-  return 2LL * c.n_layer * c.kvHeads() * c.headDim() * bytesPerValue;
-}
+int64_t kvCacheBytesPerToken(const ModelConfig& c, int bytesPerValue) { return 2LL * c.n_layer * c.kvHeads() * c.headDim() * bytesPerValue; }
 
 int64_t weightBytes(const ModelConfig& c, int bytesPerValue) { return countParameters(c).total * bytesPerValue; }
 

@@ -22,22 +22,22 @@ struct ParamCounts {
   int64_t perExpert = 0;          // one expert's feed-forward (MoE only)
   int64_t sharedExpert = 0;       // all layers: shared experts and their gate vectors (included in mlp; active for every token)
   // Encoder-decoder models (their parts are also in attention, mlp, layerNorm, positionEmbedding):
-  int64_t encoder = 0;            // the encoder's layers, its final norm and its learned positions
-  int64_t crossAttention = 0;     // all decoder layers: the cross-attention projections (in attention) and ln_x (in layerNorm)
-  int64_t embedding = 0;          // token + position embeddings (+ untied unembedding)
-  int64_t nonEmbedding = 0;       // everything else (Kaplan's N)
+  int64_t encoder = 0;         // the encoder's layers, its final norm and its learned positions
+  int64_t crossAttention = 0;  // all decoder layers: the cross-attention projections (in attention) and ln_x (in layerNorm)
+  int64_t embedding = 0;       // token + position embeddings (+ untied unembedding)
+  int64_t nonEmbedding = 0;    // everything else (Kaplan's N)
   int64_t total = 0;
-  int64_t activeNonEmbedding = 0; // parameters one token uses: only its k experts count (MoE)
-  int64_t active = 0;             // activeNonEmbedding + embedding
+  int64_t activeNonEmbedding = 0;  // parameters one token uses: only its k experts count (MoE)
+  int64_t active = 0;              // activeNonEmbedding + embedding
 };
 ParamCounts countParameters(const ModelConfig& config);
 
 struct FlopCounts {
-  double matmulForward = 0;     // 2 N_active: the weight matmuls of the blocks
-  double attentionForward = 0;  // 2 L n_ctx' C, n_ctx' = min(n_ctx, window): QK^T and the weighted V
-  double unembedForward = 0;    // 2 V C: the logits (Kaplan leave it out; shown separately)
-  double forward = 0;           // matmulForward + attentionForward (Kaplan's C_forward)
-  double training = 0;          // 3 x forward (= 6N + attention)
+  double matmulForward = 0;         // 2 N_active: the weight matmuls of the blocks
+  double attentionForward = 0;      // 2 L n_ctx' C, n_ctx' = min(n_ctx, window): QK^T and the weighted V
+  double unembedForward = 0;        // 2 V C: the logits (Kaplan leave it out; shown separately)
+  double forward = 0;               // matmulForward + attentionForward (Kaplan's C_forward)
+  double training = 0;              // 3 x forward (= 6N + attention)
   double trainingCheckpointed = 0;  // 4 x forward (= 8N + attention), activations recomputed
 };
 FlopCounts flopsPerToken(const ModelConfig& config, int contextLength);

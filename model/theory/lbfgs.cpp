@@ -26,7 +26,8 @@ double maxAbs(std::span<const double> v) {
 // The last `capacity` (s, y) pairs in a ring, oldest overwritten first.
 class CurvatureMemory {
  public:
-  CurvatureMemory(int capacity, size_t n) : s_(capacity, std::vector<double>(n)), y_(capacity, std::vector<double>(n)), rho_(capacity), weight_(capacity) {}
+  CurvatureMemory(int capacity, size_t n)
+      : s_(capacity, std::vector<double>(n)), y_(capacity, std::vector<double>(n)), rho_(capacity), weight_(capacity) {}
   void clear() { count_ = 0; }
   bool empty() const { return count_ == 0; }
   void push(std::span<const double> s, std::span<const double> y, double sy) {

@@ -10,11 +10,11 @@ namespace tscope {
 
 struct LbfgsOptions {
   int maxIterations = 200;
-  int memory = 8;                        // (s, y) pairs kept
-  double gradientTolerance = 1e-12;      // stop when max |g_i| falls below this
-  double decreaseTolerance = 1e-15;      // stop when f_k - f_{k+1} <= this x max(|f_k|, 1e-300)
-  double armijo = 1e-4;                  // sufficient decrease: f(x + t d) <= f(x) + armijo t g.d
-  int maxBacktracks = 60;                // step halvings per line search
+  int memory = 8;                    // (s, y) pairs kept
+  double gradientTolerance = 1e-12;  // stop when max |g_i| falls below this
+  double decreaseTolerance = 1e-15;  // stop when f_k - f_{k+1} <= this x max(|f_k|, 1e-300)
+  double armijo = 1e-4;              // sufficient decrease: f(x + t d) <= f(x) + armijo t g.d
+  int maxBacktracks = 60;            // step halvings per line search
 };
 
 struct LbfgsResult {

@@ -19,8 +19,7 @@ const std::vector<ModelPreset>& gpt3Presets() {
       {"GPT-3 2.7B", 2.7e9, 32, 2560, 32, 80, 2560, 32, "", kSource},
       {"GPT-3 6.7B", 6.7e9, 32, 4096, 32, 128, 4096, 32, "", kSource},
       {"GPT-3 13B", 13.0e9, 40, 5140, 40, 128, 5120, 40,
-       "40 heads do not divide d_model 5140; built with d_model 5120 = 40 heads x the printed d_head 128",
-       kSource},
+       "40 heads do not divide d_model 5140; built with d_model 5120 = 40 heads x the printed d_head 128", kSource},
       {"GPT-3 175B", 175.0e9, 96, 12288, 96, 128, 12288, 96, "", kSource},
   };
   return presets;

@@ -11,16 +11,16 @@
 namespace tscope {
 
 struct ModelPreset {
-  std::string name;             // "GPT-3 Small", ...
-  double publishedParameters;   // the size the paper reports (n_params)
-  int n_layer;                  // as printed
-  int d_model;                  // as printed
-  int n_head;                   // as printed
-  int d_head;                   // as printed
-  int usedDModel;               // what tscope builds (= d_model unless the printed one is invalid)
-  int usedHeads;                // what tscope builds (= n_head unless the printed one is invalid)
-  std::string note;             // "" when built as printed, else one line on what changed and why
-  std::string source;           // citation
+  std::string name;            // "GPT-3 Small", ...
+  double publishedParameters;  // the size the paper reports (n_params)
+  int n_layer;                 // as printed
+  int d_model;                 // as printed
+  int n_head;                  // as printed
+  int d_head;                  // as printed
+  int usedDModel;              // what tscope builds (= d_model unless the printed one is invalid)
+  int usedHeads;               // what tscope builds (= n_head unless the printed one is invalid)
+  std::string note;            // "" when built as printed, else one line on what changed and why
+  std::string source;          // citation
 };
 
 // GPT-3 Small .. GPT-3 175B: n_ctx 2048, vocabulary 50257 (GPT-2's BPE), d_ff = 4 d_model,

@@ -11,7 +11,8 @@ namespace tscope {
 namespace {
 
 double positive(const char* name, double v) {
-  if (!(v > 0) || !std::isfinite(v)) throw Error(std::string("scaling law: ") + name + " must be positive and finite (got " + std::to_string(v) + ")");
+  if (!(v > 0) || !std::isfinite(v))
+    throw Error(std::string("scaling law: ") + name + " must be positive and finite (got " + std::to_string(v) + ")");
   return v;
 }
 

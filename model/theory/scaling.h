@@ -16,9 +16,9 @@ double trainingFlops(double params, double tokens);
 // ---------------------------------------------------------------------------------------------
 // Kaplan et al. 2020, eqs. 1.1-1.3 and Table 5 (L in nats, N non-embedding parameters).
 struct KaplanConstants {
-  double alphaN = 0.076, paramsC = 8.8e13;         // L(N) = (N_c / N)^alpha_N, models trained to convergence
-  double alphaD = 0.095, tokensC = 5.4e13;         // L(D) = (D_c / D)^alpha_D, large models, early stopping
-  double alphaC = 0.050, computeCPfDays = 3.1e8;   // L(C_min) = (C_c / C_min)^alpha_C, C in PF-days
+  double alphaN = 0.076, paramsC = 8.8e13;        // L(N) = (N_c / N)^alpha_N, models trained to convergence
+  double alphaD = 0.095, tokensC = 5.4e13;        // L(D) = (D_c / D)^alpha_D, large models, early stopping
+  double alphaC = 0.050, computeCPfDays = 3.1e8;  // L(C_min) = (C_c / C_min)^alpha_C, C in PF-days
 };
 // Every function below throws tscope::Error (one line naming the argument) unless the argument
 // and the constants it uses are positive and finite.
@@ -64,7 +64,7 @@ double chinchillaParamsExponent(const ChinchillaConstants& c);  // a in N_opt ~ 
 struct Curve {
   std::vector<double> x, y;
 };
-std::vector<double> logSpace(double lo, double hi, int count);  // count >= 2 values, lo..hi inclusive
+std::vector<double> logSpace(double lo, double hi, int count);                        // count >= 2 values, lo..hi inclusive
 Curve kaplanParamsCurve(const KaplanConstants& k, double lo, double hi, int count);   // x = N, y = L(N)
 Curve kaplanTokensCurve(const KaplanConstants& k, double lo, double hi, int count);   // x = D, y = L(D)
 Curve kaplanComputeCurve(const KaplanConstants& k, double lo, double hi, int count);  // x = C in FLOP, y = L(C)

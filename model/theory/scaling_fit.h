@@ -34,8 +34,8 @@ void validatePoints(std::span<const ScalingPoint> points);
 // --- Kaplan ----------------------------------------------------------------------------------
 // L(x) = (scale / x)^alpha, fitted as the least-squares line log L = alpha log scale - alpha log x.
 struct PowerLawFit {
-  double alpha = 0;         // the exponent (positive when the loss falls with x)
-  double scale = 0;         // N_c or D_c
+  double alpha = 0;           // the exponent (positive when the loss falls with x)
+  double scale = 0;           // N_c or D_c
   double rmsLogResidual = 0;  // sqrt(mean((log L_i - log L(x_i))^2))
   int points = 0;
   double loss(double x) const;  // (scale / x)^alpha
@@ -61,7 +61,7 @@ struct ChinchillaFitOptions {
   std::vector<double> eStarts{-1, -0.5, 0, 0.5, 1};
   std::vector<double> aStarts{0, 5, 10, 15, 20, 25}, bStarts{0, 5, 10, 15, 20, 25};
   std::vector<ChinchillaConstants> extraStarts;  // tried before the grid (e.g. an earlier fit's answer)
-  int maxIterations = 200;  // per start
+  int maxIterations = 200;                       // per start
 };
 
 struct ChinchillaFit {
@@ -69,7 +69,7 @@ struct ChinchillaFit {
   double objective = 0;           // mean Huber loss of the best start (what was minimised)
   double rmsLogResidual = 0;      // sqrt(mean((log L_i - log L(N_i, D_i))^2)) at the best start
   int points = 0;
-  int starts = 0;                 // grid points tried
+  int starts = 0;  // grid points tried
 };
 // Needs at least 5 points with at least 2 distinct N and 2 distinct D; throws tscope::Error naming
 // what is missing. Deterministic: the first start that reaches the lowest objective wins.
@@ -86,31 +86,31 @@ struct Interval {
   double lo = 0, hi = 0;
 };
 struct ChinchillaBootstrap {
-  int samples = 0;               // resamples that fitted (a degenerate resample is skipped)
-  double level = 0.8;            // the central share of the distribution each interval covers
+  int samples = 0;     // resamples that fitted (a degenerate resample is skipped)
+  double level = 0.8;  // the central share of the distribution each interval covers
   Interval alpha, beta, E;
-  Interval paramsExponent;       // a in N_opt ~ C^a = beta / (alpha + beta)
-  Interval tokensPerParam;       // D_opt / N_opt at `atFlops`
+  Interval paramsExponent;  // a in N_opt ~ C^a = beta / (alpha + beta)
+  Interval tokensPerParam;  // D_opt / N_opt at `atFlops`
   double atFlops = 0;
 };
 // Refits on `samples` resamples of the points drawn with replacement (seeded), each from the full
 // fit's constants plus a coarse grid (the full grid per resample would take minutes), and returns
 // the central `level` intervals. Throws like fitChinchilla for the full set.
-ChinchillaBootstrap bootstrapChinchilla(std::span<const ScalingPoint> points, const ChinchillaFit& fit, double atFlops,
-                                        int samples = 200, double level = 0.8, uint64_t seed = 1);
+ChinchillaBootstrap bootstrapChinchilla(std::span<const ScalingPoint> points, const ChinchillaFit& fit, double atFlops, int samples = 200,
+                                        double level = 0.8, uint64_t seed = 1);
 
 // --- a whole sweep -----------------------------------------------------------------------------
 // Everything the panel and `tscope-cli fit` report for a set of runs.
 struct SweepFits {
   std::vector<ScalingPoint> points;
   bool hasKaplanParams = false, hasKaplanTokens = false, hasChinchilla = false;
-  PowerLawFit kaplanParams, kaplanTokens;   // L(N), L(D)
+  PowerLawFit kaplanParams, kaplanTokens;  // L(N), L(D)
   ChinchillaFit chinchilla;
-  ChinchillaBootstrap bootstrap;            // samples == 0 when not asked for or not fitted
+  ChinchillaBootstrap bootstrap;  // samples == 0 when not asked for or not fitted
   // The compute-optimal split our fit implies: at the sweep's own largest budget and at Chinchilla's
   // (5.88e23 FLOP, an extrapolation over many orders of magnitude, shown as such).
   ComputeOptimum optimumAtSweep, optimumAtChinchilla;
-  std::vector<std::string> notes;           // one line per law that could not be fitted, and why
+  std::vector<std::string> notes;  // one line per law that could not be fitted, and why
 };
 // Fits what the points allow (a law that cannot be fitted gets a note instead of an exception).
 SweepFits fitSweep(std::span<const ScalingPoint> points, int bootstrapSamples = 200, uint64_t seed = 1);

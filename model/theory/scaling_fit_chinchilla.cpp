@@ -99,8 +99,7 @@ size_t distinctCount(std::span<const ScalingPoint> points, double ScalingPoint::
 
 // Empty when the points pin down all five constants; else what is missing, for the message.
 std::string missingForChinchilla(std::span<const ScalingPoint> points) {
-  if (points.size() < kParameters)
-    return "needs at least 5 points for its 5 constants, not " + std::to_string(points.size());
+  if (points.size() < kParameters) return "needs at least 5 points for its 5 constants, not " + std::to_string(points.size());
   if (distinctCount(points, &ScalingPoint::params) < 2) return "needs at least 2 distinct model sizes N (only one model size)";
   if (distinctCount(points, &ScalingPoint::tokens) < 2) return "needs at least 2 distinct token counts D (only one token count)";
   return {};
@@ -180,8 +179,8 @@ ChinchillaFit fitChinchilla(std::span<const ScalingPoint> points, const Chinchil
   return fitChecked(points, options, resolveThreadCount(0));
 }
 
-ChinchillaBootstrap bootstrapChinchilla(std::span<const ScalingPoint> points, const ChinchillaFit& fit, double atFlops,
-                                        int samples, double level, uint64_t seed) {
+ChinchillaBootstrap bootstrapChinchilla(std::span<const ScalingPoint> points, const ChinchillaFit& fit, double atFlops, int samples, double level,
+                                        uint64_t seed) {
   checkForChinchilla(points);
   if (samples < 1) throw Error("Chinchilla bootstrap: needs at least 1 sample, not " + std::to_string(samples));
   if (!(level > 0 && level < 1)) throw Error("Chinchilla bootstrap: level must be in (0, 1) (got " + std::to_string(level) + ")");

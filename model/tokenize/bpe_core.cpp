@@ -58,9 +58,7 @@ std::string readWholeFile(const std::string& path, size_t maxBytes) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(path + ": cannot open file");
   const auto size = static_cast<size_t>(in.tellg());
-  if (size > maxBytes)
-    throw Error(path + ": file of " + std::to_string(size) + " bytes is larger than the limit of " +
-                std::to_string(maxBytes));
+  if (size > maxBytes) throw Error(path + ": file of " + std::to_string(size) + " bytes is larger than the limit of " + std::to_string(maxBytes));
   in.seekg(0);
   std::ostringstream contents;
   contents << in.rdbuf();
@@ -89,9 +87,7 @@ void MergeTable::apply(MergeScratch& s, const Observer& observer) const {
     auto it = mergeOfPair_.find(pairKey(leftId, rightId));
     if (it != mergeOfPair_.end()) candidates.push({it->second.rank, pos, leftId, rightId});
   };
-  auto stillValid = [&](const Candidate& c) {
-    return s.ids[c.pos] == c.leftId && s.next[c.pos] >= 0 && s.ids[s.next[c.pos]] == c.rightId;
-  };
+  auto stillValid = [&](const Candidate& c) { return s.ids[c.pos] == c.leftId && s.next[c.pos] >= 0 && s.ids[s.next[c.pos]] == c.rightId; };
   for (int i = 0; i + 1 < n; ++i) pushPair(i);
   if (observer) observer(Merge{-1, -1}, -1, -1);
   std::vector<Candidate> sameRank;

@@ -66,9 +66,7 @@ class MergeTable {
   void apply(MergeScratch& scratch, const Observer& observer = {}) const;
 
  private:
-  static uint64_t pairKey(int left, int right) {
-    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
-  }
+  static uint64_t pairKey(int left, int right) { return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right); }
   std::unordered_map<uint64_t, Merge> mergeOfPair_;
 };
 

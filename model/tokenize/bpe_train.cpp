@@ -20,7 +20,7 @@ namespace {
 // GPT-2's bytes_to_unicode() as a list: the byte order that gives ids 0..255 in encoder.json, and
 // the printable character each byte is written as in vocab.json / merges.txt.
 struct Gpt2ByteAlphabet {
-  std::array<unsigned char, 256> byteOfId{};    // id 0..255 -> byte
+  std::array<unsigned char, 256> byteOfId{};     // id 0..255 -> byte
   std::array<std::string, 256> characterOfByte;  // byte -> UTF-8 of its alphabet character
 };
 
@@ -52,9 +52,7 @@ std::string inGpt2Alphabet(const std::string& bytes) {
 
 const char* const kEndOfText = "<|endoftext|>";
 
-uint64_t pairKey(int left, int right) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
-}
+uint64_t pairKey(int left, int right) { return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right); }
 int leftOf(uint64_t key) { return static_cast<int>(key >> 32); }
 int rightOf(uint64_t key) { return static_cast<int>(key & 0xFFFFFFFFu); }
 
@@ -198,8 +196,7 @@ class BpeTrainer {
 
 BpeTrainingResult trainBpe(std::string_view corpus, int vocabSize, const std::function<void(int, int)>& progress) {
   if (vocabSize < 257)
-    throw Error("BPE vocab size " + std::to_string(vocabSize) +
-                " is too small: it must be at least 257 (256 single bytes + <|endoftext|>)");
+    throw Error("BPE vocab size " + std::to_string(vocabSize) + " is too small: it must be at least 257 (256 single bytes + <|endoftext|>)");
   BpeTrainingResult result;
   BpeTrainer trainer(corpus, result);
   const int wanted = vocabSize - 257;

@@ -26,8 +26,7 @@ struct BpeTrainingResult {
 // any more (a small corpus). A merge whose bytes equal an existing token reuses that token's id.
 // `progress(done, total)` is called after each merge that adds a token, with tokens learned so
 // far and the number wanted (vocabSize - 257). Throws tscope::Error when vocabSize < 257 (256 bytes + end-of-text).
-BpeTrainingResult trainBpe(std::string_view corpus, int vocabSize,
-                           const std::function<void(int done, int total)>& progress = {});
+BpeTrainingResult trainBpe(std::string_view corpus, int vocabSize, const std::function<void(int done, int total)>& progress = {});
 
 // Writes `dir`/vocab.json ({"token in GPT-2's byte alphabet": id}, in id order) and `dir`/merges.txt
 // ("#version: 0.2" then "left right" per merge), each atomically; creates `dir` if needed.

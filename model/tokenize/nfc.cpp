@@ -31,8 +31,7 @@ int combiningClass(int32_t cp) {
   if (cp < 0x300) return 0;
   auto it = std::upper_bound(std::begin(kCombiningClasses), std::end(kCombiningClasses), static_cast<char32_t>(cp),
                              [](char32_t value, const CombiningClassRange& r) { return value < r.first; });
-  return it != std::begin(kCombiningClasses) && static_cast<char32_t>(cp) <= std::prev(it)->last
-             ? std::prev(it)->combiningClass : 0;
+  return it != std::begin(kCombiningClasses) && static_cast<char32_t>(cp) <= std::prev(it)->last ? std::prev(it)->combiningClass : 0;
 }
 
 // The primary composites ordered by code point, for decomposing them.
@@ -74,22 +73,18 @@ int32_t compose(int32_t first, int32_t second) {
   if (first < 0 || second < 0) return -1;
   if (first >= kLBase && first < kLBase + kLCount && second >= kVBase && second < kVBase + kVCount)
     return kHangulBase + ((first - kLBase) * kVCount + (second - kVBase)) * kTCount;
-  if (first >= kHangulBase && first < kHangulBase + kSCount && (first - kHangulBase) % kTCount == 0 &&
-      second > kTBase && second < kTBase + kTCount)
+  if (first >= kHangulBase && first < kHangulBase + kSCount && (first - kHangulBase) % kTCount == 0 && second > kTBase && second < kTBase + kTCount)
     return first + (second - kTBase);
   const CanonicalPair key{static_cast<char32_t>(first), static_cast<char32_t>(second), 0};
-  auto it = std::lower_bound(std::begin(kCompositions), std::end(kCompositions), key, [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first < b.first : a.second < b.second;
-  });
-  return it != std::end(kCompositions) && it->first == key.first && it->second == key.second
-             ? static_cast<int32_t>(it->codePoint) : -1;
+  auto it = std::lower_bound(std::begin(kCompositions), std::end(kCompositions), key,
+                             [](const auto& a, const auto& b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
+  return it != std::end(kCompositions) && it->first == key.first && it->second == key.second ? static_cast<int32_t>(it->codePoint) : -1;
 }
 
 }  // namespace
 
 std::string toNfc(std::string_view text) {
-  if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
-    return std::string(text);
+  if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) return std::string(text);
   std::vector<int32_t> chars;  // decomposed
   for (size_t pos = 0; pos < text.size();) {
     const unicode::Utf8Unit unit = unicode::decodeUtf8Unit(text, pos);
@@ -132,8 +127,7 @@ std::string toNfc(std::string_view text) {
   }
   std::string out;
   out.reserve(text.size());
-  for (int32_t c : composed)
-    out += c < 0 ? std::string(1, static_cast<char>(-1 - c)) : bpe::encodeUtf8(static_cast<char32_t>(c));
+  for (int32_t c : composed) out += c < 0 ? std::string(1, static_cast<char>(-1 - c)) : bpe::encodeUtf8(static_cast<char32_t>(c));
   return out;
 }
 

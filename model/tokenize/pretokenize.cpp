@@ -13,8 +13,7 @@ using unicode::CharClass;
 using unicode::ClassifiedUnit;
 using unicode::classifyUnitAt;
 
-constexpr std::string_view kGpt2Regex =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kGpt2Regex = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kLlama3Regex =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kQwen2Regex =
@@ -72,7 +71,6 @@ size_t endOfGpt2PreToken(std::string_view text, size_t pos) {
   return lastUnitStart;
 }
 
-
 // Llama 3 / Qwen2: `(?i:'s|...)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,maxDigits}| ?[^\s\p{L}\p{N}]+[\r\n]*|
 // \s*[\r\n]+|\s+(?!\S)|\s+`.
 size_t endOfLlama3PreToken(std::string_view text, size_t pos, int maxDigits) {
@@ -81,8 +79,7 @@ size_t endOfLlama3PreToken(std::string_view text, size_t pos, int maxDigits) {
   // [^\r\n\p{L}\p{N}]?\p{L}+
   if (first.charClass == CharClass::Letter) return endOfRun(text, pos, CharClass::Letter);
   const bool canLead = first.charClass != CharClass::Number && !isLineBreak(text[pos]);
-  if (canLead && pos + first.length < text.size() &&
-      classifyUnitAt(text, pos + first.length).charClass == CharClass::Letter)
+  if (canLead && pos + first.length < text.size() && classifyUnitAt(text, pos + first.length).charClass == CharClass::Letter)
     return endOfRun(text, pos + first.length, CharClass::Letter);
   // \p{N}{1,maxDigits}
   if (first.charClass == CharClass::Number) {
@@ -96,8 +93,7 @@ size_t endOfLlama3PreToken(std::string_view text, size_t pos, int maxDigits) {
   }
   // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
   size_t otherStart = pos;
-  if (text[pos] == ' ' && pos + 1 < text.size() && classifyUnitAt(text, pos + 1).charClass == CharClass::Other)
-    otherStart = pos + 1;
+  if (text[pos] == ' ' && pos + 1 < text.size() && classifyUnitAt(text, pos + 1).charClass == CharClass::Other) otherStart = pos + 1;
   if (classifyUnitAt(text, otherStart).charClass == CharClass::Other) {
     size_t end = endOfRun(text, otherStart, CharClass::Other);
     while (end < text.size() && isLineBreak(text[end])) ++end;
@@ -157,9 +153,7 @@ std::vector<std::string_view> preTokenizeViews(std::string_view text, SplitPatte
   return words;
 }
 
-std::vector<std::string_view> gpt2PreTokenizeViews(std::string_view text) {
-  return preTokenizeViews(text, SplitPattern::Gpt2);
-}
+std::vector<std::string_view> gpt2PreTokenizeViews(std::string_view text) { return preTokenizeViews(text, SplitPattern::Gpt2); }
 
 std::vector<std::string> gpt2PreTokenize(std::string_view text) {
   std::vector<std::string> words;

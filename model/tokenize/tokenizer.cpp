@@ -59,8 +59,7 @@ namespace {
 
 template <size_t N>
 bool inRanges(const CodePointRange (&ranges)[N], char32_t cp) {
-  auto it = std::upper_bound(std::begin(ranges), std::end(ranges), cp,
-                             [](char32_t value, const CodePointRange& r) { return value < r.first; });
+  auto it = std::upper_bound(std::begin(ranges), std::end(ranges), cp, [](char32_t value, const CodePointRange& r) { return value < r.first; });
   return it != std::begin(ranges) && cp <= std::prev(it)->last;
 }
 

@@ -54,8 +54,8 @@ class Gpt2BpeTokenizer;  // defined in tokenizer_bpe.cpp
 // Throws tscope::Error naming the file and the problem on a malformed file.
 std::unique_ptr<Tokenizer> loadGpt2Tokenizer(const std::string& vocabJsonPath, const std::string& mergesPath);
 // The same from the two files' contents in memory; the names start the error messages.
-std::unique_ptr<Tokenizer> gpt2TokenizerFromText(const std::string& vocabJsonName, const std::string& vocabJson,
-                                                 const std::string& mergesName, const std::string& merges);
+std::unique_ptr<Tokenizer> gpt2TokenizerFromText(const std::string& vocabJsonName, const std::string& vocabJson, const std::string& mergesName,
+                                                 const std::string& merges);
 
 // The GPT-2 pre-tokenization (the regex of GPT-2's encoder.py, implemented by hand): splits text
 // into the byte strings that BPE then works on one at a time.

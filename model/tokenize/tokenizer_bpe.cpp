@@ -17,8 +17,7 @@ namespace tscope {
 class Gpt2BpeTokenizer final : public bpe::ByteTableTokenizer {
  public:
   // The contents of vocab.json and merges.txt; the paths name them in error messages.
-  Gpt2BpeTokenizer(const std::string& vocabPath, const std::string& vocabText, const std::string& mergesPath,
-                   const std::string& mergesText) {
+  Gpt2BpeTokenizer(const std::string& vocabPath, const std::string& vocabText, const std::string& mergesPath, const std::string& mergesText) {
     auto idOfTokenString = loadVocab(vocabPath, vocabText);
     loadMerges(mergesPath, mergesText, idOfTokenString);
   }
@@ -45,8 +44,7 @@ class Gpt2BpeTokenizer final : public bpe::ByteTableTokenizer {
         bpe::appendMergedIds(scratch, cachedIds);
         it->second.count = static_cast<uint32_t>(cachedIds.size()) - it->second.first;
       }
-      ids.insert(ids.end(), cachedIds.begin() + it->second.first,
-                 cachedIds.begin() + it->second.first + it->second.count);
+      ids.insert(ids.end(), cachedIds.begin() + it->second.first, cachedIds.begin() + it->second.first + it->second.count);
     }
     return ids;
   }
@@ -61,10 +59,8 @@ class Gpt2BpeTokenizer final : public bpe::ByteTableTokenizer {
       return pieces;
     };
     applyMerges(word, scratch, [&](const bpe::MergeTable::Merge& merge, int leftId, int rightId) {
-      if (merge.rank < 0)
-        steps.push_back({currentPieces(), "", "", -1});  // the initial split into bytes
-      else
-        steps.push_back({currentPieces(), bytesOfId_[leftId], bytesOfId_[rightId], merge.rank});
+      if (merge.rank < 0) steps.push_back({currentPieces(), "", "", -1});  // the initial split into bytes
+      else steps.push_back({currentPieces(), bytesOfId_[leftId], bytesOfId_[rightId], merge.rank});
     });
     return steps;
   }
@@ -95,20 +91,18 @@ class Gpt2BpeTokenizer final : public bpe::ByteTableTokenizer {
     bytesOfId_.assign(vocab.size(), std::string());
     std::vector<bool> seen(vocab.size(), false);
     for (const auto& [tokenString, value] : vocab.items()) {
-      if (!value.is_number_integer())
-        throw Error(path + ": id of token \"" + tokenString + "\" is not an integer: " + value.dump());
+      if (!value.is_number_integer()) throw Error(path + ": id of token \"" + tokenString + "\" is not an integer: " + value.dump());
       const int64_t id = value.get<int64_t>();
       if (id < 0 || id >= static_cast<int64_t>(vocab.size()))
-        throw Error(path + ": id " + std::to_string(id) + " of token \"" + tokenString + "\" is outside 0.." +
-                    std::to_string(vocab.size() - 1) + " (ids must be 0..N-1 for N tokens)");
+        throw Error(path + ": id " + std::to_string(id) + " of token \"" + tokenString + "\" is outside 0.." + std::to_string(vocab.size() - 1) +
+                    " (ids must be 0..N-1 for N tokens)");
       if (seen[id]) throw Error(path + ": duplicate id " + std::to_string(id) + " (token \"" + tokenString + "\")");
       seen[id] = true;
       // A token string spells its bytes in GPT-2's alphabet, one character per byte.
       std::string bytes;
       for (const std::string& character : splitUtf8Characters(tokenString)) {
         auto it = byteOfAlphabetCharacter.find(character);
-        if (it == byteOfAlphabetCharacter.end())
-          throw Error(path + ": token \"" + tokenString + "\" has a character outside GPT-2's byte alphabet");
+        if (it == byteOfAlphabetCharacter.end()) throw Error(path + ": token \"" + tokenString + "\" has a character outside GPT-2's byte alphabet");
         bytes += static_cast<char>(it->second);
       }
       if (tokenString == "<|endoftext|>") eotId_ = static_cast<int>(id);
@@ -117,8 +111,7 @@ class Gpt2BpeTokenizer final : public bpe::ByteTableTokenizer {
     }
     for (int b = 0; b < 256; ++b) {
       auto it = idOfTokenString.find(bpe::encodeUtf8(byteToCodePoint[b]));
-      if (it == idOfTokenString.end())
-        throw Error(path + ": no token for byte " + std::to_string(b) + " (a byte-level vocab needs all 256)");
+      if (it == idOfTokenString.end()) throw Error(path + ": no token for byte " + std::to_string(b) + " (a byte-level vocab needs all 256)");
       idOfByte_[b] = it->second;
     }
     return idOfTokenString;
@@ -132,8 +125,7 @@ class Gpt2BpeTokenizer final : public bpe::ByteTableTokenizer {
     auto idOf = [&](const std::string& tokenString) {
       auto it = idOfTokenString.find(tokenString);
       if (it == idOfTokenString.end())
-        throw Error(path + ":" + std::to_string(lineNumber) + ": merge uses token \"" + tokenString +
-                    "\" that is not in the vocab");
+        throw Error(path + ":" + std::to_string(lineNumber) + ": merge uses token \"" + tokenString + "\" that is not in the vocab");
       return it->second;
     };
     while (std::getline(lines, line)) {
@@ -145,19 +137,18 @@ class Gpt2BpeTokenizer final : public bpe::ByteTableTokenizer {
       std::vector<std::string> parts;
       for (std::string part; fields >> part;) parts.push_back(part);
       if (parts.size() != 2)
-        throw Error(path + ":" + std::to_string(lineNumber) + ": expected two tokens separated by a space, got " +
-                    std::to_string(parts.size()) + " in \"" + line + "\"");
+        throw Error(path + ":" + std::to_string(lineNumber) + ": expected two tokens separated by a space, got " + std::to_string(parts.size()) +
+                    " in \"" + line + "\"");
       const int leftId = idOf(parts[0]), rightId = idOf(parts[1]);
       auto result = idOfTokenString.find(parts[0] + parts[1]);
       if (result == idOfTokenString.end())
-        throw Error(path + ":" + std::to_string(lineNumber) + ": merge result \"" + parts[0] + parts[1] +
-                    "\" is not in the vocab");
+        throw Error(path + ":" + std::to_string(lineNumber) + ": merge result \"" + parts[0] + parts[1] + "\" is not in the vocab");
       // Like encoder.py's dict(zip(merges, range)), a repeated pair keeps its last rank.
       merges_.add(leftId, rightId, result->second, rank++);
     }
   }
 
-  std::array<int, 256> idOfByte_{};     // single-byte tokens, where every word starts
+  std::array<int, 256> idOfByte_{};  // single-byte tokens, where every word starts
   bpe::MergeTable merges_;
 };
 
@@ -165,8 +156,8 @@ std::unique_ptr<Tokenizer> loadGpt2Tokenizer(const std::string& vocabJsonPath, c
   return gpt2TokenizerFromText(vocabJsonPath, bpe::readWholeFile(vocabJsonPath), mergesPath, bpe::readWholeFile(mergesPath));
 }
 
-std::unique_ptr<Tokenizer> gpt2TokenizerFromText(const std::string& vocabJsonName, const std::string& vocabJson,
-                                                 const std::string& mergesName, const std::string& merges) {
+std::unique_ptr<Tokenizer> gpt2TokenizerFromText(const std::string& vocabJsonName, const std::string& vocabJson, const std::string& mergesName,
+                                                 const std::string& merges) {
   return std::make_unique<Gpt2BpeTokenizer>(vocabJsonName, vocabJson, mergesName, merges);
 }
 

@@ -70,8 +70,7 @@ class CharTokenizer final : public Tokenizer {
 
   std::string tokenBytes(int id) const override {
     if (id < 0 || id >= vocabSize())
-      throw Error("token id " + std::to_string(id) + " is outside the vocab (0.." + std::to_string(vocabSize() - 1) +
-                  ")");
+      throw Error("token id " + std::to_string(id) + " is outside the vocab (0.." + std::to_string(vocabSize() - 1) + ")");
     return characterOfId_[id];
   }
   std::string tokenText(int id) const override { return printableBytes(tokenBytes(id)); }
@@ -113,8 +112,7 @@ std::unique_ptr<Tokenizer> charTokenizerFromJsonText(const std::string& charsJso
     throw Error(charsJsonPath + ": expected {\"chars\": [\"<unk>\", ...]}");
   std::vector<std::string> characters;
   for (const auto& entry : json["chars"]) {
-    if (!entry.is_string())
-      throw Error(charsJsonPath + ": chars[" + std::to_string(characters.size()) + "] is not a string: " + entry.dump());
+    if (!entry.is_string()) throw Error(charsJsonPath + ": chars[" + std::to_string(characters.size()) + "] is not a string: " + entry.dump());
     characters.push_back(entry.get<std::string>());
   }
   if (characters.empty() || characters[0] != kUnknownCharacter)
@@ -127,8 +125,7 @@ std::unique_ptr<Tokenizer> charTokenizerFromJsonText(const std::string& charsJso
 }
 
 void saveCharTokenizer(const Tokenizer& tokenizer, const std::string& charsJsonPath) {
-  if (tokenizer.kind() != TokenizerKind::Char)
-    throw Error("saveCharTokenizer: the tokenizer is \"" + tokenizer.kindName() + "\", not \"char\"");
+  if (tokenizer.kind() != TokenizerKind::Char) throw Error("saveCharTokenizer: the tokenizer is \"" + tokenizer.kindName() + "\", not \"char\"");
   nlohmann::json characters = nlohmann::json::array();
   for (int id = 0; id < tokenizer.vocabSize(); ++id) characters.push_back(tokenizer.tokenBytes(id));
   const std::string text = nlohmann::json{{"chars", characters}}.dump() + "\n";

@@ -13,9 +13,7 @@
 namespace tscope {
 namespace {
 
-bool isSpaceAt(std::string_view text, size_t pos) {
-  return unicode::classifyUnitAt(text, pos).charClass == unicode::CharClass::Space;
-}
+bool isSpaceAt(std::string_view text, size_t pos) { return unicode::classifyUnitAt(text, pos).charClass == unicode::CharClass::Space; }
 
 std::string_view trimLeadingSpace(std::string_view text) {
   size_t pos = 0;
@@ -37,8 +35,7 @@ void replaceAll(std::string& text, const std::string& from, const std::string& t
   if (from.empty()) return;
   std::string out;
   size_t pos = 0;
-  for (size_t hit; (hit = text.find(from, pos)) != std::string::npos; pos = hit + from.size())
-    out.append(text, pos, hit - pos).append(to);
+  for (size_t hit; (hit = text.find(from, pos)) != std::string::npos; pos = hit + from.size()) out.append(text, pos, hit - pos).append(to);
   out.append(text, pos);
   text = std::move(out);
 }
@@ -84,7 +81,8 @@ class HfBpeTokenizer final : public bpe::ByteTableTokenizer {
         if (byte >= 0) byteTokenId_[byte] = id;
         std::string bytes = piece;
         if (byte >= 0 && spec_.decodeByteFallback) bytes = std::string(1, static_cast<char>(byte));
-        else for (const auto& [from, to] : spec_.decodeReplace) replaceAll(bytes, from, to);
+        else
+          for (const auto& [from, to] : spec_.decodeReplace) replaceAll(bytes, from, to);
         bytesOfId_[id] = std::move(bytes);
       }
     }
@@ -93,8 +91,7 @@ class HfBpeTokenizer final : public bpe::ByteTableTokenizer {
     for (const HfAddedToken& token : spec_.addedTokens) {
       bytesOfId_[token.id] = token.content;
       addedByFirstByte_[static_cast<unsigned char>(token.content[0])].push_back(&token);
-      if (eotId_ < 0 && (token.content == "<|endoftext|>" || token.content == "<|end_of_text|>" || token.content == "</s>"))
-        eotId_ = token.id;
+      if (eotId_ < 0 && (token.content == "<|endoftext|>" || token.content == "<|end_of_text|>" || token.content == "</s>")) eotId_ = token.id;
     }
     for (auto& [byte, tokens] : addedByFirstByte_)
       std::stable_sort(tokens.begin(), tokens.end(),
@@ -109,9 +106,9 @@ class HfBpeTokenizer final : public bpe::ByteTableTokenizer {
   std::string description() const override {
     // SentencePiece style: U+2581 for spaces (Metaspace, or Llama 2's normalizer) and <0xNN> byte tokens.
     const bool sentencePiece = !spec_.byteLevel && (spec_.metaspace || spec_.byteFallback);
-    std::string text = spec_.byteLevel    ? "byte-level BPE"
-                       : sentencePiece    ? std::string("SentencePiece-style BPE") + (spec_.byteFallback ? " with byte fallback" : "")
-                                          : "BPE";
+    std::string text = spec_.byteLevel ? "byte-level BPE"
+                       : sentencePiece ? std::string("SentencePiece-style BPE") + (spec_.byteFallback ? " with byte fallback" : "")
+                                       : "BPE";
     if (spec_.byteLevel && spec_.split) {
       const SplitPattern split = *spec_.split;
       return text + " (tokenizer.json, " + (split == SplitPattern::Gpt2 ? "GPT-2" : split == SplitPattern::Llama3 ? "Llama 3" : "Qwen2") + " split)";
@@ -179,8 +176,7 @@ class HfBpeTokenizer final : public bpe::ByteTableTokenizer {
     } else if (spec_.metaspace) {
       const std::string& mark = spec_.metaspaceReplacement;
       replaceAll(text, " ", mark);
-      const bool prepend = spec_.metaspacePrepend == MetaspacePrepend::Always ||
-                           (spec_.metaspacePrepend == MetaspacePrepend::First && firstSection);
+      const bool prepend = spec_.metaspacePrepend == MetaspacePrepend::Always || (spec_.metaspacePrepend == MetaspacePrepend::First && firstSection);
       if (prepend && !text.starts_with(mark)) text = mark + text;
       words = spec_.metaspaceSplit ? splitBeforeMark(text, mark) : std::vector<std::string_view>{text};
     } else {
@@ -195,8 +191,7 @@ class HfBpeTokenizer final : public bpe::ByteTableTokenizer {
         encodeWord(word, scratch, cachedIds);
         it->second.second = static_cast<uint32_t>(cachedIds.size()) - it->second.first;
       }
-      ids.insert(ids.end(), cachedIds.begin() + it->second.first,
-                 cachedIds.begin() + it->second.first + it->second.second);
+      ids.insert(ids.end(), cachedIds.begin() + it->second.first, cachedIds.begin() + it->second.first + it->second.second);
     }
   }
 
@@ -255,17 +250,15 @@ class HfBpeTokenizer final : public bpe::ByteTableTokenizer {
   }
 
   HfTokenizerSpec spec_;
-  std::unordered_map<std::string, int> idOfPiece_;      // token string -> id (SentencePiece lookups)
-  std::unordered_map<std::string, int> idOfBytes_;      // byte-level: raw bytes -> id (ignore_merges)
-  std::array<int, 256> idOfByte_{};                     // byte-level: single-byte tokens
-  std::array<int, 256> byteTokenId_{};                  // <0xNN> tokens (byte fallback)
+  std::unordered_map<std::string, int> idOfPiece_;                                        // token string -> id (SentencePiece lookups)
+  std::unordered_map<std::string, int> idOfBytes_;                                        // byte-level: raw bytes -> id (ignore_merges)
+  std::array<int, 256> idOfByte_{};                                                       // byte-level: single-byte tokens
+  std::array<int, 256> byteTokenId_{};                                                    // <0xNN> tokens (byte fallback)
   std::unordered_map<unsigned char, std::vector<const HfAddedToken*>> addedByFirstByte_;  // longest first
 };
 
 }  // namespace
 
-std::unique_ptr<Tokenizer> makeHfBpeTokenizer(HfTokenizerSpec spec) {
-  return std::make_unique<HfBpeTokenizer>(std::move(spec));
-}
+std::unique_ptr<Tokenizer> makeHfBpeTokenizer(HfTokenizerSpec spec) { return std::make_unique<HfBpeTokenizer>(std::move(spec)); }
 
 }  // namespace tscope

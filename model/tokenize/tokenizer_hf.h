@@ -28,15 +28,15 @@ struct HfNormalizerStep {
 enum class MetaspacePrepend { Always, First, Never };
 
 struct HfTokenizerSpec {
-  std::string name;                        // the file, for messages
-  std::vector<std::string> pieceOfId;      // (V) the token strings as the file spells them
-  bpe::MergeTable merges;                  // on ids
+  std::string name;                    // the file, for messages
+  std::vector<std::string> pieceOfId;  // (V) the token strings as the file spells them
+  bpe::MergeTable merges;              // on ids
   std::vector<HfAddedToken> addedTokens;
   std::vector<HfNormalizerStep> normalizer;
   // Pre-tokenizer: byte-level (optionally split by a known regex first), or Metaspace, or none.
-  bool byteLevel = false;                  // pieces spell bytes in GPT-2's byte alphabet
-  bool addPrefixSpace = false;             // ByteLevel's add_prefix_space
-  std::optional<SplitPattern> split;       // the regex split before byte-level mapping
+  bool byteLevel = false;             // pieces spell bytes in GPT-2's byte alphabet
+  bool addPrefixSpace = false;        // ByteLevel's add_prefix_space
+  std::optional<SplitPattern> split;  // the regex split before byte-level mapping
   bool metaspace = false;
   std::string metaspaceReplacement = "\xE2\x96\x81";  // U+2581
   MetaspacePrepend metaspacePrepend = MetaspacePrepend::Always;
@@ -44,13 +44,13 @@ struct HfTokenizerSpec {
   // Model options.
   int unkId = -1;
   bool fuseUnk = false;
-  bool byteFallback = false;               // unknown characters become <0xNN> tokens
-  bool ignoreMerges = false;               // a word that is a whole token is taken as is
+  bool byteFallback = false;  // unknown characters become <0xNN> tokens
+  bool ignoreMerges = false;  // a word that is a whole token is taken as is
   // Decoder (SentencePiece style; byte-level decoding follows from byteLevel).
   std::vector<std::pair<std::string, std::string>> decodeReplace;  // in order
-  bool decodeByteFallback = false;         // <0xNN> decodes to the byte
-  int decodeStripLeadingSpaces = 0;        // Strip decoder: leading spaces removed from the text
-  int bosId = -1;                          // the post_processor's first special token, or -1
+  bool decodeByteFallback = false;                                 // <0xNN> decodes to the byte
+  int decodeStripLeadingSpaces = 0;                                // Strip decoder: leading spaces removed from the text
+  int bosId = -1;                                                  // the post_processor's first special token, or -1
 };
 
 std::unique_ptr<Tokenizer> makeHfBpeTokenizer(HfTokenizerSpec spec);

@@ -21,7 +21,7 @@ constexpr size_t kMaxFileBytes = size_t(1) << 30;  // 1 GiB
 constexpr int64_t kMaxVocab = int64_t(1) << 22;    // 4M tokens
 constexpr size_t kMaxMerges = size_t(1) << 24;
 constexpr size_t kMaxTokenBytes = 1 << 16;
-constexpr int kMaxNesting = 8;                      // Sequence inside Sequence
+constexpr int kMaxNesting = 8;  // Sequence inside Sequence
 
 class Reader {
  public:
@@ -120,12 +120,10 @@ class Reader {
   }
 
   void readModelOptions(const json& model) {
-    if (model.contains("dropout") && !model["dropout"].is_null() &&
-        !(model["dropout"].is_number() && model["dropout"].get<double>() == 0.0))
+    if (model.contains("dropout") && !model["dropout"].is_null() && !(model["dropout"].is_number() && model["dropout"].get<double>() == 0.0))
       fail("model.dropout is not supported");
     for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
-      if (model.contains(key) && !model[key].is_null() && model[key] != "")
-        fail(std::string("model.") + key + " is not supported");
+      if (model.contains(key) && !model[key].is_null() && model[key] != "") fail(std::string("model.") + key + " is not supported");
     if (model.contains("unk_token") && !model["unk_token"].is_null()) {
       const std::string unk = string(model, "unk_token", "model");
       auto it = idOfPiece_.find(unk);
@@ -139,8 +137,7 @@ class Reader {
 
   int pieceId(const std::string& piece, size_t mergeIndex) const {
     auto it = idOfPiece_.find(piece);
-    if (it == idOfPiece_.end())
-      fail("merge " + std::to_string(mergeIndex) + " uses \"" + piece.substr(0, 40) + "\", which is not in the vocab");
+    if (it == idOfPiece_.end()) fail("merge " + std::to_string(mergeIndex) + " uses \"" + piece.substr(0, 40) + "\", which is not in the vocab");
     return it->second;
   }
 
@@ -180,8 +177,7 @@ class Reader {
     } else if (type == "Prepend") {
       spec_.normalizer.push_back({HfNormalizerStep::Kind::Prepend, "", string(node, "prepend", "Prepend")});
     } else if (type == "Replace") {
-      spec_.normalizer.push_back({HfNormalizerStep::Kind::Replace, stringPattern(node, "Replace normalizer"),
-                                  string(node, "content", "Replace")});
+      spec_.normalizer.push_back({HfNormalizerStep::Kind::Replace, stringPattern(node, "Replace normalizer"), string(node, "content", "Replace")});
     } else if (type == "NFC") {
       spec_.normalizer.push_back({HfNormalizerStep::Kind::Nfc, "", ""});
     } else {
@@ -220,8 +216,9 @@ class Reader {
     } else if (type == "Metaspace") {
       spec_.metaspace = true;
       spec_.metaspaceReplacement = string(node, "replacement", "Metaspace");
-      const std::string scheme = node.contains("prepend_scheme") ? string(node, "prepend_scheme", "Metaspace")
-                                 : flag(node, "add_prefix_space", true) ? "always" : "never";
+      const std::string scheme = node.contains("prepend_scheme")        ? string(node, "prepend_scheme", "Metaspace")
+                                 : flag(node, "add_prefix_space", true) ? "always"
+                                                                        : "never";
       if (scheme == "always") spec_.metaspacePrepend = MetaspacePrepend::Always;
       else if (scheme == "first") spec_.metaspacePrepend = MetaspacePrepend::First;
       else if (scheme == "never") spec_.metaspacePrepend = MetaspacePrepend::Never;
@@ -252,8 +249,7 @@ class Reader {
       spec_.decodeStripLeadingSpaces = id(field(node, "start", "Strip"), "Strip.start");
     } else if (type == "Metaspace") {
       spec_.decodeReplace.emplace_back(string(node, "replacement", "Metaspace decoder"), " ");
-      const bool prepends =
-          node.value("prepend_scheme", std::string("always")) != "never" && flag(node, "add_prefix_space", true);
+      const bool prepends = node.value("prepend_scheme", std::string("always")) != "never" && flag(node, "add_prefix_space", true);
       spec_.decodeStripLeadingSpaces = prepends ? 1 : 0;
     } else if (type != "ByteLevel" && type != "Fuse") {
       fail("decoder \"" + type + "\" is not supported");

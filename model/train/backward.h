@@ -30,19 +30,16 @@ class BackwardOps {
   virtual void embed(float* dwte, float* dpositions, const float* dout, const int* tokens, int rows, int T, int C) = 0;
 
   // out = LayerNorm(in) * weight + bias: din (rows, C), dweight (C), dbias (C; may be null) +=
-  virtual void layerNorm(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows,
-                         int C, float eps) = 0;
+  virtual void layerNorm(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows, int C,
+                         float eps) = 0;
   // out = in / sqrt(mean(in^2) + eps) * weight: din (rows, C), dweight (C) +=
-  virtual void rmsNorm(float* din, float* dweight, const float* dout, const float* in, const float* weight, int rows, int C,
-                       float eps) = 0;
+  virtual void rmsNorm(float* din, float* dweight, const float* dout, const float* in, const float* weight, int rows, int C, float eps) = 0;
 
   // out (rows, N) = in (rows, K) . weight (K, N) + bias: din (rows, K), dweight (K, N), dbias (N) +=
   // din and dbias may be null (not wanted).
-  virtual void matmul(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows,
-                      int K, int N) = 0;
+  virtual void matmul(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows, int K, int N) = 0;
   // out (rows, N) = in (rows, K) . weight (N, K)^T (the unembedding): din (rows, K), dweight (N, K) +=
-  virtual void matmulTransposed(float* din, float* dweight, const float* dout, const float* in, const float* weight, int rows, int K,
-                                int N) = 0;
+  virtual void matmulTransposed(float* din, float* dweight, const float* dout, const float* in, const float* weight, int rows, int K, int N) = 0;
 
   // out = act(in) elementwise for GELU (tanh or erf form) or ReLU: din (n) +=
   virtual void activation(float* din, const float* dout, const float* in, size_t n, Activation activation) = 0;
@@ -63,16 +60,15 @@ class BackwardOps {
   //   dq (batch*T, H D) +=, dkv (batch*S, 2 Hkv D) += (a key/value head sums its query group).
   // Probabilities are recomputed. The default is the plain loop on HOST memory
   // (ref::crossAttentionBackward); a device's ops override it.
-  virtual void crossAttention(float* dq, float* dkv, const float* dout, const float* q, const float* kv, int T, int S, int H, int Hkv,
-                              int D, int batch);
+  virtual void crossAttention(float* dq, float* dkv, const float* dout, const float* q, const float* kv, int T, int S, int H, int Hkv, int D,
+                              int batch);
 
   // Softmax cross-entropy over rows of logits (rows, V) with targets (rows); scored (rows) may be
   // null (every row scored). Returns the SUM of -log p(target) over scored rows (in double) and
   // writes (=, not +=) dlogits (rows, V) = scale * (softmax - onehot) on scored rows, 0 elsewhere
   // (scale = 1 / scored rows of the whole batch gives the gradient of the mean). dlogits may alias
   // logits (computed in place).
-  virtual double crossEntropy(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V,
-                              float scale) = 0;
+  virtual double crossEntropy(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V, float scale) = 0;
 };
 
 std::unique_ptr<BackwardOps> makeReferenceBackwardOps();

@@ -28,8 +28,8 @@ using StridedConstMap = Eigen::Map<const RowMatrix, 0, Eigen::OuterStride<>>;
 using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
 using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
 
-constexpr int kQueryTile = 32;          // attention query rows per tile
-constexpr Index kElementwiseChunk = 2048;  // elementwise ops work in L1-sized chunks
+constexpr int kQueryTile = 32;                // attention query rows per tile
+constexpr Index kElementwiseChunk = 2048;     // elementwise ops work in L1-sized chunks
 constexpr double kMinParallelWork = 1 << 16;  // multiply-adds below which a GEMM stays on one thread
 
 // The sum of term(i) for i < n in an order fixed by n alone: 16 interleaved partial sums (which
@@ -78,7 +78,8 @@ void productAdd(Dst dst, const Lhs& lhs, const Rhs& rhs, int threads) {
 
 // sums (N) += column sums of m (rows, N), in double, columns split across threads.
 void addColumnSums(float* sums, const float* m, int rows, int N, int threads) {
-#pragma omp parallel num_threads(threads) if (static_cast<double>(rows) * N > kMinParallelWork)
+  const bool parallel = static_cast<double>(rows) * N > kMinParallelWork;
+#pragma omp parallel num_threads(threads) if (parallel)
   {
     const int id = omp_get_thread_num(), count = omp_get_num_threads();
     const int n0 = static_cast<int>(blockBegin(N, id, count)), n1 = static_cast<int>(blockBegin(N, id + 1, count));
@@ -240,19 +241,17 @@ class CpuBackwardOps : public BackwardOps {
     partials.addTo(dweight, 0, threads_);
   }
 
-  void matmul(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows, int K,
-              int N) override {
+  void matmul(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows, int K, int N) override {
     const ConstRowMap g(dout, rows, N), x(in, rows, K), w(weight, K, N);
     if (din) productAdd(RowMap(din, rows, K), g, w.transpose(), threads_);  // (rows, N) . (N, K)
-    productAdd(RowMap(dweight, K, N), x.transpose(), g, threads_);           // (K, rows) . (rows, N)
+    productAdd(RowMap(dweight, K, N), x.transpose(), g, threads_);          // (K, rows) . (rows, N)
     if (dbias) addColumnSums(dbias, dout, rows, N, threads_);
   }
 
-  void matmulTransposed(float* din, float* dweight, const float* dout, const float* in, const float* weight, int rows, int K,
-                        int N) override {
+  void matmulTransposed(float* din, float* dweight, const float* dout, const float* in, const float* weight, int rows, int K, int N) override {
     const ConstRowMap g(dout, rows, N), x(in, rows, K), w(weight, N, K);
-    productAdd(RowMap(din, rows, K), g, w, threads_);                     // (rows, N) . (N, K)
-    productAdd(RowMap(dweight, N, K), g.transpose(), x, threads_);        // (N, rows) . (rows, K)
+    productAdd(RowMap(din, rows, K), g, w, threads_);               // (rows, N) . (N, K)
+    productAdd(RowMap(dweight, N, K), g.transpose(), x, threads_);  // (N, rows) . (rows, K)
   }
 
   void activation(float* din, const float* dout, const float* in, size_t n, Activation activation) override {
@@ -315,7 +314,8 @@ class CpuBackwardOps : public BackwardOps {
     using StridedMap = Eigen::Map<RowMatrix, 0, Eigen::OuterStride<>>;
     const int C = H * D, KV = Hkv * D, group = H / Hkv, tasks = batch * Hkv;
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-#pragma omp parallel num_threads(threads_) if (static_cast<size_t>(batch) * H * T * S * D > 32768)
+    const bool parallel = static_cast<size_t>(batch) * H * T * S * D > 32768;
+#pragma omp parallel num_threads(threads_) if (parallel)
     {
       RowMatrix p(T, S), dp(T, S);
 #pragma omp for schedule(static)
@@ -351,8 +351,7 @@ class CpuBackwardOps : public BackwardOps {
     }
   }
 
-  double crossEntropy(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V,
-                      float scale) override {
+  double crossEntropy(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V, float scale) override {
     for (int r = 0; r < rows; ++r)
       if ((!scored || scored[r]) && (targets[r] < 0 || targets[r] >= V))
         throw Error("crossEntropy: target " + std::to_string(targets[r]) + " of row " + std::to_string(r) + " is outside the vocabulary");
@@ -406,7 +405,8 @@ class CpuBackwardOps : public BackwardOps {
   template <typename F>
   void forChunks(size_t n, F&& f) {
     const Index chunks = (static_cast<Index>(n) + kElementwiseChunk - 1) / kElementwiseChunk;
-#pragma omp parallel num_threads(threads_) if (n > 4 * static_cast<size_t>(kElementwiseChunk))
+    const bool parallel = n > 4 * static_cast<size_t>(kElementwiseChunk);
+#pragma omp parallel num_threads(threads_) if (parallel)
     {
       Eigen::ArrayXf scratch(kElementwiseChunk);
 #pragma omp for schedule(static)
@@ -421,8 +421,8 @@ class CpuBackwardOps : public BackwardOps {
   // by query tile (probabilities recomputed from the rotated Q and K the forward left):
   //   S = Q K^T scale + alibi, P = softmax over visible keys, dV += P^T dO, dP = dO V^T,
   //   dS = P (dP - rowsum(P dP)), dQ = dS K scale, dK += dS^T Q scale.
-  static void attentionTask(float* dqkv, const float* dout, const float* qkv, const AttentionShape& s, int b, int kvHead,
-                            const RopeTables* rope, AttentionScratch& m) {
+  static void attentionTask(float* dqkv, const float* dout, const float* qkv, const AttentionShape& s, int b, int kvHead, const RopeTables* rope,
+                            AttentionScratch& m) {
     const int T = s.T, H = s.nHead, D = s.headDim, C = H * D, W = s.qkvDim(), group = H / s.kvHeads();
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
     const float* seq = qkv + static_cast<size_t>(b) * T * W;

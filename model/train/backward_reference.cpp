@@ -31,8 +31,7 @@ void embedBackward(float* dwte, float* dpositions, const float* dout, const int*
     }
 }
 
-void layerNormBackward(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int T, int C,
-                       float eps) {
+void layerNormBackward(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int T, int C, float eps) {
   for (int t = 0; t < T; ++t) {
     const float* x = in + (size_t)t * C;
     const float* dy = dout + (size_t)t * C;
@@ -78,8 +77,7 @@ void rmsNormBackward(float* din, float* dweight, const float* dout, const float*
       dweight[c] += static_cast<float>(dy[c] * x[c] * rrms);
     }
     meanGX /= C;
-    for (int c = 0; c < C; ++c)
-      din[(size_t)t * C + c] += static_cast<float>(rrms * dy[c] * weight[c] - rrms * rrms * rrms * x[c] * meanGX);
+    for (int c = 0; c < C; ++c) din[(size_t)t * C + c] += static_cast<float>(rrms * dy[c] * weight[c] - rrms * rrms * rrms * x[c] * meanGX);
   }
 }
 
@@ -209,8 +207,8 @@ void attentionBackward(float* dqkv, const float* dout, const float* qkv, const A
   std::vector<double> dseq((size_t)T * width);  // (T, qkvDim): gradient w.r.t. this sequence's Q | K | V as the forward used them
   const std::vector<double> ropeFrequencies = s.ropeBase > 0 ? ropePairFrequencies(s) : std::vector<double>();  // (D/2)
   for (int b = 0; b < batch; ++b) {
-    const float* x = qkv + (size_t)b * T * width;    // (T, qkvDim)
-    const float* dy = dout + (size_t)b * T * C;     // (T, C)
+    const float* x = qkv + (size_t)b * T * width;  // (T, qkvDim)
+    const float* dy = dout + (size_t)b * T * C;    // (T, C)
     std::fill(dseq.begin(), dseq.end(), 0.0);
     for (int h = 0; h < H; ++h) {
       const int kvHead = h / group;
@@ -272,8 +270,7 @@ void attentionBackward(float* dqkv, const float* dout, const float* qkv, const A
   }
 }
 
-double crossEntropyBackward(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V,
-                            float scale) {
+double crossEntropyBackward(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V, float scale) {
   double lossSum = 0;
   for (int r = 0; r < rows; ++r) {
     const float* row = logits + (size_t)r * V;  // may be drow itself: every read of row[v] comes before drow[v] is written
@@ -317,7 +314,7 @@ void crossAttentionBackward(float* dq, float* dkv, const float* dout, const floa
         const float* qi = qb + (size_t)t * C + h * D;
         const float* go = doutb + (size_t)t * C + h * D;
         ref::crossAttentionRow(p.data(), qi, kvb, S, Hkv, D, g);  // the forward's probabilities
-        double weighted = 0;  // sum_j p_j dp_j
+        double weighted = 0;                                      // sum_j p_j dp_j
         for (int j = 0; j < S; ++j) {
           const float* vj = kvb + (size_t)j * 2 * KV + KV + g;
           double dot = 0;

@@ -22,8 +22,7 @@ void embedBackward(float* dwte, float* dwpe, const float* dout, const int* token
 void embedBackward(float* dwte, float* dpositions, const float* dout, const int* tokens, int rows, int T, int C);
 
 // out = LayerNorm(in) * weight + bias: din (T, C), dweight (C), dbias (C, may be null) +=
-void layerNormBackward(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int T, int C,
-                       float eps);
+void layerNormBackward(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int T, int C, float eps);
 
 // out = in / sqrt(mean(in^2) + eps) * weight: din (T, C), dweight (C) +=
 void rmsNormBackward(float* din, float* dweight, const float* dout, const float* in, const float* weight, int T, int C, float eps);
@@ -66,8 +65,7 @@ void crossAttentionBackward(float* dq, float* dkv, const float* dout, const floa
 // Softmax cross-entropy over rows of logits (rows, V); scored (rows) may be null (all scored).
 // Writes dlogits (rows, V) (=) = scale * (softmax - onehot(target)) on scored rows, 0 on the
 // others, and returns the SUM over scored rows of -log p(target). dlogits may alias logits.
-double crossEntropyBackward(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V,
-                            float scale);
+double crossEntropyBackward(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V, float scale);
 
 // Mean cross-entropy over the scored positions: loss = -mean log softmax(logits)[target].
 // logits (T, V); targets (T); scored (T) may be null (all scored). Writes dlogits (T, V) (=, not

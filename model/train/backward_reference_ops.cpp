@@ -21,16 +21,13 @@ class ReferenceBackwardOps : public BackwardOps {
                  float eps) override {
     ref::layerNormBackward(din, dweight, dbias, dout, in, weight, rows, C, eps);
   }
-  void rmsNorm(float* din, float* dweight, const float* dout, const float* in, const float* weight, int rows, int C,
-               float eps) override {
+  void rmsNorm(float* din, float* dweight, const float* dout, const float* in, const float* weight, int rows, int C, float eps) override {
     ref::rmsNormBackward(din, dweight, dout, in, weight, rows, C, eps);
   }
-  void matmul(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows, int K,
-              int N) override {
+  void matmul(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows, int K, int N) override {
     ref::matmulBackward(din, dweight, dbias, dout, in, weight, rows, K, N);
   }
-  void matmulTransposed(float* din, float* dweight, const float* dout, const float* in, const float* weight, int rows, int K,
-                        int N) override {
+  void matmulTransposed(float* din, float* dweight, const float* dout, const float* in, const float* weight, int rows, int K, int N) override {
     ref::matmulTransposedBackward(din, dweight, dout, in, weight, rows, K, N);
   }
   void activation(float* din, const float* dout, const float* in, size_t n, Activation activation) override {
@@ -42,8 +39,7 @@ class ReferenceBackwardOps : public BackwardOps {
   void attention(float* dqkv, const float* dout, const float* qkv, const AttentionShape& shape, int batch) override {
     ref::attentionBackward(dqkv, dout, qkv, shape, batch);
   }
-  double crossEntropy(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V,
-                      float scale) override {
+  double crossEntropy(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V, float scale) override {
     return ref::crossEntropyBackward(dlogits, logits, targets, scored, rows, V, scale);
   }
 };
@@ -52,8 +48,8 @@ class ReferenceBackwardOps : public BackwardOps {
 
 std::unique_ptr<BackwardOps> makeReferenceBackwardOps() { return std::make_unique<ReferenceBackwardOps>(); }
 
-void BackwardOps::crossAttention(float* dq, float* dkv, const float* dout, const float* q, const float* kv, int T, int S, int H, int Hkv,
-                                 int D, int batch) {
+void BackwardOps::crossAttention(float* dq, float* dkv, const float* dout, const float* q, const float* kv, int T, int S, int H, int Hkv, int D,
+                                 int batch) {
   ref::crossAttentionBackward(dq, dkv, dout, q, kv, T, S, H, Hkv, D, batch);
 }
 

@@ -95,8 +95,8 @@ void BlockBackward::layer(const LayerWeights& w, const LayerWeights& gw, const L
 }
 
 template <typename Sublayer>
-void BlockBackward::residualSublayer(const float* weight, float* dweight, float* dbias, const float* x, const float* normed, const float* sum,
-                                     int R, Sublayer&& sublayer) {
+void BlockBackward::residualSublayer(const float* weight, float* dweight, float* dbias, const float* x, const float* normed, const float* sum, int R,
+                                     Sublayer&& sublayer) {
   const size_t RC = (size_t)R * config_.n_embd;
   const float* dout = dx_.data();  // the gradient of the sublayer's output
   if (!config_.pre_norm) {
@@ -135,8 +135,8 @@ void BlockBackward::feedForward(const FeedForwardWeights& w, const FeedForwardWe
 // The routed experts and the shared expert are parallel branches of the forward: the experts'
 // gradient is summed into din first, then the shared expert's; the router comes last, as it needs
 // every gate's gradient.
-void BlockBackward::mixtureOfExperts(const LayerWeights& w, const LayerWeights& gw, const MoeActivations& moe, const float* in,
-                                     const float* dout, float* din, int B, int T) {
+void BlockBackward::mixtureOfExperts(const LayerWeights& w, const LayerWeights& gw, const MoeActivations& moe, const float* in, const float* dout,
+                                     float* din, int B, int T) {
   const float* doutHost = hostView(*fw_, dout, (size_t)B * T * config_.n_embd, doutCopy_);
   experts(w, gw, moe, doutHost, din);
   if (config_.hasSharedExpert()) sharedExpert(w, gw, moe, in, doutHost, din, B * T);
@@ -175,8 +175,8 @@ void BlockBackward::experts(const LayerWeights& w, const LayerWeights& gw, const
 }
 
 // dy = s * dout into the expert, ds = dout . y (on the host, where the gates are).
-void BlockBackward::sharedExpert(const LayerWeights& w, const LayerWeights& gw, const MoeActivations& moe, const float* in,
-                                 const float* doutHost, float* din, int R) {
+void BlockBackward::sharedExpert(const LayerWeights& w, const LayerWeights& gw, const MoeActivations& moe, const float* in, const float* doutHost,
+                                 float* din, int R) {
   const int C = config_.n_embd;
   const size_t RC = (size_t)R * C;
   const ExpertActivations& shared = moe.shared;
@@ -204,8 +204,7 @@ void BlockBackward::sharedExpert(const LayerWeights& w, const LayerWeights& gw, 
   bw_->matmul(din, gw.sharedExpertGate, nullptr, dSharedGateLogit_.data(), in, w.sharedExpertGate, R, config_.n_embd, 1);
 }
 
-void BlockBackward::router(const LayerWeights& w, const LayerWeights& gw, const MoeActivations& moe, const float* in, float* din, int B,
-                           int T) {
+void BlockBackward::router(const LayerWeights& w, const LayerWeights& gw, const MoeActivations& moe, const float* in, float* din, int B, int T) {
   const int E = config_.n_experts, R = B * T;
   const MoeRoutingParams& routing = stack_->moeRouting();
   drouterHost_.assign((size_t)R * E, 0.0f);
@@ -222,8 +221,8 @@ void BlockBackward::router(const LayerWeights& w, const LayerWeights& gw, const 
 
 // W_O, the attention of each sequence's queries over its S source rows (into the queries and into
 // the keys | values), then the key/value projection (into the encoder's output) and the query's.
-void BlockBackward::crossAttention(const LayerWeights& w, const LayerWeights& gw, const LayerActivations& la, const float* in,
-                                   const float* dout, float* din, int B, int T, const EncoderLink& encoder) {
+void BlockBackward::crossAttention(const LayerWeights& w, const LayerWeights& gw, const LayerActivations& la, const float* in, const float* dout,
+                                   float* din, int B, int T, const EncoderLink& encoder) {
   const int C = config_.n_embd, A = config_.attnDim(), H = config_.n_head, Hkv = config_.kvHeads(), D = config_.headDim();
   const int R = B * T, RS = B * encoder.S, KV2 = 2 * config_.kvDim();
   zeroVector(*fw_, dattn_, (size_t)R * A);
@@ -235,8 +234,8 @@ void BlockBackward::crossAttention(const LayerWeights& w, const LayerWeights& gw
   bw_->matmul(din, gw.crossQWeight, gw.crossQBias, dCrossQ_.data(), in, w.crossQWeight, R, C, A);
 }
 
-void BlockBackward::attention(const LayerWeights& w, const LayerWeights& gw, const LayerActivations& la, const float* in,
-                              const float* dout, float* din, int B, const AttentionShape& shape) {
+void BlockBackward::attention(const LayerWeights& w, const LayerWeights& gw, const LayerActivations& la, const float* in, const float* dout,
+                              float* din, int B, const AttentionShape& shape) {
   const int C = config_.n_embd, A = config_.attnDim(), QKV = config_.qkvDim(), R = B * shape.T;
   zeroVector(*fw_, dattn_, (size_t)R * A);
   bw_->matmul(dattn_.data(), gw.attnProjWeight, gw.attnProjBias, dout, la.attn.data(), w.attnProjWeight, R, A, C);
@@ -244,8 +243,7 @@ void BlockBackward::attention(const LayerWeights& w, const LayerWeights& gw, con
   // Flash's gradient is exact attention's: the backend computes it; the other variants have their own.
   if (const AttentionVariantParams* variant = stack_->ownVariant(); variant && variant->variant != AttentionVariant::Flash)
     variantAttention(dqkv_.data(), dattn_.data(), la.qkv.data(), shape, B, *variant);
-  else
-    bw_->attention(dqkv_.data(), dattn_.data(), la.qkv.data(), shape, B);
+  else bw_->attention(dqkv_.data(), dattn_.data(), la.qkv.data(), shape, B);
   const float* dprojection = config_.qk_norm ? qkNorm(w, gw, la.qkvRaw.data(), R) : dqkv_.data();  // of the qkv projection's output
   bw_->matmul(din, gw.qkvWeight, gw.qkvBias, dprojection, in, w.qkvWeight, R, C, QKV);
 }

@@ -20,18 +20,18 @@ namespace tscope {
 
 // What the block forward keeps of one layer for the backward.
 struct LayerActivations {
-  Floats in;       // (R, C) residual entering the layer
-  Floats normed1;  // (R, C) ln_1(in) (pre-norm)
-  Floats qkv;      // (R, QKV) as the attention left it (q/k normed with qk_norm, RoPE rotated)
-  Floats qkvRaw;   // (R, QKV) qk_norm: the projection before the q/k norm
-  Floats attn;     // (R, A) concatenated heads
-  Floats sum1;     // (R, C) post-norm: in + attention (input of ln_1)
-  Floats mid;      // (R, C) residual after the attention sublayer
-  Floats normed2;  // (R, C) ln_2(mid) (pre-norm)
-  Floats hidden;   // (R, F) dense: pre-activation
-  Floats gate;     // (R, F) dense SwiGLU gate
-  Floats act;      // (R, F) dense: activated
-  Floats sum2;     // (R, C) post-norm: mid + feed-forward (input of ln_2)
+  Floats in;           // (R, C) residual entering the layer
+  Floats normed1;      // (R, C) ln_1(in) (pre-norm)
+  Floats qkv;          // (R, QKV) as the attention left it (q/k normed with qk_norm, RoPE rotated)
+  Floats qkvRaw;       // (R, QKV) qk_norm: the projection before the q/k norm
+  Floats attn;         // (R, A) concatenated heads
+  Floats sum1;         // (R, C) post-norm: in + attention (input of ln_1)
+  Floats mid;          // (R, C) residual after the attention sublayer
+  Floats normed2;      // (R, C) ln_2(mid) (pre-norm)
+  Floats hidden;       // (R, F) dense: pre-activation
+  Floats gate;         // (R, F) dense SwiGLU gate
+  Floats act;          // (R, F) dense: activated
+  Floats sum2;         // (R, C) post-norm: mid + feed-forward (input of ln_2)
   MoeActivations moe;  // MoE: routing per sequence, each expert's rows and activations
   // Decoder layers of an encoder-decoder model: the cross-attention sublayer.
   Floats crossKv;    // (B*S, 2 Hkv D) keys | values of the encoder's output
@@ -87,21 +87,21 @@ class BlockBackward {
   void feedForward(const FeedForwardWeights& w, const FeedForwardWeights& gw, const float* in, int n, const Floats& hidden, const Floats& gate,
                    const Floats& act, const float* dout, float* din, int width = 0);
   // A mixture of experts over B sequences of T rows: the experts, the shared expert, the router.
-  void mixtureOfExperts(const LayerWeights& w, const LayerWeights& gw, const MoeActivations& moe, const float* in, const float* dout,
-                        float* din, int B, int T);
+  void mixtureOfExperts(const LayerWeights& w, const LayerWeights& gw, const MoeActivations& moe, const float* in, const float* dout, float* din,
+                        int B, int T);
   // Each expert's rows, scaled by their gates; dgates_ = the gradient of each kept assignment's gate.
   void experts(const LayerWeights& w, const LayerWeights& gw, const MoeActivations& moe, const float* doutHost, float* din);
   // out += s * y per row with s = sigmoid(in . g): s * dout into the expert, ds s (1 - s) into g and din.
-  void sharedExpert(const LayerWeights& w, const LayerWeights& gw, const MoeActivations& moe, const float* in, const float* doutHost,
-                    float* din, int R);
+  void sharedExpert(const LayerWeights& w, const LayerWeights& gw, const MoeActivations& moe, const float* in, const float* doutHost, float* din,
+                    int R);
   // The router logits' gradient (through the gates, dgates_, and the load-balancing loss), then the router matmul.
   void router(const LayerWeights& w, const LayerWeights& gw, const MoeActivations& moe, const float* in, float* din, int B, int T);
   // Queries from in (R, C), keys and values from the encoder's output.
-  void crossAttention(const LayerWeights& w, const LayerWeights& gw, const LayerActivations& la, const float* in, const float* dout,
-                      float* din, int B, int T, const EncoderLink& encoder);
+  void crossAttention(const LayerWeights& w, const LayerWeights& gw, const LayerActivations& la, const float* in, const float* dout, float* din,
+                      int B, int T, const EncoderLink& encoder);
   // The self-attention: W_O, the attention (the backend's, or the stack's variant), the q/k norm, the qkv projection.
-  void attention(const LayerWeights& w, const LayerWeights& gw, const LayerActivations& la, const float* in, const float* dout,
-                 float* din, int B, const AttentionShape& shape);
+  void attention(const LayerWeights& w, const LayerWeights& gw, const LayerActivations& la, const float* in, const float* dout, float* din, int B,
+                 const AttentionShape& shape);
   // qk_norm: dqkv_ holds the gradient after each head's RMSNorm of q and k; returns that of the
   // projection before it (dqkvRaw_), qkvRaw (R, QKV) being the projection.
   const float* qkNorm(const LayerWeights& w, const LayerWeights& gw, const float* qkvRaw, int R);
@@ -109,24 +109,23 @@ class BlockBackward {
   // the host as in the forward), head by head: q and k as the forward left them (RoPE rotated), their
   // gradients turned back by RoPE's angles; a key/value head sums the gradients of its query group.
   // (block_backward_variant.cpp)
-  void variantAttention(float* dqkv, const float* dattn, const float* qkv, const AttentionShape& s, int B,
-                        const AttentionVariantParams& params);
+  void variantAttention(float* dqkv, const float* dattn, const float* qkv, const AttentionShape& s, int B, const AttentionVariantParams& params);
 
   ModelConfig config_;
   const BlockForward* stack_;  // its MoE routing and attention variant
   Backend* fw_;
   BackwardOps* bw_;
   // scratch, sized by each call
-  Floats dx_, dmid_, dnormed_, dsum_;  // (R, C) the residual's gradient; its other path; a norm's input; a post-norm sum's
-  Floats dattn_, dqkv_, dqkvRaw_;      // (R, A), (R, QKV), (R, QKV) qk_norm: before the q/k norm
-  Floats dhidden_, dgate_, dact_;      // (n, F) a feed-forward's
+  Floats dx_, dmid_, dnormed_, dsum_;        // (R, C) the residual's gradient; its other path; a norm's input; a post-norm sum's
+  Floats dattn_, dqkv_, dqkvRaw_;            // (R, A), (R, QKV), (R, QKV) qk_norm: before the q/k norm
+  Floats dhidden_, dgate_, dact_;            // (n, F) a feed-forward's
   Floats drouter_, dExpertOut_, dExpertIn_;  // (R, E), (n, C), (n, C)
-  Floats dSharedGateLogit_;            // (R, 1) a shared expert's gate logit gradient
-  Floats dCrossQ_, dCrossKv_;          // (R, A), (B*S, 2 Hkv D)
+  Floats dSharedGateLogit_;                  // (R, 1) a shared expert's gate logit gradient
+  Floats dCrossQ_, dCrossKv_;                // (R, A), (B*S, 2 Hkv D)
   std::vector<float> drouterHost_, dExpertOutHost_, doutCopy_, expertOutCopy_;  // host side of the MoE backward
-  std::vector<std::vector<float>> dgates_;  // (B) per sequence: the gradient of each assignment's gate
-  std::vector<float> dqkvHost_;  // (R, QKV) a variant attention's gradient, summed on the host
-  Floats dqkvStaged_;            // (R, QKV) the same on the device, before it is added to dqkv
+  std::vector<std::vector<float>> dgates_;                                      // (B) per sequence: the gradient of each assignment's gate
+  std::vector<float> dqkvHost_;                                                 // (R, QKV) a variant attention's gradient, summed on the host
+  Floats dqkvStaged_;                                                           // (R, QKV) the same on the device, before it is added to dqkv
 };
 
 }  // namespace tscope

@@ -68,14 +68,14 @@ ComparedRun runFromJson(const json& j, const std::string& where) {
     throw Error(named + ": " + std::to_string(run.evalSteps.size()) + " eval_steps but " + std::to_string(run.valLoss.size()) + " val_loss");
   if (run.trainLoss.empty()) throw Error(named + ": no train_loss (a run of no steps)");
   if (static_cast<int64_t>(run.trainLoss.size()) > run.config.maxSteps)
-    throw Error(named + ": " + std::to_string(run.trainLoss.size()) + " train_loss values but the run has " +
-                std::to_string(run.config.maxSteps) + " steps");
+    throw Error(named + ": " + std::to_string(run.trainLoss.size()) + " train_loss values but the run has " + std::to_string(run.config.maxSteps) +
+                " steps");
   const int steps = static_cast<int>(run.trainLoss.size());
   for (size_t i = 0; i < run.evalSteps.size(); ++i) {
     const int step = run.evalSteps[i];
     if (step < 0 || step > steps)
-      throw Error(named + ": eval_steps[" + std::to_string(i) + "] = " + std::to_string(step) + " is beyond the run's " +
-                  std::to_string(steps) + " steps");
+      throw Error(named + ": eval_steps[" + std::to_string(i) + "] = " + std::to_string(step) + " is beyond the run's " + std::to_string(steps) +
+                  " steps");
     if (i > 0 && step <= run.evalSteps[i - 1]) throw Error(named + ": eval_steps are not increasing at index " + std::to_string(i));
   }
   return run;
@@ -86,8 +86,8 @@ ComparedRun runFromJson(const json& j, const std::string& where) {
 json comparisonToJson(const TrainingComparison& c) {
   json runs = json::array();
   for (const ComparedRun& run : c.runs) runs.push_back(runToJson(run));
-  return {{"format", kFormat}, {"version", kVersion}, {"title", c.title}, {"description", c.description}, {"command", c.command},
-          {"machine", c.machine}, {"date", c.date}, {"runs", runs}};
+  return {{"format", kFormat},    {"version", kVersion},  {"title", c.title}, {"description", c.description},
+          {"command", c.command}, {"machine", c.machine}, {"date", c.date},   {"runs", runs}};
 }
 
 TrainingComparison comparisonFromJson(const json& j) {

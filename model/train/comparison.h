@@ -15,15 +15,15 @@
 
 namespace tscope {
 
-struct ComparedRun {              // one training run of the comparison
-  std::string label;              // the preset key, e.g. "brown-linear"
-  std::string name;               // the preset's display name
-  TrainConfig config;             // as the Trainer resolved it (model.vocab_size, n_positions from the data)
-  std::string data;               // the data spec as text (the --data syntax, data.h), e.g. "brown:vocab=1024"
+struct ComparedRun {   // one training run of the comparison
+  std::string label;   // the preset key, e.g. "brown-linear"
+  std::string name;    // the preset's display name
+  TrainConfig config;  // as the Trainer resolved it (model.vocab_size, n_positions from the data)
+  std::string data;    // the data spec as text (the --data syntax, data.h), e.g. "brown:vocab=1024"
   int64_t parameters = 0;
-  std::vector<float> trainLoss;   // (steps) loss of each optimizer step
-  std::vector<int> evalSteps;     // (evals) steps done at each validation, increasing, 1..steps
-  std::vector<float> valLoss;     // (evals)
+  std::vector<float> trainLoss;  // (steps) loss of each optimizer step
+  std::vector<int> evalSteps;    // (evals) steps done at each validation, increasing, 1..steps
+  std::vector<float> valLoss;    // (evals)
   double seconds = 0, tokensPerSecond = 0;
 };
 
@@ -55,10 +55,10 @@ void saveComparison(const TrainingComparison& comparison, const std::string& pat
 TrainConfig configWithSteps(const TrainConfig& preset, int steps);
 
 struct ComparisonOptions {
-  int maxSteps = 0;  // > 0: every run this many steps (configWithSteps); 0: each preset's own
-  int threads = 0;   // > 0: training threads of every run; 0: each preset's own
+  int maxSteps = 0;                                        // > 0: every run this many steps (configWithSteps); 0: each preset's own
+  int threads = 0;                                         // > 0: training threads of every run; 0: each preset's own
   std::string title, description, command, machine, date;  // copied into the comparison
-  const std::atomic<bool>* cancel = nullptr;  // set: stop between steps (the unfinished run is dropped)
+  const std::atomic<bool>* cancel = nullptr;               // set: stop between steps (the unfinished run is dropped)
 };
 // Called after every optimizer step with the index of the run (0-based) and its trainer.
 using ComparisonProgress = std::function<void(int run, const Trainer& trainer)>;

@@ -13,8 +13,7 @@ namespace tscope {
 
 namespace {
 
-ComparedRun trainOne(const TrainPreset& preset, int index, const ComparisonOptions& options, const ComparisonProgress& progress,
-                     bool* cancelled) {
+ComparedRun trainOne(const TrainPreset& preset, int index, const ComparisonOptions& options, const ComparisonProgress& progress, bool* cancelled) {
   TrainConfig config = options.maxSteps > 0 ? configWithSteps(preset.config, options.maxSteps) : preset.config;
   if (options.threads > 0) config.threads = options.threads;
   Trainer trainer(config, preset.data);
@@ -53,8 +52,7 @@ ComparedRun trainOne(const TrainPreset& preset, int index, const ComparisonOptio
 
 }  // namespace
 
-TrainingComparison runComparison(const std::vector<std::string>& presetKeys, const ComparisonOptions& options,
-                                 const ComparisonProgress& progress) {
+TrainingComparison runComparison(const std::vector<std::string>& presetKeys, const ComparisonOptions& options, const ComparisonProgress& progress) {
   if (presetKeys.empty()) throw Error("a comparison needs at least one preset");
   if (presetKeys.size() > static_cast<size_t>(kMaxComparedRuns))
     throw Error(std::to_string(presetKeys.size()) + " presets: a comparison holds at most " + std::to_string(kMaxComparedRuns));

@@ -92,8 +92,7 @@ std::vector<std::string> BrownCorpus::categories() const {
   return {distinct.begin(), distinct.end()};
 }
 
-BrownDocument parseBrownDocument(const std::string& taggedText, const std::string& id,
-                                 const std::string& category, const std::string& source) {
+BrownDocument parseBrownDocument(const std::string& taggedText, const std::string& id, const std::string& category, const std::string& source) {
   BrownDocument document;
   document.id = id;
   document.category = category;
@@ -108,8 +107,7 @@ BrownDocument parseBrownDocument(const std::string& taggedText, const std::strin
       const std::string& token = tokens[i];
       size_t slash = token.rfind('/');
       if (slash == std::string::npos || slash == 0 || slash + 1 == token.size())
-        throw Error("brown corpus: " + source + ": line " + std::to_string(lineNumber) + ": malformed token \"" +
-                    token + "\" (expected word/tag)");
+        throw Error("brown corpus: " + source + ": line " + std::to_string(lineNumber) + ": malformed token \"" + token + "\" (expected word/tag)");
       if (i > 0) document.text += ' ';
       document.words.push_back({document.text.size(), slash, token.substr(slash + 1)});
       document.text.append(token, 0, slash);
@@ -132,12 +130,11 @@ BrownCorpus loadBrownCorpus(const std::string& dir) {
     std::vector<std::string> fields = splitFields(line);
     if (fields.empty()) continue;
     if (fields.size() != 2)
-      throw Error("brown corpus: " + catsPath.string() + ": line " + std::to_string(lineNumber) +
-                  ": expected \"file category\", got \"" + line + "\"");
+      throw Error("brown corpus: " + catsPath.string() + ": line " + std::to_string(lineNumber) + ": expected \"file category\", got \"" + line +
+                  "\"");
     const fs::path documentPath = fs::path(dir) / fields[0];
     if (!fs::exists(documentPath)) throw Error("brown corpus: missing document " + documentPath.string());
-    corpus.documents.push_back(
-        parseBrownDocument(readWholeFile(documentPath), fields[0], fields[1], documentPath.string()));
+    corpus.documents.push_back(parseBrownDocument(readWholeFile(documentPath), fields[0], fields[1], documentPath.string()));
   }
   if (corpus.documents.empty()) throw Error("brown corpus: " + catsPath.string() + " lists no documents");
   return corpus;
@@ -177,8 +174,8 @@ std::vector<std::string> tagsForTokens(const BrownDocument& document, std::span<
   for (const ByteSpan& token : tokenSpans) {
     const size_t begin = token.offset, end = token.offset + token.length;
     // First word that ends after the token begins; words from there on may overlap it.
-    auto word = std::upper_bound(words.begin(), words.end(), begin,
-                                 [](size_t position, const TaggedSpan& w) { return position < w.offset + w.length; });
+    auto word =
+        std::upper_bound(words.begin(), words.end(), begin, [](size_t position, const TaggedSpan& w) { return position < w.offset + w.length; });
     size_t bestOverlap = 0;
     const std::string* bestTag = nullptr;
     for (; word != words.end() && word->offset < end; ++word) {
@@ -246,11 +243,10 @@ std::string validateTaskSpec(const TaskSpec& spec) {
       if (spec.vocab < 1 || spec.vocab > kMaxSize)
         return name + ": vocab must be in [1, " + std::to_string(kMaxSize) + "], got " + std::to_string(spec.vocab);
       if (spec.length < minLength || spec.length > kMaxSize)
-        return name + ": length must be in [" + std::to_string(minLength) + ", " + std::to_string(kMaxSize) +
-               "], got " + std::to_string(spec.length);
+        return name + ": length must be in [" + std::to_string(minLength) + ", " + std::to_string(kMaxSize) + "], got " + std::to_string(spec.length);
       if (spec.task == SyntheticTask::Induction && spec.vocab < spec.length)
-        return name + ": vocab must be >= length (the repeated sequence has distinct symbols), got vocab " +
-               std::to_string(spec.vocab) + " and length " + std::to_string(spec.length);
+        return name + ": vocab must be >= length (the repeated sequence has distinct symbols), got vocab " + std::to_string(spec.vocab) +
+               " and length " + std::to_string(spec.length);
       return "";
     }
     case SyntheticTask::ModularAddition:
@@ -326,8 +322,7 @@ TaskExample makeExample(const TaskSpec& spec, Rng& rng) {
     for (size_t i = 0; i < m; ++i) std::swap(symbols[i], symbols[i + randomBelow(rng, symbols.size() - i)]);
     const size_t prefix = 2 * (n - m), others = symbols.size() - m;
     example.tokens.clear();
-    for (size_t i = 0; i < prefix; ++i)
-      example.tokens.push_back(others > 0 ? symbols[m + randomBelow(rng, others)] : symbols[randomBelow(rng, m)]);
+    for (size_t i = 0; i < prefix; ++i) example.tokens.push_back(others > 0 ? symbols[m + randomBelow(rng, others)] : symbols[randomBelow(rng, m)]);
     for (int copy = 0; copy < 2; ++copy) example.tokens.insert(example.tokens.end(), symbols.begin(), symbols.begin() + (std::ptrdiff_t)m);
     example.scored.assign(2 * n, 0);
     for (size_t t = prefix + m + 1; t < 2 * n; ++t) example.scored[t] = 1;
@@ -346,15 +341,13 @@ TaskExample makeExample(const TaskSpec& spec, Rng& rng) {
   return example;
 }
 
-void fillTaskBatch(const TaskSpec& spec, int batch, Rng& rng, std::span<int> inputs, std::span<int> targets,
-                   std::span<uint8_t> scored) {
+void fillTaskBatch(const TaskSpec& spec, int batch, Rng& rng, std::span<int> inputs, std::span<int> targets, std::span<uint8_t> scored) {
   const size_t steps = static_cast<size_t>(taskSequenceLength(spec) - 1);
   if (batch < 1) throw Error("batch must be >= 1, got " + std::to_string(batch));
   const size_t cells = static_cast<size_t>(batch) * steps;
   if (inputs.size() != cells || targets.size() != cells || scored.size() != cells)
-    throw Error("task batch: arrays must hold B * T = " + std::to_string(cells) + " elements, got inputs " +
-                std::to_string(inputs.size()) + ", targets " + std::to_string(targets.size()) + ", scored " +
-                std::to_string(scored.size()));
+    throw Error("task batch: arrays must hold B * T = " + std::to_string(cells) + " elements, got inputs " + std::to_string(inputs.size()) +
+                ", targets " + std::to_string(targets.size()) + ", scored " + std::to_string(scored.size()));
   for (size_t b = 0; b < static_cast<size_t>(batch); ++b) {
     TaskExample example = makeExample(spec, rng);
     for (size_t t = 0; t < steps; ++t) {

@@ -25,14 +25,14 @@ struct TaggedSpan {
 };
 
 struct BrownDocument {
-  std::string id;        // file name, "ca01".."cr09"
-  std::string category;  // from cats.txt: "news", "fiction", ...
-  std::string text;      // words joined by single spaces, each sentence on its own '\n'-ended line
+  std::string id;                 // file name, "ca01".."cr09"
+  std::string category;           // from cats.txt: "news", "fiction", ...
+  std::string text;               // words joined by single spaces, each sentence on its own '\n'-ended line
   std::vector<TaggedSpan> words;  // in text order, one per word; text.substr(offset, length) is the word
 };
 
 struct BrownCorpus {
-  std::vector<BrownDocument> documents;  // in cats.txt order
+  std::vector<BrownDocument> documents;         // in cats.txt order
   std::vector<std::string> categories() const;  // distinct categories, sorted
 };
 
@@ -43,8 +43,7 @@ struct BrownCorpus {
 BrownCorpus loadBrownCorpus(const std::string& dir);
 
 // Parses one document's tagged text; `source` names it in errors (a path or an id).
-BrownDocument parseBrownDocument(const std::string& taggedText, const std::string& id,
-                                 const std::string& category, const std::string& source);
+BrownDocument parseBrownDocument(const std::string& taggedText, const std::string& id, const std::string& category, const std::string& source);
 
 // The tag without the Brown modifiers that do not change the part of speech: the "fw-" (foreign
 // word) prefix and the "-tl" (title), "-hl" (headline) and "-nc" (cited) suffixes. "np-tl" -> "np".
@@ -121,7 +120,7 @@ SyntheticTask parseTaskName(const std::string& name);
 std::string validateTaskSpec(const TaskSpec& spec);
 
 // The functions below throw tscope::Error with validateTaskSpec's message on a bad spec.
-int taskVocabSize(const TaskSpec& spec);      // ids are 0..taskVocabSize-1
+int taskVocabSize(const TaskSpec& spec);       // ids are 0..taskVocabSize-1
 int taskSequenceLength(const TaskSpec& spec);  // tokens in one example
 // One name per id: symbols, numbers and digits as decimal ("0", "1", ...), then "SEP" or "+", "=".
 std::vector<std::string> taskTokenNames(const TaskSpec& spec);
@@ -138,8 +137,7 @@ struct TaskBatch {
 
 // Fills caller-owned (B, T) arrays with `batch` examples drawn in order from `rng`. Throws
 // tscope::Error if batch < 1 or a span does not hold exactly B * T elements.
-void fillTaskBatch(const TaskSpec& spec, int batch, Rng& rng, std::span<int> inputs, std::span<int> targets,
-                   std::span<uint8_t> scored);
+void fillTaskBatch(const TaskSpec& spec, int batch, Rng& rng, std::span<int> inputs, std::span<int> targets, std::span<uint8_t> scored);
 TaskBatch makeTaskBatch(const TaskSpec& spec, int batch, Rng& rng);
 
 }  // namespace tscope

@@ -107,8 +107,7 @@ DateTranslationScore scoreDateTranslation(Transformer& model, int examples, uint
 }
 
 void requireDatesModel(const ModelConfig& c) {
-  if (!c.isEncoderDecoder() || c.vocab_size != kDateVocabSize || c.decoder_start_token_id != kDateDecoderStartId ||
-      c.eos_token_id != kDateEndId)
+  if (!c.isEncoderDecoder() || c.vocab_size != kDateVocabSize || c.decoder_start_token_id != kDateDecoderStartId || c.eos_token_id != kDateEndId)
     throw Error("scoring dates needs an encoder-decoder model over the dates vocabulary (" + std::to_string(kDateVocabSize) +
                 " characters, ^ and $ as decoder start and end)");
 }

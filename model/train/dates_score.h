@@ -22,10 +22,10 @@ struct DateTranslationScore {
   // (L, kDateTargetLength) the same share per target position (-1: not measured: the dashes and the
   // century's second digit).
   std::vector<std::vector<double>> alignmentByPosition;
-  std::vector<std::string> wrong; // up to 5 "source -> output (expected target)" lines
+  std::vector<std::string> wrong;  // up to 5 "source -> output (expected target)" lines
   double exactMatch() const { return examples ? (double)exact / examples : 0; }
-  double bestAlignment() const;   // the largest of alignment (0 when empty)
-  int bestAlignmentLayer() const; // its layer (-1 when empty)
+  double bestAlignment() const;    // the largest of alignment (0 when empty)
+  int bestAlignmentLayer() const;  // its layer (-1 when empty)
 };
 
 // `examples` held-out dates drawn from Rng(seed) (randomDateExample(rng, true)). Throws

@@ -31,7 +31,7 @@ class DeviceAdamW {
   // x (n) /= divisor (averaging accumulated gradients; the device may multiply by 1 / divisor).
   virtual void divide(float* x, size_t n, float divisor) = 0;
   virtual int64_t stepCount() const = 0;
-  virtual AdamWState saveState() const = 0;   // host copies of m and v
+  virtual AdamWState saveState() const = 0;  // host copies of m and v
   virtual void loadState(const AdamWState& state) = 0;
 };
 
@@ -45,8 +45,8 @@ class Device {
   // AdamW over n parameters with its state in this device's memory.
   virtual std::unique_ptr<DeviceAdamW> makeAdamW(size_t n, AdamWConfig config) = 0;
 
-  std::string name() { return forward().name(); }      // "cpu", "reference" or "cuda"
-  bool isHost() { return forward().isHost(); }          // memory is plain host memory
+  std::string name() { return forward().name(); }  // "cpu", "reference" or "cuda"
+  bool isHost() { return forward().isHost(); }     // memory is plain host memory
 };
 
 // The Eigen forward and backward ops (threads 0: as makeCpuBackend(0)) and the plain-loop

@@ -23,18 +23,13 @@ std::string str(double x) { return std::to_string(x); }
 
 void validate(const AdamWConfig& c) {
   require(std::isfinite(c.lr) && c.lr > 0, "AdamWConfig.lr must be finite and > 0, got " + str(c.lr));
-  require(std::isfinite(c.beta1) && c.beta1 >= 0 && c.beta1 < 1,
-          "AdamWConfig.beta1 must be in [0, 1), got " + str(c.beta1));
-  require(std::isfinite(c.beta2) && c.beta2 >= 0 && c.beta2 < 1,
-          "AdamWConfig.beta2 must be in [0, 1), got " + str(c.beta2));
+  require(std::isfinite(c.beta1) && c.beta1 >= 0 && c.beta1 < 1, "AdamWConfig.beta1 must be in [0, 1), got " + str(c.beta1));
+  require(std::isfinite(c.beta2) && c.beta2 >= 0 && c.beta2 < 1, "AdamWConfig.beta2 must be in [0, 1), got " + str(c.beta2));
   require(std::isfinite(c.eps) && c.eps > 0, "AdamWConfig.eps must be finite and > 0, got " + str(c.eps));
-  require(std::isfinite(c.weightDecay) && c.weightDecay >= 0,
-          "AdamWConfig.weightDecay must be finite and >= 0, got " + str(c.weightDecay));
+  require(std::isfinite(c.weightDecay) && c.weightDecay >= 0, "AdamWConfig.weightDecay must be finite and >= 0, got " + str(c.weightDecay));
 }
 
-AdamW::AdamW(size_t n, AdamWConfig config) : config_(config), m_(n, 0.0f), v_(n, 0.0f) {
-  validate(config_);
-}
+AdamW::AdamW(size_t n, AdamWConfig config) : config_(config), m_(n, 0.0f), v_(n, 0.0f) { validate(config_); }
 
 void AdamW::step(float* params, const float* grads, const uint8_t* decayMask, float lr) {
   require(std::isfinite(lr) && lr >= 0, "AdamW::step: lr must be finite and >= 0, got " + str(lr));
@@ -65,10 +60,10 @@ void AdamW::step(float* params, const float* grads, const uint8_t* decayMask, fl
 }
 
 void AdamW::loadState(const AdamWState& state) {
-  require(state.m.size() == m_.size(), "AdamWState.m has " + std::to_string(state.m.size()) +
-                                           " values, the optimizer has " + std::to_string(m_.size()));
-  require(state.v.size() == v_.size(), "AdamWState.v has " + std::to_string(state.v.size()) +
-                                           " values, the optimizer has " + std::to_string(v_.size()));
+  require(state.m.size() == m_.size(),
+          "AdamWState.m has " + std::to_string(state.m.size()) + " values, the optimizer has " + std::to_string(m_.size()));
+  require(state.v.size() == v_.size(),
+          "AdamWState.v has " + std::to_string(state.v.size()) + " values, the optimizer has " + std::to_string(v_.size()));
   require(state.step >= 0, "AdamWState.step must be >= 0, got " + std::to_string(state.step));
   m_ = state.m;
   v_ = state.v;
@@ -80,8 +75,7 @@ std::vector<uint8_t> weightDecayMask(const std::vector<ParamSpec>& layout, size_
   for (const ParamSpec& spec : layout) {
     size_t numel = 1;
     for (int64_t d : spec.shape) numel *= static_cast<size_t>(d);
-    require(spec.offset + numel <= totalFloats,
-            "weightDecayMask: parameter " + spec.name + " runs past the arena");
+    require(spec.offset + numel <= totalFloats, "weightDecayMask: parameter " + spec.name + " runs past the arena");
     if (spec.shape.size() < 2) continue;
     for (size_t i = 0; i < numel; ++i) mask[spec.offset + i] = 1;
   }
@@ -89,8 +83,7 @@ std::vector<uint8_t> weightDecayMask(const std::vector<ParamSpec>& layout, size_
 }
 
 float clipGradNorm(float* grads, size_t n, float maxNorm) {
-  require(std::isfinite(maxNorm) && maxNorm > 0,
-          "clipGradNorm: maxNorm must be finite and > 0, got " + str(maxNorm));
+  require(std::isfinite(maxNorm) && maxNorm > 0, "clipGradNorm: maxNorm must be finite and > 0, got " + str(maxNorm));
   double sumSquares = 0;
   for (size_t i = 0; i < n; ++i) sumSquares += double(grads[i]) * double(grads[i]);
   const double norm = std::sqrt(sumSquares);
@@ -103,11 +96,9 @@ float clipGradNorm(float* grads, size_t n, float maxNorm) {
 
 void LrSchedule::validate() const {
   require(std::isfinite(maxLr) && maxLr > 0, "LrSchedule.maxLr must be finite and > 0, got " + str(maxLr));
-  require(std::isfinite(minLr) && minLr >= 0 && minLr <= maxLr,
-          "LrSchedule.minLr must be in [0, maxLr], got " + str(minLr));
+  require(std::isfinite(minLr) && minLr >= 0 && minLr <= maxLr, "LrSchedule.minLr must be in [0, maxLr], got " + str(minLr));
   require(totalSteps >= 1, "LrSchedule.totalSteps must be >= 1, got " + std::to_string(totalSteps));
-  require(warmupSteps >= 0 && warmupSteps <= totalSteps,
-          "LrSchedule.warmupSteps must be in [0, totalSteps], got " + std::to_string(warmupSteps));
+  require(warmupSteps >= 0 && warmupSteps <= totalSteps, "LrSchedule.warmupSteps must be in [0, totalSteps], got " + std::to_string(warmupSteps));
 }
 
 float LrSchedule::at(int step) const {
@@ -116,28 +107,24 @@ float LrSchedule::at(int step) const {
   if (step < warmupSteps) return static_cast<float>(double(maxLr) * (step + 1) / warmupSteps);
   const int peak = warmupSteps > 0 ? warmupSteps - 1 : 0;
   const int last = totalSteps - 1;
-  if (step >= last) return step == peak ? maxLr : minLr;  // a one-step decay phase is all peak
+  if (step >= last) return step == peak ? maxLr : minLr;              // a one-step decay phase is all peak
   const double progress = double(step - peak) / double(last - peak);  // in (0, 1) here
   const double cosine = 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
   return static_cast<float>(double(minLr) + (double(maxLr) - double(minLr)) * cosine);
 }
 
-GradientAccumulator::GradientAccumulator(size_t n, int microBatches)
-    : sum_(n, 0.0f), microBatches_(microBatches) {
-  require(microBatches >= 1, "GradientAccumulator: microBatches must be >= 1, got " +
-                                 std::to_string(microBatches));
+GradientAccumulator::GradientAccumulator(size_t n, int microBatches) : sum_(n, 0.0f), microBatches_(microBatches) {
+  require(microBatches >= 1, "GradientAccumulator: microBatches must be >= 1, got " + std::to_string(microBatches));
 }
 
 void GradientAccumulator::add(const float* grads) {
-  require(!ready(), "GradientAccumulator::add: all " + std::to_string(microBatches_) +
-                        " micro-batches already added; call reset()");
+  require(!ready(), "GradientAccumulator::add: all " + std::to_string(microBatches_) + " micro-batches already added; call reset()");
   for (size_t i = 0; i < sum_.size(); ++i) sum_[i] += grads[i];
   ++added_;
 }
 
 const std::vector<float>& GradientAccumulator::mean() {
-  require(ready(), "GradientAccumulator::mean: " + std::to_string(added_) + " of " +
-                       std::to_string(microBatches_) + " micro-batches added");
+  require(ready(), "GradientAccumulator::mean: " + std::to_string(added_) + " of " + std::to_string(microBatches_) + " micro-batches added");
   if (!averaged_) {
     const float k = static_cast<float>(microBatches_);
     for (float& s : sum_) s /= k;

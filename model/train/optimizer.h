@@ -39,9 +39,7 @@ class AdamW {
   //   p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)      t = steps taken, from 1
   // `lr` is this step's learning rate (from LrSchedule::at); it must be finite and >= 0.
   void step(float* params, const float* grads, const uint8_t* decayMask, float lr);
-  void step(float* params, const float* grads, const uint8_t* decayMask) {
-    step(params, grads, decayMask, config_.lr);
-  }
+  void step(float* params, const float* grads, const uint8_t* decayMask) { step(params, grads, decayMask, config_.lr); }
 
   size_t size() const { return m_.size(); }
   int64_t stepCount() const { return step_; }

@@ -10,18 +10,15 @@
 namespace tscope {
 namespace {
 
-constexpr std::array<const char*, 20> kCardinalsBelowTwenty = {
-    "",    "one",    "two",    "three",    "four",     "five",    "six",     "seven",     "eight",    "nine",
-    "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"};
-constexpr std::array<const char*, 10> kTens = {"",      "",      "twenty",  "thirty", "forty",
-                                               "fifty", "sixty", "seventy", "eighty", "ninety"};
+constexpr std::array<const char*, 20> kCardinalsBelowTwenty = {"",         "one",     "two",     "three",     "four",     "five",    "six",
+                                                               "seven",    "eight",   "nine",    "ten",       "eleven",   "twelve",  "thirteen",
+                                                               "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"};
+constexpr std::array<const char*, 10> kTens = {"", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"};
 constexpr std::array<const char*, 20> kOrdinalsBelowTwenty = {
-    "",           "first",     "second",    "third",       "fourth",     "fifth",     "sixth",
-    "seventh",    "eighth",    "ninth",     "tenth",       "eleventh",   "twelfth",   "thirteenth",
-    "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth"};
-constexpr std::array<const char*, 13> kMonths = {"",        "january",  "february", "march",  "april",
-                                                 "may",     "june",     "july",     "august", "september",
-                                                 "october", "november", "december"};
+    "",      "first",    "second",  "third",      "fourth",     "fifth",     "sixth",     "seventh",     "eighth",     "ninth",
+    "tenth", "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth"};
+constexpr std::array<const char*, 13> kMonths = {"",     "january", "february",  "march",   "april",    "may",     "june",
+                                                 "july", "august",  "september", "october", "november", "december"};
 
 // 1..99 in words: "twelve", "twenty", "ninety one".
 std::string cardinal(int n) {
@@ -50,9 +47,7 @@ struct SourceBuilder {
 };
 
 // From the start of `first` to the end of `last`.
-AlignmentSpan join(AlignmentSpan first, AlignmentSpan last) {
-  return {first.offset, last.offset + last.length - first.offset};
-}
+AlignmentSpan join(AlignmentSpan first, AlignmentSpan last) { return {first.offset, last.offset + last.length - first.offset}; }
 
 struct YearSpans {
   AlignmentSpan century;  // of the first two digits
@@ -132,8 +127,7 @@ int dateCharacterId(char character) {
   static const std::array<int, 256> idOfByte = [] {
     std::array<int, 256> ids{};  // kDateUnknownId everywhere else
     const std::vector<std::string> characters = dateTaskCharacters();
-    for (size_t id = 1; id < characters.size(); ++id)
-      ids[static_cast<unsigned char>(characters[id][0])] = static_cast<int>(id);
+    for (size_t id = 1; id < characters.size(); ++id) ids[static_cast<unsigned char>(characters[id][0])] = static_cast<int>(id);
     return ids;
   }();
   return idOfByte[static_cast<unsigned char>(character)];
@@ -147,14 +141,13 @@ std::vector<int> dateCharacterIds(std::string_view text) {
 }
 
 bool isValidDate(int year, int month, int day) {
-  return year >= kDateFirstYear && year <= kDateLastYear && month >= 1 && month <= 12 && day >= 1 &&
-         day <= daysInMonth(year, month);
+  return year >= kDateFirstYear && year <= kDateLastYear && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
 }
 
 DateExample spellDate(int year, int month, int day, int style) {
   if (!isValidDate(year, month, day))
-    throw Error("spellDate: " + std::to_string(year) + "-" + std::to_string(month) + "-" + std::to_string(day) +
-                " is not a calendar date in " + std::to_string(kDateFirstYear) + ".." + std::to_string(kDateLastYear));
+    throw Error("spellDate: " + std::to_string(year) + "-" + std::to_string(month) + "-" + std::to_string(day) + " is not a calendar date in " +
+                std::to_string(kDateFirstYear) + ".." + std::to_string(kDateLastYear));
   if (style < 0 || style >= kDateStyleCount)
     throw Error("spellDate: style " + std::to_string(style) + " is outside 0.." + std::to_string(kDateStyleCount - 1));
   SourceBuilder source;
@@ -174,14 +167,12 @@ DateExample spellDate(int year, int month, int day, int style) {
   example.source = std::move(source.text);
   example.target = twoDigits(year / 100) + twoDigits(year % 100) + "-" + twoDigits(month) + "-" + twoDigits(day);
   const AlignmentSpan none;
-  example.alignment = {yearSpans.century, yearSpans.century, yearSpans.rest, yearSpans.rest, none,
-                       monthSpan,         monthSpan,         none,           daySpan,        daySpan};
+  example.alignment = {yearSpans.century, yearSpans.century, yearSpans.rest, yearSpans.rest, none, monthSpan, monthSpan, none, daySpan, daySpan};
   return example;
 }
 
 bool isHeldOutDate(int year, int month, int day) {
-  const uint64_t key =
-      static_cast<uint64_t>(year) * 10000 + static_cast<uint64_t>(month) * 100 + static_cast<uint64_t>(day);
+  const uint64_t key = static_cast<uint64_t>(year) * 10000 + static_cast<uint64_t>(month) * 100 + static_cast<uint64_t>(day);
   return splitmix64(key) % 1000 < 50;
 }
 

@@ -67,10 +67,14 @@ json sweepSpecToJson(const SweepSpec& s) {
   json sizes = json::array();
   for (const SweepSize& size : s.sizes)
     sizes.push_back({{"n_layer", size.nLayer}, {"d_model", size.dModel}, {"n_head", size.nHead}, {"max_lr", size.maxLr}});
-  return {{"title", s.title},         {"description", s.description},
-          {"data", toString(s.data)}, {"train_config", trainConfigToJson(s.base)},
-          {"sizes", sizes},           {"tokens", s.tokens},
-          {"params", s.totalParams ? "total" : "non-embedding"}, {"task_examples", s.taskExamples}};
+  return {{"title", s.title},
+          {"description", s.description},
+          {"data", toString(s.data)},
+          {"train_config", trainConfigToJson(s.base)},
+          {"sizes", sizes},
+          {"tokens", s.tokens},
+          {"params", s.totalParams ? "total" : "non-embedding"},
+          {"task_examples", s.taskExamples}};
 }
 
 SweepSpec sweepSpecFromJson(const json& j) {
@@ -119,7 +123,9 @@ SweepSpec sweepSpecFromJson(const json& j) {
 namespace {
 
 json scoresToJson(const TaskScores& t) {
-  return {{"examples", t.examples}, {"exact_match", t.exactMatch}, {"answer_token_loss", t.answerTokenLoss},
+  return {{"examples", t.examples},
+          {"exact_match", t.exactMatch},
+          {"answer_token_loss", t.answerTokenLoss},
           {"answer_token_accuracy", t.answerTokenAccuracy}};
 }
 
@@ -193,7 +199,6 @@ SweepRunResult runFromJson(const json& j, const std::string& where) {
   }
   return r;
 }
-
 
 }  // namespace
 
@@ -277,8 +282,8 @@ const SweepRunResult* SweepResults::find(const std::string& runName) const {
 json sweepToJson(const SweepResults& sweep) {
   json runs = json::array();
   for (const SweepRunResult& run : sweep.runs) runs.push_back(runToJson(run));
-  return {{"format", kFormat}, {"version", kVersion},       {"spec", sweepSpecToJson(sweep.spec)}, {"runs", runs},
-          {"machine", sweep.machine}, {"date", sweep.date}, {"command", sweep.command}};
+  return {{"format", kFormat},  {"version", kVersion},     {"spec", sweepSpecToJson(sweep.spec)}, {"runs", runs}, {"machine", sweep.machine},
+          {"date", sweep.date}, {"command", sweep.command}};
 }
 
 SweepResults sweepFromJson(const json& j) {
@@ -318,8 +323,8 @@ void saveSweep(const SweepResults& sweep, const std::string& path) { writeFileAt
 std::vector<ScalingPoint> sweepPoints(const SweepResults& sweep) {
   std::vector<ScalingPoint> points;
   for (const SweepRunResult& run : sweep.runs)
-    points.push_back({static_cast<double>(sweep.spec.totalParams ? run.paramsTotal : run.paramsNonEmbedding),
-                      static_cast<double>(run.tokens), run.valLoss});
+    points.push_back(
+        {static_cast<double>(sweep.spec.totalParams ? run.paramsTotal : run.paramsNonEmbedding), static_cast<double>(run.tokens), run.valLoss});
   return points;
 }
 
@@ -332,11 +337,13 @@ std::string sweepRunsCsv(const SweepResults& sweep) {
   out << "\r\n";
   for (const SweepRunResult& run : sweep.runs) {
     const double n = static_cast<double>(sweep.spec.totalParams ? run.paramsTotal : run.paramsNonEmbedding);
-    out << csvField(run.name) << ',' << run.size.nLayer << ',' << run.size.dModel << ',' << run.size.nHead << ',' << run.paramsNonEmbedding
-        << ',' << run.paramsTotal << ',' << run.tokens << ',' << run.steps << ',' << csvNumber(trainingFlops(n, static_cast<double>(run.tokens)))
-        << ',' << csvNumber(run.trainLoss) << ',' << csvNumber(run.valLoss) << ',' << csvNumber(run.seconds) << ',' << csvNumber(run.tokensPerSecond);
+    out << csvField(run.name) << ',' << run.size.nLayer << ',' << run.size.dModel << ',' << run.size.nHead << ',' << run.paramsNonEmbedding << ','
+        << run.paramsTotal << ',' << run.tokens << ',' << run.steps << ',' << csvNumber(trainingFlops(n, static_cast<double>(run.tokens))) << ','
+        << csvNumber(run.trainLoss) << ',' << csvNumber(run.valLoss) << ',' << csvNumber(run.seconds) << ',' << csvNumber(run.tokensPerSecond);
     if (task) {
-      if (run.task) out << ',' << csvNumber(run.task->exactMatch) << ',' << csvNumber(run.task->answerTokenLoss) << ',' << csvNumber(run.task->answerTokenAccuracy);
+      if (run.task)
+        out << ',' << csvNumber(run.task->exactMatch) << ',' << csvNumber(run.task->answerTokenLoss) << ','
+            << csvNumber(run.task->answerTokenAccuracy);
       else out << ",,,";
     }
     out << "\r\n";

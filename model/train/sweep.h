@@ -29,8 +29,8 @@ namespace tscope {
 struct SweepSize {
   int nLayer = 2;
   int dModel = 64;
-  int nHead = 4;       // d_model must divide by it
-  float maxLr = 0;     // > 0: this size's peak learning rate; 0: the base config's
+  int nHead = 4;             // d_model must divide by it
+  float maxLr = 0;           // > 0: this size's peak learning rate; 0: the base config's
   std::string name() const;  // "L2-d64"
 };
 
@@ -66,20 +66,20 @@ std::vector<SweepRunPlan> planSweep(const SweepSpec& spec);
 // and the per-token loss and accuracy of the answer tokens (teacher forced).
 struct TaskScores {
   int examples = 0;
-  double exactMatch = 0;        // share of examples whose whole answer is right
-  double answerTokenLoss = 0;   // mean nats per answer token
+  double exactMatch = 0;           // share of examples whose whole answer is right
+  double answerTokenLoss = 0;      // mean nats per answer token
   double answerTokenAccuracy = 0;  // share of answer tokens the argmax gets right (teacher forced)
 };
 
 struct SweepRunResult {
   std::string name;
   SweepSize size;
-  int64_t tokens = 0;        // tokens trained on (steps x batch x seqLen x accumulation)
+  int64_t tokens = 0;  // tokens trained on (steps x batch x seqLen x accumulation)
   int steps = 0;
   int64_t paramsNonEmbedding = 0, paramsTotal = 0;
-  double trainLoss = 0;      // mean loss of the last max(1, steps / 20) steps
-  double valLoss = 0;        // validation loss at the end
-  std::vector<int> evalSteps;      // the validation curve
+  double trainLoss = 0;        // mean loss of the last max(1, steps / 20) steps
+  double valLoss = 0;          // validation loss at the end
+  std::vector<int> evalSteps;  // the validation curve
   std::vector<float> evalLoss;
   double seconds = 0, tokensPerSecond = 0;
   std::optional<TaskScores> task;  // synthetic tasks with taskExamples > 0
@@ -129,11 +129,11 @@ struct SweepActiveRun {
 };
 
 struct SweepStatus {
-  int runsDone = 0, runs = 0;      // finished runs / runs in the grid
-  std::string current;             // the first run in progress ("" between runs and when done)
-  int step = 0, steps = 0;         // of the current run
-  bool done = false;               // every run of the grid finished
-  double lastLoss = 0;             // the current run's latest step loss
+  int runsDone = 0, runs = 0;          // finished runs / runs in the grid
+  std::string current;                 // the first run in progress ("" between runs and when done)
+  int step = 0, steps = 0;             // of the current run
+  bool done = false;                   // every run of the grid finished
+  double lastLoss = 0;                 // the current run's latest step loss
   std::vector<SweepActiveRun> active;  // every run in progress (more than one when runs train at once)
 };
 

@@ -69,8 +69,7 @@ void createSweep(const std::string& dir, const SweepSpec& spec, const std::strin
 SweepSpec extendSweep(const std::string& dir, const std::vector<SweepSize>& sizes, const std::vector<int64_t>& tokens) {
   SweepResults sweep = loadSweep(dir);
   for (const SweepSize& size : sizes) {
-    const bool known = std::any_of(sweep.spec.sizes.begin(), sweep.spec.sizes.end(),
-                                   [&](const SweepSize& s) { return s.name() == size.name(); });
+    const bool known = std::any_of(sweep.spec.sizes.begin(), sweep.spec.sizes.end(), [&](const SweepSize& s) { return s.name() == size.name(); });
     if (!known) sweep.spec.sizes.push_back(size);
   }
   for (int64_t budget : tokens)
@@ -123,8 +122,7 @@ struct SweepRunner::Impl {
     if (trainer.done()) return;
     const StepReport report = trainer.step();
     if (!std::isfinite(report.loss))
-      throw Error(plans[run.plan].name + ": the loss is not finite at step " + std::to_string(report.step) +
-                  " (lower the sweep's learning rate)");
+      throw Error(plans[run.plan].name + ": the loss is not finite at step " + std::to_string(report.step) + " (lower the sweep's learning rate)");
     const int done = trainer.stepsDone(), every = trainer.config().evalEvery, save = trainer.config().checkpointEvery;
     if (every > 0 && done % every == 0 && !trainer.done()) trainer.evaluate();
     if (save > 0 && done % save == 0 && !trainer.done()) trainer.saveCheckpoint(runDir(dir, plans[run.plan].name).string());

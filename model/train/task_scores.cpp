@@ -52,7 +52,7 @@ TaskScores scoreTask(const Weights& weights, const TaskSpec& task, int examples,
     const TaskExample example = makeExample(task, rng);
     const size_t start = answerStart(example, taskName(task.task));
     ids.assign(example.tokens.begin(), example.tokens.end() - 1);
-    for (int& id : ids) ++id;  // model id = task id + 1 (id 0 is the character tokenizer's "<unk>")
+    for (int& id : ids) ++id;                                      // model id = task id + 1 (id 0 is the character tokenizer's "<unk>")
     const std::vector<float> logits = transformer.logitsFor(ids);  // (T, V)
     bool allRight = true;
     for (size_t t = start; t < example.tokens.size(); ++t) {

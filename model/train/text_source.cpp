@@ -34,8 +34,8 @@ class TextCorpusSource final : public DataSource {
     bpe_ = trainBpe(corpus.train, bpeVocab);
     // Load it back through the GPT-2 file format, as a saved model will be.
     static std::atomic<int> sources{0};  // two sources built at once in one process get their own folders
-    const fs::path tmp = fs::temp_directory_path() /
-                         ("tscope-bpe-" + std::to_string(::getpid()) + "-" + std::to_string(sources++) + "-" + std::to_string(bpeVocab));
+    const fs::path tmp =
+        fs::temp_directory_path() / ("tscope-bpe-" + std::to_string(::getpid()) + "-" + std::to_string(sources++) + "-" + std::to_string(bpeVocab));
     writeGpt2TokenizerFiles(bpe_, tmp.string());
     tokenizer_ = loadGpt2Tokenizer((tmp / "vocab.json").string(), (tmp / "merges.txt").string());
     std::error_code ec;
@@ -46,9 +46,8 @@ class TextCorpusSource final : public DataSource {
       if ((int)stream->size() <= seqLen_ + 1)
         throw Error(name_ + ": the " + split + " text (" + std::to_string(stream->size()) + " tokens) is too short for one training sequence of " +
                     std::to_string(seqLen_) + " tokens (use a longer text, a shorter seq_len or another val fraction)");
-    probe_ = corpus.probeText.empty()
-                 ? std::vector<int>(validation_.begin(), validation_.begin() + std::min(kProbeTokens, seqLen_))
-                 : tokenizer_->encode(corpus.probeText);
+    probe_ = corpus.probeText.empty() ? std::vector<int>(validation_.begin(), validation_.begin() + std::min(kProbeTokens, seqLen_))
+                                      : tokenizer_->encode(corpus.probeText);
   }
   int vocabSize() const override { return tokenizer_->vocabSize(); }
   int sequenceLength() const override { return seqLen_; }

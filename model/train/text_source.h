@@ -17,7 +17,7 @@ struct TextCorpus {
   std::string train;       // the training documents
   std::string validation;  // the validation documents
   size_t trainDocuments = 0, validationDocuments = 0;
-  std::string probeText;   // what probeSequence() encodes; "": the first 20 tokens of the validation text
+  std::string probeText;  // what probeSequence() encodes; "": the first 20 tokens of the validation text
 };
 
 // Learns a BPE of `bpeVocab` tokens on corpus.train and serves both splits as token streams cut

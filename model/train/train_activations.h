@@ -13,21 +13,21 @@ namespace tscope {
 
 struct TrainModel::Activations {
   std::vector<LayerActivations> layers;
-  Floats x;        // (R, C) the residual stream of the forward
-  Floats final;    // (R, C) residual after the last layer
-  Floats normedF;  // (R, C) ln_f(final) (pre-norm)
-  Floats logits;   // (R, V) then dlogits
+  Floats x;               // (R, C) the residual stream of the forward
+  Floats final;           // (R, C) residual after the last layer
+  Floats normedF;         // (R, C) ln_f(final) (pre-norm)
+  Floats logits;          // (R, V) then dlogits
   Floats kCache, vCache;  // (T, Hkv D) per-sequence scratch for the forward attention
-  Floats ffOut;    // (R, C)
-  Floats normScratch;  // (R, C) post-norm: the norm before it replaces the residual
-  Floats dnormedF;  // (R, C) backward: the gradient of ln_f(final)
+  Floats ffOut;           // (R, C)
+  Floats normScratch;     // (R, C) post-norm: the norm before it replaces the residual
+  Floats dnormedF;        // (R, C) backward: the gradient of ln_f(final)
   // Encoder-decoder models: the encoder's layers over B sources of S rows, and their gradients.
   std::vector<LayerActivations> encoderLayers;
-  Floats encoderX;        // (B*S, C) the encoder's residual stream
-  Floats encoderFinal;    // (B*S, C) residual after the last encoder layer
-  Floats encoderNormedF;  // (B*S, C) enc.ln_f(encoderFinal) (pre-norm)
+  Floats encoderX;                      // (B*S, C) the encoder's residual stream
+  Floats encoderFinal;                  // (B*S, C) residual after the last encoder layer
+  Floats encoderNormedF;                // (B*S, C) enc.ln_f(encoderFinal) (pre-norm)
   Floats encoderKCache, encoderVCache;  // (S, Hkv D) per-sequence scratch
-  Floats dEncoderOut;     // (B*S, C) gradient of the encoder's output (summed over the decoder layers)
+  Floats dEncoderOut;                   // (B*S, C) gradient of the encoder's output (summed over the decoder layers)
 };
 
 }  // namespace tscope

@@ -61,7 +61,8 @@ TrainConfig trainConfigFromJson(const json& j) {
   if (!j.contains("train")) return c;
   const json& t = j.at("train");
   if (!t.is_object()) throw Error("train config: \"train\" must be an object");
-  for (const auto& [key, value] : t.items()) {
+  for (const auto& item : t.items()) {
+    const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture one in the lambda below
     bool known = false;
     trainFields(c, [&](const char* name, const auto&) { known = known || key == name; });
     if (!known) throw Error("train config: unknown key \"train." + key + "\"");

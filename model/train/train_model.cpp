@@ -15,8 +15,12 @@
 namespace tscope {
 
 TrainModel::TrainModel(const ModelConfig& config, Device& device)
-    : config_(config), forward_(&device.forward()), backward_(&device.backward()), block_(config, device.forward()),
-      blockBackward_(config, block_, device.forward(), device.backward()), acts_(std::make_unique<Activations>()) {
+    : config_(config),
+      forward_(&device.forward()),
+      backward_(&device.backward()),
+      block_(config, device.forward()),
+      blockBackward_(config, block_, device.forward(), device.backward()),
+      acts_(std::make_unique<Activations>()) {
   if (auto msg = validateConfig(config_); !msg.empty()) throw Error(msg);
   if (config_.isEncoderDecoder()) {
     if (!forward_->isHost())
@@ -33,8 +37,8 @@ TrainModel::~TrainModel() = default;
 void TrainModel::checkBatch(const BatchView& batch) const {
   if (batch.batch < 1 || batch.steps < 1) throw Error("training batch must have at least one sequence of one token");
   if (batch.steps > config_.n_positions)
-    throw Error("sequence length " + std::to_string(batch.steps) + " is longer than the context (n_positions " +
-                std::to_string(config_.n_positions) + ")");
+    throw Error("sequence length " + std::to_string(batch.steps) + " is longer than the context (n_positions " + std::to_string(config_.n_positions) +
+                ")");
   if (!batch.inputs || !batch.targets) throw Error("training batch has no inputs or targets");
   auto checkId = [&](int id) {
     if (id < 0 || id >= config_.vocab_size)
@@ -168,13 +172,12 @@ const float* TrainModel::encode(const ParamView& weights, const BatchView& batch
     NextNorm next;
     if (c.pre_norm) {
       const bool last = l + 1 == Le;
-      next = {last ? weights.encLnfWeight : weights.encoderLayers[l + 1].ln1Weight,
-              last ? weights.encLnfBias : weights.encoderLayers[l + 1].ln1Bias,
+      next = {last ? weights.encLnfWeight : weights.encoderLayers[l + 1].ln1Weight, last ? weights.encLnfBias : weights.encoderLayers[l + 1].ln1Bias,
               (last ? a.encoderNormedF : a.encoderLayers[l + 1].normed1).sized(fw, RSC)};
     }
     LayerActivations& la = a.encoderLayers[l];
-    normed = eb.layer(constLayer(weights.encoderLayers[l]), next, B, shape, a.encoderKCache.data(), a.encoderVCache.data(), ex, normed,
-                      keepAll(la, RS));
+    normed =
+        eb.layer(constLayer(weights.encoderLayers[l]), next, B, shape, a.encoderKCache.data(), a.encoderVCache.data(), ex, normed, keepAll(la, RS));
     if (c.isMoe())
       for (const MoeRouting& routing : la.moe.routing) report.auxLoss += routing.auxLoss / B;
   }

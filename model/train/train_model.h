@@ -29,14 +29,14 @@ namespace tscope {
 
 // B sequences of T tokens, row-major (B, T); scored may be null (every target counts).
 struct BatchView {
-  int batch = 0;                     // B
-  int steps = 0;                     // T (<= n_positions)
-  const int* inputs = nullptr;       // (B, T)
-  const int* targets = nullptr;      // (B, T)
-  const uint8_t* scored = nullptr;   // (B, T) 1 where the loss counts targets[b, t]
+  int batch = 0;                    // B
+  int steps = 0;                    // T (<= n_positions)
+  const int* inputs = nullptr;      // (B, T)
+  const int* targets = nullptr;     // (B, T)
+  const uint8_t* scored = nullptr;  // (B, T) 1 where the loss counts targets[b, t]
   // Encoder-decoder models: each sequence's source (inputs/targets are then the decoder's).
-  int sourceSteps = 0;               // S (<= n_positions)
-  const int* sources = nullptr;      // (B, S)
+  int sourceSteps = 0;           // S (<= n_positions)
+  const int* sources = nullptr;  // (B, S)
 };
 
 // The pointers of a Weights (same layout), possibly into another memory: `arena` holds
@@ -51,8 +51,8 @@ struct ParamView : ModelParams<float> {
 };
 
 struct LossReport {
-  double loss = 0;          // mean cross-entropy over scored targets (nats/token)
-  double auxLoss = 0;       // MoE load-balancing loss, summed over layers (already alpha-weighted)
+  double loss = 0;     // mean cross-entropy over scored targets (nats/token)
+  double auxLoss = 0;  // MoE load-balancing loss, summed over layers (already alpha-weighted)
   int scoredTokens = 0;
   std::vector<int> expertLoad;  // (L, E) assignments kept per expert, summed over the batch (MoE only)
 };
@@ -103,11 +103,11 @@ class TrainModel {
   std::optional<BlockForward> encoderBlock_;  // encoder-decoder models: the encoder's blocks (bidirectional)
   Backend* forward_;
   BackwardOps* backward_;
-  Buffer deviceWeights_, deviceGrads_;  // copies for the Weights forms on a device backend
-  BlockForward block_;               // the block forward inference runs too
-  BlockBackward blockBackward_;      // its mirror: the decoder's (or the only) layers in reverse
+  Buffer deviceWeights_, deviceGrads_;            // copies for the Weights forms on a device backend
+  BlockForward block_;                            // the block forward inference runs too
+  BlockBackward blockBackward_;                   // its mirror: the decoder's (or the only) layers in reverse
   std::optional<BlockBackward> encoderBackward_;  // encoder-decoder models: the encoder's layers in reverse
-  std::unique_ptr<Activations> acts_;  // reused between calls
+  std::unique_ptr<Activations> acts_;             // reused between calls
 };
 
 }  // namespace tscope

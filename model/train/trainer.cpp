@@ -36,8 +36,7 @@ uint64_t trainBatchSeed(uint64_t seed, int step, int micro) {
 
 // --- Trainer ---------------------------------------------------------------------------------------
 
-Trainer::Trainer(const TrainConfig& config, const DataSpec& data, std::unique_ptr<Device> device)
-    : Trainer(config, data, true, std::move(device)) {}
+Trainer::Trainer(const TrainConfig& config, const DataSpec& data, std::unique_ptr<Device> device) : Trainer(config, data, true, std::move(device)) {}
 
 Trainer::Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, std::unique_ptr<Device> device)
     : config_(config), dataSpec_(data) {
@@ -47,7 +46,7 @@ Trainer::Trainer(const TrainConfig& config, const DataSpec& data, bool initialis
   config_.model.vocab_size = data_->vocabSize();
   config_.model.n_positions = std::max(config_.seqLen, data_->maxSourceLength());
   config_.model.tokenizer = data_->tokenizer().kindName();  // the on-disk name
-  if (data_->maxSourceLength() > 0) {  // sequence-to-sequence data: an encoder-decoder model
+  if (data_->maxSourceLength() > 0) {                       // sequence-to-sequence data: an encoder-decoder model
     if (!config_.model.isEncoderDecoder())
       throw Error("model config: " + toString(dataSpec_) + " is sequence-to-sequence data: the model needs an encoder (n_encoder_layer > 0)");
     config_.model.decoder_start_token_id = data_->decoderStartId();
@@ -98,7 +97,12 @@ const Weights& Trainer::weights() const {
 
 BatchView Trainer::batchView() const {
   const std::vector<int>& sources = data_->lastSources();
-  return {config_.batch, config_.seqLen, inputs_.data(), targets_.data(), scored_.data(), data_->lastSourceSteps(),
+  return {config_.batch,
+          config_.seqLen,
+          inputs_.data(),
+          targets_.data(),
+          scored_.data(),
+          data_->lastSourceSteps(),
           sources.empty() ? nullptr : sources.data()};
 }
 
@@ -214,8 +218,7 @@ void Trainer::saveCheckpoint(const std::string& dirString) const {
     partial.flush();
     std::raise(SIGKILL);
   }
-  writeSafetensors(statePath,
-                   {{"params", {n}, weights_.arena()}, {"adam.m", {n}, adam.m.data()}, {"adam.v", {n}, adam.v.data()}}, metadata);
+  writeSafetensors(statePath, {{"params", {n}, weights_.arena()}, {"adam.m", {n}, adam.m.data()}, {"adam.v", {n}, adam.v.data()}}, metadata);
   saveModelDir(dirString, weights_, nullptr);
   data_->saveTokenizer(dirString);
 }

@@ -90,21 +90,21 @@ std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int seqLen, uin
 // --- run config ----------------------------------------------------------------------------------
 
 struct TrainConfig {
-  ModelConfig model;          // vocab_size and n_positions are set from the data source
-  int batch = 16;             // B sequences per micro-batch
-  int seqLen = 128;           // T tokens per sequence ("seq_len"; Brown: this; tasks: their own length)
-  int gradAccumulation = 1;   // micro-batches per optimizer step
-  int maxSteps = 1000;        // optimizer steps of the whole run
-  AdamWConfig adam;           // beta1, beta2, eps, weight decay; adam.lr is never read (maxLr is the peak)
+  ModelConfig model;         // vocab_size and n_positions are set from the data source
+  int batch = 16;            // B sequences per micro-batch
+  int seqLen = 128;          // T tokens per sequence ("seq_len"; Brown: this; tasks: their own length)
+  int gradAccumulation = 1;  // micro-batches per optimizer step
+  int maxSteps = 1000;       // optimizer steps of the whole run
+  AdamWConfig adam;          // beta1, beta2, eps, weight decay; adam.lr is never read (maxLr is the peak)
   float maxLr = 1e-3f, minLr = 1e-4f;
   int warmupSteps = 100;
-  float gradClip = 1.0f;      // <= 0: no clipping
+  float gradClip = 1.0f;  // <= 0: no clipping
   double initStd = 0.02;
-  int evalEvery = 100;        // steps between validation evaluations (0: only at the end)
+  int evalEvery = 100;  // steps between validation evaluations (0: only at the end)
   int evalBatches = 8;
   int checkpointEvery = 200;  // steps between checkpoints (0: only at the end)
   uint64_t seed = 1;
-  int threads = 0;            // 0: automatic
+  int threads = 0;  // 0: automatic
 };
 
 // The --config file: {"model": {config.json fields}, "train": {"batch": .., "seq_len": ..,
@@ -120,18 +120,18 @@ TrainConfig loadTrainConfig(const std::string& path);  // throws tscope::Error n
 // --- trainer -------------------------------------------------------------------------------------
 
 struct StepReport {
-  int step = 0;             // optimizer steps done after this one
-  double loss = 0;          // training loss of this step (mean over its micro-batches)
+  int step = 0;     // optimizer steps done after this one
+  double loss = 0;  // training loss of this step (mean over its micro-batches)
   double auxLoss = 0;
-  double gradNorm = 0;      // before clipping
+  double gradNorm = 0;  // before clipping
   float lr = 0;
-  int tokens = 0;           // tokens processed this step
-  double seconds = 0;       // wall time of this step
+  int tokens = 0;      // tokens processed this step
+  double seconds = 0;  // wall time of this step
 };
 
 struct EvalReport {
   int step = 0;
-  double loss = 0;          // validation loss
+  double loss = 0;              // validation loss
   std::vector<int> expertLoad;  // (L, E) MoE only
 };
 
@@ -159,8 +159,8 @@ class Trainer {
   static std::unique_ptr<Trainer> resume(const std::string& dir, std::unique_ptr<Device> device = nullptr);
   ~Trainer();
 
-  StepReport step();        // one optimizer step (gradAccumulation micro-batches)
-  EvalReport evaluate();    // on evalBatches validation batches; appended to history
+  StepReport step();      // one optimizer step (gradAccumulation micro-batches)
+  EvalReport evaluate();  // on evalBatches validation batches; appended to history
   bool done() const { return stepsDone_ >= config_.maxSteps; }
   int stepsDone() const { return stepsDone_; }
 
@@ -178,7 +178,7 @@ class Trainer {
 
  private:
   Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, std::unique_ptr<Device> device);
-  void uploadWeights();  // weights_ to the device's copy (nothing to do on the host)
+  void uploadWeights();         // weights_ to the device's copy (nothing to do on the host)
   BatchView batchView() const;  // the batch last drawn into inputs_, targets_, scored_ (and the data's sources)
   TrainConfig config_;
   DataSpec dataSpec_;

@@ -12,8 +12,8 @@ using namespace tscope;
 
 namespace {
 
-const std::vector<std::string> kCharacters = {"a", "b", "z", "A", " ", "\n", "0", "|", "<",
-                                              "\xc3\xa9", "\xe2\x82\xac", "\xe4\xbd\xa0", "\xf0\x9f\x98\x80", "\x7f", "\x01"};
+const std::vector<std::string> kCharacters = {
+    "a", "b", "z", "A", " ", "\n", "0", "|", "<", "\xc3\xa9", "\xe2\x82\xac", "\xe4\xbd\xa0", "\xf0\x9f\x98\x80", "\x7f", "\x01"};
 
 }  // namespace
 

@@ -24,7 +24,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   FUZZ_CHECK(tokenizer->encode(everyCharacter) == everyId, "all characters in a row");
   FUZZ_CHECK(tokenizer->decode(everyId) == everyCharacter, "decode of all ids");
-  for (int id : tokenizer->encode(fuzz::asString(data, size)))
-    FUZZ_CHECK(id >= 0 && id < tokenizer->vocabSize(), "id outside the vocab");
+  for (int id : tokenizer->encode(fuzz::asString(data, size))) FUZZ_CHECK(id >= 0 && id < tokenizer->vocabSize(), "id outside the vocab");
   return 0;
 }

@@ -11,20 +11,17 @@
 
 #include "model/core/error.h"
 
-#define FUZZ_CHECK(condition, what)                                                             \
-  do {                                                                                          \
-    if (!(condition)) {                                                                         \
-      std::fprintf(stderr, "%s:%d: fuzz check failed: %s (%s)\n", __FILE__, __LINE__, #condition, \
-                   std::string(what).c_str());                                                  \
-      std::abort();                                                                             \
-    }                                                                                           \
+#define FUZZ_CHECK(condition, what)                                                                                           \
+  do {                                                                                                                        \
+    if (!(condition)) {                                                                                                       \
+      std::fprintf(stderr, "%s:%d: fuzz check failed: %s (%s)\n", __FILE__, __LINE__, #condition, std::string(what).c_str()); \
+      std::abort();                                                                                                           \
+    }                                                                                                                         \
   } while (0)
 
 namespace tscope::fuzz {
 
-inline std::string asString(const uint8_t* data, size_t size) {
-  return std::string(reinterpret_cast<const char*>(data), size);
-}
+inline std::string asString(const uint8_t* data, size_t size) { return std::string(reinterpret_cast<const char*>(data), size); }
 
 // The input as JSON into `out`; false when it is not JSON (loadModel and the other readers refuse
 // that as "malformed JSON", numbers like 1e400 included: nothing more to check).

@@ -33,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
       const session::AppState state = session::stateAtStep(lesson, step, session::AppState{}, config);
       FUZZ_CHECK(state.layer >= 0 && state.layer < config.n_layer && state.head >= 0 && state.head < config.n_head, "clamped selection");
-      for (const InterventionSpec& spec : state.interventions) FUZZ_CHECK(interventionProblem(spec, config).empty(), "an intervention that does not fit");
+      for (const InterventionSpec& spec : state.interventions)
+        FUZZ_CHECK(interventionProblem(spec, config).empty(), "an intervention that does not fit");
     } catch (const Error& e) {
       FUZZ_CHECK(false, std::string("stateAtStep threw on a lesson that parsed: ") + e.what());
     }

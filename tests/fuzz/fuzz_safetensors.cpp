@@ -65,8 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   SafetensorsFile mapped(path);
   FUZZ_CHECK(mapped.tensors().size() == header.tensors.size(), "the file reader saw other tensors");
   size_t index = 0;
-  for (const auto& [name, tensor] : header.tensors)
-    FUZZ_CHECK(sameBits(mapped.readFloat(name), expected[index++]), name + ": readFloat differs");
+  for (const auto& [name, tensor] : header.tensors) FUZZ_CHECK(sameBits(mapped.readFloat(name), expected[index++]), name + ": readFloat differs");
   std::remove(path.c_str());
   return 0;
 }

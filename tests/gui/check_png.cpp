@@ -36,8 +36,10 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--json" && i + 1 < argc) json = argv[++i];
     else if (arg == "--region" && i + 1 < argc) region = argv[++i];
-    else if (arg == "--differs" && i + 1 < argc) { mode = "differs"; other = argv[++i]; }
-    else if (arg == "--not-blank" || arg == "--not-uniform") mode = arg.substr(2);
+    else if (arg == "--differs" && i + 1 < argc) {
+      mode = "differs";
+      other = argv[++i];
+    } else if (arg == "--not-blank" || arg == "--not-uniform") mode = arg.substr(2);
     else return fail("unknown argument " + arg);
   }
   Image image(path);
@@ -71,8 +73,7 @@ int main(int argc, char** argv) {
       colours.insert((unsigned)p[0] << 16 | (unsigned)p[1] << 8 | p[2]);
     }
   const double mean = sum / count, deviation = std::sqrt(std::max(0.0, sumSquares / count - mean * mean));
-  std::printf("%s [%d,%d..%d,%d]: mean luminance %.1f, deviation %.1f, %zu colours\n", path.c_str(), x0, y0, x1, y1, mean, deviation,
-              colours.size());
+  std::printf("%s [%d,%d..%d,%d]: mean luminance %.1f, deviation %.1f, %zu colours\n", path.c_str(), x0, y0, x1, y1, mean, deviation, colours.size());
   if (mode == "not-blank") return deviation > 2.0 && colours.size() >= 3 ? 0 : fail("region is blank");
   if (mode == "not-uniform") return deviation > 8.0 && colours.size() >= 8 ? 0 : fail("region is (nearly) uniform");
   if (mode == "differs") {

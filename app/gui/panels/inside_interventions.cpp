@@ -43,8 +43,8 @@ void InsidePanel::drawInterventions(PanelContext& ctx) {
   }
   ImGui::EndDisabled();
   recordItem(ctx.shared, "ablate_clear");
-  if (st.ablationKind == AblationKind::Patch || std::any_of(st.interventions.begin(), st.interventions.end(),
-                                                            [](const InterventionSpec& s) { return s.kind == AblationKind::Patch; })) {
+  if (st.ablationKind == AblationKind::Patch ||
+      std::any_of(st.interventions.begin(), st.interventions.end(), [](const InterventionSpec& s) { return s.kind == AblationKind::Patch; })) {
     ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 7);
     if (ImGui::InputText("source prompt", &st.patchSource, ImGuiInputTextFlags_EnterReturnsTrue)) ctx.repost = true;
     if (ImGui::IsItemDeactivatedAfterEdit()) ctx.repost = true;
@@ -52,9 +52,9 @@ void InsidePanel::drawInterventions(PanelContext& ctx) {
   }
   // One toggle per (layer, head) and per layer's MLP: the cell's letter is the kind it applies.
   const int columns = c.n_head + (c.hasFeedForward() ? 1 : 0) + 1;
-  if (ImGui::BeginTable("ablate", columns, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX,
-                        ImVec2(0, std::min(ImGui::GetFrameHeightWithSpacing() * ((c.isEncoderDecoder() ? 2 : 1) * c.n_layer + 1.5f),
-                                           ImGui::GetFontSize() * 16)))) {
+  if (ImGui::BeginTable(
+          "ablate", columns, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX,
+          ImVec2(0, std::min(ImGui::GetFrameHeightWithSpacing() * ((c.isEncoderDecoder() ? 2 : 1) * c.n_layer + 1.5f), ImGui::GetFontSize() * 16)))) {
     ImGui::TableSetupScrollFreeze(1, 1);
     ImGui::TableNextColumn();
     for (int h = 0; h < c.n_head; ++h) {
@@ -89,8 +89,8 @@ void InsidePanel::drawInterventions(PanelContext& ctx) {
         }
         if (active) ImGui::PopStyleColor();
         if (ImGui::IsItemHovered())
-          ImGui::SetTooltip("%s layer %d %s", active ? "clear the intervention on" : (std::string(ablationKindName(spec.kind)) + "-ablate").c_str(), l,
-                            spec.isMlp() ? "MLP" : ((cross ? "cross-attention head " : "head ") + std::to_string(h)).c_str());
+          ImGui::SetTooltip("%s layer %d %s", active ? "clear the intervention on" : (std::string(ablationKindName(spec.kind)) + "-ablate").c_str(),
+                            l, spec.isMlp() ? "MLP" : ((cross ? "cross-attention head " : "head ") + std::to_string(h)).c_str());
         ImGui::PopID();
         recordItem(ctx.shared, "ablate_" + std::to_string(l) + "_" + (spec.isMlp() ? std::string("mlp") : (cross ? "x" : "") + std::to_string(h)));
       }

@@ -83,7 +83,11 @@ void drawGrid(PanelContext& ctx, AttentionView& view, const Snapshot& s) {
     const int T = trace.T, Tk = trace.Tk;
     std::string held = std::to_string(trace.layers.front()) + (Lc > 1 ? "-" + std::to_string(trace.layers.back()) : "");
     if (Lc > 1 && trace.layers.back() - trace.layers.front() + 1 != Lc) held = "held";  // not one range: the name says which in the tooltip
-    ctx.shared.exportable = {"attention_grid_layer_head_query_key_l" + held, {}, Lc * H * T, Tk, {Lc, H, T, Tk},
+    ctx.shared.exportable = {"attention_grid_layer_head_query_key_l" + held,
+                             {},
+                             Lc * H * T,
+                             Tk,
+                             {Lc, H, T, Tk},
                              [maps = s.attention, config = ctx.session.config(), Lc, H] {
                                std::vector<float> all;
                                for (int l = 0; l < Lc; ++l)
@@ -134,8 +138,7 @@ void drawGrid(PanelContext& ctx, AttentionView& view, const Snapshot& s) {
           ctx.state.head = h;
           ctx.state.showGrid = false;
         }
-        if (selected)
-          ImGui::GetWindowDrawList()->AddRect(corner, ImVec2(corner.x + cell, corner.y + cell), IM_COL32(255, 80, 80, 255), 0, 0, 3.0f);
+        if (selected) ImGui::GetWindowDrawList()->AddRect(corner, ImVec2(corner.x + cell, corner.y + cell), IM_COL32(255, 80, 80, 255), 0, 0, 3.0f);
         ImGui::PopID();
       }
     }
@@ -154,10 +157,8 @@ void drawMemoryCap(PanelContext& ctx, const Snapshot* s) {
   const Trace& t = s->trace;
   const size_t one = layerMapBytes(t.H, t.T, t.Tk);
   ImGui::SameLine();
-  if (t.truncated)
-    ImGui::TextDisabled("%s; one layer takes %s", t.note.c_str(), formatBytes(one).c_str());
-  else
-    ImGui::TextDisabled("maps of all %d layers held: %s at %d tokens", t.L, formatBytes(one * t.L).c_str(), t.T);
+  if (t.truncated) ImGui::TextDisabled("%s; one layer takes %s", t.note.c_str(), formatBytes(one).c_str());
+  else ImGui::TextDisabled("maps of all %d layers held: %s at %d tokens", t.L, formatBytes(one * t.L).c_str(), t.T);
   recordItem(ctx.shared, "attention_map_memory_note");
 }
 
@@ -199,8 +200,7 @@ void AttentionPanel::draw(PanelContext& ctx) {
     ctx.shared.facts["attention_missing"] = why;
     return;
   }
-  if (view.builtFor != s->id || view.layer != st.layer || view.head != st.head || view.average != st.averageHeads ||
-      view.scores != st.showScores) {
+  if (view.builtFor != s->id || view.layer != st.layer || view.head != st.head || view.average != st.averageHeads || view.scores != st.showScores) {
     view.shown = attentionShown(*maps->rows, c, maps->index, st.head, st.averageHeads, st.showScores);
     const auto& m = view.shown;
     view.lo = 0;
@@ -220,25 +220,28 @@ void AttentionPanel::draw(PanelContext& ctx) {
   ctx.shared.exportable = {"attention_l" + std::to_string(st.layer) + (st.averageHeads ? "_mean" : "_h" + std::to_string(st.head)) +
                                (st.showScores ? "_scores" : "_probs"),
                            m, trace.T, trace.Tk};
-  ctx.shared.facts["attention_shown"] = {{"layer", st.layer}, {"head", st.averageHeads ? -1 : st.head}, {"scores", st.showScores},
-                                         {"lines", st.linesView}, {"held_layers", trace.layers}, {"focus_layer", s->focusLayer}};
+  ctx.shared.facts["attention_shown"] = {{"layer", st.layer},           {"head", st.averageHeads ? -1 : st.head},
+                                         {"scores", st.showScores},     {"lines", st.linesView},
+                                         {"held_layers", trace.layers}, {"focus_layer", s->focusLayer}};
   // A model built with an attention variant: its maps are the variant's effective map (out = A v).
-  const std::string what = st.showScores              ? " (q.k / sqrt(d), before softmax)"
+  const std::string what = st.showScores             ? " (q.k / sqrt(d), before softmax)"
                            : c.hasVariantAttention() ? std::string(" (this model's ") + attentionVariantName(c.attention_variant.variant) +
-                                                              " attention: the weights A with out = A v; grey = masked)"
-                                                        : " (softmax probabilities; grey = masked)";
+                                                           " attention: the weights A with out = A v; grey = masked)"
+                                                     : " (softmax probabilities; grey = masked)";
   ImGui::TextWrapped("Layer %d, %s: each row is a query token, each column the key it attends to%s", st.layer,
-              st.averageHeads ? "mean over heads" : ("head " + std::to_string(st.head)).c_str(), what.c_str());
+                     st.averageHeads ? "mean over heads" : ("head " + std::to_string(st.head)).c_str(), what.c_str());
   if (c.isEncoderDecoder()) {
-    ImGui::TextDisabled("Encoder-decoder model: the decoder's masked self-attention over the target; the Translation tab shows the "
-                        "encoder's and the cross-attention.");
+    ImGui::TextDisabled(
+        "Encoder-decoder model: the decoder's masked self-attention over the target; the Translation tab shows the "
+        "encoder's and the cross-attention.");
     recordItem(ctx.shared, "attention_encoder_decoder_note");
   }
   if (c.kvHeads() < c.n_head && !st.averageHeads) {  // grouped-query (or multi-query) attention
     const KvGroup g = kvGroupOf(c, std::clamp(st.head, 0, c.n_head - 1));
-    ImGui::TextWrapped("Grouped-query attention: %d query heads share %d key/value heads. Head %d reads key/value head %d with heads "
-                       "%d..%d: they attend over the same keys and values, only their queries differ.",
-                       c.n_head, c.kvHeads(), st.head, g.kvHead, g.firstHead, g.lastHead);
+    ImGui::TextWrapped(
+        "Grouped-query attention: %d query heads share %d key/value heads. Head %d reads key/value head %d with heads "
+        "%d..%d: they attend over the same keys and values, only their queries differ.",
+        c.n_head, c.kvHeads(), st.head, g.kvHead, g.firstHead, g.lastHead);
     recordItem(ctx.shared, "attention_kv_group");
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();

@@ -15,11 +15,11 @@ struct AttentionView {
   uint64_t builtFor = 0;
   int layer = -1, head = -1;
   bool average = false, scores = false;
-  TokenHeatmap main;                // with its colour scale
+  TokenHeatmap main;                              // with its colour scale
   std::vector<std::string> rowLabels, colLabels;  // the query and key tokens of `main`
-  float lo = 0, hi = 1;             // colour range of `main`
-  std::vector<float> shown;         // (T, Tk) what `main` draws (and Export saves)
-  std::vector<Heatmap> thumbnails;  // (Lc * H) when the grid is shown: the layers whose maps are held
+  float lo = 0, hi = 1;                           // colour range of `main`
+  std::vector<float> shown;                       // (T, Tk) what `main` draws (and Export saves)
+  std::vector<Heatmap> thumbnails;                // (Lc * H) when the grid is shown: the layers whose maps are held
   bool thumbnailsBuilt = false;
 };
 

@@ -187,8 +187,9 @@ void InsidePanel::drawFlow(PanelContext& ctx) {
   ImGui::TextUnformatted(title);
   if (c.isEncoderDecoder()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("Encoder-decoder model: this is the decoder's masked self-attention. After it the cross-attention (the "
-                       "Translation tab's maps) also writes to the residual stream, before the MLP.");
+    ImGui::TextWrapped(
+        "Encoder-decoder model: this is the decoder's masked self-attention. After it the cross-attention (the "
+        "Translation tab's maps) also writes to the residual stream, before the MLP.");
     ImGui::PopStyleColor();
     recordItem(ctx.shared, "inside_encoder_decoder_note");
   }
@@ -196,8 +197,8 @@ void InsidePanel::drawFlow(PanelContext& ctx) {
     ImGui::TextDisabled("%s", error_.c_str());
   }
   if (!rows_.note.empty()) ImGui::TextDisabled("%s", rows_.note.c_str());
-  vectorStage(x_, key_.layer == 0 ? "x = token embedding + position" : "x = the residual stream entering this layer",
-              "(C values; blue < 0 < red)", "x", width);
+  vectorStage(x_, key_.layer == 0 ? "x = token embedding + position" : "x = the residual stream entering this layer", "(C values; blue < 0 < red)",
+              "x", width);
   const bool rms = c.norm == NormKind::RmsNorm;
   const size_t stat = ((size_t)li * 2 + 0) * trace.R() + trace.rowIndex(key_.query);
   stageTitle(rms ? "RMSNorm (ln_1)" : "LayerNorm (ln_1)", "");
@@ -208,7 +209,8 @@ void InsidePanel::drawFlow(PanelContext& ctx) {
   if (hoveredDim_ >= 0) {  // the element of q that multiplies the hovered cell of k_j
     const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
     const float cell = (max.x - min.x) / s.D;
-    ImGui::GetWindowDrawList()->AddRect(ImVec2(min.x + hoveredDim_ * cell, min.y), ImVec2(min.x + (hoveredDim_ + 1) * cell, max.y), kHighlight, 0, 0, 2);
+    ImGui::GetWindowDrawList()->AddRect(ImVec2(min.x + hoveredDim_ * cell, min.y), ImVec2(min.x + (hoveredDim_ + 1) * cell, max.y), kHighlight, 0, 0,
+                                        2);
   }
   drawKeyTable(ctx);
   vectorStage(output_, "head output = sum_j softmax_j v_j", "(the weighted sum of the values)", "output", width * 0.5f);
@@ -216,7 +218,8 @@ void InsidePanel::drawFlow(PanelContext& ctx) {
   {
     const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
     const float cell = (max.x - min.x) / trace.A;
-    ImGui::GetWindowDrawList()->AddRect(ImVec2(min.x + key_.head * s.D * cell, min.y - 1), ImVec2(min.x + (key_.head + 1) * s.D * cell, max.y + 1), kHighlight, 0, 0, 2);
+    ImGui::GetWindowDrawList()->AddRect(ImVec2(min.x + key_.head * s.D * cell, min.y - 1), ImVec2(min.x + (key_.head + 1) * s.D * cell, max.y + 1),
+                                        kHighlight, 0, 0, 2);
   }
   vectorStage(attnOut_, "x W_O + b_O = the attention sublayer's output", "", "attn_out", width);
   if (c.isEncoderDecoder()) {
@@ -266,7 +269,8 @@ void InsidePanel::drawKeyTable(PanelContext& ctx) {
   x[6] = x[5] + barW + f * 0.4f;
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  const char* headers[7] = {"key j", "k_j", "q·k_j", alibi ? "/sqrt(D)+bias" : "/sqrt(D)", "masked", barScale != 1.0f ? "softmax*" : "softmax", "v_j"};
+  const char* headers[7] = {"key j", "k_j", "q·k_j", alibi ? "/sqrt(D)+bias" : "/sqrt(D)", "masked", barScale != 1.0f ? "softmax*" : "softmax",
+                            "v_j"};
   for (int i = 0; i < 7; ++i) draw->AddText(ImVec2(x[i], origin.y), dim, headers[i]);
   const float y0 = origin.y + rowH;
   // The k_j and v_j strips: one texture each, one row per key.
@@ -326,11 +330,14 @@ void InsidePanel::drawKeyTable(PanelContext& ctx) {
   ImGui::SetCursorScreenPos(ImVec2(origin.x, y0 + rowH * s.keys));
   ImGui::Dummy(ImVec2(width, 0));
   ctx.shared.regions["inside_keys"] = {x[0], y0, x[6] + stripW, y0 + rowH * s.keys};
-  ImGui::TextDisabled("softmax weights sum to %.6f over %d visible keys; they are the Attention panel's row %d", [&] {
-    double sum = 0;
-    for (float w : s.weights) sum += w;
-    return sum;
-  }(), s.visibleKeys(), s.query);
+  ImGui::TextDisabled(
+      "softmax weights sum to %.6f over %d visible keys; they are the Attention panel's row %d",
+      [&] {
+        double sum = 0;
+        for (float w : s.weights) sum += w;
+        return sum;
+      }(),
+      s.visibleKeys(), s.query);
 }
 
 void InsidePanel::drawMlp(PanelContext& ctx) {
@@ -358,10 +365,12 @@ void InsidePanel::drawMlp(PanelContext& ctx) {
   for (int n : top) {
     char label[96];
     const float pre = trace.mlpPre.size() >= row + F ? trace.mlpPre[row + n] : NAN;
-    if (swiglu && trace.mlpGate.size() >= row + F) std::snprintf(label, sizeof label, "neuron %d: up %.3f, gate %.3f -> %.4f", n, pre, trace.mlpGate[row + n], post[n]);
+    if (swiglu && trace.mlpGate.size() >= row + F)
+      std::snprintf(label, sizeof label, "neuron %d: up %.3f, gate %.3f -> %.4f", n, pre, trace.mlpGate[row + n], post[n]);
     else std::snprintf(label, sizeof label, "neuron %d: %.3f -> %.4f", n, pre, post[n]);
     if (drawBar(std::abs(post[n]), scale, barWidth, post[n] < 0 ? BarStyle::Rest : BarStyle::Normal, label))
-      ImGui::SetTooltip("neuron %d of %zu\nbefore the nonlinearity %.7g\nafter %.7g%s", n, F, pre, post[n], post[n] < 0 ? " (negative: grey-blue bar)" : "");
+      ImGui::SetTooltip("neuron %d of %zu\nbefore the nonlinearity %.7g\nafter %.7g%s", n, F, pre, post[n],
+                        post[n] < 0 ? " (negative: grey-blue bar)" : "");
   }
 }
 

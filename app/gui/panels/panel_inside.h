@@ -48,12 +48,12 @@ class InsidePanel : public Panel {
   void drawFlow(PanelContext& ctx);
   void drawKeyTable(PanelContext& ctx);
   void drawMlp(PanelContext& ctx);
-  void drawInterventions(PanelContext& ctx);   // inside_interventions.cpp
-  void drawBeforeAfter(PanelContext& ctx);     // inside_interventions.cpp
-  void drawAttribution(PanelContext& ctx);     // inside_interventions.cpp
+  void drawInterventions(PanelContext& ctx);  // inside_interventions.cpp
+  void drawBeforeAfter(PanelContext& ctx);    // inside_interventions.cpp
+  void drawAttribution(PanelContext& ctx);    // inside_interventions.cpp
 
   Key key_;
-  std::string error_;                  // why the flow cannot be shown (no internals yet, ...)
+  std::string error_;  // why the flow cannot be shown (no internals yet, ...)
   std::optional<HeadStages> stages_;
   BlockRows rows_;
   VectorStrip x_, q_, keys_, values_, output_, headMix_, attnOut_, crossOut_, residMid_, mlpOut_, residOut_;

@@ -153,8 +153,7 @@ void drawGates(PanelContext& ctx, const Snapshot& s, const MoeRouting& r, MoeVie
   ImGui::TextDisabled("white outline: chosen; red cross: dropped (expert full); red dot: token with no expert");
   if (s.request.moe && !s.request.moe->normalizeTopK && !v.showProbs)
     ImGui::TextDisabled("gates are the chosen experts' router probabilities, not renormalised: a token's gates need not sum to 1");
-  if (!r.sharedExpertGates.empty())
-    ImGui::TextDisabled("every token also runs the shared expert, weighted by its own sigmoid gate (in the tooltip)");
+  if (!r.sharedExpertGates.empty()) ImGui::TextDisabled("every token also runs the shared expert, weighted by its own sigmoid gate (in the tooltip)");
   ImGui::PopTextWrapPos();
 }
 
@@ -231,7 +230,7 @@ void MoePanel::draw(PanelContext& ctx) {
     v.builtProbs = v.showProbs;
   }
   ctx.shared.exportable = {std::string(v.showProbs ? "moe_router_probs_l" : "moe_gates_l") + std::to_string(layer), gateMatrix(r, v.showProbs),
-                          r.tokens, r.experts};
+                           r.tokens, r.experts};
   // Gates and charts side by side when the window is wide for its text size, else stacked.
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float fontSize = ImGui::GetFontSize();

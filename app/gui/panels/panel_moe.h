@@ -13,11 +13,11 @@ namespace tscope::gui {
 struct MoeView {
   uint64_t builtFor = 0;
   int layer = -1;
-  bool showProbs = false;       // router probabilities (all experts) instead of gates
+  bool showProbs = false;  // router probabilities (all experts) instead of gates
   bool builtProbs = false;
-  int selectedExpert = -1;      // a lesson's expert, its column outlined (-1: none)
-  float gatesMax = 1;           // colour range 0 .. the largest value shown
-  TokenHeatmap gates;            // token x expert, with its colour bar
+  int selectedExpert = -1;  // a lesson's expert, its column outlined (-1: none)
+  float gatesMax = 1;       // colour range 0 .. the largest value shown
+  TokenHeatmap gates;       // token x expert, with its colour bar
   std::vector<std::string> tokenLabels, expertLabels;
 };
 

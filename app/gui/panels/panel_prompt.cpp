@@ -84,8 +84,7 @@ void TokenStrip::draw(PanelContext& ctx) {
   }
   if (ctx.session.config().isEncoderDecoder())  // the box holds the target; the source is the Translation tab's
     ImGui::TextDisabled("%zu / %d target tokens (the decoder's input; the source is in the Translation tab)", s->ids.size(), context);
-  else
-    ImGui::TextDisabled("%zu / %d tokens", s->ids.size(), context);
+  else ImGui::TextDisabled("%zu / %d tokens", s->ids.size(), context);
   // The last few dropped tokens, greyed and not selectable, before the kept ones.
   const size_t droppedShown = s->droppedText.size();
   if (dropped > droppedShown) {
@@ -197,8 +196,10 @@ void PromptPanel::drawMerges(PanelContext& ctx) {
     if (tokenizer.kind() == TokenizerKind::Char)
       ImGui::TextWrapped("This model uses a character-level tokenizer: every character is one token, no merges.");
     else
-      ImGui::TextWrapped("This model's tokenizer is %s. Step-by-step merges are shown for GPT-2's tokenizer (vocab.json + "
-                         "merges.txt) only.", tokenizer.description().c_str());
+      ImGui::TextWrapped(
+          "This model's tokenizer is %s. Step-by-step merges are shown for GPT-2's tokenizer (vocab.json + "
+          "merges.txt) only.",
+          tokenizer.description().c_str());
     return;
   }
   TaskChannel<Merges>& channel = ctx.tasks.channel<Merges>("prompt merges");

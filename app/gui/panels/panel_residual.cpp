@@ -105,8 +105,8 @@ void drawLensTable(PanelContext& ctx, ResidualView& view, const Snapshot& s, int
   const int count = std::min(P, kMaxColumns);
   const int first = std::clamp(selectedColumn - count / 2, 0, P - count);
   if (count < P)
-    ImGui::TextDisabled("positions %d to %d of %d around the selected token (select another token to move the window)",
-                        trace.lensPositions[first], trace.lensPositions[first + count - 1], trace.T);
+    ImGui::TextDisabled("positions %d to %d of %d around the selected token (select another token to move the window)", trace.lensPositions[first],
+                        trace.lensPositions[first + count - 1], trace.T);
   const float font = ImGui::GetFontSize();
   const ImGuiTableFlags flags = ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInner | ImGuiTableFlags_SizingFixedFit;
   const ImGuiStyle& style = ImGui::GetStyle();
@@ -211,7 +211,8 @@ void ResidualPanel::draw(PanelContext& ctx) {
   const int selectedPosition = ctx.state.token >= 0 && ctx.state.token < trace.T ? ctx.state.token : trace.T - 1;
   ImGui::TextWrapped("Logit lens: the next token the model would predict if it stopped after each block");
   char hint[160];
-  std::snprintf(hint, sizeof hint, "(softmax of the unembedding of the normalised residual; hover a cell for the top %d, click to select)", trace.lensK);
+  std::snprintf(hint, sizeof hint, "(softmax of the unembedding of the normalised residual; hover a cell for the top %d, click to select)",
+                trace.lensK);
   sameLineIfFits(ImGui::CalcTextSize(hint).x);
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   ImGui::TextWrapped("%s", hint);

@@ -37,8 +37,8 @@ const std::vector<float>& stageProbs(const LogitStages& stages, int stage) {
 // True when the snapshot was computed for exactly the prompt and knobs now on screen.
 bool isCurrent(const Snapshot& s, const AppState& st) {
   const SamplingParams &a = s.request.sampling, &b = st.sampling;
-  return s.error.empty() && !s.stages.raw.empty() && s.request.prompt == st.prompt && a.temperature == b.temperature &&
-         a.topK == b.topK && a.topP == b.topP;
+  return s.error.empty() && !s.stages.raw.empty() && s.request.prompt == st.prompt && a.temperature == b.temperature && a.topK == b.topK &&
+         a.topP == b.topP;
 }
 
 void rebuild(SamplingView& view, const Snapshot& s) {
@@ -56,9 +56,7 @@ void requestGeneration(PanelContext& ctx, SamplingView& view, int count) {
 }
 
 // Width of a slider or input of `itemWidth` with its label on the right.
-float knobWidth(float itemWidth, const char* label) {
-  return itemWidth + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
-}
+float knobWidth(float itemWidth, const char* label) { return itemWidth + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x; }
 
 void drawKnobs(PanelContext& ctx, SamplingView& view) {
   SamplingParams& p = ctx.state.sampling;
@@ -122,8 +120,7 @@ void drawStageTable(PanelContext& ctx, const SamplingView& view, const Snapshot&
   if (p.topP < 1.0f) std::snprintf(headers[3], sizeof headers[3], "4. top-p %.2f: final", p.topP);
   else std::snprintf(headers[3], sizeof headers[3], "4. top-p off: final");
   const char* explanations[kStages] = {
-      "The model's own distribution: softmax of the raw logits.",
-      "softmax(logits / temperature): below 1 sharpens, above 1 flattens.",
+      "The model's own distribution: softmax of the raw logits.", "softmax(logits / temperature): below 1 sharpens, above 1 flattens.",
       "Only the k most probable tokens keep their probability; the rest get 0 and the kept ones are renormalised.",
       "The smallest set of most probable tokens whose probabilities reach p, renormalised: the distribution tokens are drawn from."};
   const ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchSame;
@@ -184,8 +181,9 @@ void drawGenerateControls(PanelContext& ctx, SamplingView& view, bool canStep, b
   if (ImGui::Button("Step")) requestGeneration(ctx, view, 1);
   recordItem(ctx.shared, "step");
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("Draw the next token and append it. Steps continue one random stream: k Steps give the tokens of\n"
-                      "tscope-cli generate --prompt P --seed S --max-new k with the same knobs.");
+    ImGui::SetTooltip(
+        "Draw the next token and append it. Steps continue one random stream: k Steps give the tokens of\n"
+        "tscope-cli generate --prompt P --seed S --max-new k with the same knobs.");
   ImGui::SameLine();
   char generateLabel[32];
   std::snprintf(generateLabel, sizeof generateLabel, "Generate %d", view.generateCount);
@@ -204,7 +202,8 @@ void drawGenerateControls(PanelContext& ctx, SamplingView& view, bool canStep, b
     char overlay[64];
     std::snprintf(overlay, sizeof overlay, "generating: %d of %d tokens", progress.done, progress.asked);
     sameLineIfFits(ImGui::GetFontSize() * 16);
-    ImGui::ProgressBar(progress.asked > 0 ? (float)progress.done / progress.asked : 0.0f, ImVec2(-FLT_MIN, 0), progress.asked > 0 ? overlay : "starting...");
+    ImGui::ProgressBar(progress.asked > 0 ? (float)progress.done / progress.asked : 0.0f, ImVec2(-FLT_MIN, 0),
+                       progress.asked > 0 ? overlay : "starting...");
     return;
   }
   char status[200];
@@ -214,13 +213,16 @@ void drawGenerateControls(PanelContext& ctx, SamplingView& view, bool canStep, b
   } else if (view.lastToken >= 0 && tokenizer && view.lastToken < tokenizer->vocabSize()) {
     const std::string token = tokenLabel(tokenizer->tokenText(view.lastToken), 24);
     char prob[32] = "";
-    if (std::isfinite(view.lastTokenProb)) std::snprintf(prob, sizeof prob, view.lastTokenProb >= 0.001f ? "p = %.3f" : "p = %.1e", view.lastTokenProb);
+    if (std::isfinite(view.lastTokenProb))
+      std::snprintf(prob, sizeof prob, view.lastTokenProb >= 0.001f ? "p = %.3f" : "p = %.1e", view.lastTokenProb);
     if (view.lastWasGreedy) std::snprintf(status, sizeof status, "last: %s, the most probable token (%s)", token.c_str(), prob);
-    else std::snprintf(status, sizeof status, "last: %s (%s), token %d of seed %llu's stream", token.c_str(), prob, view.streamTokens,
-                       (unsigned long long)view.streamSeed);
+    else
+      std::snprintf(status, sizeof status, "last: %s (%s), token %d of seed %llu's stream", token.c_str(), prob, view.streamTokens,
+                    (unsigned long long)view.streamSeed);
   } else {
-    std::snprintf(status, sizeof status, "%s", st.sampling.greedy ? "Step appends the most probable token to the prompt"
-                                                                  : "Step draws a token from the final distribution and appends it to the prompt");
+    std::snprintf(status, sizeof status, "%s",
+                  st.sampling.greedy ? "Step appends the most probable token to the prompt"
+                                     : "Step draws a token from the final distribution and appends it to the prompt");
   }
   sameLineIfFits(std::min(ImGui::CalcTextSize(status).x, ImGui::GetFontSize() * 16));
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(view.lastToken >= 0 || contextFull ? ImGuiCol_Text : ImGuiCol_TextDisabled));
@@ -241,8 +243,9 @@ void drawBeamSection(PanelContext& ctx, const Snapshot* s, ImVec2 size) {
   ImGui::SetNextItemWidth(sliderWidth);
   ctx.repost |= ImGui::SliderInt("steps", &st.beamSteps, 1, 12, "%d", ImGuiSliderFlags_AlwaysClamp);
   if (st.beamWidth == 0) {
-    ImGui::TextWrapped("Beam search keeps the \"width\" most probable sequences at every step instead of one token at a "
-                       "time. Set a width to draw the tree of every hypothesis it expanded.");
+    ImGui::TextWrapped(
+        "Beam search keeps the \"width\" most probable sequences at every step instead of one token at a "
+        "time. Set a width to draw the tree of every hypothesis it expanded.");
   } else if (!s || !s->beam || s->request.beamWidth != st.beamWidth || s->request.beamSteps != st.beamSteps) {
     ImGui::TextDisabled(s && !s->error.empty() ? "no beam: the forward failed" : "computing the beam...");
   } else if (const Tokenizer* tokenizer = ctx.session.tokenizer()) {
@@ -268,33 +271,38 @@ void drawKvCacheSection(PanelContext& ctx, const Snapshot* s, ImVec2 size) {
   ImGui::BeginChild("kv cache", size);
   ImGui::TextUnformatted("KV cache");
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("Every layer keeps the keys and values of the tokens so far, so a new token attends to them "
-                     "without recomputing the prompt.");
+  ImGui::TextWrapped(
+      "Every layer keeps the keys and values of the tokens so far, so a new token attends to them "
+      "without recomputing the prompt.");
   ImGui::PopStyleColor();
   const int64_t perToken = kvCacheBytesPerToken(c, 4);
   const int T = s ? static_cast<int>(s->ids.size()) : 0;
-  ImGui::Text("entries: %d layers x %d tokens = %d, each a key and a value of %d heads x %d dims", c.n_layer, T, c.n_layer * T,
-              c.kvHeads(), c.headDim());
+  ImGui::Text("entries: %d layers x %d tokens = %d, each a key and a value of %d heads x %d dims", c.n_layer, T, c.n_layer * T, c.kvHeads(),
+              c.headDim());
   ImGui::Text("per token: 2 x %d x %d x %d x 4 bytes = %s", c.n_layer, c.kvHeads(), c.headDim(), formatBytes((double)perToken).c_str());
-  if (s) ImGui::Text("after the prompt: %s;  the full %d-token context: %s", formatBytes((double)s->kvCacheBytes).c_str(), c.n_positions,
-                     formatBytes((double)perToken * c.n_positions).c_str());
+  if (s)
+    ImGui::Text("after the prompt: %s;  the full %d-token context: %s", formatBytes((double)s->kvCacheBytes).c_str(), c.n_positions,
+                formatBytes((double)perToken * c.n_positions).c_str());
   char overlay[64];
   std::snprintf(overlay, sizeof overlay, "%d / %d tokens of context", T, c.n_positions);
   ImGui::ProgressBar(c.n_positions > 0 ? (float)T / c.n_positions : 0.0f, ImVec2(-1, 0), overlay);
   if (ImGui::Checkbox("measure decode speed", &ctx.state.measureKvCache)) ctx.repost = true;
   recordItem(ctx.shared, "measure_decode");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Decode up to 16 tokens after the prompt through the cache, then the same tokens again rerunning the whole sequence "
-                                                     "(as many as fit in 2 s).");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Decode up to 16 tokens after the prompt through the cache, then the same tokens again rerunning the whole sequence "
+        "(as many as fit in 2 s).");
   if (ctx.state.measureKvCache) {
     if (!s || !s->kvTiming || !s->request.measureKvCache) {
       ImGui::TextDisabled("measuring...");
     } else if (s->kvTiming->tokens < 1 || s->kvTiming->withoutCacheTokens < 1) {
-      ImGui::TextWrapped("Nothing to time: decoding needs room for two tokens after the prompt (%d of %d context positions used).", T,
-                         c.n_positions);
+      ImGui::TextWrapped("Nothing to time: decoding needs room for two tokens after the prompt (%d of %d context positions used).", T, c.n_positions);
     } else {
       const KvCacheTiming& t = *s->kvTiming;
-      ctx.shared.facts["decode_timing"] = {{"tokens", t.tokens}, {"without_cache_tokens", t.withoutCacheTokens},
-                                           {"with_cache_ms", t.withCacheMsPerToken}, {"without_cache_ms", t.withoutCacheMsPerToken}};
+      ctx.shared.facts["decode_timing"] = {{"tokens", t.tokens},
+                                           {"without_cache_tokens", t.withoutCacheTokens},
+                                           {"with_cache_ms", t.withCacheMsPerToken},
+                                           {"without_cache_ms", t.withoutCacheMsPerToken}};
       const float slowest = (float)std::max(t.withCacheMsPerToken, t.withoutCacheMsPerToken);
       const float labelWidth = ImGui::CalcTextSize("without cache ").x;
       char label[48];

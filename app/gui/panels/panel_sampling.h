@@ -20,10 +20,10 @@ struct SamplingView {
   int lastToken = -1;               // the newest token drawn and its probability when drawn (NaN: unknown)
   float lastTokenProb = 0;
   bool lastWasGreedy = false;
-  int streamTokens = 0;             // tokens drawn so far in that random stream
+  int streamTokens = 0;  // tokens drawn so far in that random stream
   uint64_t streamSeed = 0;
-  std::string lastStop;             // why the last generation made fewer tokens than asked
-  bool sharedScale = true;          // one probability scale for every stage
+  std::string lastStop;     // why the last generation made fewer tokens than asked
+  bool sharedScale = true;  // one probability scale for every stage
 };
 
 class SamplingPanel : public Panel {

@@ -31,9 +31,9 @@ struct ScreenRect {
 // The matrix a panel shows, offered to the toolbar's Export CSV / NPY. Set by the panel on every
 // frame it draws it; a frame that sets none leaves nothing to export (the buttons say why).
 struct ExportableMatrix {
-  std::string name;          // e.g. "attention_l0_h3"; a layout of more than two axes is named in it
-  std::vector<float> values; // (rows, cols) row-major, or `shape`
-  int rows = 0, cols = 0;    // the CSV's rows and columns (more than two axes: the leading ones fold into the rows)
+  std::string name;              // e.g. "attention_l0_h3"; a layout of more than two axes is named in it
+  std::vector<float> values;     // (rows, cols) row-major, or `shape`
+  int rows = 0, cols = 0;        // the CSV's rows and columns (more than two axes: the leading ones fold into the rows)
   std::vector<int64_t> shape{};  // the NPY's shape when not (rows, cols)
   // Large arrays (every head of the grid): built when exported instead of every frame.
   std::function<std::vector<float>()> make{};
@@ -42,9 +42,9 @@ struct ExportableMatrix {
 
 // What the panels of one frame leave for the App: cleared at the start of every frame.
 struct SharedView {
-  std::map<std::string, ScreenRect> regions;  // named screen regions (tabs, heatmaps, plots) for ui_report
-  ExportableMatrix exportable;                // set by the panel on screen
-  std::string exportNote;                     // why nothing on screen can be exported ("": the default line)
+  std::map<std::string, ScreenRect> regions;        // named screen regions (tabs, heatmaps, plots) for ui_report
+  ExportableMatrix exportable;                      // set by the panel on screen
+  std::string exportNote;                           // why nothing on screen can be exported ("": the default line)
   nlohmann::json facts = nlohmann::json::object();  // what the panel on screen shows, for ui_report ("shown")
 };
 
@@ -71,8 +71,8 @@ inline const char* tokenText(const Session& session, int id) {
 // What a panel draws from and what it asks of the App this frame.
 struct PanelContext {
   Session& session;
-  AppState& state;            // the selected layer / head / token and every knob (saved in session files)
-  const Snapshot* snapshot;   // null until the first result
+  AppState& state;           // the selected layer / head / token and every knob (saved in session files)
+  const Snapshot* snapshot;  // null until the first result
   HeatmapRenderer& renderer;
   SharedView& shared;
   Tasks& tasks;                         // the app's background work that is not a forward (app/session/tasks.h)
@@ -81,12 +81,12 @@ struct PanelContext {
   std::string screenshotOutcome{};      // the last screenshot written: "saved PATH" or why not ("" none yet)
   std::string screenshotPath{};         // set by a panel: write this part of the window as PNG after the frame
   ScreenRect screenshotCrop{};          // with screenshotPath: the part (window pixels)
-  bool repost = false;        // set by a panel when a knob that needs the model changed
-  std::string message{};      // set by a panel to show one line in the status bar
-  std::string openModel{};    // set by a panel: load this model directory into the explorer
-  std::string openPrompt{};   // with this prompt (one the new model's tokenizer and context fit)
-  int generateTokens = 0;     // set with repost by the Next-token panel: generate this many tokens first
-  std::string selectTab{};    // set by the App: open this sub-tab of the panel (by its region name), "" none
+  bool repost = false;                  // set by a panel when a knob that needs the model changed
+  std::string message{};                // set by a panel to show one line in the status bar
+  std::string openModel{};              // set by a panel: load this model directory into the explorer
+  std::string openPrompt{};             // with this prompt (one the new model's tokenizer and context fit)
+  int generateTokens = 0;               // set with repost by the Next-token panel: generate this many tokens first
+  std::string selectTab{};              // set by the App: open this sub-tab of the panel (by its region name), "" none
 };
 
 // A sub-tab's BeginTabItem flags: selected when the App asks for it (PanelContext::selectTab).

@@ -18,6 +18,6 @@ struct ShortcutKey {
   int digit = 0;
 };
 std::optional<ShortcutKey> shortcutKey(char shortcut);  // nullopt: no key of the platform
-std::string shortcutLabel(char shortcut);              // "Alt 1", "Alt E"
+std::string shortcutLabel(char shortcut);               // "Alt 1", "Alt E"
 
 }  // namespace tscope::gui

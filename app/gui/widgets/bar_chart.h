@@ -33,7 +33,6 @@ ImU32 textColorOn(ImU32 background);
 void drawColorRamp(ImVec2 size, const char* leftLabel, const char* rightLabel);
 float colorRampWidth(ImVec2 size, const char* leftLabel, const char* rightLabel);
 
-
 // A token as shown in charts and tables: quoted so leading spaces show, control characters
 // escaped, cut to maxChars characters (UTF-8 aware) with ".." when longer.
 std::string tokenLabel(const std::string& text, size_t maxChars = 14);

@@ -43,7 +43,9 @@ void drawTooltip(const BeamResult& beam, int index, const Tokenizer& tokenizer) 
     ImGui::Text("token %s (id %d), step %d", tokenLabel(tokenizer.tokenText(node.token), 40).c_str(), node.token, node.depth);
     ImGui::Text("log p(token | its prefix) = %.3f", node.tokenLogProb);
     ImGui::Text("cumulative log-probability = %.3f", node.logProb);
-    ImGui::TextUnformatted(node.inBest ? "on the best sequence" : node.kept ? "kept in the beam at this step" : "pruned: not among the best at this step");
+    ImGui::TextUnformatted(node.inBest ? "on the best sequence"
+                           : node.kept ? "kept in the beam at this step"
+                                       : "pruned: not among the best at this step");
     ImGui::Text("sequence: %s", tokenLabel(sequenceText(beam, index, tokenizer), 60).c_str());
   }
   ImGui::EndTooltip();
@@ -117,8 +119,7 @@ void drawBeamTree(const BeamResult& beam, const Tokenizer& tokenizer, ImVec2 siz
     const bool active = node.kept || node.inBest || node.parent < 0;
     if (node.inBest || node.parent < 0) draw->AddRectFilled(min, max, IM_COL32(240, 140, 40, 70), pad);
     else if (node.kept) draw->AddRectFilled(min, max, IM_COL32(60, 130, 225, 60), pad);
-    draw->AddRect(min, max, node.inBest || node.parent < 0 ? kBestColor : node.kept ? kKeptColor : pruned, pad, 0,
-                  node.inBest ? 2.5f : 1.0f);
+    draw->AddRect(min, max, node.inBest || node.parent < 0 ? kBestColor : node.kept ? kKeptColor : pruned, pad, 0, node.inBest ? 2.5f : 1.0f);
     draw->AddText(ImVec2(min.x + pad, min.y + pad), active ? text : pruned, labels[i].c_str());
     if (windowHovered && mouse.x >= min.x && mouse.x < max.x && mouse.y >= min.y && mouse.y < max.y) hovered = i;
   }

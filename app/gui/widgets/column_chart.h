@@ -18,10 +18,10 @@ struct ColumnSeries {
 struct ColumnChart {
   std::string title;
   std::vector<ColumnSeries> series;
-  bool stacked = false;       // false: side by side within a category
+  bool stacked = false;  // false: side by side within a category
   float yMax = 1;
   const char* yFormat = "%.2f";
-  float reference = -1;       // dashed horizontal line when >= 0
+  float reference = -1;  // dashed horizontal line when >= 0
   std::string referenceLabel;
   std::string categoryLabel;  // under the axis, e.g. "expert"
 };

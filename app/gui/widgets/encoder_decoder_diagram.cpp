@@ -26,7 +26,7 @@ struct Box {
 
 struct StackSpec {
   std::string heading, subheading;
-  Box input;                   // the embedding
+  Box input;  // the embedding
   int layers = 0;
   std::vector<Box> sublayers;  // of every layer, in order
   std::vector<Box> tail;       // after the layers
@@ -99,10 +99,10 @@ float columnHeight(const Geometry& g, const StackSpec& s) {
 
 // Where a drawn column put the things the bus and the clicks need.
 struct ColumnPlaces {
-  std::vector<ImVec4> frames;                 // (layers) x0, y0, x1, y1
-  std::vector<float> secondSublayerY;         // (layers) centre of each layer's second sublayer (the decoder's cross-attention)
-  float boxLeft = 0, boxRight = 0;            // the boxes' horizontal extent
-  float lastBoxY = 0;                         // centre of the last box (the encoder's output)
+  std::vector<ImVec4> frames;          // (layers) x0, y0, x1, y1
+  std::vector<float> secondSublayerY;  // (layers) centre of each layer's second sublayer (the decoder's cross-attention)
+  float boxLeft = 0, boxRight = 0;     // the boxes' horizontal extent
+  float lastBoxY = 0;                  // centre of the last box (the encoder's output)
 };
 
 class Painter {
@@ -220,7 +220,9 @@ EncoderDecoderDiagram drawEncoderDecoderDiagram(const ModelConfig& c, ImVec2 siz
   ImGui::Dummy(claimed);
   if (!pickable) return result;
   const int encoderHovered = hoveredFrame(left.frames), decoderHovered = hoveredFrame(right.frames);
-  auto outline = [&](const ImVec4& r) { ImGui::GetWindowDrawList()->AddRect(ImVec2(r.x, r.y), ImVec2(r.z, r.w), ImGui::GetColorU32(ImGuiCol_Text, 0.9f), g.f * 0.4f); };
+  auto outline = [&](const ImVec4& r) {
+    ImGui::GetWindowDrawList()->AddRect(ImVec2(r.x, r.y), ImVec2(r.z, r.w), ImGui::GetColorU32(ImGuiCol_Text, 0.9f), g.f * 0.4f);
+  };
   if (encoderHovered >= 0) {
     outline(left.frames[encoderHovered]);
     ImGui::SetTooltip("encoder layer %d: click to show its self-attention", encoderHovered);

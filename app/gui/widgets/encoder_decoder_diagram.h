@@ -17,9 +17,9 @@ struct StackLayers {
 };
 
 struct EncoderDecoderDiagram {
-  StackLayers clicked;                 // the layer frames clicked this frame
-  std::vector<ImVec4> encoderFrames;   // (n_encoder_layer) each layer's frame on screen: x0, y0, x1, y1
-  std::vector<ImVec4> decoderFrames;   // (n_layer)
+  StackLayers clicked;                // the layer frames clicked this frame
+  std::vector<ImVec4> encoderFrames;  // (n_encoder_layer) each layer's frame on screen: x0, y0, x1, y1
+  std::vector<ImVec4> decoderFrames;  // (n_layer)
 };
 
 // Draws the diagram at the cursor within `size` (size.y <= 0: any height), the `highlighted`

@@ -43,8 +43,7 @@ bool drawHeatmapFigure(const Heatmap& map, const FigureAxes& axes, ImVec2 plotSi
   // Row numbers at the first and last row, the row label centred between them.
   const std::string firstRow = number(axes.rowFirst), lastRow = number(axes.rowFirst + std::max(map.rows() - 1, 0));
   draw->AddText(ImVec2(origin.x - gap - ImGui::CalcTextSize(firstRow.c_str()).x, origin.y), dim, firstRow.c_str());
-  draw->AddText(ImVec2(origin.x - gap - ImGui::CalcTextSize(lastRow.c_str()).x, origin.y + plotSize.y - lineHeight), dim,
-                lastRow.c_str());
+  draw->AddText(ImVec2(origin.x - gap - ImGui::CalcTextSize(lastRow.c_str()).x, origin.y + plotSize.y - lineHeight), dim, lastRow.c_str());
   const ImVec2 rowLabelSize = ImGui::CalcTextSize(axes.rowLabel.c_str());
   draw->AddText(ImVec2(origin.x - gap - rowLabelSize.x, origin.y + (plotSize.y - rowLabelSize.y) * 0.5f), text, axes.rowLabel.c_str());
   // Column numbers at both ends, the column label centred under the plot.

@@ -50,8 +50,8 @@ struct FigureSpec {
 };
 struct FigureHover {
   int figure = -1, row = -1, col = -1;
-  ImVec2 origin{0, 0};  // the hovered plot's top-left corner
-  float side = 0;       // and its side in pixels
+  ImVec2 origin{0, 0};        // the hovered plot's top-left corner
+  float side = 0;             // and its side in pixels
   ImVec2 plotOrigin[2] = {};  // every drawn plot's top-left corner (for screen regions)
   float plotSide = 0;
 };

@@ -7,8 +7,7 @@
 
 namespace tscope::gui {
 
-HeatmapRenderer::HeatmapRenderer()
-    : program_(makeProgram(kShader_fullscreen_vert, kShader_heatmap_frag, "heatmap")), emptyVao_(makeVertexArray()) {
+HeatmapRenderer::HeatmapRenderer() : program_(makeProgram(kShader_fullscreen_vert, kShader_heatmap_frag, "heatmap")), emptyVao_(makeVertexArray()) {
   loLocation_ = glGetUniformLocation(program_.id(), "lo");
   hiLocation_ = glGetUniformLocation(program_.id(), "hi");
   colormapLocation_ = glGetUniformLocation(program_.id(), "colormap");

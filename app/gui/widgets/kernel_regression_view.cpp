@@ -35,8 +35,9 @@ void KernelRegressionView::preset(int which) {
 }
 
 void KernelRegressionView::draw(SharedView& shared, float width) {
-  ImGui::TextWrapped("A query x looks up values y_i by how close it is to each x_i: the weights are a softmax of -(x - x_i)² / (2 sigma²), "
-                     "the estimate their weighted sum. A head does the same with softmax(q·k_j / sqrt(D)) over the v_j.");
+  ImGui::TextWrapped(
+      "A query x looks up values y_i by how close it is to each x_i: the weights are a softmax of -(x - x_i)² / (2 sigma²), "
+      "the estimate their weighted sum. A head does the same with softmax(q·k_j / sqrt(D)) over the v_j.");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   if (ImGui::BeginCombo("points", kPresets[preset_])) {
     for (int i = 0; i < 3; ++i)

@@ -294,9 +294,8 @@ void Plot::drawRulesAndPoints(ImDrawList* draw) const {
     const ImVec2 size = ImGui::CalcTextSize(n.label.c_str());
     const ImVec2 at(toScreenX(n.x) - size.x / 2, toScreenY(n.y) + font * 0.3f);
     const ImVec4 box(at.x, at.y, at.x + size.x, at.y + size.y);
-    const bool overlaps = std::any_of(taken.begin(), taken.end(), [&](const ImVec4& t) {
-      return box.x < t.z && t.x < box.z && box.y < t.w && t.y < box.w;
-    });
+    const bool overlaps =
+        std::any_of(taken.begin(), taken.end(), [&](const ImVec4& t) { return box.x < t.z && t.x < box.z && box.y < t.w && t.y < box.w; });
     if (overlaps || box.w > areaMax_.y || box.z > areaMax_.x || box.x < areaMin_.x) continue;
     labelWithBackdrop(draw, at, n.colour, n.label, 0.6f);
     taken.push_back(box);
@@ -401,8 +400,7 @@ void Plot::drawHover(ImDrawList* draw, ImVec2 mouse) const {
   }
   for (const Marker& p : points_) {
     const ImVec2 at(toScreenX(p.x), toScreenY(p.y));
-    if (std::hypot(at.x - mouse.x, at.y - mouse.y) < font)
-      rows.push_back(Row{p.colour, p.label, x_.format(p.x) + ", " + y_.format(p.y)});
+    if (std::hypot(at.x - mouse.x, at.y - mouse.y) < font) rows.push_back(Row{p.colour, p.label, x_.format(p.x) + ", " + y_.format(p.y)});
   }
   ImGui::BeginTooltip();
   ImGui::Text("%s: %s", x_.label.c_str(), x_.format(fromScreenX(mouse.x)).c_str());

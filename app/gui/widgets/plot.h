@@ -12,9 +12,9 @@ namespace tscope::gui {
 
 // Turns an axis value into text (read-outs, and tick labels of linear axes with big numbers).
 using AxisFormat = std::string (*)(double);
-std::string formatGeneral(double v);     // 4 significant digits: 2.013, 0.5, 1.2e+05
-std::string formatCount(double v);       // 175B, 1.4T, 3.2M, 850K, 12 (parameters, tokens)
-std::string formatScientific(double v);  // 3.15e23 (FLOP)
+std::string formatGeneral(double v);         // 4 significant digits: 2.013, 0.5, 1.2e+05
+std::string formatCount(double v);           // 175B, 1.4T, 3.2M, 850K, 12 (parameters, tokens)
+std::string formatScientific(double v);      // 3.15e23 (FLOP)
 std::string formatDuration(double seconds);  // "42 s", "3 min 07 s" (ETAs, elapsed time)
 
 // Colour `index` of `count` categories (hues spread evenly, bright on the dark theme).

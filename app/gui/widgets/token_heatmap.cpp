@@ -87,10 +87,12 @@ void drawOutlines(const TokenHeatmapStyle& style, const TokenHeatmapHit& hit, in
   const float pad = style.selectedThickness * 0.5f;
   if (style.selectedRow >= 0 && style.selectedRow < rows)
     draw->AddRect(ImVec2(hit.plotMin.x - pad, hit.plotMin.y + style.selectedRow * hit.cell.y),
-                  ImVec2(hit.plotMax.x + pad, hit.plotMin.y + (style.selectedRow + 1) * hit.cell.y), style.selectedColor, 0, 0, style.selectedThickness);
+                  ImVec2(hit.plotMax.x + pad, hit.plotMin.y + (style.selectedRow + 1) * hit.cell.y), style.selectedColor, 0, 0,
+                  style.selectedThickness);
   if (style.selectedCol >= 0 && style.selectedCol < cols)
     draw->AddRect(ImVec2(hit.plotMin.x + style.selectedCol * hit.cell.x, hit.plotMin.y - pad),
-                  ImVec2(hit.plotMin.x + (style.selectedCol + 1) * hit.cell.x, hit.plotMax.y + pad), style.selectedColor, 0, 0, style.selectedThickness);
+                  ImVec2(hit.plotMin.x + (style.selectedCol + 1) * hit.cell.x, hit.plotMax.y + pad), style.selectedColor, 0, 0,
+                  style.selectedThickness);
   if (style.hoverColor && hit.row >= 0 && hit.col >= 0) draw->AddRect(hit.cellMin(hit.row, hit.col), hit.cellMax(hit.row, hit.col), style.hoverColor);
 }
 

@@ -38,7 +38,7 @@ struct TokenHeatmapStyle {
   ImU32 selectedColor = IM_COL32(240, 140, 40, 255);
   float selectedThickness = 2.0f;
   ImU32 hoverColor = IM_COL32(255, 60, 60, 255);  // outline of the hovered cell (0: none)
-  bool rowLabelHover = false;  // hovering a row label reports that row, with col -1
+  bool rowLabelHover = false;                     // hovering a row label reports that row, with col -1
   // The tooltip of the hovered cell (col -1: a row label); "" shows none.
   std::function<std::string(int row, int col)> readout{};
   // The plot's rectangle is recorded as shared->regions[region] (both given) for the GUI tests.
@@ -58,7 +58,7 @@ struct TokenHeatmapHit {
   int row = -1, col = -1;  // the hovered cell; col -1 with row >= 0: that row's label
   bool clicked = false;    // the left button went down on the hovered cell this frame
   ImVec2 plotMin{0, 0}, plotMax{0, 0};
-  ImVec2 cell{0, 0};       // one cell's width and height in pixels
+  ImVec2 cell{0, 0};  // one cell's width and height in pixels
   ImVec2 cellMin(int r, int c) const { return ImVec2(plotMin.x + c * cell.x, plotMin.y + r * cell.y); }
   ImVec2 cellMax(int r, int c) const { return ImVec2(plotMin.x + (c + 1) * cell.x, plotMin.y + (r + 1) * cell.y); }
 };

@@ -22,19 +22,18 @@ tscope::NpyArray load(const std::string& dir, const char* name, size_t rank) {
 }
 
 int run(const std::string& dir) {
-  const tscope::NpyArray params0 = load(dir, "params0.npy", 1), mask = load(dir, "mask.npy", 1),
-                         grads = load(dir, "grads.npy", 2), lrs = load(dir, "lrs.npy", 1),
-                         hyper = load(dir, "hyper.npy", 1), expected = load(dir, "expected.npy", 2);
+  const tscope::NpyArray params0 = load(dir, "params0.npy", 1), mask = load(dir, "mask.npy", 1), grads = load(dir, "grads.npy", 2),
+                         lrs = load(dir, "lrs.npy", 1), hyper = load(dir, "hyper.npy", 1), expected = load(dir, "expected.npy", 2);
   const size_t n = params0.data.size();
   const size_t steps = lrs.data.size();
-  if (mask.data.size() != n || hyper.data.size() != 4 || grads.shape[0] != int64_t(steps) ||
-      grads.shape[1] != int64_t(n) || expected.shape != grads.shape)
+  if (mask.data.size() != n || hyper.data.size() != 4 || grads.shape[0] != int64_t(steps) || grads.shape[1] != int64_t(n) ||
+      expected.shape != grads.shape)
     throw std::runtime_error("reference arrays have inconsistent shapes");
 
   std::vector<uint8_t> decayMask(n);
   for (size_t i = 0; i < n; ++i) decayMask[i] = mask.data[i] != 0.0f;
-  const tscope::AdamWConfig config{.lr = lrs.data[0], .beta1 = hyper.data[0], .beta2 = hyper.data[1],
-                                   .eps = hyper.data[2], .weightDecay = hyper.data[3]};
+  const tscope::AdamWConfig config{
+      .lr = lrs.data[0], .beta1 = hyper.data[0], .beta2 = hyper.data[1], .eps = hyper.data[2], .weightDecay = hyper.data[3]};
   tscope::AdamW opt(n, config);
   std::vector<float> params = params0.data;
   bool ok = true;
@@ -54,12 +53,11 @@ int run(const std::string& dir) {
     }
     const bool stepOk = worst <= kRelativeTolerance;
     ok = ok && stepOk;
-    std::printf("step %zu lr %g: max relative difference %.3g (|diff| %.3g at %zu: ours %.9g torch %.9g) %s\n",
-                s + 1, double(lrs.data[s]), worst, worstAbs, where, double(params[where]),
-                double(want[where]), stepOk ? "ok" : "FAIL");
+    std::printf("step %zu lr %g: max relative difference %.3g (|diff| %.3g at %zu: ours %.9g torch %.9g) %s\n", s + 1, double(lrs.data[s]), worst,
+                worstAbs, where, double(params[where]), double(want[where]), stepOk ? "ok" : "FAIL");
   }
-  std::printf("%s: tscope::AdamW vs torch.optim.AdamW, %zu steps of %zu parameters, tolerance %g relative\n",
-              ok ? "PASS" : "FAIL", steps, n, kRelativeTolerance);
+  std::printf("%s: tscope::AdamW vs torch.optim.AdamW, %zu steps of %zu parameters, tolerance %g relative\n", ok ? "PASS" : "FAIL", steps, n,
+              kRelativeTolerance);
   return ok ? 0 : 1;
 }
 

@@ -78,22 +78,22 @@ int main(int argc, char** argv) {
     const double decodeSeconds = secondsSince(start);
 
     std::printf("check_corpus: pre-tokenizer tables Unicode %s; load %.3f s, encode %.3f s (%.1f MB/s), decode %.3f s\n",
-                tscope::gpt2PreTokenizerUnicodeVersion(), loadSeconds, encodeSeconds,
-                static_cast<double>(text.size()) / 1e6 / encodeSeconds, decodeSeconds);
+                tscope::gpt2PreTokenizerUnicodeVersion(), loadSeconds, encodeSeconds, static_cast<double>(text.size()) / 1e6 / encodeSeconds,
+                decodeSeconds);
 
     bool ok = true;
     size_t firstDiff = 0;
     while (firstDiff < ours.size() && firstDiff < expected.size() && ours[firstDiff] == expected[firstDiff]) ++firstDiff;
     if (firstDiff == ours.size() && firstDiff == expected.size()) {
-      std::printf("check_corpus: %zu tokens of %zu bytes compared, all equal to gpt-3-encoder's\n", ours.size(),
-                  text.size());
+      std::printf("check_corpus: %zu tokens of %zu bytes compared, all equal to gpt-3-encoder's\n", ours.size(), text.size());
     } else {
       ok = false;
       size_t byteOffset = 0;
       for (size_t i = 0; i < firstDiff; ++i) byteOffset += tokenizer->tokenBytes(ours[i]).size();
-      std::printf("check_corpus: MISMATCH at token %zu (byte %zu of brown.txt) after %zu equal tokens; ours has %zu "
-                  "tokens, gpt-3-encoder %zu\n",
-                  firstDiff, byteOffset, firstDiff, ours.size(), expected.size());
+      std::printf(
+          "check_corpus: MISMATCH at token %zu (byte %zu of brown.txt) after %zu equal tokens; ours has %zu "
+          "tokens, gpt-3-encoder %zu\n",
+          firstDiff, byteOffset, firstDiff, ours.size(), expected.size());
       std::printf("  ours:          %s\n", describeTokens(*tokenizer, ours, firstDiff).c_str());
       std::printf("  gpt-3-encoder: %s\n", describeTokens(*tokenizer, expected, firstDiff).c_str());
     }
@@ -103,8 +103,7 @@ int main(int argc, char** argv) {
       ok = false;
       size_t at = 0;
       while (at < decoded.size() && at < text.size() && decoded[at] == text[at]) ++at;
-      std::printf("check_corpus: ROUND TRIP FAILED: first differing byte %zu (decoded %zu bytes, text %zu)\n", at,
-                  decoded.size(), text.size());
+      std::printf("check_corpus: ROUND TRIP FAILED: first differing byte %zu (decoded %zu bytes, text %zu)\n", at, decoded.size(), text.size());
     }
     return ok ? 0 : 1;
   } catch (const tscope::Error& e) {

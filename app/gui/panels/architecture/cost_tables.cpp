@@ -72,12 +72,11 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
   ImGui::TableHeadersRow();
   row("Token embedding wte", dims({V, C}), formatCount(p.tokenEmbedding), percent(p.tokenEmbedding, total), "lookup: none");
   if (c.hasLearnedPositions())
-    row("Position embedding wpe", dims({c.n_positions, C}), formatCount(p.positionEmbedding), percent(p.positionEmbedding, total),
-        "lookup: none");
+    row("Position embedding wpe", dims({c.n_positions, C}), formatCount(p.positionEmbedding), percent(p.positionEmbedding, total), "lookup: none");
   else row("Position embedding", std::string(toString(c.position_encoding)) + ": no weights", "0", "", "");
   // q, k, v (C, H D + 2 Hkv D) and out (H D, C): with head_dim set H D is not C.
-  row("Attention q, k, v, out", dims({L, C, c.qkvDim()}) + " + " + dims({L, c.attnDim(), C}) + " + biases", formatCount(p.attention), percent(p.attention, total),
-      flopsText(2.0 * p.attention));
+  row("Attention q, k, v, out", dims({L, C, c.qkvDim()}) + " + " + dims({L, c.attnDim(), C}) + " + biases", formatCount(p.attention),
+      percent(p.attention, total), flopsText(2.0 * p.attention));
   const std::string width = c.attnDim() == C ? "C" : "H D";
   const std::string attended = (c.slidingWindow() > 0 ? "2 L min(n, w) " : "2 L n ") + width + ", n = ";
   row("Attention scores QK^T, AV", attended + std::to_string(contextLength), "0", "", flopsText(f.attentionForward));
@@ -88,8 +87,8 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
         percent(activeMlp, total), flopsText(2.0 * activeMlp));
     row("  routers", dims({L, C, E}), formatCount(p.router), percent(p.router, total), "(in active)");
   } else {
-    row("MLP", dims({L, C, F}) + " x " + (c.activation == Activation::SwiGlu ? "3" : "2") + " + biases", formatCount(p.mlp),
-        percent(p.mlp, total), flopsText(2.0 * p.mlp));
+    row("MLP", dims({L, C, F}) + " x " + (c.activation == Activation::SwiGlu ? "3" : "2") + " + biases", formatCount(p.mlp), percent(p.mlp, total),
+        flopsText(2.0 * p.mlp));
   }
   // ln_1 and ln_2 per layer (ln_1 only when attention-only), ln_x per decoder layer of an
   // encoder-decoder, and one final norm per stack (pre-norm).
@@ -98,10 +97,9 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
   row(std::string(c.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm") + " gains" + (c.hasNormBias() ? ", biases" : ""),
       std::to_string(norms) + " norms of " + std::to_string(C) +
           (c.qk_norm ? " + " + std::to_string(2 * (L + Le)) + " q/k norms of " + std::to_string(c.headDim()) : std::string()),
-      formatCount(p.layerNorm),
-      percent(p.layerNorm, total), flopsText(2.0 * p.layerNorm));
-  row("Unembedding (logits)", c.tie_word_embeddings ? "tied: shares wte" : dims({C, V}), formatCount(p.unembedding),
-      percent(p.unembedding, total), flopsText(f.unembedForward));
+      formatCount(p.layerNorm), percent(p.layerNorm, total), flopsText(2.0 * p.layerNorm));
+  row("Unembedding (logits)", c.tie_word_embeddings ? "tied: shares wte" : dims({C, V}), formatCount(p.unembedding), percent(p.unembedding, total),
+      flopsText(f.unembedForward));
   row("Total", "", formatCount(p.total), "100%", flopsText(f.forward + f.unembedForward) + " (with logits)", true);
   row("  embedding", "token + position (+ untied unembedding)", formatCount(p.embedding), percent(p.embedding, total), "");
   row("  non-embedding N", "Kaplan's N", formatCount(p.nonEmbedding), percent(p.nonEmbedding, total), "");

@@ -139,11 +139,11 @@ void drawPresetBar(PanelContext& ctx, ArchitectureView& v) {
   if (v.preset >= 0) {
     const ModelPreset& p = presets[v.preset];
     const double counted = static_cast<double>(countParameters(presetConfig(p)).total);
-    ImGui::TextWrapped("%s as published: %s parameters, L = %d, d_model = %d, %d heads of %d. countParameters: %s (%+.1f%%). Context "
-                       "2048, vocabulary 50257, d_ff = 4 d_model. Source: %s.",
-                       p.name.c_str(), formatCount(p.publishedParameters).c_str(), p.n_layer, p.d_model, p.n_head, p.d_head,
-                       formatCount(counted).c_str(), 100.0 * (counted - p.publishedParameters) / p.publishedParameters,
-                       p.source.c_str());
+    ImGui::TextWrapped(
+        "%s as published: %s parameters, L = %d, d_model = %d, %d heads of %d. countParameters: %s (%+.1f%%). Context "
+        "2048, vocabulary 50257, d_ff = 4 d_model. Source: %s.",
+        p.name.c_str(), formatCount(p.publishedParameters).c_str(), p.n_layer, p.d_model, p.n_head, p.d_head, formatCount(counted).c_str(),
+        100.0 * (counted - p.publishedParameters) / p.publishedParameters, p.source.c_str());
     if (!p.note.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.2f, 1.0f));
       ImGui::TextWrapped("Not buildable as printed: %s. validateConfig on the printed shape says: %s.", p.note.c_str(),

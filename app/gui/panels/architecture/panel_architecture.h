@@ -10,11 +10,11 @@ namespace tscope::gui {
 
 struct ArchitectureView {
   bool initialized = false;
-  ModelConfig edited;           // what the editor shows (starts as the loaded config)
-  ModelConfig lastValid;        // the numbers shown while `edited` is invalid
-  std::string problem;          // validateConfig(edited), "" when valid
-  int preset = -1;              // index into gpt3Presets(), -1 = the loaded model / own edits
-  int contextLength = 1024;     // n for FLOPs and memory
+  ModelConfig edited;        // what the editor shows (starts as the loaded config)
+  ModelConfig lastValid;     // the numbers shown while `edited` is invalid
+  std::string problem;       // validateConfig(edited), "" when valid
+  int preset = -1;           // index into gpt3Presets(), -1 = the loaded model / own edits
+  int contextLength = 1024;  // n for FLOPs and memory
 };
 
 class ArchitecturePanel : public Panel {

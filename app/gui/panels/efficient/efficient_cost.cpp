@@ -65,9 +65,7 @@ void measureCost(TaskChannel<CostMeasurement>& channel, const AttentionVariantPa
 
 namespace {
 
-ImU32 variantColour(AttentionVariant variant) {
-  return categoryColour(static_cast<int>(variant), static_cast<int>(allAttentionVariants().size()));
-}
+ImU32 variantColour(AttentionVariant variant) { return categoryColour(static_cast<int>(variant), static_cast<int>(allAttentionVariants().size())); }
 
 // The measured points of one variant as (n, value) with value = point.*field, and their log-log fit.
 struct VariantCurve {
@@ -113,8 +111,9 @@ void EfficientPanel::drawCost(PanelContext& ctx) {
   const int d = measured ? measured->d : c.headDim();
   ImGui::SameLine();
   if (running) ImGui::Text("measuring on a background thread: %zu of %d points", points.size(), measured ? measured->planned : 0);
-  else ImGui::TextDisabled("every variant's fast path, one head, d = %d (%s), random q, k, v, causal, the knobs above", d,
-                           d == c.headDim() ? "this model's head width" : "the head width of the model it was measured on");
+  else
+    ImGui::TextDisabled("every variant's fast path, one head, d = %d (%s), random q, k, v, causal, the knobs above", d,
+                        d == c.headDim() ? "this model's head width" : "the head width of the model it was measured on");
   if (measured && !measured->error.empty()) ImGui::TextColored(ImVec4(0.9f, 0.3f, 0.2f, 1), "%s", measured->error.c_str());
   nlohmann::json& facts = ctx.shared.facts["efficient"];
   facts["measured_points"] = points.size();
@@ -136,8 +135,8 @@ void EfficientPanel::drawCost(PanelContext& ctx) {
     plot.setAxes(180, costMaxN_ * 1.4, true, lo / 2, hi * 2, true, "n tokens", which ? "bytes" : "ms");
     plot.setFormats(formatCount, formatGeneral);
     plot.setLegend(LegendPlacement::Above);
-    for (size_t i = 0; i < table.size(); ++i) plot.line(attentionVariantName(table[i].variant), curves[i].n, which ? curves[i].bytes : curves[i].ms,
-                                                        variantColour(table[i].variant), 2.5f);
+    for (size_t i = 0; i < table.size(); ++i)
+      plot.line(attentionVariantName(table[i].variant), curves[i].n, which ? curves[i].bytes : curves[i].ms, variantColour(table[i].variant), 2.5f);
     plot.draw();
     recordItem(ctx.shared, which ? "efficient_memory_plot" : "efficient_cost_plot");
     if (!which) ImGui::SameLine();
@@ -146,8 +145,8 @@ void EfficientPanel::drawCost(PanelContext& ctx) {
   // The lecture's table with our numbers in it.
   const int columns = 9;
   if (ImGui::BeginTable("efficient_cost_table", columns, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
-    for (const char* title : {"variant", "time", "memory", "exact", "max n", "use", "time slope (expected)",
-                              "memory slope (expected)", "at the largest n"})
+    for (const char* title :
+         {"variant", "time", "memory", "exact", "max n", "use", "time slope (expected)", "memory slope (expected)", "at the largest n"})
       ImGui::TableSetupColumn(title, std::string_view(title) == "use" ? ImGuiTableColumnFlags_WidthStretch : ImGuiTableColumnFlags_WidthFixed);
     ImGui::TableHeadersRow();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("slopes: the measured log-log fit over n, the lecture's exponent in brackets");
@@ -156,8 +155,13 @@ void EfficientPanel::drawCost(PanelContext& ctx) {
       const VariantCurve& curve = curves[i];
       ImGui::TableNextColumn();
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(variantColour(row.variant)), "%s", attentionVariantName(row.variant));
-      const std::string cells[] = {row.time, row.memory, row.exact ? "yes" : "no", row.maxN, row.useCase,
-                                   slopeText(curve.timeFit, row.timeExponent), slopeText(curve.memoryFit, row.memoryExponent)};
+      const std::string cells[] = {row.time,
+                                   row.memory,
+                                   row.exact ? "yes" : "no",
+                                   row.maxN,
+                                   row.useCase,
+                                   slopeText(curve.timeFit, row.timeExponent),
+                                   slopeText(curve.memoryFit, row.memoryExponent)};
       for (const std::string& cell : cells) {
         ImGui::TableNextColumn();
         if (&cell == &cells[4]) ImGui::TextWrapped("%s", cell.c_str());  // the use: the one stretching column
@@ -176,9 +180,10 @@ void EfficientPanel::drawCost(PanelContext& ctx) {
 
   // The lecture's worked example.
   const int64_t exact = attentionMatrixBytes(4096, 16), linformer = linformerMatrixBytes(4096, 256, 16);
-  ImGui::TextWrapped("Worked example (n = 4096, d = 512, 16 heads, fp32): the attention matrices of one layer take 16 x 4096 x 4096 x 4 B = %s; "
-                     "Linformer with k = 256 keeps 16 x 4096 x 256 x 4 B = %s, %.0fx less (d does not enter: the matrices are n x n or n x k).",
-                     formatBytes((double)exact).c_str(), formatBytes((double)linformer).c_str(), (double)exact / std::max<int64_t>(1, linformer));
+  ImGui::TextWrapped(
+      "Worked example (n = 4096, d = 512, 16 heads, fp32): the attention matrices of one layer take 16 x 4096 x 4096 x 4 B = %s; "
+      "Linformer with k = 256 keeps 16 x 4096 x 256 x 4 B = %s, %.0fx less (d does not enter: the matrices are n x n or n x k).",
+      formatBytes((double)exact).c_str(), formatBytes((double)linformer).c_str(), (double)exact / std::max<int64_t>(1, linformer));
   facts["worked_exact_bytes"] = exact;
   facts["worked_linformer_bytes"] = linformer;
 }

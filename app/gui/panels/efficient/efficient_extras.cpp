@@ -36,8 +36,7 @@ int drawTokenRow(const Snapshot& s, const int* order, const int* bucketOf, int n
     draw->AddRectFilled(a, b, colour);
     if (box >= 4) draw->AddRect(a, b, IM_COL32(0, 0, 0, 90));
     const std::string& text = token < (int)s.tokenText.size() ? s.tokenText[token] : std::string();
-    if (ImGui::CalcTextSize(text.c_str()).x + 4 <= box)
-      draw->AddText(ImVec2(a.x + 2, a.y + height * 0.17f), textColorOn(colour), text.c_str());
+    if (ImGui::CalcTextSize(text.c_str()).x + 4 <= box) draw->AddText(ImVec2(a.x + 2, a.y + height * 0.17f), textColorOn(colour), text.c_str());
     if (chunk > 0 && i > 0 && i % chunk == 0) draw->AddLine(ImVec2(a.x, a.y - 3), ImVec2(a.x, b.y + 3), ImGui::GetColorU32(ImGuiCol_Text), 3.0f);
     if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y) hovered = token;
   }
@@ -52,21 +51,25 @@ void EfficientPanel::drawExtras(PanelContext& ctx) {
   switch (p.variant) {
     case AttentionVariant::Exact:
     case AttentionVariant::Flash:
-      ImGui::TextWrapped("%s is exact: the two maps agree (row errors are rounding). FlashAttention reaches the same output tile by tile "
-                         "without ever holding the n x n map: see the next tab.",
-                         attentionVariantName(p.variant));
+      ImGui::TextWrapped(
+          "%s is exact: the two maps agree (row errors are rounding). FlashAttention reaches the same output tile by tile "
+          "without ever holding the n x n map: see the next tab.",
+          attentionVariantName(p.variant));
       break;
     case AttentionVariant::Lsh: drawLshBuckets(ctx); break;
     case AttentionVariant::Linformer: {
-      ImGui::TextWrapped("Linformer projects the n keys and values along the sequence to k rows (K' = E K, V' = F V), here with fixed "
-                         "projections: %s; each query then attends over k projected keys. P below is that (n x k) softmax; the map above is P F.",
-                         p.linformerProjection == LinformerProjection::Pool ? "pool (each row the mean of a segment of tokens)"
-                                                                            : "gaussian (random N(0, 1/k) entries)");
+      ImGui::TextWrapped(
+          "Linformer projects the n keys and values along the sequence to k rows (K' = E K, V' = F V), here with fixed "
+          "projections: %s; each query then attends over k projected keys. P below is that (n x k) softmax; the map above is P F.",
+          p.linformerProjection == LinformerProjection::Pool ? "pool (each row the mean of a segment of tokens)"
+                                                             : "gaussian (random N(0, 1/k) entries)");
       if (projectedHeat_.empty()) break;
-      FigureSpec spec{&projectedHeat_, {"P = softmax(q (E K)^T / sqrt(d))", "query", "projected row", 0, 0}, &projectedBar_, 0, 1,
-                      Colormap::Perceptual, "probability"};
+      FigureSpec spec{
+          &projectedHeat_, {"P = softmax(q (E K)^T / sqrt(d))", "query", "projected row", 0, 0}, &projectedBar_, 0, 1, Colormap::Perceptual,
+          "probability"};
       FigureHover hover;
-      const float side = std::min(ImGui::GetContentRegionAvail().x * 0.8f, std::max(ImGui::GetFontSize() * 10, ImGui::GetContentRegionAvail().y * 0.5f));
+      const float side =
+          std::min(ImGui::GetContentRegionAvail().x * 0.8f, std::max(ImGui::GetFontSize() * 10, ImGui::GetContentRegionAvail().y * 0.5f));
       drawFigure(ctx.renderer, spec, side, 0, &hover);
       ctx.shared.regions["efficient_projected_map"] = {hover.plotOrigin[0].x, hover.plotOrigin[0].y, hover.plotOrigin[0].x + hover.plotSide,
                                                        hover.plotOrigin[0].y + hover.plotSide};
@@ -76,9 +79,10 @@ void EfficientPanel::drawExtras(PanelContext& ctx) {
     case AttentionVariant::Window: {
       const int layers = ctx.session.config().n_layer, query = tokens_ - 1;
       const std::vector<int> seen = windowReceptiveField(p.window, layers, query);
-      ImGui::TextWrapped("A window of w = %d keys per layer: stacked, layer l reaches l (w - 1) + 1 tokens back, so the last token (position "
-                         "%d) sees %d of its %d tokens after %d layers.",
-                         p.window, query, seen.back(), query + 1, layers);
+      ImGui::TextWrapped(
+          "A window of w = %d keys per layer: stacked, layer l reaches l (w - 1) + 1 tokens back, so the last token (position "
+          "%d) sees %d of its %d tokens after %d layers.",
+          p.window, query, seen.back(), query + 1, layers);
       std::vector<double> xs, ys;
       for (int l = 1; l <= layers; ++l) xs.push_back(l), ys.push_back(seen[l - 1]);
       Plot plot("efficient_receptive_field", ImVec2(-1, std::max(ImGui::GetFontSize() * 10, ImGui::GetContentRegionAvail().y * 0.5f)));
@@ -92,13 +96,15 @@ void EfficientPanel::drawExtras(PanelContext& ctx) {
       break;
     }
     case AttentionVariant::Linear:
-      ImGui::TextWrapped("Linear attention replaces exp(q.k) by phi(q).phi(k) with phi = elu + 1 and computes phi(Q) (phi(K)^T V): a (d x d) "
-                         "sum instead of the (n x n) map, O(n d^2). The map above is what that sum amounts to; its rows are flatter than "
-                         "softmax's, which is the error on the left.");
+      ImGui::TextWrapped(
+          "Linear attention replaces exp(q.k) by phi(q).phi(k) with phi = elu + 1 and computes phi(Q) (phi(K)^T V): a (d x d) "
+          "sum instead of the (n x n) map, O(n d^2). The map above is what that sum amounts to; its rows are flatter than "
+          "softmax's, which is the error on the left.");
       break;
     case AttentionVariant::Performer:
-      ImGui::TextWrapped("Performer approximates exp(q.k / sqrt(d)) by m positive random features (FAVOR+): unbiased, and closer to exact "
-                         "as m grows (drag the slider and watch the mean row error fall).");
+      ImGui::TextWrapped(
+          "Performer approximates exp(q.k / sqrt(d)) by m positive random features (FAVOR+): unbiased, and closer to exact "
+          "as m grows (drag the slider and watch the mean row error fall).");
       break;
   }
 }
@@ -107,10 +113,11 @@ void EfficientPanel::drawLshBuckets(PanelContext& ctx) {
   const AttentionVariantParams& p = ctx.state.attentionVariant;
   const int n = tokens_;
   const int rounds = n > 0 ? (int)(live_->variant->buckets.size() / n) : 0;
-  ImGui::TextWrapped("Reformer hashes each key with h(x) = argmax(x.r_1 .. x.r_b) over b = %d random directions, sorts the tokens by "
-                     "bucket, cuts the order into chunks of %d and lets a query attend within its chunk and the one before (its own "
-                     "bucket's keys); %d round(s) of hashing take the union.",
-                     p.buckets, p.chunk, rounds);
+  ImGui::TextWrapped(
+      "Reformer hashes each key with h(x) = argmax(x.r_1 .. x.r_b) over b = %d random directions, sorts the tokens by "
+      "bucket, cuts the order into chunks of %d and lets a query attend within its chunk and the one before (its own "
+      "bucket's keys); %d round(s) of hashing take the union.",
+      p.buckets, p.chunk, rounds);
   if (rounds <= 0 || live_->variant->sortedOrder.size() != live_->variant->buckets.size()) return;
   lshRound_ = std::clamp(lshRound_, 0, rounds - 1);
   if (rounds > 1) {

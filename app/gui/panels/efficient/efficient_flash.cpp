@@ -38,7 +38,7 @@ void EfficientPanel::drawTileGrid(PanelContext& ctx, const FlashSteps& steps, in
       const bool future = causal && kj * steps.tileRows > std::min(n, (qi + 1) * steps.tileRows) - 1;  // every key after every query
       ImU32 colour = future ? IM_COL32(90, 90, 90, 120) : IM_COL32(60, 90, 140, 110);
       if (qi == steps.queryTile && !future) {
-        if (kj < now.keyTile) colour = IM_COL32(60, 150, 255, 255);       // folded in
+        if (kj < now.keyTile) colour = IM_COL32(60, 150, 255, 255);        // folded in
         else if (kj == now.keyTile) colour = IM_COL32(255, 150, 30, 255);  // loaded now
         else colour = IM_COL32(40, 70, 120, 255);                          // still to come
       }
@@ -51,8 +51,8 @@ void EfficientPanel::drawTileGrid(PanelContext& ctx, const FlashSteps& steps, in
   if (ImGui::IsItemHovered()) {
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     const int qi = std::clamp((int)((mouse.y - origin.y) / cell), 0, tiles - 1), kj = std::clamp((int)((mouse.x - origin.x) / cell), 0, tiles - 1);
-    ImGui::SetTooltip("query tile %d (rows %d..%d), key/value tile %d (rows %d..%d)", qi, qi * steps.tileRows, std::min(n, (qi + 1) * steps.tileRows) - 1,
-                      kj, kj * steps.tileRows, std::min(n, (kj + 1) * steps.tileRows) - 1);
+    ImGui::SetTooltip("query tile %d (rows %d..%d), key/value tile %d (rows %d..%d)", qi, qi * steps.tileRows,
+                      std::min(n, (qi + 1) * steps.tileRows) - 1, kj, kj * steps.tileRows, std::min(n, (kj + 1) * steps.tileRows) - 1);
   }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   ImGui::TextWrapped("rows: query tiles; columns: key/value tiles. Orange: loaded now; blue: folded in; grey: skipped (causal)");

@@ -133,8 +133,9 @@ void EfficientPanel::runLive(const LiveJob& job, TaskScope<LiveResult>& scope) {
   result->tokens = job.head.n;
   result->problem = job.problem;
   if (result->problem.empty() && job.head.n > kMaxReferenceTokens)
-    result->problem = "the prompt has " + std::to_string(job.head.n) + " tokens: the plain-loop maps are drawn up to n = " +
-                      std::to_string(kMaxReferenceTokens) + " (shorten the prompt; the cost section measures longer ones)";
+    result->problem = "the prompt has " + std::to_string(job.head.n) +
+                      " tokens: the plain-loop maps are drawn up to n = " + std::to_string(kMaxReferenceTokens) +
+                      " (shorten the prompt; the cost section measures longer ones)";
   if (result->problem.empty()) {
     try {
       const size_t n = job.head.n;
@@ -200,9 +201,10 @@ void EfficientPanel::drawLive(PanelContext& ctx) {
   }
   const ModelConfig& c = ctx.session.config();
   if (c.hasVariantAttention())
-    ImGui::TextDisabled("this model was built with %s attention: \"exact\" here is plain softmax(q k^T / sqrt(d)) of its q and k, "
-                        "not what the model computes",
-                        attentionVariantName(c.attention_variant.variant));
+    ImGui::TextDisabled(
+        "this model was built with %s attention: \"exact\" here is plain softmax(q k^T / sqrt(d)) of its q and k, "
+        "not what the model computes",
+        attentionVariantName(c.attention_variant.variant));
   else if (c.position_encoding == PositionEncoding::Alibi || c.slidingWindow() > 0)
     ImGui::TextDisabled("this model adds %s to its scores: the maps here are plain softmax(q k^T / sqrt(d)) of its q and k",
                         c.slidingWindow() > 0 ? "a window of its own" : "ALiBi's bias");
@@ -226,8 +228,9 @@ void EfficientPanel::drawLive(PanelContext& ctx) {
 void EfficientPanel::drawMaps(PanelContext& ctx, float reservedBelow) {
   const char* name = attentionVariantName(ctx.state.attentionVariant.variant);
   FigureSpec left{&exactHeat_, {"exact softmax(q k^T / sqrt(d))", "query", "key", 0, 0}, &exactBar_, 0, 1, Colormap::Perceptual, "probability"};
-  FigureSpec right{&variantHeat_, {std::string(name) + ": the effective map A (out = A v)", "query", "key", 0, 0}, &variantBar_, 0, 1,
-                   Colormap::Perceptual, "weight"};
+  FigureSpec right{
+      &variantHeat_, {std::string(name) + ": the effective map A (out = A v)", "query", "key", 0, 0}, &variantBar_, 0, 1, Colormap::Perceptual,
+      "weight"};
   const FigureHover hover = drawFigurePair(ctx.renderer, left, right, reservedBelow);
   for (int i = 0; i < 2; ++i) {
     const ImVec2 o = hover.plotOrigin[i];
@@ -236,8 +239,12 @@ void EfficientPanel::drawMaps(PanelContext& ctx, float reservedBelow) {
   // Both maps on screen, as one (2, T, T) array: [0] exact, [1] the variant's effective map.
   std::vector<float> both = live_->exactMap;
   both.insert(both.end(), live_->variant->map.begin(), live_->variant->map.end());
-  ctx.shared.exportable = {std::string("efficient_exact_and_") + name + "_l" + std::to_string(ctx.state.layer) + "_h" + std::to_string(ctx.state.head),
-                           std::move(both), 2 * tokens_, tokens_, {2, tokens_, tokens_}};
+  ctx.shared.exportable = {
+      std::string("efficient_exact_and_") + name + "_l" + std::to_string(ctx.state.layer) + "_h" + std::to_string(ctx.state.head),
+      std::move(both),
+      2 * tokens_,
+      tokens_,
+      {2, tokens_, tokens_}};
   if (hover.figure >= 0) {
     const size_t cell = (size_t)hover.row * tokens_ + hover.col;
     const Snapshot* s = ctx.snapshot;

@@ -26,8 +26,8 @@ inline constexpr int kMaxReferenceTokens = 2048;
 struct CostPoint {
   AttentionVariant variant;
   int n = 0;
-  double ms = 0;            // median wall time of one call
-  double peakBytes = 0;     // the working set attentionVariantFast reports
+  double ms = 0;         // median wall time of one call
+  double peakBytes = 0;  // the working set attentionVariantFast reports
 };
 
 // The cost section's measurement so far: attentionVariantFast of every variant over n = 256 ..
@@ -87,7 +87,7 @@ class EfficientPanel : public Panel {
   void drawLshBuckets(PanelContext& ctx);  // efficient_extras.cpp
   void drawFlash(PanelContext& ctx);       // efficient_flash.cpp
   void drawTileGrid(PanelContext& ctx, const FlashSteps& steps, int n, bool causal);  // efficient_flash.cpp
-  void drawCost(PanelContext& ctx);        // efficient_cost.cpp
+  void drawCost(PanelContext& ctx);                                                   // efficient_cost.cpp
 
   // Live section.
   LiveKey postedLive_;                      // the newest job posted

@@ -23,10 +23,7 @@ float maxAbs(const std::vector<float>& values) {
   return m > 0 ? m : 1.0f;
 }
 
-namespace {
-
-
-}  // namespace
+namespace {}  // namespace
 
 const char* positionSchemeName(PositionEncoding p) {
   switch (p) {
@@ -105,12 +102,14 @@ void drawSinusoidalTab(PanelContext& ctx, PositionalView& v) {
     v.builtSinDim = v.sinDim;
     v.builtSinPositions = v.sinPositions;
   }
-  ImGui::TextWrapped("PE(t, 2i) = sin(t / C^(2i/d)),  PE(t, 2i+1) = cos(t / C^(2i/d)).  Left columns turn fast, right columns slowly: "
-                     "each position gets a unique pattern, and a larger base C stretches the slow wavelengths.");
-  FigureSpec left{&v.sinusoid, {"Encoding PE(t, j)", "position t", "dimension j", 0, 0}, &v.sinusoidBar, -1, 1,
-                  Colormap::Diverging, "value"};
-  FigureSpec right{&v.sinusoidSimilarity, {"Similarity PE(t) . PE(t')", "position t", "position t'", 0, 0}, &v.similarityBar,
-                   -v.sinSimilarityMax, v.sinSimilarityMax, Colormap::Diverging, "dot product"};
+  ImGui::TextWrapped(
+      "PE(t, 2i) = sin(t / C^(2i/d)),  PE(t, 2i+1) = cos(t / C^(2i/d)).  Left columns turn fast, right columns slowly: "
+      "each position gets a unique pattern, and a larger base C stretches the slow wavelengths.");
+  FigureSpec left{&v.sinusoid, {"Encoding PE(t, j)", "position t", "dimension j", 0, 0}, &v.sinusoidBar, -1, 1, Colormap::Diverging, "value"};
+  FigureSpec right{&v.sinusoidSimilarity, {"Similarity PE(t) . PE(t')", "position t", "position t'", 0, 0},
+                   &v.similarityBar,      -v.sinSimilarityMax,
+                   v.sinSimilarityMax,    Colormap::Diverging,
+                   "dot product"};
   const FigureHover hover = drawFigurePair(ctx.renderer, left, right, ImGui::GetTextLineHeightWithSpacing() * 2);
   publishFigures(ctx, hover, "sinusoidal", v.sinusoid, 2);
   if (hover.figure == 0) {
@@ -128,8 +127,9 @@ void drawSinusoidalTab(PanelContext& ctx, PositionalView& v) {
     ImGui::EndTooltip();
     drawOffsetDiagonal(hover, v.sinusoidSimilarity.rows());
   }
-  ImGui::TextWrapped("Each diagonal of the similarity matrix is constant: PE(t) . PE(t + k) = sum_i cos(k C^(-2i/d)) depends only on "
-                     "the offset k, so attention can find relative positions with one linear map.");
+  ImGui::TextWrapped(
+      "Each diagonal of the similarity matrix is constant: PE(t) . PE(t + k) = sum_i cos(k C^(-2i/d)) depends only on "
+      "the offset k, so attention can find relative positions with one linear map.");
 }
 
 // ---- Learned ------------------------------------------------------------------------------
@@ -139,8 +139,9 @@ void drawLearnedTab(PanelContext& ctx, PositionalView& v) {
   const Weights& w = ctx.session.weights();
   if (!c.hasLearnedPositions() || !w.wpe) {
     ImGui::TextWrapped("This model has no learned position table: it uses %s.", positionSchemeName(c.position_encoding));
-    ImGui::TextWrapped("A GPT-2-style model learns an (n_positions x d_model) table by gradient descent and adds row t to the "
-                       "embedding of the token at position t. Load such a model (e.g. GPT-2) to see its table here.");
+    ImGui::TextWrapped(
+        "A GPT-2-style model learns an (n_positions x d_model) table by gradient descent and adds row t to the "
+        "embedding of the token at position t. Load such a model (e.g. GPT-2) to see its table here.");
     return;
   }
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
@@ -159,20 +160,27 @@ void drawLearnedTab(PanelContext& ctx, PositionalView& v) {
     v.learnedSimilarity.setData(ctx.renderer, similarity.data(), T, T, -v.learnedSimilarityMax, v.learnedSimilarityMax, Colormap::Diverging);
     v.builtLearned = v.learnedPositions;
   }
-  ImGui::TextWrapped("wpe: the model's (%d x %d) position table, first %d rows. Learned, not designed: a trained model shows smooth "
-                     "bands and a bright band along the diagonal of the similarity; random initial weights show noise.",
-                     c.n_positions, c.n_embd, v.learned.rows());
-  FigureSpec left{&v.learned, {"Learned wpe(t, j)", "position t", "dimension j", 0, 0}, &v.learnedBar, -v.learnedMax, v.learnedMax,
-                  Colormap::Diverging, "weight"};
-  FigureSpec right{&v.learnedSimilarity, {"Similarity wpe(t) . wpe(t')", "position t", "position t'", 0, 0}, &v.learnedSimilarityBar,
-                   -v.learnedSimilarityMax, v.learnedSimilarityMax, Colormap::Diverging, "dot product"};
+  ImGui::TextWrapped(
+      "wpe: the model's (%d x %d) position table, first %d rows. Learned, not designed: a trained model shows smooth "
+      "bands and a bright band along the diagonal of the similarity; random initial weights show noise.",
+      c.n_positions, c.n_embd, v.learned.rows());
+  FigureSpec left{
+      &v.learned, {"Learned wpe(t, j)", "position t", "dimension j", 0, 0}, &v.learnedBar, -v.learnedMax, v.learnedMax, Colormap::Diverging,
+      "weight"};
+  FigureSpec right{&v.learnedSimilarity,
+                   {"Similarity wpe(t) . wpe(t')", "position t", "position t'", 0, 0},
+                   &v.learnedSimilarityBar,
+                   -v.learnedSimilarityMax,
+                   v.learnedSimilarityMax,
+                   Colormap::Diverging,
+                   "dot product"};
   const FigureHover hover = drawFigurePair(ctx.renderer, left, right, 0);
   publishFigures(ctx, hover, "learned", v.learned, 2);
   if (hover.figure == 0) {
     ImGui::SetTooltip("position t = %d, dimension j = %d\nwpe = %.4f", hover.row, hover.col, v.learned.value(hover.row, hover.col));
   } else if (hover.figure == 1) {
-    ImGui::SetTooltip("wpe(%d) . wpe(%d) = %.4f\noffset t' - t = %d", hover.row, hover.col,
-                      v.learnedSimilarity.value(hover.row, hover.col), hover.col - hover.row);
+    ImGui::SetTooltip("wpe(%d) . wpe(%d) = %.4f\noffset t' - t = %d", hover.row, hover.col, v.learnedSimilarity.value(hover.row, hover.col),
+                      hover.col - hover.row);
     drawOffsetDiagonal(hover, v.learnedSimilarity.rows());
   }
 }

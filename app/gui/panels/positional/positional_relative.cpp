@@ -34,8 +34,8 @@ void drawAlibiDistancePlot(const PositionalView& v, ImVec2 size) {
       ys.push_back(lastRow[T - 1 - k]);
     }
     const bool selected = h == v.alibiHead;
-    plot.line("head " + std::to_string(h), xs, ys, selected ? IM_COL32(255, 170, 0, 255) : IM_COL32(90, 140, 230, 160),
-              selected ? 3.0f : 1.5f, selected);
+    plot.line("head " + std::to_string(h), xs, ys, selected ? IM_COL32(255, 170, 0, 255) : IM_COL32(90, 140, 230, 160), selected ? 3.0f : 1.5f,
+              selected);
   }
   plot.draw();
 }
@@ -46,16 +46,16 @@ void drawRopeTab(PanelContext& ctx, PositionalView& v) {
   const ModelConfig& c = ctx.session.config();
   const bool own = c.position_encoding == PositionEncoding::Rope;
   if (own && c.hasRopeScaling())
-    ImGui::TextWrapped("This model rotates q and k in every head with head dimension D = %d and base %g, its slow pairs slowed by "
-                       "Llama 3's scaling (factor %g, original context %d, frequency factors %g and %g).",
-                       c.headDim(), c.position_base, c.rope_scaling_factor, c.rope_original_context, c.rope_low_freq_factor,
-                       c.rope_high_freq_factor);
-  else if (own)
-    ImGui::TextWrapped("This model rotates q and k in every head with head dimension D = %d and base %g.", c.headDim(), c.position_base);
+    ImGui::TextWrapped(
+        "This model rotates q and k in every head with head dimension D = %d and base %g, its slow pairs slowed by "
+        "Llama 3's scaling (factor %g, original context %d, frequency factors %g and %g).",
+        c.headDim(), c.position_base, c.rope_scaling_factor, c.rope_original_context, c.rope_low_freq_factor, c.rope_high_freq_factor);
+  else if (own) ImGui::TextWrapped("This model rotates q and k in every head with head dimension D = %d and base %g.", c.headDim(), c.position_base);
   else
-    ImGui::TextWrapped("What this model would use: RoPE with its head dimension D = %d (d_model / heads) and base %g "
-                       "(the model itself uses %s).",
-                       c.headDim(), c.position_base, positionSchemeName(c.position_encoding));
+    ImGui::TextWrapped(
+        "What this model would use: RoPE with its head dimension D = %d (d_model / heads) and base %g "
+        "(the model itself uses %s).",
+        c.headDim(), c.position_base, positionSchemeName(c.position_encoding));
   const float knobWidth = ImGui::GetFontSize() * 10;
   ImGui::SetNextItemWidth(knobWidth);
   ImGui::SliderFloat("base", &v.ropeBase, 10.0f, 1e6f, "%.0f", ImGuiSliderFlags_Logarithmic);
@@ -97,31 +97,41 @@ void drawRopeTab(PanelContext& ctx, PositionalView& v) {
     v.builtRopePositions = v.ropePositions;
     v.builtRopeScaled = static_cast<int>(scaled);
   }
-  ImGui::TextWrapped("Pair (2i, 2i+1) of q and k at position t is rotated by the angle t theta_i, theta_i = base^(-2i/D). "
-                     "Nothing is added to the residual stream.");
+  ImGui::TextWrapped(
+      "Pair (2i, 2i+1) of q and k at position t is rotated by the angle t theta_i, theta_i = base^(-2i/D). "
+      "Nothing is added to the residual stream.");
   if (scaled)
-    ImGui::TextWrapped("Llama 3 scaling: pairs whose wavelength 2 pi / theta_i is over %g positions turn %g times slower, those under "
-                       "%g keep theta_i, and the ones between blend the two, so a model trained on %d tokens reads longer contexts.",
-                       c.rope_original_context / c.rope_low_freq_factor, c.rope_scaling_factor,
-                       c.rope_original_context / c.rope_high_freq_factor, c.rope_original_context);
-  FigureSpec left{&v.ropeAngles, {"Rotation angle t theta_i (wrapped to +-pi)", "position t", "pair i", 0, 0}, &v.ropeBar,
-                  -std::numbers::pi_v<float>, std::numbers::pi_v<float>, Colormap::Diverging, "radians"};
-  FigureSpec right{&v.ropeDot, {"q(t) . k(t'): one vector rotated to t and t'", "query t", "key t'", 0, 0}, &v.ropeDotBar,
-                   -v.ropeDotMax, v.ropeDotMax, Colormap::Diverging, "dot product"};
+    ImGui::TextWrapped(
+        "Llama 3 scaling: pairs whose wavelength 2 pi / theta_i is over %g positions turn %g times slower, those under "
+        "%g keep theta_i, and the ones between blend the two, so a model trained on %d tokens reads longer contexts.",
+        c.rope_original_context / c.rope_low_freq_factor, c.rope_scaling_factor, c.rope_original_context / c.rope_high_freq_factor,
+        c.rope_original_context);
+  FigureSpec left{&v.ropeAngles,
+                  {"Rotation angle t theta_i (wrapped to +-pi)", "position t", "pair i", 0, 0},
+                  &v.ropeBar,
+                  -std::numbers::pi_v<float>,
+                  std::numbers::pi_v<float>,
+                  Colormap::Diverging,
+                  "radians"};
+  FigureSpec right{&v.ropeDot,    {"q(t) . k(t'): one vector rotated to t and t'", "query t", "key t'", 0, 0},
+                   &v.ropeDotBar, -v.ropeDotMax,
+                   v.ropeDotMax,  Colormap::Diverging,
+                   "dot product"};
   const FigureHover hover = drawFigurePair(ctx.renderer, left, right, ImGui::GetTextLineHeightWithSpacing() * 2);
   publishFigures(ctx, hover, "rope", v.ropeAngles, 2);
   if (hover.figure == 0) {
     const int pairs = v.ropeHeadDim / 2;
     const float raw = v.ropeRawAngles[static_cast<size_t>(hover.row) * pairs + hover.col];
-    ImGui::SetTooltip("position t = %d, pair i = %d (dimensions %d, %d)\nangle %.4f rad = %.3f turns (shown wrapped: %.3f rad)", hover.row,
-                      hover.col, 2 * hover.col, 2 * hover.col + 1, raw, raw / (2 * std::numbers::pi), v.ropeAngles.value(hover.row, hover.col));
+    ImGui::SetTooltip("position t = %d, pair i = %d (dimensions %d, %d)\nangle %.4f rad = %.3f turns (shown wrapped: %.3f rad)", hover.row, hover.col,
+                      2 * hover.col, 2 * hover.col + 1, raw, raw / (2 * std::numbers::pi), v.ropeAngles.value(hover.row, hover.col));
   } else if (hover.figure == 1) {
     ImGui::SetTooltip("q(%d) . k(%d) = %.4f\noffset t' - t = %d: the same on the whole diagonal", hover.row, hover.col,
                       v.ropeDot.value(hover.row, hover.col), hover.col - hover.row);
     drawOffsetDiagonal(hover, v.ropeDot.rows());
   }
-  ImGui::TextWrapped("Rotating q by t theta and k by t' theta leaves their dot product depending only on (t' - t) theta: relative "
-                     "position enters the attention score directly, whatever the absolute positions are.");
+  ImGui::TextWrapped(
+      "Rotating q by t theta and k by t' theta leaves their dot product depending only on (t' - t) theta: relative "
+      "position enters the attention score directly, whatever the absolute positions are.");
 }
 
 void drawAlibiTab(PanelContext& ctx, PositionalView& v) {
@@ -130,9 +140,10 @@ void drawAlibiTab(PanelContext& ctx, PositionalView& v) {
   const bool own = c.position_encoding == PositionEncoding::Alibi;
   if (own) ImGui::TextWrapped("This model adds -m_h |i - j| to the attention score of query i and key j in head h (%d heads).", H);
   else
-    ImGui::TextWrapped("What this model would use: ALiBi with its %d heads (the model itself uses %s). "
-                       "score(i, j) = q_i . k_j / sqrt(D) - m_h |i - j|.",
-                       H, positionSchemeName(c.position_encoding));
+    ImGui::TextWrapped(
+        "What this model would use: ALiBi with its %d heads (the model itself uses %s). "
+        "score(i, j) = q_i . k_j / sqrt(D) - m_h |i - j|.",
+        H, positionSchemeName(c.position_encoding));
   const float knobWidth = ImGui::GetFontSize() * 10;
   v.alibiHead = std::clamp(v.alibiHead, 0, H - 1);
   ImGui::SetNextItemWidth(knobWidth);
@@ -161,7 +172,11 @@ void drawAlibiTab(PanelContext& ctx, PositionalView& v) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const FigureSpec spec{&v.alibi,
                         {"Bias added to head " + std::to_string(v.alibiHead) + "'s scores", "query i", "key j", 0, 0},
-                        &v.alibiBar, v.alibiMin, 0.0f, Colormap::Diverging, "added to the score"};
+                        &v.alibiBar,
+                        v.alibiMin,
+                        0.0f,
+                        Colormap::Diverging,
+                        "added to the score"};
   const float tableWidth = ImGui::GetFontSize() * 18;
   const float line = ImGui::GetTextLineHeight();
   const float byWidth = avail.x - tableWidth * 1.3f - figureLeftMargin(spec.axes, v.alibi.rows()) - ImGui::GetFontSize() * 3;
@@ -199,9 +214,10 @@ void drawAlibiTab(PanelContext& ctx, PositionalView& v) {
   }
   drawAlibiDistancePlot(v, ImVec2(tableWidth * 1.3f, std::max(line * 10, side * 0.5f)));
   ImGui::EndGroup();
-  ImGui::TextWrapped("No position vectors at all: steep heads (large m) attend locally, shallow heads far away. Slopes form a geometric "
-                     "sequence 2^(-8h/H) (Press et al. 2022); because the bias only depends on distance, ALiBi extrapolates to inputs "
-                     "longer than those seen in training.");
+  ImGui::TextWrapped(
+      "No position vectors at all: steep heads (large m) attend locally, shallow heads far away. Slopes form a geometric "
+      "sequence 2^(-8h/H) (Press et al. 2022); because the bias only depends on distance, ALiBi extrapolates to inputs "
+      "longer than those seen in training.");
 }
 
 }  // namespace tscope::gui

@@ -1,8 +1,8 @@
 // Scaling-laws panel, three tabs: "Published laws" (this file), "Your runs" and "Emergence" (the
 // scaling lab: scaling_runs.cpp, scaling_plots.cpp, scaling_emergence.cpp). Published laws:
-// Chinchilla's iso-FLOP curves with the compute-optimal frontier through their minima and a budget slider (N_opt, D_opt, tokens per parameter), Kaplan's three power laws on
-// log-log axes, the worked example "175B at 2.1 nats -> 500B", and every published constant
-// editable. Every number comes from model/theory/scaling.h; this file only samples and lays out.
+// Chinchilla's iso-FLOP curves with the compute-optimal frontier through their minima and a budget slider (N_opt, D_opt, tokens per parameter),
+// Kaplan's three power laws on log-log axes, the worked example "175B at 2.1 nats -> 500B", and every published constant editable. Every number comes
+// from model/theory/scaling.h; this file only samples and lays out.
 #include <imgui.h>
 
 #include <algorithm>
@@ -179,11 +179,11 @@ void drawChinchillaFit(ScalingView& v) {
   drawChinchillaConstants(v);
   const NamedRun run = chinchillaRun();
   const ComputeOptimum own = chinchillaOptimum(v.chinchilla, run.flops());
-  ImGui::TextWrapped("At Chinchilla's budget this fit gives N_opt = %s and %.0f tokens per parameter; Chinchilla was %s on %s "
-                     "(%.0f per parameter).%s",
-                     formatCount(own.params).c_str(), own.tokensPerParam, formatCount(run.params).c_str(), formatCount(run.tokens).c_str(),
-                     run.tokens / run.params,
-                     v.chinchillaPreset == 0 ? " The published constants are rounded; Besiroglu et al. 2024 refit the data and agree with 70B." : "");
+  ImGui::TextWrapped(
+      "At Chinchilla's budget this fit gives N_opt = %s and %.0f tokens per parameter; Chinchilla was %s on %s "
+      "(%.0f per parameter).%s",
+      formatCount(own.params).c_str(), own.tokensPerParam, formatCount(run.params).c_str(), formatCount(run.tokens).c_str(), run.tokens / run.params,
+      v.chinchillaPreset == 0 ? " The published constants are rounded; Besiroglu et al. 2024 refit the data and agree with 70B." : "");
 }
 
 // ---- Kaplan ----------------------------------------------------------------------------------
@@ -267,8 +267,9 @@ void drawWorkedExample(PanelContext& ctx, ScalingView& v) {
 }
 
 void drawKaplanNotes(ScalingView& v) {
-  ImGui::TextWrapped("Kaplan et al. 2020: L falls as a power law in each of N (non-embedding parameters), D (tokens, "
-                     "with early stopping) and C_min (compute) when the other two do not limit it.");
+  ImGui::TextWrapped(
+      "Kaplan et al. 2020: L falls as a power law in each of N (non-embedding parameters), D (tokens, "
+      "with early stopping) and C_min (compute) when the other two do not limit it.");
   drawKaplanConstants(v);
 }
 
@@ -306,8 +307,9 @@ void drawPublishedLaws(PanelContext& ctx, ScalingView& v) {
   const float font = ImGui::GetFontSize();
   const ImVec2 spacing = ImGui::GetStyle().ItemSpacing;
   if (ImGui::GetContentRegionAvail().x >= font * 60 && ImGui::GetContentRegionAvail().y >= font * 34) {
-    ImGui::TextWrapped("How loss (nats per token) falls with parameters N, training tokens D and compute C = 6ND. "
-                       "Hover a plot to read values; drag the budget to move along the compute-optimal frontier.");
+    ImGui::TextWrapped(
+        "How loss (nats per token) falls with parameters N, training tokens D and compute C = 6ND. "
+        "Hover a plot to read values; drag the budget to move along the compute-optimal frontier.");
     // Wide: plots on the left, their controls in a column on the right.
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float sideWidth = font * 22, plotWidth = avail.x - sideWidth - spacing.x;
@@ -350,10 +352,18 @@ void drawPublishedLaws(PanelContext& ctx, ScalingView& v) {
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   drawIsoFlopPlot(ctx, v, ImVec2(avail.x, std::max(font * 12, avail.y)), true);
-  twoColumns("chinchilla_controls", [&] { drawBudgetFacts(v); ImGui::Spacing(); drawNamedRuns(v); }, [&] { drawChinchillaFit(v); });
+  twoColumns(
+      "chinchilla_controls",
+      [&] {
+        drawBudgetFacts(v);
+        ImGui::Spacing();
+        drawNamedRuns(v);
+      },
+      [&] { drawChinchillaFit(v); });
   ImGui::Separator();
   drawKaplanPlots(ctx, v, avail.x, std::max(font * 12, avail.y));
-  twoColumns("kaplan_controls", [&] { drawWorkedExample(ctx, v); }, [&] { drawKaplanNotes(v); });
+  twoColumns(
+      "kaplan_controls", [&] { drawWorkedExample(ctx, v); }, [&] { drawKaplanNotes(v); });
 }
 
 }  // namespace

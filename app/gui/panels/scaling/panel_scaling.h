@@ -15,7 +15,7 @@ struct ScalingView {
   int chinchillaPreset = 0;        // 0 published (Hoffmann 2022), 1 refit (Besiroglu 2024), 2 edited
   double computeFlops = 5.88e23;   // the budget slider (Chinchilla's own, 6 x 70B x 1.4T)
   double exampleLoss = 2.1, exampleParams = 175e9, exampleNewParams = 500e9;
-  int kaplanPlot = 0;              // which Kaplan law is shown when there is room for one plot only
+  int kaplanPlot = 0;  // which Kaplan law is shown when there is room for one plot only
 };
 
 class ScalingPanel : public Panel {

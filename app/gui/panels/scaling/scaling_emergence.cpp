@@ -96,9 +96,10 @@ void drawScalingEmergence(PanelContext& ctx, ScalingRunsView& v) {
   const std::shared_ptr<const SweepView> latest = ctx.sweeps ? ctx.sweeps->latest() : nullptr;
   const SweepResults* sweep = latest ? emergenceSweep(v, *latest) : nullptr;
   const std::vector<ScoredRun> runs = sweep ? scoredRuns(*sweep) : std::vector<ScoredRun>{};
-  ImGui::TextWrapped("The same models scored two ways. Exact match (every digit of the answer right) seems to appear suddenly "
-                     "with size, while the loss per answer token falls smoothly: the jump is in the metric, not the model "
-                     "(Schaeffer et al. 2023).");
+  ImGui::TextWrapped(
+      "The same models scored two ways. Exact match (every digit of the answer right) seems to appear suddenly "
+      "with size, while the loss per answer token falls smoothly: the jump is in the metric, not the model "
+      "(Schaeffer et al. 2023).");
   if (sweep) ImGui::TextDisabled("%s: %s", v.emergenceSource.c_str(), sweep->spec.title.c_str());
   else ImGui::TextColored(ImVec4(0.9f, 0.3f, 0.25f, 1.0f), "%s", v.emergenceError.c_str());
   const float spacing = ImGui::GetStyle().ItemSpacing.x;

@@ -13,24 +13,24 @@
 namespace tscope::gui {
 
 struct ScalingRunsView {
-  bool scanned = false;                          // shipped and recent sweeps listed (first draw, after a start)
+  bool scanned = false;                                      // shipped and recent sweeps listed (first draw, after a start)
   std::vector<std::pair<std::string, std::string>> shipped;  // name -> sweep.json (shippedSweeps())
-  std::vector<std::string> recent;               // the user's sweep directories, newest first
-  std::string pathInput;                         // the Open... field
-  int preset = 0;                                // index into sweepPresets()
-  std::string startDir;                          // where Start writes (defaultSweepDir until edited)
-  std::string startDirPreset;                    // the preset startDir was made for ("" edited by hand)
-  std::string textFile;                          // Start: a text file replacing Brown ("" the preset's data)
-  std::string extendSizes, extendTokens;         // Extend: "L3-d96, L4-d128" and "4M, 8M"
-  std::string extendError;                       // one line: a size or budget that does not parse
-  bool openedDefault = false;                    // the first shipped sweep was opened by itself
-  std::string exportDir;                         // the folder Save CSV / Save PNG write into
-  std::string exportFor;                         // the sweep exportDir was defaulted for
-  std::string exportMessage;                     // one line: where the export wrote, or what went wrong
+  std::vector<std::string> recent;                           // the user's sweep directories, newest first
+  std::string pathInput;                                     // the Open... field
+  int preset = 0;                                            // index into sweepPresets()
+  std::string startDir;                                      // where Start writes (defaultSweepDir until edited)
+  std::string startDirPreset;                                // the preset startDir was made for ("" edited by hand)
+  std::string textFile;                                      // Start: a text file replacing Brown ("" the preset's data)
+  std::string extendSizes, extendTokens;                     // Extend: "L3-d96, L4-d128" and "4M, 8M"
+  std::string extendError;                                   // one line: a size or budget that does not parse
+  bool openedDefault = false;                                // the first shipped sweep was opened by itself
+  std::string exportDir;                                     // the folder Save CSV / Save PNG write into
+  std::string exportFor;                                     // the sweep exportDir was defaulted for
+  std::string exportMessage;                                 // one line: where the export wrote, or what went wrong
   bool exportFailed = false;
-  std::string pendingPng;                        // a PNG asked for and not yet reported
-  bool isoFlop = false;                          // the compute plot with N on x (iso-FLOP curves)
-  int plotPage = 0;                              // short windows show two plots at a time: 0 loss vs N and D, 1 compute
+  std::string pendingPng;  // a PNG asked for and not yet reported
+  bool isoFlop = false;    // the compute plot with N on x (iso-FLOP curves)
+  int plotPage = 0;        // short windows show two plots at a time: 0 loss vs N and D, 1 compute
   // Emergence: the sweep on screen when it scores a task, else the shipped "addition" sweep.
   bool emergenceLoaded = false;
   std::optional<SweepResults> emergence;

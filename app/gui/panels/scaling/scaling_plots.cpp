@@ -46,8 +46,8 @@ std::vector<double> mapped(const std::vector<double>& xs, auto f) {
 
 // The measured points in the colours of `keys` (their legend entries first unless keyName is null), x
 // and y by the getters.
-void addRuns(Plot& plot, const LabelledPoints& runs, const std::vector<double>& keys, const char* keyName, auto key, auto x,
-             auto y, Range& xr, Range& yr) {
+void addRuns(Plot& plot, const LabelledPoints& runs, const std::vector<double>& keys, const char* keyName, auto key, auto x, auto y, Range& xr,
+             Range& yr) {
   if (keyName)  // the colour key in the legend
     for (double k : keys) plot.line(std::string(keyName) + " = " + formatCount(k), {}, {}, keyColour(keys, k));
   for (size_t i = 0; i < runs.points.size(); ++i) {
@@ -141,25 +141,26 @@ int drawPowerLawPlot(PanelContext& ctx, const SweepView& view, bool byParams, Im
   else addRuns(plot, runs, keys, "N", params, tokens, loss, xr, yr);
   const std::vector<double> xs = logSpace(xr.low(1.5), xr.high(1.5), kCurvePoints);
   const SweepFits* fits = view.fits.get();
-  const PowerLawFit* fit = !fits ? nullptr : byParams ? (fits->hasKaplanParams ? &fits->kaplanParams : nullptr)
-                                                      : (fits->hasKaplanTokens ? &fits->kaplanTokens : nullptr);
+  const PowerLawFit* fit = !fits      ? nullptr
+                           : byParams ? (fits->hasKaplanParams ? &fits->kaplanParams : nullptr)
+                                      : (fits->hasKaplanTokens ? &fits->kaplanTokens : nullptr);
   if (fit) try {
-    char name[96];
-    std::snprintf(name, sizeof name, "our fit, alpha_%s %.3f", byParams ? "N" : "D", fit->alpha);
-    const std::vector<double> ys = mapped(xs, [&](double x) { return fit->loss(x); });
-    plot.line(name, xs, ys, fitColour(), 2.5f);
-    yr.add(ys);
-    // Kaplan's published exponent through our fit at the middle of the range (only the slope compares:
-    // their N_c and D_c are for another data set and tokenizer).
-    const KaplanConstants kaplan;
-    const double alpha = byParams ? kaplan.alphaN : kaplan.alphaD, middle = std::sqrt(xr.lo * xr.hi);
-    std::snprintf(name, sizeof name, "Kaplan 2020 slope, %.3f", alpha);
-    const std::vector<double> published = mapped(xs, [&](double x) { return scaleLossToParams(fit->loss(middle), middle, x, alpha); });
-    plot.line(name, xs, published, publishedColour(2, ctx.state.projector), 1.6f);
-    yr.add(published);
-  } catch (const std::exception& e) {
-    unusableFit(plot, e, xr, yr);
-  }
+      char name[96];
+      std::snprintf(name, sizeof name, "our fit, alpha_%s %.3f", byParams ? "N" : "D", fit->alpha);
+      const std::vector<double> ys = mapped(xs, [&](double x) { return fit->loss(x); });
+      plot.line(name, xs, ys, fitColour(), 2.5f);
+      yr.add(ys);
+      // Kaplan's published exponent through our fit at the middle of the range (only the slope compares:
+      // their N_c and D_c are for another data set and tokenizer).
+      const KaplanConstants kaplan;
+      const double alpha = byParams ? kaplan.alphaN : kaplan.alphaD, middle = std::sqrt(xr.lo * xr.hi);
+      std::snprintf(name, sizeof name, "Kaplan 2020 slope, %.3f", alpha);
+      const std::vector<double> published = mapped(xs, [&](double x) { return scaleLossToParams(fit->loss(middle), middle, x, alpha); });
+      plot.line(name, xs, published, publishedColour(2, ctx.state.projector), 1.6f);
+      yr.add(published);
+    } catch (const std::exception& e) {
+      unusableFit(plot, e, xr, yr);
+    }
   plot.setAxes(xs.front(), xs.back(), true, yr.low(1.05), yr.high(1.05), true, byParams ? "parameters N" : "tokens D",
                "validation loss (nats/token)");
   plot.draw();
@@ -191,29 +192,30 @@ void drawComputePlot(PanelContext& ctx, const SweepView& view, bool isoFlop, ImV
   const double xLo = xr.low(isoFlop ? 3 : 2), xHi = xr.high(isoFlop ? 3 : 2);
   const SweepFits* fits = view.fits.get();
   if (fits && fits->hasChinchilla) try {
-    const ChinchillaConstants& c = fits->chinchilla.constants;
-    if (isoFlop) {
-      const std::vector<double> budgets = logSpace(flops.lo, flops.hi, flops.lo < flops.hi ? 4 : 2);
-      for (size_t i = 0; i < budgets.size(); ++i) {
-        const Curve iso = chinchillaIsoFlopCurve(c, budgets[i], xLo, xHi, kCurvePoints);
-        const ImU32 colour = categoryColour(static_cast<int>(i), static_cast<int>(budgets.size()), 0.6f);
-        plot.line("C = " + formatScientific(budgets[i]), iso.x, iso.y, colour, 1.4f);
+      const ChinchillaConstants& c = fits->chinchilla.constants;
+      if (isoFlop) {
+        const std::vector<double> budgets = logSpace(flops.lo, flops.hi, flops.lo < flops.hi ? 4 : 2);
+        for (size_t i = 0; i < budgets.size(); ++i) {
+          const Curve iso = chinchillaIsoFlopCurve(c, budgets[i], xLo, xHi, kCurvePoints);
+          const ImU32 colour = categoryColour(static_cast<int>(i), static_cast<int>(budgets.size()), 0.6f);
+          plot.line("C = " + formatScientific(budgets[i]), iso.x, iso.y, colour, 1.4f);
+        }
+        const Curve frontier = chinchillaFrontierCurve(c, flops.low(10), flops.high(10), kCurvePoints);
+        plot.line("fitted frontier", frontier.x, frontier.y, fitColour(), 2.5f);
+        yr.add(frontier.y);
+      } else {
+        const std::vector<double> cs = logSpace(xLo, xHi, kCurvePoints);
+        for (double n : sizes)
+          plot.line("fit N = " + formatCount(n), cs, mapped(cs, [&](double f) { return chinchillaLoss(c, n, f / (6 * n)); }), keyColour(sizes, n),
+                    1.2f, false);
+        const std::vector<double> frontier = mapped(cs, [&](double f) { return chinchillaOptimum(c, f).loss; });
+        plot.line("fitted frontier", cs, frontier, fitColour(), 2.5f);
+        yr.add(frontier);
       }
-      const Curve frontier = chinchillaFrontierCurve(c, flops.low(10), flops.high(10), kCurvePoints);
-      plot.line("fitted frontier", frontier.x, frontier.y, fitColour(), 2.5f);
-      yr.add(frontier.y);
-    } else {
-      const std::vector<double> cs = logSpace(xLo, xHi, kCurvePoints);
-      for (double n : sizes)
-        plot.line("fit N = " + formatCount(n), cs, mapped(cs, [&](double f) { return chinchillaLoss(c, n, f / (6 * n)); }),
-                  keyColour(sizes, n), 1.2f, false);
-      const std::vector<double> frontier = mapped(cs, [&](double f) { return chinchillaOptimum(c, f).loss; });
-      plot.line("fitted frontier", cs, frontier, fitColour(), 2.5f);
-      yr.add(frontier);
+    } catch (const std::exception& e) {
+      unusableFit(plot, e, xr, yr);
     }
-  } catch (const std::exception& e) {
-    unusableFit(plot, e, xr, yr);
-  } else {
+  else {
     plot.note(std::sqrt(xLo * xHi), std::sqrt(yr.lo * yr.hi), "L(N, D) needs 5 runs, 2 sizes and 2 budgets",
               ImGui::GetColorU32(ImGuiCol_TextDisabled));
   }

@@ -70,7 +70,8 @@ void drawPicker(PanelContext& ctx, ScalingRunsView& v, const SweepView& view) {
   ImGui::SameLine();
   const float openWidth = ImGui::CalcTextSize("Open").x + ImGui::GetStyle().FramePadding.x * 2;
   ImGui::SetNextItemWidth(std::max(font * 8, ImGui::GetContentRegionAvail().x - openWidth - ImGui::GetStyle().ItemSpacing.x));
-  const bool entered = ImGui::InputTextWithHint("##scaling_path", "a sweep directory or sweep.json", &v.pathInput, ImGuiInputTextFlags_EnterReturnsTrue);
+  const bool entered =
+      ImGui::InputTextWithHint("##scaling_path", "a sweep directory or sweep.json", &v.pathInput, ImGuiInputTextFlags_EnterReturnsTrue);
   recordItem(ctx.shared, "scaling_path");
   ImGui::SameLine();
   const bool clicked = ImGui::Button("Open");
@@ -165,7 +166,8 @@ void drawDataAndExtend(PanelContext& ctx, ScalingRunsView& v, const SweepView& v
   ImGui::SetNextItemWidth(std::max(font * 8, half - label));
   ImGui::InputTextWithHint("##scaling_text_file", textPreset ? "Brown, or a UTF-8 text file (path)" : "the task's own examples", &v.textFile);
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("A text file (UTF-8, up to 256 MB) replaces Brown as the data of the next Start preset; the preset's sizes, budgets and vocabulary stay.");
+    ImGui::SetTooltip(
+        "A text file (UTF-8, up to 256 MB) replaces Brown as the data of the next Start preset; the preset's sizes, budgets and vocabulary stay.");
   recordItem(ctx.shared, "scaling_text_file");
   ImGui::EndDisabled();
 
@@ -267,7 +269,8 @@ std::string shortNumber(const std::string& text) {
 
 void drawConstants(PanelContext& ctx, const SweepView& view) {
   if (!view.fits) {
-    if (view.results && view.results->runs.size() >= 2) ImGui::TextDisabled("Fitting the laws to %d runs...", static_cast<int>(view.results->runs.size()));
+    if (view.results && view.results->runs.size() >= 2)
+      ImGui::TextDisabled("Fitting the laws to %d runs...", static_cast<int>(view.results->runs.size()));
     else ImGui::TextDisabled("The laws are fitted when two runs have finished.");
     return;
   }
@@ -286,8 +289,7 @@ void drawConstants(PanelContext& ctx, const SweepView& view) {
     ImGui::SetWindowFontScale(1.0f);
     recordItem(ctx.shared, "scaling_runs_ratio");
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("Chinchilla's rule of thumb: 20. Ours extrapolated to Chinchilla's budget: %.3g",
-                       fits.optimumAtChinchilla.tokensPerParam);
+    ImGui::TextWrapped("Chinchilla's rule of thumb: 20. Ours extrapolated to Chinchilla's budget: %.3g", fits.optimumAtChinchilla.tokensPerParam);
     ImGui::PopStyleColor();
   }
   for (const std::string& note : fits.notes) ImGui::TextWrapped("%s", note.c_str());

@@ -67,8 +67,9 @@ bool drawAttentionRow(SharedView& shared, ModelConfig& m) {
   ImGui::TableNextColumn();
   ImGui::TextUnformatted("attention");
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("attention_variant: exact softmax, or one of the lecture's efficient answers (the Efficient attention tab "
-                      "compares them on any model)");
+    ImGui::SetTooltip(
+        "attention_variant: exact softmax, or one of the lecture's efficient answers (the Efficient attention tab "
+        "compares them on any model)");
   ImGui::TableNextColumn();
   ImGui::SetNextItemWidth(-FLT_MIN);
   if (ImGui::BeginCombo("##attention", attentionVariantName(a.variant))) {
@@ -217,8 +218,8 @@ void drawRunControls(PanelContext& ctx, TrainingPanelView& v, const TrainingView
   if (status == TrainingStatus::Error) ImGui::PopStyleColor();
   if (!view.dataDescription.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("%s; %s parameters; %d training %s", view.dataDescription.c_str(), formatCount((double)view.parameters).c_str(),
-                       view.threads, view.threads == 1 ? "thread" : "threads");
+    ImGui::TextWrapped("%s; %s parameters; %d training %s", view.dataDescription.c_str(), formatCount((double)view.parameters).c_str(), view.threads,
+                       view.threads == 1 ? "thread" : "threads");
     ImGui::PopStyleColor();
   }
 }

@@ -17,22 +17,22 @@ namespace tscope::gui {
 // of the snapshot on screen (rebuilt when the snapshot, layer or head change).
 struct TrainingPanelView {
   bool initialized = false;
-  int preset = 0;                 // index into trainPresets()
-  TrainConfig config;             // the preset's config with the user's edits
+  int preset = 0;      // index into trainPresets()
+  TrainConfig config;  // the preset's config with the user's edits
   DataSpec data;
-  std::string problem;            // validateTrainSetup(config, data); "" when it can start
-  std::string saveDir;            // where Save model writes
-  bool saveDirEdited = false;     // typed by the user (else it follows the preset)
-  uint64_t savesRequested = 0;    // save() calls made; the session counts the ones finished
-  uint64_t openAfterSave = 0;     // open the model in the explorer once this save is done (0: none)
-  int snapshot = -1;              // index into the timeline
+  std::string problem;          // validateTrainSetup(config, data); "" when it can start
+  std::string saveDir;          // where Save model writes
+  bool saveDirEdited = false;   // typed by the user (else it follows the preset)
+  uint64_t savesRequested = 0;  // save() calls made; the session counts the ones finished
+  uint64_t openAfterSave = 0;   // open the model in the explorer once this save is done (0: none)
+  int snapshot = -1;            // index into the timeline
   bool followLatest = true;
-  int layer = 1, head = 0;        // the head shown large (layer 1: where induction heads live)
+  int layer = 1, head = 0;                           // the head shown large (layer 1: where induction heads live)
   std::shared_ptr<const TrainingSnapshot> builtFor;  // what the textures show
   int builtLayer = -1, builtHead = -1;
   TokenHeatmap attention;           // the head shown large, with its colour scale
   std::vector<Heatmap> thumbnails;  // (L * H) every head of the snapshot
-  TrainingCompareView compare;    // the Compare tab
+  TrainingCompareView compare;      // the Compare tab
 };
 
 class TrainingPanel : public Panel {

@@ -78,8 +78,7 @@ void drawLossPlot(PanelContext& ctx, TrainingPanelView& v, const TrainingView& v
   plot.line("validation", valX, valY, kValColour, 2.5f);
   const double xMax = std::max(1, view.totalSteps > 0 ? view.totalSteps : v.config.maxSteps);
   plot.line("ln V (a uniform guess)", {0.0, xMax}, {uniform, uniform}, kPlannedColour, 1.5f);
-  if (v.snapshot >= 0 && v.snapshot < static_cast<int>(view.timeline.size()))
-    plot.vline(view.timeline[v.snapshot]->step, "", kMarkerColour);
+  if (v.snapshot >= 0 && v.snapshot < static_cast<int>(view.timeline.size())) plot.vline(view.timeline[v.snapshot]->step, "", kMarkerColour);
   plot.setLegend(LegendPlacement::TopRight);
   const PlotHover hover = plot.draw();
   recordItem(ctx.shared, "training_loss");
@@ -110,8 +109,7 @@ void drawLrPlot(PanelContext& ctx, TrainingPanelView& v, const TrainingView& vie
   plot.setFormats(formatGeneral, formatScientific);
   plot.line("planned", plannedX, plannedY, kPlannedColour, 1.5f);
   plot.line("done", doneX, doneY, kLrColour, 2.5f);
-  if (v.snapshot >= 0 && v.snapshot < static_cast<int>(view.timeline.size()))
-    plot.vline(view.timeline[v.snapshot]->step, "", kMarkerColour);
+  if (v.snapshot >= 0 && v.snapshot < static_cast<int>(view.timeline.size())) plot.vline(view.timeline[v.snapshot]->step, "", kMarkerColour);
   plot.setLegend(LegendPlacement::TopRight);
   plot.draw();
   recordItem(ctx.shared, "training_lr");
@@ -162,7 +160,7 @@ void drawAttention(PanelContext& ctx, TrainingPanelView& v, const TrainingView& 
   v.attention.draw(ctx.renderer, ImVec2(side / s.T, side / s.T), style);
   const float* map = s.attnMap(v.layer, v.head);
   ctx.shared.exportable = {"training_attention_step" + std::to_string(s.step) + "_l" + std::to_string(v.layer) + "_h" + std::to_string(v.head),
-                          std::vector<float>(map, map + (size_t)s.T * s.T), s.T, s.T};
+                           std::vector<float>(map, map + (size_t)s.T * s.T), s.T, s.T};
 }
 
 // Every head of the snapshot as a thumbnail; a click shows it large.
@@ -171,14 +169,13 @@ void drawHeadGrid(PanelContext& ctx, TrainingPanelView& v, const TrainingSnapsho
   const float labelWidth = ImGui::CalcTextSize("layer 00").x + ImGui::GetStyle().ItemSpacing.x;
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float line = ImGui::GetTextLineHeightWithSpacing();
-  const float cell = std::clamp(std::min((area.x - labelWidth) / s.H - spacing, (area.y - line * 2) / s.L - line - spacing),
-                                ImGui::GetFontSize() * 2, ImGui::GetFontSize() * 12);
+  const float cell = std::clamp(std::min((area.x - labelWidth) / s.H - spacing, (area.y - line * 2) / s.L - line - spacing), ImGui::GetFontSize() * 2,
+                                ImGui::GetFontSize() * 12);
   const ImVec2 start = ImGui::GetCursorScreenPos();
   ImDrawList* draw = ImGui::GetWindowDrawList();
   for (int l = 0; l < s.L; ++l) {
     const float y = start.y + l * (cell + line + spacing);
-    draw->AddText(ImVec2(start.x, y + line + cell * 0.5f - line * 0.5f), ImGui::GetColorU32(ImGuiCol_Text),
-                  ("layer " + std::to_string(l)).c_str());
+    draw->AddText(ImVec2(start.x, y + line + cell * 0.5f - line * 0.5f), ImGui::GetColorU32(ImGuiCol_Text), ("layer " + std::to_string(l)).c_str());
     for (int h = 0; h < s.H; ++h) {
       const float x = start.x + labelWidth + h * (cell + spacing);
       const std::string label = (cell >= ImGui::CalcTextSize("head 00").x ? "head " : "h") + std::to_string(h);
@@ -293,9 +290,10 @@ void drawTrainingCharts(PanelContext& ctx, TrainingPanelView& v, const TrainingV
   }
   if (ImGui::GetContentRegionAvail().y > line * 4) {
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + rightWidth);
-    ImGui::TextDisabled("Each row is a query position, each column the key it attends to; grey: masked (a token cannot see later ones). A "
-                        "bright line just below the diagonal is a previous-token head. Drag the timeline, or click the loss curve, to "
-                        "see when a pattern appears; the red line marks the snapshot shown.");
+    ImGui::TextDisabled(
+        "Each row is a query position, each column the key it attends to; grey: masked (a token cannot see later ones). A "
+        "bright line just below the diagonal is a previous-token head. Drag the timeline, or click the loss curve, to "
+        "see when a pattern appears; the red line marks the snapshot shown.");
     ImGui::PopTextWrapPos();
   }
   ImGui::EndGroup();

@@ -13,14 +13,14 @@
 namespace tscope::gui {
 
 struct TrainingCompareView {
-  bool scanned = false;                 // the shipped files were listed (once, at the first draw)
-  std::vector<std::string> shipped;     // paths of assets/comparisons/*.json, sorted
-  std::string path;                     // the path box
-  std::string loadedPath;               // the file on screen ("" none)
+  bool scanned = false;              // the shipped files were listed (once, at the first draw)
+  std::vector<std::string> shipped;  // paths of assets/comparisons/*.json, sorted
+  std::string path;                  // the path box
+  std::string loadedPath;            // the file on screen ("" none)
   std::optional<TrainingComparison> comparison;
-  std::string error;                    // one line: why the last file did not open ("" when it did)
-  bool showTrain = true;                // draw the smoothed training losses too
-  bool zoomEnd = true;                  // the y range of the last 80% of the steps (where the runs differ)
+  std::string error;      // one line: why the last file did not open ("" when it did)
+  bool showTrain = true;  // draw the smoothed training losses too
+  bool zoomEnd = true;    // the y range of the last 80% of the steps (where the runs differ)
 };
 
 void drawTrainingCompare(PanelContext& ctx, TrainingCompareView& v);

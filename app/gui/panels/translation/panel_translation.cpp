@@ -79,8 +79,9 @@ void TranslationPanel::draw(PanelContext& ctx) {
 }
 
 void TranslationPanel::drawNoEncoder(PanelContext& ctx) {
-  ImGui::TextWrapped("This model has no encoder: translation needs an encoder-decoder model (n_encoder_layer > 0), which reads a source "
-                     "and writes a target.");
+  ImGui::TextWrapped(
+      "This model has no encoder: translation needs an encoder-decoder model (n_encoder_layer > 0), which reads a source "
+      "and writes a target.");
   recordItem(ctx.shared, "translation_no_encoder");
   const std::filesystem::path dates = std::filesystem::path(TSCOPE_SOURCE_DIR) / "assets/models/dates-encdec";
   std::error_code ec;
@@ -166,11 +167,13 @@ void TranslationPanel::drawTarget(PanelContext& ctx) {
     ctx.repost = true;
   }
   recordItem(ctx.shared, "translation_mode_beam");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("keep the most probable partial targets at every step; Step and Translate take the best one's tokens");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("keep the most probable partial targets at every step; Step and Translate take the best one's tokens");
   if (mode == DecodeMode::Sample) {
     sameLineIfFitsBefore(right, f * 8 + ImGui::CalcTextSize("temperature").x);
     ImGui::SetNextItemWidth(f * 8);
-    ctx.repost |= ImGui::SliderFloat("temperature", &st.sampling.temperature, 0.05f, 3.0f, "%.2f", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
+    ctx.repost |=
+        ImGui::SliderFloat("temperature", &st.sampling.temperature, 0.05f, 3.0f, "%.2f", ImGuiSliderFlags_Logarithmic | ImGuiSliderFlags_AlwaysClamp);
     recordItem(ctx.shared, "translation_temperature");
   } else if (mode == DecodeMode::Beam) {
     sameLineIfFitsBefore(right, f * 6 + ImGui::CalcTextSize("beam width").x);
@@ -257,9 +260,10 @@ void TranslationPanel::drawTargetTokens(PanelContext& ctx) {
         ImGui::SetTooltip("the decoder start token: every target begins with it");
       } else {
         nextOutlinedRow_ = row;
-        ImGui::SetTooltip("target token %zu '%s' (id %d)%s\nthe model gave it p = %.4f after the tokens before it\nwritten at decoder step %d: its "
-                          "row in the maps is outlined",
-                          i - first, s->tokenText[i].c_str(), s->ids[i], s->ids[i] == c.eos_token_id ? ", the end token" : "", probability, row);
+        ImGui::SetTooltip(
+            "target token %zu '%s' (id %d)%s\nthe model gave it p = %.4f after the tokens before it\nwritten at decoder step %d: its "
+            "row in the maps is outlined",
+            i - first, s->tokenText[i].c_str(), s->ids[i], s->ids[i] == c.eos_token_id ? ", the end token" : "", probability, row);
       }
     }
     ImGui::PopID();

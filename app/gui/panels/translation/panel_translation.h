@@ -18,9 +18,9 @@ struct TranslationMaps {
   uint64_t builtFor = 0;  // snapshot id (0: nothing built)
   int layer = -1, head = -1, encoderLayer = -1, encoderHead = -1;
   bool average = false;
-  std::vector<float> cross;  // (T, S) as shown: for the lines view and File > Export
+  std::vector<float> cross;                       // (T, S) as shown: for the lines view and File > Export
   TokenHeatmap crossMap, encoderMap, decoderMap;  // the cross map with its colour bar
-  std::string problem;       // why a map could not be built ("" when all were)
+  std::string problem;                            // why a map could not be built ("" when all were)
 };
 
 // How the next target tokens are chosen (derived from AppState: beamWidth > 0, sampling.greedy).
@@ -50,10 +50,10 @@ class TranslationPanel : public Panel {
 
   TranslationMaps maps_;
   std::vector<std::string> rowLabels_, sourceLabels_, targetLabels_;  // of the snapshot maps_ was built for
-  int beamWidth_ = 4;                       // the width beam mode asks for
-  bool awaitingGeneration_ = false;         // a Step / Translate was posted and the session is still on it
-  int outlinedRow_ = -1;                    // the target row hovered last frame (in a map or the token strip)
-  int nextOutlinedRow_ = -1;                // ... and this frame
+  int beamWidth_ = 4;                                                 // the width beam mode asks for
+  bool awaitingGeneration_ = false;                                   // a Step / Translate was posted and the session is still on it
+  int outlinedRow_ = -1;                                              // the target row hovered last frame (in a map or the token strip)
+  int nextOutlinedRow_ = -1;                                          // ... and this frame
 };
 
 }  // namespace tscope::gui

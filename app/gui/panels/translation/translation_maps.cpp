@@ -44,8 +44,8 @@ std::vector<std::string> stepLabels(const std::vector<std::string>& tokens) {
 
 // The look the three maps share: square cells of at most `maxCell` pixels that fit `avail`, row
 // labels (a hovered label picks its row), the outlined target row, the hovered cell in white.
-TokenHeatmapStyle mapStyle(const std::vector<std::string>& rowLabels, const std::vector<std::string>& colLabels, int outlinedRow,
-                           SharedView& shared, const char* region) {
+TokenHeatmapStyle mapStyle(const std::vector<std::string>& rowLabels, const std::vector<std::string>& colLabels, int outlinedRow, SharedView& shared,
+                           const char* region) {
   return {.rowLabels = &rowLabels,
           .labelWidth = TokenHeatmap::labelWidthFor(rowLabels, ImGui::GetFontSize() * 6),
           .colLabels = &colLabels,
@@ -230,13 +230,13 @@ void TranslationPanel::drawCrossAttention(PanelContext& ctx, ImVec2 size) {
     const std::string writes = row + 1 < (int)s.tokenText.size() ? "'" + s.tokenText[row + 1] + "'" : "(the next token)";
     char text[320];
     if (col >= 0)
-      std::snprintf(text, sizeof text, "decoder step %d: reads '%s', writes %s\nsource token %d '%s': weight %.4f", row, tokenAt(s.tokenText, row).c_str(),
-                    writes.c_str(), col, tokenAt(s.sourceText, col).c_str(), maps_.crossMap.value(row, col));
-    else
-      std::snprintf(text, sizeof text, "decoder step %d: reads '%s', writes %s", row, tokenAt(s.tokenText, row).c_str(), writes.c_str());
+      std::snprintf(text, sizeof text, "decoder step %d: reads '%s', writes %s\nsource token %d '%s': weight %.4f", row,
+                    tokenAt(s.tokenText, row).c_str(), writes.c_str(), col, tokenAt(s.sourceText, col).c_str(), maps_.crossMap.value(row, col));
+    else std::snprintf(text, sizeof text, "decoder step %d: reads '%s', writes %s", row, tokenAt(s.tokenText, row).c_str(), writes.c_str());
     return std::string(text);
   };
-  const TokenHeatmapHit hit = maps_.crossMap.draw(ctx.renderer, squareCells(maps_.crossMap, style, ImVec2(area.x, area.y - barHeight), f * 2.2f), style);
+  const TokenHeatmapHit hit =
+      maps_.crossMap.draw(ctx.renderer, squareCells(maps_.crossMap, style, ImVec2(area.x, area.y - barHeight), f * 2.2f), style);
   if (hit.row >= 0) nextOutlinedRow_ = hit.row;
 }
 
@@ -276,8 +276,9 @@ void TranslationPanel::drawDecoderSelfAttention(PanelContext& ctx, ImVec2 size) 
     const float v = maps_.decoderMap.value(row, col);
     char text[256];
     if (std::isnan(v)) std::snprintf(text, sizeof text, "masked: step %d cannot see the later target token %d", row, col);
-    else std::snprintf(text, sizeof text, "step %d '%s' attends to target token %d '%s': %.4f", row, tokenAt(s.tokenText, row).c_str(), col,
-                       tokenAt(s.tokenText, col).c_str(), v);
+    else
+      std::snprintf(text, sizeof text, "step %d '%s' attends to target token %d '%s': %.4f", row, tokenAt(s.tokenText, row).c_str(), col,
+                    tokenAt(s.tokenText, col).c_str(), v);
     return std::string(text);
   };
   const TokenHeatmapHit hit = maps_.decoderMap.draw(ctx.renderer, squareCells(maps_.decoderMap, style, room, f * 1.4f), style);

@@ -76,7 +76,8 @@ int drawAlignmentLines(const std::vector<float>& cross, int T, int S, const std:
   if (focus >= 0 && focus < T)
     for (int j = 0; j < S; ++j) {
       const float w = cross[(size_t)focus * S + j];
-      if (w > 0.01f) draw->AddLine(ImVec2(targetX(focus), bottom), ImVec2(sourceX(j), top), IM_COL32(235, 80, 50, (int)(60 + 195 * w)), 1.5f + 5.0f * w);
+      if (w > 0.01f)
+        draw->AddLine(ImVec2(targetX(focus), bottom), ImVec2(sourceX(j), top), IM_COL32(235, 80, 50, (int)(60 + 195 * w)), 1.5f + 5.0f * w);
     }
   // The two rails of tokens: labels thinned to every k-th where they would touch.
   const int sourceLabelStep = std::max(1, (int)std::ceil((widestLabel(colLabels) + f * 0.1f) / sourceStep));
@@ -132,8 +133,8 @@ bool sourceChip(const std::string& label) {
   const ImVec2 at = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("chip", size);
   const bool hovered = ImGui::IsItemHovered();
-  ImGui::GetWindowDrawList()->AddRectFilled(at, ImVec2(at.x + size.x, at.y + size.y), ImGui::GetColorU32(hovered ? ImGuiCol_ButtonHovered : ImGuiCol_Button),
-                                            f * 0.2f);
+  ImGui::GetWindowDrawList()->AddRectFilled(at, ImVec2(at.x + size.x, at.y + size.y),
+                                            ImGui::GetColorU32(hovered ? ImGuiCol_ButtonHovered : ImGuiCol_Button), f * 0.2f);
   ImGui::GetWindowDrawList()->AddText(ImVec2(at.x + f * 0.25f, at.y + f * 0.05f), ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
   return hovered;
 }

@@ -19,8 +19,8 @@ bool isCurrent(const Snapshot& s, const AppState& st);
 // Index of the first target token in the decoder's input: 1, after the start token (0 when a
 // target past the context lost it).
 size_t firstTarget(const Snapshot& s, const ModelConfig& c);
-bool finished(const Snapshot& s, const ModelConfig& c);     // the target ends with the end token
-std::string targetText(const Snapshot& s, const ModelConfig& c);  // the target as text, without the end token
+bool finished(const Snapshot& s, const ModelConfig& c);                      // the target ends with the end token
+std::string targetText(const Snapshot& s, const ModelConfig& c);             // the target as text, without the end token
 std::string decodeIds(const Session& session, const std::vector<int>& ids);  // "?" for ids the tokenizer refuses
 const std::string& tokenAt(const std::vector<std::string>& text, int i);     // text[i], or "?" outside it
 
