@@ -9,7 +9,7 @@ cd "$root"
 apt_packages=(build-essential cmake ninja-build pkg-config libeigen3-dev nlohmann-json3-dev
   libgtest-dev nodejs npm python3 python3-numpy python3-torch libopenblas0-pthread
   libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core xvfb xauth libgl1-mesa-dri
-  xdotool xclip x11-apps clang libclang-rt-14-dev libomp-dev shellcheck)
+  xdotool xclip x11-apps clang libclang-rt-14-dev libomp-dev shellcheck clang-format clang-tidy)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
