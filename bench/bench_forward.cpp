@@ -182,6 +182,49 @@ BenchModel openBenchModel(const std::string& modelDir) {
   return m;
 }
 
+// Decode reads every block weight and the unembedding (tied: the token embedding) once per token,
+// in the dtype it is held in (float32, or 16-bit halves for a BF16/F16 checkpoint); of wte
+// (untied) and wpe one row.
+double decodeBytesPerToken(const Weights& weights, const ModelConfig& config) {
+  double bytesPerToken = 0;
+  for (size_t i = 0; i < weights.layout().size(); ++i) {
+    const std::string& name = weights.layout()[i].name;
+    if (name == "wpe.weight" || (name == "wte.weight" && !config.tie_word_embeddings)) continue;
+    bytesPerToken +=
+        weights.half(i) ? static_cast<double>(weights.half(i).bytes()) : sizeof(float) * static_cast<double>(weights.layout()[i].numel());
+  }
+  return bytesPerToken;
+}
+
+// Prefill FLOPs: 2 N per token for the block weights (cost.h's matmulForward), QK^T and P.V over
+// the causal triangle (4 C FLOPs per visible query-key pair and layer: T (T + 1) / 2 pairs), and
+// one row of logits (2 V C).
+struct PrefillFlops {
+  double matmul = 0, attention = 0, total = 0;
+};
+PrefillFlops prefillFlops(const ModelConfig& config, int tokens) {
+  const double T = tokens;
+  const FlopCounts flops = flopsPerToken(config, 0);
+  PrefillFlops out;
+  out.matmul = flops.matmulForward * T;
+  out.attention = 4.0 * config.n_layer * config.n_embd * (T * (T + 1) / 2);
+  out.total = out.matmul + out.attention + flops.unembedForward;
+  return out;
+}
+
+// The JSON fields of a checkpoint read with --model: its format, size, load time and memory.
+void printModelFields(const BenchModel& bench, const Weights& weights, long long parameters, long peakAfterLoadKb, long peakAfterRunKb) {
+  const ModelConfig& config = weights.config();
+  const double fileBytes = checkpointFileBytes(bench.path);
+  std::printf(
+      "\"model_format\": \"%s\", \"weights_held\": \"%s\", \"half_bytes\": %zu, \"n_layer\": %d, \"n_embd\": %d, \"vocab_size\": %d, "
+      "\"parameters\": %lld, \"load_ms\": %.1f, "
+      "\"file_bytes\": %.0f, \"peak_rss_after_load_mb\": %.1f, \"peak_rss_after_run_mb\": %.1f, \"peak_rss_over_file\": %.3f, ",
+      bench.format.c_str(), weights.hasHalves() ? "halves" : "float32", weights.halfBytes(), config.n_layer, config.n_embd, config.vocab_size,
+      parameters, bench.loadMs, fileBytes, peakAfterLoadKb * 1024 / 1e6, peakAfterRunKb * 1024 / 1e6,
+      fileBytes > 0 ? peakAfterRunKb * 1024 / fileBytes : 0.0);
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -290,16 +333,9 @@ int run(int argc, char** argv) {
   }
   const long peakAfterRunKb = peakResidentKb();  // before the bandwidth probes allocate theirs
   const ParamCounts params = countParameters(config);
-  // Decode reads every block weight and the unembedding (tied: the token embedding) once per token,
-  // in the dtype it is held in (float32, or 16-bit halves for a BF16/F16 checkpoint); of wte
-  // (untied) and wpe one row.
-  double bytesPerToken = 0;
-  for (size_t i = 0; i < weights.layout().size(); ++i) {
-    const std::string& name = weights.layout()[i].name;
-    if (name == "wpe.weight" || (name == "wte.weight" && !config.tie_word_embeddings)) continue;
-    bytesPerToken +=
-        weights.half(i) ? static_cast<double>(weights.half(i).bytes()) : sizeof(float) * static_cast<double>(weights.layout()[i].numel());
-  }
+  const double bytesPerToken = decodeBytesPerToken(weights, config);
+  const PrefillFlops prefill = prefillFlops(config, prefillTokens);
+  const double prefillMatmulFlops = prefill.matmul, prefillAttentionFlops = prefill.attention, prefillFlops = prefill.total;
   const bool decoded = !decodeTimes.empty();
   const double prefillMs = median(prefillTimes) * 1e3, decodeMs = decoded ? median(decodeTimes) * 1e3 : 0.0;
   // JSON number, or null when there was no decode (--decode 0).
@@ -309,14 +345,6 @@ int run(int argc, char** argv) {
     std::snprintf(text, sizeof text, format, value);
     return std::string(text);
   };
-  // Prefill FLOPs: 2 N per token for the block weights (cost.h's matmulForward), QK^T and P.V over
-  // the causal triangle (4 C FLOPs per visible query-key pair and layer: T (T + 1) / 2 pairs), and
-  // one row of logits (2 V C).
-  const double T = prefillTokens;
-  const FlopCounts flops = flopsPerToken(config, 0);
-  const double prefillMatmulFlops = flops.matmulForward * T;
-  const double prefillAttentionFlops = 4.0 * config.n_layer * config.n_embd * (T * (T + 1) / 2);
-  const double prefillFlops = prefillMatmulFlops + prefillAttentionFlops + flops.unembedForward;
   std::printf(
       "{\"backend\": \"%s\", \"threads\": %d, \"prefill_tokens\": %d, \"decode_tokens\": %d, \"repeats\": %d, \"prefill_ms\": %.4f, "
       "\"prefill_tokens_per_s\": %.1f, \"prefill_gflops_per_s\": %.1f, \"prefill_flops\": %.6g, \"prefill_matmul_flops\": %.6g, "
@@ -327,16 +355,7 @@ int run(int argc, char** argv) {
       model.canRecordSteps() ? "recordable steps (CUDA graph when generate() uses them)" : "forward() per token", decodeSteps,
       decodeNumber(decodeMs, "%.4f").c_str(), decodeNumber(1e3 / decodeMs, "%.2f").c_str(),
       decodeNumber(decoded ? median(generateTimes) * 1e3 : 0, "%.3f").c_str(), bytesPerToken);
-  if (!modelDir.empty()) {
-    const double fileBytes = checkpointFileBytes(bench.path);
-    std::printf(
-        "\"model_format\": \"%s\", \"weights_held\": \"%s\", \"half_bytes\": %zu, \"n_layer\": %d, \"n_embd\": %d, \"vocab_size\": %d, "
-        "\"parameters\": %lld, \"load_ms\": %.1f, "
-        "\"file_bytes\": %.0f, \"peak_rss_after_load_mb\": %.1f, \"peak_rss_after_run_mb\": %.1f, \"peak_rss_over_file\": %.3f, ",
-        bench.format.c_str(), weights.hasHalves() ? "halves" : "float32", weights.halfBytes(), config.n_layer, config.n_embd, config.vocab_size,
-        static_cast<long long>(params.total), bench.loadMs, fileBytes, peakAfterLoadKb * 1024 / 1e6, peakAfterRunKb * 1024 / 1e6,
-        fileBytes > 0 ? peakAfterRunKb * 1024 / fileBytes : 0.0);
-  }
+  if (!modelDir.empty()) printModelFields(bench, weights, params.total, peakAfterLoadKb, peakAfterRunKb);
   if (!backend->isHost()) {  // host memory bandwidth says nothing about a device
     std::printf(
         "\"memcpy_gb_per_s\": null, \"decode_floor_ms\": null, \"decode_fraction_of_floor\": null, \"read_gb_per_s\": null, "

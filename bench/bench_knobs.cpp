@@ -83,7 +83,7 @@ void runShape(const std::string& name, const ModelConfig& config, int tokens, in
   std::vector<double> copies;  // what the staged path adds to the floor: copying the last snapshot
   for (int r = 0; r < repeats; ++r) {
     const auto t0 = Clock::now();
-    const session::Snapshot copy(*snapshot);
+    const session::Snapshot copy(*snapshot);  // NOLINT(performance-unnecessary-copy-initialization): the copy is what is timed
     copies.push_back(msSince(t0));
     if (copy.ids.size() != snapshot->ids.size()) throw Error("copy");
   }

@@ -65,7 +65,8 @@ TEST(CudaOps, AddNormMatchesReference) {
           for (bool withBias : {true, false}) {
             if (kind == NormKind::RmsNorm && !withBias) continue;  // RMSNorm ignores the bias: one run
             const size_t n = static_cast<size_t>(T) * C;
-            const uint64_t seed = static_cast<uint64_t>(T * 10007 + C * 3 + offset);
+            const int mixed = T * 10007 + C * 3 + offset;  // small: no overflow
+            const uint64_t seed = static_cast<uint64_t>(mixed);
             auto x = randomValues(n, seed, 3.0f);
             for (int c = 0; c < C; ++c) x[c] += 5.0f;  // a row with a large mean
             const auto y = randomValues(n, seed + 1, 2.0f), weight = randomValues(C, seed + 2), bias = randomValues(C, seed + 3);
@@ -96,7 +97,8 @@ TEST(CudaOps, MatmulActivateMatchesReference) {
   for (const Shape s : {Shape{1, 64, 96}, Shape{1, 768, 3072}, Shape{7, 33, 65}, Shape{64, 256, 200}, Shape{3, 128, 512}})
     for (Activation a : {Activation::GeluTanh, Activation::GeluErf, Activation::Relu})
       for (bool withBias : {true, false}) {
-        const uint64_t seed = static_cast<uint64_t>(s.T * 131 + s.K * 7 + s.N);
+        const int mixed = s.T * 131 + s.K * 7 + s.N;  // small: no overflow
+        const uint64_t seed = static_cast<uint64_t>(mixed);
         const auto in = randomValues((size_t)s.T * s.K, seed), weight = randomValues((size_t)s.K * s.N, seed + 1, 0.2f);
         const auto bias = randomValues(s.N, seed + 2);
         Buffer dIn = toDevice(*cuda, in), dW = toDevice(*cuda, weight), dB = toDevice(*cuda, bias);

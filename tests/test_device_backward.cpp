@@ -23,7 +23,8 @@ namespace {
 void embedMatchesReferenceAndRepeatsBitwise(Device& device, Device& reference) {
   SKIP_ON_THE_REFERENCE(device);
   // C = 70 (the CPU's shape) and 300 (two column tiles); V << rows: tokens repeat.
-  for (const auto& [B, C] : {std::pair{2, 70}, std::pair{3, 300}}) {
+  for (const std::pair<int, int>& shape : {std::pair{2, 70}, std::pair{3, 300}}) {
+    const int B = shape.first, C = shape.second;  // not a structured binding: the lambda below captures C (clang 14)
     const int T = 37, V = 11, rows = B * T;
     std::vector<int> tokens(rows);
     Rng rng(1);

@@ -84,7 +84,8 @@ TEST(Positional, SinusoidalMatchesTheFormula) {
       for (int t = 0; t < T; ++t) {
         for (int column = 0; column < d; ++column) {
           // Written as in the paper: t / base^(2i/d), sin in even columns, cos in odd ones.
-          const double angle = t / std::pow(base, 2.0 * (column / 2) / d);
+          const int pair = column / 2;  // columns 2i and 2i + 1 share a frequency
+          const double angle = t / std::pow(base, 2.0 * pair / d);
           const double want = column % 2 == 0 ? std::sin(angle) : std::cos(angle);
           diff.see(pe[static_cast<size_t>(t) * d + column], want, at(t, column));
         }

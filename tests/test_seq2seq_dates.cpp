@@ -353,9 +353,9 @@ TEST(DateTask, BatchesHaveEqualSourceLengthsAndShiftedTargets) {
     lengths.insert(S);
     std::set<std::string> distinctSources;
     for (int b = 0; b < B; ++b) {
-      const std::string source = tokenizer->decode(std::span<const int>(batch.sources).subspan(static_cast<size_t>(b * S), S));
-      const std::span<const int> inputs = std::span<const int>(batch.inputs).subspan(static_cast<size_t>(b * T), T);
-      const std::span<const int> targets = std::span<const int>(batch.targets).subspan(static_cast<size_t>(b * T), T);
+      const std::string source = tokenizer->decode(std::span<const int>(batch.sources).subspan(static_cast<size_t>(b) * S, S));
+      const std::span<const int> inputs = std::span<const int>(batch.inputs).subspan(static_cast<size_t>(b) * T, T);
+      const std::span<const int> targets = std::span<const int>(batch.targets).subspan(static_cast<size_t>(b) * T, T);
       EXPECT_EQ(inputs[0], kDateDecoderStartId) << "row " << b;
       EXPECT_EQ(targets[T - 1], kDateEndId) << "row " << b;
       for (int t = 0; t + 1 < T; ++t) EXPECT_EQ(inputs[t + 1], targets[t]) << "row " << b << " step " << t;

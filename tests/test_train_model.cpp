@@ -29,9 +29,8 @@ struct Variant {
   double step = 1e-3;  // the finite-difference step of the non-router tensors
 };
 
-std::vector<Variant> variants() {
-  std::vector<Variant> v;
-  const ModelConfig base = smallConfig(2, 2, 8, 11, 8);
+// The variants of positions, norms, activations and attention shapes (the first half of variants()).
+void addPositionAndAttentionVariants(std::vector<Variant>& v, const ModelConfig& base) {
   v.push_back({"gpt2", base});
   {
     ModelConfig c = base;
@@ -134,6 +133,10 @@ std::vector<Variant> variants() {
     c.norm = NormKind::RmsNorm;
     v.push_back({"rope_llama3_scaled_rmsnorm", c});
   }
+}
+
+// qk_norm, head widths, mixtures of experts and encoder-decoders (the second half of variants()).
+void addQkNormExpertAndEncoderVariants(std::vector<Variant>& v, const ModelConfig& base) {
   // qk_norm (Qwen3's per-head RMSNorm of q and k before RoPE): with GQA, and post-norm without RoPE.
   {
     ModelConfig c = smallConfig(2, 4, 16, 11, 8);
@@ -236,6 +239,13 @@ std::vector<Variant> variants() {
     c.attention_only = true;
     v.push_back({"encdec_sinusoidal_attention_only", c});
   }
+}
+
+std::vector<Variant> variants() {
+  std::vector<Variant> v;
+  const ModelConfig base = smallConfig(2, 2, 8, 11, 8);
+  addPositionAndAttentionVariants(v, base);
+  addQkNormExpertAndEncoderVariants(v, base);
   return v;
 }
 
