@@ -55,6 +55,7 @@ TEST(Tasks, ANewerTaskCancelsTheRunningOneAndReplacesAWaitingOne) {
   channel.post([&ran](TaskScope<int>& scope) { ++ran, scope.publish(std::make_shared<int>(3)); });  // ...by this one
   release = true;
   ASSERT_TRUE(waitFor([&] { return !channel.busy(); }));
+  EXPECT_FALSE(tasks.busy());  // no channel has work left
   EXPECT_TRUE(sawCancel);
   EXPECT_EQ(ran, 1);
   ASSERT_TRUE(channel.latest());
@@ -76,6 +77,7 @@ TEST(Tasks, ChannelsRunSideBySideAndPublishPartialResults) {
   });
   ASSERT_TRUE(waitFor([&] { return !open.busy(); }));
   EXPECT_TRUE(tasks.channel<int>("cost").busy());
+  EXPECT_TRUE(tasks.busy());  // "cost" still runs
   ASSERT_TRUE(open.latest());
   EXPECT_EQ(*open.latest(), "3");
   EXPECT_EQ(open.progress().done, 3);

@@ -75,12 +75,12 @@ void App::selectPanel(PanelId id) {
 
 bool App::needsFrames() const {
   const TrainingStatus training = training_->latest()->status;
-  return session_->busy() || snapshot_ != session_->latest() || !pendingOpen_.first.empty() || requestedTab_ >= 0 || !requestedSubTab_.empty() ||
-         !lesson_.settled() || training == TrainingStatus::Preparing || training == TrainingStatus::Running ||
+  return session_->busy() || tasks_.busy() || snapshot_ != session_->latest() || !pendingOpen_.first.empty() || requestedTab_ >= 0 ||
+         !requestedSubTab_.empty() || !lesson_.settled() || training == TrainingStatus::Preparing || training == TrainingStatus::Running ||
          sweeps_->latest()->status == SweepState::Running;
 }
 
-bool App::upToDate() const { return snapshot_ && !session_->busy() && snapshot_ == session_->latest(); }
+bool App::upToDate() const { return snapshot_ && !session_->busy() && snapshot_ == session_->latest() && !tasks_.busy(); }
 
 void App::post(int generateTokens) {
   Request request = requestFor(state_, session_->config());

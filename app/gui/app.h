@@ -45,7 +45,7 @@ class App {
   bool needsFrames() const;
   AppState& state() { return state_; }
   Session& session() { return *session_; }
-  // True once a snapshot for the latest posted request is on screen.
+  // True once a snapshot for the latest posted request is on screen and no task (tasks.h) is running.
   bool upToDate() const;
   // One line shown in the app (bad session file, invalid config typed in a panel, ...).
   // The status bar's line: an outcome (Info, the text colour), something to notice (Warning, amber)

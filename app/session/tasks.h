@@ -47,6 +47,7 @@ class TaskChannelBase {
  public:
   virtual ~TaskChannelBase() = default;
   virtual const std::type_info& resultType() const = 0;
+  virtual bool busy() const = 0;
 };
 
 // One kind of background work and its newest result.
@@ -67,7 +68,7 @@ class TaskChannel final : public TaskChannelBase {
   // tasks run in order, none cancelled by a later one.
   void post(std::function<void(Scope&)> task) { worker_.post({std::move(task)}); }
   std::shared_ptr<const Result> latest() const { return worker_.latest(); }  // null until the first publish
-  bool busy() const { return worker_.busy(); }                               // a task waits or runs
+  bool busy() const override { return worker_.busy(); }                      // a task waits or runs
   WorkProgress progress() const { return worker_.progress(); }
   std::string lastError() const { return worker_.lastError(); }  // "" unless a task threw
   const std::type_info& resultType() const override { return typeid(Result); }
@@ -88,9 +89,17 @@ class Tasks {
     if (slot->resultType() != typeid(Result)) throw std::logic_error("task channel '" + name + "' holds another result type");
     return static_cast<TaskChannel<Result>&>(*slot);
   }
+  // A task of any channel waits or runs (the window keeps drawing until its result is on screen;
+  // a screenshot waits for it).
+  bool busy() const {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, channel] : channels_)
+      if (channel->busy()) return true;
+    return false;
+  }
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<TaskChannelBase>> channels_;
 };
 
