@@ -81,9 +81,8 @@ class App {
   // "open model" task channel: the window keeps drawing, and the old model's panels keep working,
   // until it is loaded; app_open.cpp. A newer open replaces one still loading.
   void openModel(const std::string& path, const std::string& prompt) { pendingOpen_ = {path, prompt}; }
-  // The model directory being opened ("" when none) and for how long, for the status bar and the report.
+  // The model directory being opened ("" when none), for the status bar and the report.
   const std::string& opening() const { return pendingOpen_.first; }
-  Tasks& tasks() { return tasks_; }
   LessonPlayer& lessons() { return lesson_; }  // the lesson being presented (--lesson, the toolbar's picker)
   const LessonPlayer& lessons() const { return lesson_; }
 
