@@ -9,6 +9,7 @@
 #include "model/core/error.h"
 #include "model/io/model_io.h"
 #include "model/io/safetensors.h"
+#include "tests/hf_tiny_model.h"
 #include "tests/test_files.h"
 #include "tests/test_helpers.h"
 
@@ -90,6 +91,39 @@ TEST(ModelIo, TscopeDirectoryRoundTrip) {
   EXPECT_TRUE(sameWeights(loaded.weights, w));
   EXPECT_EQ(loaded.tokenizer, nullptr);
   EXPECT_FALSE(fs::exists(dir.path() / "m" / "model.safetensors.tmp"));
+}
+
+// Every loader reports each tensor it places, counting up to its total; a progress callback that
+// throws stops the load there (the app's open task does so when the open is cancelled), and the
+// exception leaves loadModel (ASan checks that what the load made is freed).
+TEST(ModelIo, LoadsReportProgressAndAThrowingCallbackStopsThem) {
+  TempDir dir;
+  Weights w = tscope::testing::randomWeights(tinyConfig(), 3);
+  saveModelDir((dir.path() / "tscope").string(), w, nullptr);
+  writeLlmc(dir.path() / "m.bin", w, 32);
+  tscope::testing::writeTinyModel(dir.path() / "llama");
+  for (const std::string name : {"tscope", "m.bin", "llama"}) {
+    const std::string path = (dir.path() / name).string();
+    // The .bin alone: loadModel would give it GPT-2's tokenizer, too large for this vocabulary.
+    const auto load = [&](const LoadProgress& progress) {
+      name == "m.bin" ? void(loadLlmcCheckpoint(path, progress)) : void(loadModel(path, progress));
+    };
+    std::vector<std::pair<int, int>> calls;
+    load([&](int done, int total) { calls.emplace_back(done, total); });
+    ASSERT_GE(calls.size(), 2u) << name;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(calls[i].first, static_cast<int>(i + 1)) << name;
+      EXPECT_EQ(calls[i].second, calls.back().first) << name;
+    }
+    int seen = 0;
+    EXPECT_THROW(load([&](int done, int) {
+                   seen = done;
+                   if (done == 2) throw std::runtime_error("stop");
+                 }),
+                 std::runtime_error)
+        << name;
+    EXPECT_EQ(seen, 2) << name;
+  }
 }
 
 TEST(ModelIo, LlmcCheckpointLoadsTransposedAndUnpadded) {

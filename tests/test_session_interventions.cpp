@@ -83,6 +83,7 @@ TEST_F(SessionInterventions, InternalsArriveAndAblationChangesThePredictionButNo
 
 TEST_F(SessionInterventions, PatchWithoutASourceIsOneLineAndTheNextRequestWorks) {
   Request patch = base;
+  patch.patchSource.clear();  // (a request starts with AppState's example source prompt)
   patch.interventions = parseInterventions("1.0", AblationKind::Patch, session->config());
   auto failed = compute(*session, patch);
   ASSERT_TRUE(failed);

@@ -133,7 +133,11 @@ TEST(SessionStages, EveryOtherFieldIsAnInputOfTheForward) {
   EXPECT_TRUE(differs([](Request& r) { r.focusLayer = 1; }));
   EXPECT_TRUE(differs([](Request& r) { r.mapMemoryBytes /= 2; }));
   EXPECT_TRUE(differs([](Request& r) { r.source = "s"; }));
-  EXPECT_TRUE(differs([](Request& r) { r.moe = MoeRoutingParams{}; }));
+  EXPECT_TRUE(differs([](Request& r) { r.moeTopK = 2; }));
+  EXPECT_TRUE(differs([](Request& r) { r.moeCapacityFactor = 1.5; }));
+  EXPECT_TRUE(differs([](Request& r) { r.moeExpertChoice = true; }));
+  EXPECT_TRUE(differs([](Request& r) { r.inspectLayer = 1; }));
+  EXPECT_TRUE(differs([](Request& r) { r.variantLayer = 2; }));
   EXPECT_TRUE(differs([](Request& r) { r.generatedIds = {1}; }));
   EXPECT_TRUE(differs([](Request& r) { r.components = true; }));
   EXPECT_TRUE(differs([](Request& r) { r.inspectRow = 3; }));

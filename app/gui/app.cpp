@@ -85,34 +85,28 @@ bool App::upToDate() const { return snapshot_ && !session_->busy() && snapshot_ 
 void App::post(int generateTokens) {
   Request request = requestFor(state_, session_->config());
   request.generateTokens = generateTokens;
-  postedFocus_ = request.focusLayer;
-  // Every panel shows the ablated model; only the panel on screen that needs them pays for the
-  // components and one layer's internals, or for the efficient-attention variant's run.
-  postedInspect_ = inspectWanted();
-  const PanelInfo& panel = panelInfo(state_.panel);
-  request.components = panel.has(kNeedsComponents);
-  request.inspectLayer = postedInspect_.layer;
-  request.inspectRow = postedInspect_.row;
-  if (panel.has(kNeedsVariant)) {
-    request.attentionVariant = state_.attentionVariant;
-    request.variantLayer = state_.variantAllLayers ? -1 : state_.layer;
-  }
+  postedNeeds_ = request;
   session_->post(std::move(request));
 }
 
-// A panel that needs the components inspects its query row (the last token when none is
-// selected: the largest row); one that needs a layer's q, k, v reads every row; others need none.
-App::InspectKey App::inspectWanted() const {
-  const PanelInfo& panel = panelInfo(state_.panel);
-  if (panel.has(kNeedsComponents)) return {state_.panel, state_.layer, state_.token < 0 ? std::numeric_limits<int>::max() : state_.token};
-  if (panel.has(kNeedsLayerQkv)) return {state_.panel, state_.layer, -1};
-  return {};
+// Every panel shows the ablated model; only the panel on screen that needs them pays for the
+// components and one layer's internals, or for the efficient-attention variant's run. The focus
+// layer and the map memory are posted with the next request (or when the maps are missing).
+bool App::needsChanged() const {
+  ViewNeeds wanted = panelNeeds(state_, session_->config());
+  wanted.focusLayer = postedNeeds_.focusLayer;
+  wanted.mapMemoryBytes = postedNeeds_.mapMemoryBytes;
+  return !(wanted == postedNeeds_);
 }
 
 void App::handleShortcuts() {
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;  // typing in the prompt
   const ModelConfig& c = session_->config();
+  if (!pendingOpen_.first.empty() && isShortcutPressed(Key::Escape)) {  // before the lesson's Escape
+    cancelOpen();
+    return;
+  }
   const bool lesson = lesson_.handleKeys();  // a lesson's keys override the head keys
   if (!lesson && isShortcutPressed(Key::Right)) state_.head = (state_.head + 1) % c.n_head;
   if (!lesson && isShortcutPressed(Key::Left)) state_.head = (state_.head + c.n_head - 1) % c.n_head;
@@ -216,8 +210,8 @@ void App::frame(float frameMs) {
   // A layer whose maps the snapshot does not hold (past the map memory cap) is asked for: the
   // worker computes it alone from the prompt's kept attention inputs.
   const bool focusMissing =
-      snapshot_ && snapshot_->error.empty() && !snapshot_->ids.empty() && !snapshot_->maps(state_.layer) && postedFocus_ != state_.layer;
-  if (ctx.repost || focusMissing || !(inspectWanted() == postedInspect_)) post(ctx.generateTokens);
+      snapshot_ && snapshot_->error.empty() && !snapshot_->ids.empty() && !snapshot_->maps(state_.layer) && postedNeeds_.focusLayer != state_.layer;
+  if (ctx.repost || focusMissing || needsChanged()) post(ctx.generateTokens);
   if (!ctx.openModel.empty()) openModel(ctx.openModel, ctx.openPrompt);
 }
 
@@ -277,11 +271,8 @@ std::string App::statusLine(float frameMs) const {
       std::snprintf(computing, sizeof computing, "  |  computing: %s, layer %d/%d", p.stageName(), p.layersDone, p.layers);
     else std::snprintf(computing, sizeof computing, "  |  computing...");
   }
-  if (!pendingOpen_.first.empty()) {  // the old model keeps answering until the new one has loaded
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - openSince_).count();
-    std::snprintf(computing + std::strlen(computing), sizeof computing - std::strlen(computing), "  |  opening %s... %.1f s",
-                  modelDisplayName(pendingOpen_.first).c_str(), seconds);
-  }
+  if (const std::string opening = openingProgress(); !opening.empty())  // the old model keeps answering until the new one has loaded
+    std::snprintf(computing + std::strlen(computing), sizeof computing - std::strlen(computing), "  |  %s", opening.c_str());
   char forward[160];
   // A knob read after the forward (temperature, top-k, top-p, beam width) reruns only its stage.
   if (s && !s->ids.empty() && s->forwardMs == 0 && s->reusedTokens == (int)s->ids.size())
@@ -345,7 +336,7 @@ void App::drawHelpOverlay() {
                            {"PageUp, Backspace, Left, B", "lesson: previous step"},
                            {"Home / End", "lesson: first / last step"},
                            {"R or Enter", "lesson: reveal the live answer to the step's question"},
-                           {"Escape", "leave the lesson (free play; Resume in the toolbar)"},
+                           {"Escape", "stop opening a model; else leave the lesson (free play; Resume in the toolbar)"},
                            {"F1 or ?", "this help"},
                            {"Ctrl Q", "quit"}};
   if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {

@@ -83,6 +83,11 @@ class App {
   void openModel(const std::string& path, const std::string& prompt) { pendingOpen_ = {path, prompt}; }
   // The model directory being opened ("" when none), for the status bar and the report.
   const std::string& opening() const { return pendingOpen_.first; }
+  // Stops the open in flight (Esc, the toolbar's Stop): the load ends at its next tensor and the
+  // model on screen stays. No-op when none is.
+  void cancelOpen();
+  // "opening NAME: tensor 120 of 290, 2.1 s" ("" when no open is in flight), for the status bar.
+  std::string openingProgress() const;
   LessonPlayer& lessons() { return lesson_; }  // the lesson being presented (--lesson, the toolbar's picker)
   const LessonPlayer& lessons() const { return lesson_; }
 
@@ -141,17 +146,10 @@ class App {
   // on the frames that panel draws until it has taken (two frames: ImGui selects on the next one).
   std::string requestedSubTab_;
   int subTabFrames_ = 0;
-  // The panel that asked for one layer's internals in the last request (its needs, panel_catalog.h),
-  // the layer (-1: none) and the row (-1: every row; see Request::inspectRow).
-  struct InspectKey {
-    PanelId panel = PanelId::Count;
-    int layer = -1;
-    int row = -1;
-    bool operator==(const InspectKey&) const = default;
-  };
-  InspectKey inspectWanted() const;  // what the panel on screen needs now
-  InspectKey postedInspect_;
-  int postedFocus_ = -1;  // the focus layer of the last request (Request::focusLayer)
+  // What the last request asked for the panel on screen (session.h's panelNeeds): another panel,
+  // layer or query row there that needs other internals is posted again.
+  ViewNeeds postedNeeds_;
+  bool needsChanged() const;
   std::string pendingScreenshot_;
   std::optional<ScreenRect> pendingCrop_;  // a panel's part of the window to save (none: the whole panel)
   std::string screenshotOutcome_;          // "saved PATH" or the error of the last screenshot

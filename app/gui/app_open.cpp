@@ -3,6 +3,8 @@
 // the old model's panels keep drawing; the frame that finds it loaded swaps it in, and the old
 // Session is closed (its running forward cancelled and joined) on the "close model" channel.
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <utility>
 
 #include "app/gui/app.h"
@@ -22,7 +24,14 @@ void App::pollOpen() {
       opened->path = path;
       opened->prompt = prompt;
       try {
-        opened->session = std::make_shared<Session>(loadModel(path), backend);
+        // Each tensor placed reports progress; a newer open or a cancel stops the load there.
+        LoadedModel model = loadModel(path, [&scope](int done, int total) {
+          if (scope.cancelled()) throw Cancelled();
+          scope.progress(done, total);
+        });
+        opened->session = std::make_shared<Session>(std::move(model), backend);
+      } catch (const Cancelled&) {
+        return;  // its arena and mappings are freed here, off the UI thread
       } catch (const std::exception& e) {
         opened->error = e.what();
       }
@@ -35,6 +44,28 @@ void App::pollOpen() {
   if (!opened || opened->id != opensPosted_) return;  // still loading
   pendingOpen_ = postedOpen_ = {};
   finishOpen(*opened);
+}
+
+void App::cancelOpen() {
+  if (pendingOpen_.first.empty()) return;
+  showMessage("stopped opening " + pendingOpen_.first + "; " + session_->modelPath() + " stays open", MessageKind::Info);
+  pendingOpen_ = postedOpen_ = {};
+  pendingState_.reset();  // a session file's state was for the model that did not open
+  ++opensPosted_;         // a result already published is not taken
+  // Latest wins: this empty task tells the running load to stop at its next tensor.
+  tasks_.channel<OpenedModel>("open model").post([](TaskScope<OpenedModel>&) {});
+}
+
+std::string App::openingProgress() const {
+  if (pendingOpen_.first.empty()) return "";
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - openSince_).count();
+  const WorkProgress p = tasks_.progress("open model");
+  char text[400];
+  if (p.total > 0)
+    std::snprintf(text, sizeof text, "opening %s: tensor %d of %d, %.1f s (Esc stops)", modelDisplayName(pendingOpen_.first).c_str(), p.done, p.total,
+                  seconds);
+  else std::snprintf(text, sizeof text, "opening %s... %.1f s (Esc stops)", modelDisplayName(pendingOpen_.first).c_str(), seconds);
+  return text;
 }
 
 void App::finishOpen(const OpenedModel& opened) {

@@ -89,7 +89,7 @@ void App::drawModelPicker() {
   if (ImGui::BeginCombo("##models", current.c_str(), ImGuiComboFlags_HeightLargest)) {
     for (const std::string& path : shippedModels_) {
       const std::string name = std::filesystem::path(path).filename().string();
-      if (ImGui::Selectable(name.c_str(), path == session_->modelPath())) pendingOpen_ = {path, ""};
+      if (ImGui::Selectable(name.c_str(), path == session_->modelPath())) openModel(path, "");
     }
     if (!cachedModels_.empty()) {
       ImGui::Separator();
@@ -98,7 +98,7 @@ void App::drawModelPicker() {
     for (size_t i = 0; i < cachedModels_.size(); ++i) {
       const CachedHfModel& model = cachedModels_[i];
       ImGui::BeginDisabled(!model.problem.empty());
-      if (ImGui::Selectable(model.id.c_str(), model.path == session_->modelPath())) pendingOpen_ = {model.path, ""};
+      if (ImGui::Selectable(model.id.c_str(), model.path == session_->modelPath())) openModel(model.path, "");
       ImGui::EndDisabled();
       if (!model.problem.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", model.problem.c_str());
       recordItem(shared_, "model_cached_" + std::to_string(i));
@@ -112,8 +112,14 @@ void App::drawModelPicker() {
   const bool entered = ImGui::InputText("##modelpath", &modelPathInput_, ImGuiInputTextFlags_EnterReturnsTrue);
   recordItem(shared_, "model_path");
   sameLineIfFits("Open model");
-  if ((ImGui::Button("Open model") || entered) && !modelPathInput_.empty()) pendingOpen_ = {modelPathInput_, ""};
+  if ((ImGui::Button("Open model") || entered) && !modelPathInput_.empty()) openModel(modelPathInput_, "");
   recordItem(shared_, "open_model");
+  if (!opening().empty()) {
+    sameLineIfFits("Stop opening");
+    if (ImGui::Button("Stop opening")) cancelOpen();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("stop loading %s; the model on screen stays (Esc)", opening().c_str());
+    recordItem(shared_, "stop_open");
+  }
 }
 
 // A session names its model: a different one is opened first (next frame), then the state applied.
@@ -122,8 +128,8 @@ void App::loadSession() {
     SessionFile file = loadSessionFile(sessionPath_);
     if (file.warning.empty()) showMessage("loaded " + sessionPath_, MessageKind::Info);
     else showMessage(file.warning, MessageKind::Warning);
-    if (!file.modelPath.empty() && file.modelPath != session_->modelPath()) pendingOpen_ = {file.modelPath, ""};
-    if (pendingOpen_.first.empty()) applyState(std::move(file.state));
+    if (!file.modelPath.empty() && file.modelPath != session_->modelPath()) openModel(file.modelPath, "");
+    if (opening().empty()) applyState(std::move(file.state));
     else pendingState_ = std::move(file.state);
   } catch (const std::exception& e) {
     showMessage(e.what(), MessageKind::Error);

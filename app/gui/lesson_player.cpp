@@ -73,7 +73,7 @@ void LessonPlayer::goTo(int step) {
 }
 
 void LessonPlayer::beforeFrame(App& app) {
-  if (!entering_ || !app.pendingOpen_.first.empty()) return;
+  if (!entering_ || !app.opening().empty()) return;
   const std::string model = lessonModelAtStep(*lesson_, step_, modelsDir_);
   modelMissing_ = false;
   if (!model.empty() && !sameModel(model, app.session().modelPath())) {
@@ -82,7 +82,7 @@ void LessonPlayer::beforeFrame(App& app) {
       modelMissing_ = true;
     } else if (!openAsked_) {  // opened at the start of the next frame; entered after it (a failed open: on this model)
       openAsked_ = true;
-      app.pendingOpen_ = {model, ""};
+      app.openModel(model, "");
       return;
     }
   }

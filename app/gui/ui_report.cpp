@@ -61,6 +61,7 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"panel", panelName(state.panel)},
       {"model", app.session().modelPath()},
       {"opening", app.opening()},
+      {"opening_progress", app.openingProgress()},
       {"cached_models", cached},
       {"n_ctx", app.session().config().n_positions},
       {"prompt_bytes", state.prompt.size()},

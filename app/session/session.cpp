@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "model/select/backend_select.h"
 #include "model/nn/trace_views.h"
@@ -78,29 +79,42 @@ std::string Session::backendDescription() const {
 
 Session::~Session() = default;  // worker_ goes first: it cancels the running request and joins
 
+ViewNeeds panelNeeds(const AppState& state, const ModelConfig& config) {
+  ViewNeeds needs;
+  needs.focusLayer = std::clamp(state.layer, 0, config.n_layer - 1);
+  needs.mapMemoryBytes = (size_t)std::clamp(state.mapMemoryMiB, Preferences::kMinMapMemoryMiB, Preferences::kMaxMapMemoryMiB) << 20;
+  const PanelInfo& panel = panelInfo(state.panel);
+  // A panel that needs the components inspects its query row (the last token when none is
+  // selected: the largest row); one that needs a layer's q, k, v reads every row; others need none.
+  needs.components = panel.has(kNeedsComponents);
+  if (panel.has(kNeedsComponents)) {
+    needs.inspectLayer = state.layer;
+    needs.inspectRow = state.token < 0 ? std::numeric_limits<int>::max() : state.token;
+  } else if (panel.has(kNeedsLayerQkv)) {
+    needs.inspectLayer = state.layer;
+  }
+  if (panel.has(kNeedsVariant)) {
+    needs.attentionVariant = state.attentionVariant;
+    needs.variantLayer = state.variantAllLayers ? -1 : state.layer;
+  }
+  return needs;
+}
+
 Request requestFor(const AppState& state, const ModelConfig& config) {
   Request request;
-  request.prompt = state.prompt;
-  request.focusLayer = std::clamp(state.layer, 0, config.n_layer - 1);
-  request.mapMemoryBytes = (size_t)std::clamp(state.mapMemoryMiB, AppState::kMinMapMemoryMiB, AppState::kMaxMapMemoryMiB) << 20;
-  if (config.isEncoderDecoder()) request.source = state.source;
-  request.generatedFrom = state.generatedFrom;
-  request.generatedIds = state.generatedIds;
-  request.sampling = state.sampling;
-  request.beamWidth = state.beamWidth;
-  request.beamSteps = state.beamSteps;
-  request.measureKvCache = state.measureKvCache;
-  request.interventions = state.interventions;
-  request.patchSource = state.patchSource;
-  if (config.isMoe()) {
-    // The model's routing with the panel's knobs on top.
-    MoeRoutingParams moe = moeRoutingParams(config);
-    if (state.moeTopK > 0) moe.topK = state.moeTopK;
-    if (state.moeCapacityFactor >= 0) moe.capacityFactor = state.moeCapacityFactor;
-    moe.expertChoice = state.moeExpertChoice;
-    request.moe = moe;
-  }
+  static_cast<ModelInputs&>(request) = state;
+  static_cast<SessionScratch&>(request) = state;
+  static_cast<ViewNeeds&>(request) = panelNeeds(state, config);
   return request;
+}
+
+std::optional<MoeRoutingParams> moeRoutingFor(const ModelConfig& config, const ForwardInputs& inputs) {
+  if (!config.isMoe()) return std::nullopt;
+  MoeRoutingParams moe = moeRoutingParams(config);
+  if (inputs.moeTopK > 0) moe.topK = inputs.moeTopK;
+  if (inputs.moeCapacityFactor >= 0) moe.capacityFactor = inputs.moeCapacityFactor;
+  moe.expertChoice = inputs.moeExpertChoice;
+  return moe;
 }
 
 void Session::post(Request request) {
@@ -164,7 +178,7 @@ std::string Snapshot::mapsMissing(int layer) const {
 void Session::focusMaps(const Request& request, const Trace& trace, Snapshot& snapshot) {
   const int layer = request.focusLayer;
   if (layer < 0 || trace.capturedIndex(layer) || !trace.inputIndex(layer)) return;
-  FocusKey key{snapshot.ids, layer, transformer_->interventions(), request.moe, trace.inputLayers};
+  FocusKey key{snapshot.ids, layer, transformer_->interventions(), moeRoutingFor(config(), request), trace.inputLayers};
   if (!(key == focusKey_) || focusMaps_.empty()) {
     focusMaps_.clear();
     focusKey_ = {};
@@ -178,6 +192,16 @@ void Session::focusMaps(const Request& request, const Trace& trace, Snapshot& sn
   }
   snapshot.focusAttention = focusMaps_;
   snapshot.focusLayer = layer;
+}
+
+const Session::Tokenized& Session::tokenize(const Request& request) {
+  if (tokenized_ && tokenized_->prompt == request.prompt && tokenized_->generated == static_cast<const SessionScratch&>(request)) return *tokenized_;
+  tokenized_.reset();  // until this one is done
+  Tokenized t{request.prompt, request, fitPrompt(promptIds(request)), {}, {}};
+  for (int id : t.fit.kept) t.tokenText.push_back(tokenizer_->tokenText(id));
+  const size_t shownFrom = t.fit.dropped.size() - std::min(t.fit.dropped.size(), Snapshot::kMaxDroppedShown);
+  for (size_t i = shownFrom; i < t.fit.dropped.size(); ++i) t.droppedText.push_back(tokenizer_->tokenText(t.fit.dropped[i]));
+  return tokenized_.emplace(std::move(t));
 }
 
 TraceOptions sessionTraceOptions(const ModelConfig& config, int tokens) {
@@ -199,14 +223,14 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
   return runStages(snapshot, [&] {
     const ModelConfig& c = config();
     if (!tokenizer_) throw Error("this model has no tokenizer: " + model_.tokenizerNote);
-    ContextFit fit = fitPrompt(promptIds(request));
-    snapshot->ids = std::move(fit.kept);
-    snapshot->droppedIds = std::move(fit.dropped);
-    for (int id : snapshot->ids) snapshot->tokenText.push_back(tokenizer_->tokenText(id));
-    const size_t shownFrom = snapshot->droppedIds.size() - std::min(snapshot->droppedIds.size(), Snapshot::kMaxDroppedShown);
-    for (size_t i = shownFrom; i < snapshot->droppedIds.size(); ++i) snapshot->droppedText.push_back(tokenizer_->tokenText(snapshot->droppedIds[i]));
+    const Tokenized& tokens = tokenize(request);
+    snapshot->ids = tokens.fit.kept;
+    snapshot->droppedIds = tokens.fit.dropped;
+    snapshot->tokenText = tokens.tokenText;
+    snapshot->droppedText = tokens.droppedText;
     if (snapshot->ids.empty()) throw Error("the prompt is empty: type some text");
-    if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
+    snapshot->moeRouting = moeRoutingFor(c, request);
+    if (snapshot->moeRouting) transformer_->setMoeRouting(*snapshot->moeRouting);
     setStage(ComputeProgress::Stage::Forward);
     encodeSource(request, *snapshot);
     applyInterventions(request, snapshot->ids, *snapshot);

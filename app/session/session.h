@@ -25,26 +25,13 @@
 
 namespace tscope::session {
 
-struct Request {
-  std::string prompt;
-  // The layer the panels look at (AppState::layer): captured first when a long prompt meets the
+// What the panel on screen asks of the forward beyond the model's inputs, from its registration
+// (panelNeeds): which layer's maps first, how much map memory, one layer's internals, a variant.
+struct ViewNeeds {
+  // The layer the panels look at (ViewSelection::layer): captured first when a long prompt meets the
   // map memory cap, else its maps computed alone (Snapshot::focusAttention); -1 = none.
   int focusLayer = -1;
-  size_t mapMemoryBytes = size_t(512) << 20;  // the cap on the attention maps held (AppState::mapMemoryMiB)
-  std::string source;                         // encoder-decoder models: the source (the prompt is the target after the start token)
-  SamplingParams sampling;
-  std::optional<MoeRoutingParams> moe;  // routing knobs to use (MoE models)
-  int beamWidth = 0;                    // > 0: also run beam search from the prompt
-  int beamSteps = 4;
-  bool measureKvCache = false;  // also time decoding with and without the KV cache
-  // How long the timing without the cache may rerun the sequence (at least once; KvCacheTiming).
-  double withoutCacheBudgetMs = 2000;
-  // Tokens generated after the text `generatedFrom`: while prompt == generatedFrom + their text, the
-  // model runs encode(generatedFrom) + these ids, exactly what was generated (re-encoding the text
-  // could merge tokens differently); any edit of the prompt drops them (session_generate.cpp).
-  std::string generatedFrom;
-  std::vector<int> generatedIds;
-  int generateTokens = 0;  // > 0: first generate this many tokens (Step, Generate N)
+  size_t mapMemoryBytes = size_t(512) << 20;  // the cap on the attention maps held (Preferences::mapMemoryMiB)
   // The Inside-the-block panel: capture every layer's components (the direct logit attribution's
   // inputs) and the internals of one layer (-1: none); see TraceOptions.
   bool components = false;
@@ -58,22 +45,39 @@ struct Request {
   // attention at layer `variantLayer` (-1: every layer); the snapshot then holds variantLogits.
   std::optional<AttentionVariantParams> attentionVariant;
   int variantLayer = -1;
-  // Applied to every forward of this request (the prompt, generation, beam search, KV timing).
-  std::vector<InterventionSpec> interventions;
-  std::string patchSource;  // the second prompt Patch edits take their values from
+  bool operator==(const ViewNeeds&) const = default;
+};
+
+// One computation the worker runs: the model's inputs (ForwardInputs for the forward,
+// ReadoutInputs for the stages after it), the session's generated tokens, and the view's needs.
+// Each stage is cached on its own inputs: a request whose ForwardInputs, SessionScratch and
+// ViewNeeds equal the last one's runs only the stages after the forward whose inputs changed.
+//
+// SessionScratch: tokens generated after the text `generatedFrom`: while prompt == generatedFrom + their
+// text, the model runs encode(generatedFrom) + these ids, exactly what was generated (re-encoding the
+// text could merge tokens differently); any edit of the prompt drops them (session_generate.cpp).
+struct Request : ModelInputs, SessionScratch, ViewNeeds {
+  // How long the timing without the cache may rerun the sequence (at least once; KvCacheTiming).
+  double withoutCacheBudgetMs = 2000;
+  int generateTokens = 0;  // > 0: first generate this many tokens (Step, Generate N)
   bool operator==(const Request&) const = default;
 };
 
-// True when `a` and `b` ask for the same prompt forward: they differ at most in what is read after
-// it (the sampling knobs, beam search, the KV-cache timing). A field added to Request counts as an
-// input of the forward unless it is named here (session.cpp).
+// True when `a` and `b` ask for the same prompt forward: their ForwardInputs, SessionScratch and
+// ViewNeeds are equal (they differ at most in what is read after it).
 bool sameForward(const Request& a, const Request& b);
 
-// The request AppState asks for (prompt, generated tokens, sampling, beam search, KV timing,
-// interventions, the model's MoE routing with the state's knobs on top); the App adds what the
-// panel on screen needs (components, internals, the efficient-attention variant). Lessons and
-// their tests build their requests here too.
+// What the panel on screen asks of the forward (its registration's needs, the selected layer
+// and token, the map memory preference).
+ViewNeeds panelNeeds(const AppState& state, const ModelConfig& config);
+
+// The request AppState asks for: its model inputs and generated tokens as they are, plus the panel
+// on screen's needs. The App, lessons and their tests build their requests here.
 Request requestFor(const AppState& state, const ModelConfig& config);
+
+// The routing a MoE model runs with: the model's own, with the inputs' knobs on top (nullopt for
+// a dense model).
+std::optional<MoeRoutingParams> moeRoutingFor(const ModelConfig& config, const ForwardInputs& inputs);
 
 // What a Step or Generate N did (session_generate.cpp).
 struct GenerationReport {
@@ -98,10 +102,11 @@ struct KvCacheTiming {
 };
 
 struct Snapshot {
-  uint64_t id = 0;                     // increases with every computed request
-  Request request;                     // what was computed
-  std::vector<int> ids;                // (T) prompt tokens
-  std::vector<std::string> tokenText;  // (T) printable token text
+  uint64_t id = 0;                             // increases with every computed request
+  Request request;                             // what was computed
+  std::optional<MoeRoutingParams> moeRouting;  // the routing it ran with (MoE models: moeRoutingFor)
+  std::vector<int> ids;                        // (T) prompt tokens
+  std::vector<std::string> tokenText;          // (T) printable token text
   // A prompt longer than the context: the tokens before the last n_ctx, not run (fitPrompt; an
   // encoder-decoder keeps its start token and drops the target tokens after it).
   std::vector<int> droppedIds;           // (dropped) every dropped token, in order
@@ -293,6 +298,17 @@ class Session {
   size_t encodedDropped_ = 0;
   std::atomic<int> generationDone_{0}, generationAsked_{0};
   std::atomic<bool> stopGeneration_{false};
+  // The tokenize stage, cached on its inputs (the prompt and the generated tokens): a request that
+  // changes only what the view needs of the forward (another layer in the Inside panel, another
+  // panel) does not encode the prompt again. Worker only.
+  struct Tokenized {
+    std::string prompt;
+    SessionScratch generated;
+    ContextFit fit;
+    std::vector<std::string> tokenText, droppedText;  // as in Snapshot
+  };
+  std::optional<Tokenized> tokenized_;
+  const Tokenized& tokenize(const Request& request);
   // Last: its destructor cancels and joins the running request before anything above goes.
   Worker<Request, Snapshot> worker_{WorkerPolicy::LatestWins};
 };

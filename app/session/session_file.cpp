@@ -122,15 +122,32 @@ void readEfficient(const nlohmann::json* it, const std::string& path, EfficientF
   }
   warning += (warning.empty() ? path + ": " : "; ") + ("efficient: " + problem + " (kept the defaults)");
 }
-// Every session-file field with the member it holds: the one list the reader, the writer and
-// stateFieldNames walk, in file order (S is AppState or const AppState). Not saved: the generated
-// tokens (a session file's prompt is text).
+// Every session-file field with the member it holds, one visitor per kind of state (app_state.h):
+// the lists the reader, the writer and stateFieldNames walk, in file order (S is the struct or
+// its const). SessionScratch is not saved (a session file's prompt is text).
 template <class S, class Visit>
-void stateFields(S& s, Visit&& visit) {
-  // The model's inputs.
+void forwardFields(S& s, Visit&& visit) {
   visit("prompt", s.prompt);
   visit("source", s.source);
-  // What the view selects.
+  visit("moe_top_k", s.moeTopK);
+  visit("moe_capacity_factor", s.moeCapacityFactor);
+  visit("moe_expert_choice", s.moeExpertChoice);
+  visit("interventions", s.interventions);
+  visit("patch_source", s.patchSource);
+}
+template <class S, class Visit>
+void readoutFields(S& s, Visit&& visit) {
+  visit("temperature", s.sampling.temperature);
+  visit("top_k", s.sampling.topK);
+  visit("top_p", s.sampling.topP);
+  visit("greedy", s.sampling.greedy);
+  visit("seed", s.sampling.seed);
+  visit("beam_width", s.beamWidth);
+  visit("beam_steps", s.beamSteps);
+  visit("measure_kv_cache", s.measureKvCache);
+}
+template <class S, class Visit>
+void viewFields(S& s, Visit&& visit) {
   visit("panel", s.panel);
   visit("layer", s.layer);
   visit("head", s.head);
@@ -141,28 +158,28 @@ void stateFields(S& s, Visit&& visit) {
   visit("show_scores", s.showScores);
   visit("lines_view", s.linesView);
   visit("show_grid", s.showGrid);
-  // The knobs read after the forward, and the runs they ask for.
-  visit("temperature", s.sampling.temperature);
-  visit("top_k", s.sampling.topK);
-  visit("top_p", s.sampling.topP);
-  visit("greedy", s.sampling.greedy);
-  visit("seed", s.sampling.seed);
-  visit("beam_width", s.beamWidth);
-  visit("beam_steps", s.beamSteps);
-  visit("measure_kv_cache", s.measureKvCache);
-  // The model's inputs beside the prompt: routing, interventions, the attention variant.
-  visit("moe_top_k", s.moeTopK);
-  visit("moe_capacity_factor", s.moeCapacityFactor);
-  visit("moe_expert_choice", s.moeExpertChoice);
-  visit("interventions", s.interventions);
-  visit("patch_source", s.patchSource);
   visit("ablation_kind", s.ablationKind);
   visit("efficient", EfficientField<std::remove_reference_t<decltype((s.attentionVariant))>, std::remove_reference_t<decltype((s.variantAllLayers))>>{
                          s.attentionVariant, s.variantAllLayers});
-  // Preferences.
+}
+template <class S, class Visit>
+void preferenceFields(S& s, Visit&& visit) {
   visit("map_memory_mib", s.mapMemoryMiB);
   visit("font_scale", s.fontScale);
   visit("projector", s.projector);
+}
+// S: AppState or const AppState; each part visited as its own struct.
+template <class S, class Visit>
+void stateFields(S& s, Visit&& visit) {
+  constexpr bool isConst = std::is_const_v<S>;
+  using Forward = std::conditional_t<isConst, const ForwardInputs, ForwardInputs>;
+  using Readout = std::conditional_t<isConst, const ReadoutInputs, ReadoutInputs>;
+  using View = std::conditional_t<isConst, const ViewSelection, ViewSelection>;
+  using Prefs = std::conditional_t<isConst, const Preferences, Preferences>;
+  forwardFields(static_cast<Forward&>(s), visit);
+  readoutFields(static_cast<Readout&>(s), visit);
+  viewFields(static_cast<View&>(s), visit);
+  preferenceFields(static_cast<Prefs&>(s), visit);
 }
 
 // stateFields' reader: each field present in the object, its type checked; `names`, when set,

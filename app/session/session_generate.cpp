@@ -58,12 +58,13 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
     const Tokenizer& tokenizer = *tokenizer_;
     const ModelConfig& c = config();
     const std::vector<int> ids = promptIds(request);
-    if (c.isMoe() && request.moe) transformer_->setMoeRouting(*request.moe);
+    const std::optional<MoeRoutingParams> moe = moeRoutingFor(c, request);
+    if (moe) transformer_->setMoeRouting(*moe);
     encodeSource(request, snapshot);  // may drop generation_ (another source)
     const std::vector<int> kept = fitPrompt(ids).kept;
     applyInterventions(request, kept, snapshot);
     // Continue the kept stream when this prompt is where it left off, with the same knobs.
-    bool continues = generation_ && sameSampling(generation_->params(), request.sampling) && generationMoe_ == request.moe &&
+    bool continues = generation_ && sameSampling(generation_->params(), request.sampling) && generationMoe_ == moe &&
                      transformer_->interventions() == generationInterventions_ && ids.size() == generationStart_.size() + generation_->ids().size();
     continues = continues && std::equal(generationStart_.begin(), generationStart_.end(), ids.begin()) &&
                 std::equal(generation_->ids().begin(), generation_->ids().end(), ids.begin() + generationStart_.size());
@@ -71,7 +72,7 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
       generation_.reset();  // its cache goes before the new one is made
       generation_ = std::make_unique<Generation>(*transformer_, kept, request.sampling, stopId());
       generationStart_ = ids;
-      generationMoe_ = request.moe;
+      generationMoe_ = moe;
       generationInterventions_ = transformer_->interventions();
     }
     const size_t before = generation_->ids().size();

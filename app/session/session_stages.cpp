@@ -10,14 +10,7 @@
 namespace tscope::session {
 
 bool sameForward(const Request& a, const Request& b) {
-  Request forwardOnly = b;  // b with a's fields that are read after the forward: every other one must match
-  forwardOnly.sampling = a.sampling;
-  forwardOnly.beamWidth = a.beamWidth;
-  forwardOnly.beamSteps = a.beamSteps;
-  forwardOnly.measureKvCache = a.measureKvCache;
-  forwardOnly.withoutCacheBudgetMs = a.withoutCacheBudgetMs;
-  forwardOnly.generateTokens = a.generateTokens;
-  return forwardOnly == a;
+  return static_cast<const ForwardInputs&>(a) == b && static_cast<const SessionScratch&>(a) == b && static_cast<const ViewNeeds&>(a) == b;
 }
 
 std::shared_ptr<Snapshot> Session::afterForward(const Request& request, uint64_t id) {

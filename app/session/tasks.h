@@ -48,6 +48,7 @@ class TaskChannelBase {
   virtual ~TaskChannelBase() = default;
   virtual const std::type_info& resultType() const = 0;
   virtual bool busy() const = 0;
+  virtual WorkProgress progress() const = 0;
 };
 
 // One kind of background work and its newest result.
@@ -58,6 +59,7 @@ class TaskChannel final : public TaskChannelBase {
   explicit TaskChannel(WorkerPolicy policy) : worker_(policy) {
     worker_.start({.run =
                        [this](typename Scope::Job& job) {
+                         worker_.setProgress(0, 0);  // not the last task's
                          Scope scope(worker_.cancelToken(), worker_);
                          job.run(scope);
                        },
@@ -69,7 +71,7 @@ class TaskChannel final : public TaskChannelBase {
   void post(std::function<void(Scope&)> task) { worker_.post({std::move(task)}); }
   std::shared_ptr<const Result> latest() const { return worker_.latest(); }  // null until the first publish
   bool busy() const override { return worker_.busy(); }                      // a task waits or runs
-  WorkProgress progress() const { return worker_.progress(); }
+  WorkProgress progress() const override { return worker_.progress(); }
   std::string lastError() const { return worker_.lastError(); }  // "" unless a task threw
   const std::type_info& resultType() const override { return typeid(Result); }
 
@@ -96,6 +98,12 @@ class Tasks {
     for (const auto& [name, channel] : channels_)
       if (channel->busy()) return true;
     return false;
+  }
+  // The running task's progress on channel `name` ({} when no such channel was made).
+  WorkProgress progress(const std::string& name) const {
+    std::lock_guard lock(mutex_);
+    const auto it = channels_.find(name);
+    return it == channels_.end() ? WorkProgress{} : it->second->progress();
   }
 
  private:

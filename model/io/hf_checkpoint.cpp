@@ -267,13 +267,14 @@ std::optional<HalfType> halfTypeOf(const std::vector<Placement>& plan, const Sha
 // place from the mapped shard when it is one whole aligned tensor in HF's order, else assembled
 // in `store` (source row rowOrder into row column + j, as placeTransposed places columns).
 std::vector<HalfMatrix> placeHalves(const std::vector<Placement>& plan, const ShardSet& shards, const std::vector<ParamSpec>& layout, HalfType type,
-                                    int64_t D, HalfStore& store) {
+                                    int64_t D, HalfStore& store, const std::function<void()>& placed) {
   std::map<std::string, size_t> indexOf;
   for (size_t i = 0; i < layout.size(); ++i) indexOf[layout[i].name] = i;
   std::vector<HalfMatrix> halves(layout.size());
   std::set<const MappedFile*> mapped;
   for (const auto& p : plan) {
     if (!isHalfMatrix(p)) continue;
+    placed();
     const size_t i = indexOf.at(p.param);
     const ParamSpec& spec = layout[i];
     const int64_t rows = p.copy ? spec.shape[0] : spec.shape[1], cols = p.copy ? spec.shape[1] : spec.shape[0];
@@ -441,7 +442,7 @@ ModelConfig hfLlamaConfig(const nlohmann::json& j, const std::string& where) {
   return c;
 }
 
-Weights loadHfLlamaWeights(const std::string& dirString, const ModelConfig& config, const nlohmann::json& hfConfig) {
+Weights loadHfLlamaWeights(const std::string& dirString, const ModelConfig& config, const nlohmann::json& hfConfig, const LoadProgress& progress) {
   const fs::path dir(dirString);
   const ShardSet shards(dir);
   const std::vector<Placement> plan = placements(config, biasesOf(hfConfig), familyOf(hfConfig));
@@ -468,12 +469,15 @@ Weights loadHfLlamaWeights(const std::string& dirString, const ModelConfig& conf
   // become float32 in the owned arena, zero-filled where the checkpoint has no bias.
   const std::optional<HalfType> halfType = halfTypeOf(plan, shards);
   auto store = std::make_shared<HalfStore>();
+  int done = 0;
+  const auto placed = [&, total = static_cast<int>(plan.size())] { progress ? progress(++done, total) : void(); };
   const std::vector<HalfMatrix> halves =
-      halfType ? placeHalves(plan, shards, layout, *halfType, config.headDim(), *store) : std::vector<HalfMatrix>(layout.size());
+      halfType ? placeHalves(plan, shards, layout, *halfType, config.headDim(), *store, placed) : std::vector<HalfMatrix>(layout.size());
   Weights weights(config, halves, store);
   std::vector<float> buffer;
   for (const auto& p : plan) {
     if (halfType && isHalfMatrix(p)) continue;  // held as halves
+    placed();
     const SafetensorsFile& file = shards.fileOf(p.hfName);
     float* dst = weights.convertedParam(p.param);
     if (p.copy) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/core/weights.h"
+#include "model/io/load_progress.h"
 
 namespace tscope {
 
@@ -36,8 +37,8 @@ ModelConfig hfLlamaConfig(const nlohmann::json& hfConfig, const std::string& whe
 // the mapped shards, but for q, k, v (fused into c_attn in tscope's RoPE row order, owned) and any
 // misaligned tensor; norms and biases, and every tensor of other checkpoints, become float32. Throws
 // tscope::Error with one line naming the tensor and the file: missing, wrong shape, unexpected,
-// or an index naming a shard that is missing or outside the directory.
-Weights loadHfLlamaWeights(const std::string& dir, const ModelConfig& config, const nlohmann::json& hfConfig);
+// or an index naming a shard that is missing or outside the directory. `progress` hears of each tensor placed.
+Weights loadHfLlamaWeights(const std::string& dir, const ModelConfig& config, const nlohmann::json& hfConfig, const LoadProgress& progress = {});
 
 // Where the model named by `path` lies: `path` itself when it is a model directory (or any
 // existing file); for a HuggingFace cache repo directory (models--org--name) the snapshot that

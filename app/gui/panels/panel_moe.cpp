@@ -74,8 +74,8 @@ std::vector<float> gateMatrix(const MoeRouting& r, bool probabilities) { return 
 
 void drawSummary(const Snapshot& s, const MoeRouting& r) {
   const int droppedAssignments = expertLoadSplit(r).droppedAssignments;
-  const bool expertChoice = s.request.moe && s.request.moe->expertChoice;
-  const double factor = s.request.moe ? s.request.moe->capacityFactor : 0;
+  const bool expertChoice = s.moeRouting && s.moeRouting->expertChoice;
+  const double factor = s.moeRouting ? s.moeRouting->capacityFactor : 0;
   std::string capacity = "unlimited";
   if (r.capacity >= 0) {
     char text[96];
@@ -151,7 +151,7 @@ void drawGates(PanelContext& ctx, const Snapshot& s, const MoeRouting& r, MoeVie
   }
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + std::max(area.x, ImGui::GetFontSize() * 12));
   ImGui::TextDisabled("white outline: chosen; red cross: dropped (expert full); red dot: token with no expert");
-  if (s.request.moe && !s.request.moe->normalizeTopK && !v.showProbs)
+  if (s.moeRouting && !s.moeRouting->normalizeTopK && !v.showProbs)
     ImGui::TextDisabled("gates are the chosen experts' router probabilities, not renormalised: a token's gates need not sum to 1");
   if (!r.sharedExpertGates.empty()) ImGui::TextDisabled("every token also runs the shared expert, weighted by its own sigmoid gate (in the tooltip)");
   ImGui::PopTextWrapPos();
@@ -185,7 +185,7 @@ void drawBalance(const Snapshot& s, const MoeRouting& r, ImVec2 area) {
   balance.categoryLabel = "expert";
   const int hoveredBalance = drawColumnChart(balance, ImVec2(area.x, chartHeight));
   if (hovered < 0) hovered = hoveredBalance;
-  const double alpha = s.request.moe ? s.request.moe->auxLossAlpha : 0.0;
+  const double alpha = s.moeRouting ? s.moeRouting->auxLossAlpha : 0.0;
   ImGui::Text("aux loss = alpha E sum_i f_i P_i = %.5f", r.auxLoss);
   ImGui::SameLine();
   ImGui::TextDisabled("(alpha = %g; perfectly balanced routing gives alpha; Fedus et al. 2021)", alpha);
