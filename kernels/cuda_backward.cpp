@@ -89,6 +89,7 @@ class CudaBackwardOps : public BackwardOps {
     launchSwigluBackward(dgate, dvalue, dout, gate, value, n, stream_);
   }
   void attention(float* dqkv, const float* dout, const float* qkv, const AttentionShape& shape, int batch) override {
+    requireNoCache(shape);
     if (shape.T <= 0 || batch <= 0) return;
     const float* slopes = nullptr;
     if (shape.alibiSlopes) slopes = stage(shape.alibiSlopes, static_cast<size_t>(shape.nHead));

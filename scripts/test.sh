@@ -18,7 +18,7 @@ if [[ "${TSCOPE_SKIP_ASAN:-0}" != 1 ]]; then
   cmake --build build-asan --parallel "$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure --parallel "$jobs" \
-    -R 'Safetensors|Npy|Tokenizer|tokenizer_brown|ModelIo|KvCache|Forward|Sampling|BeamSearch|Generate|Architecture|Moe|Positional|Cli\.|cli_bad_inputs|golden_forward|Backward|TrainModel|TrainCli|Optimizer|Recorded|Gradient|BackendChoice|CliEdges|PrefixReuse|SessionGenerate|WeightsInPlace|Generation|FuzzRegressions|LogitLens|CpuOps|EncoderDecoder|CrossAttention|DateTask|golden_encdec'
+    -R 'Safetensors|Npy|Tokenizer|tokenizer_brown|ModelIo|KvCache|Forward|Sampling|BeamSearch|Generate|Architecture|Moe|Positional|Cli\.|cli_bad_inputs|golden_forward|Backward|TrainModel|TrainCli|Optimizer|Recorded|Gradient|BackendChoice|CliEdges|PrefixReuse|SessionGenerate|WeightsInPlace|Generation|FuzzRegressions|LogitLens|CpuOps|EncoderDecoder|CrossAttention|DateTask|golden_encdec|UserPreferences'
 fi
 
 if [[ "${TSCOPE_SKIP_FUZZ:-0}" != 1 ]]; then

@@ -4,7 +4,8 @@ source, script or document extension) must be a repository path, from the root o
 mentioning file's folder, or the tail of one (`nn/block.cpp` for model/nn/block.cpp); a bare file
 name with a C++ or CUDA extension must be the name of some repository file. Mentions that are not
 ours (system and third-party includes, URLs, files the build generates, paths that leave the
-repository with ../) are skipped.
+repository with ../) are skipped. A Markdown image (![alt](path)) must be a file in the
+repository, from the document's folder: the README's screenshots may not go missing.
 
 Usage: check_file_mentions.py [REPO_ROOT]   (default: the parent of this file's folder)
 Prints each dangling mention as file:line: name and exits 1 if there is any."""
@@ -23,6 +24,7 @@ PATH = re.compile(r"(?<![\w./:$-])((?:\.\./|\./)?(?:[\w.-]+/)+[\w.-]+\." + PATH_
 BARE = re.compile(r"(?<![\w./:<$-])([\w-]+\.(?:cpp|cuh|cu|h))" + END)
 URL = re.compile(r"\w+://\S+")
 SYSTEM_INCLUDE = re.compile(r"#\s*include\s*<[^>]*>")
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)")
 # Files that are not ours and not in the repository: third-party and system headers, peers'
 # sources named for comparison. A mention of one of these is never checked.
 NOT_OURS = {
@@ -77,6 +79,11 @@ def main():
         if not SCANNED.search(path) or path.startswith(("tests/fuzz/corpus/", "tests/data/")):
             continue
         text = (root / path).read_text(encoding="utf-8", errors="replace")
+        if path.endswith(".md"):
+            for number, line in enumerate(text.split("\n"), 1):
+                for image in IMAGE.findall(line):
+                    if "://" not in image and not (root / Path(path).parent / image).is_file():
+                        dangling.append(f"{path}:{number}: image {image}")
         for number, mention in mentions(text):
             if mention in NOT_OURS or Path(mention).name in NOT_OURS | GENERATED or exists(mention, path, files, names, root):
                 continue

@@ -272,7 +272,6 @@ void attentionRopeWithGroupedQueryAndWindow(Device& device, Device& reference) {
 }
 
 void attentionNeedsNoCache(Device& device, Device&) {
-  if (device.name() == "cuda") GTEST_SKIP() << "the CUDA attention backward does not check pos0 (kernels/cuda_backward.cpp)";
   auto shape = attentionShape(2, 1, 2);
   shape.pos0 = 1;
   EXPECT_THROW(gradients(device, {std::vector<float>(2 * 2), std::vector<float>(2 * shape.qkvDim())}, {size_t(2 * shape.qkvDim())},

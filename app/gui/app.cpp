@@ -296,6 +296,25 @@ float App::statusHeight(float frameMs) const {
   return height + ImGui::GetStyle().ItemSpacing.y * 3;
 }
 
+void App::showMessage(const std::string& message, MessageKind kind) {
+  message_ = message;
+  messageKind_ = kind;
+  if (message.empty()) return;
+  const std::time_t now = std::time(nullptr);
+  char time[16] = "";
+  if (const std::tm* local = std::localtime(&now)) std::strftime(time, sizeof time, "%H:%M:%S", local);
+  messages_.push_back({time, kind, message});
+  if (messages_.size() > kMessagesKept) messages_.pop_front();
+}
+
+// A message's colour: an outcome in the text colour, something to notice in amber, what went
+// wrong in red (darker amber on the projector's light theme).
+ImVec4 App::messageColour(MessageKind kind) const {
+  if (kind == MessageKind::Error) return ImVec4(0.9f, 0.25f, 0.2f, 1.0f);
+  if (kind == MessageKind::Warning) return state_.projector ? ImVec4(0.6f, 0.4f, 0.0f, 1.0f) : ImVec4(0.95f, 0.7f, 0.25f, 1.0f);
+  return ImGui::GetStyleColorVec4(ImGuiCol_Text);
+}
+
 void App::drawStatusBar(float frameMs) {
   ImGui::Separator();
   if (!state_.interventions.empty()) {
@@ -306,18 +325,26 @@ void App::drawStatusBar(float frameMs) {
     recordItem(shared_, "interventions_status");
   }
   ImGui::TextWrapped("%s", statusLine(frameMs).c_str());
+  recordItem(shared_, "status_bar");
   const Snapshot* s = snapshot_.get();
   const bool computeError = s && !s->error.empty();
   const std::string& line = computeError ? s->error : message_;
   if (!line.empty()) {
-    const MessageKind kind = computeError ? MessageKind::Error : messageKind_;
-    const bool light = state_.projector;  // the projector's light theme needs darker warning colours
-    const ImVec4 colour = kind == MessageKind::Error     ? ImVec4(0.9f, 0.25f, 0.2f, 1.0f)
-                          : kind == MessageKind::Warning ? (light ? ImVec4(0.6f, 0.4f, 0.0f, 1.0f) : ImVec4(0.95f, 0.7f, 0.25f, 1.0f))
-                                                         : ImGui::GetStyleColorVec4(ImGuiCol_Text);
-    ImGui::PushStyleColor(ImGuiCol_Text, colour);
+    ImGui::PushStyleColor(ImGuiCol_Text, messageColour(computeError ? MessageKind::Error : messageKind_));
     ImGui::TextWrapped("%s", line.c_str());
     ImGui::PopStyleColor();
+    recordItem(shared_, "message");
+    if (ImGui::IsItemHovered() && !messages_.empty()) {  // the last few, with their time
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
+      for (const LoggedMessage& m : messages_) {
+        ImGui::PushStyleColor(ImGuiCol_Text, messageColour(m.kind));
+        ImGui::TextWrapped("%s  %s", m.time.c_str(), m.text.c_str());
+        ImGui::PopStyleColor();
+      }
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
   }
 }
 

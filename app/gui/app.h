@@ -3,6 +3,7 @@
 // (each with its own view state, panels/panel_*.h), and the Session that runs the model.
 #pragma once
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,11 +51,16 @@ class App {
   // One line shown in the app (bad session file, invalid config typed in a panel, ...).
   // The status bar's line: an outcome (Info, the text colour), something to notice (Warning, amber)
   // or what went wrong (Error, red).
+  // The last kMessagesKept stay, with the time each came, in the line's tooltip.
   enum class MessageKind { Info, Warning, Error };
-  void showMessage(const std::string& message, MessageKind kind = MessageKind::Error) {
-    message_ = message;
-    messageKind_ = kind;
-  }
+  void showMessage(const std::string& message, MessageKind kind = MessageKind::Error);
+  struct LoggedMessage {
+    std::string time;  // HH:MM:SS, local
+    MessageKind kind;
+    std::string text;
+  };
+  static constexpr size_t kMessagesKept = 8;
+  const std::deque<LoggedMessage>& messages() const { return messages_; }  // oldest first
   // A PNG the user asked for this frame (path, and the panel's rectangle to crop to), or none.
   bool takeScreenshotRequest(std::string& path, ScreenRect& crop);
   void screenshotDone(const std::string& path, const std::string& error);
@@ -94,6 +100,7 @@ class App {
  private:
   friend class LessonPlayer;  // enters a lesson's step: opens its model, applies its state, sets panels
   void drawStatusBar(float frameMs);
+  ImVec4 messageColour(MessageKind kind) const;
   std::string statusLine(float frameMs) const;
   float statusHeight(float frameMs) const;
   void drawToolbar();
@@ -139,6 +146,7 @@ class App {
   std::shared_ptr<const Snapshot> snapshot_;
   std::string message_;
   MessageKind messageKind_ = MessageKind::Info;
+  std::deque<LoggedMessage> messages_;
   bool quit_ = false;
   bool showHelp_ = false;
   int requestedTab_ = -1;  // a tab to select on the next frame (--panel, Alt+N)

@@ -30,11 +30,14 @@ struct Options {
   int layer = -1, head = -1, benchFrames = 0, trainSteps = 0, lessonStep = -1;
   int width = 1600, height = 1000;  // the window (--window WxH; 1280x720 for --export-slides)
   float fontScale = 1.0f;
-  bool projector = false, hasPrompt = false, hasSource = false, hasWindow = false;
+  bool projector = false, hasPrompt = false, hasSource = false, hasWindow = false, hasFontScale = false;
+  bool fresh = false;  // start without the saved preferences (user_preferences.h)
 };
 
 const char* kUsage =
-    "usage: tscope [--model DIR] [--prompt S] [--source S] [--session FILE] [--font-scale X] [--projector] [--window WxH]\n"
+    "usage: tscope [--model DIR] [--prompt S] [--source S] [--session FILE] [--font-scale X] [--projector] [--window WxH] [--fresh]\n"
+    "              (the window opens as it closed: size, place, text size, projector mode, model, prompt and panel,\n"
+    "               kept in $XDG_CONFIG_HOME/tscope/preferences.json; --fresh starts from the defaults instead)\n"
     "              (--source: an encoder-decoder's source text; its prompt is then the target so far)\n"
     "              [--backend auto|cpu|cuda|reference]  (auto, the default: the GPU when a CUDA device is usable, else the CPU;\n"
     "                                                      reference: the plain-loop backend the tests check against)\n"
@@ -63,7 +66,7 @@ Options parse(int argc, char** argv) {
   const tscope::Args args("tscope", argvList,
                           {"model", "prompt", "source", "session", "backend", "screenshot", "panel", "layer", "head", "bench-frames", "train-preset",
                            "train-steps", "lesson", "step", "export-slides", "font-scale", "window"},
-                          {"projector"});
+                          {"projector", "fresh"});
   Options o;
   o.model = args.str("model", "");
   o.hasPrompt = args.has("prompt");
@@ -85,7 +88,9 @@ Options parse(int argc, char** argv) {
   o.lessonStep = static_cast<int>(args.integer("step", -1, 1, 100000));
   o.exportSlides = args.str("export-slides", "");
   o.fontScale = static_cast<float>(args.number("font-scale", 1.0, 0.5, 4.0));
+  o.hasFontScale = args.has("font-scale");
   o.projector = args.has("projector");
+  o.fresh = args.has("fresh");
   if (args.has("window")) {
     const std::string v = args.str("window");
     char rest = 0;
@@ -106,10 +111,28 @@ std::string defaultModel() {
   return "";
 }
 
+// The saved preferences under what the command line and a session file say: the text size,
+// projector mode and map memory; the last model (if it is still there) with its prompt; the panel.
+void restorePreferences(const tscope::session::UserPreferences& saved, const Options& options, tscope::session::AppState& state, std::string& model) {
+  static_cast<tscope::session::Preferences&>(state) = saved.preferences;
+  std::error_code ec;
+  if (model.empty() && !saved.model.empty() && std::filesystem::exists(saved.model, ec)) model = saved.model;
+  if (model == saved.model && !options.hasPrompt) state.prompt = saved.prompt;
+}
+
+// The frame loop of the interactive window, until it is closed or Ctrl Q.
+void runWindow(tscope::gui::Platform& platform, tscope::gui::App& app);
+
 int run(const Options& options) {
   using namespace tscope::gui;
   AppState state;
   std::string model = options.model, startupMessage;
+  // The preferences file belongs to the interactive window: captures and benchmarks start from the defaults.
+  const bool interactive = options.screenshot.empty() && options.exportSlides.empty() && options.benchFrames == 0;
+  const std::string preferencesPath = interactive ? userPreferencesPath() : "";
+  std::optional<UserPreferences> saved;
+  if (!options.fresh) saved = loadUserPreferences(preferencesPath, startupMessage);
+  if (saved && options.session.empty()) restorePreferences(*saved, options, state, model);
   if (!options.session.empty()) {
     try {
       SessionFile file = loadSessionFile(options.session);
@@ -124,9 +147,19 @@ int run(const Options& options) {
   if (model.empty()) throw tscope::Error("no model: pass --model DIR (or run scripts/run.sh once to create the default model)");
   if (options.hasPrompt) state.prompt = options.prompt;
   if (options.hasSource) state.source = options.source;
-  state.fontScale = options.fontScale != 1.0f ? options.fontScale : state.fontScale;
+  state.fontScale = options.hasFontScale ? options.fontScale : state.fontScale;
   state.projector = options.projector || state.projector;
-  tscope::LoadedModel loaded = tscope::loadModel(model);
+  tscope::LoadedModel loaded;
+  try {
+    loaded = tscope::loadModel(model);
+  } catch (const tscope::Error& e) {
+    // The model last open (the preferences file's) no longer loads: the default one opens, and a line says why.
+    if (!saved || model != saved->model || options.model == model || defaultModel().empty()) throw;
+    startupMessage = std::string(e.what()) + " (the model last open; opened the default model)";
+    model = defaultModel();
+    state.prompt = AppState{}.prompt;
+    loaded = tscope::loadModel(model);
+  }
   const tscope::ModelConfig config = loaded.weights.config();
   // An encoder-decoder's prompt is its target: it starts empty (the default prompt is English text).
   if (config.isEncoderDecoder() && !options.hasPrompt && options.session.empty()) state.prompt.clear();
@@ -148,6 +181,8 @@ int run(const Options& options) {
   platformOptions.projector = state.projector;
   platformOptions.width = options.width;
   platformOptions.height = options.height;
+  platformOptions.fitToScreen = interactive && !options.hasWindow;
+  if (saved) platformOptions.place = saved->window;
   Platform platform(platformOptions);
   auto session = std::make_unique<Session>(std::move(loaded), options.backend);
   // The CPU fallback is said once on stderr too (the status bar keeps saying it).
@@ -156,6 +191,7 @@ int run(const Options& options) {
   App app(std::move(session), state);
   if (!startupMessage.empty()) app.showMessage(startupMessage);
   if (!options.panel.empty() && !app.selectPanel(options.panel)) throw tscope::Error("unknown panel '" + options.panel + "' (try --help)");
+  if (options.panel.empty() && options.session.empty() && saved && saved->panel) app.selectPanel(*saved->panel);
   if (options.trainSteps > 0 && options.trainPreset.empty()) throw tscope::Error("--train-steps needs --train-preset");
   if (!options.trainPreset.empty()) {
     if (!app.startTraining(options.trainPreset, options.trainSteps, options.layer, options.head))
@@ -214,6 +250,22 @@ int run(const Options& options) {
                 frameMs[frameMs.size() / 2], frameMs[frameMs.size() * 9 / 10], (unsigned long long)app.session().postedCount());
     return 0;
   }
+  runWindow(platform, app);
+  if (!preferencesPath.empty()) {
+    UserPreferences now{app.state(), platform.windowPlace(), app.session().modelPath(), app.state().prompt, app.state().panel};
+    try {
+      saveUserPreferences(preferencesPath, now);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tscope: the preferences were not saved: %s\n", e.what());
+    }
+  }
+  return 0;
+}
+
+void runWindow(tscope::gui::Platform& platform, tscope::gui::App& app) {
+  using namespace tscope::gui;
+  using Clock = std::chrono::steady_clock;
+  float lastFrameMs = 0;
   // TSCOPE_UI_REPORT=FILE: the GUI tests' view of the live window (ui_report.h).
   std::optional<UiReport> report;
   if (const char* path = std::getenv("TSCOPE_UI_REPORT"); path && *path) report.emplace(path);
@@ -250,7 +302,6 @@ int run(const Options& options) {
     std::this_thread::sleep_until(t0 + std::chrono::milliseconds(8));
     if (report) report->maybeWrite(app, lastFrameMs);
   }
-  return 0;
 }
 
 }  // namespace

@@ -84,11 +84,25 @@ Platform::Platform(const PlatformOptions& options) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
-  glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
-  window_ = glfwCreateWindow(options.width, options.height, "tscope", nullptr, nullptr);
+  session::WindowPlace place{0, 0, options.width, options.height, false};
+  if (options.fitToScreen) {
+    session::WindowPlace area{0, 0, 1600, 1000, false};  // no monitor reported: the old default
+    if (GLFWmonitor* monitor = glfwGetPrimaryMonitor()) glfwGetMonitorWorkarea(monitor, &area.x, &area.y, &area.width, &area.height);
+    if (area.width < 320 || area.height < 240) area = {0, 0, 1600, 1000, false};
+    place = session::fitWindow(options.place, area);
+  }
+  // A fitted place is in screen coordinates already; a --window size is scaled to the monitor.
+  glfwWindowHint(GLFW_SCALE_TO_MONITOR, options.fitToScreen ? GLFW_FALSE : GLFW_TRUE);
+  glfwWindowHint(GLFW_VISIBLE, options.fitToScreen ? GLFW_FALSE : GLFW_TRUE);  // shown once placed
+  window_ = glfwCreateWindow(place.width, place.height, "tscope", nullptr, nullptr);
   if (!window_) {
     glfwTerminate();
     throw std::runtime_error("cannot create an OpenGL 3.3 window (" + glfwErrorText + ")");
+  }
+  if (options.fitToScreen) {
+    glfwSetWindowPos(window_, place.x, place.y);
+    if (place.maximized) glfwMaximizeWindow(window_);
+    glfwShowWindow(window_);
   }
   glfwMakeContextCurrent(window_);
   glfwSwapInterval(1);
@@ -102,6 +116,14 @@ Platform::Platform(const PlatformOptions& options) {
   glfwSetKeyCallback(window_, onKey);  // replaces ImGui's, which onKey calls
   ImGui_ImplOpenGL3_Init("#version 330 core");
   applyStyle(options.fontScale, options.projector);
+}
+
+session::WindowPlace Platform::windowPlace() const {
+  session::WindowPlace place;
+  glfwGetWindowPos(window_, &place.x, &place.y);
+  glfwGetWindowSize(window_, &place.width, &place.height);
+  place.maximized = glfwGetWindowAttrib(window_, GLFW_MAXIMIZED) == GLFW_TRUE;
+  return place;
 }
 
 Platform::~Platform() {

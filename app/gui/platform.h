@@ -2,7 +2,10 @@
 // OpenGL3 backends), fonts with HiDPI scaling, themes, frame begin/end, and reading the
 // framebuffer back into a PNG. Nothing else in the app touches GLFW.
 #pragma once
+#include <optional>
 #include <string>
+
+#include "app/session/user_preferences.h"
 
 struct GLFWwindow;
 
@@ -48,7 +51,12 @@ enum Mod : int { kNoMod = 0, kShift = 1, kCtrl = 2, kAlt = 4 };
 bool isShortcutPressed(Key key, int mods = kNoMod, int digitOffset = 0);
 
 struct PlatformOptions {
+  // The window's size (scaled by the monitor's content scale), unless fitToScreen.
   int width = 1600, height = 1000;
+  // Open at fitWindow(place, the primary monitor's work area) instead: the saved place kept on
+  // screen, or at most 1600x1000 (maximized on a small screen) when there is none.
+  bool fitToScreen = false;
+  std::optional<session::WindowPlace> place;
   float fontScale = 1.0f;  // on top of the monitor's content scale
   bool projector = false;  // high-contrast light theme
 };
@@ -75,6 +83,7 @@ class Platform {
   // as PNG, through a temporary file and a rename; throws on failure.
   void saveScreenshot(const std::string& path, float x0 = 0, float y0 = 0, float x1 = 0, float y1 = 0) const;
   void applyStyle(float fontScale, bool projector);
+  session::WindowPlace windowPlace() const;  // where the window is now (for the preferences file)
 
  private:
   GLFWwindow* window_ = nullptr;

@@ -72,6 +72,8 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"reused_tokens", s ? s->reusedTokens : 0},
       {"error", s ? s->error : ""},
       {"message", app.message()},
+      {"messages_kept", app.messages().size()},
+      {"display", {ImGui::GetIO().DisplaySize.x, ImGui::GetIO().DisplaySize.y}},
       {"message_kind", app.messageKind() == App::MessageKind::Info      ? "info"
                        : app.messageKind() == App::MessageKind::Warning ? "warning"
                                                                         : "error"},

@@ -79,6 +79,7 @@ struct Preferences {
   static constexpr int kMinMapMemoryMiB = 16, kMaxMapMemoryMiB = 16384;
   float fontScale = 1.0f;
   bool projector = false;  // high-contrast light theme, large font
+  bool operator==(const Preferences&) const = default;
 };
 
 // Everything the user chose, shared by every panel.

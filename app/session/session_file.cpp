@@ -261,6 +261,16 @@ SessionFile sessionFileFromJsonText(const std::string& path, const std::string& 
   return session;
 }
 
+namespace {
+void checkPreferences(const Preferences& p, const std::string& path) {
+  if (p.mapMemoryMiB < Preferences::kMinMapMemoryMiB || p.mapMemoryMiB > Preferences::kMaxMapMemoryMiB)
+    throw Error(path + ": field 'map_memory_mib' is " + std::to_string(p.mapMemoryMiB) + ": map_memory_mib must be " +
+                std::to_string(Preferences::kMinMapMemoryMiB) + ".." + std::to_string(Preferences::kMaxMapMemoryMiB));
+  if (!(p.fontScale >= 0.5f && p.fontScale <= 4.0f))
+    throw Error(path + ": field 'font_scale' is " + std::to_string(p.fontScale) + ": font_scale must be between 0.5 and 4");
+}
+}  // namespace
+
 void readStateFields(const nlohmann::json& j, AppState& s, std::string& warning, const std::string& path) {
   stateFields(s, FieldReader{j, path, warning});
   if (const char* msg = validateSamplingParams(s.sampling); msg && *msg) throw Error(path + ": " + msg);
@@ -275,11 +285,16 @@ void readStateFields(const nlohmann::json& j, AppState& s, std::string& warning,
   range("moe_top_k", s.moeTopK, s.moeTopK >= 0 && s.moeTopK <= 1024, "0..1024 (0: the model's own)");
   range("beam_width", s.beamWidth, s.beamWidth >= 0 && s.beamWidth <= 16, "0..16");
   range("beam_steps", s.beamSteps, s.beamSteps >= 1 && s.beamSteps <= 64, "1..64");
-  range("map_memory_mib", s.mapMemoryMiB, s.mapMemoryMiB >= AppState::kMinMapMemoryMiB && s.mapMemoryMiB <= AppState::kMaxMapMemoryMiB,
-        std::to_string(AppState::kMinMapMemoryMiB) + ".." + std::to_string(AppState::kMaxMapMemoryMiB));
-  if (!(s.fontScale >= 0.5f && s.fontScale <= 4.0f))
-    throw Error(path + ": field 'font_scale' is " + std::to_string(s.fontScale) + ": font_scale must be between 0.5 and 4");
+  checkPreferences(s, path);
 }
+
+void readPreferenceFields(const nlohmann::json& j, Preferences& p, const std::string& path) {
+  std::string warning;  // no preference field has entries to leave out
+  preferenceFields(p, FieldReader{j, path, warning});
+  checkPreferences(p, path);
+}
+
+void writePreferenceFields(const Preferences& p, nlohmann::json& j) { preferenceFields(p, FieldWriter{j}); }
 
 const std::vector<std::string>& stateFieldNames() {
   static const std::vector<std::string> names = [] {

@@ -29,5 +29,9 @@ std::string sessionFileToJsonText(const SessionFile& session);
 // not in stateFieldNames() are ignored here.
 void readStateFields(const nlohmann::json& j, AppState& s, std::string& warning, const std::string& path);
 const std::vector<std::string>& stateFieldNames();  // "prompt", "panel", "layer", ... in file order
+// The Preferences part alone, by the same visitor and checks (the user's preferences file,
+// user_preferences.h, holds these keys too): read throws tscope::Error as readStateFields does.
+void readPreferenceFields(const nlohmann::json& j, Preferences& p, const std::string& path);
+void writePreferenceFields(const Preferences& p, nlohmann::json& j);
 
 }  // namespace tscope::session

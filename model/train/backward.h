@@ -16,6 +16,7 @@
 
 #include "model/nn/backend.h"
 #include "model/core/config.h"
+#include "model/core/error.h"
 
 namespace tscope {
 
@@ -53,7 +54,11 @@ class BackwardOps {
   //   dout (batch*T, C): gradient of the concatenated heads;
   //   dqkv (batch*T, qkvDim) += gradient with respect to Q | K | V as they were BEFORE the rotation
   //   (the output of the qkv projection). Probabilities are recomputed from qkv.
+  // Every implementation calls requireNoCache(shape) first (the reference's ref::attentionBackward does).
   virtual void attention(float* dqkv, const float* dout, const float* qkv, const AttentionShape& shape, int batch) = 0;
+  static void requireNoCache(const AttentionShape& shape) {
+    if (shape.pos0 != 0) throw Error("attention backward: training attention has no cache (pos0 must be 0, got " + std::to_string(shape.pos0) + ")");
+  }
 
   // Cross-attention of `batch` sequences (Backend::crossAttention, an encoder-decoder's decoder):
   //   q (batch*T, H D) queries, kv (batch*S, 2 Hkv D) keys | values, dout (batch*T, H D);

@@ -292,7 +292,7 @@ class CpuBackwardOps : public BackwardOps {
   }
 
   void attention(float* dqkv, const float* dout, const float* qkv, const AttentionShape& s, int batch) override {
-    if (s.pos0 != 0) throw Error("attention backward: pos0 must be 0 (training runs whole sequences with no cache)");
+    requireNoCache(s);
     const int T = s.T, D = s.headDim, kvHeads = s.kvHeads();
     const std::unique_ptr<RopeTables> rope = s.ropeBase > 0 ? std::make_unique<RopeTables>(T, s) : nullptr;
     // One task per (sequence, kv head): it owns the gradient columns of its K and V head and of

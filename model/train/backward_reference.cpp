@@ -10,6 +10,7 @@
 
 #include "model/core/error.h"
 #include "model/core/softmax.h"
+#include "model/train/backward.h"
 #include "model/nn/ops_reference.h"
 
 namespace tscope::ref {
@@ -198,7 +199,7 @@ void attentionBackward(float* dqkv, const float* dout, const float* qkv, const f
 }
 
 void attentionBackward(float* dqkv, const float* dout, const float* qkv, const AttentionShape& s, int batch) {
-  if (s.pos0 != 0) throw Error("attentionBackward: training attention has no cache (pos0 must be 0, got " + std::to_string(s.pos0) + ")");
+  BackwardOps::requireNoCache(s);
   const int T = s.T, H = s.nHead, D = s.headDim, C = H * D;
   const int kvDim = s.kvDim(), width = s.qkvDim(), group = H / s.kvHeads();
   const int kOffset = C, vOffset = C + kvDim;  // Q | K | V within a row

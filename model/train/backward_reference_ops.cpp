@@ -37,7 +37,7 @@ class ReferenceBackwardOps : public BackwardOps {
     ref::swigluBackward(dgate, dvalue, dout, gate, value, n);
   }
   void attention(float* dqkv, const float* dout, const float* qkv, const AttentionShape& shape, int batch) override {
-    ref::attentionBackward(dqkv, dout, qkv, shape, batch);
+    ref::attentionBackward(dqkv, dout, qkv, shape, batch);  // checks requireNoCache
   }
   double crossEntropy(float* dlogits, const float* logits, const int* targets, const uint8_t* scored, int rows, int V, float scale) override {
     return ref::crossEntropyBackward(dlogits, logits, targets, scored, rows, V, scale);

@@ -45,14 +45,19 @@ class Display:
 class App:
     """One tscope process on a Display, with its report file and input helpers."""
 
-    def __init__(self, display, tscope, workdir, args=(), log_name="app.log"):
+    def __init__(self, display, tscope, workdir, args=(), log_name="app.log", fresh=True):
         self.display, self.workdir = display, workdir
         self.report_path = os.path.join(workdir, "ui_report.json")
         if os.path.exists(self.report_path):
             os.remove(self.report_path)
         # Sweeps started in the Scaling panel (by a test or the monkey) go under the test's folder, never ~/.local.
+        # The preferences file too (user_preferences.h): under the test's folder, and not read unless
+        # the test asks (fresh=False), so no test starts where another one left the window.
         self.env = dict(os.environ, DISPLAY=display.name, TSCOPE_UI_REPORT=self.report_path,
-                        TSCOPE_SWEEPS_DIR=os.environ.get("TSCOPE_SWEEPS_DIR", os.path.join(workdir, "sweeps")))
+                        TSCOPE_SWEEPS_DIR=os.environ.get("TSCOPE_SWEEPS_DIR", os.path.join(workdir, "sweeps")),
+                        XDG_CONFIG_HOME=os.path.join(workdir, "config"))
+        if fresh:
+            args = [*args, "--fresh"]
         self.log_path = os.path.join(workdir, log_name)
         self.log = open(self.log_path, "wb")
         self.process = subprocess.Popen([tscope, *args], cwd=workdir, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
@@ -309,14 +314,15 @@ def save_failure_screen(app, out, log):
 
 def drive(tscope, out, session, log, size=(1280, 720)):
     """One scripted test on a private display of `size`: session(start) drives the app, where
-    start(args, log_name) starts tscope with `args` (again after a quit, for another start-up).
+    start(args, log_name, fresh) starts tscope with `args` (again after a quit, for another start-up;
+    fresh=False reads the preferences the last start left in OUT/config).
     Returns the exit code: 0 when it passed, 1 after logging the failure (and saving the screen at
     it) in OUT. Every app started is killed at the end if it is still running."""
     display = Display(*size)
     apps = []
 
-    def start(args, log_name="app.log"):
-        apps.append(App(display, tscope, out, args, log_name))
+    def start(args, log_name="app.log", fresh=True):
+        apps.append(App(display, tscope, out, args, log_name, fresh))
         return apps[-1]
 
     try:

@@ -11,6 +11,7 @@
 
 #include "app/gui/widgets/bar_chart.h"
 #include "app/gui/widgets/column_chart.h"
+#include "app/gui/widgets/layer_head_picker.h"
 #include "app/gui/panels/panel_moe.h"
 
 #include <memory>
@@ -29,8 +30,7 @@ void drawKnobs(PanelContext& ctx) {
   AppState& st = ctx.state;
   const ModelConfig& c = ctx.session.config();
   const float width = ImGui::GetFontSize() * 8;
-  ImGui::SetNextItemWidth(width);
-  ImGui::SliderInt("layer", &st.layer, 0, c.n_layer - 1);
+  layerSlider(&ctx.shared, {.widthEms = 8}, st.layer, c.n_layer);
   sameLineIfFits(width + ImGui::CalcTextSize("top-k").x);
   int topK = st.moeTopK > 0 ? st.moeTopK : c.moe_top_k;
   ImGui::SetNextItemWidth(width);

@@ -1,5 +1,5 @@
 // The layer and head sliders of the panels that show one head of one layer (Attention, Inside the
-// block, Translation, the Training panel's head): the same widths, flow and clamping everywhere,
+// block, Translation, Efficient attention, the Training panel's head; the Experts panel's layer): the same widths, flow and clamping everywhere,
 // each slider recorded as a screen region for the GUI tests when the panel names one.
 #pragma once
 #include <string>
@@ -19,5 +19,7 @@ struct LayerHeadPicker {
 // `shared` (may be null) receives the regions. Draws both sliders on one line when they fit (values clamped to 0..layers-1 and 0..heads-1);
 // true when either changed.
 bool layerHeadSliders(SharedView* shared, const LayerHeadPicker& picker, int& layer, int layers, int& head, int heads);
+// The layer slider alone (the Experts panel: routing is per layer); the first half of the above.
+bool layerSlider(SharedView* shared, const LayerHeadPicker& picker, int& layer, int layers);
 
 }  // namespace tscope::gui

@@ -26,6 +26,7 @@ void measureCost(TaskChannel<CostMeasurement>& channel, const AttentionVariantPa
     measured.maxN = maxN;
     measured.planned = (int)(sizes.size() * allAttentionVariants().size());
     scope.publish(std::make_shared<CostMeasurement>(measured));  // the plot starts empty at once
+    scope.progress(0, measured.planned);
     // Random q, k, v of the longest n, N(0, 1); shorter runs use their first rows.
     const size_t rows = sizes.empty() ? 0 : (size_t)sizes.back();
     std::vector<float> q(rows * d), k(rows * d), v(rows * d), out(rows * d);
@@ -110,8 +111,12 @@ void EfficientPanel::drawCost(PanelContext& ctx) {
   const std::vector<CostPoint>& points = measured ? measured->points : none;
   const int d = measured ? measured->d : c.headDim();
   ImGui::SameLine();
-  if (running) ImGui::Text("measuring on a background thread: %zu of %d points", points.size(), measured ? measured->planned : 0);
-  else
+  if (running) {  // the task's progress: points measured of those planned (a variant that cannot run at an n is skipped)
+    const WorkProgress p = channel.progress();
+    char text[96];
+    std::snprintf(text, sizeof text, "measuring on a background thread: %d of %d points", p.done, p.total);
+    ImGui::ProgressBar(p.total > 0 ? static_cast<float>(p.done) / static_cast<float>(p.total) : 0.0f, ImVec2(ImGui::GetFontSize() * 22, 0), text);
+  } else
     ImGui::TextDisabled("every variant's fast path, one head, d = %d (%s), random q, k, v, causal, the knobs above", d,
                         d == c.headDim() ? "this model's head width" : "the head width of the model it was measured on");
   if (measured && !measured->error.empty()) ImGui::TextColored(ImVec4(0.9f, 0.3f, 0.2f, 1), "%s", measured->error.c_str());

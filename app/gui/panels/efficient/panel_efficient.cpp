@@ -10,6 +10,7 @@
 #include "app/gui/panels/efficient/panel_efficient.h"
 
 #include <memory>
+#include "app/gui/widgets/layer_head_picker.h"
 #include "app/gui/widgets/layout.h"
 #include "app/gui/widgets/plot.h"
 #include "model/core/error.h"
@@ -84,18 +85,13 @@ void EfficientPanel::drawControls(PanelContext& ctx) {
     case AttentionVariant::Performer: changed |= knobSlider(ctx, "features m", "efficient_knob", &p.features, 1, 1024, true); break;
   }
   sameLineIfFits("layer", ImGui::GetFontSize() * 6);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  ImGui::SliderInt("layer", &st.layer, 0, c.n_layer - 1);
-  recordItem(ctx.shared, "efficient_layer");
+  // Another layer or head needs no repost here: the App posts when the panel's needs change.
+  layerHeadSliders(&ctx.shared, {.region = "efficient", .widthEms = 6}, st.layer, c.n_layer, st.head, c.n_head);
   sameLineIfFits("variant in every layer", ImGui::GetFrameHeight());
   changed |= ImGui::Checkbox("variant in every layer", &st.variantAllLayers);
   recordItem(ctx.shared, "efficient_all_layers");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("the next token below runs with the variant in place of exact attention in every layer (else in the chosen layer only)");
-  sameLineIfFits("head", ImGui::GetFontSize() * 6);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  ImGui::SliderInt("head", &st.head, 0, c.n_head - 1);
-  recordItem(ctx.shared, "efficient_head");
   if (changed) ctx.repost = true;
   const std::string problem = attentionVariantProblem(p, n);
   if (!problem.empty()) ImGui::TextColored(ImVec4(0.9f, 0.3f, 0.2f, 1), "%s", problem.c_str());

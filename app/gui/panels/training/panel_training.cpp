@@ -266,7 +266,7 @@ void drawControls(PanelContext& ctx, TrainingPanelView& v, const TrainingView& v
   const bool locked = view.status == TrainingStatus::Running || view.status == TrainingStatus::Preparing;
   drawPresetChooser(v, locked);
   ImGui::Separator();
-  if (drawFields(ctx.shared, v, locked)) deriveSchedule(v);
+  // Start and its line first: on a 720p projector they stay above the fold; the fields follow.
   v.problem = validateTrainSetup(v.config, v.data);
   if (!v.problem.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, kErrorColour);
@@ -277,8 +277,9 @@ void drawControls(PanelContext& ctx, TrainingPanelView& v, const TrainingView& v
     ImGui::TextWrapped("%s parameters, %d x %d tokens per step", formatCount((double)countParameters(m).total).c_str(), v.config.batch,
                        m.n_positions);
   }
-  ImGui::Separator();
   drawRunControls(ctx, v, view);
+  ImGui::Separator();
+  if (drawFields(ctx.shared, v, locked)) deriveSchedule(v);
   ImGui::Separator();
   drawSaveControls(ctx, v, view);
   if (!view.probeText.empty()) {
@@ -320,7 +321,7 @@ void TrainingPanel::draw(PanelContext& ctx) {
   ImGui::BeginChild("training_controls", ImVec2(controlsWidth, 0), false);
   drawControls(ctx, v, *view);
   ImGui::EndChild();
-  recordItem(ctx.shared, "training_controls");  // the scrolling column (at 720p Start can be below its fold)
+  recordItem(ctx.shared, "training_controls");  // the scrolling column (Start is at its top; the fields below may scroll)
   ImGui::SameLine();
   ImGui::BeginChild("training_charts", ImVec2(0, 0), false);
   if (ImGui::BeginTabBar("training_views")) {

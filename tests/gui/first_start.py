@@ -1,0 +1,124 @@
+#!/usr/bin/python3
+"""The first start as a lecturer meets it, on screens smaller than the old fixed 1600x1000 window:
+at 1024x768 and 1280x720 the window (opened without --window) fits the screen, and every toolbar
+control, the status bar and the Training panel's Start lie on it without scrolling. What the window
+remembers (user_preferences.h): after a quit, a start with no arguments opens the same model,
+prompt, panel, text size and projector mode; a corrupt preferences file is one line and the
+defaults; --fresh ignores the file. Messages keep their history (the line's tooltip).
+usage: first_start.py TSCOPE MODELS_DIR OUT"""
+import json
+import os
+import shutil
+import sys
+import time
+
+from hands import Failure, drive, save_png
+
+TOOLBAR = ["model_combo", "model_path", "open_model", "save_session", "load_session", "session_path", "projector", "text_size", "help",
+           "save_png", "export_csv", "export_npy"]
+
+
+def log(message):
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def on_screen(app, report, names, size):
+    """Fails unless each named region lies inside the screen of `size`."""
+    width, height = size
+    for name in names:
+        x0, y0, x1, y1 = app.region(name, report)
+        if x0 < 0 or y0 < 0 or x1 > width + 1 or y1 > height + 1:
+            raise Failure(f"'{name}' at {[round(v) for v in (x0, y0, x1, y1)]} is off the {width}x{height} screen")
+
+
+def fits(app, size):
+    """The window fits the screen; the toolbar, the status bar and, in the Training panel, Start are on it."""
+    report = app.settle()
+    display = report["display"]
+    if display[0] > size[0] or display[1] > size[1]:
+        raise Failure(f"a {display[0]:.0f}x{display[1]:.0f} window on a {size[0]}x{size[1]} screen")
+    on_screen(app, report, TOOLBAR + ["status_bar"], size)
+    app.key("alt+0")
+    report = app.wait(lambda r: r["panel"] == "training" and "training_start" in r["regions"], "the Training panel", 10)
+    on_screen(app, report, ["training_start"], size)
+    log(f"  {size[0]}x{size[1]}: a {display[0]:.0f}x{display[1]:.0f} window; toolbar, status bar and Start on screen")
+    return report
+
+
+def preferences_file(out):
+    return os.path.join(out, "config", "tscope", "preferences.json")
+
+
+def main():
+    tscope, models_dir, out = sys.argv[1:4]
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    moe = os.path.join(models_dir, "brown-moe")
+    prompt = "The lecturer opens the window again"
+
+    def small_screen(start):
+        size = (1024, 768)
+        app = start(["--model", moe], fresh=False)  # no preferences file yet: the first start
+        fits(app, size)
+        save_png(os.path.join(out, "training_1024x768.png"), app.screenshot())
+        # What a lecturer changes, then closes the window.
+        app.key("alt+4")
+        app.wait(lambda r: r["panel"] == "residual", "the Residual panel", 10)
+        app.click("prompt")
+        app.key("ctrl+a")
+        app.type(prompt)
+        app.defocus()
+        app.key("ctrl+equal")
+        app.key("p")
+        before = app.wait(lambda r: r["prompt"] == prompt and r["projector"] and r["font_scale"] > 1, "the changes", 10)
+        app.quit()
+        saved = json.load(open(preferences_file(out)))
+        if saved.get("model") != moe or saved.get("prompt") != prompt or saved.get("panel") != "residual" or not saved.get("projector"):
+            raise Failure(f"the preferences file after the quit: {saved}")
+        if not saved.get("window") or saved["window"]["width"] > size[0]:
+            raise Failure(f"the saved window: {saved.get('window')}")
+        log(f"  saved {preferences_file(out)}: model, prompt, panel, font {saved['font_scale']}, projector, window {saved['window']}")
+        # A start with no arguments opens as it closed.
+        app = start([], "restart.log", fresh=False)
+        report = app.settle()
+        got = {k: report[k] for k in ("model", "prompt", "panel", "font_scale", "projector")}
+        want = {"model": moe, "prompt": prompt, "panel": "residual", "font_scale": before["font_scale"], "projector": True}
+        if got != want:
+            raise Failure(f"the restart: {got}, expected {want}")
+        log(f"  the restart restored {got}")
+        app.quit()
+        # --fresh: the defaults, though the file is there.
+        app = start([], "fresh.log", fresh=True)
+        report = app.settle()
+        if report["projector"] or report["prompt"] == prompt or report["font_scale"] != 1:
+            raise Failure(f"--fresh kept a preference: projector {report['projector']}, font {report['font_scale']}, prompt {report['prompt']!r}")
+        app.quit()
+        # A corrupt file: one line naming it, the defaults, the app alive; the next quit rewrites it.
+        with open(preferences_file(out), "w") as f:
+            f.write('{"tscope_preferences": 1, "window": {"width": "wide"')
+        app = start([], "corrupt.log", fresh=False)
+        report = app.settle()
+        if "preferences.json" not in report["message"] or "\n" in report["message"]:
+            raise Failure(f"a corrupt preferences file: message {report['message']!r}")
+        if report["projector"]:
+            raise Failure("a corrupt preferences file kept projector mode")
+        # Messages by kind keep their history: the line's tooltip lists them with their time.
+        app.key("alt+2")
+        app.click("save_session")
+        report = app.wait(lambda r: r["message"].startswith("saved ") and r["messages_kept"] >= 2, "a second message", 10)
+        x0, y0, x1, y1 = app.region("message", report)
+        app.hover((x0 + x1) / 2, (y0 + y1) / 2)
+        app.pause(0.5)
+        save_png(os.path.join(out, "messages_tooltip.png"), app.screenshot())
+        log(f"  corrupt file: {report['message']!r} ({report['messages_kept']} messages kept)")
+        app.quit()
+        json.load(open(preferences_file(out)))  # rewritten whole at the quit
+
+    def projector_screen(start):
+        fits(start(["--model", os.path.join(models_dir, "brown-small"), "--projector"]), (1280, 720))
+
+    return drive(tscope, out, small_screen, log, size=(1024, 768)) or drive(tscope, out, projector_screen, log, size=(1280, 720))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
