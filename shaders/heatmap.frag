@@ -1,8 +1,10 @@
 #version 330 core
 // Colours a matrix of floats (an R32F texture, one texel per cell) with a colour map.
-// colormap 0: perceptual (a viridis-like ramp: dark blue -> green -> yellow, monotone in
-// lightness); 1: diverging (blue -> white -> red, centred on 0). NaN and -inf cells (masked
-// attention) are drawn in maskColor. Values are mapped from [lo, hi] to [0, 1].
+// colormap 0: perceptual (viridis: dark blue -> green -> yellow, monotone in lightness); 1:
+// diverging (blue -> white -> red, centred on 0). NaN and infinite cells (masked attention) are
+// drawn in maskColor. Values are mapped from [lo, hi] to [0, 1]. The colour stops and the mask
+// colour come from app/common/colormap.h (HeatmapRenderer sets them), whose colourAt computes the
+// same colours for the vector figures.
 in vec2 uv;
 out vec4 color;
 uniform sampler2D values;
@@ -10,11 +12,8 @@ uniform float lo;
 uniform float hi;
 uniform int colormap;
 uniform vec4 maskColor;
-
-// Viridis control points (matplotlib's colormap data, sampled at 0, 1/8, ..., 1).
-const vec3 viridis[9] = vec3[9](vec3(0.267, 0.005, 0.329), vec3(0.279, 0.175, 0.483), vec3(0.230, 0.322, 0.546),
-                                vec3(0.173, 0.449, 0.558), vec3(0.128, 0.567, 0.551), vec3(0.153, 0.680, 0.504),
-                                vec3(0.361, 0.786, 0.388), vec3(0.668, 0.862, 0.196), vec3(0.993, 0.906, 0.144));
+uniform vec3 viridis[9];         // kPerceptualStops
+uniform vec3 divergingStops[3];  // kDivergingStops: blue, white, red
 
 vec3 perceptual(float t) {
   float x = clamp(t, 0.0, 1.0) * 8.0;
@@ -24,8 +23,7 @@ vec3 perceptual(float t) {
 
 vec3 diverging(float t) {
   // t in [0, 1], 0.5 = zero
-  vec3 blue = vec3(0.230, 0.299, 0.754), white = vec3(0.970, 0.970, 0.970), red = vec3(0.706, 0.016, 0.150);
-  return t < 0.5 ? mix(blue, white, t * 2.0) : mix(white, red, (t - 0.5) * 2.0);
+  return t < 0.5 ? mix(divergingStops[0], divergingStops[1], t * 2.0) : mix(divergingStops[1], divergingStops[2], (t - 0.5) * 2.0);
 }
 
 void main() {

@@ -199,9 +199,12 @@ void App::frame(float frameMs) {
     pendingScreenshot_ = ctx.screenshotPath;
     pendingCrop_ = ctx.screenshotCrop;
   }
-  if (exportRequest_) exportMatrix(exportRequest_ == 2);
+  if (exportRequest_ == 3) exportFigures();
+  else if (exportRequest_) exportMatrix(exportRequest_ == 2);
   exportRequest_ = 0;
   lastExportName_ = shared_.exportable.any() ? shared_.exportable.name : "";
+  lastFigures_.clear();
+  for (const SharedView::Figure& figure : shared_.figures) lastFigures_.push_back(figure.name);
   lastExportNote_ = shared_.exportNote;
   drawStatusBar(frameMs);
   ImGui::End();

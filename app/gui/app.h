@@ -72,6 +72,7 @@ class App {
   // What Export would save now (the name of the matrix the last frame drew; "" = nothing) and why not.
   const std::string& exportName() const { return lastExportName_; }
   const std::string& exportNote() const { return lastExportNote_; }
+  const std::vector<std::string>& figures() const { return lastFigures_; }
   MessageKind messageKind() const { return messageKind_; }
   const std::vector<CachedHfModel>& cachedModels() const { return cachedModels_; }
   bool helpOpen() const { return showHelp_; }
@@ -108,6 +109,7 @@ class App {
   void loadSession();
   void applyState(AppState state);  // a session file's state, clamped to the model
   void exportMatrix(bool npy);
+  void exportFigures();  // every figure the panel drew this frame, one SVG each
   void drawHelpOverlay();
   void handleShortcuts();
   void post(int generateTokens = 0);  // > 0: the Next-token panel's Step / Generate N
@@ -165,7 +167,8 @@ class App {
   // exportable, and a press exports this frame's once the panel has drawn (what is on screen).
   std::string lastExportName_;  // "" = none
   std::string lastExportNote_;
-  int exportRequest_ = 0;  // 1: CSV, 2: NPY, pressed this frame
+  int exportRequest_ = 0;                 // 1: CSV, 2: NPY, 3: SVG, pressed this frame
+  std::vector<std::string> lastFigures_;  // the vector figures the last frame drew (Export SVG)
   std::string sessionPath_ = "tscope-session.json";
   std::string promptAside_;  // the prompt of the other kind of model (decoder-only or encoder-decoder), kept while switched away
   LessonPlayer lesson_{TSCOPE_SOURCE_DIR "/assets/lessons", TSCOPE_SOURCE_DIR "/assets/models"};

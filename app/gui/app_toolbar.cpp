@@ -49,6 +49,16 @@ void App::drawToolbar() {
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", exportWhy.c_str());
   recordItem(shared_, "export_npy");
   ImGui::EndDisabled();
+  sameLineIfFits("Export SVG");
+  ImGui::BeginDisabled(lastFigures_.empty());
+  if (ImGui::Button("Export SVG")) exportRequest_ = 3;
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", lastFigures_.empty() ? "this view draws no heatmap to save as a vector figure"
+                                                 : ("save the " + std::to_string(lastFigures_.size()) +
+                                                    " heatmap(s) on screen as SVG, one file each, with their labels and colour scale")
+                                                       .c_str());
+  recordItem(shared_, "export_svg");
+  ImGui::EndDisabled();
   sameLineIfFits("", ImGui::GetFontSize() * 14);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   ImGui::InputText("##session", &sessionPath_);
@@ -154,6 +164,26 @@ void App::applyState(AppState state) {
   state_ = std::move(state);
   selectPanel(state_.panel);
   post();
+}
+
+// Every heatmap the panel drew this frame as its own SVG (svg_figure.h), named after the figure.
+void App::exportFigures() {
+  if (shared_.figures.empty()) {
+    showMessage("nothing on screen to export as SVG: this view draws no heatmap", MessageKind::Warning);
+    return;
+  }
+  const std::string stamp = timestamp();
+  std::string written;
+  try {
+    for (const SharedView::Figure& figure : shared_.figures) {
+      const std::string path = "tscope-" + figure.name + "-" + stamp + ".svg";
+      writeFileAtomically(path, heatmapSvg(figure.make()));
+      written += (written.empty() ? "" : ", ") + path;
+    }
+    showMessage("exported " + written, MessageKind::Info);
+  } catch (const std::exception& e) {
+    showMessage(e.what(), MessageKind::Error);
+  }
 }
 
 // Exports what the panel drew this frame, or nothing (never an earlier view's matrix).

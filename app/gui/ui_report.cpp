@@ -93,6 +93,7 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"interventions", state.interventions.size()},
       {"shown", app.shared().facts},
       {"export", {{"name", app.exportName()}, {"note", app.exportNote()}}},
+      {"figures", app.figures()},
       {"held_layers", s ? s->trace.layers : std::vector<int>{}},
       {"maps_note", s ? s->trace.note : ""},
       {"regions", regionsJson(app.shared())},

@@ -4,10 +4,13 @@ at 1024x768 and 1280x720 the window (opened without --window) fits the screen, a
 control, the status bar and the Training panel's Start lie on it without scrolling. What the window
 remembers (user_preferences.h): after a quit, a start with no arguments opens the same model,
 prompt, panel, text size and projector mode; a corrupt preferences file is one line and the
-defaults; --fresh ignores the file. Messages keep their history (the line's tooltip).
+defaults; --fresh ignores the file. Messages keep their history (the line's tooltip). Export SVG
+saves the Attention map as a vector figure whose every cell has the colour it has on screen.
 usage: first_start.py TSCOPE MODELS_DIR OUT"""
+import glob
 import json
 import os
+import xml.etree.ElementTree as ElementTree
 import shutil
 import sys
 import time
@@ -15,7 +18,7 @@ import time
 from hands import Failure, drive, save_png
 
 TOOLBAR = ["model_combo", "model_path", "open_model", "save_session", "load_session", "session_path", "projector", "text_size", "help",
-           "save_png", "export_csv", "export_npy"]
+           "save_png", "export_csv", "export_npy", "export_svg"]
 
 
 def log(message):
@@ -43,6 +46,38 @@ def fits(app, size):
     on_screen(app, report, ["training_start"], size)
     log(f"  {size[0]}x{size[1]}: a {display[0]:.0f}x{display[1]:.0f} window; toolbar, status bar and Start on screen")
     return report
+
+
+def svg_matches_screen(app, out):
+    """Export SVG on the Attention panel: the attention map's SVG has a rect per cell whose fill is
+    the colour of that cell's centre on screen (within 2 of 255 per channel), and its labels."""
+    report = app.wait(lambda r: r["panel"] == "attention" and "attention_heatmap" in r["figures"] and not r["busy"], "the attention map", 10)
+    app.click("export_svg")
+    report = app.wait(lambda r: r["message"].startswith("exported ") and ".svg" in r["message"], "the SVG export", 10)
+    image = app.screenshot()
+    paths = glob.glob(os.path.join(out, "tscope-attention_heatmap-*.svg"))
+    if len(paths) != 1:
+        raise Failure(f"Export SVG wrote {paths}")
+    ns = "{http://www.w3.org/2000/svg}"
+    root = ElementTree.parse(paths[0]).getroot()
+    cells = [e for e in root.iter(ns + "rect") if e.get("class") == "cell"]
+    rows = 1 + max(int(e.get("data-row")) for e in cells)
+    cols = 1 + max(int(e.get("data-col")) for e in cells)
+    if len(cells) != rows * cols or rows != report["tokens"]:
+        raise Failure(f"the SVG has {len(cells)} cells for {rows} x {cols}, the prompt {report['tokens']} tokens")
+    labels = [e.text for e in root.iter(ns + "text") if e.get("class") == "row-label"]
+    x0, y0, x1, y1 = app.region("attention_heatmap", report)
+    worst = 0
+    for e in cells:
+        r, c = int(e.get("data-row")), int(e.get("data-col"))
+        x, y = int(x0 + (c + 0.5) * (x1 - x0) / cols), int(y0 + (r + 0.5) * (y1 - y0) / rows)
+        fill = e.get("fill")
+        want = [int(fill[i:i + 2], 16) for i in (1, 3, 5)]
+        worst = max(worst, max(abs(int(a) - b) for a, b in zip(image[y, x], want)))
+    if worst > 2:
+        raise Failure(f"an SVG cell's colour differs from the screen's by {worst} of 255")
+    log(f"  Export SVG: {os.path.basename(paths[0])}, {rows} x {cols} cells as on screen (largest difference {worst}/255), "
+        f"{len(labels)} row labels")
 
 
 def preferences_file(out):
@@ -104,8 +139,9 @@ def main():
             raise Failure("a corrupt preferences file kept projector mode")
         # Messages by kind keep their history: the line's tooltip lists them with their time.
         app.key("alt+2")
+        svg_matches_screen(app, out)
         app.click("save_session")
-        report = app.wait(lambda r: r["message"].startswith("saved ") and r["messages_kept"] >= 2, "a second message", 10)
+        report = app.wait(lambda r: r["message"].startswith("saved ") and r["messages_kept"] >= 3, "a third message", 10)
         x0, y0, x1, y1 = app.region("message", report)
         app.hover((x0 + x1) / 2, (y0 + y1) / 2)
         app.pause(0.5)

@@ -13,6 +13,12 @@ HeatmapRenderer::HeatmapRenderer() : program_(makeProgram(kShader_fullscreen_ver
   colormapLocation_ = glGetUniformLocation(program_.id(), "colormap");
   maskLocation_ = glGetUniformLocation(program_.id(), "maskColor");
   valuesLocation_ = glGetUniformLocation(program_.id(), "values");
+  // The colour stops, once: uniforms keep their values in the program.
+  static_assert(sizeof(Rgb) == 3 * sizeof(float));
+  glUseProgram(program_.id());
+  glUniform3fv(glGetUniformLocation(program_.id(), "viridis"), kPerceptualStops.size(), &kPerceptualStops[0].r);
+  glUniform3fv(glGetUniformLocation(program_.id(), "divergingStops"), kDivergingStops.size(), &kDivergingStops[0].r);
+  glUseProgram(0);
 }
 
 void HeatmapRenderer::paint(GLuint valuesTexture, GLuint framebuffer, int cols, int rows, float lo, float hi, Colormap colormap) {
@@ -34,7 +40,7 @@ void HeatmapRenderer::paint(GLuint valuesTexture, GLuint framebuffer, int cols, 
   glUniform1f(loLocation_, lo);
   glUniform1f(hiLocation_, hi);
   glUniform1i(colormapLocation_, static_cast<int>(colormap));
-  glUniform4f(maskLocation_, 0.55f, 0.55f, 0.58f, 1.0f);
+  glUniform4f(maskLocation_, kMaskColour.r, kMaskColour.g, kMaskColour.b, 1.0f);
   glBindVertexArray(emptyVao_.id());
   glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
   glBindVertexArray(previousVao);
@@ -47,7 +53,17 @@ void HeatmapRenderer::paint(GLuint valuesTexture, GLuint framebuffer, int cols, 
   TSCOPE_CHECK_GL();
 }
 
+HeatmapFigure Heatmap::figure(const std::string& title, const std::vector<std::string>* rowLabels, const std::vector<std::string>* colLabels) const {
+  HeatmapFigure f{title, values_, rows_, cols_, lo_, hi_, colormap_, {}, {}};
+  if (rowLabels && rowLabels->size() == static_cast<size_t>(rows_)) f.rowLabels = *rowLabels;
+  if (colLabels && colLabels->size() == static_cast<size_t>(cols_)) f.colLabels = *colLabels;
+  return f;
+}
+
 void Heatmap::setData(HeatmapRenderer& renderer, const float* values, int rows, int cols, float lo, float hi, Colormap colormap) {
+  lo_ = lo;
+  hi_ = hi;
+  colormap_ = colormap;
   values_.assign(values, values + (size_t)rows * cols);
   rows_ = rows;
   cols_ = cols;

@@ -6,11 +6,11 @@
 
 #include <vector>
 
+#include "app/common/colormap.h"
+#include "app/common/svg_figure.h"
 #include "app/gui/gfx.h"
 
 namespace tscope::gui {
-
-enum class Colormap { Perceptual = 0, Diverging = 1 };
 
 // The shader program and vertex array every heatmap shares (created once the GL context exists).
 class HeatmapRenderer {
@@ -32,12 +32,17 @@ class Heatmap {
   int rows() const { return rows_; }
   int cols() const { return cols_; }
   float value(int row, int col) const { return values_[(size_t)row * cols_ + col]; }
+  // What is on screen as a vector figure (svg_figure.h): the values with the same range and colours;
+  // labels given when there is one per row / column.
+  HeatmapFigure figure(const std::string& title, const std::vector<std::string>* rowLabels, const std::vector<std::string>* colLabels) const;
   // Draws at `size` pixels; returns true and sets row/col when the mouse is over a cell.
   bool draw(ImVec2 size, int* hoveredRow, int* hoveredCol) const;
 
  private:
   std::vector<float> values_;
   int rows_ = 0, cols_ = 0;
+  float lo_ = 0, hi_ = 1;
+  Colormap colormap_ = Colormap::Perceptual;
   Texture raw_, colored_;
   Framebuffer framebuffer_;
 };

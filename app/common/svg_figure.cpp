@@ -1,0 +1,104 @@
+// Vector figures (svg_figure.h).
+#include "app/common/svg_figure.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <stdexcept>
+
+namespace tscope {
+
+namespace {
+
+// Text for XML: markup characters escaped, control characters dropped, bytes that are not UTF-8 replaced.
+std::string xmlText(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    int length = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    for (int k = 1; k < length; ++k)
+      if (i + k >= text.size() || (static_cast<unsigned char>(text[i + k]) >> 6) != 2) length = 0;
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++i;
+      continue;
+    }
+    if (length > 1) out.append(text, i, length);
+    else if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '"') out += "&quot;";
+    else if (c >= 0x20 || c == '\t') out += static_cast<char>(c);
+    i += length;
+  }
+  return out;
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+}  // namespace
+
+std::string hexColour(const Rgb& colour) {
+  auto channel = [](float v) { return static_cast<int>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f)); };
+  char text[8];
+  std::snprintf(text, sizeof text, "#%02x%02x%02x", channel(colour.r), channel(colour.g), channel(colour.b));
+  return text;
+}
+
+std::string heatmapSvg(const HeatmapFigure& f) {
+  if (f.rows <= 0 || f.cols <= 0 || f.values.size() != static_cast<size_t>(f.rows) * f.cols)
+    throw std::invalid_argument("figure '" + f.title + "': " + std::to_string(f.values.size()) + " values for " + std::to_string(f.rows) + " x " +
+                                std::to_string(f.cols));
+  if ((!f.rowLabels.empty() && f.rowLabels.size() != static_cast<size_t>(f.rows)) ||
+      (!f.colLabels.empty() && f.colLabels.size() != static_cast<size_t>(f.cols)))
+    throw std::invalid_argument("figure '" + f.title + "': the labels do not match its " + std::to_string(f.rows) + " x " + std::to_string(f.cols) +
+                                " cells");
+  // Cells as large as fit 720 units (2 to 24), labels in a 12-unit font beside and under the plot.
+  const double cell = std::clamp(720.0 / std::max(f.rows, f.cols), 2.0, 24.0), font = 12;
+  size_t longestRow = 0, longestCol = 0;
+  for (const std::string& label : f.rowLabels) longestRow = std::max(longestRow, std::min<size_t>(label.size(), 24));
+  for (const std::string& label : f.colLabels) longestCol = std::max(longestCol, std::min<size_t>(label.size(), 24));
+  const double left = 8 + longestRow * font * 0.6, top = 2.5 * font, plotW = cell * f.cols, plotH = cell * f.rows;
+  const double bottom = 8 + longestCol * font * 0.6, scaleX = left + plotW + 16, width = scaleX + 80, height = top + plotH + bottom;
+  std::string svg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + number(width) +
+                    "\" height=\"" + number(height) + "\" viewBox=\"0 0 " + number(width) + " " + number(height) +
+                    "\" font-family=\"sans-serif\" font-size=\"" + number(font) + "\">\n";
+  svg += "<title>" + xmlText(f.title) + "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  svg += "<text x=\"" + number(left) + "\" y=\"" + number(1.5 * font) + "\" font-weight=\"bold\">" + xmlText(f.title) + "</text>\n";
+  svg += "<g shape-rendering=\"crispEdges\">\n";
+  for (int r = 0; r < f.rows; ++r)
+    for (int c = 0; c < f.cols; ++c) {
+      const float v = f.values[static_cast<size_t>(r) * f.cols + c];
+      svg += "<rect class=\"cell\" data-row=\"" + std::to_string(r) + "\" data-col=\"" + std::to_string(c) + "\" data-value=\"" +
+             (std::isfinite(v) ? number(v) : std::string("masked")) + "\" x=\"" + number(left + c * cell) + "\" y=\"" + number(top + r * cell) +
+             "\" width=\"" + number(cell) + "\" height=\"" + number(cell) + "\" fill=\"" + hexColour(colourAt(f.colormap, v, f.lo, f.hi)) + "\"/>\n";
+    }
+  svg += "</g>\n";
+  // Labels: every k-th when the cells are shorter than the text.
+  const int every = std::max(1, static_cast<int>(std::ceil(font / cell)));
+  for (int r = 0; r < static_cast<int>(f.rowLabels.size()); r += every)
+    svg += "<text class=\"row-label\" x=\"" + number(left - 4) + "\" y=\"" + number(top + (r + 0.5) * cell) +
+           "\" text-anchor=\"end\" dominant-baseline=\"middle\">" + xmlText(f.rowLabels[r]) + "</text>\n";
+  for (int c = 0; c < static_cast<int>(f.colLabels.size()); c += every) {
+    const double x = left + (c + 0.5) * cell, y = top + plotH + 4;
+    svg += "<text class=\"col-label\" x=\"" + number(x) + "\" y=\"" + number(y) + "\" transform=\"rotate(90 " + number(x) + " " + number(y) +
+           ")\" dominant-baseline=\"middle\">" + xmlText(f.colLabels[c]) + "</text>\n";
+  }
+  // The colour scale: 64 steps from lo (bottom) to hi (top), its ends written beside it.
+  const double barH = std::max(plotH, 64.0) / 64;
+  for (int i = 0; i < 64; ++i) {
+    const float v = f.lo + (f.hi - f.lo) * (63 - i) / 63.0f;
+    svg += "<rect class=\"scale\" x=\"" + number(scaleX) + "\" y=\"" + number(top + i * barH) + "\" width=\"14\" height=\"" + number(barH + 0.5) +
+           "\" fill=\"" + hexColour(colourAt(f.colormap, v, f.lo, f.hi)) + "\"/>\n";
+  }
+  svg += "<text class=\"scale-hi\" x=\"" + number(scaleX + 18) + "\" y=\"" + number(top + font * 0.8) + "\">" + number(f.hi) + "</text>\n";
+  svg += "<text class=\"scale-lo\" x=\"" + number(scaleX + 18) + "\" y=\"" + number(top + 64 * barH) + "\">" + number(f.lo) + "</text>\n";
+  return svg + "</svg>\n";
+}
+
+}  // namespace tscope

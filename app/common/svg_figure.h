@@ -1,0 +1,30 @@
+// Vector figures for slides and papers: a heatmap as an SVG document with the screen's colours
+// (colormap.h), its row and column labels and its title as text, and its colour scale. Plain C++
+// (no GL): the window's Export SVG and the tests call it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "app/common/colormap.h"
+
+namespace tscope {
+
+struct HeatmapFigure {
+  std::string title;
+  std::vector<float> values;  // (rows, cols) row-major; NaN / inf cells are masked (grey)
+  int rows = 0, cols = 0;
+  float lo = 0, hi = 1;  // the colour scale's range, as on screen
+  Colormap colormap = Colormap::Perceptual;
+  std::vector<std::string> rowLabels, colLabels;  // empty: none (else one per row / column)
+};
+
+// The figure as a standalone SVG 1.1 document. Each cell is a <rect class="cell"> carrying
+// data-row, data-col and data-value, filled with colourAt(value) as #rrggbb; labels are <text>
+// (XML-escaped; bytes that are not UTF-8 become U+FFFD). Throws std::invalid_argument when values do not
+// hold rows x cols or a label list has the wrong length.
+std::string heatmapSvg(const HeatmapFigure& figure);
+
+// #rrggbb of a colour, each channel rounded to 8 bits as the screen stores it.
+std::string hexColour(const Rgb& colour);
+
+}  // namespace tscope
