@@ -90,13 +90,18 @@ def efficient(app):
     app.click("efficient_tab_live")
 
 
-def stop_open(app, model):
-    """Esc while the model loads: the open stops, the model on screen stays, a line says so."""
-    before = app.report()["model"]
+def type_and_open(app, model):
+    """Types the model's path into the toolbar's field and presses Open model."""
     app.click("model_path")
     app.key("ctrl+a")
     app.type(model)
     app.click("open_model")
+
+
+def stop_open(app, model):
+    """Esc while the model loads: the open stops, the model on screen stays, a line says so."""
+    before = app.report()["model"]
+    type_and_open(app, model)
     app.wait(lambda r: r["opening"] == model, "the open to start", 10)
     app.key("Escape")  # the button took the focus from the path field: keys go to the shortcuts
     report = app.wait(lambda r: r["opening"] == "" and "stopped opening" in r["message"], "Esc to stop the open", 5)
@@ -109,10 +114,7 @@ def stop_open(app, model):
 
 def switch(app, model):
     since = app.report()["frame"]
-    app.click("model_path")
-    app.key("ctrl+a")
-    app.type(model)
-    app.click("open_model")
+    type_and_open(app, model)
     opening = app.wait(lambda r: r["opening"] == model or r["model"] == model, "the open to start", 10)
     seen_opening = opening["opening"] == model
     frames = opening["frame"]
