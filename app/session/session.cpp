@@ -178,7 +178,7 @@ std::string Snapshot::mapsMissing(int layer) const {
 void Session::focusMaps(const Request& request, const Trace& trace, Snapshot& snapshot) {
   const int layer = request.focusLayer;
   if (layer < 0 || trace.capturedIndex(layer) || !trace.inputIndex(layer)) return;
-  FocusKey key{snapshot.ids, layer, transformer_->interventions(), moeRoutingFor(config(), request), trace.inputLayers};
+  FocusKey key{snapshot.ids, layer, transformer_->interventions(), snapshot.moeRouting, trace.inputLayers};
   if (!(key == focusKey_) || focusMaps_.empty()) {
     focusMaps_.clear();
     focusKey_ = {};
