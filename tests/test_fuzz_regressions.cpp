@@ -48,6 +48,17 @@ TEST(FuzzRegressions, ConfigJsonWithAnOverflowingNumberIsRefused) {
   expectMentions(errorMessage([&] { loadModel(dir.path().string()); }), {"config.json", "malformed JSON"});
 }
 
+// fuzz_config (CI, 2026-11-28): reading a config computed its effective d_ff (4 * n_embd) before
+// validation, so an n_embd of 1681300086 overflowed an int (undefined behaviour under UBSan)
+// instead of being refused as out of range.
+TEST(FuzzRegressions, ConfigTooWideForItsDefaultFeedForwardIsRefused) {
+  const std::string input = corpusFile("config", "regression-dff-overflow");
+  ASSERT_FALSE(input.empty());
+  expectMentions(errorMessage([&] { configFromJson(nlohmann::json::parse(input)); }), {"n_embd", "1681300086"});
+  expectMentions(errorMessage([] { configFromJson({{"n_layer", 2}, {"n_head", 1}, {"n_embd", 2147483647}, {"n_kv_head", 0}}); }),
+                 {"n_embd"});
+}
+
 // Found while writing the fuzz targets' round-trip checks: nlohmann's get<int>() truncated 12.5,
 // wrapped 4294967297 to 1 (a 1-layer model from a file that asked for 2^32 + 1) and cast 1e10 to
 // int (undefined behaviour); an infinite value was accepted and written back as null.

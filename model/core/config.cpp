@@ -232,7 +232,9 @@ struct NormPosition {  // pre_norm as "pre" / "post"
 template <class Int>
 struct Effective {  // read into the member (0: the default), written as what the model uses (d_ff 0 -> 4C)
   Int& member;
-  int effective;
+  const ModelConfig& config;
+  int (ModelConfig::*effective)() const;  // called by the writer only: a config being read is not yet
+                                          // validated, and 4 * n_embd may not fit an int
 };
 template <class Params>
 struct VariantField {  // attention_variant and attention_variant_knobs
@@ -263,9 +265,9 @@ void configFields(C& c, Visit&& visit) {
   visit("rope_original_context", c.rope_original_context, rope);
   visit("norm", named(kNormNames, c.norm), true);
   visit("norm_position", NormPosition<std::remove_reference_t<decltype((c.pre_norm))>>{c.pre_norm}, true);
-  visit("d_ff", Effective<std::remove_reference_t<decltype((c.d_ff))>>{c.d_ff, c.dFF()}, true);
+  visit("d_ff", Effective<std::remove_reference_t<decltype((c.d_ff))>>{c.d_ff, c, &ModelConfig::dFF}, true);
   visit("n_inner", c.d_ff, false);  // HF GPT-2's name for d_ff (null = 4C)
-  visit("n_kv_head", Effective<std::remove_reference_t<decltype((c.n_kv_head))>>{c.n_kv_head, c.kvHeads()}, true);
+  visit("n_kv_head", Effective<std::remove_reference_t<decltype((c.n_kv_head))>>{c.n_kv_head, c, &ModelConfig::kvHeads}, true);
   visit("causal", c.causal, true);
   visit("attention_window", c.attention_window, true);
   visit("tie_word_embeddings", c.tie_word_embeddings, true);
@@ -322,7 +324,7 @@ struct FieldWriter {
     if (written) j[key] = field.preNorm ? "pre" : "post";
   }
   void operator()(const char* key, Effective<const int> field, bool written) const {
-    if (written) j[key] = field.effective;
+    if (written) j[key] = (field.config.*field.effective)();
   }
   void operator()(const char* key, VariantField<const AttentionVariantParams> field, bool written) const {
     if (!written) return;
