@@ -49,6 +49,7 @@ generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 # ccache, when the machine has it (not installed by this script), makes rebuilds in a second clone cheap.
 launcher=()
+export CCACHE_BASEDIR="$PWD"  # paths relative to the clone, so a second clone hits the cache
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 if [[ ! -f build/CMakeCache.txt ]]; then
   cmake -S . -B build "${generator[@]}" "${launcher[@]+"${launcher[@]}"}" -DCMAKE_BUILD_TYPE="$build_type"
