@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "app/session/user_preferences.h"
 #include "model/core/error.h"
@@ -23,6 +24,7 @@ TEST(UserPreferences, ARoundTripKeepsEveryFieldAndTheFileIsWrittenWhole) {
   prefs.model = "/models/brown-moe";
   prefs.prompt = "a prompt with \"quotes\" and a\nnewline";
   prefs.panel = PanelId::Residual;
+  prefs.recentFiles = {"/models/brown-moe", "/home/me/class.json"};
   const std::string path = (dir.path() / "nested" / "tscope" / "preferences.json").string();
   saveUserPreferences(path, prefs);  // makes the directories
   std::string warning;
@@ -41,7 +43,9 @@ TEST(UserPreferences, ABadFileIsTheDefaultsAndOneLineNamingIt) {
   for (const char* text :
        {"{not json", "[]", "{\"model\": \"m\"}", "{\"tscope_preferences\": 1, \"font_scale\": 40}",
         "{\"tscope_preferences\": 1, \"map_memory_mib\": 1}", "{\"tscope_preferences\": 1, \"window\": {\"width\": 100, \"height\": 100}}",
-        "{\"tscope_preferences\": 1, \"window\": 3}", "{\"tscope_preferences\": 1, \"prompt\": 7}"}) {
+        "{\"tscope_preferences\": 1, \"window\": 3}", "{\"tscope_preferences\": 1, \"prompt\": 7}",
+        "{\"tscope_preferences\": 1, \"recent_files\": \"a\"}", "{\"tscope_preferences\": 1, \"recent_files\": [\"a\", 3]}",
+        "{\"tscope_preferences\": 1, \"recent_files\": [\"\"]}"}) {
     std::ofstream(path) << text;
     std::string warning;
     EXPECT_FALSE(loadUserPreferences(path, warning).has_value()) << text;
@@ -55,6 +59,10 @@ TEST(UserPreferences, ABadFileIsTheDefaultsAndOneLineNamingIt) {
   // An unknown panel name is not an error: the default panel.
   const UserPreferences unknown = userPreferencesFromJsonText("p.json", "{\"tscope_preferences\": 1, \"panel\": \"gone\"}");
   EXPECT_FALSE(unknown.panel.has_value());
+  // A longer recent list than is kept (a hand-edited file) is cut, not refused.
+  nlohmann::json many = {{"tscope_preferences", 1}, {"recent_files", nlohmann::json::array()}};
+  for (int i = 0; i < 40; ++i) many["recent_files"].push_back("f" + std::to_string(i));
+  EXPECT_EQ(userPreferencesFromJsonText("p.json", many.dump()).recentFiles.size(), kRecentFilesKept);
 }
 
 TEST(UserPreferences, TheWindowFitsTheScreenItOpensOn) {

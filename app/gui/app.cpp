@@ -101,7 +101,7 @@ bool App::needsChanged() const {
 
 void App::handleShortcuts() {
   ImGuiIO& io = ImGui::GetIO();
-  if (io.WantTextInput) return;  // typing in the prompt
+  if (io.WantTextInput || browser_.isOpen()) return;  // typing in the prompt; the file browser takes the keys
   const ModelConfig& c = session_->config();
   if (!pendingOpen_.first.empty() && isShortcutPressed(Key::Escape)) {  // before the lesson's Escape
     cancelOpen();
@@ -133,6 +133,7 @@ void App::handleShortcuts() {
   for (const PanelInfo& panel : panelCatalog())
     if (const auto key = shortcutKey(panel.shortcut); key && isShortcutPressed(key->key, kAlt, key->digit)) selectPanel(panel.id);
   if (isShortcutPressed(Key::Q, kCtrl)) quit_ = true;
+  if (isShortcutPressed(Key::O, kCtrl)) openBrowser(FileBrowser::Purpose::Model);
 }
 
 void App::frame(float frameMs) {
@@ -208,6 +209,7 @@ void App::frame(float frameMs) {
   lastExportNote_ = shared_.exportNote;
   drawStatusBar(frameMs);
   ImGui::End();
+  drawBrowser();
   if (showHelp_) drawHelpOverlay();
   // Entering or leaving the Inside or Efficient-attention panel, or another layer there, asks for other internals.
   // A layer whose maps the snapshot does not hold (past the map memory cap) is asked for: the

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/gui/lesson_player.h"
+#include "app/gui/widgets/file_browser.h"
 #include "app/gui/widgets/heatmap.h"
 #include "app/gui/panels/panel_prompt.h"
 #include "app/gui/panels/panels.h"
@@ -95,6 +96,11 @@ class App {
   void cancelOpen();
   // "opening NAME: tensor 120 of 290, 2.1 s" ("" when no open is in flight), for the status bar.
   std::string openingProgress() const;
+  // The file browser (Browse buttons, Ctrl+O) and the recent files it lists, kept in the preferences.
+  const FileBrowser& browser() const { return browser_; }
+  void openBrowser(FileBrowser::Purpose purpose);
+  const std::vector<std::string>& recentFiles() const { return recentFiles_; }
+  void setRecentFiles(std::vector<std::string> files) { recentFiles_ = std::move(files); }
   LessonPlayer& lessons() { return lesson_; }  // the lesson being presented (--lesson, the toolbar's picker)
   const LessonPlayer& lessons() const { return lesson_; }
 
@@ -107,6 +113,9 @@ class App {
   void drawToolbar();
   void drawModelPicker();
   void loadSession();
+  void saveSession();
+  void drawBrowser();  // the file browser while open, and what it chose
+  void addRecent(const std::string& path);
   void applyState(AppState state);  // a session file's state, clamped to the model
   void exportMatrix(bool npy);
   void exportFigures();  // every figure the panel drew this frame, one SVG each
@@ -170,6 +179,8 @@ class App {
   int exportRequest_ = 0;                 // 1: CSV, 2: NPY, 3: SVG, pressed this frame
   std::vector<std::string> lastFigures_;  // the vector figures the last frame drew (Export SVG)
   std::string sessionPath_ = "tscope-session.json";
+  FileBrowser browser_;
+  std::vector<std::string> recentFiles_;  // the latest first
   std::string promptAside_;  // the prompt of the other kind of model (decoder-only or encoder-decoder), kept while switched away
   LessonPlayer lesson_{TSCOPE_SOURCE_DIR "/assets/lessons", TSCOPE_SOURCE_DIR "/assets/models"};
 };

@@ -73,6 +73,7 @@ void App::finishOpen(const OpenedModel& opened) {
     showMessage(opened.error, MessageKind::Error);
     return;
   }
+  addRecent(opened.session->modelPath());
   const bool wasEncoderDecoder = session_->config().isEncoderDecoder();
   std::shared_ptr<Session> old = std::exchange(session_, std::move(opened.session));
   snapshot_.reset();

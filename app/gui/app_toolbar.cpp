@@ -63,17 +63,13 @@ void App::drawToolbar() {
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   ImGui::InputText("##session", &sessionPath_);
   recordItem(shared_, "session_path");
+  sameLineIfFits("...");
+  if (ImGui::Button("...##session")) openBrowser(FileBrowser::Purpose::Session);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("find a session file to load, or a folder to save one in");
+  recordItem(shared_, "browse_session");
   sameLineIfFits("Save session");
-  const bool saveSession = ImGui::Button("Save session");
+  if (ImGui::Button("Save session")) saveSession();
   recordItem(shared_, "save_session");
-  if (saveSession) {
-    try {
-      saveSessionFile(sessionPath_, {session_->modelPath(), state_, ""});
-      showMessage("saved " + sessionPath_, MessageKind::Info);
-    } catch (const std::exception& e) {
-      showMessage(e.what(), MessageKind::Error);
-    }
-  }
   sameLineIfFits("Load session");
   if (ImGui::Button("Load session")) loadSession();
   recordItem(shared_, "load_session");
@@ -121,6 +117,10 @@ void App::drawModelPicker() {
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   const bool entered = ImGui::InputText("##modelpath", &modelPathInput_, ImGuiInputTextFlags_EnterReturnsTrue);
   recordItem(shared_, "model_path");
+  sameLineIfFits("...");
+  if (ImGui::Button("...##model")) openBrowser(FileBrowser::Purpose::Model);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("browse for a model folder or an llm.c .bin checkpoint (Ctrl+O)");
+  recordItem(shared_, "browse_model");
   sameLineIfFits("Open model");
   if ((ImGui::Button("Open model") || entered) && !modelPathInput_.empty()) openModel(modelPathInput_, "");
   recordItem(shared_, "open_model");
@@ -129,20 +129,6 @@ void App::drawModelPicker() {
     if (ImGui::Button("Stop opening")) cancelOpen();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("stop loading %s; the model on screen stays (Esc)", opening().c_str());
     recordItem(shared_, "stop_open");
-  }
-}
-
-// A session names its model: a different one is opened first (next frame), then the state applied.
-void App::loadSession() {
-  try {
-    SessionFile file = loadSessionFile(sessionPath_);
-    if (file.warning.empty()) showMessage("loaded " + sessionPath_, MessageKind::Info);
-    else showMessage(file.warning, MessageKind::Warning);
-    if (!file.modelPath.empty() && file.modelPath != session_->modelPath()) openModel(file.modelPath, "");
-    if (opening().empty()) applyState(std::move(file.state));
-    else pendingState_ = std::move(file.state);
-  } catch (const std::exception& e) {
-    showMessage(e.what(), MessageKind::Error);
   }
 }
 

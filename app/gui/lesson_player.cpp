@@ -166,6 +166,9 @@ void LessonPlayer::drawPicker(App& app) {
       if (picked && !start(l.name, 0, &error)) app.message_ = error;
     }
     if (lessons_.empty()) ImGui::TextDisabled("no lessons in %s", lessonsDir_.c_str());
+    ImGui::Separator();
+    if (ImGui::Selectable("Open a lesson file...")) app.openBrowser(FileBrowser::Purpose::Lesson);
+    recordItem(app.shared_, "lesson_browse");
     ImGui::EndCombo();
   }
   if (lesson_ && !active_) {

@@ -189,6 +189,7 @@ int run(const Options& options) {
   if (options.backend == "auto" && session->backendName() != "cuda")
     std::fprintf(stderr, "tscope: running on the %s\n", session->backendDescription().c_str());
   App app(std::move(session), state);
+  if (saved) app.setRecentFiles(saved->recentFiles);
   if (!startupMessage.empty()) app.showMessage(startupMessage);
   if (!options.panel.empty() && !app.selectPanel(options.panel)) throw tscope::Error("unknown panel '" + options.panel + "' (try --help)");
   if (options.panel.empty() && options.session.empty() && saved && saved->panel) app.selectPanel(*saved->panel);
@@ -252,7 +253,7 @@ int run(const Options& options) {
   }
   runWindow(platform, app);
   if (!preferencesPath.empty()) {
-    UserPreferences now{app.state(), platform.windowPlace(), app.session().modelPath(), app.state().prompt, app.state().panel};
+    UserPreferences now{app.state(), platform.windowPlace(), app.session().modelPath(), app.state().prompt, app.state().panel, app.recentFiles()};
     try {
       saveUserPreferences(preferencesPath, now);
     } catch (const std::exception& e) {

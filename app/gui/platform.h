@@ -41,7 +41,8 @@ enum class Key {
   N,
   B,
   R,
-  Enter
+  Enter,
+  O
 };
 // Modifier bits a shortcut is pressed with (combine with |).
 enum Mod : int { kNoMod = 0, kShift = 1, kCtrl = 2, kAlt = 4 };

@@ -53,6 +53,12 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
   const AppState& state = app.state();
   nlohmann::json cached = nlohmann::json::array();
   for (const CachedHfModel& model : app.cachedModels()) cached.push_back({{"id", model.id}, {"path", model.path}, {"problem", model.problem}});
+  const FileBrowser& browser = app.browser();
+  nlohmann::json browserEntries = nlohmann::json::array();
+  for (const session::FileEntry& entry : browser.listing().entries) {
+    if (browserEntries.size() == 200) break;  // enough for the tests; a report per frame stays small
+    browserEntries.push_back({{"name", entry.name}, {"kind", session::fileKindName(entry.kind)}});
+  }
   nlohmann::json report = {
       {"frame", frames_},
       {"uptime_ms", std::chrono::duration<double, std::milli>(now - start_).count()},
@@ -94,6 +100,14 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"shown", app.shared().facts},
       {"export", {{"name", app.exportName()}, {"note", app.exportNote()}}},
       {"figures", app.figures()},
+      {"file_browser",
+       {{"open", browser.isOpen()},
+        {"purpose", fileBrowserPurposeName(browser.purpose())},
+        {"folder", browser.listing().folder},
+        {"selected", browser.selected()},
+        {"entries", browserEntries},
+        {"problem", browser.problem()}}},
+      {"recent_files", app.recentFiles()},
       {"held_layers", s ? s->trace.layers : std::vector<int>{}},
       {"maps_note", s ? s->trace.note : ""},
       {"regions", regionsJson(app.shared())},

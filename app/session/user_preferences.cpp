@@ -41,6 +41,13 @@ UserPreferences userPreferencesFromJsonText(const std::string& name, const std::
   std::string panel;
   readJsonField(j, "panel", panel, name);
   if (!panel.empty()) prefs.panel = panelFromName(panel);
+  if (const auto it = j.find("recent_files"); it != j.end()) {
+    if (!it->is_array()) throw Error(name + ": field 'recent_files' must be a list of paths");
+    for (const nlohmann::json& path : *it) {
+      if (!path.is_string() || path.get_ref<const std::string&>().empty()) throw Error(name + ": field 'recent_files' must be a list of paths");
+      if (prefs.recentFiles.size() < kRecentFilesKept) prefs.recentFiles.push_back(path.get<std::string>());
+    }
+  }
   if (const auto it = j.find("window"); it != j.end()) {
     if (!it->is_object()) throw Error(name + ": field 'window' must be an object");
     WindowPlace w;
@@ -61,6 +68,7 @@ std::string userPreferencesToJsonText(const UserPreferences& prefs) {
   nlohmann::json j = {{"tscope_preferences", 1}, {"model", prefs.model}, {"prompt", prefs.prompt}};
   writePreferenceFields(prefs.preferences, j);
   if (prefs.panel) j["panel"] = panelName(*prefs.panel);
+  j["recent_files"] = prefs.recentFiles;
   if (const auto& w = prefs.window) j["window"] = {{"x", w->x}, {"y", w->y}, {"width", w->width}, {"height", w->height}, {"maximized", w->maximized}};
   return j.dump(2) + "\n";
 }

@@ -1,11 +1,13 @@
 // The user's preferences file: what the window remembers from one start to the next (its size and
-// place, the text size, projector mode, the map memory, the last model, prompt and panel), as JSON
+// place, the text size, projector mode, the map memory, the last model, prompt and panel, the recent
+// files), as JSON
 // at $XDG_CONFIG_HOME/tscope/preferences.json (else ~/.config/tscope/preferences.json). Written
 // through a temporary file and a rename when the window closes; a missing file is the defaults, a
 // corrupt one the defaults and one line naming it. `tscope --fresh` starts without it.
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "app/session/app_state.h"
 
@@ -18,12 +20,15 @@ struct WindowPlace {
   bool operator==(const WindowPlace&) const = default;
 };
 
+constexpr size_t kRecentFilesKept = 12;  // a longer list in the file is cut to this
+
 struct UserPreferences {
   Preferences preferences;            // text size, projector mode, map memory (session files' keys)
   std::optional<WindowPlace> window;  // none: fit the window to the screen (fitWindow)
   std::string model;                  // the model last open ("" none)
   std::string prompt;                 // its prompt
   std::optional<PanelId> panel;       // the panel last on screen
+  std::vector<std::string> recentFiles;  // models, sessions and lessons opened, the latest first (file_kinds.h's withRecent)
   bool operator==(const UserPreferences&) const = default;
 };
 
