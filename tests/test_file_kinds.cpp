@@ -49,9 +49,8 @@ TEST(FileKinds, EachEntryIsMarkedByWhatTscopeCanDoWithIt) {
 
   const FolderListing all = listFolder(dir.path().string(), {});
   EXPECT_EQ(all.problem, "");
-  EXPECT_EQ(names(all), (std::vector<std::string>{"brown-small:model", "notes:folder", "attention.json:lesson", "Cat.PNG:image",
-                                                  "class.json:session", "gpt2_124M.bin:model", "other.json:file", "random.bin:file",
-                                                  "readme.txt:file"}));
+  EXPECT_EQ(names(all), (std::vector<std::string>{"brown-small:model", "notes:folder", "attention.json:lesson", "Cat.PNG:image", "class.json:session",
+                                                  "gpt2_124M.bin:model", "other.json:file", "random.bin:file", "readme.txt:file"}));
   EXPECT_EQ(all.hidden, 1);
   EXPECT_EQ(all.entries[8].bytes, 5u);
   EXPECT_EQ(all.entries[0].path, (dir.path() / "brown-small").string());

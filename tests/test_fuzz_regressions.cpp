@@ -55,8 +55,7 @@ TEST(FuzzRegressions, ConfigTooWideForItsDefaultFeedForwardIsRefused) {
   const std::string input = corpusFile("config", "regression-dff-overflow");
   ASSERT_FALSE(input.empty());
   expectMentions(errorMessage([&] { configFromJson(nlohmann::json::parse(input)); }), {"n_embd", "1681300086"});
-  expectMentions(errorMessage([] { configFromJson({{"n_layer", 2}, {"n_head", 1}, {"n_embd", 2147483647}, {"n_kv_head", 0}}); }),
-                 {"n_embd"});
+  expectMentions(errorMessage([] { configFromJson({{"n_layer", 2}, {"n_head", 1}, {"n_embd", 2147483647}, {"n_kv_head", 0}}); }), {"n_embd"});
 }
 
 // Found while writing the fuzz targets' round-trip checks: nlohmann's get<int>() truncated 12.5,

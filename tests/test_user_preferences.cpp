@@ -40,12 +40,11 @@ TEST(UserPreferences, ARoundTripKeepsEveryFieldAndTheFileIsWrittenWhole) {
 TEST(UserPreferences, ABadFileIsTheDefaultsAndOneLineNamingIt) {
   tscope::testing::ScratchDir dir;
   const std::string path = (dir.path() / "preferences.json").string();
-  for (const char* text :
-       {"{not json", "[]", "{\"model\": \"m\"}", "{\"tscope_preferences\": 1, \"font_scale\": 40}",
-        "{\"tscope_preferences\": 1, \"map_memory_mib\": 1}", "{\"tscope_preferences\": 1, \"window\": {\"width\": 100, \"height\": 100}}",
-        "{\"tscope_preferences\": 1, \"window\": 3}", "{\"tscope_preferences\": 1, \"prompt\": 7}",
-        "{\"tscope_preferences\": 1, \"recent_files\": \"a\"}", "{\"tscope_preferences\": 1, \"recent_files\": [\"a\", 3]}",
-        "{\"tscope_preferences\": 1, \"recent_files\": [\"\"]}"}) {
+  for (const char* text : {"{not json", "[]", "{\"model\": \"m\"}", "{\"tscope_preferences\": 1, \"font_scale\": 40}",
+                           "{\"tscope_preferences\": 1, \"map_memory_mib\": 1}",
+                           "{\"tscope_preferences\": 1, \"window\": {\"width\": 100, \"height\": 100}}", "{\"tscope_preferences\": 1, \"window\": 3}",
+                           "{\"tscope_preferences\": 1, \"prompt\": 7}", "{\"tscope_preferences\": 1, \"recent_files\": \"a\"}",
+                           "{\"tscope_preferences\": 1, \"recent_files\": [\"a\", 3]}", "{\"tscope_preferences\": 1, \"recent_files\": [\"\"]}"}) {
     std::ofstream(path) << text;
     std::string warning;
     EXPECT_FALSE(loadUserPreferences(path, warning).has_value()) << text;

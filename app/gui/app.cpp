@@ -369,6 +369,7 @@ void App::drawHelpOverlay() {
                            {"Home / End", "lesson: first / last step"},
                            {"R or Enter", "lesson: reveal the live answer to the step's question"},
                            {"Escape", "stop opening a model; else leave the lesson (free play; Resume in the toolbar)"},
+                           {"Ctrl O", "open a model with the file browser (Up/Down, Enter, Backspace, Esc)"},
                            {"F1 or ?", "this help"},
                            {"Ctrl Q", "quit"}};
   if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {

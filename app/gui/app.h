@@ -181,7 +181,7 @@ class App {
   std::string sessionPath_ = "tscope-session.json";
   FileBrowser browser_;
   std::vector<std::string> recentFiles_;  // the latest first
-  std::string promptAside_;  // the prompt of the other kind of model (decoder-only or encoder-decoder), kept while switched away
+  std::string promptAside_;               // the prompt of the other kind of model (decoder-only or encoder-decoder), kept while switched away
   LessonPlayer lesson_{TSCOPE_SOURCE_DIR "/assets/lessons", TSCOPE_SOURCE_DIR "/assets/models"};
 };
 

@@ -30,10 +30,10 @@ struct FileEntry {
 };
 
 struct FolderListing {
-  std::string folder;            // absolute, normalised
+  std::string folder;  // absolute, normalised
   std::vector<FileEntry> entries;
-  std::string problem;           // "" or one line: the folder cannot be read (entries then empty)
-  int hidden = 0;                // entries left out: dot files, and files of kinds not asked for
+  std::string problem;  // "" or one line: the folder cannot be read (entries then empty)
+  int hidden = 0;       // entries left out: dot files, and files of kinds not asked for
 };
 
 // The entries of `folder`: every folder (a model folder marked Model), then the files whose kind is

@@ -23,11 +23,11 @@ struct WindowPlace {
 constexpr size_t kRecentFilesKept = 12;  // a longer list in the file is cut to this
 
 struct UserPreferences {
-  Preferences preferences;            // text size, projector mode, map memory (session files' keys)
-  std::optional<WindowPlace> window;  // none: fit the window to the screen (fitWindow)
-  std::string model;                  // the model last open ("" none)
-  std::string prompt;                 // its prompt
-  std::optional<PanelId> panel;       // the panel last on screen
+  Preferences preferences;               // text size, projector mode, map memory (session files' keys)
+  std::optional<WindowPlace> window;     // none: fit the window to the screen (fitWindow)
+  std::string model;                     // the model last open ("" none)
+  std::string prompt;                    // its prompt
+  std::optional<PanelId> panel;          // the panel last on screen
   std::vector<std::string> recentFiles;  // models, sessions and lessons opened, the latest first (file_kinds.h's withRecent)
   bool operator==(const UserPreferences&) const = default;
 };

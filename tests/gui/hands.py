@@ -184,6 +184,15 @@ class App:
         self.actions += 1
         self.press(x, y, button)
 
+    def double_click_at(self, x, y):
+        """Two presses at rest over (x, y) within ImGui's double-click time (0.30 s), each held
+        50 ms (ImGui 1.86 samples the button once per frame); returns once the app counted both."""
+        self.actions += 1
+        self.hover(x, y)
+        before = self.report()["mouse"]["presses"]
+        self.x("mousedown", 1, "sleep", "0.05", "mouseup", 1, "sleep", "0.05", "mousedown", 1, "sleep", "0.05", "mouseup", 1)
+        return self.wait(lambda r: r["mouse"]["presses"] >= before + 2, f"a double click at {int(x)},{int(y)}", 10)
+
     def stable_region(self, name, timeout=10.0):
         """The region as laid out in two reports of different frames: after a new snapshot the
         layout can move for a frame or two (the token strip takes its new height), and a report

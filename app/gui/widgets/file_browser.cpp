@@ -100,7 +100,10 @@ std::optional<FileBrowser::Choice> FileBrowser::activate(const std::string& path
   }
   std::error_code ec;
   if (fs::is_directory(path, ec)) navigate(path);
-  else problem_ = path + ": not a " + fileBrowserPurposeName(purpose_) + (purpose_ == Purpose::Model ? " (a folder with a config.json, or an llm.c .bin)" : " file");
+  else if (!fs::exists(path, ec)) problem_ = path + ": no such file or folder";
+  else
+    problem_ = path + ": not a " + fileBrowserPurposeName(purpose_) +
+               (purpose_ == Purpose::Model ? " (a folder with a config.json, or an llm.c .bin)" : " file");
   return std::nullopt;
 }
 
@@ -165,7 +168,8 @@ std::optional<FileBrowser::Choice> FileBrowser::drawSidebar(SharedView& shared, 
         choice = Choice{model.path, false};
       }
       ImGui::EndDisabled();
-      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", model.problem.empty() ? model.path.c_str() : model.problem.c_str());
+      if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("%s", model.problem.empty() ? model.path.c_str() : model.problem.c_str());
       recordItem(shared, "browser_cached_" + std::to_string(i));
     }
   }
@@ -258,8 +262,8 @@ std::optional<FileBrowser::Choice> FileBrowser::draw(SharedView& shared, const S
   if (justOpened_) ImGui::OpenPopup(title);
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowSize(ImVec2(viewport->WorkSize.x * 0.8f, viewport->WorkSize.y * 0.8f), ImGuiCond_Always);
-  ImGui::SetNextWindowPos(ImVec2(viewport->WorkPos.x + viewport->WorkSize.x * 0.5f, viewport->WorkPos.y + viewport->WorkSize.y * 0.5f), ImGuiCond_Always,
-                          ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowPos(ImVec2(viewport->WorkPos.x + viewport->WorkSize.x * 0.5f, viewport->WorkPos.y + viewport->WorkSize.y * 0.5f),
+                          ImGuiCond_Always, ImVec2(0.5f, 0.5f));
   if (!ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove)) {
     open_ = justOpened_;  // closed from outside (another popup took over): closed here too
     return std::nullopt;
