@@ -9,22 +9,11 @@
 #include <string>
 
 #include "app/common/svg_figure.h"
+#include "svg_reading.h"
 
 using namespace tscope;
 
-namespace {
-
-// The value of attribute `name` in the tag starting at `at` ("" when it has none). (No <regex>:
-// GCC 12's under AddressSanitizer warns inside it, and the ASan build treats warnings as errors.)
-std::string attribute(const std::string& svg, size_t at, const std::string& name) {
-  const size_t end = svg.find('>', at);
-  const size_t key = svg.find(" " + name + "=\"", at);
-  if (key == std::string::npos || key > end) return "";
-  const size_t begin = key + name.size() + 3;
-  return svg.substr(begin, svg.find('"', begin) - begin);
-}
-
-}  // namespace
+using tscope::testing::attribute;
 
 TEST(SvgFigure, ColoursFollowTheShadersStops) {
   EXPECT_EQ(hexColour(colourAt(Colormap::Perceptual, 0, 0, 1)), hexColour(kPerceptualStops.front()));

@@ -9,10 +9,7 @@
 
 namespace tscope {
 
-namespace {
-
-// Text for XML: markup characters escaped, control characters dropped, bytes that are not UTF-8 replaced.
-std::string xmlText(const std::string& text) {
+std::string svgText(const std::string& text) {
   std::string out;
   for (size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
@@ -35,13 +32,18 @@ std::string xmlText(const std::string& text) {
   return out;
 }
 
-std::string number(double value) {
+std::string svgNumber(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.6g", value);
   return text;
 }
 
-}  // namespace
+std::string svgOpen(double width, double height, double font, const std::string& title) {
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + svgNumber(width) +
+         "\" height=\"" + svgNumber(height) + "\" viewBox=\"0 0 " + svgNumber(width) + " " + svgNumber(height) +
+         "\" font-family=\"sans-serif\" font-size=\"" + svgNumber(font) + "\">\n<title>" + svgText(title) +
+         "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+}
 
 std::string hexColour(const Rgb& colour) {
   auto channel = [](float v) { return static_cast<int>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f)); };
@@ -65,39 +67,37 @@ std::string heatmapSvg(const HeatmapFigure& f) {
   for (const std::string& label : f.colLabels) longestCol = std::max(longestCol, std::min<size_t>(label.size(), 24));
   const double left = 8 + longestRow * font * 0.6, top = 2.5 * font, plotW = cell * f.cols, plotH = cell * f.rows;
   const double bottom = 8 + longestCol * font * 0.6, scaleX = left + plotW + 16, width = scaleX + 80, height = top + plotH + bottom;
-  std::string svg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + number(width) +
-                    "\" height=\"" + number(height) + "\" viewBox=\"0 0 " + number(width) + " " + number(height) +
-                    "\" font-family=\"sans-serif\" font-size=\"" + number(font) + "\">\n";
-  svg += "<title>" + xmlText(f.title) + "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-  svg += "<text x=\"" + number(left) + "\" y=\"" + number(1.5 * font) + "\" font-weight=\"bold\">" + xmlText(f.title) + "</text>\n";
+  std::string svg = svgOpen(width, height, font, f.title);
+  svg += "<text x=\"" + svgNumber(left) + "\" y=\"" + svgNumber(1.5 * font) + "\" font-weight=\"bold\">" + svgText(f.title) + "</text>\n";
   svg += "<g shape-rendering=\"crispEdges\">\n";
   for (int r = 0; r < f.rows; ++r)
     for (int c = 0; c < f.cols; ++c) {
       const float v = f.values[static_cast<size_t>(r) * f.cols + c];
       svg += "<rect class=\"cell\" data-row=\"" + std::to_string(r) + "\" data-col=\"" + std::to_string(c) + "\" data-value=\"" +
-             (std::isfinite(v) ? number(v) : std::string("masked")) + "\" x=\"" + number(left + c * cell) + "\" y=\"" + number(top + r * cell) +
-             "\" width=\"" + number(cell) + "\" height=\"" + number(cell) + "\" fill=\"" + hexColour(colourAt(f.colormap, v, f.lo, f.hi)) + "\"/>\n";
+             (std::isfinite(v) ? svgNumber(v) : std::string("masked")) + "\" x=\"" + svgNumber(left + c * cell) + "\" y=\"" +
+             svgNumber(top + r * cell) + "\" width=\"" + svgNumber(cell) + "\" height=\"" + svgNumber(cell) + "\" fill=\"" +
+             hexColour(colourAt(f.colormap, v, f.lo, f.hi)) + "\"/>\n";
     }
   svg += "</g>\n";
   // Labels: every k-th when the cells are shorter than the text.
   const int every = std::max(1, static_cast<int>(std::ceil(font / cell)));
   for (int r = 0; r < static_cast<int>(f.rowLabels.size()); r += every)
-    svg += "<text class=\"row-label\" x=\"" + number(left - 4) + "\" y=\"" + number(top + (r + 0.5) * cell) +
-           "\" text-anchor=\"end\" dominant-baseline=\"middle\">" + xmlText(f.rowLabels[r]) + "</text>\n";
+    svg += "<text class=\"row-label\" x=\"" + svgNumber(left - 4) + "\" y=\"" + svgNumber(top + (r + 0.5) * cell) +
+           "\" text-anchor=\"end\" dominant-baseline=\"middle\">" + svgText(f.rowLabels[r]) + "</text>\n";
   for (int c = 0; c < static_cast<int>(f.colLabels.size()); c += every) {
     const double x = left + (c + 0.5) * cell, y = top + plotH + 4;
-    svg += "<text class=\"col-label\" x=\"" + number(x) + "\" y=\"" + number(y) + "\" transform=\"rotate(90 " + number(x) + " " + number(y) +
-           ")\" dominant-baseline=\"middle\">" + xmlText(f.colLabels[c]) + "</text>\n";
+    svg += "<text class=\"col-label\" x=\"" + svgNumber(x) + "\" y=\"" + svgNumber(y) + "\" transform=\"rotate(90 " + svgNumber(x) + " " +
+           svgNumber(y) + ")\" dominant-baseline=\"middle\">" + svgText(f.colLabels[c]) + "</text>\n";
   }
   // The colour scale: 64 steps from lo (bottom) to hi (top), its ends written beside it.
   const double barH = std::max(plotH, 64.0) / 64;
   for (int i = 0; i < 64; ++i) {
     const float v = f.lo + (f.hi - f.lo) * (63 - i) / 63.0f;
-    svg += "<rect class=\"scale\" x=\"" + number(scaleX) + "\" y=\"" + number(top + i * barH) + "\" width=\"14\" height=\"" + number(barH + 0.5) +
-           "\" fill=\"" + hexColour(colourAt(f.colormap, v, f.lo, f.hi)) + "\"/>\n";
+    svg += "<rect class=\"scale\" x=\"" + svgNumber(scaleX) + "\" y=\"" + svgNumber(top + i * barH) + "\" width=\"14\" height=\"" +
+           svgNumber(barH + 0.5) + "\" fill=\"" + hexColour(colourAt(f.colormap, v, f.lo, f.hi)) + "\"/>\n";
   }
-  svg += "<text class=\"scale-hi\" x=\"" + number(scaleX + 18) + "\" y=\"" + number(top + font * 0.8) + "\">" + number(f.hi) + "</text>\n";
-  svg += "<text class=\"scale-lo\" x=\"" + number(scaleX + 18) + "\" y=\"" + number(top + 64 * barH) + "\">" + number(f.lo) + "</text>\n";
+  svg += "<text class=\"scale-hi\" x=\"" + svgNumber(scaleX + 18) + "\" y=\"" + svgNumber(top + font * 0.8) + "\">" + svgNumber(f.hi) + "</text>\n";
+  svg += "<text class=\"scale-lo\" x=\"" + svgNumber(scaleX + 18) + "\" y=\"" + svgNumber(top + 64 * barH) + "\">" + svgNumber(f.lo) + "</text>\n";
   return svg + "</svg>\n";
 }
 

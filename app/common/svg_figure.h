@@ -24,6 +24,13 @@ struct HeatmapFigure {
 // hold rows x cols or a label list has the wrong length.
 std::string heatmapSvg(const HeatmapFigure& figure);
 
+// The pieces every vector figure is written with: text for XML (markup escaped, control characters
+// dropped, bytes that are not UTF-8 as U+FFFD), a number (%.6g), and the document's opening (the
+// XML declaration, <svg> of that size with the font, <title>, a white background).
+std::string svgText(const std::string& text);
+std::string svgNumber(double value);
+std::string svgOpen(double width, double height, double font, const std::string& title);
+
 // #rrggbb of a colour, each channel rounded to 8 bits as the screen stores it.
 std::string hexColour(const Rgb& colour);
 

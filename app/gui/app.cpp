@@ -185,7 +185,10 @@ void App::frame(float frameMs) {
         shared_.regions["panel"] = {panelMin.x, panelMin.y, panelMin.x + panelSize.x, panelMin.y + panelSize.y};
         const bool subTab = !requestedSubTab_.empty() && panelOfTab(requestedSubTab_) == id;
         ctx.selectTab = subTab ? requestedSubTab_ : "";
-        panels_[static_cast<size_t>(i)]->draw(ctx);
+        {
+          const FigureSinkScope figures(shared_.figures);  // the panel's plots, charts and maps, for Export SVG
+          panels_[static_cast<size_t>(i)]->draw(ctx);
+        }
         if (subTab && ++subTabFrames_ >= 2) requestedSubTab_.clear();
         ImGui::EndChild();
         ImGui::EndTabItem();
@@ -205,7 +208,7 @@ void App::frame(float frameMs) {
   exportRequest_ = 0;
   lastExportName_ = shared_.exportable.any() ? shared_.exportable.name : "";
   lastFigures_.clear();
-  for (const SharedView::Figure& figure : shared_.figures) lastFigures_.push_back(figure.name);
+  for (const VectorFigure& figure : shared_.figures) lastFigures_.push_back(figure.name);
   lastExportNote_ = shared_.exportNote;
   drawStatusBar(frameMs);
   ImGui::End();

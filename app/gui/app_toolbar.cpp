@@ -53,10 +53,11 @@ void App::drawToolbar() {
   ImGui::BeginDisabled(lastFigures_.empty());
   if (ImGui::Button("Export SVG")) exportRequest_ = 3;
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip("%s", lastFigures_.empty() ? "this view draws no heatmap to save as a vector figure"
-                                                 : ("save the " + std::to_string(lastFigures_.size()) +
-                                                    " heatmap(s) on screen as SVG, one file each, with their labels and colour scale")
-                                                       .c_str());
+    ImGui::SetTooltip("%s", lastFigures_.empty()
+                                ? "this view draws no heatmap, plot or chart to save as a vector figure"
+                                : ("save the " + std::to_string(lastFigures_.size()) +
+                                   " figure(s) on screen (heatmaps, plots, charts) as SVG, one file each, with their labels and scales")
+                                      .c_str());
   recordItem(shared_, "export_svg");
   ImGui::EndDisabled();
   sameLineIfFits("", ImGui::GetFontSize() * 14);
@@ -155,15 +156,15 @@ void App::applyState(AppState state) {
 // Every heatmap the panel drew this frame as its own SVG (svg_figure.h), named after the figure.
 void App::exportFigures() {
   if (shared_.figures.empty()) {
-    showMessage("nothing on screen to export as SVG: this view draws no heatmap", MessageKind::Warning);
+    showMessage("nothing on screen to export as SVG: this view draws no heatmap, plot or chart", MessageKind::Warning);
     return;
   }
   const std::string stamp = timestamp();
   std::string written;
   try {
-    for (const SharedView::Figure& figure : shared_.figures) {
+    for (const VectorFigure& figure : shared_.figures) {
       const std::string path = "tscope-" + figure.name + "-" + stamp + ".svg";
-      writeFileAtomically(path, heatmapSvg(figure.make()));
+      writeFileAtomically(path, figure.svg());
       written += (written.empty() ? "" : ", ") + path;
     }
     showMessage("exported " + written, MessageKind::Info);

@@ -5,7 +5,8 @@ control, the status bar and the Training panel's Start lie on it without scrolli
 remembers (user_preferences.h): after a quit, a start with no arguments opens the same model,
 prompt, panel, text size and projector mode; a corrupt preferences file is one line and the
 defaults; --fresh ignores the file. Messages keep their history (the line's tooltip). Export SVG
-saves the Attention map as a vector figure whose every cell has the colour it has on screen.
+saves the Attention map as a vector figure whose every cell has the colour it has on screen, the
+Scaling panel's plots with their lines, and the Experts panel's column charts with their values.
 usage: first_start.py TSCOPE MODELS_DIR OUT"""
 import glob
 import json
@@ -80,6 +81,45 @@ def svg_matches_screen(app, out):
         f"{len(labels)} row labels")
 
 
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def plots_as_svg(app, out):
+    """Export SVG on the Scaling panel: every plot the report lists is a file with its lines as
+    polylines and a title."""
+    ns = SVG
+    app.key("alt+9")
+    report = app.wait(lambda r: r["panel"] == "scaling" and r["figures"] and not r["busy"], "the Scaling panel's plots", 10)
+    figures = report["figures"]
+    app.click("export_svg")
+    app.wait(lambda r: r["message"].startswith("exported ") and r["message"].count(".svg") == len(figures), "the plots exported", 10)
+    for name in figures:
+        paths = glob.glob(os.path.join(out, f"tscope-{name}-*.svg"))
+        if len(paths) != 1:
+            raise Failure(f"the figure {name} was written as {paths}")
+        root = ElementTree.parse(paths[0]).getroot()
+        lines = [e for e in root.iter(ns + "polyline") if e.get("class") == "series"]
+        if not lines or not root.find(ns + "title").text:
+            raise Failure(f"{paths[0]}: {len(lines)} lines, title {root.find(ns + 'title').text!r}")
+    log(f"  Export SVG on the Scaling panel: {len(figures)} plots ({', '.join(figures)}), each with its lines and title")
+
+
+def columns_as_svg(app, out):
+    """Export SVG on brown-moe's Experts panel: the expert-load chart's kept and dropped columns add
+    up to every token's top-2 assignments."""
+    ns = SVG
+    app.key("alt+7")
+    report = app.wait(lambda r: r["panel"] == "moe" and "expert_load" in r["figures"] and not r["busy"], "the Experts panel's charts", 10)
+    app.click("export_svg")
+    app.wait(lambda r: r["message"].startswith("exported ") and "expert_load" in r["message"], "the charts exported", 10)
+    paths = glob.glob(os.path.join(out, "tscope-expert_load-*.svg"))
+    columns = [e for e in ElementTree.parse(paths[0]).getroot().iter(ns + "rect") if e.get("class") == "column"]
+    assigned = sum(float(e.get("data-value")) for e in columns)
+    if assigned != 2 * report["tokens"]:
+        raise Failure(f"the expert-load chart's columns add up to {assigned}, not 2 x {report['tokens']} tokens")
+    log(f"  Export SVG on the Experts panel: expert_load's {len(columns)} columns hold all {assigned:.0f} top-2 assignments")
+
+
 def preferences_file(out):
     return os.path.join(out, "config", "tscope", "preferences.json")
 
@@ -96,6 +136,7 @@ def main():
         app = start(["--model", moe], fresh=False)  # no preferences file yet: the first start
         fits(app, size)
         save_png(os.path.join(out, "training_1024x768.png"), app.screenshot())
+        columns_as_svg(app, out)
         # What a lecturer changes, then closes the window.
         app.key("alt+4")
         app.wait(lambda r: r["panel"] == "residual", "the Residual panel", 10)
@@ -140,6 +181,7 @@ def main():
         # Messages by kind keep their history: the line's tooltip lists them with their time.
         app.key("alt+2")
         svg_matches_screen(app, out)
+        plots_as_svg(app, out)
         app.click("save_session")
         report = app.wait(lambda r: r["message"].startswith("saved ") and r["messages_kept"] >= 3, "a third message", 10)
         x0, y0, x1, y1 = app.region("message", report)

@@ -164,6 +164,7 @@ void drawBalance(const Snapshot& s, const MoeRouting& r, ImVec2 area) {
   float most = r.capacity >= 0 ? static_cast<float>(r.capacity) : 1.0f;
   for (int e = 0; e < E; ++e) most = std::max(most, kept[e] + dropped[e]);
   ColumnChart load;
+  load.name = "expert_load";
   load.title = "Load per expert (tokens routed to it)";
   load.series = {{"kept", kept, IM_COL32(70, 130, 230, 255)}, {"dropped", dropped, kDropped}};
   load.stacked = true;
@@ -175,6 +176,7 @@ void drawBalance(const Snapshot& s, const MoeRouting& r, ImVec2 area) {
   const float chartHeight = std::max(ImGui::GetTextLineHeight() * 9, (area.y - ImGui::GetTextLineHeightWithSpacing() * 3) * 0.5f);
   int hovered = drawColumnChart(load, ImVec2(area.x, chartHeight));
   ColumnChart balance;
+  balance.name = "expert_balance";
   balance.title = "Load balance: f_i (share of assignments) and P_i (mean router probability)";
   balance.series = {{"f_i", r.fraction, IM_COL32(70, 130, 230, 255)}, {"P_i", r.meanProb, IM_COL32(240, 150, 40, 255)}};
   float top = 1.0f / E;

@@ -14,6 +14,7 @@
 
 #include "app/common/svg_figure.h"
 #include "app/gui/widgets/bar_chart.h"
+#include "app/gui/widgets/figure_sink.h"
 #include "app/gui/widgets/heatmap.h"
 #include "app/session/app_state.h"
 #include "app/session/session.h"
@@ -47,13 +48,9 @@ struct SharedView {
   ExportableMatrix exportable;                      // set by the panel on screen
   std::string exportNote;                           // why nothing on screen can be exported ("": the default line)
   nlohmann::json facts = nlohmann::json::object();  // what the panel on screen shows, for ui_report ("shown")
-  // The vector figures the panel on screen drew this frame (every TokenHeatmap with a region), for
-  // Export SVG: a name and how to make it (called in the same frame, after the panel drew).
-  struct Figure {
-    std::string name;
-    std::function<HeatmapFigure()> make;
-  };
-  std::vector<Figure> figures;
+  // The vector figures the panel on screen drew this frame (figure_sink.h: every plot, column chart
+  // and TokenHeatmap with a region), for Export SVG.
+  std::vector<VectorFigure> figures;
 };
 
 // Records the widget just drawn as a named screen region (the GUI tests find and click it there).

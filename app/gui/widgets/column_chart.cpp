@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "app/gui/widgets/figure_sink.h"
+
 namespace tscope::gui {
 
 namespace {
@@ -81,6 +83,7 @@ int drawColumnChart(const ColumnChart& chart, ImVec2 size) {
     draw->AddText(ImVec2((plotMin.x + plotMax.x - w) * 0.5f, plotMax.y + line * 1.05f), text, chart.categoryLabel.c_str());
   }
   ImGui::Dummy(size);
+  if (figureSinkOpen()) addFigure(chart.name.empty() ? "column_chart" : chart.name, [chart] { return columnChartSvg(chart); });
   return hovered;
 }
 

@@ -7,27 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "app/common/column_figure.h"  // ColumnChart, ColumnSeries
+
 namespace tscope::gui {
 
-struct ColumnSeries {
-  std::string name;           // shown in the legend
-  std::vector<float> values;  // one per category
-  ImU32 colour;
-};
-
-struct ColumnChart {
-  std::string title;
-  std::vector<ColumnSeries> series;
-  bool stacked = false;  // false: side by side within a category
-  float yMax = 1;
-  const char* yFormat = "%.2f";
-  float reference = -1;  // dashed horizontal line when >= 0
-  std::string referenceLabel;
-  std::string categoryLabel;  // under the axis, e.g. "expert"
-};
-
 // Draws the chart in `size` pixels (title, legend and labels included); returns the hovered
-// category or -1.
+// category or -1. Its vector figure, named chart.name, goes to the frame's figure sink (Export SVG).
 int drawColumnChart(const ColumnChart& chart, ImVec2 size);
 
 }  // namespace tscope::gui

@@ -4,6 +4,8 @@
 // 1-2-5 labels; linear axes get 1-2-5 steps. Labels that would overlap their neighbour are dropped.
 #include "app/gui/widgets/plot.h"
 
+#include "app/gui/widgets/figure_sink.h"
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -16,14 +18,6 @@ namespace {
 bool drawable(double v, bool log) { return std::isfinite(v) && (!log || v > 0); }
 
 double axisPosition(const PlotAxis& a, double v) { return a.log ? std::log10(v) : v; }
-
-// The 1-2-5 step nearest above `raw`.
-double niceStep(double raw) {
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0})
-    if (raw <= m * magnitude * (1 + 1e-9)) return m * magnitude;
-  return 10 * magnitude;
-}
 
 ImU32 withAlpha(ImU32 colour, float alpha) {
   ImVec4 c = ImGui::ColorConvertU32ToFloat4(colour);
@@ -41,43 +35,6 @@ void labelWithBackdrop(ImDrawList* draw, ImVec2 pos, ImU32 colour, const std::st
 }
 
 }  // namespace
-
-std::string formatGeneral(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", v);
-  return text;
-}
-
-std::string formatCount(double v) {
-  const double a = std::fabs(v);
-  const char* suffix = "";
-  double scaled = v;
-  if (a >= 1e12) scaled = v / 1e12, suffix = "T";
-  else if (a >= 1e9) scaled = v / 1e9, suffix = "B";
-  else if (a >= 1e6) scaled = v / 1e6, suffix = "M";
-  else if (a >= 1e3) scaled = v / 1e3, suffix = "K";
-  char text[32];
-  std::snprintf(text, sizeof text, std::fabs(scaled) >= 100 ? "%.0f%s" : "%.3g%s", scaled, suffix);
-  return text;
-}
-
-std::string formatScientific(double v) {
-  if (v == 0) return "0";
-  const int exponent = (int)std::floor(std::log10(std::fabs(v)));
-  const double mantissa = v / std::pow(10.0, exponent);
-  char text[32];
-  if (std::fabs(mantissa - std::round(mantissa)) < 0.005) std::snprintf(text, sizeof text, "%.0fe%d", std::round(mantissa), exponent);
-  else std::snprintf(text, sizeof text, "%.2fe%d", mantissa, exponent);
-  return text;
-}
-
-std::string formatDuration(double seconds) {
-  char text[32];
-  const long s = static_cast<long>(seconds + 0.5);
-  if (s >= 60) std::snprintf(text, sizeof text, "%ld min %02ld s", s / 60, s % 60);
-  else std::snprintf(text, sizeof text, "%ld s", s);
-  return text;
-}
 
 ImU32 categoryColour(int index, int count, float alpha) {
   float r, g, b;
@@ -148,47 +105,6 @@ double Plot::fromScreenY(float py) const {
   return y_.log ? std::pow(10.0, lo + t * (hi - lo)) : lo + t * (hi - lo);
 }
 
-std::vector<Plot::Tick> Plot::ticks(const PlotAxis& axis, float pixels, float labelPixels) const {
-  std::vector<Tick> out;
-  const double slack = axis.log ? 0 : (axis.max - axis.min) * 1e-9;
-  auto inside = [&](double v) {
-    return axis.log ? v >= axis.min * (1 - 1e-9) && v <= axis.max * (1 + 1e-9) : v >= axis.min - slack && v <= axis.max + slack;
-  };
-  if (axis.log) {
-    const double lo = std::log10(axis.min), hi = std::log10(axis.max), decades = hi - lo;
-    const float perDecade = pixels / (float)decades;
-    if (decades >= 2.5) {
-      const int stride = std::max(1, (int)std::ceil(labelPixels / perDecade));
-      const bool minors = perDecade > labelPixels * 0.75f;
-      for (int k = (int)std::floor(lo); k <= (int)std::ceil(hi); ++k) {
-        const double decade = std::pow(10.0, k);
-        if (inside(decade)) out.push_back(Tick{decade, ((k % stride) + stride) % stride == 0, true});
-        if (minors)
-          for (int m = 2; m <= 9; ++m)
-            if (inside(m * decade)) out.push_back(Tick{m * decade, false, false});
-      }
-      return out;
-    }
-    if (decades >= 0.6) {  // 1-2-5 labels (every mantissa when there is room), the rest as minor ticks
-      const bool labelAll = perDecade > labelPixels * 6;
-      for (int k = (int)std::floor(lo); k <= (int)std::ceil(hi); ++k)
-        for (int m = 1; m <= 9; ++m) {
-          const double v = m * std::pow(10.0, k);
-          if (inside(v)) out.push_back(Tick{v, labelAll || m == 1 || m == 2 || m == 5, false});
-        }
-      return out;
-    }
-  }
-  const int target = std::max(2, (int)(pixels / labelPixels));
-  const double step = niceStep((axis.max - axis.min) / target);
-  for (double v = std::ceil(axis.min / step - 1e-9) * step; v <= axis.max + step * 1e-9; v += step) {
-    out.push_back(Tick{std::fabs(v) < step * 1e-9 ? 0.0 : v, true, false});
-    const double minor = v + step / 2;
-    if (!axis.log && inside(minor) && pixels / target > labelPixels * 0.6f) out.push_back(Tick{minor, false, false});
-  }
-  return out;
-}
-
 // Decades are written "10" with a raised, smaller exponent; other labels as plain text.
 ImVec2 Plot::tickLabelSize(const PlotAxis& axis, const Tick& tick) const {
   const float font = ImGui::GetFontSize();
@@ -197,8 +113,7 @@ ImVec2 Plot::tickLabelSize(const PlotAxis& axis, const Tick& tick) const {
     const float width = ImGui::CalcTextSize("10").x + ImGui::GetFont()->CalcTextSizeA(font * 0.72f, FLT_MAX, 0, exponent.c_str()).x;
     return ImVec2(width, font * 1.3f);
   }
-  const std::string text = std::fabs(tick.value) >= 1e4 ? axis.format(tick.value) : formatGeneral(tick.value);
-  return ImGui::CalcTextSize(text.c_str());
+  return ImGui::CalcTextSize(tickText(axis, tick).c_str());
 }
 
 void Plot::drawTickLabel(ImDrawList* draw, const PlotAxis& axis, const Tick& tick, ImVec2 pos, ImU32 colour) const {
@@ -209,8 +124,7 @@ void Plot::drawTickLabel(ImDrawList* draw, const PlotAxis& axis, const Tick& tic
     draw->AddText(ImGui::GetFont(), font * 0.72f, ImVec2(pos.x + ImGui::CalcTextSize("10").x, pos.y), colour, exponent.c_str());
     return;
   }
-  const std::string text = std::fabs(tick.value) >= 1e4 ? axis.format(tick.value) : formatGeneral(tick.value);
-  draw->AddText(pos, colour, text.c_str());
+  draw->AddText(pos, colour, tickText(axis, tick).c_str());
 }
 
 void Plot::drawAxes(ImDrawList* draw, const std::vector<Tick>& xTicks, const std::vector<Tick>& yTicks) const {
@@ -427,7 +341,7 @@ PlotHover Plot::draw() {
   const float bottom = tickLength + font * 1.45f + (x_.label.empty() ? 0 : font * 1.3f);
   areaMin_.y = origin.y + titleRow + legendHeight + yLabelRow + font * 0.4f;
   areaMax_.y = origin.y + size_.y - bottom;
-  const std::vector<Tick> yTicks = ticks(y_, areaMax_.y - areaMin_.y, font * 2.2f);
+  const std::vector<Tick> yTicks = axisTicks(y_, areaMax_.y - areaMin_.y, font * 2.2f);
   float labelWidth = font * 1.5f;
   for (const Tick& t : yTicks)
     if (t.major) labelWidth = std::max(labelWidth, tickLabelSize(y_, t).x);
@@ -435,7 +349,7 @@ PlotHover Plot::draw() {
   areaMax_.x = origin.x + size_.x - font * 1.0f;
   float widestX = font * 2.5f;
   for (double v : {x_.min, x_.max}) widestX = std::max(widestX, tickLabelSize(x_, Tick{v, true, x_.log}).x);
-  const std::vector<Tick> xTicks = ticks(x_, areaMax_.x - areaMin_.x, widestX + font * 1.2f);
+  const std::vector<Tick> xTicks = axisTicks(x_, areaMax_.x - areaMin_.x, widestX + font * 1.2f);
 
   ImGui::InvisibleButton(id_.c_str(), size_);
   PlotHover hover;
@@ -467,7 +381,17 @@ PlotHover Plot::draw() {
   drawLegend(draw);
   draw->PopClipRect();
   if (hover.active) drawHover(draw, mouse);
+  if (figureSinkOpen()) addFigure(id_, [figure = figure()] { return plotSvg(figure); });
   return hover;
+}
+
+PlotFigure Plot::figure() const {
+  PlotFigure f{title_, x_, y_, {}, {}, {}, {}};
+  for (const Series& s : series_) f.lines.push_back({s.name, s.xs, s.ys, s.colour, s.thickness, s.inLegend});
+  for (const Marker& p : points_) f.points.push_back({p.label, p.x, p.y, p.colour, p.labelled});
+  for (const Marker& n : notes_) f.notes.push_back({n.label, n.x, n.y, n.colour, true});
+  for (const Rule& r : rules_) f.rules.push_back({r.vertical, r.value, r.label, r.colour});
+  return f;
 }
 
 }  // namespace tscope::gui

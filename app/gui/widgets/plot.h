@@ -8,24 +8,12 @@
 #include <string>
 #include <vector>
 
-namespace tscope::gui {
+#include "app/common/plot_figure.h"  // PlotAxis, the axis formats and ticks, the vector figure
 
-// Turns an axis value into text (read-outs, and tick labels of linear axes with big numbers).
-using AxisFormat = std::string (*)(double);
-std::string formatGeneral(double v);         // 4 significant digits: 2.013, 0.5, 1.2e+05
-std::string formatCount(double v);           // 175B, 1.4T, 3.2M, 850K, 12 (parameters, tokens)
-std::string formatScientific(double v);      // 3.15e23 (FLOP)
-std::string formatDuration(double seconds);  // "42 s", "3 min 07 s" (ETAs, elapsed time)
+namespace tscope::gui {
 
 // Colour `index` of `count` categories (hues spread evenly, bright on the dark theme).
 ImU32 categoryColour(int index, int count, float alpha = 1.0f);
-
-struct PlotAxis {
-  double min = 0, max = 1;
-  bool log = false;  // log10 scale; needs 0 < min < max
-  std::string label;
-  AxisFormat format = formatGeneral;
-};
 
 // Where the legend goes: in rows between the title and the plot area, or in a corner inside it.
 enum class LegendPlacement { Above, TopRight, TopLeft, BottomRight, BottomLeft, Hidden };
@@ -60,8 +48,10 @@ class Plot {
   // Text centred just below (x, y), e.g. a label on a curve's minimum.
   void note(double x, double y, std::string text, ImU32 colour);
 
-  // Draws everything and claims the space as one item; returns what the mouse did.
+  // Draws everything and claims the space as one item; returns what the mouse did. The plot's
+  // vector figure, named by its id, goes to the frame's figure sink (figure_sink.h: Export SVG).
   PlotHover draw();
+  PlotFigure figure() const;  // what it shows, for plotSvg
 
  private:
   struct Series {
@@ -84,13 +74,7 @@ class Plot {
     std::string label;
     ImU32 colour;
   };
-  struct Tick {
-    double value;
-    bool major;
-    bool decade;  // label as 10^k
-  };
-
-  std::vector<Tick> ticks(const PlotAxis& axis, float pixels, float labelPixels) const;
+  using Tick = AxisTick;
   float toScreenX(double x) const;
   float toScreenY(double y) const;
   double fromScreenX(float px) const;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/gui/widgets/figure_sink.h"
+
 namespace tscope::gui {
 
 namespace {
@@ -129,8 +131,9 @@ TokenHeatmapHit TokenHeatmap::draw(HeatmapRenderer& renderer, ImVec2 cell, const
   if (style.shared && style.region) {
     style.shared->regions[style.region] = {hit.plotMin.x, hit.plotMin.y, hit.plotMax.x, hit.plotMax.y};
     // Made only when Export SVG asks, in this frame (the labels are the caller's until it ends).
-    style.shared->figures.push_back({style.region, [this, name = std::string(style.region), rowLabels = style.rowLabels,
-                                                    colLabels = style.colLabels] { return map_.figure(name, rowLabels, colLabels); }});
+    addFigure(style.region, [this, name = std::string(style.region), rowLabels = style.rowLabels, colLabels = style.colLabels] {
+      return heatmapSvg(map_.figure(name, rowLabels, colLabels));
+    });
   }
   float right = hit.plotMax.x;
   if (style.scale == ScalePlace::Right) {
