@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/common/bar_figure.h"
 #include "app/common/column_figure.h"
 #include "app/common/plot_figure.h"
 #include "svg_reading.h"
@@ -122,4 +123,25 @@ TEST(ColumnFigure, EveryColumnCarriesItsValueAndStacksAsOnScreen) {
   EXPECT_NE(svg.find("capacity 4"), std::string::npos);
   chart.series[1].values.pop_back();
   EXPECT_THROW(columnChartSvg(chart), std::invalid_argument);
+}
+
+TEST(BarFigure, EveryBarCarriesItsValueAndIsScaledAsOnScreen) {
+  BarTable table{"next_token_stages", "Next token", {"' the'", "' a'", "other 2 tokens"}, {}};
+  table.columns.push_back({"1. softmax", 0.5f, {{0.5f, "0.500", 0xffe1823cu}, {0.25f, "0.250", 0xffe1823cu}, {0.25f, "0.250 in all", 0xffaa8c78u}}});
+  table.columns.push_back(
+      {"2. top-k 1", 1.0f, {{1.0f, "1.000", 0xffe1823cu}, {0, "filtered", 0xff888888u, true}, {0, "0.000 in all", 0xffaa8c78u, false, 1.0f}}});
+  const std::string svg = barTableSvg(table);
+  const std::vector<size_t> bars = tagsOfClass(svg, "rect", "bar");
+  ASSERT_EQ(bars.size(), 6u);
+  auto width = [&](size_t i) { return std::stod(attribute(svg, bars[i], "width")); };
+  EXPECT_NEAR(width(1), width(0) / 2, 1e-6);  // 0.25 of a 0.5 scale: half the longest bar
+  EXPECT_NEAR(width(3), width(0), 1e-6);      // 1.0 of 1.0: full, like 0.5 of 0.5
+  EXPECT_EQ(width(4), 2.0);                   // a filtered token is a stub
+  EXPECT_EQ(attribute(svg, bars[4], "fill"), "#999999");
+  EXPECT_EQ(attribute(svg, bars[2], "data-value"), "0.25");  // the true value, whatever its scale
+  EXPECT_EQ(attribute(svg, bars[0], "fill"), "#3c82e1");
+  EXPECT_NE(svg.find(">' the'</text>"), std::string::npos);  // quotes kept: a token's leading space shows
+  EXPECT_NE(svg.find("2. top-k 1"), std::string::npos);
+  table.columns[1].bars.pop_back();
+  EXPECT_THROW(barTableSvg(table), std::invalid_argument);
 }

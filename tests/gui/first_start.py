@@ -7,12 +7,13 @@ prompt, panel, text size and projector mode; a corrupt preferences file is one l
 defaults; --fresh ignores the file. Messages keep their history (the line's tooltip). Export SVG
 saves the Attention map as a vector figure whose every cell has the colour it has on screen, the
 Scaling panel's plots with their lines, and the Experts panel's column charts with their values.
-usage: first_start.py TSCOPE MODELS_DIR OUT"""
+usage: first_start.py TSCOPE MODELS_DIR OUT TSCOPE_CLI"""
 import glob
 import json
 import os
 import xml.etree.ElementTree as ElementTree
 import shutil
+import subprocess
 import sys
 import time
 
@@ -120,12 +121,30 @@ def columns_as_svg(app, out):
     log(f"  Export SVG on the Experts panel: expert_load's {len(columns)} columns hold all {assigned:.0f} top-2 assignments")
 
 
+def bars_as_svg(app, out, cli):
+    """Export SVG on the Next-token panel: the sampling stages' bar table, whose first column (the
+    model's own softmax) holds the probabilities `tscope-cli forward --top` prints for the prompt."""
+    app.key("alt+5")
+    report = app.wait(lambda r: r["panel"] == "sampling" and "next_token_stages" in r["figures"] and not r["busy"], "the stage table", 10)
+    app.click("export_svg")
+    app.wait(lambda r: r["message"].startswith("exported ") and "next_token_stages" in r["message"], "the bars exported", 10)
+    root = ElementTree.parse(glob.glob(os.path.join(out, "tscope-next_token_stages-*.svg"))[0]).getroot()
+    bars = [e for e in root.iter(SVG + "rect") if e.get("class") == "bar" and e.get("data-col") == "0"]
+    shown = [float(e.get("data-value")) for e in sorted(bars, key=lambda e: int(e.get("data-row")))][:-1]  # less "other tokens"
+    forward = json.loads(subprocess.run([cli, "forward", "--model", report["model"], "--text", report["prompt"], "--top", str(len(shown))],
+                                        capture_output=True, text=True, check=True).stdout)
+    want = [t["prob"] for t in forward["next"]]
+    if len(shown) != len(want) or max(abs(a - b) for a, b in zip(shown, want)) > 1e-5:
+        raise Failure(f"the SVG's softmax bars {shown} differ from tscope-cli forward --top: {want}")
+    log(f"  Export SVG on the Next-token panel: {len(shown)} bars per stage, the softmax column equal to tscope-cli forward --top")
+
+
 def preferences_file(out):
     return os.path.join(out, "config", "tscope", "preferences.json")
 
 
 def main():
-    tscope, models_dir, out = sys.argv[1:4]
+    tscope, models_dir, out, cli = sys.argv[1:5]
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     moe = os.path.join(models_dir, "brown-moe")
@@ -182,6 +201,7 @@ def main():
         app.key("alt+2")
         svg_matches_screen(app, out)
         plots_as_svg(app, out)
+        bars_as_svg(app, out, cli)
         app.click("save_session")
         report = app.wait(lambda r: r["message"].startswith("saved ") and r["messages_kept"] >= 3, "a third message", 10)
         x0, y0, x1, y1 = app.region("message", report)

@@ -142,11 +142,15 @@ void drawStageTable(PanelContext& ctx, const SamplingView& view, const Snapshot&
   }
   std::array<float, kStages> shownMass{};
   int hoveredId = -1;
+  // The same bars as a vector figure (Export SVG).
+  BarTable figure{"next_token_stages", "Next token after the prompt: the sampling stages", {}, {}};
+  for (int stage = 0; stage < kStages; ++stage) figure.columns.push_back({headers[stage], scaleMax[stage], {}});
   for (size_t row = 0; row < view.topIds.size(); ++row) {
     const int id = view.topIds[row];
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(tokenLabel(tokenizer ? tokenizer->tokenText(id) : "?").c_str());
+    figure.rowLabels.push_back(tokenLabel(tokenizer ? tokenizer->tokenText(id) : "?"));
+    ImGui::TextUnformatted(figure.rowLabels.back().c_str());
     if (ImGui::IsItemHovered()) hoveredId = id;
     for (int stage = 0; stage < kStages; ++stage) {
       ImGui::TableNextColumn();
@@ -156,19 +160,23 @@ void drawStageTable(PanelContext& ctx, const SamplingView& view, const Snapshot&
       std::snprintf(label, sizeof label, prob > 0 ? (prob >= 0.001f ? "%.3f" : "%.1e") : "filtered", prob);
       const BarStyle style = prob <= 0 ? BarStyle::Filtered : BarStyle::Normal;
       if (drawBar(prob, scaleMax[stage], ImGui::GetContentRegionAvail().x, style, label)) hoveredId = id;
+      figure.columns[static_cast<size_t>(stage)].bars.push_back({prob, label, barColor(style), style == BarStyle::Filtered});
     }
   }
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
   ImGui::TextDisabled("other %d tokens", V - (int)view.topIds.size());
+  figure.rowLabels.push_back("other " + std::to_string(V - (int)view.topIds.size()) + " tokens");
   for (int stage = 0; stage < kStages; ++stage) {
     ImGui::TableNextColumn();
     const float rest = std::max(0.0f, 1.0f - shownMass[stage]);
     char label[48];
     std::snprintf(label, sizeof label, "%.3f in all", rest);
     drawBar(rest, std::max(scaleMax[stage], rest), ImGui::GetContentRegionAvail().x, BarStyle::Rest, label);
+    figure.columns[static_cast<size_t>(stage)].bars.push_back({rest, label, barColor(BarStyle::Rest), false, std::max(scaleMax[stage], rest)});
   }
   ImGui::EndTable();
+  if (figureSinkOpen()) addFigure(std::string(figure.name), [figure] { return barTableSvg(figure); });
   if (hoveredId >= 0) drawTokenTooltip(s, hoveredId, tokenizer);
 }
 
@@ -314,6 +322,16 @@ void drawKvCacheSection(PanelContext& ctx, const Snapshot* s, ImVec2 size) {
       ImGui::SameLine(labelWidth);
       std::snprintf(label, sizeof label, "%.2f ms/token", t.withoutCacheMsPerToken);
       drawBar((float)t.withoutCacheMsPerToken, slowest, ImGui::GetContentRegionAvail().x, BarStyle::Rest, label);
+      if (figureSinkOpen()) {
+        char with[48];
+        std::snprintf(with, sizeof with, "%.2f ms/token", t.withCacheMsPerToken);
+        BarTable figure{"kv_cache_timing", "Decoding with and without the KV cache", {"with cache", "without cache"}, {}};
+        figure.columns.push_back(
+            {"ms per new token",
+             slowest,
+             {{(float)t.withCacheMsPerToken, with, barColor(BarStyle::Normal)}, {(float)t.withoutCacheMsPerToken, label, barColor(BarStyle::Rest)}}});
+        addFigure(std::string(figure.name), [figure] { return barTableSvg(figure); });
+      }
       ImGui::TextDisabled("over %d new tokens (%d rerun without it): %.1fx faster with the cache", t.tokens, t.withoutCacheTokens,
                           t.withCacheMsPerToken > 0 ? t.withoutCacheMsPerToken / t.withCacheMsPerToken : 0.0);
     }

@@ -5,14 +5,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/common/colormap.h"
+
 namespace tscope::gui {
-
-namespace {
-
-// Viridis control points at 0, 1/8, ..., 1 (matplotlib's colormap data), as in heatmap.frag.
-constexpr float kViridis[9][3] = {{0.267f, 0.005f, 0.329f}, {0.279f, 0.175f, 0.483f}, {0.230f, 0.322f, 0.546f},
-                                  {0.173f, 0.449f, 0.558f}, {0.128f, 0.567f, 0.551f}, {0.153f, 0.680f, 0.504f},
-                                  {0.361f, 0.786f, 0.388f}, {0.668f, 0.862f, 0.196f}, {0.993f, 0.906f, 0.144f}};
 
 ImU32 barColor(BarStyle style) {
   switch (style) {
@@ -23,8 +18,6 @@ ImU32 barColor(BarStyle style) {
   }
   return IM_COL32(60, 130, 225, 255);
 }
-
-}  // namespace
 
 bool drawBar(float value, float scaleMax, float width, BarStyle style, const char* label) {
   ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -45,12 +38,8 @@ bool drawBar(float value, float scaleMax, float width, BarStyle style, const cha
 }
 
 ImU32 perceptualColor(float t) {
-  const float x = std::clamp(std::isfinite(t) ? t : 0.0f, 0.0f, 1.0f) * 8.0f;
-  const int i = std::min(static_cast<int>(x), 7);
-  const float f = x - i;
-  float rgb[3];
-  for (int c = 0; c < 3; ++c) rgb[c] = kViridis[i][c] + (kViridis[i + 1][c] - kViridis[i][c]) * f;
-  return ImGui::ColorConvertFloat4ToU32(ImVec4(rgb[0], rgb[1], rgb[2], 1.0f));
+  const Rgb c = colourAt(Colormap::Perceptual, std::isfinite(t) ? t : 0.0f, 0.0f, 1.0f);  // the heatmaps' own stops
+  return ImGui::ColorConvertFloat4ToU32(ImVec4(c.r, c.g, c.b, 1.0f));
 }
 
 ImU32 textColorOn(ImU32 background) {

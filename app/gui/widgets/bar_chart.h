@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "app/common/bar_figure.h"  // BarTable, the vector figure of a table of bars
 #include "model/core/units.h"
 
 namespace tscope::gui {
@@ -19,6 +20,9 @@ enum class BarStyle {
   Rest,         // "all other tokens" (grey-blue)
   Filtered,     // removed by a filter: a grey stub and the label dimmed
 };
+
+// A bar's colour in that style (the same in the SVG of a bar table, bar_figure.h).
+ImU32 barColor(BarStyle style);
 
 // One bar, one text line high, `width` pixels wide in all: the bar's length is value / scaleMax
 // of the width left after `label` (written just right of the bar). Returns true when hovered.

@@ -19,6 +19,7 @@ bool figureSinkOpen() { return open != nullptr; }
 void addFigure(std::string name, std::function<std::string()> svg) {
   if (!open) return;
   auto taken = [&](const std::string& n) { return std::any_of(open->begin(), open->end(), [&](const VectorFigure& f) { return f.name == n; }); };
+  if (name.empty()) name = "figure";
   std::string unique = name;
   for (int k = 2; taken(unique); ++k) unique = name + "_" + std::to_string(k);
   open->push_back({std::move(unique), std::move(svg)});
