@@ -1,24 +1,41 @@
 #!/usr/bin/env bash
-# Renders every panel headlessly (Xvfb) into docs/*.png for the README, on the shipped models:
-# brown-small (the default), brown-moe for the Experts panel, induction-2l for an induction head,
-# the Training panel mid-run, and dates-encdec in the Translation panel (docs/screenshots/). Needs a
-# built tree (scripts/setup.sh).
+# Renders every picture the README shows headlessly (Xvfb) from the current build, on the shipped
+# models: brown-small (the default), brown-moe for the Experts panel, induction-2l for an induction
+# head, the Training panel mid-run, dates-encdec in the Translation panel, a lesson step, the scaling
+# lab's runs, the file browser. Each picture twice: docs/NAME.png at 1600x1000 (the README's) and
+# docs/projector/NAME.png at 1280x720 in projector mode (a common classroom projector), so both
+# layouts can be looked at after a change. tests/check_file_mentions.py fails when a picture the
+# README names is missing or is not made here. Needs a built tree (scripts/setup.sh).
+#   scripts/docs_screenshots.sh [NAME...]   (default: every picture)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-mkdir -p docs
+mkdir -p docs/projector docs/screenshots docs/projector/screenshots
 small=assets/models/brown-small
 moe=assets/models/brown-moe
 induction=assets/models/induction-2l
 prompt="The jury said that the city had not been able to find the money for the new school"
+only=("$@")
+# A fresh, empty preferences folder: the pictures never depend on how this machine's window closed.
+export XDG_CONFIG_HOME=$(mktemp -d)
+translation_session=$(mktemp --suffix=.json)
+trap 'rm -rf "$XDG_CONFIG_HOME" "$translation_session"' EXIT
+printf '{"tscope_session": 1, "source": "the third of may two thousand and seven", "prompt": "2007-05-03$", "greedy": true, "layer": 1, "head": 3}' \
+  >"$translation_session"
+
 shot() {
-  xvfb-run -a -s "-screen 0 1600x1000x24" ./build/tscope --screenshot "docs/$1.png" "${@:2}" >/dev/null
-  echo "docs/$1.png"
+  local name=$1
+  shift
+  if ((${#only[@]})) && [[ ! " ${only[*]} " == *" $name "* ]]; then return; fi
+  xvfb-run -a -s "-screen 0 1600x1000x24" ./build/tscope --fresh --window 1600x1000 --screenshot "docs/$name.png" "$@" >/dev/null
+  xvfb-run -a -s "-screen 0 1280x720x24" ./build/tscope --fresh --window 1280x720 --projector --screenshot "docs/projector/$name.png" "$@" >/dev/null
+  echo "docs/$name.png docs/projector/$name.png"
 }
+
 shot attention --model $small --panel attention --layer 1 --head 2 --prompt "$prompt"
 shot attention-induction --model $induction --panel attention --layer 1 --head 0 --prompt "ZXqwertyuiopqwertyuio"
 shot inside --model $induction --panel inside --layer 1 --head 0 --prompt "xqzkbmwpxqzkbmw"
-for panel in prompt residual sampling positional architecture scaling; do
+for panel in prompt residual sampling positional architecture scaling efficient; do
   shot "$panel" --model $small --panel $panel --prompt "$prompt"
 done
 shot moe --model $moe --panel moe --prompt "$prompt"
@@ -27,9 +44,10 @@ shot prompt-past-context --model $induction --panel residual --prompt "Attention
 shot training-panel --model $small --panel training --train-preset induction --train-steps 1000 --layer 1 --head 5
 shot training-panel-moe --model $small --panel training --train-preset brown-moe --train-steps 750 --layer 1 --head 0
 # The Translation panel: a finished greedy translation, decoder layer 1 head 3 (the digits' alignments).
-mkdir -p docs/screenshots
-translation_session=$(mktemp --suffix=.json)
-printf '{"tscope_session": 1, "source": "the third of may two thousand and seven", "prompt": "2007-05-03$", "greedy": true, "layer": 1, "head": 3}' \
-  >"$translation_session"
 shot screenshots/translation --model assets/models/dates-encdec --session "$translation_session" --panel translation
-rm -f "$translation_session"
+# The attention lesson at step 8 (the induction head's lines view, the caption with its check), and
+# the scaling lesson's step 10: the scaling lab's "Your runs" on the shipped Brown sweep.
+shot lesson --lesson attention --step 8
+shot scaling-lab --lesson scaling --step 10
+# The file browser on the shipped models (Ctrl+O, or the ... beside the model path).
+shot file-browser --model $small --browse model

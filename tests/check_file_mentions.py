@@ -5,7 +5,9 @@ mentioning file's folder, or the tail of one (`nn/block.cpp` for model/nn/block.
 name with a C++ or CUDA extension must be the name of some repository file. Mentions that are not
 ours (system and third-party includes, URLs, files the build generates, paths that leave the
 repository with ../) are skipped. A Markdown image (![alt](path)) must be a file in the
-repository, from the document's folder: the README's screenshots may not go missing.
+repository, from the document's folder: the README's screenshots may not go missing. And every
+picture the README shows from docs/ is one scripts/docs_screenshots.sh makes (a `shot NAME` line, or
+a name in its `for panel in ...` loop), so regenerating them all after a change is one command.
 
 Usage: check_file_mentions.py [REPO_ROOT]   (default: the parent of this file's folder)
 Prints each dangling mention as file:line: name and exits 1 if there is any."""
@@ -70,6 +72,27 @@ def mentions(text):
             yield number, match.group(1)
 
 
+README_PICTURE = re.compile(r"\]\(docs/([\w/-]+)\.png\)")
+SHOT = re.compile(r"^\s*shot\s+\"?([\w/-]+)", re.M)
+SHOT_LOOP = re.compile(r"^\s*for panel in ([\w -]+);", re.M)
+
+
+def pictures_not_scripted(root):
+    """README pictures under docs/ that scripts/docs_screenshots.sh does not make (README:line: name)."""
+    script = root / "scripts" / "docs_screenshots.sh"
+    readme = root / "README.md"
+    if not script.is_file() or not readme.is_file():
+        return []
+    text = script.read_text(encoding="utf-8")
+    made = set(SHOT.findall(text)) | {name for loop in SHOT_LOOP.findall(text) for name in loop.split()}
+    missing = []
+    for number, line in enumerate(readme.read_text(encoding="utf-8").split("\n"), 1):
+        for name in README_PICTURE.findall(line):
+            if name.removeprefix("projector/") not in made:  # the script makes each picture in both sizes
+                missing.append(f"README.md:{number}: docs/{name}.png is not made by scripts/docs_screenshots.sh")
+    return missing
+
+
 def main():
     root = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent).resolve()
     files = repo_files(root)
@@ -88,6 +111,7 @@ def main():
             if mention in NOT_OURS or Path(mention).name in NOT_OURS | GENERATED or exists(mention, path, files, names, root):
                 continue
             dangling.append(f"{path}:{number}: {mention}")
+    dangling += pictures_not_scripted(root)
     for line in dangling:
         print(line)
     if dangling:

@@ -74,6 +74,7 @@ void App::finishOpen(const OpenedModel& opened) {
     return;
   }
   addRecent(opened.session->modelPath());
+  modelPathInput_ = opened.session->modelPath();  // the path field names the model on screen (a lesson, the browser, a session opened it)
   const bool wasEncoderDecoder = session_->config().isEncoderDecoder();
   std::shared_ptr<Session> old = std::exchange(session_, std::move(opened.session));
   snapshot_.reset();

@@ -26,7 +26,7 @@
 namespace {
 
 struct Options {
-  std::string model, prompt, source, session, screenshot, panel, trainPreset, backend = "auto", lesson, exportSlides;
+  std::string model, prompt, source, session, screenshot, panel, trainPreset, backend = "auto", lesson, exportSlides, browse;
   int layer = -1, head = -1, benchFrames = 0, trainSteps = 0, lessonStep = -1;
   int width = 1600, height = 1000;  // the window (--window WxH; 1280x720 for --export-slides)
   float fontScale = 1.0f;
@@ -42,6 +42,7 @@ const char* kUsage =
     "              [--backend auto|cpu|cuda|reference]  (auto, the default: the GPU when a CUDA device is usable, else the CPU;\n"
     "                                                      reference: the plain-loop backend the tests check against)\n"
     "              [--screenshot FILE.png --panel NAME [--layer l --head h]] [--bench-frames N]\n"
+    "              [--browse model|session|lesson]  (open the file browser for that at start)\n"
     "              [--train-preset KEY [--train-steps N]]  (start a training preset, pause after N steps;\n"
     "                                                      --layer/--head then pick the Training panel's head)\n"
     "              [--lesson NAME|FILE.json [--step N] [--export-slides DIR]]  (present a lesson from step N (1-based);\n"
@@ -65,7 +66,7 @@ Options parse(int argc, char** argv) {
   // The same parser and one-line errors as tscope-cli (app/common/args.h).
   const tscope::Args args("tscope", argvList,
                           {"model", "prompt", "source", "session", "backend", "screenshot", "panel", "layer", "head", "bench-frames", "train-preset",
-                           "train-steps", "lesson", "step", "export-slides", "font-scale", "window"},
+                           "train-steps", "lesson", "step", "export-slides", "font-scale", "window", "browse"},
                           {"projector", "fresh"});
   Options o;
   o.model = args.str("model", "");
@@ -91,6 +92,9 @@ Options parse(int argc, char** argv) {
   o.hasFontScale = args.has("font-scale");
   o.projector = args.has("projector");
   o.fresh = args.has("fresh");
+  o.browse = args.str("browse", "");
+  if (!o.browse.empty() && o.browse != "model" && o.browse != "session" && o.browse != "lesson")
+    throw tscope::UsageError("--browse must be model, session or lesson (got '" + o.browse + "')");
   if (args.has("window")) {
     const std::string v = args.str("window");
     char rest = 0;
@@ -193,6 +197,10 @@ int run(const Options& options) {
   if (!startupMessage.empty()) app.showMessage(startupMessage);
   if (!options.panel.empty() && !app.selectPanel(options.panel)) throw tscope::Error("unknown panel '" + options.panel + "' (try --help)");
   if (options.panel.empty() && options.session.empty() && saved && saved->panel) app.selectPanel(*saved->panel);
+  if (!options.browse.empty())
+    app.openBrowser(options.browse == "model"     ? FileBrowser::Purpose::Model
+                    : options.browse == "session" ? FileBrowser::Purpose::Session
+                                                  : FileBrowser::Purpose::Lesson);
   if (options.trainSteps > 0 && options.trainPreset.empty()) throw tscope::Error("--train-steps needs --train-preset");
   if (!options.trainPreset.empty()) {
     if (!app.startTraining(options.trainPreset, options.trainSteps, options.layer, options.head))
