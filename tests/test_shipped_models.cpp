@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <numeric>
 #include <filesystem>
 #include <set>
@@ -19,6 +21,9 @@
 #include "model/train/trainer.h"
 #include "model/nn/transformer.h"
 #include "model/train/dates_score.h"
+#include "app/session/app_state.h"
+#include "app/session/lesson.h"
+#include "model/tokenize/pretokenize.h"
 
 namespace fs = std::filesystem;
 using namespace tscope;
@@ -33,7 +38,46 @@ LoadedModel loadShipped(const std::string& name) {
   return loadModel(dir);
 }
 
+// The words of `prompt` (GPT-2's pre-tokenizer pieces holding a letter) that `tokenizer` cuts into
+// more than one token, each with its pieces ("jury -> j|ury").
+std::vector<std::string> splitWords(const Tokenizer& tokenizer, const std::string& prompt) {
+  std::vector<std::string> split;
+  for (std::string_view piece : preTokenizeViews(prompt, SplitPattern::Gpt2)) {
+    if (std::none_of(piece.begin(), piece.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); })) continue;
+    const std::vector<int> ids = tokenizer.encode(piece);
+    if (ids.size() == 1) continue;
+    std::string shards;
+    for (int id : ids) shards += (shards.empty() ? "" : "|") + tokenizer.tokenText(id);
+    split.push_back(std::string(piece) + " -> " + shards);
+  }
+  return split;
+}
+
 }  // namespace
+
+// The first thing a class sees is the default prompt on the default model, then the lessons'
+// prompts: each word one token, so the tokenizer does not look broken (a step about sub-word
+// tokenization would say so; character-level models are exempt, their tokens are characters).
+TEST(ShippedModels, TheDefaultAndLessonPromptsTokenizeIntoWholeWords) {
+  const LoadedModel small = loadShipped("brown-small");
+  EXPECT_EQ(splitWords(*small.tokenizer, session::AppState{}.prompt), std::vector<std::string>{}) << "the default prompt on brown-small";
+  std::map<std::string, LoadedModel> models;
+  int checked = 0;
+  for (const session::Lesson& lesson : session::loadLessons(std::string(TSCOPE_SOURCE_DIR) + "/assets/lessons")) {
+    for (int step = 0; step < static_cast<int>(lesson.steps.size()); ++step) {
+      const std::string model = session::lessonModelAtStep(lesson, step, std::string(TSCOPE_SOURCE_DIR) + "/assets/models");
+      if (model.empty()) continue;
+      if (!models.count(model)) models.emplace(model, loadModel(model));
+      const LoadedModel& loaded = models.at(model);
+      if (!loaded.tokenizer || loaded.tokenizer->kind() == TokenizerKind::Char) continue;
+      const std::string prompt = session::stateAtStep(lesson, step, session::AppState{}, loaded.weights.config()).prompt;
+      EXPECT_EQ(splitWords(*loaded.tokenizer, prompt), std::vector<std::string>{})
+          << lesson.name << " step " << step + 1 << " on " << fs::path(model).filename() << ": \"" << prompt << "\"";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 20) << "lesson steps on BPE models checked";
+}
 
 TEST(ShippedModels, InductionHeadCopiesTheRepeat) {
   const LoadedModel model = loadShipped("induction-2l");

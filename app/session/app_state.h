@@ -19,7 +19,7 @@ namespace tscope::session {
 // The model's inputs that its forward reads: a change runs the forward again (reusing the prefix
 // its tokens share with the last one).
 struct ForwardInputs {
-  std::string prompt = "The quick brown fox jumps over the lazy dog because it";
+  std::string prompt = "When the President came back to the White House, he said that";
   // Encoder-decoder models: the source the encoder reads (the prompt is then the target so far,
   // after the decoder start token; docs/ENCODER_DECODER.md). Other models ignore it.
   std::string source = "the twelfth of march nineteen ninety one";
