@@ -125,16 +125,28 @@ void InsidePanel::drawBeforeAfter(PanelContext& ctx) {
     ImGui::TableSetupColumn("with interventions");
     ImGui::TableHeadersRow();
     const float width = ImGui::GetContentRegionAvail().x / 2 - ImGui::GetFontSize();
+    BarTable figure{"next_token_before_after",
+                    "The next token without and with the interventions",
+                    {},
+                    {{"clean model", 1.0f, {}}, {"with interventions", 1.0f, {}}}};
     for (size_t i = 0; i < std::max(before.size(), after.size()); ++i) {
+      figure.rowLabels.push_back(std::to_string(i + 1) + ".");
       for (const auto* list : {&before, &after}) {
         ImGui::TableNextColumn();
-        if (i >= list->size()) continue;
+        BarTable::Column& column = figure.columns[list == &after ? 1 : 0];
+        if (i >= list->size()) {
+          column.bars.push_back({0, "", barColor(BarStyle::Normal)});
+          continue;
+        }
         char label[64];
         std::snprintf(label, sizeof label, "%s %.3f", tokenText(ctx.session, (*list)[i].id), (*list)[i].probability);
-        drawBar((*list)[i].probability, 1.0f, width, list == &after ? BarStyle::Highlighted : BarStyle::Normal, label);
+        const BarStyle style = list == &after ? BarStyle::Highlighted : BarStyle::Normal;
+        drawBar((*list)[i].probability, 1.0f, width, style, label);
+        column.bars.push_back({(*list)[i].probability, label, barColor(style)});
       }
     }
     ImGui::EndTable();
+    if (figureSinkOpen()) addFigure(std::string(figure.name), [figure] { return barTableSvg(figure); });
   }
   ctx.shared.regions["before_after"] = {ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y};
 }

@@ -362,6 +362,9 @@ void InsidePanel::drawMlp(PanelContext& ctx) {
   const std::vector<int> top = topByMagnitude(post, 8);
   const float scale = std::abs(post[top.front()]);
   const float barWidth = ImGui::GetContentRegionAvail().x;
+  BarTable figure{
+      "mlp_neurons", "MLP: the most active neurons, layer " + std::to_string(key_.layer) + ", query " + std::to_string(key_.query), {}, {}};
+  figure.columns.push_back({"|activation|", scale, {}});
   for (int n : top) {
     char label[96];
     const float pre = trace.mlpPre.size() >= row + F ? trace.mlpPre[row + n] : NAN;
@@ -371,7 +374,10 @@ void InsidePanel::drawMlp(PanelContext& ctx) {
     if (drawBar(std::abs(post[n]), scale, barWidth, post[n] < 0 ? BarStyle::Rest : BarStyle::Normal, label))
       ImGui::SetTooltip("neuron %d of %zu\nbefore the nonlinearity %.7g\nafter %.7g%s", n, F, pre, post[n],
                         post[n] < 0 ? " (negative: grey-blue bar)" : "");
+    figure.rowLabels.push_back("neuron " + std::to_string(n));
+    figure.columns[0].bars.push_back({std::abs(post[n]), label, barColor(post[n] < 0 ? BarStyle::Rest : BarStyle::Normal)});
   }
+  if (figureSinkOpen()) addFigure(std::string(figure.name), [figure] { return barTableSvg(figure); });
 }
 
 // Registered in app/session/panel_list.h.
