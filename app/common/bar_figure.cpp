@@ -30,12 +30,10 @@ std::string barTableSvg(const BarTable& t) {
       const double scale = bar.scaleMax > 0 ? bar.scaleMax : column.scaleMax;
       const double fraction = scale > 0 ? std::clamp(static_cast<double>(bar.value) / scale, 0.0, 1.0) : 0.0;
       const double length = bar.stub ? 2.0 : bar.value > 0 ? std::max(1.0, room * fraction) : 0.0;
-      char fill[8];
-      std::snprintf(fill, sizeof fill, "#%02x%02x%02x", bar.colour & 0xff, (bar.colour >> 8) & 0xff, (bar.colour >> 16) & 0xff);
       const double y = top + r * rowH;
       svg += "<rect class=\"bar\" data-row=\"" + std::to_string(r) + "\" data-col=\"" + std::to_string(c) + "\" data-value=\"" +
              svgNumber(bar.value) + "\" x=\"" + svgNumber(x0) + "\" y=\"" + svgNumber(y + 3) + "\" width=\"" + svgNumber(length) + "\" height=\"" +
-             svgNumber(rowH - 6) + "\" fill=\"" + (bar.stub ? std::string("#999999") : fill) + "\"/>\n";
+             svgNumber(rowH - 6) + "\" fill=\"" + (bar.stub ? std::string("#999999") : packedColour(bar.colour)) + "\"/>\n";
       svg += "<text x=\"" + svgNumber(x0 + length + 4) + "\" y=\"" + svgNumber(y + 14) + "\"" + (bar.stub ? " fill=\"#888888\"" : "") + ">" +
              svgText(bar.label) + "</text>\n";
     }

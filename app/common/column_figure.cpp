@@ -10,11 +10,6 @@
 namespace tscope {
 
 namespace {
-std::string rgb(uint32_t colour) {
-  char text[8];
-  std::snprintf(text, sizeof text, "#%02x%02x%02x", colour & 0xff, (colour >> 8) & 0xff, (colour >> 16) & 0xff);
-  return text;
-}
 std::string formatted(const char* format, float value) {
   char text[32];
   std::snprintf(text, sizeof text, format, value);
@@ -35,7 +30,7 @@ std::string columnChartSvg(const ColumnChart& chart) {
   svg += "<text x=\"8\" y=\"18\" font-weight=\"bold\">" + svgText(chart.title) + "</text>\n";
   double legendX = 8;
   for (const ColumnSeries& s : chart.series) {
-    svg += "<rect class=\"legend\" x=\"" + svgNumber(legendX) + "\" y=\"28\" width=\"10\" height=\"10\" fill=\"" + rgb(s.colour) + "\"/>\n";
+    svg += "<rect class=\"legend\" x=\"" + svgNumber(legendX) + "\" y=\"28\" width=\"10\" height=\"10\" fill=\"" + packedColour(s.colour) + "\"/>\n";
     svg += "<text class=\"legend\" x=\"" + svgNumber(legendX + 14) + "\" y=\"37\">" + svgText(s.name) + "</text>\n";
     legendX += 30 + 7.0 * s.name.size();
   }
@@ -60,7 +55,7 @@ std::string columnChartSvg(const ColumnChart& chart) {
       else cw = (x1 - x0) / seriesCount, cx = x0 + s * cw, cw = std::max(0.5, cw - 1);
       svg += "<rect class=\"column\" data-series=\"" + svgText(chart.series[s].name) + "\" data-category=\"" + std::to_string(c) +
              "\" data-value=\"" + svgNumber(v) + "\" x=\"" + svgNumber(cx) + "\" y=\"" + svgNumber(y0) + "\" width=\"" + svgNumber(cw) +
-             "\" height=\"" + svgNumber(std::max(0.0, y1 - y0)) + "\" fill=\"" + rgb(chart.series[s].colour) + "\"/>\n";
+             "\" height=\"" + svgNumber(std::max(0.0, y1 - y0)) + "\" fill=\"" + packedColour(chart.series[s].colour) + "\"/>\n";
     }
     svg += "<text class=\"category\" x=\"" + svgNumber((x0 + x1) / 2) + "\" y=\"" + svgNumber(bottom + 14) + "\" text-anchor=\"middle\">" +
            std::to_string(c) + "</text>\n";

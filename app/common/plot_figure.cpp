@@ -113,10 +113,7 @@ bool drawable(double v, bool log) { return std::isfinite(v) && (!log || v > 0); 
 // (the white frontier, pale grey labels) is drawn dark grey instead.
 std::string rgb(uint32_t colour) {
   const unsigned r = colour & 0xff, g = (colour >> 8) & 0xff, b = (colour >> 16) & 0xff;
-  if (0.299 * r + 0.587 * g + 0.114 * b > 215) return "#303030";
-  char text[8];
-  std::snprintf(text, sizeof text, "#%02x%02x%02x", r, g, b);
-  return text;
+  return 0.299 * r + 0.587 * g + 0.114 * b > 215 ? "#303030" : packedColour(colour);
 }
 std::string opacity(uint32_t colour) { return svgNumber(((colour >> 24) & 0xff) / 255.0); }
 

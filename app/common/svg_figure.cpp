@@ -45,6 +45,12 @@ std::string svgOpen(double width, double height, double font, const std::string&
          "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
 }
 
+std::string packedColour(uint32_t colour) {
+  char text[8];
+  std::snprintf(text, sizeof text, "#%02x%02x%02x", colour & 0xff, (colour >> 8) & 0xff, (colour >> 16) & 0xff);
+  return text;
+}
+
 std::string hexColour(const Rgb& colour) {
   auto channel = [](float v) { return static_cast<int>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f)); };
   char text[8];

@@ -2,6 +2,7 @@
 // (colormap.h), its row and column labels and its title as text, and its colour scale. Plain C++
 // (no GL): the window's Export SVG and the tests call it.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ std::string heatmapSvg(const HeatmapFigure& figure);
 std::string svgText(const std::string& text);
 std::string svgNumber(double value);
 std::string svgOpen(double width, double height, double font, const std::string& title);
+
+// #rrggbb of 8-bit RGBA packed as ImGui's IM_COL32 (red in the low byte; alpha ignored).
+std::string packedColour(uint32_t colour);
 
 // #rrggbb of a colour, each channel rounded to 8 bits as the screen stores it.
 std::string hexColour(const Rgb& colour);
