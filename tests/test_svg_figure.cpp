@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "app/common/svg_figure.h"
 #include "svg_reading.h"
@@ -58,4 +59,30 @@ TEST(SvgFigure, EveryCellIsARectWithItsValuesColourAndTheLabelsAreText) {
   f.colLabels.clear();
   f.values.pop_back();
   EXPECT_THROW(heatmapSvg(f), std::invalid_argument);
+}
+
+TEST(SvgFigure, AGridOfHeatmapsKeepsEveryPanelsCellsAndTitle) {
+  std::vector<HeatmapFigure> panels;
+  for (int i = 0; i < 3; ++i) {
+    HeatmapFigure f;
+    f.title = "layer 0 head " + std::to_string(i);
+    f.rows = 2;
+    f.cols = 3;
+    f.values = {0, 0.5f, 1, 0.25f * i, std::numeric_limits<float>::quiet_NaN(), 0.75f};
+    panels.push_back(f);
+  }
+  const std::string svg = heatmapGridSvg("every head", panels, 2);
+  EXPECT_NE(svg.find(">layer 0 head 2</text>"), std::string::npos);
+  size_t cells = 0;
+  for (size_t at = svg.find("<rect class=\"cell\""); at != std::string::npos; at = svg.find("<rect class=\"cell\"", at + 1)) {
+    const size_t panel = std::stoul(attribute(svg, at, "data-panel"));
+    const int r = std::stoi(attribute(svg, at, "data-row")), c = std::stoi(attribute(svg, at, "data-col"));
+    const float v = panels[panel].values[static_cast<size_t>(r) * 3 + c];
+    EXPECT_EQ(attribute(svg, at, "fill"), hexColour(colourAt(Colormap::Perceptual, v, 0, 1)));
+    ++cells;
+  }
+  EXPECT_EQ(cells, 18u);
+  panels[1].values.pop_back();
+  EXPECT_THROW(heatmapGridSvg("bad", panels, 2), std::invalid_argument);
+  EXPECT_THROW(heatmapGridSvg("none", {}, 2), std::invalid_argument);
 }

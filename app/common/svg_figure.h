@@ -32,6 +32,12 @@ std::string svgText(const std::string& text);
 std::string svgNumber(double value);
 std::string svgOpen(double width, double height, double font, const std::string& title);
 
+// Several heatmaps of one colour scale as one figure (the Attention panel's every layer x head):
+// each under its title in a grid of `columns` columns, its cells <rect class="cell"> with
+// data-panel (its index), data-row, data-col and data-value; the first one's colour scale beside.
+// Throws std::invalid_argument like heatmapSvg, or for no panels.
+std::string heatmapGridSvg(const std::string& title, const std::vector<HeatmapFigure>& panels, int columns);
+
 // #rrggbb of 8-bit RGBA packed as ImGui's IM_COL32 (red in the low byte; alpha ignored).
 std::string packedColour(uint32_t colour);
 

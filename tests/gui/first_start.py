@@ -85,6 +85,24 @@ def svg_matches_screen(app, out):
 SVG = "{http://www.w3.org/2000/svg}"
 
 
+def grid_as_svg(app, out):
+    """Export SVG of the Attention panel's every layer x head (G): one figure holding every head of every
+    held layer at full resolution (tokens x tokens cells each)."""
+    app.key("g")
+    report = app.wait(lambda r: r["grid"] and "attention_grid" in r["figures"], "the grid of every head", 10)
+    app.click("export_svg")
+    app.wait(lambda r: r["message"].startswith("exported ") and "attention_grid" in r["message"], "the grid exported", 10)
+    root = ElementTree.parse(glob.glob(os.path.join(out, "tscope-attention_grid-*.svg"))[0]).getroot()
+    cells = [e for e in root.iter(SVG + "rect") if e.get("class") == "cell"]
+    panels = {e.get("data-panel") for e in cells}
+    want = len(report["held_layers"]) * report["n_head"]
+    if len(panels) != want or len(cells) != want * report["tokens"] ** 2:
+        raise Failure(f"the grid's SVG has {len(panels)} panels and {len(cells)} cells, not {want} of {report['tokens']}^2")
+    app.key("g")
+    app.wait(lambda r: not r["grid"], "the single map again", 10)
+    log(f"  Export SVG of every head: {want} panels of {report['tokens']} x {report['tokens']} cells in one figure")
+
+
 def plots_as_svg(app, out):
     """Export SVG on the Scaling panel: every plot the report lists is a file with its lines as
     polylines and a title."""
@@ -200,6 +218,7 @@ def main():
         # Messages by kind keep their history: the line's tooltip lists them with their time.
         app.key("alt+2")
         svg_matches_screen(app, out)
+        grid_as_svg(app, out)
         plots_as_svg(app, out)
         bars_as_svg(app, out, cli)
         app.click("save_session")

@@ -97,6 +97,22 @@ void drawGrid(PanelContext& ctx, AttentionView& view, const Snapshot& s) {
                                  }
                                return all;
                              }};
+    // Export SVG: every held layer x head at full resolution (the thumbnails are pooled), one figure.
+    addFigure("attention_grid", [maps = s.attention, config = ctx.session.config(), layers = trace.layers, H, T = trace.T, Tk = trace.Tk] {
+      std::vector<HeatmapFigure> panels;
+      for (size_t l = 0; l < layers.size(); ++l)
+        for (int h = 0; h < H; ++h)
+          panels.push_back({"layer " + std::to_string(layers[l]) + " head " + std::to_string(h),
+                            attentionShown(maps, config, static_cast<int>(l), h, false, false),
+                            T,
+                            Tk,
+                            0.0f,
+                            1.0f,
+                            Colormap::Perceptual,
+                            {},
+                            {}});
+      return heatmapGridSvg("Attention, every held layer x head (rows: queries, columns: keys)", panels, H);
+    });
   } else {
     ctx.shared.exportNote = "no layer's maps are held at this length (" + trace.note + ")";
   }
