@@ -137,7 +137,8 @@ std::string heatmapGridSvg(const std::string& title, const std::vector<HeatmapFi
   svg += "<text x=\"8\" y=\"" + svgNumber(1.5 * font) + "\" font-weight=\"bold\">" + svgText(title) + "</text>\n";
   for (size_t i = 0; i < panels.size(); ++i) {
     const HeatmapFigure& f = panels[i];
-    const double x = 8 + static_cast<double>(i % columns) * (side + gap), y = top + static_cast<double>(i / columns) * (side + titleH + gap);
+    const size_t row = i / static_cast<size_t>(columns), column = i % static_cast<size_t>(columns);  // the panel's place in the grid
+    const double x = 8 + static_cast<double>(column) * (side + gap), y = top + static_cast<double>(row) * (side + titleH + gap);
     svg += "<text class=\"panel-title\" x=\"" + svgNumber(x) + "\" y=\"" + svgNumber(y + font) + "\">" + svgText(f.title) + "</text>\n";
     svg += cellsSvg(f, x, y + titleH, side / std::max(f.rows, f.cols), " data-panel=\"" + std::to_string(i) + "\"");
   }
