@@ -1,5 +1,5 @@
 // Training benchmark (--backend cpu|cuda, default cpu): one optimizer step (forward + mean cross-entropy + backward + gradient
-// clipping + AdamW) of brown-small's architecture (L=4, H=6, C=192, V=4096, T=128, B=16, tied
+// clipping + AdamW) of brown-small's architecture (L=4, H=6, C=192, V=8192 since the 2026-11-28 retraining, T=128, B=16, tied
 // GPT-2 blocks) on random token batches, the same work bench/peers/torch_train_bench.py times in
 // PyTorch. Prints one JSON object: median and best seconds per step, tokens/s, GFLOP/s, with the
 // FLOP count 6*N_matmul + 12*L*T*C per token (the peer's formula). bench/run_train_bench.py puts
@@ -24,7 +24,7 @@ using namespace tscope;
 using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
-  int threads = 0, steps = 20, warmup = 3, layers = 4, heads = 6, embd = 192, vocab = 4096, ctx = 128, batch = 16;
+  int threads = 0, steps = 20, warmup = 3, layers = 4, heads = 6, embd = 192, vocab = 8192, ctx = 128, batch = 16;
   std::string backendName = "cpu";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];

@@ -35,7 +35,7 @@ def main():
     p = peer["best"]
     print()
     print(f"Machine: {cpu_name()}, {os.cpu_count()} vCPUs; {datetime.date.today()}; torch {peer.get('torch_version')} ({peer.get('blas')})")
-    print("brown-small's architecture (L=4, H=6, C=192, V=4096, tied), B=16 x T=128 random tokens; one step = forward + CE + "
+    print("brown-small's architecture (L=4, H=6, C=192, V=8192, tied), B=16 x T=128 random tokens; one step = forward + CE + "
           "backward + clip + AdamW.")
     print()
     print("| | tscope | PyTorch (best setting) | ratio (tscope / PyTorch tokens/s) |")

@@ -20,7 +20,7 @@ from torch_gpt2_bench import blas_description  # same folder: the BLAS report bo
 from peer_worker import run_setting  # same folder: one worker launch for every peer
 
 # tscope's brown-small.
-DEFAULTS = {"layers": 4, "heads": 6, "embd": 192, "vocab": 4096, "ctx": 128, "batch": 16}
+DEFAULTS = {"layers": 4, "heads": 6, "embd": 192, "vocab": 8192, "ctx": 128, "batch": 16}
 WARMUP_STEPS = 3  # untimed steps first (allocator, OpenBLAS buffers, AdamW state creation)
 DATA_BATCHES = 8  # distinct pre-generated random batches, cycled, so the timed steps do no data work
 LR, BETAS, EPS, WEIGHT_DECAY, GRAD_CLIP = 1e-3, (0.9, 0.95), 1e-8, 0.1, 1.0
