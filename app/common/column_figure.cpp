@@ -9,13 +9,11 @@
 
 namespace tscope {
 
-namespace {
-std::string formatted(const char* format, float value) {
+std::string columnValueText(const char* format, float value) {
   char text[32];
   std::snprintf(text, sizeof text, format, value);
   return text;
 }
-}  // namespace
 
 std::string columnChartSvg(const ColumnChart& chart) {
   const size_t categories = chart.series.empty() ? 0 : chart.series[0].values.size();
@@ -42,7 +40,7 @@ std::string columnChartSvg(const ColumnChart& chart) {
          "\" stroke=\"#888888\"/>\n<line x1=\"" + svgNumber(left) + "\" y1=\"" + svgNumber(bottom) + "\" x2=\"" + svgNumber(right) + "\" y2=\"" +
          svgNumber(bottom) + "\" stroke=\"#888888\"/>\n";
   svg += "<text class=\"y-max\" x=\"" + svgNumber(left - 4) + "\" y=\"" + svgNumber(top + 4) + "\" text-anchor=\"end\">" +
-         svgText(formatted(chart.yFormat, chart.yMax)) + "</text>\n<text x=\"" + svgNumber(left - 4) + "\" y=\"" + svgNumber(bottom + 4) +
+         svgText(columnValueText(chart.yFormat, chart.yMax)) + "</text>\n<text x=\"" + svgNumber(left - 4) + "\" y=\"" + svgNumber(bottom + 4) +
          "\" text-anchor=\"end\">0</text>\n";
   const size_t seriesCount = chart.series.size();
   for (size_t c = 0; c < categories; ++c) {

@@ -27,6 +27,9 @@ struct ColumnChart {
   std::string categoryLabel;  // under the axis, e.g. "expert"
 };
 
+// A value as the chart writes it (its yFormat, e.g. "%.2f"), on screen and in the SVG.
+std::string columnValueText(const char* format, float value);
+
 // The chart as a standalone SVG 1.1 document on white: each column a <rect class="column"> with
 // data-series, data-category and data-value, the y axis' ends, the reference line, the legend and
 // labels as <text>. Throws std::invalid_argument when a series' length differs from the first's.

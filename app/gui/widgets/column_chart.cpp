@@ -8,14 +8,6 @@
 
 namespace tscope::gui {
 
-namespace {
-std::string formatted(const char* format, float value) {
-  char text[32];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
-}  // namespace
-
 int drawColumnChart(const ColumnChart& chart, ImVec2 size) {
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -35,7 +27,7 @@ int drawColumnChart(const ColumnChart& chart, ImVec2 size) {
     draw->AddLine(at, ImVec2(at.x + line * 1.2f, at.y), IM_COL32(230, 60, 60, 255), 2.0f);
     draw->AddText(ImVec2(at.x + line * 1.4f, at.y - line * 0.5f), text, chart.referenceLabel.c_str());
   }
-  const std::string top = formatted(chart.yFormat, chart.yMax);
+  const std::string top = columnValueText(chart.yFormat, chart.yMax);
   const float axisWidth = ImGui::CalcTextSize(top.c_str()).x + pad;
   const ImVec2 plotMin(origin.x + axisWidth, origin.y + line * 2.6f);
   const ImVec2 plotMax(origin.x + size.x, origin.y + size.y - line * (chart.categoryLabel.empty() ? 1.2f : 2.2f));
