@@ -131,6 +131,9 @@ int run(const Options& options) {
   using namespace tscope::gui;
   AppState state;
   std::string model = options.model, startupMessage;
+  // Warning: something was set aside and the window started anyway (a corrupt preferences file, a
+  // session's left-out fields, the last model gone); Error: the session asked for did not load.
+  App::MessageKind startupKind = App::MessageKind::Warning;
   // The preferences file belongs to the interactive window: captures and benchmarks start from the defaults.
   const bool interactive = options.screenshot.empty() && options.exportSlides.empty() && options.benchFrames == 0;
   const std::string preferencesPath = interactive ? userPreferencesPath() : "";
@@ -145,6 +148,7 @@ int run(const Options& options) {
       if (model.empty()) model = file.modelPath;
     } catch (const tscope::Error& e) {
       startupMessage = e.what();  // shown in the app; we carry on with the defaults
+      startupKind = App::MessageKind::Error;
     }
   }
   if (model.empty()) model = defaultModel();
@@ -194,7 +198,7 @@ int run(const Options& options) {
     std::fprintf(stderr, "tscope: running on the %s\n", session->backendDescription().c_str());
   App app(std::move(session), state);
   if (saved) app.setRecentFiles(saved->recentFiles);
-  if (!startupMessage.empty()) app.showMessage(startupMessage);
+  if (!startupMessage.empty()) app.showMessage(startupMessage, startupKind);
   if (!options.panel.empty() && !app.selectPanel(options.panel)) throw tscope::Error("unknown panel '" + options.panel + "' (try --help)");
   if (options.panel.empty() && options.session.empty() && saved && saved->panel) app.selectPanel(*saved->panel);
   if (!options.browse.empty())

@@ -211,8 +211,8 @@ def main():
             f.write('{"tscope_preferences": 1, "window": {"width": "wide"')
         app = start([], "corrupt.log", fresh=False)
         report = app.settle()
-        if "preferences.json" not in report["message"] or "\n" in report["message"]:
-            raise Failure(f"a corrupt preferences file: message {report['message']!r}")
+        if "preferences.json" not in report["message"] or "\n" in report["message"] or report["message_kind"] != "warning":
+            raise Failure(f"a corrupt preferences file: message {report['message']!r} ({report['message_kind']})")
         if report["projector"]:
             raise Failure("a corrupt preferences file kept projector mode")
         # Messages by kind keep their history: the line's tooltip lists them with their time.
