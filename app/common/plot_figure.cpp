@@ -47,6 +47,21 @@ std::string formatDuration(double seconds) {
   return text;
 }
 
+bool plottable(double v, bool log) { return std::isfinite(v) && (!log || v > 0); }
+
+namespace {
+double axisPosition(const PlotAxis& a, double v) { return a.log ? std::log10(v) : v; }
+}  // namespace
+
+double axisFraction(const PlotAxis& axis, double v) {
+  return (axisPosition(axis, v) - axisPosition(axis, axis.min)) / (axisPosition(axis, axis.max) - axisPosition(axis, axis.min));
+}
+
+double axisValueAt(const PlotAxis& axis, double fraction) {
+  const double lo = axisPosition(axis, axis.min), hi = axisPosition(axis, axis.max), at = lo + fraction * (hi - lo);
+  return axis.log ? std::pow(10.0, at) : at;
+}
+
 namespace {
 
 // The 1-2-5 step nearest above `raw`.
@@ -107,8 +122,6 @@ std::string tickText(const PlotAxis& axis, const AxisTick& tick) {
 
 namespace {
 
-bool drawable(double v, bool log) { return std::isfinite(v) && (!log || v > 0); }
-
 // The colour on the figure's white: one drawn for the dark theme so light that it would vanish
 // (the white frontier, pale grey labels) is drawn dark grey instead.
 std::string rgb(uint32_t colour) {
@@ -121,13 +134,8 @@ std::string opacity(uint32_t colour) { return svgNumber(((colour >> 24) & 0xff) 
 struct Frame {
   const PlotFigure& f;
   double left, top, right, bottom;
-  double position(const PlotAxis& a, double v) const { return a.log ? std::log10(v) : v; }
-  double sx(double x) const {
-    return left + (position(f.x, x) - position(f.x, f.x.min)) / (position(f.x, f.x.max) - position(f.x, f.x.min)) * (right - left);
-  }
-  double sy(double y) const {
-    return bottom - (position(f.y, y) - position(f.y, f.y.min)) / (position(f.y, f.y.max) - position(f.y, f.y.min)) * (bottom - top);
-  }
+  double sx(double x) const { return left + axisFraction(f.x, x) * (right - left); }
+  double sy(double y) const { return bottom - axisFraction(f.y, y) * (bottom - top); }
 };
 
 // A tick label as SVG text: decades with a raised exponent.
@@ -174,7 +182,7 @@ std::string seriesSvg(const Frame& fr) {
       points = 0;
     };
     for (size_t i = 0; i < std::min(line.xs.size(), line.ys.size()); ++i) {
-      if (!drawable(line.xs[i], f.x.log) || !drawable(line.ys[i], f.y.log)) {
+      if (!plottable(line.xs[i], f.x.log) || !plottable(line.ys[i], f.y.log)) {
         flush();
         continue;
       }
@@ -184,7 +192,7 @@ std::string seriesSvg(const Frame& fr) {
     flush();
   }
   for (const PlotFigure::Rule& r : f.rules) {
-    if (!drawable(r.value, r.vertical ? f.x.log : f.y.log)) continue;
+    if (!plottable(r.value, r.vertical ? f.x.log : f.y.log)) continue;
     const double x1 = r.vertical ? fr.sx(r.value) : fr.left, x2 = r.vertical ? x1 : fr.right;
     const double y1 = r.vertical ? fr.top : fr.sy(r.value), y2 = r.vertical ? fr.bottom : y1;
     svg += "<line class=\"rule\" x1=\"" + svgNumber(x1) + "\" y1=\"" + svgNumber(y1) + "\" x2=\"" + svgNumber(x2) + "\" y2=\"" + svgNumber(y2) +
@@ -194,11 +202,11 @@ std::string seriesSvg(const Frame& fr) {
              rgb(r.colour) + "\">" + svgText(r.label) + "</text>\n";
   }
   for (const PlotFigure::Mark& n : f.notes)
-    if (drawable(n.x, f.x.log) && drawable(n.y, f.y.log))
+    if (plottable(n.x, f.x.log) && plottable(n.y, f.y.log))
       svg += "<text class=\"note\" x=\"" + svgNumber(fr.sx(n.x)) + "\" y=\"" + svgNumber(fr.sy(n.y) + 16) + "\" text-anchor=\"middle\" fill=\"" +
              rgb(n.colour) + "\">" + svgText(n.label) + "</text>\n";
   for (const PlotFigure::Mark& p : f.points) {
-    if (!drawable(p.x, f.x.log) || !drawable(p.y, f.y.log)) continue;
+    if (!plottable(p.x, f.x.log) || !plottable(p.y, f.y.log)) continue;
     const double x = fr.sx(p.x), y = fr.sy(p.y);
     svg += "<circle class=\"point\" data-x=\"" + svgNumber(p.x) + "\" data-y=\"" + svgNumber(p.y) + "\" data-label=\"" + svgText(p.label) +
            "\" cx=\"" + svgNumber(x) + "\" cy=\"" + svgNumber(y) + "\" r=\"5\" fill=\"" + rgb(p.colour) + "\" stroke=\"#222222\"/>\n";

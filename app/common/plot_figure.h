@@ -22,6 +22,13 @@ struct PlotAxis {
   AxisFormat format = formatGeneral;
 };
 
+// Whether a value can be drawn on an axis (finite; positive on a log axis).
+bool plottable(double v, bool log);
+// Where `v` lies along the axis, 0 at min and 1 at max (on a log axis, in log10), and its inverse:
+// the screen's Plot and the SVG place everything with these.
+double axisFraction(const PlotAxis& axis, double v);
+double axisValueAt(const PlotAxis& axis, double fraction);
+
 // A tick of an axis: major ticks carry a label; decades of a log axis are written 10^k.
 struct AxisTick {
   double value;

@@ -15,10 +15,6 @@ namespace tscope::gui {
 
 namespace {
 
-bool drawable(double v, bool log) { return std::isfinite(v) && (!log || v > 0); }
-
-double axisPosition(const PlotAxis& a, double v) { return a.log ? std::log10(v) : v; }
-
 ImU32 withAlpha(ImU32 colour, float alpha) {
   ImVec4 c = ImGui::ColorConvertU32ToFloat4(colour);
   c.w *= alpha;
@@ -83,27 +79,13 @@ void Plot::marker(std::string label, double x, double y, ImU32 colour) {
 
 void Plot::note(double x, double y, std::string text, ImU32 colour) { notes_.push_back(Marker{std::move(text), x, y, colour}); }
 
-float Plot::toScreenX(double x) const {
-  const double t = (axisPosition(x_, x) - axisPosition(x_, x_.min)) / (axisPosition(x_, x_.max) - axisPosition(x_, x_.min));
-  return (float)std::clamp(areaMin_.x + t * (areaMax_.x - areaMin_.x), -1e5, 1e5);
-}
+float Plot::toScreenX(double x) const { return (float)std::clamp(areaMin_.x + axisFraction(x_, x) * (areaMax_.x - areaMin_.x), -1e5, 1e5); }
 
-float Plot::toScreenY(double y) const {
-  const double t = (axisPosition(y_, y) - axisPosition(y_, y_.min)) / (axisPosition(y_, y_.max) - axisPosition(y_, y_.min));
-  return (float)std::clamp(areaMax_.y - t * (areaMax_.y - areaMin_.y), -1e5, 1e5);
-}
+float Plot::toScreenY(double y) const { return (float)std::clamp(areaMax_.y - axisFraction(y_, y) * (areaMax_.y - areaMin_.y), -1e5, 1e5); }
 
-double Plot::fromScreenX(float px) const {
-  const double t = (px - areaMin_.x) / (areaMax_.x - areaMin_.x);
-  const double lo = axisPosition(x_, x_.min), hi = axisPosition(x_, x_.max);
-  return x_.log ? std::pow(10.0, lo + t * (hi - lo)) : lo + t * (hi - lo);
-}
+double Plot::fromScreenX(float px) const { return axisValueAt(x_, (px - areaMin_.x) / (areaMax_.x - areaMin_.x)); }
 
-double Plot::fromScreenY(float py) const {
-  const double t = (areaMax_.y - py) / (areaMax_.y - areaMin_.y);
-  const double lo = axisPosition(y_, y_.min), hi = axisPosition(y_, y_.max);
-  return y_.log ? std::pow(10.0, lo + t * (hi - lo)) : lo + t * (hi - lo);
-}
+double Plot::fromScreenY(float py) const { return axisValueAt(y_, (areaMax_.y - py) / (areaMax_.y - areaMin_.y)); }
 
 // Decades are written "10" with a raised, smaller exponent; other labels as plain text.
 ImVec2 Plot::tickLabelSize(const PlotAxis& axis, const Tick& tick) const {
@@ -168,7 +150,7 @@ void Plot::drawSeries(ImDrawList* draw) const {
       run.clear();
     };
     for (size_t i = 0; i < std::min(s.xs.size(), s.ys.size()); ++i) {
-      if (!drawable(s.xs[i], x_.log) || !drawable(s.ys[i], y_.log)) {
+      if (!plottable(s.xs[i], x_.log) || !plottable(s.ys[i], y_.log)) {
         flush();
         continue;
       }
@@ -181,7 +163,7 @@ void Plot::drawSeries(ImDrawList* draw) const {
 void Plot::drawRulesAndPoints(ImDrawList* draw) const {
   const float font = ImGui::GetFontSize(), scale = font / 16.0f;
   for (const Rule& r : rules_) {
-    if (!drawable(r.value, r.vertical ? x_.log : y_.log)) continue;
+    if (!plottable(r.value, r.vertical ? x_.log : y_.log)) continue;
     // Dashed: 8 px on, 5 px off (scaled with the font).
     const float dash = 8 * scale, gap = 5 * scale;
     if (r.vertical) {
@@ -204,7 +186,7 @@ void Plot::drawRulesAndPoints(ImDrawList* draw) const {
   // Notes that would overlap one already drawn are left out (crowded curves keep the first labels).
   std::vector<ImVec4> taken;
   for (const Marker& n : notes_) {
-    if (!drawable(n.x, x_.log) || !drawable(n.y, y_.log)) continue;
+    if (!plottable(n.x, x_.log) || !plottable(n.y, y_.log)) continue;
     const ImVec2 size = ImGui::CalcTextSize(n.label.c_str());
     const ImVec2 at(toScreenX(n.x) - size.x / 2, toScreenY(n.y) + font * 0.3f);
     const ImVec4 box(at.x, at.y, at.x + size.x, at.y + size.y);
@@ -217,7 +199,7 @@ void Plot::drawRulesAndPoints(ImDrawList* draw) const {
   // Labels first, then every point on top, so no label hides another point.
   const ImU32 outline = ImGui::GetColorU32(ImGuiCol_Text);
   for (const Marker& p : points_) {
-    if (!p.labelled || !drawable(p.x, x_.log) || !drawable(p.y, y_.log)) continue;
+    if (!p.labelled || !plottable(p.x, x_.log) || !plottable(p.y, y_.log)) continue;
     const ImVec2 c(toScreenX(p.x), toScreenY(p.y));
     const float width = ImGui::CalcTextSize(p.label.c_str()).x;
     const bool right = p.side == LabelSide::AboveRight || p.side == LabelSide::BelowRight;
@@ -227,7 +209,7 @@ void Plot::drawRulesAndPoints(ImDrawList* draw) const {
     labelWithBackdrop(draw, ImVec2(left, above ? c.y - font * 1.5f : c.y + font * 0.5f), outline, p.label);
   }
   for (const Marker& p : points_) {
-    if (!drawable(p.x, x_.log) || !drawable(p.y, y_.log)) continue;
+    if (!plottable(p.x, x_.log) || !plottable(p.y, y_.log)) continue;
     const ImVec2 c(toScreenX(p.x), toScreenY(p.y));
     draw->AddCircleFilled(c, font * 0.38f, p.colour);
     draw->AddCircle(c, font * 0.38f, outline, 0, 1.5f * scale);
@@ -302,7 +284,7 @@ void Plot::drawHover(ImDrawList* draw, ImVec2 mouse) const {
     size_t best = SIZE_MAX;
     float bestDistance = FLT_MAX;
     for (size_t i = 0; i < std::min(s.xs.size(), s.ys.size()); ++i) {
-      if (!drawable(s.xs[i], x_.log) || !drawable(s.ys[i], y_.log)) continue;
+      if (!plottable(s.xs[i], x_.log) || !plottable(s.ys[i], y_.log)) continue;
       const float d = std::fabs(toScreenX(s.xs[i]) - mouse.x);
       if (d < bestDistance) bestDistance = d, best = i;
     }
