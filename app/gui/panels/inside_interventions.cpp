@@ -146,7 +146,7 @@ void InsidePanel::drawBeforeAfter(PanelContext& ctx) {
       }
     }
     ImGui::EndTable();
-    if (figureSinkOpen()) addFigure(std::string(figure.name), [figure] { return barTableSvg(figure); });
+    addBarTableFigure(std::move(figure));
   }
   ctx.shared.regions["before_after"] = {ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y, ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y};
 }

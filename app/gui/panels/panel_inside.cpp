@@ -377,7 +377,7 @@ void InsidePanel::drawMlp(PanelContext& ctx) {
     figure.rowLabels.push_back("neuron " + std::to_string(n));
     figure.columns[0].bars.push_back({std::abs(post[n]), label, barColor(post[n] < 0 ? BarStyle::Rest : BarStyle::Normal)});
   }
-  if (figureSinkOpen()) addFigure(std::string(figure.name), [figure] { return barTableSvg(figure); });
+  addBarTableFigure(std::move(figure));
 }
 
 // Registered in app/session/panel_list.h.

@@ -176,7 +176,7 @@ void drawStageTable(PanelContext& ctx, const SamplingView& view, const Snapshot&
     figure.columns[static_cast<size_t>(stage)].bars.push_back({rest, label, barColor(BarStyle::Rest), false, std::max(scaleMax[stage], rest)});
   }
   ImGui::EndTable();
-  if (figureSinkOpen()) addFigure(std::string(figure.name), [figure] { return barTableSvg(figure); });
+  addBarTableFigure(std::move(figure));
   if (hoveredId >= 0) drawTokenTooltip(s, hoveredId, tokenizer);
 }
 
@@ -330,7 +330,7 @@ void drawKvCacheSection(PanelContext& ctx, const Snapshot* s, ImVec2 size) {
             {"ms per new token",
              slowest,
              {{(float)t.withCacheMsPerToken, with, barColor(BarStyle::Normal)}, {(float)t.withoutCacheMsPerToken, label, barColor(BarStyle::Rest)}}});
-        addFigure(std::string(figure.name), [figure] { return barTableSvg(figure); });
+        addBarTableFigure(std::move(figure));
       }
       ImGui::TextDisabled("over %d new tokens (%d rerun without it): %.1fx faster with the cache", t.tokens, t.withoutCacheTokens,
                           t.withCacheMsPerToken > 0 ? t.withoutCacheMsPerToken / t.withCacheMsPerToken : 0.0);

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "app/common/colormap.h"
+#include "app/gui/widgets/figure_sink.h"
 
 namespace tscope::gui {
 
@@ -17,6 +18,12 @@ ImU32 barColor(BarStyle style) {
     case BarStyle::Normal: break;
   }
   return IM_COL32(60, 130, 225, 255);
+}
+
+void addBarTableFigure(BarTable table) {
+  if (!figureSinkOpen()) return;
+  std::string name = table.name;
+  addFigure(std::move(name), [table = std::move(table)] { return barTableSvg(table); });
 }
 
 bool drawBar(float value, float scaleMax, float width, BarStyle style, const char* label) {

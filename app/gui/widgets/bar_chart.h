@@ -23,6 +23,8 @@ enum class BarStyle {
 
 // A bar's colour in that style (the same in the SVG of a bar table, bar_figure.h).
 ImU32 barColor(BarStyle style);
+// Hands a table of the bars just drawn to the frame's figure sink (figure_sink.h), as barTableSvg.
+void addBarTableFigure(BarTable table);
 
 // One bar, one text line high, `width` pixels wide in all: the bar's length is value / scaleMax
 // of the width left after `label` (written just right of the bar). Returns true when hovered.
