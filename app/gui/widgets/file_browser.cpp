@@ -8,56 +8,33 @@
 #include <filesystem>
 
 #include "app/gui/platform.h"
+#include "model/core/units.h"
 
 namespace tscope::gui {
 
 using session::FileKind;
 namespace fs = std::filesystem;
 
-const char* fileBrowserPurposeName(FileBrowser::Purpose purpose) {
-  switch (purpose) {
-    case FileBrowser::Purpose::Model: return "model";
-    case FileBrowser::Purpose::Session: return "session";
-    case FileBrowser::Purpose::Lesson: break;
-  }
-  return "lesson";
-}
-
 namespace {
 
-const char* titleOf(FileBrowser::Purpose purpose) {
-  switch (purpose) {
-    case FileBrowser::Purpose::Model: return "Open a model###file_browser";
-    case FileBrowser::Purpose::Session: return "Load or save a session###file_browser";
-    case FileBrowser::Purpose::Lesson: break;
-  }
-  return "Open a lesson###file_browser";
-}
-
-std::string sizeText(uintmax_t bytes) {
-  char text[32];
-  if (bytes < 1024) std::snprintf(text, sizeof text, "%ju B", bytes);
-  else if (bytes < (1u << 20)) std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024);
-  else if (bytes < (1u << 30)) std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  else std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1 << 30));
-  return text;
-}
+// Each purpose's name, dialog title and the one kind of file it opens (in Purpose's order).
+struct PurposeInfo {
+  const char* name;
+  const char* title;  // "###file_browser": one popup id whatever the title
+  FileKind opens;
+};
+constexpr PurposeInfo kPurposes[] = {{"model", "Open a model###file_browser", FileKind::Model},
+                                     {"session", "Load or save a session###file_browser", FileKind::Session},
+                                     {"lesson", "Open a lesson###file_browser", FileKind::Lesson}};
+const PurposeInfo& infoOf(FileBrowser::Purpose purpose) { return kPurposes[static_cast<size_t>(purpose)]; }
 
 }  // namespace
 
-std::vector<FileKind> FileBrowser::wanted() const {
-  switch (purpose_) {
-    case Purpose::Model: return {FileKind::Model};
-    case Purpose::Session: return {FileKind::Session};
-    case Purpose::Lesson: break;
-  }
-  return {FileKind::Lesson};
-}
+const char* fileBrowserPurposeName(FileBrowser::Purpose purpose) { return infoOf(purpose).name; }
 
-bool FileBrowser::chooses(FileKind kind) const {
-  return (purpose_ == Purpose::Model && kind == FileKind::Model) || (purpose_ == Purpose::Session && kind == FileKind::Session) ||
-         (purpose_ == Purpose::Lesson && kind == FileKind::Lesson);
-}
+std::vector<FileKind> FileBrowser::wanted() const { return {infoOf(purpose_).opens}; }
+
+bool FileBrowser::chooses(FileKind kind) const { return kind == infoOf(purpose_).opens; }
 
 void FileBrowser::open(Purpose purpose, const std::string& folder, const std::string& fileName) {
   purpose_ = purpose;
@@ -209,7 +186,7 @@ std::optional<FileBrowser::Choice> FileBrowser::drawEntries(SharedView& shared) 
       if (chooses(entry.kind)) ImGui::TextColored(marked, "%s", session::fileKindName(entry.kind));
       else ImGui::TextDisabled("%s", session::fileKindName(entry.kind));
       ImGui::TableNextColumn();
-      if (!folder) ImGui::TextDisabled("%s", sizeText(entry.bytes).c_str());
+      if (!folder) ImGui::TextDisabled("%s", formatBytes(static_cast<double>(entry.bytes)).c_str());
       if (choice || !open_) break;
     }
     if (choice || !open_) break;
@@ -258,7 +235,7 @@ std::optional<FileBrowser::Choice> FileBrowser::drawFooter(SharedView& shared, c
 
 std::optional<FileBrowser::Choice> FileBrowser::draw(SharedView& shared, const Sidebar& sidebar) {
   if (!open_) return std::nullopt;
-  const char* title = titleOf(purpose_);
+  const char* title = infoOf(purpose_).title;
   if (justOpened_) ImGui::OpenPopup(title);
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowSize(ImVec2(viewport->WorkSize.x * 0.8f, viewport->WorkSize.y * 0.8f), ImGuiCond_Always);
