@@ -115,6 +115,7 @@ int runGenerate(const Argv& argv) {
                                "threads", "source", "source-file", "source-ids"}),
             {"greedy"});
   LoadedModel model = loadModel(args.str("model"));
+  if (std::string problem = continuationProblem(model.weights.config()); !problem.empty()) throw Error(model.path + ": " + problem);
   const Input input = inputIds(args, model, "prompt");
   const std::vector<int>& prompt = input.ids;
   const std::optional<Input> source = sourceIds(args, model);

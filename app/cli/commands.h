@@ -20,5 +20,6 @@ int runLesson(const Argv& argv);          // lesson.cpp: FILE_OR_NAME first, the
 int runSweep(const Argv& argv);           // sweep.cpp
 int runFit(const Argv& argv);             // sweep.cpp
 int runScoreDates(const Argv& argv);      // score_dates.cpp
+int runFill(const Argv& argv);            // fill.cpp
 
 }  // namespace tscope::cli

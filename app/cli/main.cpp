@@ -24,6 +24,8 @@ const char* kUsage =
     "  generate   --model M (--prompt S | --prompt-file PATH | --ids 1,2,3) --max-new N\n"
     "             [--temperature X --top-k K --top-p P --seed S | --greedy | --beam B] [ABLATE] [--backend B] [--threads N]\n"
     "             encoder-decoder models: --source S | --source-file PATH | --source-ids 1,2,3 (the prompt may be left out)\n"
+    "  fill       --model M (--text S | --text-file PATH) [--top K (default 10)] [--backend B] [--threads N]\n"
+    "             a masked language model (brown-bert, BERT) fills each [MASK] of the text: its top K with probabilities\n"
     "  init       --out DIR [--config config.json] [--layers L --heads H --embd C --positions P --seed S --init-std X] [--tokenizer DIR]\n"
     "  train      --config FILE --data SPEC --out DIR [--steps N] [--threads N] [--quiet] [--backend B] | --out DIR --resume\n"
     "             SPEC: brown[:vocab=N,val=F] | text:path=FILE[,vocab=N,val=F] | addition[:digits=N]\n"
@@ -70,7 +72,8 @@ int main(int argc, char** argv) {
                                                                            {"lesson", runLesson},
                                                                            {"sweep", runSweep},
                                                                            {"fit", runFit},
-                                                                           {"score-dates", runScoreDates}};
+                                                                           {"score-dates", runScoreDates},
+                                                                           {"fill", runFill}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

@@ -197,6 +197,8 @@ std::string validateConfig(const ModelConfig& c) {
   if (std::string msg = ropeScalingProblem(c); !msg.empty()) return msg;
   if (std::string msg = attentionVariantConfigProblem(c); !msg.empty()) return msg;
   if (std::string msg = encoderDecoderProblem(c); !msg.empty()) return msg;
+  if (c.masked_lm && (c.causal || c.isEncoderDecoder()))
+    return "masked_lm needs an encoder-only model: causal false and n_encoder_layer 0 (a masked token is predicted from both sides)";
   if (c.attention_only && c.n_experts > 0) return "attention_only models have no feed-forward, so n_experts must be 0";
   if (c.moe_shared_expert_d_ff > 0 && !c.isMoe()) return "moe_shared_expert_d_ff needs a mixture of experts (n_experts > 0)";
   if (c.isMoe()) {
@@ -269,6 +271,7 @@ void configFields(C& c, Visit&& visit) {
   visit("n_inner", c.d_ff, false);  // HF GPT-2's name for d_ff (null = 4C)
   visit("n_kv_head", Effective<std::remove_reference_t<decltype((c.n_kv_head))>>{c.n_kv_head, c, &ModelConfig::kvHeads}, true);
   visit("causal", c.causal, true);
+  visit("masked_lm", c.masked_lm, c.masked_lm);
   visit("attention_window", c.attention_window, true);
   visit("tie_word_embeddings", c.tie_word_embeddings, true);
   visit("n_experts", c.n_experts, true);

@@ -42,10 +42,13 @@ struct ModelConfig {
   double rope_high_freq_factor = 4;
   int rope_original_context = 8192;  // the context the unscaled model was trained with
   NormKind norm = NormKind::LayerNorm;
-  bool pre_norm = true;      // z = x + f(LN(x)); false: post-norm z = LN(x + f(x))
-  int d_ff = 0;              // F; 0 = 4C
-  int n_kv_head = 0;         // grouped-query attention; 0 = n_head, 1 = multi-query
-  bool causal = true;        // false: bidirectional (an encoder, as in BERT)
+  bool pre_norm = true;  // z = x + f(LN(x)); false: post-norm z = LN(x + f(x))
+  int d_ff = 0;          // F; 0 = 4C
+  int n_kv_head = 0;     // grouped-query attention; 0 = n_head, 1 = multi-query
+  bool causal = true;    // false: bidirectional (an encoder, as in BERT)
+  // An encoder-only masked language model (BERT): bidirectional, trained to predict the tokens
+  // hidden behind [MASK]; the logits at a position are what fills it, not the next token.
+  bool masked_lm = false;
   int attention_window = 0;  // sliding-window width w (keys within w positions); 0 = full
   bool tie_word_embeddings = true;
   int n_experts = 0;                  // E; 0 = dense feed-forward

@@ -19,9 +19,16 @@ const char* generationStopName(GenerationStop stop) {
   }
 }
 
+std::string continuationProblem(const ModelConfig& config) {
+  if (!config.masked_lm) return "";
+  return "this is a masked language model: it reads the whole text at once and fills in [MASK]s, it does not continue a text "
+         "(use tscope-cli fill, or the Fill in the blank panel)";
+}
+
 namespace {
 
 std::vector<int> checkedPrompt(const Transformer& model, std::span<const int> prompt, const SamplingParams& params) {
+  if (std::string problem = continuationProblem(model.config()); !problem.empty()) throw Error(problem);
   if (const char* msg = validateSamplingParams(params); msg && *msg) throw Error(msg);
   if (prompt.empty()) throw Error("the prompt is empty (no tokens)");
   const int context = model.config().n_positions, V = model.config().vocab_size;

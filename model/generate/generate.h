@@ -4,6 +4,7 @@
 #pragma once
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "model/nn/kv_cache.h"
@@ -19,6 +20,10 @@ enum class GenerationStop {
   ContextFull,  // prompt + generated tokens fill the model's context
 };
 const char* generationStopName(GenerationStop stop);  // "none", "end_of_text", "context_full"
+
+// "" when the model continues a text token by token, else one line why not: a masked language
+// model (BERT) sees its whole input at once and fills [MASK]s instead.
+std::string continuationProblem(const ModelConfig& config);
 
 // One generation: the prompt's KV cache, one random stream Rng(params.seed), and the tokens drawn
 // so far. next(a) then next(b) draws exactly the tokens one next(a + b) draws: the cache holds

@@ -15,6 +15,7 @@
 #include "model/core/file_check.h"
 #include "model/core/error.h"
 #include "model/tokenize/bpe_train.h"
+#include "model/train/masked_lm.h"
 
 namespace fs = std::filesystem;
 
@@ -29,9 +30,18 @@ bool isBlank(std::string_view text) {
 
 class TextCorpusSource final : public DataSource {
  public:
-  TextCorpusSource(const TextCorpus& corpus, int bpeVocab, int seqLen)
-      : seqLen_(seqLen), name_(corpus.name), documents_(corpus.trainDocuments), validationDocuments_(corpus.validationDocuments) {
+  TextCorpusSource(const TextCorpus& corpus, int bpeVocab, int seqLen, bool maskedLm)
+      : seqLen_(seqLen),
+        maskedLm_(maskedLm),
+        name_(corpus.name),
+        documents_(corpus.trainDocuments),
+        validationDocuments_(corpus.validationDocuments) {
+    if (maskedLm_ && seqLen_ < 3) throw Error(name_ + ": a masked-LM window is [CLS] text [SEP], so seq_len must be at least 3");
     bpe_ = trainBpe(corpus.train, bpeVocab);
+    textVocab_ = static_cast<int>(bpe_.tokens.size());
+    // A masked LM's special tokens follow the BPE: vocabulary entries no text encodes to.
+    if (maskedLm_)
+      for (std::string_view name : kMaskedLmTokenNames) bpe_.tokens.emplace_back(name);
     // Load it back through the GPT-2 file format, as a saved model will be.
     static std::atomic<int> sources{0};  // two sources built at once in one process get their own folders
     const fs::path tmp =
@@ -48,16 +58,27 @@ class TextCorpusSource final : public DataSource {
                     std::to_string(seqLen_) + " tokens (use a longer text, a shorter seq_len or another val fraction)");
     probe_ = corpus.probeText.empty() ? std::vector<int>(validation_.begin(), validation_.begin() + std::min(kProbeTokens, seqLen_))
                                       : tokenizer_->encode(corpus.probeText);
+    if (maskedLm_) {
+      specials_ = findMaskedLmTokens(*tokenizer_);
+      if (!specials_.complete()) throw Error(name_ + ": the masked-LM special tokens did not survive the tokenizer files");
+      if ((int)probe_.size() > seqLen_ - 2) probe_.resize(seqLen_ - 2);
+      probe_.insert(probe_.begin(), specials_.cls);
+      probe_.push_back(specials_.sep);
+    }
   }
   int vocabSize() const override { return tokenizer_->vocabSize(); }
   int sequenceLength() const override { return seqLen_; }
   void trainBatch(int batch, Rng& rng, int* inputs, int* targets, uint8_t* scored) override {
     const uint64_t starts = train_.size() - seqLen_ - 1;
-    for (int b = 0; b < batch; ++b) fill(train_, static_cast<size_t>(rng.next() % starts), b, inputs, targets, scored);
+    for (int b = 0; b < batch; ++b) fill(train_, static_cast<size_t>(rng.next() % starts), b, rng, inputs, targets, scored);
   }
   void validationBatch(int batch, int index, int* inputs, int* targets, uint8_t* scored) override {
     const size_t starts = validation_.size() - seqLen_ - 1;
-    for (int b = 0; b < batch; ++b) fill(validation_, ((size_t)index * batch + b) * seqLen_ % starts, b, inputs, targets, scored);
+    for (int b = 0; b < batch; ++b) {
+      const size_t sequence = (size_t)index * batch + b;
+      Rng masks(0x5EED0000ull + sequence);  // the same masked positions at every evaluation
+      fill(validation_, sequence * seqLen_ % starts, b, masks, inputs, targets, scored);
+    }
   }
   const Tokenizer& tokenizer() const override { return *tokenizer_; }
   void saveTokenizer(const std::string& dir) const override { writeGpt2TokenizerFiles(bpe_, dir); }
@@ -65,13 +86,21 @@ class TextCorpusSource final : public DataSource {
   std::string describe() const override {
     std::ostringstream out;
     out << name_ << ": " << documents_ << " training documents (" << train_.size() << " tokens), " << validationDocuments_
-        << " validation documents (" << validation_.size() << " tokens), BPE of " << vocabSize() << " tokens";
+        << " validation documents (" << validation_.size() << " tokens), BPE of " << textVocab_ << " tokens";
+    if (maskedLm_) out << " and 4 special tokens, masked LM (15% of tokens hidden, BERT's 80/10/10)";
     return out.str();
   }
 
  private:
   static constexpr int kProbeTokens = 20;
-  void fill(const std::vector<int>& stream, size_t start, int b, int* inputs, int* targets, uint8_t* scored) const {
+  // Row b of a batch from the stream at `start`: the next token at each position, or a masked-LM
+  // window of seqLen - 2 text tokens masked by `rng`.
+  void fill(const std::vector<int>& stream, size_t start, int b, Rng& rng, int* inputs, int* targets, uint8_t* scored) const {
+    const size_t row = (size_t)b * seqLen_;
+    if (maskedLm_) {
+      maskWindow(std::span<const int>(stream.data() + start, seqLen_ - 2), specials_, textVocab_, rng, inputs + row, targets + row, scored + row);
+      return;
+    }
     for (int t = 0; t < seqLen_; ++t) {
       inputs[(size_t)b * seqLen_ + t] = stream[start + t];
       targets[(size_t)b * seqLen_ + t] = stream[start + t + 1];
@@ -79,6 +108,9 @@ class TextCorpusSource final : public DataSource {
     }
   }
   int seqLen_;
+  bool maskedLm_ = false;
+  int textVocab_ = 0;  // the BPE's tokens (a masked LM's special tokens come after them)
+  MaskedLmTokens specials_;
   std::string name_;
   BpeTrainingResult bpe_;
   std::unique_ptr<Tokenizer> tokenizer_;
@@ -88,8 +120,8 @@ class TextCorpusSource final : public DataSource {
 
 }  // namespace
 
-std::unique_ptr<DataSource> makeTextCorpusSource(const TextCorpus& corpus, int bpeVocab, int seqLen) {
-  return std::make_unique<TextCorpusSource>(corpus, bpeVocab, seqLen);
+std::unique_ptr<DataSource> makeTextCorpusSource(const TextCorpus& corpus, int bpeVocab, int seqLen, bool maskedLm) {
+  return std::make_unique<TextCorpusSource>(corpus, bpeVocab, seqLen, maskedLm);
 }
 
 std::string readTrainingText(const std::string& path) {

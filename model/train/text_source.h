@@ -22,8 +22,9 @@ struct TextCorpus {
 
 // Learns a BPE of `bpeVocab` tokens on corpus.train and serves both splits as token streams cut
 // into sequences of `seqLen` tokens. Throws tscope::Error naming the corpus when a split is shorter
-// than one training sequence.
-std::unique_ptr<DataSource> makeTextCorpusSource(const TextCorpus& corpus, int bpeVocab, int seqLen);
+// than one training sequence. `maskedLm`: the vocabulary gets [PAD] [CLS] [SEP] [MASK] after the BPE
+// and each sequence is a masked-LM window (masked_lm.h) instead of next-token targets.
+std::unique_ptr<DataSource> makeTextCorpusSource(const TextCorpus& corpus, int bpeVocab, int seqLen, bool maskedLm = false);
 
 // The largest text file read as training data.
 constexpr size_t kMaxTrainingTextBytes = size_t{256} << 20;

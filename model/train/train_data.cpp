@@ -38,7 +38,7 @@ double parseDouble(const std::string& key, const std::string& value) {
 }
 
 // The Brown corpus as a text corpus: its documents' plain text, split by document.
-std::unique_ptr<DataSource> makeBrownSource(const DataSpec& spec, int seqLen) {
+std::unique_ptr<DataSource> makeBrownSource(const DataSpec& spec, int seqLen, bool maskedLm) {
   const std::string dir = spec.corpusDir.empty() ? defaultBrownCorpusDir() : spec.corpusDir;
   if (dir.empty() || !fs::exists(fs::path(dir) / "cats.txt"))
     throw Error(
@@ -49,7 +49,7 @@ std::unique_ptr<DataSource> makeBrownSource(const DataSpec& spec, int seqLen) {
   for (BrownDocument& document : brown.documents) documents.push_back(std::move(document.text));
   TextCorpus corpus = splitTextCorpus("Brown corpus", documents, spec.validationFraction);
   corpus.probeText = "The jury said it did not find that the city had any evidence. The jury said it would";
-  return makeTextCorpusSource(corpus, spec.bpeVocab, seqLen);
+  return makeTextCorpusSource(corpus, spec.bpeVocab, seqLen, maskedLm);
 }
 
 // The character of task symbol i: a-z, A-Z, 0-9, then Latin Extended-A letters.
@@ -245,9 +245,10 @@ std::string toString(const DataSpec& spec) {
   return out.str();
 }
 
-std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int seqLen, uint64_t seed) {
-  if (!spec.textPath.empty()) return makeTextCorpusSource(textFileCorpus(spec.textPath, spec.validationFraction), spec.bpeVocab, seqLen);
-  if (spec.brown) return makeBrownSource(spec, seqLen);
+std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int seqLen, uint64_t seed, bool maskedLm) {
+  if (!spec.textPath.empty()) return makeTextCorpusSource(textFileCorpus(spec.textPath, spec.validationFraction), spec.bpeVocab, seqLen, maskedLm);
+  if (spec.brown) return makeBrownSource(spec, seqLen, maskedLm);
+  if (maskedLm) throw Error("data spec: a masked language model (masked_lm) trains on text: --data brown or text:path=FILE, not " + toString(spec));
   if (spec.dates) return std::make_unique<DatesSource>(seed);
   return std::make_unique<TaskSource>(spec, seed);
 }

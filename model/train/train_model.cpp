@@ -97,7 +97,7 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
   LossReport report;
   const float* encoderOut = c.isEncoderDecoder() ? encode(weights, batch, report) : nullptr;  // (B*S, C)
   decode(weights, batch, encoderOut, report);
-  crossEntropy(batch, report);
+  crossEntropy(batch, report, grads == nullptr);
   if (!grads) return report;
 
   // ---- backward: the forward's mirror, each layer by BlockBackward in reverse ------------------
@@ -235,12 +235,28 @@ void TrainModel::decode(const ParamView& weights, const BatchView& batch, const 
   fw.matmulTransposed(a.logits.data(), unembedIn, weights.unembedding(), R, c.n_embd, c.vocab_size);
 }
 
-void TrainModel::crossEntropy(const BatchView& batch, LossReport& report) {
+int TrainModel::countArgmaxHits(const BatchView& batch) {
+  const int R = batch.batch * batch.steps, V = config_.vocab_size;
+  std::vector<float> row(V);
+  int hits = 0;
+  for (int i = 0; i < R; ++i) {
+    if (batch.scored && !batch.scored[i]) continue;
+    forward_->download(row.data(), acts_->logits.data() + (size_t)i * V, V);
+    int best = 0;
+    for (int v = 1; v < V; ++v)
+      if (row[v] > row[best]) best = v;
+    hits += best == batch.targets[i];
+  }
+  return hits;
+}
+
+void TrainModel::crossEntropy(const BatchView& batch, LossReport& report, bool evaluating) {
   Activations& a = *acts_;
   const int R = batch.batch * batch.steps;
   int scored = 0;
   for (int i = 0; i < R; ++i) scored += !batch.scored || batch.scored[i];
   if (scored == 0) throw Error("training batch has no scored target");
+  if (evaluating && config_.masked_lm) report.correctTokens = countArgmaxHits(batch);  // before the logits become their gradient
   const double lossSum = backward_->crossEntropy(a.logits.data(), a.logits.data(), batch.targets, batch.scored, R, config_.vocab_size,
                                                  1.0f / static_cast<float>(scored));
   report.loss = lossSum / scored;

@@ -54,6 +54,9 @@ struct LossReport {
   double loss = 0;     // mean cross-entropy over scored targets (nats/token)
   double auxLoss = 0;  // MoE load-balancing loss, summed over layers (already alpha-weighted)
   int scoredTokens = 0;
+  // A masked LM's evaluation (loss without gradients): scored targets that are the logits' argmax
+  // (the masked-token accuracy's numerator); -1 when not counted.
+  int correctTokens = -1;
   std::vector<int> expertLoad;  // (L, E) assignments kept per expert, summed over the batch (MoE only)
 };
 
@@ -94,7 +97,8 @@ class TrainModel {
   // (R, V); report.auxLoss and expertLoad += its layers'.
   void decode(const ParamView& weights, const BatchView& batch, const float* encoderOut, LossReport& report);
   // report.loss from the logits, which then hold their gradient.
-  void crossEntropy(const BatchView& batch, LossReport& report);
+  void crossEntropy(const BatchView& batch, LossReport& report, bool evaluating);
+  int countArgmaxHits(const BatchView& batch);
   // From the logits' gradient through the unembedding (and the final norm) to that of the residual
   // after the last layer (R rows), left in blockBackward_.residual().
   void unembeddingBackward(const ParamView& weights, const ParamView& grads, int R);

@@ -216,6 +216,7 @@ std::string validateTrainSetup(const TrainConfig& config, const DataSpec& data) 
   } else if (std::string msg = data.dates ? "" : validateTaskSpec(data.task); !msg.empty()) {
     return "data: " + msg;
   }
+  if (config.model.masked_lm && !data.brown) return "model config: a masked language model (masked_lm) trains on text: data brown or a text file";
   if (data.dates != config.model.isEncoderDecoder())
     return data.dates ? "model config: the dates task trains encoder-decoder models: set n_encoder_layer above 0"
                       : "model config: an encoder-decoder model (n_encoder_layer > 0) trains on the dates task";

@@ -41,7 +41,7 @@ Trainer::Trainer(const TrainConfig& config, const DataSpec& data, std::unique_pt
 Trainer::Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, std::unique_ptr<Device> device)
     : config_(config), dataSpec_(data) {
   validate(config_);
-  data_ = makeDataSource(dataSpec_, config_.seqLen, config_.seed);
+  data_ = makeDataSource(dataSpec_, config_.seqLen, config_.seed, config_.model.masked_lm);
   config_.seqLen = data_->sequenceLength();
   config_.model.vocab_size = data_->vocabSize();
   config_.model.n_positions = std::max(config_.seqLen, data_->maxSourceLength());
@@ -152,17 +152,19 @@ EvalReport Trainer::evaluate() {
   report.step = stepsDone_;
   const int B = config_.batch;
   double lossSum = 0;
-  long scored = 0;
+  long scored = 0, correct = 0;
   for (int i = 0; i < config_.evalBatches; ++i) {
     data_->validationBatch(B, i, inputs_.data(), targets_.data(), scored_.data());
     const LossReport loss = model_->loss(params_, batchView());
     lossSum += loss.loss * loss.scoredTokens;
     scored += loss.scoredTokens;
+    correct += std::max(0, loss.correctTokens);
     if (report.expertLoad.empty()) report.expertLoad = loss.expertLoad;
     else
       for (size_t k = 0; k < loss.expertLoad.size(); ++k) report.expertLoad[k] += loss.expertLoad[k];
   }
   report.loss = lossSum / std::max(1L, scored);
+  if (config_.model.masked_lm) report.maskedAccuracy = static_cast<double>(correct) / static_cast<double>(std::max(1L, scored));
   history_.evals.push_back(report);
   return report;
 }
@@ -194,10 +196,12 @@ void Trainer::saveCheckpoint(const std::string& dirString) const {
   evals["step"] = json::array();
   evals["loss"] = json::array();
   evals["expert_load"] = json::array();
+  if (config_.model.masked_lm) evals["masked_accuracy"] = json::array();
   for (const EvalReport& e : history_.evals) {
     evals["step"].push_back(e.step);
     evals["loss"].push_back(e.loss);
     evals["expert_load"].push_back(e.expertLoad);
+    if (config_.model.masked_lm) evals["masked_accuracy"].push_back(e.maskedAccuracy);
   }
   const AdamWState adam = adam_->saveState();
   weights();  // a device run: bring the host copy up to date
@@ -276,8 +280,8 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& dirString, std::uniq
     }
     const json& evals = history.at("evals");
     for (size_t i = 0; i < evals.at("loss").size(); ++i)
-      trainer->history_.evals.push_back(
-          {evals["step"][i].get<int>(), evals["loss"][i].get<double>(), evals["expert_load"][i].get<std::vector<int>>()});
+      trainer->history_.evals.push_back({evals["step"][i].get<int>(), evals["loss"][i].get<double>(), evals["expert_load"][i].get<std::vector<int>>(),
+                                         evals.contains("masked_accuracy") ? evals["masked_accuracy"].at(i).get<double>() : -1.0});
   } catch (const json::exception& e) {
     throw Error(statePath + ": corrupt training history (" + std::string(e.what()) + ")");
   }

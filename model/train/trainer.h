@@ -79,9 +79,10 @@ class DataSource {
   virtual std::vector<int> probeSource() const { return {}; }
 };
 
-// Builds the source; `seqLen` is T for Brown (ignored for tasks). Throws tscope::Error naming the
-// problem (corpus not installed, bad spec).
-std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int seqLen, uint64_t seed);
+// Builds the source; `seqLen` is T for Brown (ignored for tasks); `maskedLm`: masked-LM windows of
+// text (text_source.h), for a masked_lm model. Throws tscope::Error naming the problem (corpus not
+// installed, bad spec, a masked LM asked to train on a task).
+std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int seqLen, uint64_t seed, bool maskedLm = false);
 
 // Tasks are saved with a character tokenizer: id 0 "<unk>", task id i is model id i + 1, symbols
 // are the characters "a".."z", "A".."Z", "0".."9" (at most 62) and SEP "|", "+", "="; the addition
@@ -133,6 +134,7 @@ struct EvalReport {
   int step = 0;
   double loss = 0;              // validation loss
   std::vector<int> expertLoad;  // (L, E) MoE only
+  double maskedAccuracy = -1;   // masked LM: share of the validation's masked tokens whose top-1 is right; -1 otherwise
 };
 
 struct TrainHistory {
