@@ -19,7 +19,7 @@ MAY_INCLUDE = {
     "model/io/": ["model/core/", "model/io/", "model/tokenize/"],
     "model/nn/": ["model/core/", "model/nn/", "model/generate/sampling.h"],
     "model/select/": ["model/", "kernels/"],
-    "model/generate/": ["model/core/", "model/nn/", "model/generate/"],
+    "model/generate/": ["model/core/", "model/nn/", "model/tokenize/", "model/generate/"],
     "model/train/": ["model/core/", "model/nn/", "model/io/", "model/tokenize/", "model/generate/sampling.h", "model/train/",
                      "model/theory/"],
     "kernels/": ["model/", "kernels/"],

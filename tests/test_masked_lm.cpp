@@ -152,8 +152,19 @@ TEST(MaskedLm, TextSourceAddsSpecialTokensAndEncodesMasks) {
   expected.push_back(specials.sep);
   EXPECT_EQ(text.ids, expected);
   EXPECT_EQ(textWithFill(text, 0, " sat"), "the cat sat on a [MASK]");
+  // Editing the tokens (mask one, unmask one) and writing them back as a prompt round-trips.
+  EXPECT_EQ(promptFromTokens(tokenizer, specials, text.ids), "the cat [MASK] on a [MASK]");
+  std::vector<int> edited = text.ids;
+  edited[1] = specials.mask;                                        // "the" at the start: no space in front
+  edited[text.maskPositions[1]] = tokenizer.encode(" mat").back();  // the last blank filled
+  const std::string prompt = promptFromTokens(tokenizer, specials, edited);
+  EXPECT_EQ(prompt.substr(0, 6), "[MASK]");
+  EXPECT_EQ(encodeMaskedText(tokenizer, specials, prompt).ids, edited) << prompt;
   EXPECT_EQ(textWithFill(text, 1, "mat"), "the cat [MASK] on a mat");
-  expectMentions(errorMessage([&] { encodeMaskedText(tokenizer, specials, "no blank here"); }), {"no [MASK]"});
+  const MaskedText plain = encodeMaskedText(tokenizer, specials, "no blank here");
+  EXPECT_TRUE(plain.maskPositions.empty());
+  EXPECT_EQ(plain.ids.size(), tokenizer.encode("no blank here").size() + 2);
+  expectMentions(errorMessage([&] { requireMask(plain); }), {"no [MASK]"});
   expectMentions(errorMessage([&] { encodeMaskedText(tokenizer, MaskedLmTokens{}, "a [MASK]"); }), {"[CLS]", "[MASK]"});
   EXPECT_EQ(contextProblem(text, 16), "");
   expectMentions(contextProblem(text, 4), {"longer than the model's context of 4", "1 [MASK] fall past"});

@@ -20,6 +20,7 @@ int runFill(const Argv& argv) {
   const MaskedLmTokens specials = findMaskedLmTokens(tokenizer);
   if (const std::string problem = fillProblem(c, specials); !problem.empty()) throw Error(model.path + ": " + problem);
   const MaskedText text = encodeMaskedText(tokenizer, specials, inputText(args, "text"));
+  requireMask(text);
   if (const std::string problem = contextProblem(text, c.n_positions); !problem.empty()) throw Error(problem);
   const int top = static_cast<int>(args.integer("top", 10, 1, 1000));
   std::string backendNote;

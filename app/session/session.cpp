@@ -30,6 +30,7 @@ Session::Session(LoadedModel model, const std::string& backendName)
     worker_.setProgress(done, layers);
     return !worker_.cancelToken().cancelled();
   });
+  if (config().masked_lm && tokenizer_) maskedTokens_ = findMaskedLmTokens(*tokenizer_);
   prompt_ = std::make_unique<IncrementalForward>(*transformer_);
   clean_ = std::make_unique<IncrementalForward>(*transformer_);
   variant_ = std::make_unique<IncrementalForward>(*transformer_);
@@ -246,6 +247,7 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     // and runs whole anyway, so one more forward gives every row's.
     if (c.isEncoderDecoder())
       snapshot->targetProbabilities = sequenceTokenProbabilities(transformer_->logitsFor(snapshot->ids), snapshot->ids, c.vocab_size);
+    if (c.masked_lm) fillStage(*snapshot);
     if (request.attentionVariant) variantLogits(request, *snapshot);
     focusMaps(request, prompt.trace, *snapshot);
     // Kept by prompt_ for the next focus; the panels read the maps. Released, not cleared: a cleared

@@ -17,6 +17,7 @@
 #include "model/nn/efficient_attention.h"
 #include "model/nn/incremental_forward.h"
 #include "model/nn/intervention.h"
+#include "model/generate/fill_mask.h"
 #include "model/generate/generate.h"
 #include "model/io/model_io.h"
 #include "model/generate/sampling.h"
@@ -153,6 +154,10 @@ struct Snapshot {
   // (T - 1) the model's probability of each decoder input token after the first, given the source
   // and the tokens before it (sequenceTokenProbabilities; the Translation panel's target strip).
   std::vector<float> targetProbabilities;
+  // Masked language models: ids are [CLS] prompt [SEP] with each "[MASK]" of the prompt the mask
+  // token, and each mask's most probable fillers (kFillCandidates, fill_mask.h); no sampling stages.
+  std::vector<MaskFill> maskFills;
+  static constexpr int kFillCandidates = 10;
 };
 
 // Progress of a Step or Generate N on the worker.
@@ -197,6 +202,8 @@ class Session {
   const ModelConfig& config() const { return model_.weights.config(); }
   const Weights& weights() const { return model_.weights; }
   const Tokenizer* tokenizer() const { return tokenizer_.get(); }
+  // A masked language model's [CLS] [SEP] [MASK] [PAD] ids in its tokenizer (all -1 for others).
+  const MaskedLmTokens& maskedTokens() const { return maskedTokens_; }
   // The same tokenizer for a task that may outlive this session (the Prompt panel's merge steps).
   std::shared_ptr<const Tokenizer> sharedTokenizer() const { return tokenizer_; }
   const std::string& modelPath() const { return model_.path; }
@@ -232,6 +239,7 @@ class Session {
   // reaches run again (SamplingScratch), and the stages change hands by swapping, not copying.
   void samplingStage(const Request& request, std::span<const float> logits, Snapshot& snapshot, uint64_t from);
   void beamStage(const Request& request, Snapshot& snapshot);
+  void fillStage(Snapshot& snapshot);  // a masked LM: each [MASK]'s fillers into snapshot.maskFills
   void kvTimingStage(const Request& request, Snapshot& snapshot);
   void setStage(ComputeProgress::Stage stage);
   // session_generate.cpp: the prompt's ids (with the generated ones kept), and the generation a
@@ -257,6 +265,7 @@ class Session {
   const uint64_t serial_;
   LoadedModel model_;
   std::shared_ptr<const Tokenizer> tokenizer_;  // model_'s, moved here: shared with tasks (null: none)
+  MaskedLmTokens maskedTokens_;                 // found in tokenizer_ when the model is a masked LM
   std::string backendChoice_;                   // as asked for (auto, cpu, cuda)
   std::string backendNote_;                     // makeBackend's note: what auto chose and why
   std::unique_ptr<Backend> backend_;

@@ -30,6 +30,14 @@ bool keepsGeneratedIds(const Request& request, const Tokenizer& tokenizer) {
 
 std::vector<int> Session::promptIds(const Request& request) const {
   const Tokenizer& tokenizer = *tokenizer_;
+  // Masked language models: [CLS] prompt [SEP], each "[MASK]" written in it the mask token, whole
+  // (the front of a text cannot be dropped: every prediction reads both sides).
+  if (config().masked_lm) {
+    if (std::string problem = fillProblem(config(), maskedTokens_); !problem.empty()) throw Error(problem);
+    MaskedText text = encodeMaskedText(tokenizer, maskedTokens_, request.prompt);
+    if (std::string problem = contextProblem(text, config().n_positions); !problem.empty()) throw Error(problem);
+    return std::move(text.ids);
+  }
   // Encoder-decoder models: the decoder reads the start token, then the target so far.
   std::vector<int> ids;
   if (config().isEncoderDecoder()) ids.push_back(config().decoder_start_token_id);

@@ -40,7 +40,18 @@ std::shared_ptr<Snapshot> Session::afterForward(const Request& request, uint64_t
   });
 }
 
+void Session::fillStage(Snapshot& snapshot) {
+  std::vector<int> masks;
+  for (int t = 0; t < static_cast<int>(snapshot.ids.size()); ++t)
+    if (snapshot.ids[t] == maskedTokens_.mask) masks.push_back(t);
+  // The prompt's forward keeps the last row's logits; a masked text is short (at most n_ctx tokens),
+  // so one more forward gives every row's.
+  if (!masks.empty())
+    snapshot.maskFills = fillFromLogits(transformer_->logitsFor(snapshot.ids), config().vocab_size, masks, maskedTokens_, Snapshot::kFillCandidates);
+}
+
 void Session::samplingStage(const Request& request, std::span<const float> logits, Snapshot& snapshot, uint64_t from) {
+  if (config().masked_lm) return;  // it predicts no next token: fillStage reads its masks
   if (const char* msg = validateSamplingParams(request.sampling); msg && *msg) throw Error(msg);
   // snapshot.stages is then a copy of exactly what sampling_ describes: it becomes the scratch's.
   const bool reuse = from != 0 && from == samplingFor_;
@@ -57,7 +68,7 @@ void Session::samplingStage(const Request& request, std::span<const float> logit
 }
 
 void Session::beamStage(const Request& request, Snapshot& snapshot) {
-  if (request.beamWidth <= 0) return;
+  if (request.beamWidth <= 0 || config().masked_lm) return;
   const int steps = std::min(request.beamSteps, config().n_positions - (int)snapshot.ids.size());
   if (steps <= 0) return;
   setStage(ComputeProgress::Stage::BeamSearch);
@@ -66,7 +77,7 @@ void Session::beamStage(const Request& request, Snapshot& snapshot) {
 }
 
 void Session::kvTimingStage(const Request& request, Snapshot& snapshot) {
-  if (!request.measureKvCache) return;
+  if (!request.measureKvCache || config().masked_lm) return;
   // The first new token comes from the prompt's forward; the decode steps after it are timed,
   // so there must be room for two. A full context gives a timing of no tokens (the panel says why).
   const ModelConfig& c = config();

@@ -33,8 +33,11 @@ MaskedText encodeMaskedText(const Tokenizer& tokenizer, const MaskedLmTokens& sp
     from = at + kMaskText.size();
   }
   out.ids.push_back(specials.sep);
-  if (out.maskPositions.empty()) throw Error("the text has no [MASK]: write [MASK] where a word should be filled in");
   return out;
+}
+
+void requireMask(const MaskedText& text) {
+  if (text.maskPositions.empty()) throw Error("the text has no [MASK]: write [MASK] where a word should be filled in");
 }
 
 std::string contextProblem(const MaskedText& text, int context) {
@@ -69,6 +72,26 @@ std::vector<MaskFill> fillFromLogits(std::span<const float> logits, int V, std::
     fills.push_back(std::move(fill));
   }
   return fills;
+}
+
+std::string promptFromTokens(const Tokenizer& tokenizer, const MaskedLmTokens& specials, std::span<const int> ids) {
+  std::string text;
+  std::vector<int> run;
+  auto flush = [&] {
+    if (!run.empty()) text += tokenizer.decode(run);
+    run.clear();
+  };
+  for (int id : ids) {
+    if (id == specials.mask) {
+      flush();
+      const bool spaced = text.empty() || text.back() == ' ' || text.back() == '\n' || text.back() == '\t';
+      text += spaced ? std::string(kMaskText) : " " + std::string(kMaskText);
+    } else if (!specials.isSpecial(id)) {
+      run.push_back(id);
+    }
+  }
+  flush();
+  return text;
 }
 
 std::string textWithFill(const MaskedText& text, int which, const std::string& tokenText) {

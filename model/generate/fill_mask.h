@@ -29,9 +29,11 @@ std::string fillProblem(const ModelConfig& config, const MaskedLmTokens& special
 
 // [CLS] text [SEP] with each literal "[MASK]" the mask token. The one space in front of a "[MASK]"
 // is dropped: in a byte-level BPE a word carries its leading space, so the masked token " said" of
-// "The jury said" is what "The jury [MASK]" hides (WordPiece ignores spaces either way). Throws
-// tscope::Error when the text has no "[MASK]" or the tokenizer lacks the special tokens.
+// "The jury said" is what "The jury [MASK]" hides (WordPiece ignores spaces either way). A text with
+// no "[MASK]" is [CLS] text [SEP]. Throws tscope::Error when the tokenizer lacks the special tokens.
 MaskedText encodeMaskedText(const Tokenizer& tokenizer, const MaskedLmTokens& specials, std::string_view text);
+// Throws tscope::Error (one line) when the text has no mask to fill.
+void requireMask(const MaskedText& text);
 
 // "" when `ids` fit a context of `context` tokens, else one line: the input is N tokens with [CLS]
 // and [SEP], and which mask falls past the context (a masked LM cannot drop the front of a text:
@@ -50,6 +52,12 @@ struct MaskFill {
 // Each mask's top `k` from logits (T, V) of every position. The special tokens ([CLS], [SEP],
 // [MASK], [PAD]) are left out of the candidates, but the probabilities are over the whole vocabulary.
 std::vector<MaskFill> fillFromLogits(std::span<const float> logits, int V, std::span<const int> maskPositions, const MaskedLmTokens& specials, int k);
+
+// The prompt text of `ids` ([CLS] text [SEP] as encodeMaskedText makes them, edited: a token made
+// [MASK], a [MASK] made a token): the runs of ordinary tokens decoded, each [MASK] written "[MASK]"
+// after a space unless it starts the text or follows white space; [CLS], [SEP] and [PAD] left out.
+// encodeMaskedText of the result gives `ids` back (the space in front of a [MASK] is the one it drops).
+std::string promptFromTokens(const Tokenizer& tokenizer, const MaskedLmTokens& specials, std::span<const int> ids);
 
 // The text with mask `which` replaced by `token`'s text (the space dropped in front of the mask
 // comes back when the token does not start with one); the other masks stay "[MASK]".

@@ -368,6 +368,12 @@ std::string SamplingPanel::takeGeneratedText(AppState& state, const Snapshot& s)
 void SamplingPanel::draw(PanelContext& ctx) {
   SamplingView& view = view_;
   const Snapshot* s = ctx.snapshot;
+  if (const std::string problem = continuationProblem(ctx.session.config()); !problem.empty()) {
+    ImGui::TextWrapped("There is no next token here: %s.", problem.c_str());
+    ctx.shared.facts["next_token_missing"] = problem;
+    ctx.shared.exportNote = problem;
+    return;
+  }
   drawKnobs(ctx, view);
   if (!s || s->stages.raw.empty()) {
     ImGui::TextDisabled(s && !s->error.empty() ? "%s" : "computing...", s ? s->error.c_str() : "");

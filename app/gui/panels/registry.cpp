@@ -26,6 +26,7 @@ std::optional<ShortcutKey> shortcutKey(char shortcut) {
   switch (shortcut) {
     case 'E': return ShortcutKey{Key::E};
     case 'T': return ShortcutKey{Key::T};
+    case 'B': return ShortcutKey{Key::B};
     default: return std::nullopt;
   }
 }

@@ -1,0 +1,212 @@
+// The Fill-in-the-blank panel (see panel_fill.h). The numbers are the snapshot's: Session::fillStage
+// runs fill_mask.h's fillFromLogits on every [MASK] (what `tscope-cli fill` prints), the map is
+// attentionShown of the trace; the panel only edits the prompt and lays them out.
+#include "app/gui/panels/panel_fill.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "app/gui/widgets/layer_head_picker.h"
+#include "model/generate/fill_mask.h"
+#include "model/nn/trace_views.h"
+
+namespace tscope::gui {
+
+namespace {
+
+constexpr ImU32 kMaskColor = IM_COL32(240, 140, 40, 255);
+// What the panel offers when the open model predicts the next token instead.
+constexpr const char* kBlankPrompt = "When the President came back to the White House, he [MASK] that";
+
+std::string shippedBert() { return (std::filesystem::path(TSCOPE_SOURCE_DIR) / "assets/models/brown-bert").string(); }
+
+void drawNotAMaskedModel(PanelContext& ctx) {
+  const std::string problem = fillProblem(ctx.session.config(), ctx.session.maskedTokens());
+  ImGui::TextWrapped("%s.", problem.c_str());
+  ImGui::TextWrapped(
+      "A masked language model (BERT's family, encoder-only) is trained to fill in hidden words from both sides of them, so its "
+      "attention has no causal mask; a GPT-style model only ever continues a text to the right.");
+  ctx.shared.facts["fill"] = {{"masked_lm", false}, {"problem", problem}};
+  ctx.shared.exportNote = problem;
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::path(shippedBert()) / "config.json", ec)) return;
+  if (ImGui::Button("Open brown-bert with a blank")) {
+    ctx.openModel = shippedBert();
+    ctx.openPrompt = kBlankPrompt;
+  }
+  recordItem(ctx.shared, "fill_open_bert");
+}
+
+}  // namespace
+
+void FillPanel::setPrompt(PanelContext& ctx, const std::vector<int>& ids) {
+  ctx.state.prompt = promptFromTokens(*ctx.session.tokenizer(), ctx.session.maskedTokens(), ids);
+  ctx.state.generatedIds.clear();
+  ctx.repost = true;
+}
+
+void FillPanel::drawSentence(PanelContext& ctx, const Snapshot& s) {
+  const MaskedLmTokens& specials = ctx.session.maskedTokens();
+  const bool current = s.request.prompt == ctx.state.prompt;  // clicks edit the text the snapshot shows
+  if (hiddenIn_ != ctx.state.prompt) hidden_.clear();
+  ImGui::TextWrapped("Click a word to hide it behind [MASK], click a blank to bring its word back. Typing [MASK] in the prompt works too.");
+  const int T = static_cast<int>(s.ids.size());
+  ImGui::BeginDisabled(!current);
+  for (int t = 0; t < T; ++t) {
+    const bool special = specials.isSpecial(s.ids[t]) && s.ids[t] != specials.mask;
+    const bool masked = s.ids[t] == specials.mask;
+    // The token as written (a leading space shows as the gap before it), cut when very long.
+    const std::string text = s.tokenText[t].size() > 24 ? tokenLabel(s.tokenText[t], 18) : s.tokenText[t];
+    const std::string label = (masked ? std::string("[MASK]") : text) + "##fill" + std::to_string(t);
+    if (t > 0) sameLineIfFits(ImGui::CalcTextSize(label.c_str(), nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2);
+    if (special) {  // [CLS] and [SEP] frame the text; they cannot be hidden
+      ImGui::TextDisabled("%s", s.tokenText[t].c_str());
+      continue;
+    }
+    if (masked) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::ColorConvertU32ToFloat4(kMaskColor));
+    const bool clicked = ImGui::Button(label.c_str());
+    if (masked) ImGui::PopStyleColor();
+    recordItem(ctx.shared, "fill_token_" + std::to_string(t));
+    if (!clicked) continue;
+    std::vector<int> ids = s.ids;
+    if (masked) {
+      const auto kept = hidden_.find(t);
+      const auto fill = std::find_if(s.maskFills.begin(), s.maskFills.end(), [&](const MaskFill& f) { return f.position == t; });
+      if (kept != hidden_.end()) ids[t] = kept->second;
+      else if (fill != s.maskFills.end() && !fill->top.empty()) ids[t] = fill->top.front().id;
+      else continue;
+      hidden_.erase(t);
+    } else {
+      hidden_[t] = ids[t];
+      ids[t] = specials.mask;
+    }
+    setPrompt(ctx, ids);
+    hiddenIn_ = ctx.state.prompt;
+  }
+  ImGui::EndDisabled();
+}
+
+void FillPanel::drawFills(PanelContext& ctx, const Snapshot& s) {
+  nlohmann::json masks = nlohmann::json::array();
+  std::vector<float> table;
+  const int K = Snapshot::kFillCandidates;
+  if (s.maskFills.empty()) ImGui::TextDisabled("No blank yet: click a word above, or type [MASK] in the prompt.");
+  const float font = ImGui::GetFontSize(), width = std::min(ImGui::GetContentRegionAvail().x, font * 24);
+  for (size_t k = 0; k < s.maskFills.size(); ++k) {
+    const MaskFill& fill = s.maskFills[k];
+    ImGui::Spacing();
+    ImGui::Text("Blank %zu (token %d): what the model would put there", k + 1, fill.position);
+    nlohmann::json top = nlohmann::json::array();
+    BarTable bars;
+    bars.name = "fill_blank_" + std::to_string(k + 1);
+    bars.title = "Blank " + std::to_string(k + 1) + ": what fills it";
+    bars.columns.resize(1);
+    bars.columns[0].header = "probability";
+    bars.columns[0].scaleMax = fill.top.empty() ? 1.0f : static_cast<float>(fill.top.front().p);
+    for (size_t i = 0; i < fill.top.size(); ++i) {
+      const FillCandidate& c = fill.top[i];
+      const std::string token = ctx.session.tokenizer()->tokenText(c.id);
+      top.push_back({{"token", token}, {"id", c.id}, {"p", c.p}});
+      table.push_back(static_cast<float>(c.p));
+      char percent[32];
+      std::snprintf(percent, sizeof percent, "%.1f%%", 100 * c.p);
+      bars.rowLabels.push_back(tokenLabel(token, 18));
+      BarTable::Bar bar;
+      bar.value = static_cast<float>(c.p);
+      bar.label = percent;
+      bar.colour = barColor(i == 0 ? BarStyle::Highlighted : BarStyle::Normal);
+      bars.columns[0].bars.push_back(bar);
+      ImGui::PushID(static_cast<int>(k * 1000 + i));
+      if (ImGui::SmallButton("put in")) {
+        std::vector<int> ids = s.ids;
+        ids[fill.position] = c.id;
+        hidden_.erase(fill.position);
+        setPrompt(ctx, ids);
+        hiddenIn_ = ctx.state.prompt;
+      }
+      recordItem(ctx.shared, "fill_choice_" + std::to_string(k) + "_" + std::to_string(i));
+      ImGui::PopID();
+      ImGui::SameLine();
+      char value[64];
+      std::snprintf(value, sizeof value, "%s  %.1f%%", tokenLabel(token, 18).c_str(), 100 * c.p);
+      drawBar(static_cast<float>(c.p), static_cast<float>(fill.top.front().p), width, i == 0 ? BarStyle::Highlighted : BarStyle::Normal, value);
+    }
+    for (int i = static_cast<int>(fill.top.size()); i < K; ++i) table.push_back(0);
+    masks.push_back({{"position", fill.position}, {"top", top}});
+    addBarTableFigure(std::move(bars));
+  }
+  ctx.shared.facts["fill"] = {{"masked_lm", true}, {"masks", masks}, {"tokens", s.tokenText}};
+  if (!s.maskFills.empty()) ctx.shared.exportable = {"fill_probabilities", table, static_cast<int>(s.maskFills.size()), K};
+  else ctx.shared.exportNote = "there is no blank to export: click a word to hide it";
+}
+
+void FillPanel::drawAttention(PanelContext& ctx, const Snapshot& s) {
+  const ModelConfig& c = ctx.session.config();
+  ImGui::Spacing();
+  ImGui::TextWrapped("Attention of one head: every token looks at every other, left and right (no causal mask).");
+  layerHeadSliders(&ctx.shared, {.region = "fill"}, ctx.state.layer, c.n_layer, ctx.state.head, c.n_head);
+  ImGui::SameLine();
+  ImGui::Checkbox("grey what a causal model could not see", &causalView_);
+  recordItem(ctx.shared, "fill_causal_view");
+  const std::optional<Snapshot::LayerMaps> maps = s.maps(ctx.state.layer);
+  if (!maps) {
+    ImGui::TextDisabled("%s", s.mapsMissing(ctx.state.layer).c_str());
+    return;
+  }
+  const int T = s.trace.T;
+  if (builtFor_ != s.id || builtLayer_ != ctx.state.layer || builtHead_ != ctx.state.head) {
+    shown_ = attentionShown(*maps->rows, c, maps->index, ctx.state.head, false, false);
+    map_.setData(ctx.renderer, shown_.data(), T, T, 0.0f, 1.0f, Colormap::Perceptual);
+    labels_.clear();
+    for (int t = 0; t < T; ++t) labels_.push_back(tokenLabel(s.tokenText[t], 12));
+    builtFor_ = s.id;
+    builtLayer_ = ctx.state.layer;
+    builtHead_ = ctx.state.head;
+  }
+  const float labelWidth = TokenHeatmap::labelWidthFor(labels_, ImGui::GetFontSize() * 8);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float cell =
+      TokenHeatmap::squareCell(ImVec2(avail.x, std::max(avail.y, ImGui::GetFontSize() * 12)), T, T, labelWidth, ImGui::GetFontSize() * 2);
+  TokenHeatmapStyle style{.rowLabels = &labels_,
+                          .labelWidth = labelWidth,
+                          .colLabels = &labels_,
+                          .colIndicesWhenNarrow = true,
+                          .selectedRow = 0,  // [CLS]: what the sentence's first token gathers (BERT's classifiers read it)
+                          .shared = &ctx.shared,
+                          .region = "fill_attention",
+                          .scale = ScalePlace::Right};
+  style.readout = [&](int row, int col) {
+    if (col < 0) return std::string();
+    char p[32];
+    std::snprintf(p, sizeof p, "%.3f", shown_[(size_t)row * T + col]);
+    return labels_[row] + " looks at " + labels_[col] + ": " + p + (causalView_ && col > row ? "\n(a causal model could not see this key)" : "");
+  };
+  const TokenHeatmapHit hit = map_.draw(ctx.renderer, ImVec2(cell, cell), style);
+  if (causalView_) {  // the keys after each query: what a GPT-style (causal) model masks out
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    for (int r = 0; r + 1 < T; ++r) draw->AddRectFilled(hit.cellMin(r, r + 1), hit.cellMax(r, T - 1), IM_COL32(40, 40, 40, 200));
+  }
+  ImGui::TextDisabled("Outlined row: [CLS], the token in front of every input, which gathers the whole sentence.");
+}
+
+void FillPanel::draw(PanelContext& ctx) {
+  if (!ctx.session.config().masked_lm || !ctx.session.maskedTokens().complete()) {
+    drawNotAMaskedModel(ctx);
+    return;
+  }
+  const Snapshot* s = ctx.snapshot;
+  if (!s || s->ids.empty()) {
+    ImGui::TextDisabled(s && !s->error.empty() ? "%s" : "computing...", s ? s->error.c_str() : "");
+    if (s && !s->error.empty()) ctx.shared.facts["fill"] = {{"masked_lm", true}, {"error", s->error}};
+    return;
+  }
+  drawSentence(ctx, *s);
+  drawFills(ctx, *s);
+  drawAttention(ctx, *s);
+}
+
+// Registered in app/session/panel_list.h.
+std::unique_ptr<Panel> makeFillPanel() { return std::make_unique<FillPanel>(); }
+
+}  // namespace tscope::gui

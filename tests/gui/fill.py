@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""The Fill-in-the-blank panel as hands use it: on brown-small (a decoder) it says why it cannot fill
+and offers brown-bert; its button opens brown-bert with a blank, whose ten fillers equal
+`tscope-cli fill` on the same text; clicking a word hides it behind [MASK] (a second blank with its
+own fillers) and clicking it again brings the word back; "put in" writes a filler into the text; the
+causal-view toggle changes the map; the Next-token panel says a masked model has no next token; a
+text past the context is one line; and switching to brown-small with a [MASK] still in the prompt
+keeps the prompt and runs it as text.
+usage: fill.py TSCOPE TSCOPE_CLI MODELS_DIR OUT"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from hands import Failure, differs, drive, save_png
+
+
+def log(message):
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def fill(report):
+    return report["shown"].get("fill", {})
+
+
+def masks(report):
+    return fill(report).get("masks", [])
+
+
+def main():
+    tscope, cli, models_dir, out = sys.argv[1:5]
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    models_dir = os.path.realpath(models_dir)
+    small = os.path.join(models_dir, "brown-small")
+    bert = os.path.join(models_dir, "brown-bert")
+
+    def session(start):
+        app = start(["--model", small, "--panel", "fill"])
+        report = app.settle()
+        if fill(report).get("masked_lm") is not False or "fill_open_bert" not in report["regions"]:
+            raise Failure(f"brown-small's Fill panel: {fill(report)}")
+        log(f"  brown-small: {fill(report)['problem']}")
+
+        # Its button opens brown-bert with a blank; the fillers are the CLI's.
+        app.click("fill_open_bert")
+        report = app.wait(lambda r: r["model"] == bert and not r["busy"] and len(masks(r)) == 1, "brown-bert with one blank", 60)
+        prompt = report["prompt"]
+        top = masks(report)[0]["top"]
+        if len(top) != 10 or any(a["p"] < b["p"] for a, b in zip(top, top[1:])) or sum(c["p"] for c in top) > 1 + 1e-9:
+            raise Failure(f"the fillers are not ten in falling order: {top}")
+        want = json.loads(subprocess.run([cli, "fill", "--model", bert, "--text", prompt, "--backend", "cpu"], capture_output=True,
+                                         check=True).stdout)
+        for got, expected in zip(top, want["masks"][0]["top"]):
+            if got["id"] != expected["id"] or abs(got["p"] - expected["p"]) > 1e-4:
+                raise Failure(f"panel {top} differs from tscope-cli fill {want['masks'][0]['top']}")
+        if masks(report)[0]["position"] != want["masks"][0]["position"]:
+            raise Failure("the blank's position differs from the CLI's")
+        first = app.screenshot()
+        save_png(os.path.join(out, "bert.png"), first)
+        log(f"  brown-bert: '{prompt}' -> {[(c['token'], round(c['p'], 3)) for c in top[:3]]}, as tscope-cli fill")
+
+        # A click hides a word; a second click gives it back.
+        tokens = fill(report)["tokens"]
+        word = next(t for t in range(2, len(tokens) - 1) if tokens[t] != "[MASK]" and tokens[t].strip().isalpha())
+        app.click(f"fill_token_{word}")
+        report = app.wait(lambda r: len(masks(r)) == 2 and not r["busy"], "a second blank", 30)
+        if report["prompt"].count("[MASK]") != 2 or not differs(first, app.screenshot()):
+            raise Failure(f"hiding '{tokens[word]}' gave '{report['prompt']}'")
+        log(f"  hid '{tokens[word]}': '{report['prompt']}'")
+        app.click(f"fill_token_{word}")
+        report = app.wait(lambda r: r["prompt"] == prompt and len(masks(r)) == 1 and not r["busy"], "the word back", 30)
+        log("  clicked again: the word is back")
+
+        # "put in" writes the first filler into the text: no blank left.
+        blank = masks(report)[0]
+        app.click("fill_choice_0_0")
+        report = app.wait(lambda r: "[MASK]" not in r["prompt"] and not r["busy"], "the filler put in", 30)
+        if blank["top"][0]["token"].strip() not in report["prompt"] or masks(report):
+            raise Failure(f"put in {blank['top'][0]['token']!r}: '{report['prompt']}', masks {masks(report)}")
+        log(f"  put in {blank['top'][0]['token']!r}: '{report['prompt']}'")
+
+        # The causal view greys half the map.
+        before = app.crop(app.screenshot(), "fill_attention", report)
+        app.click("fill_causal_view")
+        report = app.settle()
+        if not differs(before, app.crop(app.screenshot(), "fill_attention", report)):
+            raise Failure("the causal view did not change the map")
+        save_png(os.path.join(out, "causal_view.png"), app.screenshot())
+
+        # The Next-token panel has nothing to sample.
+        app.click("tab_sampling")
+        report = app.wait(lambda r: "next_token_missing" in r["shown"], "the Next-token panel's line", 10)
+        log(f"  Next token: {report['shown']['next_token_missing']}")
+
+        # A text longer than the context: one line, the app alive.
+        app.click("tab_fill")
+        app.click("prompt")
+        app.key("ctrl+a")
+        app.paste("The jury said that the [MASK] was held. " * 30)
+        report = app.wait(lambda r: "error" in fill(r) and not r["busy"], "the long text's line", 30)
+        if "context" not in fill(report)["error"]:
+            raise Failure(f"past the context: {fill(report)}")
+        log(f"  past the context: {fill(report)['error']}")
+
+        # A decoder with a [MASK] still in the prompt: it reads it as text.
+        app.key("ctrl+a")
+        app.type("The jury [MASK] that")
+        app.wait(lambda r: len(masks(r)) == 1 and not r["busy"], "the short blank", 30)
+        app.click("model_path")
+        app.key("ctrl+a")
+        app.type(small)
+        app.click("open_model")
+        report = app.wait(lambda r: r["model"] == small and not r["busy"] and r["snapshot"] > 0, "brown-small again", 60)
+        if report["prompt"] != "The jury [MASK] that" or fill(report).get("masked_lm") is not False:
+            raise Failure(f"the switch lost the prompt or the panel: '{report['prompt']}', {fill(report)}")
+        app.click("tab_sampling")
+        app.wait(lambda r: "next_token_missing" not in r["shown"] and not r["busy"], "brown-small's next token", 10)
+        log("  brown-small with '[MASK]' in the prompt: the prompt kept, read as text")
+        app.quit()
+
+    return drive(tscope, out, session, log, size=(1280, 720))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
