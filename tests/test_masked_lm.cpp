@@ -12,6 +12,8 @@
 #include "model/generate/generate.h"
 #include "model/nn/transformer.h"
 #include "model/select/backend_select.h"
+#include "model/io/model_io.h"
+#include "model/train/fill_eval.h"
 #include "model/train/masked_lm.h"
 #include "model/train/text_source.h"
 #include "model/train/train_presets.h"
@@ -247,6 +249,16 @@ TEST(MaskedLm, ATinyModelLearnsToFillBlanksFromBothSides) {
   const MaskFill fillB = fillFromLogits(model.logitsFor(b.ids), V, b.maskPositions, specials, 1)[0];
   EXPECT_EQ(tokenizer.tokenBytes(fillA.top[0].id), " dogs");
   EXPECT_GT(std::fabs(fillA.top[0].p - fillB.top[0].p) + (fillA.top[0].id != fillB.top[0].id), 0.05);
+  // Held-out blanks (fill_eval.h): the trained model beats the unigram guess; the model itself is
+  // no causal baseline, and a model that is not a masked LM cannot be evaluated.
+  trainer.saveCheckpoint(dir.file("mlm"));
+  const LoadedModel loaded = loadModel(dir.file("mlm"));
+  const TextCorpus corpus = textFileCorpus(path, 0.1);
+  const FillEval eval = evaluateFill(loaded, nullptr, corpus, 100, 1, *backend);
+  EXPECT_GT(eval.tokens, 10);
+  EXPECT_GT(eval.maskedCorrect, 2 * eval.unigramCorrect) << eval.maskedCorrect << " of " << eval.tokens << ", unigram " << eval.unigramToken;
+  EXPECT_FALSE(eval.hasCausal);
+  expectMentions(errorMessage([&] { evaluateFill(loaded, &loaded, corpus, 100, 1, *backend); }), {"causal decoder"});
   // A causal model's evaluation counts no masked accuracy.
   EXPECT_EQ(EvalReport{}.maskedAccuracy, -1);
 }

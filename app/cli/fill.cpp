@@ -1,11 +1,15 @@
 // tscope-cli fill: a masked language model's predictions for each [MASK] of a text (fill_mask.h).
+#include <climits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "model/core/error.h"
 #include "model/generate/fill_mask.h"
 #include "model/nn/transformer.h"
+#include "model/train/fill_eval.h"
+#include "model/train/trainer.h"
 
 namespace tscope::cli {
 
@@ -35,6 +39,34 @@ int runFill(const Argv& argv) {
     masks.push_back({{"position", fill.position}, {"top", candidates}});
   }
   json out = {{"model", model.path}, {"ids", text.ids}, {"tokens", tokensJson(model, text.ids)}, {"masks", masks}};
+  describeBackend(out, *backend, backendNote);
+  print(out);
+  return 0;
+}
+
+int runFillEval(const Argv& argv) {
+  Args args("fill-eval", argv, {"model", "causal", "windows", "seed", "backend", "threads"}, {});
+  const LoadedModel masked = loadModel(args.str("model"));
+  std::optional<LoadedModel> causal;
+  if (args.has("causal")) causal.emplace(loadModel(args.str("causal")));
+  const int windows = static_cast<int>(args.integer("windows", 1000, 1, 1000000));
+  const uint64_t seed = static_cast<uint64_t>(args.integer("seed", 1, 0, INT64_MAX));
+  const TextCorpus corpus = brownTextCorpus(parseDataSpec("brown"));
+  std::string backendNote;
+  auto backend = chooseBackend(args, &backendNote);
+  const FillEval eval = evaluateFill(masked, causal ? &*causal : nullptr, corpus, windows, seed, *backend);
+  const double n = static_cast<double>(eval.tokens);
+  json out = {{"model", masked.path},
+              {"held_out", "Brown validation documents (" + std::to_string(corpus.validationDocuments) + ")"},
+              {"windows", eval.windows},
+              {"tokens", eval.tokens},
+              {"masked_accuracy", eval.maskedCorrect / n},
+              {"unigram_token", eval.unigramToken},
+              {"unigram_accuracy", eval.unigramCorrect / n}};
+  if (causal) {
+    out["causal_model"] = causal->path;
+    out["causal_accuracy"] = eval.causalCorrect / n;
+  }
   describeBackend(out, *backend, backendNote);
   print(out);
   return 0;

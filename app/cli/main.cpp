@@ -26,6 +26,9 @@ const char* kUsage =
     "             encoder-decoder models: --source S | --source-file PATH | --source-ids 1,2,3 (the prompt may be left out)\n"
     "  fill       --model M (--text S | --text-file PATH) [--top K (default 10)] [--backend B] [--threads N]\n"
     "             a masked language model (brown-bert, BERT) fills each [MASK] of the text: its top K with probabilities\n"
+    "  fill-eval  --model M [--causal C] [--windows N (default 1000)] [--seed S] [--backend B]\n"
+    "             a masked LM's top-1 accuracy on hidden tokens of Brown's held-out documents, beside the most frequent\n"
+    "             token and a causal model C (e.g. brown-small) predicting the same tokens from the words on their left\n"
     "  init       --out DIR [--config config.json] [--layers L --heads H --embd C --positions P --seed S --init-std X] [--tokenizer DIR]\n"
     "  train      --config FILE --data SPEC --out DIR [--steps N] [--threads N] [--quiet] [--backend B] | --out DIR --resume\n"
     "             SPEC: brown[:vocab=N,val=F] | text:path=FILE[,vocab=N,val=F] | addition[:digits=N]\n"
@@ -73,7 +76,8 @@ int main(int argc, char** argv) {
                                                                            {"sweep", runSweep},
                                                                            {"fit", runFit},
                                                                            {"score-dates", runScoreDates},
-                                                                           {"fill", runFill}};
+                                                                           {"fill", runFill},
+                                                                           {"fill-eval", runFillEval}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

@@ -44,6 +44,11 @@ std::vector<std::string> textDocuments(const std::string& text);
 // a blank line. `name` becomes TextCorpus::name.
 TextCorpus splitTextCorpus(const std::string& name, const std::vector<std::string>& documents, double validationFraction);
 
+// The Brown corpus (spec.corpusDir, or the copy the set-up installs) split as training splits it:
+// the same validation documents for the same spec.validationFraction. Throws tscope::Error when the
+// corpus is not installed.
+TextCorpus brownTextCorpus(const DataSpec& spec);
+
 // A text file's documents split so (readTrainingText, textDocuments, splitTextCorpus).
 TextCorpus textFileCorpus(const std::string& path, double validationFraction);
 

@@ -37,8 +37,9 @@ double parseDouble(const std::string& key, const std::string& value) {
   throw Error("data spec: " + key + " must be a number (got \"" + value + "\")");
 }
 
-// The Brown corpus as a text corpus: its documents' plain text, split by document.
-std::unique_ptr<DataSource> makeBrownSource(const DataSpec& spec, int seqLen, bool maskedLm) {
+}  // namespace
+
+TextCorpus brownTextCorpus(const DataSpec& spec) {
   const std::string dir = spec.corpusDir.empty() ? defaultBrownCorpusDir() : spec.corpusDir;
   if (dir.empty() || !fs::exists(fs::path(dir) / "cats.txt"))
     throw Error(
@@ -49,7 +50,14 @@ std::unique_ptr<DataSource> makeBrownSource(const DataSpec& spec, int seqLen, bo
   for (BrownDocument& document : brown.documents) documents.push_back(std::move(document.text));
   TextCorpus corpus = splitTextCorpus("Brown corpus", documents, spec.validationFraction);
   corpus.probeText = "The jury said it did not find that the city had any evidence. The jury said it would";
-  return makeTextCorpusSource(corpus, spec.bpeVocab, seqLen, maskedLm);
+  return corpus;
+}
+
+namespace {
+
+// The Brown corpus as a text corpus: its documents' plain text, split by document.
+std::unique_ptr<DataSource> makeBrownSource(const DataSpec& spec, int seqLen, bool maskedLm) {
+  return makeTextCorpusSource(brownTextCorpus(spec), spec.bpeVocab, seqLen, maskedLm);
 }
 
 // The character of task symbol i: a-z, A-Z, 0-9, then Latin Extended-A letters.
