@@ -7,7 +7,6 @@
 
 #include "model/core/error.h"
 #include "model/core/rng.h"
-#include "model/generate/fill_mask.h"
 #include "model/nn/transformer.h"
 #include "model/train/masked_lm.h"
 
@@ -35,7 +34,8 @@ FillEval evaluateFill(const LoadedModel& masked, const LoadedModel* causal, cons
   const ModelConfig& c = masked.weights.config();
   if (!masked.tokenizer) throw Error(masked.path + ": has no tokenizer");
   const MaskedLmTokens specials = findMaskedLmTokens(*masked.tokenizer);
-  if (std::string problem = fillProblem(c, specials); !problem.empty()) throw Error(masked.path + ": " + problem);
+  if (!c.masked_lm || !specials.complete())
+    throw Error(masked.path + ": not a masked language model with [CLS], [SEP] and [MASK] tokens (brown-bert, or a BERT checkpoint)");
   const std::vector<int> held = masked.tokenizer->encode(corpus.validation);
   FillEval eval;
   eval.hasCausal = causal != nullptr;
