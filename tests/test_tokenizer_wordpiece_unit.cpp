@@ -87,7 +87,7 @@ TEST(WordPiece, NormalizerAndPreTokenizerSteps) {
   EXPECT_EQ(wp::bertNormalize("Caf\u00e9", cased), "Cafe");
   wp::BertNormalizerOptions raw;
   raw.cleanText = raw.handleChineseChars = raw.lowercase = false;
-  EXPECT_EQ(wp::bertNormalize("A\x01\xff\u4e00", raw), "A\x01\xff\u4e00");
+  EXPECT_EQ(wp::bertNormalize("A\x01\xff\u4e00", raw), "A\x01\ufffd\u4e00");  // an invalid byte reads as U+FFFD
   const auto words = wp::bertPreTokenize("  Hi,there...\u00bfok? $5 ");
   EXPECT_EQ(std::vector<std::string>(words.begin(), words.end()),
             (std::vector<std::string>{"Hi", ",", "there", ".", ".", ".", "\u00bf", "ok", "?", "$", "5"}));

@@ -30,13 +30,15 @@ bool inRanges(const CodePointRange (&ranges)[N], char32_t cp) {
   return it != std::begin(ranges) && cp <= std::prev(it)->last;
 }
 
-// The text as code points; an invalid byte b is -1 - b (as in nfc.cpp).
+constexpr int32_t kReplacement = 0xFFFD;
+
+// The text as code points, each invalid byte read as U+FFFD (a lossy decoder's reading).
 std::vector<int32_t> decode(std::string_view text) {
   std::vector<int32_t> chars;
   chars.reserve(text.size());
   for (size_t pos = 0; pos < text.size();) {
     const unicode::Utf8Unit unit = unicode::decodeUtf8Unit(text, pos);
-    chars.push_back(unit.valid ? static_cast<int32_t>(unit.codePoint) : -1 - static_cast<unsigned char>(text[pos]));
+    chars.push_back(unit.valid ? static_cast<int32_t>(unit.codePoint) : kReplacement);
     pos += unit.length;
   }
   return chars;
@@ -46,8 +48,7 @@ std::string encode(const std::vector<int32_t>& chars) {
   std::string out;
   out.reserve(chars.size());
   for (int32_t c : chars) {
-    if (c < 0) out += static_cast<char>(-1 - c);
-    else if (c < 0x80) out += static_cast<char>(c);
+    if (c < 0x80) out += static_cast<char>(c);
     else out += bpe::encodeUtf8(static_cast<char32_t>(c));
   }
   return out;
@@ -108,29 +109,26 @@ std::string bertNormalize(std::string_view text, const BertNormalizerOptions& op
   };
   if (options.cleanText) {
     for (int32_t c : chars) {
-      if (c < 0 || c == 0 || c == 0xFFFD || isBertControl(static_cast<char32_t>(c))) continue;  // an invalid byte reads as U+FFFD
+      if (c == 0 || c == kReplacement || isBertControl(static_cast<char32_t>(c))) continue;
       next.push_back(isBertWhiteSpace(static_cast<char32_t>(c)) ? ' ' : c);
     }
     swap();
   }
   if (options.handleChineseChars) {
     for (int32_t c : chars) {
-      if (c >= 0 && isChineseChar(static_cast<char32_t>(c))) next.insert(next.end(), {' ', c, ' '});
+      if (isChineseChar(static_cast<char32_t>(c))) next.insert(next.end(), {' ', c, ' '});
       else next.push_back(c);
     }
     swap();
   }
   if (options.stripsAccents()) {
     for (int32_t c : decode(toNfd(encode(chars))))
-      if (c < 0 || !isNonspacingMark(static_cast<char32_t>(c))) next.push_back(c);
+      if (!isNonspacingMark(static_cast<char32_t>(c))) next.push_back(c);
     swap();
   }
   if (options.lowercase) {
-    for (int32_t c : chars) {
-      if (c < 0) next.push_back(c);
-      else
-        for (char32_t low : lowercase(static_cast<char32_t>(c))) next.push_back(static_cast<int32_t>(low));
-    }
+    for (int32_t c : chars)
+      for (char32_t low : lowercase(static_cast<char32_t>(c))) next.push_back(static_cast<int32_t>(low));
     swap();
   }
   return encode(chars);

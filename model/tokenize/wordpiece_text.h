@@ -2,8 +2,8 @@
 // (normalizers/bert.rs, pre_tokenizers/bert.rs; transformers' BasicTokenizer is the same):
 // BertNormalizer (clean_text, handle_chinese_chars, strip_accents, lowercase) and BertPreTokenizer
 // (split on white space, every punctuation character its own word). Character classes are those of
-// bert_tables.inc (Unicode 14.0). Invalid UTF-8 bytes are read as U+FFFD would be, as a lossy
-// decoder gives them to HF: clean_text drops them; without it each stays, a byte of its word.
+// bert_tables.inc (Unicode 14.0). The normalizer reads each invalid UTF-8 byte as U+FFFD, as a
+// lossy decoder would hand it to HF: clean_text drops it; without clean_text it stays a U+FFFD.
 #pragma once
 #include <optional>
 #include <string>
