@@ -68,7 +68,9 @@ class AddedMatcher {
     const HfAddedToken* token;
   };
   void add(std::string content, const HfAddedToken* token) {
-    if (!content.empty()) entries_[static_cast<unsigned char>(content[0])].push_back({std::move(content), token});
+    if (content.empty()) return;
+    const auto first = static_cast<unsigned char>(content[0]);
+    entries_[first].push_back({std::move(content), token});
   }
   void sort() {
     for (auto& [byte, list] : entries_)
