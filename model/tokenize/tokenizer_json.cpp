@@ -1,5 +1,6 @@
-// Reads a HuggingFace tokenizer.json into an HfTokenizerSpec, checking every field it uses and
-// naming the first problem in one line. Supported: model BPE (merges as "a b" or ["a", "b"]),
+// Reads a HuggingFace tokenizer.json, checking every field it uses and naming the first problem in
+// one line. model.type "WordPiece" goes to tokenizer_wordpiece_json.cpp; "BPE" (or no type) is read
+// here into an HfTokenizerSpec. Supported: model BPE (merges as "a b" or ["a", "b"]),
 // normalizers Prepend / Replace (string) / NFC / Sequence, pre-tokenizers ByteLevel, Split with a
 // known regex (pretokenize.h), Metaspace, decoders ByteLevel / Replace / ByteFallback / Fuse / Strip
 // / Metaspace, and the BOS of a TemplateProcessing post_processor.
@@ -11,6 +12,7 @@
 #include "model/core/error.h"
 #include "model/tokenize/bpe_core.h"
 #include "model/tokenize/tokenizer_hf.h"
+#include "model/tokenize/tokenizer_json_fields.h"
 
 namespace tscope {
 namespace {
@@ -18,29 +20,18 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kMaxFileBytes = size_t(1) << 30;  // 1 GiB
-constexpr int64_t kMaxVocab = int64_t(1) << 22;    // 4M tokens
 constexpr size_t kMaxMerges = size_t(1) << 24;
-constexpr size_t kMaxTokenBytes = 1 << 16;
 constexpr int kMaxNesting = 8;  // Sequence inside Sequence
+using tokenizer_json::kMaxTokenBytes;
+using tokenizer_json::kMaxVocab;
 
-class Reader {
+class Reader : tokenizer_json::Fields {
  public:
-  explicit Reader(std::string name) : name_(std::move(name)) { spec_.name = name_; }
+  explicit Reader(const std::string& name) : Fields(name) { spec_.name = name; }
 
-  HfTokenizerSpec read(const std::string& text) {
-    if (text.size() > kMaxFileBytes) fail("larger than 1 GiB");
-    json root;
-    try {
-      root = json::parse(text);
-    } catch (const json::exception& e) {
-      fail(std::string("bad JSON: ") + e.what());
-    }
-    if (!root.is_object()) fail("expected a JSON object");
+  HfTokenizerSpec read(const json& root) {
     const json& model = field(root, "model", "");
-    if (!model.is_object()) fail("\"model\" is not an object");
-    const std::string type = model.contains("type") ? string(model, "type", "model") : "BPE";
-    if (type != "BPE") fail("model type \"" + type + "\" is not supported (only BPE)");
-    readAddedTokens(root);
+    spec_.addedTokens = addedTokens(root);
     readVocab(model);
     readModelOptions(model);
     readMerges(field(model, "merges", "model"));
@@ -52,28 +43,6 @@ class Reader {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& problem) const { throw Error(name_ + ": " + problem); }
-
-  const json& field(const json& object, const char* key, const std::string& where) const {
-    if (!object.contains(key)) fail("missing \"" + std::string(key) + "\"" + (where.empty() ? "" : " in " + where));
-    return object[key];
-  }
-  std::string string(const json& object, const char* key, const std::string& where) const {
-    const json& value = field(object, key, where);
-    if (!value.is_string()) fail(where + "." + key + " is not a string");
-    return value.get<std::string>();
-  }
-  bool flag(const json& object, const char* key, bool fallback) const {
-    if (!object.contains(key) || object[key].is_null()) return fallback;
-    if (!object[key].is_boolean()) fail(std::string("\"") + key + "\" is not true or false");
-    return object[key].get<bool>();
-  }
-  int id(const json& value, const std::string& what) const {
-    if (!value.is_number_integer()) fail(what + " is not an integer: " + value.dump().substr(0, 40));
-    const int64_t v = value.get<int64_t>();
-    if (v < 0 || v >= kMaxVocab) fail(what + " " + std::to_string(v) + " is outside 0.." + std::to_string(kMaxVocab - 1));
-    return static_cast<int>(v);
-  }
   void setPiece(int tokenId, const std::string& piece, bool fromVocab) {
     if (piece.empty() || piece.size() > kMaxTokenBytes)
       fail("token of " + std::to_string(piece.size()) + " bytes (id " + std::to_string(tokenId) + ")");
@@ -84,24 +53,6 @@ class Reader {
     if (filled_[tokenId] && fromVocab) fail("duplicate id " + std::to_string(tokenId) + " in the vocab");
     if (!filled_[tokenId]) spec_.pieceOfId[tokenId] = piece;  // an added token's id in the vocab keeps the vocab's string
     filled_[tokenId] = true;
-  }
-
-  void readAddedTokens(const json& root) {
-    if (!root.contains("added_tokens") || root["added_tokens"].is_null()) return;
-    const json& list = root["added_tokens"];
-    if (!list.is_array() || list.size() > size_t(kMaxVocab)) fail("\"added_tokens\" is not an array of at most 4M tokens");
-    for (const json& entry : list) {
-      if (!entry.is_object()) fail("an added token is not an object");
-      HfAddedToken token;
-      token.id = id(field(entry, "id", "an added token"), "added token id");
-      token.content = string(entry, "content", "added token " + std::to_string(token.id));
-      if (token.content.empty() || token.content.size() > kMaxTokenBytes)
-        fail("added token " + std::to_string(token.id) + " has an empty or huge content");
-      token.special = flag(entry, "special", false);
-      token.lstrip = flag(entry, "lstrip", false);
-      token.rstrip = flag(entry, "rstrip", false);
-      spec_.addedTokens.push_back(std::move(token));
-    }
   }
 
   void readVocab(const json& model) {
@@ -268,7 +219,6 @@ class Reader {
     if (spec_.bosId < 0 && it != idOfPiece_.end()) spec_.bosId = it->second;
   }
 
-  std::string name_;
   HfTokenizerSpec spec_;
   std::vector<bool> filled_;                        // (V) ids seen so far
   std::unordered_map<std::string, int> idOfPiece_;  // vocab strings -> id, for merges and unk
@@ -277,7 +227,21 @@ class Reader {
 }  // namespace
 
 std::unique_ptr<Tokenizer> hfTokenizerFromText(const std::string& name, const std::string& tokenizerJson) {
-  return makeHfBpeTokenizer(Reader(name).read(tokenizerJson));
+  const tokenizer_json::Fields fields(name);
+  if (tokenizerJson.size() > kMaxFileBytes) fields.fail("larger than 1 GiB");
+  json root;
+  try {
+    root = json::parse(tokenizerJson);
+  } catch (const json::exception& e) {
+    fields.fail(std::string("bad JSON: ") + e.what());
+  }
+  if (!root.is_object()) fields.fail("expected a JSON object");
+  const json& model = fields.field(root, "model", "");
+  if (!model.is_object()) fields.fail("\"model\" is not an object");
+  const std::string type = model.contains("type") ? fields.string(model, "type", "model") : "BPE";
+  if (type == "WordPiece") return makeWordPieceTokenizer(tokenizer_json::wordPieceSpecFromJson(name, root));
+  if (type != "BPE") fields.fail("model type \"" + type + "\" is not supported (only BPE and WordPiece)");
+  return makeHfBpeTokenizer(Reader(name).read(root));
 }
 
 std::unique_ptr<Tokenizer> loadHfTokenizer(const std::string& tokenizerJsonPath) {

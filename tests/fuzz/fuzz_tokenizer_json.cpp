@@ -1,4 +1,4 @@
-// Fuzzes tokenizer.json (HuggingFace BPE): the input is the file, a NUL byte, then a text. A
+// Fuzzes tokenizer.json (HuggingFace BPE, and WordPiece): the input is the file, a NUL byte, then a text. A
 // tokenizer that loads must encode the text (and a fixed hostile one) to ids inside its vocab,
 // the same ids twice, and decode them and every single id without throwing.
 #include <cstring>
@@ -31,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const Error&) {
     return 0;
   }
-  FUZZ_CHECK(tokenizer->kind() == tscope::TokenizerKind::HfBpe, "kind");
+  // model.type WordPiece gives BERT's tokenizer (fuzz_wordpiece goes deeper into it).
+  FUZZ_CHECK(tokenizer->kind() == tscope::TokenizerKind::HfBpe || tokenizer->kind() == tscope::TokenizerKind::WordPiece, "kind");
   FUZZ_CHECK(tokenizer->bosId() < tokenizer->vocabSize() && tokenizer->eotId() < tokenizer->vocabSize(), "bos/eot id");
   checkEncodes(*tokenizer, "Hello world, it's 2026!  \r\n\t \xe2\x82\xac\xff <s> \xe2\x96\x81x");
   checkEncodes(*tokenizer, std::string_view(input).substr(separator + 1, 4096));

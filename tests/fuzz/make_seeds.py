@@ -251,3 +251,27 @@ for name, text in texts.items():
 write("bpe_encode", "invalid-utf8", b"ok \xff\xfe \xc0\x80 \xed\xa0\x80 \xf4\x90\x80\x80 \xe2\x82 end")
 write("char_encode", "invalid-utf8", b"a\xff\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xe2\x82|")
 write("char_encode", "vocab", "abzA 0|<\u00e9\u20ac\u4f60\U0001F600\x7f\x01\n")
+
+# --- WordPiece (fuzz_wordpiece): a vocab.txt or a tokenizer.json, a NUL byte, then a text
+wp_vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "un", "##aff", "##able", "the", "cafe", ",", ".", "!", "##s", "a", "##a",
+            "\u6211", "hello", "world", "'", "s"]
+wp_text = "Hello, WORLD! unaffable caf\u00e9s \u6211 [MASK] x\u200by \x01 " + "a" * 120 + " \u039f\u03a3 \ud55c"
+write("wordpiece", "vocab-txt", "\n".join(wp_vocab).encode() + b"\n\0" + wp_text.encode())
+write("wordpiece", "vocab-txt-crlf-invalid", "\r\n".join(wp_vocab).encode() + b"\0ok \xff\xfe \xc0\x80 the\xed\xa0\x80s")
+
+
+def wp_tokenizer(lowercase=True, strip_accents=None, decoder=True):
+    added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+             for i, t in enumerate(wp_vocab[:5])]
+    return json.dumps({
+        "version": "1.0", "added_tokens": added,
+        "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "strip_accents": strip_accents,
+                       "lowercase": lowercase},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True} if decoder else None,
+        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
+                  "vocab": {t: i for i, t in enumerate(wp_vocab)}}})
+
+
+write("wordpiece", "tokenizer-json-uncased", wp_tokenizer() + "\0" + wp_text)
+write("wordpiece", "tokenizer-json-cased", wp_tokenizer(lowercase=False, strip_accents=True, decoder=False) + "\0" + wp_text)
