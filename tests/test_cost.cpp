@@ -36,3 +36,25 @@ TEST(Cost, Gpt2SmallHas124MParameters) {
   EXPECT_DOUBLE_EQ(f.trainingCheckpointed, 4 * f.forward);
   EXPECT_EQ(kvCacheBytesPerToken(c, 2), 2 * 12 * 768 * 2);  // 36,864 bytes in 16-bit
 }
+
+// bert-base-uncased as BertForMaskedLM: 109,514,298 parameters by the published architecture (BertModel's
+// 109,482,240 less the pooler's 590,592, plus the MLM head's dense 590,592, its LayerNorm 1,536 and
+// output bias 30,522). tscope folds the token type table (2 x 768) into the positions, so 1,536 fewer.
+TEST(Cost, BertBaseMaskedLmCountsTheHeadAndTheEmbeddingNorm) {
+  ModelConfig c;
+  c.vocab_size = 30522;
+  c.n_positions = 512;
+  c.causal = false;
+  c.masked_lm = true;
+  c.pre_norm = false;
+  c.activation = Activation::GeluErf;
+  c.embedding_norm = true;
+  c.mlm_head = true;
+  const ParamCounts p = countParameters(c);
+  EXPECT_EQ(p.total, 109514298 - 2 * 768);
+  EXPECT_EQ(p.outputHead, 768 * 768 + 768 + 2 * 768 + 30522);
+  EXPECT_EQ(p.attention + p.mlp + p.layerNorm + p.outputHead, p.nonEmbedding);
+  size_t fromLayout = 0;
+  for (const auto& s : parameterLayout(c)) fromLayout += s.numel();
+  EXPECT_EQ((int64_t)fromLayout, p.total);
+}

@@ -193,6 +193,23 @@ inline std::vector<ArchitectureVariant> architectureVariants() {
          c.attention_variant.variant = AttentionVariant::Linear;
          c.head_dim = 12;
        }},
+      // BERT's shape: post-norm encoder, embeddings normed, the MLM head before the tied unembedding
+      // (forward only: training refuses their gradients, gradientProblem).
+      {"bert_postnorm_embnorm_mlmhead",
+       [](ModelConfig& c) {
+         c.causal = false;
+         c.pre_norm = false;
+         c.activation = Activation::GeluErf;
+         c.embedding_norm = true;
+         c.mlm_head = true;
+       }},
+      {"prenorm_rmsnorm_embnorm_mlmhead_untied",
+       [](ModelConfig& c) {
+         c.norm = NormKind::RmsNorm;
+         c.embedding_norm = true;
+         c.mlm_head = true;
+         c.tie_word_embeddings = false;
+       }},
   };
 }
 

@@ -72,7 +72,7 @@ json moeJson(int layer, const MoeRouting& routing) {
 }
 
 // The attribution at the last position toward its top token; on a post-norm model (no frozen
-// final norm to attribute through) {"error": why}.
+// final norm to attribute through) or one with an MLM head (not linear) {"error": why}.
 json dlaJson(const LoadedModel& model, const Trace& trace, const std::vector<float>& logits) {
   const ModelConfig& c = model.weights.config();
   const int position = trace.T - 1, V = c.vocab_size;
@@ -82,7 +82,7 @@ json dlaJson(const LoadedModel& model, const Trace& trace, const std::vector<flo
   try {
     parts = directLogitAttribution(trace, model.weights, position, token);
   } catch (const Error& e) {
-    if (c.pre_norm) throw;
+    if (c.pre_norm && !c.mlm_head) throw;
     return {{"error", e.what()}};
   }
   auto perLayer = [&](const std::vector<float>& all) {  // (L, H) as L lists of H

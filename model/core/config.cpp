@@ -199,6 +199,11 @@ std::string validateConfig(const ModelConfig& c) {
   if (std::string msg = encoderDecoderProblem(c); !msg.empty()) return msg;
   if (c.masked_lm && (c.causal || c.isEncoderDecoder()))
     return "masked_lm needs an encoder-only model: causal false and n_encoder_layer 0 (a masked token is predicted from both sides)";
+  if (c.embedding_norm && c.isEncoderDecoder())
+    return "embedding_norm is not supported in encoder-decoder models (it is BERT's, an encoder-only model)";
+  if (c.mlm_head && c.isEncoderDecoder()) return "mlm_head is not supported in encoder-decoder models (it is BERT's, an encoder-only model)";
+  if (c.mlm_head && c.activation == Activation::SwiGlu)
+    return "mlm_head needs an elementwise activation (gelu, gelu_new, relu): its dense layer has no gate for swiglu";
   if (c.attention_only && c.n_experts > 0) return "attention_only models have no feed-forward, so n_experts must be 0";
   if (c.moe_shared_expert_d_ff > 0 && !c.isMoe()) return "moe_shared_expert_d_ff needs a mixture of experts (n_experts > 0)";
   if (c.isMoe()) {
@@ -272,6 +277,8 @@ void configFields(C& c, Visit&& visit) {
   visit("n_kv_head", Effective<std::remove_reference_t<decltype((c.n_kv_head))>>{c.n_kv_head, c, &ModelConfig::kvHeads}, true);
   visit("causal", c.causal, true);
   visit("masked_lm", c.masked_lm, c.masked_lm);
+  visit("embedding_norm", c.embedding_norm, c.embedding_norm);
+  visit("mlm_head", c.mlm_head, c.mlm_head);
   visit("attention_window", c.attention_window, true);
   visit("tie_word_embeddings", c.tie_word_embeddings, true);
   visit("n_experts", c.n_experts, true);

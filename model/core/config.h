@@ -49,6 +49,13 @@ struct ModelConfig {
   // An encoder-only masked language model (BERT): bidirectional, trained to predict the tokens
   // hidden behind [MASK]; the logits at a position are what fills it, not the next token.
   bool masked_lm = false;
+  // BERT's embeddings.LayerNorm: the token + position embeddings go through the configured norm
+  // (weights ln_emb) before layer 0.
+  bool embedding_norm = false;
+  // BERT's masked-LM prediction head before the unembedding: dense C -> C with bias (mlm.dense),
+  // the configured activation, the configured norm (mlm.ln_head), then the unembedding plus an
+  // output bias of V (mlm.bias). Every place that turns a residual into logits runs it.
+  bool mlm_head = false;
   int attention_window = 0;  // sliding-window width w (keys within w positions); 0 = full
   bool tie_word_embeddings = true;
   int n_experts = 0;                  // E; 0 = dense feed-forward

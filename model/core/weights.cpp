@@ -72,6 +72,7 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
   };
   add("wte.weight", {V, C});
   if (c.hasLearnedPositions()) add("wpe.weight", {P, C});
+  if (c.embedding_norm) addNorm("ln_emb");
   if (c.isEncoderDecoder()) {
     if (c.hasLearnedPositions()) add("enc.wpe.weight", {P, C});
     for (int l = 0; l < c.n_encoder_layer; ++l) addLayer("enc.h." + std::to_string(l) + ".", false);
@@ -79,6 +80,12 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
   }
   for (int l = 0; l < c.n_layer; ++l) addLayer("h." + std::to_string(l) + ".", c.isEncoderDecoder());
   if (c.hasFinalNorm()) addNorm("ln_f");
+  if (c.mlm_head) {
+    add("mlm.dense.weight", {C, C});
+    add("mlm.dense.bias", {C});
+    addNorm("mlm.ln_head");
+    add("mlm.bias", {V});
+  }
   if (!c.tie_word_embeddings) add("lm_head.weight", {V, C});
   size_t offset = 0;
   for (auto& s : specs) {

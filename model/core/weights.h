@@ -85,7 +85,15 @@ struct ModelParams {
   T* lnfWeight = nullptr;              // (C) pre-norm models only
   T* lnfBias = nullptr;                // (C) pre-norm LayerNorm models only
   T* lmHead = nullptr;                 // (V, C) untied unembedding; null when tied to wte
-  HalfMatrix wteHalf, lmHeadHalf;      // (V, C) each, when kept as halves (wte / lmHead are then null)
+  T* lnEmbWeight = nullptr;            // (C) embedding_norm only: the norm of the embeddings (ln_emb)
+  T* lnEmbBias = nullptr;              // (C) embedding_norm LayerNorm only
+  // mlm_head only: BERT's prediction head, logits = LN(act(x Wd + bd)) . unembedding^T + bias.
+  T* mlmDenseWeight = nullptr;     // (C, C) (in, out)
+  T* mlmDenseBias = nullptr;       // (C)
+  T* mlmLnWeight = nullptr;        // (C)
+  T* mlmLnBias = nullptr;          // (C) LayerNorm only
+  T* mlmBias = nullptr;            // (V) the output bias
+  HalfMatrix wteHalf, lmHeadHalf;  // (V, C) each, when kept as halves (wte / lmHead are then null)
   // Encoder-decoder models only: the encoder stack (its blocks read the same token embedding).
   T* encWpe = nullptr;                        // (n_positions, C) learned positions only
   std::vector<LayerParams<T>> encoderLayers;  // (n_encoder_layer)
@@ -168,6 +176,13 @@ ModelParams<T> bindParams(const ModelConfig& config, const Address& address) {
   params.lnfWeight = address("ln_f.weight");
   params.lnfBias = address("ln_f.bias");
   params.lmHead = address("lm_head.weight");
+  params.lnEmbWeight = address("ln_emb.weight");
+  params.lnEmbBias = address("ln_emb.bias");
+  params.mlmDenseWeight = address("mlm.dense.weight");
+  params.mlmDenseBias = address("mlm.dense.bias");
+  params.mlmLnWeight = address("mlm.ln_head.weight");
+  params.mlmLnBias = address("mlm.ln_head.bias");
+  params.mlmBias = address("mlm.bias");
   return params;
 }
 

@@ -1,6 +1,6 @@
 // HuggingFace checkpoints of Llama-family models (LlamaForCausalLM incl. SmolLM, MistralForCausalLM,
-// Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM) mapped onto tscope's
-// architecture: RMSNorm, RoPE, SwiGLU, grouped-query attention, sliding windows, tied or untied
+// Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM) and BERT masked LMs
+// (BertForMaskedLM) mapped onto tscope's architecture: RMSNorm, RoPE, SwiGLU, grouped-query attention, sliding windows, tied or untied
 // embeddings, Qwen3's q/k norm (qk_norm), Mixtral's and Qwen2-MoE's mixtures of experts (Qwen2-MoE's
 // shared expert and unrenormalised top-k gates). Also where such a model lies on disk (a
 // directory, or the HuggingFace cache layout models--org--name/snapshots/<hash>/).
@@ -22,7 +22,7 @@ constexpr int kHfContextCap = 4096;
 // (`architectures`, else `model_type`).
 bool isHfLlamaFamily(const nlohmann::json& hfConfig);
 
-// "" when config.json is a GPT-2 or tscope config or a Llama-family one this file reads; else one
+// "" when config.json is a GPT-2 or tscope config or a Llama-family or BERT one this file reads; else one
 // line naming the architecture that is not supported yet (Gemma 2, Phi-3, ...).
 std::string unsupportedHfArchitecture(const nlohmann::json& hfConfig);
 
@@ -39,6 +39,22 @@ ModelConfig hfLlamaConfig(const nlohmann::json& hfConfig, const std::string& whe
 // tscope::Error with one line naming the tensor and the file: missing, wrong shape, unexpected,
 // or an index naming a shard that is missing or outside the directory. `progress` hears of each tensor placed.
 Weights loadHfLlamaWeights(const std::string& dir, const ModelConfig& config, const nlohmann::json& hfConfig, const LoadProgress& progress = {});
+
+// BERT masked language models (hf_bert.cpp): config.json names BertForMaskedLM, BertForPreTraining or
+// BertModel (`architectures`, else model_type "bert").
+bool isHfBert(const nlohmann::json& hfConfig);
+// config.json of a BERT model -> ModelConfig: encoder-only masked LM (causal false, masked_lm),
+// post-norm LayerNorm blocks with no final norm, learned positions, embedding_norm, mlm_head, the
+// decoder tied to the word embeddings. Throws tscope::Error with one line for what tscope cannot
+// express (position_embedding_type other than absolute, a hidden_act other than gelu / gelu_new /
+// relu, is_decoder) or a missing or malformed field.
+ModelConfig hfBertConfig(const nlohmann::json& hfConfig, const std::string& where = "config.json");
+// The weights of a BERT directory (model.safetensors or shards) for `config` (from hfBertConfig):
+// names with the bert. prefix or none, LayerNorm weight/bias or the old gamma/beta, token type row
+// 0 folded into the position table (exact for single-segment inputs; the other rows dropped).
+// Throws tscope::Error with one line for a checkpoint without the masked-LM head (BertModel), a
+// decoder weight that is not the word embeddings, and every missing, misshapen or unexpected tensor.
+Weights loadHfBertWeights(const std::string& dir, const ModelConfig& config, const nlohmann::json& hfConfig, const LoadProgress& progress = {});
 
 // Where the model named by `path` lies: `path` itself when it is a model directory (or any
 // existing file); for a HuggingFace cache repo directory (models--org--name) the snapshot that

@@ -256,6 +256,13 @@ LoadedModel loadModel(const std::string& requested, const LoadProgress& progress
       model.format = "hf-llama";
       model.tokenizer = findTokenizer(path, "hf-bpe", model.tokenizerNote);           // tokenizer.json (a broken one: the note says why)
       model.tokenizer = padTokenizer(std::move(model.tokenizer), config.vocab_size);  // rows past the tokenizer's ids
+    } else if (isHfBert(configJson)) {
+      const ModelConfig config = hfBertConfig(configJson, configPath.string());
+      model.weights = loadHfBertWeights(pathString, config, configJson, progress);
+      model.format = "hf-bert";
+      // BERT's tokenizer is WordPiece (vocab.txt, tokenizer.json), which tscope does not read yet: ids work.
+      model.tokenizer = findTokenizer(path, "hf-bpe", model.tokenizerNote);
+      if (!model.tokenizer) model.tokenizerNote = "no BERT (WordPiece) tokenizer tscope reads yet, token ids work: " + model.tokenizerNote;
     } else {
       loadConfigDir(model, path, configPath, configJson, progress);
     }

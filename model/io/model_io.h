@@ -18,12 +18,12 @@ class MappedFile;  // model/io/safetensors.h
 struct LoadedModel {
   Weights weights;
   std::unique_ptr<Tokenizer> tokenizer;  // null when none was found (ids still work)
-  std::string format;                    // "hf-gpt2", "hf-llama", "llmc-bin" or "tscope"
+  std::string format;                    // "hf-gpt2", "hf-llama", "hf-bert", "llmc-bin" or "tscope"
   std::string path;
   std::string tokenizerNote;  // why there is no tokenizer, when there is none
 };
 
-// `path` is a model directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, Mixtral, Qwen2-MoE: see hf_checkpoint.h), a HuggingFace
+// `path` is a model directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, Mixtral, Qwen2-MoE, BERT: see hf_checkpoint.h), a HuggingFace
 // cache repo or "org/name" in the cache (resolveHfModelPath), or an llm.c .bin file. Throws tscope::Error naming the file and
 // the problem (missing file, corrupt safetensors, tensor missing or of the wrong shape, ...). `progress` hears of
 // each tensor placed and may throw to stop the load (load_progress.h).

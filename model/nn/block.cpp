@@ -116,10 +116,33 @@ void BlockForward::norm(float* out, const float* in, const float* weight, const 
   else backend_->layerNorm(out, in, weight, bias, rows, config_.n_embd, eps);
 }
 
-const float* BlockForward::unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias, int rows) {
-  if (!config_.hasFinalNorm()) return x;
-  if (!normed) norm(out, x, weight, bias, rows);
+void BlockForward::embeddingNorm(float* x, float* scratch, const float* weight, const float* bias, int rows) {
+  norm(scratch, x, weight, bias, rows);
+  backend_->copy(x, scratch, (size_t)rows * config_.n_embd);
+}
+
+const float* BlockForward::unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias, int rows,
+                                            const OutputHead& head, float* headScratch) {
+  const float* in = x;
+  if (config_.hasFinalNorm()) {
+    if (!normed) norm(out, x, weight, bias, rows);
+    in = out;
+  }
+  if (!config_.mlm_head) return in;
+  // BERT's BertPredictionHeadTransform: dense, the activation (hidden_act), LayerNorm.
+  const int C = config_.n_embd;
+  if (!head.denseWeight || !headScratch) throw Error("mlm_head: the head's weights and scratch are missing");
+  backend_->matmulActivate(headScratch, in, head.denseWeight, head.denseBias, rows, C, C, config_.activation);
+  norm(out, headScratch, head.normWeight, head.normBias, rows);
   return out;
+}
+
+void BlockForward::logits(float* out, const float* in, const float* unembedding, const HalfMatrix& half, const OutputHead& head, int rows) {
+  const int C = config_.n_embd, V = config_.vocab_size;
+  if (half) backend_->matmulHalf(out, in, half, nullptr, rows);
+  else backend_->matmulTransposed(out, in, unembedding, rows, C, V);
+  if (!head.bias) return;
+  for (int r = 0; r < rows; ++r) backend_->add(out + (size_t)r * V, head.bias, V);
 }
 
 void BlockForward::qkNorm(float* qkv, const ConstLayerWeights& w, int rows) {

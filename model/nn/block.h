@@ -122,6 +122,20 @@ struct NextNorm {
   float* out = nullptr;  // (R, C)
 };
 
+// BERT's masked-LM prediction head (mlm_head models; every pointer null otherwise): the residual's
+// rows become norm(act(x Wd + bd)) before the unembedding, whose logits get `bias` (V) added.
+struct OutputHead {
+  const float* denseWeight = nullptr;  // (C, C)
+  const float* denseBias = nullptr;    // (C)
+  const float* normWeight = nullptr;   // (C)
+  const float* normBias = nullptr;     // (C) LayerNorm only
+  const float* bias = nullptr;         // (V)
+  template <class T>
+  static OutputHead of(const ModelParams<T>& p) {
+    return {p.mlmDenseWeight, p.mlmDenseBias, p.mlmLnWeight, p.mlmLnBias, p.mlmBias};
+  }
+};
+
 class BlockForward {
  public:
   BlockForward(const ModelConfig& config, Backend& backend);
@@ -151,10 +165,21 @@ class BlockForward {
   // out (rows, C) = the configured norm (LayerNorm or RMSNorm) of in.
   void norm(float* out, const float* in, const float* weight, const float* bias, int rows);
 
+  // x (rows, C) = the configured norm of x (embedding_norm models: BERT's embeddings.LayerNorm after
+  // the token + position embeddings), through scratch (rows, C).
+  void embeddingNorm(float* x, float* scratch, const float* weight, const float* bias, int rows);
+
   // The unembedding's input for `rows` rows of the residual x (rows, C): x itself when the model has
-  // no final norm, else its final norm (weight, bias) in out, already there when `normed` (fused
-  // into the last residual add).
-  const float* unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias, int rows);
+  // no final norm and no MLM head, else in out: its final norm (weight, bias), already there when
+  // `normed` (fused into the last residual add), then (mlm_head models) the head's
+  // norm(act(. Wd + bd)) through headScratch (rows, C). out may be x when there is no final norm.
+  const float* unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias, int rows,
+                                const OutputHead& head = {}, float* headScratch = nullptr);
+
+  // logits (rows, V) = in (rows, C) . unembedding^T (as floats (V, C), or as halves when `half` is
+  // set), plus the head's output bias (mlm_head models) on every row: the one unembedding of
+  // inference, the logit lens, recorded decode steps and training.
+  void logits(float* out, const float* in, const float* unembedding, const HalfMatrix& half, const OutputHead& head, int rows);
 
   // Encoder-decoder: kv (rows, 2 Hkv D) = a decoder layer's cross-attention keys | values of the
   // encoder's output rows encoderOut (rows, C). Computed once per source.

@@ -216,6 +216,8 @@ double LogitAttribution::sum() const {
 LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weights, int position, int token) {
   const ModelConfig& config = weights.config();
   const int L = config.n_layer, H = config.n_head, C = config.n_embd, D = config.headDim();
+  if (config.mlm_head)
+    throw Error("direct logit attribution cannot split this model's logits: its MLM head (dense, GELU, LayerNorm) is not linear in the residual");
   if (!config.pre_norm)
     throw Error("direct logit attribution needs a pre-norm model: a post-norm model renormalises the residual after every sublayer");
   if (trace.headMix.empty() || trace.finalResid.empty() || (config.isEncoderDecoder() && trace.crossMix.empty()))

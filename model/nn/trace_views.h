@@ -97,8 +97,9 @@ std::vector<double> throughRows(const float* x, const float* W, int firstRow, in
 // logit of `token` at `position`, through the final norm frozen at that position (its scale and
 // centering are linear once the statistics are fixed). The parts sum to the logit (sum()).
 // Needs a trace with components (TraceOptions::components) and a pre-norm model (an
-// encoder-decoder's decoder: the cross-attention's heads are parts too); throws
-// tscope::Error otherwise, or for a position or token out of range.
+// encoder-decoder's decoder: the cross-attention's heads are parts too) without an MLM head (BERT's
+// nonlinear head cannot be split into parts); throws tscope::Error otherwise, or for a position or
+// token out of range.
 struct LogitAttribution {
   int position = 0, token = 0;
   float logit = 0;              // the model's logit (the trace's, when it holds that row)

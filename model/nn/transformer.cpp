@@ -38,6 +38,9 @@ Transformer::Transformer(const Weights& weights, Backend& backend) : config_(wei
   unembeddingHalf_ = params.unembeddingHalf();
   lnfWeight_ = params.lnfWeight;
   lnfBias_ = params.lnfBias;
+  lnEmbWeight_ = params.lnEmbWeight;
+  lnEmbBias_ = params.lnEmbBias;
+  head_ = OutputHead::of(params);
   layers_ = params.layers;
   positions_ = block_.positionTable(params.wpe);
   if (config_.isEncoderDecoder()) {
@@ -143,6 +146,7 @@ void Transformer::ensureScratch(int T) {
   projected_ = backend_->allocate(T * C);
   hidden_ = backend_->allocate(T * F);
   if (config_.activation == Activation::SwiGlu) gate_ = backend_->allocate(T * F);
+  if (config_.mlm_head && headScratch_.size() < T * C) headScratch_ = backend_->allocate(T * C);
   if (config_.isEncoderDecoder()) {
     crossQ_ = backend_->allocate(T * A);
     crossAttn_ = backend_->allocate(T * A);
@@ -420,6 +424,7 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
 
   float* x = residual_.data();
   block_.embed(x, tokens.data(), wte_, positions_, 1, T, pos0, wteHalf_);
+  if (config_.embedding_norm) block_.embeddingNorm(x, normed_.data(), lnEmbWeight_, lnEmbBias_, T);
   recordNorms(trace, 0, T);
   if (trace && !trace->embedded.empty()) downloadRows(trace->embedded.data(), x, C);
   const bool finalNormed = runBlocks(T, shape, cache, trace, options, &layerCallback_);
@@ -428,10 +433,11 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   if (trace)
     for (const auto& routing : trace->moe) trace->moeAuxLoss += routing.auxLoss;
 
-  // Final norm (pre-norm models; usually fused into the last residual add) and the unembedding.
+  // Final norm (pre-norm models; usually fused into the last residual add), the MLM head (mlm_head
+  // models) and the unembedding.
   const int firstRow = allPositions ? 0 : T - 1, rows = T - firstRow;
-  const float* finalIn =
-      block_.unembeddingInput(x + (size_t)firstRow * C, normed_.data() + (size_t)firstRow * C, finalNormed, lnfWeight_, lnfBias_, rows);
+  const float* finalIn = block_.unembeddingInput(x + (size_t)firstRow * C, normed_.data() + (size_t)firstRow * C, finalNormed, lnfWeight_, lnfBias_,
+                                                 rows, head_, headScratch_.data());
   unembed(trace, finalIn, rows, logits);
   if (trace) {
     trace->logits = logits;

@@ -119,6 +119,9 @@ class Transformer {
   std::vector<ConstLayerWeights> layers_;  // pointers into backend memory
   const float* lnfWeight_ = nullptr;       // (C) pre-norm only
   const float* lnfBias_ = nullptr;         // (C)
+  const float* lnEmbWeight_ = nullptr;     // (C) embedding_norm only
+  const float* lnEmbBias_ = nullptr;       // (C)
+  OutputHead head_;                        // mlm_head only: BERT's prediction head
   BlockForward block_;
   // Encoder-decoder models only: the encoder stack and what encode() leaves for the decoder.
   std::optional<BlockForward> encoderBlock_;  // the encoder's blocks (bidirectional)
@@ -147,6 +150,7 @@ class Transformer {
   Buffer projected_;           // (T, C)
   Buffer hidden_;              // (T, F)
   Buffer gate_;                // (T, F) SwiGLU only
+  Buffer headScratch_;         // (T, C) mlm_head only: the head's dense output (final rows, or a layer's lens rows)
   // Rows the logits buffer holds: the largest T seen, but no more than kUnembedChunkBytes of
   // logits, and at least the few rows of one joint lens + logits pass (the CPU backend's multi-row
   // GEMV handles up to that many rows).

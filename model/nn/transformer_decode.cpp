@@ -22,9 +22,10 @@ void Transformer::issueStep(KVCache& cache, const SamplingParams& params) {
   AttentionShape shape = attentionShape(1, cache.capacity() - 1, cache);
   shape.stepPosition = true;
   backend_->embedStep(residual_.data(), wte_, positions_, C);
+  if (config_.embedding_norm) block_.embeddingNorm(residual_.data(), normed_.data(), lnEmbWeight_, lnEmbBias_, 1);
   const bool finalNormed = runBlocks(1, shape, cache, nullptr, TraceOptions::nothing(), nullptr);
-  const float* finalIn = block_.unembeddingInput(residual_.data(), normed_.data(), finalNormed, lnfWeight_, lnfBias_, 1);
-  backend_->matmulTransposed(logitsBuf_.data(), finalIn, unembedding_, 1, C, V);
+  const float* finalIn = block_.unembeddingInput(residual_.data(), normed_.data(), finalNormed, lnfWeight_, lnfBias_, 1, head_, headScratch_.data());
+  block_.logits(logitsBuf_.data(), finalIn, unembedding_, unembeddingHalf_, head_, 1);
   backend_->sampleStep(logitsBuf_.data(), V, params);
 }
 

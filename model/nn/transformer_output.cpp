@@ -13,7 +13,7 @@
 namespace tscope {
 
 // Logit lens: what the model would predict if it stopped after this layer,
-// softmax(unembed(final_norm(resid))), reduced to the top K tokens per position. The blocks only
+// softmax(unembed(final_norm(resid))) (through the MLM head too, mlm_head models), reduced to the top K tokens per position. The blocks only
 // stage every layer's normed rows at the lens positions in lensIn_ (L, P, C); unembed()
 // multiplies them by the unembedding together with the final rows.
 void Transformer::stageLensRows(const Trace& trace, int layerIndex, const float* resid, int T) {
@@ -22,8 +22,9 @@ void Transformer::stageLensRows(const Trace& trace, int layerIndex, const float*
   const int firstRow = P == T ? 0 : T - 1;  // all positions, or the last one only
   const float* lensIn = resid + (size_t)firstRow * C;
   float* staged = lensIn_.data() + (size_t)layerIndex * P * C;
-  if (config_.hasFinalNorm()) block_.norm(staged, lensIn, lnfWeight_, lnfBias_, P);
-  else backend_->copy(staged, lensIn, (size_t)P * C);
+  // The final norm and the MLM head as the final rows get them (BlockForward::unembeddingInput).
+  if (block_.unembeddingInput(lensIn, staged, false, lnfWeight_, lnfBias_, P, head_, headScratch_.data()) != staged)
+    backend_->copy(staged, lensIn, (size_t)P * C);
 }
 
 // logits (rows, V) = finalIn (rows, C) . unembedding^T, and with a logit lens in the trace, the
@@ -44,8 +45,7 @@ void Transformer::unembed(Trace* trace, const float* finalIn, int rows, std::vec
   const int total = lensRows + rows;
   for (int first = 0; first < total; first += logitsRows_) {
     const int count = std::min(logitsRows_, total - first), end = first + count;
-    if (unembeddingHalf_) backend_->matmulHalf(logitsBuf_.data(), source + (size_t)first * C, unembeddingHalf_, nullptr, count);
-    else backend_->matmulTransposed(logitsBuf_.data(), source + (size_t)first * C, unembedding_, count, C, V);
+    block_.logits(logitsBuf_.data(), source + (size_t)first * C, unembedding_, unembeddingHalf_, head_, count);
     if (first < lensRows) {  // lens rows [first, min(end, lensRows))
       const int lensCount = std::min(end, lensRows) - first;
       hostRow_.resize((size_t)lensCount * V);

@@ -33,7 +33,8 @@ ParamCounts countParameters(const ModelConfig& c) {
   p.sharedExpert = L * sharedPerLayer;
   const int64_t qkNormPerLayer = c.qk_norm ? 2 * c.headDim() : 0;  // q_norm, k_norm: one gain vector (D) each
   p.perLayer += qkNormPerLayer;
-  p.layerNorm = L * (normsPerLayer * normSize + qkNormPerLayer) + (c.hasFinalNorm() ? normSize : 0);
+  p.layerNorm = L * (normsPerLayer * normSize + qkNormPerLayer) + (c.hasFinalNorm() ? normSize : 0) + (c.embedding_norm ? normSize : 0);
+  p.outputHead = c.mlm_head ? (C * C + C) + normSize + V : 0;  // runs for every token, so active too
   if (c.isEncoderDecoder()) {
     // The encoder: n_encoder_layer of the same blocks (one more position table when learned, one more
     // final norm); each decoder layer adds a cross-attention sublayer (q, keys | values, output, ln_x).
@@ -51,9 +52,9 @@ ParamCounts countParameters(const ModelConfig& c) {
     p.layerNorm += encoderNorms + L * normSize;
   }
   p.embedding = p.tokenEmbedding + p.positionEmbedding + p.unembedding;
-  p.nonEmbedding = p.attention + p.mlp + p.layerNorm;
+  p.nonEmbedding = p.attention + p.mlp + p.layerNorm + p.outputHead;
   p.total = p.embedding + p.nonEmbedding;
-  p.activeNonEmbedding = p.attention + (L + c.n_encoder_layer) * activeMlpPerLayer + p.layerNorm;
+  p.activeNonEmbedding = p.attention + (L + c.n_encoder_layer) * activeMlpPerLayer + p.layerNorm + p.outputHead;
   p.active = p.activeNonEmbedding + p.embedding;
   return p;
 }

@@ -17,7 +17,8 @@ struct ParamCounts {
   int64_t attention = 0;          // all layers: QKV and output projections with biases
   int64_t mlp = 0;                // all layers: dense MLPs, or all experts and routers
   int64_t router = 0;             // all layers: router matrices (included in mlp)
-  int64_t layerNorm = 0;          // all norms including the final one (and qk_norm's q/k gains)
+  int64_t layerNorm = 0;          // all norms including the final one (and qk_norm's q/k gains, embedding_norm's)
+  int64_t outputHead = 0;         // mlm_head: BERT's dense C x C + C, its norm and the output bias V (in nonEmbedding)
   int64_t perLayer = 0;           // one block
   int64_t perExpert = 0;          // one expert's feed-forward (MoE only)
   int64_t sharedExpert = 0;       // all layers: shared experts and their gate vectors (included in mlp; active for every token)
@@ -25,7 +26,7 @@ struct ParamCounts {
   int64_t encoder = 0;         // the encoder's layers, its final norm and its learned positions
   int64_t crossAttention = 0;  // all decoder layers: the cross-attention projections (in attention) and ln_x (in layerNorm)
   int64_t embedding = 0;       // token + position embeddings (+ untied unembedding)
-  int64_t nonEmbedding = 0;    // everything else (Kaplan's N)
+  int64_t nonEmbedding = 0;    // everything else (Kaplan's N): attention + mlp + layerNorm + outputHead
   int64_t total = 0;
   int64_t activeNonEmbedding = 0;  // parameters one token uses: only its k experts count (MoE)
   int64_t active = 0;              // activeNonEmbedding + embedding

@@ -87,7 +87,15 @@ LossReport TrainModel::lossAndGradients(const ParamView& weights, const ParamVie
   return run(weights, &grads, batch);
 }
 
+std::string gradientProblem(const ModelConfig& c) {
+  if (c.embedding_norm || c.mlm_head)
+    return "tscope trains without BERT's MLM head / embedding norm for now (mlm_head, embedding_norm): such a model runs and evaluates, but "
+           "has no backward";
+  return "";
+}
+
 LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, const BatchView& batch) {
+  if (std::string problem = grads ? gradientProblem(config_) : ""; !problem.empty()) throw Error(problem);
   checkBatch(batch);
   const ModelConfig& c = config_;
   const int B = batch.batch, T = batch.steps, S = batch.sourceSteps, C = c.n_embd;
@@ -200,6 +208,7 @@ void TrainModel::decode(const ParamView& weights, const BatchView& batch, const 
   Floats& x = a.x;
   x.resize(fw, RC);
   block_.embed(x.data(), batch.inputs, weights.wte, weights.wpe, B, T, 0);
+  if (c.embedding_norm) block_.embeddingNorm(x.data(), a.normScratch.sized(fw, RC), weights.lnEmbWeight, weights.lnEmbBias, R);
   if (c.isMoe()) report.expertLoad.assign((size_t)L * E, 0);
   bool normed = false;  // the layer's normed1 already holds ln_1 of its input
   for (int l = 0; l < L; ++l) {
@@ -229,10 +238,13 @@ void TrainModel::decode(const ParamView& weights, const BatchView& batch, const 
     }
   }
   a.final.copyFrom(fw, x);
-  float* normedF = c.hasFinalNorm() ? a.normedF.sized(fw, RC) : nullptr;
-  const float* unembedIn = block_.unembeddingInput(a.final.data(), normedF, normed, weights.lnfWeight, weights.lnfBias, R);
+  // The final norm and (mlm_head, evaluation only: run() refuses its gradients) BERT's MLM head.
+  float* normedF = c.hasFinalNorm() || c.mlm_head ? a.normedF.sized(fw, RC) : nullptr;
+  const OutputHead head = OutputHead::of(weights);
+  const float* unembedIn = block_.unembeddingInput(a.final.data(), normedF, normed, weights.lnfWeight, weights.lnfBias, R, head,
+                                                   c.mlm_head ? a.normScratch.sized(fw, RC) : nullptr);
   a.logits.resize(fw, (size_t)R * c.vocab_size);
-  fw.matmulTransposed(a.logits.data(), unembedIn, weights.unembedding(), R, c.n_embd, c.vocab_size);
+  block_.logits(a.logits.data(), unembedIn, weights.unembedding(), {}, head, R);
 }
 
 int TrainModel::countArgmaxHits(const BatchView& batch) {

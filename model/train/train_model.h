@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "model/nn/backend.h"
@@ -59,6 +60,10 @@ struct LossReport {
   int correctTokens = -1;
   std::vector<int> expertLoad;  // (L, E) assignments kept per expert, summed over the batch (MoE only)
 };
+
+// "" when TrainModel can take the gradient of the config's every parameter, else one line why not
+// (BERT's mlm_head and embedding_norm run forward only: loss() works, lossAndGradients() refuses).
+std::string gradientProblem(const ModelConfig& config);
 
 class TrainModel {
  public:

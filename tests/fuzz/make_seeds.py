@@ -208,6 +208,15 @@ write("hf_config", "qwen2-moe", json.dumps(dict(llama, architectures=["Qwen2MoeF
                                                 num_experts_per_tok=4, moe_intermediate_size=1408, shared_expert_intermediate_size=5632,
                                                 norm_topk_prob=False, decoder_sparse_step=1, mlp_only_layers=[],
                                                 router_aux_loss_coef=0.001, use_sliding_window=False, sliding_window=32768)))
+# BERT masked LMs (hf_bert.cpp): bert-base-uncased's config.json fields, an old one without architectures,
+# and relative positions (refused in one line).
+bert = {"architectures": ["BertForMaskedLM"], "model_type": "bert", "hidden_size": 768, "num_hidden_layers": 12,
+        "num_attention_heads": 12, "intermediate_size": 3072, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
+        "attention_probs_dropout_prob": 0.1, "max_position_embeddings": 512, "type_vocab_size": 2, "initializer_range": 0.02,
+        "layer_norm_eps": 1e-12, "pad_token_id": 0, "position_embedding_type": "absolute", "use_cache": True, "vocab_size": 30522}
+write("hf_config", "bert-base-uncased", json.dumps(bert))
+write("hf_config", "bert-model-type-only", json.dumps({k: v for k, v in bert.items() if k != "architectures"}))
+write("hf_config", "bert-relative-key", json.dumps(dict(bert, position_embedding_type="relative_key")))
 
 # --- training set-up: a --data spec line, then a --config file
 for name in ("brown-small", "brown-moe", "induction-2l"):

@@ -10,7 +10,11 @@
 # fixed token sequence, the expected logits (T, V) and attention maps (L, H, T, T) as .npy. tests/test_hf_checkpoint.cpp runs
 # it at test time into a temporary directory (nothing generated is committed).
 #
-# Usage: hf_reference.py OUT_DIR        (one folder per variant, see VARIANTS)
+# BERT masked LMs (BERT_VARIANTS: BertForMaskedLM / BertForPreTraining, old gamma/beta names, BF16) come
+# from their own float64 forward (bert_forward), run by tests/test_hf_bert.cpp.
+#
+# Usage: hf_reference.py OUT_DIR [bert]  (one folder per variant, see VARIANTS and BERT_VARIANTS; "bert":
+#                                         the BERT variants only)
 import json
 import math
 import os
@@ -269,6 +273,119 @@ def qwen2_moe(config, t, prefix, h):
     return out + shared_gate * swiglu(t, prefix + "shared_expert.", h)
 
 
+# BERT masked language models (BertForMaskedLM, BertForPreTraining), from the published architecture
+# (Devlin et al. 2018; HF's BertConfig fields): word + position + token type 0 embeddings, LayerNorm;
+# post-norm layers LN(x + attention(x)), LN(x + W2 act(W1 x)); the masked-LM head LN(act(dense(x)))
+# times the word embeddings (tied) plus an output bias. No final norm, no attention mask.
+BERT_BASE = {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 64,
+             "max_position_embeddings": 40, "type_vocab_size": 2, "layer_norm_eps": 1e-12, "hidden_act": "gelu",
+             "position_embedding_type": "absolute", "model_type": "bert", "pad_token_id": 0}
+
+# name: (architecture, config changes, dtype, LayerNorm names (weight, bias), extra tensors stored)
+BERT_VARIANTS = {
+    # bert-base's layout: the decoder (tied) and its bias stored, the pooler (unused) too.
+    "bert": ("BertForMaskedLM", {}, "F32", ("weight", "bias"), ("decoder", "pooler")),
+    # Old names (LayerNorm.gamma / beta), 8 heads of 4, three token types, 3 layers, the next-sentence head.
+    "bert_gamma_beta_heads8": ("BertForPreTraining", {"num_attention_heads": 8, "num_hidden_layers": 3, "type_vocab_size": 3,
+                                                      "layer_norm_eps": 1e-5}, "F32", ("gamma", "beta"), ("seq_relationship",)),
+    # BF16 (the matrices kept as halves), the tanh GELU, 2 heads.
+    "bert_bf16_gelu_new": ("BertForMaskedLM", {"num_attention_heads": 2, "hidden_act": "gelu_new", "torch_dtype": "bfloat16"}, "BF16",
+                           ("weight", "bias"), ()),
+}
+
+
+def bert_weights(config, names, extras, seed):
+    """HF BertForMaskedLM tensor names -> float64 arrays; Linear weights (out, in)."""
+    g = torch.Generator().manual_seed(seed)
+    C, F, V = config["hidden_size"], config["intermediate_size"], config["vocab_size"]
+
+    def normal(*shape, std):
+        return (torch.randn(*shape, generator=g, dtype=torch.float64) * std).numpy()
+
+    def linear(w, name, out, into, std):
+        w[name + ".weight"] = normal(out, into, std=std)
+        w[name + ".bias"] = normal(out, std=0.2)
+
+    def layer_norm(w, name):
+        w[f"{name}.{names[0]}"] = 1.0 + normal(C, std=0.2)
+        w[f"{name}.{names[1]}"] = normal(C, std=0.2)
+
+    e = "bert.embeddings."
+    w = {e + "word_embeddings.weight": normal(V, C, std=1.0), e + "position_embeddings.weight": normal(config["max_position_embeddings"], C, std=0.5),
+         e + "token_type_embeddings.weight": normal(config["type_vocab_size"], C, std=0.5)}
+    layer_norm(w, e + "LayerNorm")
+    for l in range(config["num_hidden_layers"]):
+        p = f"bert.encoder.layer.{l}."
+        for name in ("query", "key"):  # larger than HF's init: peaked attention
+            linear(w, p + "attention.self." + name, C, C, 0.5)
+        linear(w, p + "attention.self.value", C, C, 1 / math.sqrt(C))
+        linear(w, p + "attention.output.dense", C, C, 1 / math.sqrt(C))
+        layer_norm(w, p + "attention.output.LayerNorm")
+        linear(w, p + "intermediate.dense", F, C, 1 / math.sqrt(C))
+        linear(w, p + "output.dense", C, F, 1 / math.sqrt(F))
+        layer_norm(w, p + "output.LayerNorm")
+    linear(w, "cls.predictions.transform.dense", C, C, 1 / math.sqrt(C))
+    layer_norm(w, "cls.predictions.transform.LayerNorm")
+    w["cls.predictions.bias"] = normal(V, std=0.3)
+    if "decoder" in extras:  # HF ties the decoder to the word embeddings and its bias to cls.predictions.bias
+        w["cls.predictions.decoder.weight"] = w[e + "word_embeddings.weight"]
+        w["cls.predictions.decoder.bias"] = w["cls.predictions.bias"]
+    if "pooler" in extras:
+        linear(w, "bert.pooler.dense", C, C, 0.1)
+    if "seq_relationship" in extras:
+        linear(w, "cls.seq_relationship", 2, C, 0.1)
+    return w
+
+
+def layer_norm(x, t, name, eps):
+    """LayerNorm over the last axis (biased variance), gain and bias stored as name.weight / .bias or .gamma / .beta."""
+    gain, bias = (name + ".weight", name + ".bias") if name + ".weight" in t.names else (name + ".gamma", name + ".beta")
+    centred = x - x.mean(-1, keepdim=True)
+    return centred / torch.sqrt(centred.pow(2).mean(-1, keepdim=True) + eps) * t(gain) + t(bias)
+
+
+def activation(x, name):
+    if name == "gelu":  # the exact form, x Phi(x)
+        return 0.5 * x * (1 + torch.erf(x / math.sqrt(2)))
+    assert name == "gelu_new", name  # the tanh approximation
+    return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x.pow(3))))
+
+
+def bert_forward(config, w, tokens):
+    """-> logits (T, V), attention (L, H, T, T); float64, one segment (token type 0), no padding mask."""
+    t = lambda name: torch.from_numpy(np.asarray(w[name], dtype=np.float64))  # noqa: E731
+    t.names = w
+    C, H, eps, act = config["hidden_size"], config["num_attention_heads"], config["layer_norm_eps"], config["hidden_act"]
+    D, T = C // H, len(tokens)
+    linear = lambda x, name: x @ t(name + ".weight").T + t(name + ".bias")  # noqa: E731
+    e = "bert.embeddings."
+    x = t(e + "word_embeddings.weight")[torch.tensor(tokens)] + t(e + "position_embeddings.weight")[:T] + t(e + "token_type_embeddings.weight")[0]
+    x = layer_norm(x, t, e + "LayerNorm", eps)
+    maps = []
+    for l in range(config["num_hidden_layers"]):
+        p = f"bert.encoder.layer.{l}."
+        q, k, v = (linear(x, p + "attention.self." + n).view(T, H, D).transpose(0, 1) for n in ("query", "key", "value"))
+        probs = torch.softmax((q @ k.transpose(1, 2)) / math.sqrt(D), dim=-1)
+        maps.append(probs)
+        attn = (probs @ v).transpose(0, 1).reshape(T, C)
+        x = layer_norm(x + linear(attn, p + "attention.output.dense"), t, p + "attention.output.LayerNorm", eps)
+        h = activation(linear(x, p + "intermediate.dense"), act)
+        x = layer_norm(x + linear(h, p + "output.dense"), t, p + "output.LayerNorm", eps)
+    h = layer_norm(activation(linear(x, "cls.predictions.transform.dense"), act), t, "cls.predictions.transform.LayerNorm", eps)
+    return h @ t(e + "word_embeddings.weight").T + t("cls.predictions.bias"), torch.stack(maps)
+
+
+def write_bert_variants(out):
+    for seed, (name, (arch, changes, dtype, names, extras)) in enumerate(BERT_VARIANTS.items()):
+        config = dict(BERT_BASE, architectures=[arch], **changes)
+        folder = os.path.join(out, name)
+        write_checkpoint(folder, config, bert_weights(config, names, extras, 200 + seed), dtype, 1)
+        logits, maps = bert_forward(config, read_checkpoint(folder), TOKENS)
+        np.save(os.path.join(folder, "tokens.npy"), np.asarray(TOKENS, dtype="<i4"))
+        np.save(os.path.join(folder, "logits.npy"), logits.numpy().astype("<f4"))
+        np.save(os.path.join(folder, "attention.npy"), maps.numpy().astype("<f4"))
+
+
 def write_checkpoint(folder, config, weights, dtype, shards):
     """config.json plus model.safetensors, or `shards` files and model.safetensors.index.json."""
     os.makedirs(folder, exist_ok=True)
@@ -300,6 +417,10 @@ def read_checkpoint(folder):
 
 def main():
     out = sys.argv[1]
+    if sys.argv[2:] == ["bert"]:
+        write_bert_variants(out)
+        print(f"wrote {len(BERT_VARIANTS)} checkpoints to {out}")
+        return
     for seed, (name, (arch, model_type, changes, dtype, shards)) in enumerate(VARIANTS.items()):
         config = dict(BASE, architectures=[arch], model_type=model_type, **changes)
         qkv_bias = arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") or config.get("attention_bias", False)  # Qwen3 dropped Qwen2's
@@ -320,7 +441,8 @@ def main():
         np.save(os.path.join(folder, "tokens.npy"), np.asarray(TOKENS, dtype="<i4"))
         np.save(os.path.join(folder, "logits.npy"), logits.numpy().astype("<f4"))
         np.save(os.path.join(folder, "attention.npy"), maps.numpy().astype("<f4"))
-    print(f"wrote {len(VARIANTS)} checkpoints to {out}")
+    write_bert_variants(out)
+    print(f"wrote {len(VARIANTS) + len(BERT_VARIANTS)} checkpoints to {out}")
 
 
 if __name__ == "__main__":

@@ -61,7 +61,7 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
   const FlopCounts f = flopsPerToken(c, contextLength);
   const double total = static_cast<double>(p.total);
   const int64_t L = c.n_layer, C = c.n_embd, F = c.dFF(), V = c.vocab_size, E = c.n_experts;
-  const int64_t activeMlp = p.activeNonEmbedding - p.attention - p.layerNorm;
+  const int64_t activeMlp = p.activeNonEmbedding - p.attention - p.layerNorm - p.outputHead;
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("parameters", 5, flags)) return;
   ImGui::TableSetupColumn("component");
@@ -93,11 +93,15 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
   // ln_1 and ln_2 per layer (ln_1 only when attention-only), ln_x per decoder layer of an
   // encoder-decoder, and one final norm per stack (pre-norm).
   const int64_t Le = c.n_encoder_layer, perLayer = c.hasFeedForward() ? 2 : 1;
-  const int64_t norms = perLayer * (L + Le) + (c.isEncoderDecoder() ? L : 0) + (c.hasFinalNorm() ? (c.isEncoderDecoder() ? 2 : 1) : 0);
+  const int64_t norms =
+      perLayer * (L + Le) + (c.isEncoderDecoder() ? L : 0) + (c.hasFinalNorm() ? (c.isEncoderDecoder() ? 2 : 1) : 0) + (c.embedding_norm ? 1 : 0);
   row(std::string(c.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm") + " gains" + (c.hasNormBias() ? ", biases" : ""),
       std::to_string(norms) + " norms of " + std::to_string(C) +
           (c.qk_norm ? " + " + std::to_string(2 * (L + Le)) + " q/k norms of " + std::to_string(c.headDim()) : std::string()),
       formatCount(p.layerNorm), percent(p.layerNorm, total), flopsText(2.0 * p.layerNorm));
+  if (c.mlm_head)
+    row("MLM head (BERT)", dims({C, C}) + " + bias, norm, output bias " + std::to_string(V), formatCount(p.outputHead), percent(p.outputHead, total),
+        flopsText(2.0 * p.outputHead));
   row("Unembedding (logits)", c.tie_word_embeddings ? "tied: shares wte" : dims({C, V}), formatCount(p.unembedding), percent(p.unembedding, total),
       flopsText(f.unembedForward));
   row("Total", "", formatCount(p.total), "100%", flopsText(f.forward + f.unembedForward) + " (with logits)", true);
@@ -115,7 +119,7 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
 void drawCostBars(const ModelConfig& c, int contextLength, float width) {
   const ParamCounts p = countParameters(c);
   const FlopCounts f = flopsPerToken(c, contextLength);
-  const int64_t activeMlp = p.activeNonEmbedding - p.attention - p.layerNorm;
+  const int64_t activeMlp = p.activeNonEmbedding - p.attention - p.layerNorm - p.outputHead;
   const char* mlpName = c.isMoe() ? "experts" : "MLP";
   const float nameWidth = ImGui::CalcTextSize("attention scores ").x;
   auto bar = [&](const char* name, double value, double whole, const std::string& amount) {

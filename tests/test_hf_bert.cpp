@@ -1,0 +1,262 @@
+// HuggingFace BERT masked LMs (model/io/hf_bert.cpp): golden logits and attention maps against the
+// independent float64 forward of tests/golden/hf_reference.py (its BERT variants, run here at test
+// time), the config fields that decide the forward, the MLM head in the logit lens and in training's
+// forward, and one clear line for every checkpoint tscope cannot read.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model/io/hf_checkpoint.h"
+#include "model/io/model_io.h"
+#include "model/io/npy.h"
+#include "model/nn/backend.h"
+#include "model/nn/trace_views.h"
+#include "model/nn/transformer.h"
+#include "model/train/device.h"
+#include "model/train/train_model.h"
+#include "test_files.h"
+#include "test_helpers.h"
+#include "tests/hf_tiny_model.h"
+
+namespace fs = std::filesystem;
+using namespace tscope;
+using namespace tscope::testing;
+using json = nlohmann::json;
+
+namespace {
+
+const char* const kBertVariants[] = {"bert", "bert_gamma_beta_heads8", "bert_bf16_gelu_new"};
+
+// The reference's checkpoints, written once for the whole file.
+const fs::path& goldenDir() {
+  static ScratchDir dir("tscope_hf_bert_golden");
+  static const bool written = [] {
+    const std::string python = TSCOPE_PYTHON_WITH_TORCH;
+    if (python.empty()) return false;
+    const std::string command = python + " " + TSCOPE_SOURCE_DIR + "/tests/golden/hf_reference.py " + dir.path().string() + " bert";
+    return std::system(command.c_str()) == 0;
+  }();
+  EXPECT_TRUE(written) << "hf_reference.py bert failed (or no python3 with torch and numpy: run scripts/setup.sh)";
+  return dir.path();
+}
+
+std::vector<int> goldenTokens(const std::string& variant) {
+  const NpyArray tokens = readNpy((goldenDir() / variant / "tokens.npy").string());
+  return {tokens.data.begin(), tokens.data.end()};
+}
+
+// A tiny BertForMaskedLM written here (not by the reference): L 1, C 8, H 2, F 12, V 16, 10 positions.
+json tinyBertConfig() {
+  return {{"architectures", {"BertForMaskedLM"}},
+          {"model_type", "bert"},
+          {"hidden_size", 8},
+          {"num_hidden_layers", 1},
+          {"num_attention_heads", 2},
+          {"intermediate_size", 12},
+          {"vocab_size", 16},
+          {"max_position_embeddings", 10},
+          {"type_vocab_size", 2},
+          {"layer_norm_eps", 1e-12},
+          {"hidden_act", "gelu"}};
+}
+
+std::map<std::string, std::vector<int64_t>> tinyBertShapes(const std::string& bert = "bert.", bool head = true) {
+  std::map<std::string, std::vector<int64_t>> s = {{bert + "embeddings.word_embeddings.weight", {16, 8}},
+                                                   {bert + "embeddings.position_embeddings.weight", {10, 8}},
+                                                   {bert + "embeddings.token_type_embeddings.weight", {2, 8}},
+                                                   {bert + "embeddings.LayerNorm.weight", {8}},
+                                                   {bert + "embeddings.LayerNorm.bias", {8}}};
+  const std::string p = bert + "encoder.layer.0.";
+  for (const char* name : {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"}) {
+    s[p + name + ".weight"] = {8, 8};
+    s[p + name + ".bias"] = {8};
+  }
+  s[p + "intermediate.dense.weight"] = {12, 8};
+  s[p + "intermediate.dense.bias"] = {12};
+  s[p + "output.dense.weight"] = {8, 12};
+  s[p + "output.dense.bias"] = {8};
+  for (const char* norm : {"attention.output.LayerNorm", "output.LayerNorm"}) {
+    s[p + norm + ".weight"] = {8};
+    s[p + norm + ".bias"] = {8};
+  }
+  if (!head) return s;
+  s["cls.predictions.transform.dense.weight"] = {8, 8};
+  s["cls.predictions.transform.dense.bias"] = {8};
+  s["cls.predictions.transform.LayerNorm.weight"] = {8};
+  s["cls.predictions.transform.LayerNorm.bias"] = {8};
+  s["cls.predictions.bias"] = {16};
+  return s;
+}
+
+}  // namespace
+
+TEST(HfBert, MatchesPyTorchReference) {
+  for (const char* variant : kBertVariants) {
+    SCOPED_TRACE(variant);
+    const fs::path folder = goldenDir() / variant;
+    const LoadedModel model = loadModel(folder.string());
+    EXPECT_EQ(model.format, "hf-bert");
+    EXPECT_EQ(model.tokenizer, nullptr);  // no tokenizer files: ids work, the note says why
+    expectMentions(model.tokenizerNote, {"WordPiece", "token ids work"});
+    const ModelConfig& c = model.weights.config();
+    EXPECT_FALSE(c.causal);
+    EXPECT_TRUE(c.masked_lm);
+    EXPECT_FALSE(c.pre_norm);
+    EXPECT_FALSE(c.hasFinalNorm());
+    EXPECT_TRUE(c.embedding_norm);
+    EXPECT_TRUE(c.mlm_head);
+    EXPECT_TRUE(c.tie_word_embeddings);
+    EXPECT_EQ(c.n_positions, 40);
+    const std::vector<int> ids = goldenTokens(variant);
+    const NpyArray logits = readNpy((folder / "logits.npy").string());        // (T, V)
+    const NpyArray attention = readNpy((folder / "attention.npy").string());  // (L, H, T, T)
+    for (auto makeBackend : {makeReferenceBackend, +[]() { return makeCpuBackend(1); }}) {
+      auto backend = makeBackend();
+      Transformer transformer(model.weights, *backend);
+      Trace trace;
+      const std::vector<float> ours = transformer.logitsFor(ids, &trace);
+      ASSERT_EQ(ours.size(), logits.data.size());
+      const Difference logitDiff = compare(ours, logits.data), mapDiff = compare(trace.attn, attention.data);
+      EXPECT_LT(logitDiff.relative(), 1e-4) << "logits: " << logitDiff.describe();
+      EXPECT_LT(mapDiff.relative(), 1e-4) << "attention maps: " << mapDiff.describe();
+      std::printf("%-9s %-24s logits: %s\n%-9s %-24s attention: %s\n", backend->name().c_str(), variant, logitDiff.describe().c_str(),
+                  backend->name().c_str(), variant, mapDiff.describe().c_str());
+      // The logit lens of the last layer is the model's own output: the same head, the same top token.
+      const int T = trace.T, V = c.vocab_size, K = trace.lensK, last = c.n_layer - 1;
+      ASSERT_GT(K, 0);
+      for (int t = 0; t < T; ++t) {
+        int best = 0;
+        for (int v = 1; v < V; ++v)
+          if (ours[(size_t)t * V + v] > ours[(size_t)t * V + best]) best = v;
+        EXPECT_EQ(trace.lensIds[((size_t)last * T + t) * K], best) << "position " << t;
+      }
+    }
+  }
+}
+
+// The head is not linear in the residual: the direct logit attribution says so in one line.
+TEST(HfBert, DirectLogitAttributionSaysWhyNot) {
+  const LoadedModel model = loadModel((goldenDir() / "bert").string());
+  auto backend = makeCpuBackend(1);
+  Transformer transformer(model.weights, *backend);
+  TraceOptions options;
+  options.components = true;
+  Trace trace;
+  transformer.logitsFor(goldenTokens("bert"), &trace, options);
+  const std::string why = errorMessage([&] { directLogitAttribution(trace, model.weights, 0, 1); });
+  expectMentions(why, {"MLM head", "not linear"});
+  EXPECT_EQ(why.find('\n'), std::string::npos);
+}
+
+// Training's forward runs the same embedding norm and head (its loss is the cross-entropy of the
+// inference logits); its backward is refused in one line, and so is a Trainer for such a model.
+TEST(HfBert, TrainingEvaluatesButRefusesGradients) {
+  const LoadedModel model = loadModel((goldenDir() / "bert").string());
+  const ModelConfig& c = model.weights.config();
+  const std::vector<int> ids = goldenTokens("bert");
+  const int T = static_cast<int>(ids.size()), V = c.vocab_size;
+  std::vector<int> targets(ids.rbegin(), ids.rend());
+  auto backend = makeCpuBackend(1);
+  Transformer transformer(model.weights, *backend);
+  const std::vector<float> logits = transformer.logitsFor(ids);
+  double expected = 0;
+  for (int t = 0; t < T; ++t) {
+    double top = -INFINITY, sum = 0;
+    for (int v = 0; v < V; ++v) top = std::max(top, (double)logits[(size_t)t * V + v]);
+    for (int v = 0; v < V; ++v) sum += std::exp(logits[(size_t)t * V + v] - top);
+    expected += top + std::log(sum) - logits[(size_t)t * V + targets[t]];
+  }
+  expected /= T;
+  auto device = makeCpuDevice(1);
+  TrainModel training(c, *device);
+  const BatchView batch{1, T, ids.data(), targets.data(), nullptr};
+  EXPECT_NEAR(training.loss(model.weights, batch).loss, expected, 1e-4 * expected);
+  Weights grads(c);
+  const std::string refused = errorMessage([&] { training.lossAndGradients(model.weights, grads, batch); });
+  expectMentions(refused, {"trains without BERT's MLM head / embedding norm for now"});
+  EXPECT_EQ(refused, gradientProblem(c));
+}
+
+TEST(HfBert, TokenTypeRowZeroIsInThePositionTable) {
+  ScratchDir dir("tscope_hf_bert_types");
+  writeTinyModel(dir.path() / "tiny", tinyBertConfig(), tinyBertShapes());
+  const LoadedModel model = loadModel((dir.path() / "tiny").string());
+  SafetensorsFile file((dir.path() / "tiny" / "model.safetensors").string());
+  const std::vector<float> positions = file.readFloat("bert.embeddings.position_embeddings.weight");
+  const std::vector<float> types = file.readFloat("bert.embeddings.token_type_embeddings.weight");
+  for (int t = 0; t < 10; ++t)
+    for (int i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(model.weights.wpe[t * 8 + i], positions[t * 8 + i] + types[i]) << t << " " << i;
+  EXPECT_TRUE(model.weights.has("mlm.dense.weight"));
+  EXPECT_TRUE(model.weights.has("ln_emb.bias"));
+  EXPECT_FALSE(model.weights.has("ln_f.weight"));  // post-norm: no final norm
+}
+
+TEST(HfBert, UnreadableCheckpointsAreOneLine) {
+  ScratchDir dir("tscope_hf_bert_bad");
+  // BertModel: the encoder without the masked-LM head (no cls.*, no bert. prefix).
+  json bertModel = tinyBertConfig();
+  bertModel["architectures"] = {"BertModel"};
+  writeTinyModel(dir.path() / "bert_model", bertModel, tinyBertShapes("", false));
+  expectMentions(loadError(dir.path() / "bert_model"), {"no masked-LM head", "cls.predictions", "BertModel", "model.safetensors"});
+
+  json relative = tinyBertConfig();
+  relative["position_embedding_type"] = "relative_key";
+  writeTinyModel(dir.path() / "relative", relative, tinyBertShapes());
+  expectMentions(loadError(dir.path() / "relative"), {"position_embedding_type", "relative_key", "absolute", "config.json"});
+
+  // A decoder weight that is not the word embeddings (the test's fill pattern differs by name).
+  auto untied = tinyBertShapes();
+  untied["cls.predictions.decoder.weight"] = {16, 8};
+  writeTinyModel(dir.path() / "untied", tinyBertConfig(), untied);
+  expectMentions(loadError(dir.path() / "untied"), {"cls.predictions.decoder.weight", "differs from the word embeddings", "model.safetensors"});
+
+  auto missing = tinyBertShapes();
+  missing.erase("bert.encoder.layer.0.output.LayerNorm.bias");
+  writeTinyModel(dir.path() / "missing", tinyBertConfig(), missing);
+  expectMentions(loadError(dir.path() / "missing"), {"missing tensor", "bert.encoder.layer.0.output.LayerNorm.bias"});
+
+  auto types = tinyBertShapes();
+  types["bert.embeddings.token_type_embeddings.weight"] = {3, 8};
+  writeTinyModel(dir.path() / "types", tinyBertConfig(), types);
+  expectMentions(loadError(dir.path() / "types"), {"token_type_embeddings", "[3, 8]", "[2, 8]"});
+
+  auto extra = tinyBertShapes();
+  extra["bert.encoder.layer.0.attention.self.distance_embedding.weight"] = {19, 4};
+  writeTinyModel(dir.path() / "extra", tinyBertConfig(), extra);
+  expectMentions(loadError(dir.path() / "extra"), {"unexpected tensor", "distance_embedding", "BertForMaskedLM"});
+
+  json act = tinyBertConfig();
+  act["hidden_act"] = "swish";
+  writeTinyModel(dir.path() / "act", act, tinyBertShapes());
+  expectMentions(loadError(dir.path() / "act"), {"hidden_act", "swish", "config.json"});
+
+  json classifier = tinyBertConfig();  // another BERT head: not read
+  classifier["architectures"] = {"BertForSequenceClassification"};
+  writeTinyModel(dir.path() / "classifier", classifier, tinyBertShapes());
+  expectMentions(loadError(dir.path() / "classifier"), {"BertForSequenceClassification", "not supported yet", "BertForMaskedLM"});
+}
+
+// The HuggingFace cache layout, as for the other HF models.
+TEST(HfBert, LoadsFromTheCacheLayout) {
+  ScratchDir dir("tscope_hf_bert_cache");
+  const fs::path snapshot = dir.path() / "hub" / "models--tiny-org--tiny-bert" / "snapshots" / "3333";
+  writeTinyModel(snapshot, tinyBertConfig(), tinyBertShapes());
+  const char* saved = std::getenv("HF_HUB_CACHE");
+  const std::string savedValue = saved ? saved : "";
+  ::setenv("HF_HUB_CACHE", (dir.path() / "hub").c_str(), 1);
+  const LoadedModel model = loadModel("tiny-org/tiny-bert");
+  std::vector<CachedHfModel> found = findCachedHfModels();
+  if (saved) ::setenv("HF_HUB_CACHE", savedValue.c_str(), 1);
+  else ::unsetenv("HF_HUB_CACHE");
+  EXPECT_EQ(model.format, "hf-bert");
+  EXPECT_EQ(model.path, snapshot.string());
+  bool listed = false;
+  for (const CachedHfModel& m : found) listed = listed || (m.id == "tiny-org/tiny-bert" && m.problem.empty());
+  EXPECT_TRUE(listed);
+}
