@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "model/generate/fill_mask.h"
 #include "model/io/hf_checkpoint.h"
 #include "model/io/model_io.h"
 #include "model/io/npy.h"
@@ -103,7 +104,7 @@ TEST(HfBert, MatchesPyTorchReference) {
     const LoadedModel model = loadModel(folder.string());
     EXPECT_EQ(model.format, "hf-bert");
     EXPECT_EQ(model.tokenizer, nullptr);  // no tokenizer files: ids work, the note says why
-    expectMentions(model.tokenizerNote, {"WordPiece", "token ids work"});
+    expectMentions(model.tokenizerNote, {"WordPiece", "vocab.txt", "token ids work"});
     const ModelConfig& c = model.weights.config();
     EXPECT_FALSE(c.causal);
     EXPECT_TRUE(c.masked_lm);
@@ -259,4 +260,45 @@ TEST(HfBert, LoadsFromTheCacheLayout) {
   bool listed = false;
   for (const CachedHfModel& m : found) listed = listed || (m.id == "tiny-org/tiny-bert" && m.problem.empty());
   EXPECT_TRUE(listed);
+}
+
+// A BERT directory with its WordPiece vocab.txt opens as a masked LM whose blanks tscope fills: the
+// special tokens found by their text, "[MASK]" in a text the mask id, the fillers the model's logits
+// at the blank, and a filled prompt written back through WordPiece's decode.
+TEST(HfBert, FillsBlanksWithItsWordPieceVocabulary) {
+  ScratchDir dir;
+  const fs::path folder = dir.path() / "bert";
+  fs::copy(goldenDir() / "bert", folder, fs::copy_options::recursive);
+  const int V = json::parse(readBytes((folder / "config.json").string()))["vocab_size"].get<int>();
+  const char* words[] = {"the", "jury", "said", "that", "city", "was", "held", "in", "atlanta", "a", "quiet", "election", "##s", "."};
+  std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
+  for (int id = 5; id < V; ++id) vocab += (id - 5 < (int)std::size(words) ? std::string(words[id - 5]) : "[unused" + std::to_string(id) + "]") + "\n";
+  writeBytes((folder / "vocab.txt").string(), vocab);
+  const LoadedModel model = loadModel(folder.string());
+  ASSERT_NE(model.tokenizer, nullptr) << model.tokenizerNote;
+  EXPECT_EQ(model.tokenizer->kind(), TokenizerKind::WordPiece);
+  const MaskedLmTokens specials = findMaskedLmTokens(*model.tokenizer);
+  EXPECT_EQ(specials.pad, 0);
+  EXPECT_EQ(specials.cls, 2);
+  EXPECT_EQ(specials.sep, 3);
+  EXPECT_EQ(specials.mask, 4);
+  EXPECT_EQ(fillProblem(model.weights.config(), specials), "");
+  const MaskedText text = encodeMaskedText(*model.tokenizer, specials, "The jury [MASK] that the city was held.");
+  const std::vector<int> expected = {2, 5, 6, 4, 8, 5, 9, 10, 11, 18, 3};
+  EXPECT_EQ(text.ids, expected);
+  ASSERT_EQ(text.maskPositions, std::vector<int>{3});
+  auto backend = makeCpuBackend(1);
+  Transformer transformer(model.weights, *backend);
+  const std::vector<float> logits = transformer.logitsFor(text.ids);
+  const MaskFill fill = fillFromLogits(logits, V, text.maskPositions, specials, 3)[0];
+  int best = -1;
+  for (int v = 0; v < V; ++v)
+    if (!specials.isSpecial(v) && (best < 0 || logits[3 * (size_t)V + v] > logits[3 * (size_t)V + best])) best = v;
+  EXPECT_EQ(fill.top[0].id, best);
+  std::vector<int> filled = text.ids;
+  filled[3] = 7;  // "said"
+  const std::string prompt = promptFromTokens(*model.tokenizer, specials, filled);
+  EXPECT_EQ(prompt, "the jury said that the city was held.");
+  filled[1] = specials.mask;
+  EXPECT_EQ(encodeMaskedText(*model.tokenizer, specials, promptFromTokens(*model.tokenizer, specials, filled)).ids, filled);
 }

@@ -40,7 +40,9 @@ LoadedModel loadShipped(const std::string& name) {
 
 // The words of `prompt` (GPT-2's pre-tokenizer pieces holding a letter) that `tokenizer` cuts into
 // more than one token, each with its pieces ("jury -> j|ury").
-std::vector<std::string> splitWords(const Tokenizer& tokenizer, const std::string& prompt) {
+// A masked LM's "[MASK]" is one token of its own (fill_mask.h), not a word: left out.
+std::vector<std::string> splitWords(const Tokenizer& tokenizer, std::string prompt) {
+  for (size_t at; (at = prompt.find("[MASK]")) != std::string::npos;) prompt.replace(at, 6, " ");
   std::vector<std::string> split;
   for (std::string_view piece : preTokenizeViews(prompt, SplitPattern::Gpt2)) {
     if (std::none_of(piece.begin(), piece.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); })) continue;

@@ -32,6 +32,7 @@ enum class LessonCheckKind {
                   // (`key`, a position; -1: the token after the query's previous occurrence, the induction target)
   Expert,         // choices are expert numbers "0".."E-1": the step's layer's top expert for the query token
   Parameters,     // choices are numbers: the one nearest the parameter count of the step's architecture
+  FilledToken,    // choices are token texts: the one a masked LM ranks highest behind the prompt's first [MASK]
 };
 
 struct LessonCheck {

@@ -147,6 +147,21 @@ std::string parameters(const LessonCheck& check, const std::optional<ModelConfig
   }
   return decided(best.choice, "", why);
 }
+// The choice whose first token a masked LM ranks highest behind the prompt's first [MASK] (a choice
+// outside the fillers shown ranks below them all).
+std::string filledToken(const LessonCheck& check, const Snapshot& snapshot, const Session& session, std::string* why) {
+  if (!session.config().masked_lm) return decided("", "the model is not a masked language model", why);
+  if (snapshot.maskFills.empty()) return decided("", "the prompt has no [MASK]", why);
+  const std::vector<FillCandidate>& top = snapshot.maskFills.front().top;
+  Best best;
+  for (const std::string& choice : check.choices) {
+    const std::vector<int> ids = session.tokenizer()->encode(choice);
+    if (ids.empty()) return decided("", "the choice \"" + choice + "\" has no token", why);
+    const auto found = std::find_if(top.begin(), top.end(), [&](const FillCandidate& c) { return c.id == ids[0]; });
+    best.offer(choice, found == top.end() ? -1.0 : found->p);
+  }
+  return decided(best.choice, "", why);
+}
 }  // namespace
 
 std::string lessonCheckAnswer(const LessonCheck& check, const Snapshot& snapshot, const Session& session, const AppState& state,
@@ -158,6 +173,7 @@ std::string lessonCheckAnswer(const LessonCheck& check, const Snapshot& snapshot
     case LessonCheckKind::AttendedToken: return attendedToken(check, snapshot, session, state, why);
     case LessonCheckKind::Head: return head(check, snapshot, state, why);
     case LessonCheckKind::Expert: return expert(check, snapshot, state, why);
+    case LessonCheckKind::FilledToken: return filledToken(check, snapshot, session, why);
     case LessonCheckKind::Parameters: break;
   }
   return decided("", "unknown check kind", why);

@@ -77,8 +77,14 @@ std::vector<MaskFill> fillFromLogits(std::span<const float> logits, int V, std::
 std::string promptFromTokens(const Tokenizer& tokenizer, const MaskedLmTokens& specials, std::span<const int> ids) {
   std::string text;
   std::vector<int> run;
+  // WordPiece decodes words without their spaces (decode puts them between the words of a run):
+  // a run after a [MASK] needs one in front.
+  const bool spacesBetweenRuns = tokenizer.kind() == TokenizerKind::WordPiece;
   auto flush = [&] {
-    if (!run.empty()) text += tokenizer.decode(run);
+    if (run.empty()) return;
+    const std::string words = tokenizer.decode(run);
+    if (spacesBetweenRuns && !text.empty() && !words.empty() && words.front() != ' ') text += ' ';
+    text += words;
     run.clear();
   };
   for (int id : ids) {

@@ -260,9 +260,9 @@ LoadedModel loadModel(const std::string& requested, const LoadProgress& progress
       const ModelConfig config = hfBertConfig(configJson, configPath.string());
       model.weights = loadHfBertWeights(pathString, config, configJson, progress);
       model.format = "hf-bert";
-      // BERT's tokenizer is WordPiece (vocab.txt, tokenizer.json), which tscope does not read yet: ids work.
-      model.tokenizer = findTokenizer(path, "hf-bpe", model.tokenizerNote);
-      if (!model.tokenizer) model.tokenizerNote = "no BERT (WordPiece) tokenizer tscope reads yet, token ids work: " + model.tokenizerNote;
+      // BERT's tokenizer: WordPiece from tokenizer.json or vocab.txt (tokenizer_wordpiece.h); without one, ids work.
+      model.tokenizer = findTokenizer(path, "wordpiece", model.tokenizerNote);
+      if (!model.tokenizer) model.tokenizerNote = "no WordPiece tokenizer (tokenizer.json or vocab.txt), token ids work: " + model.tokenizerNote;
     } else {
       loadConfigDir(model, path, configPath, configJson, progress);
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The Fill-in-the-blank panel as hands use it: on brown-small (a decoder) it says why it cannot fill
 and offers brown-bert; its button opens brown-bert with a blank, whose ten fillers equal
-`tscope-cli fill` on the same text; clicking a word hides it behind [MASK] (a second blank with its
+`tscope-cli fill` on the same text; clicking a word hides it behind [MASK] (a third blank with its
 own fillers) and clicking it again brings the word back; "put in" writes a filler into the text; the
 causal-view toggle changes the map; the Next-token panel says a masked model has no next token; a
 text past the context is one line; and switching to brown-small with a [MASK] still in the prompt
@@ -46,18 +46,19 @@ def main():
 
         # Its button opens brown-bert with a blank; the fillers are the CLI's.
         app.click("fill_open_bert")
-        report = app.wait(lambda r: r["model"] == bert and not r["busy"] and len(masks(r)) == 1, "brown-bert with one blank", 60)
+        report = app.wait(lambda r: r["model"] == bert and not r["busy"] and len(masks(r)) == 2, "brown-bert with two blanks", 60)
         prompt = report["prompt"]
         top = masks(report)[0]["top"]
         if len(top) != 10 or any(a["p"] < b["p"] for a, b in zip(top, top[1:])) or sum(c["p"] for c in top) > 1 + 1e-9:
             raise Failure(f"the fillers are not ten in falling order: {top}")
         want = json.loads(subprocess.run([cli, "fill", "--model", bert, "--text", prompt, "--backend", "cpu"], capture_output=True,
                                          check=True).stdout)
-        for got, expected in zip(top, want["masks"][0]["top"]):
-            if got["id"] != expected["id"] or abs(got["p"] - expected["p"]) > 1e-4:
-                raise Failure(f"panel {top} differs from tscope-cli fill {want['masks'][0]['top']}")
-        if masks(report)[0]["position"] != want["masks"][0]["position"]:
-            raise Failure("the blank's position differs from the CLI's")
+        for shown, printed in zip(masks(report), want["masks"]):
+            for got, expected in zip(shown["top"], printed["top"]):
+                if got["id"] != expected["id"] or abs(got["p"] - expected["p"]) > 1e-4:
+                    raise Failure(f"panel {shown} differs from tscope-cli fill {printed}")
+            if shown["position"] != printed["position"]:
+                raise Failure("a blank's position differs from the CLI's")
         first = app.screenshot()
         save_png(os.path.join(out, "bert.png"), first)
         log(f"  brown-bert: '{prompt}' -> {[(c['token'], round(c['p'], 3)) for c in top[:3]]}, as tscope-cli fill")
@@ -66,19 +67,19 @@ def main():
         tokens = fill(report)["tokens"]
         word = next(t for t in range(2, len(tokens) - 1) if tokens[t] != "[MASK]" and tokens[t].strip().isalpha())
         app.click(f"fill_token_{word}")
-        report = app.wait(lambda r: len(masks(r)) == 2 and not r["busy"], "a second blank", 30)
-        if report["prompt"].count("[MASK]") != 2 or not differs(first, app.screenshot()):
+        report = app.wait(lambda r: len(masks(r)) == 3 and not r["busy"], "a third blank", 30)
+        if report["prompt"].count("[MASK]") != 3 or not differs(first, app.screenshot()):
             raise Failure(f"hiding '{tokens[word]}' gave '{report['prompt']}'")
         log(f"  hid '{tokens[word]}': '{report['prompt']}'")
         app.click(f"fill_token_{word}")
-        report = app.wait(lambda r: r["prompt"] == prompt and len(masks(r)) == 1 and not r["busy"], "the word back", 30)
+        report = app.wait(lambda r: r["prompt"] == prompt and len(masks(r)) == 2 and not r["busy"], "the word back", 30)
         log("  clicked again: the word is back")
 
-        # "put in" writes the first filler into the text: no blank left.
+        # "put in" writes the first blank's first filler into the text: one blank left.
         blank = masks(report)[0]
         app.click("fill_choice_0_0")
-        report = app.wait(lambda r: "[MASK]" not in r["prompt"] and not r["busy"], "the filler put in", 30)
-        if blank["top"][0]["token"].strip() not in report["prompt"] or masks(report):
+        report = app.wait(lambda r: r["prompt"].count("[MASK]") == 1 and not r["busy"], "the filler put in", 30)
+        if blank["top"][0]["token"].strip() not in report["prompt"] or len(masks(report)) != 1:
             raise Failure(f"put in {blank['top'][0]['token']!r}: '{report['prompt']}', masks {masks(report)}")
         log(f"  put in {blank['top'][0]['token']!r}: '{report['prompt']}'")
 

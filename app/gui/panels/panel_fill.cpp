@@ -17,7 +17,7 @@ namespace {
 
 constexpr ImU32 kMaskColor = IM_COL32(240, 140, 40, 255);
 // What the panel offers when the open model predicts the next token instead.
-constexpr const char* kBlankPrompt = "When the President came back to the White House, he [MASK] that";
+constexpr const char* kBlankPrompt = "The President of the United [MASK] came back to the White House and [MASK] that the election would be held";
 
 std::string shippedBert() { return (std::filesystem::path(TSCOPE_SOURCE_DIR) / "assets/models/brown-bert").string(); }
 
