@@ -86,6 +86,35 @@ ClassifiedUnit classifyUnitAt(std::string_view text, size_t pos) {
   return {unit.valid ? classifyCodePoint(unit.codePoint) : CharClass::Other, unit.length};
 }
 
+namespace {
+bool isSpaceAt(std::string_view text, size_t pos) { return classifyUnitAt(text, pos).charClass == CharClass::Space; }
+}  // namespace
+
+std::string_view trimLeadingSpace(std::string_view text) {
+  size_t pos = 0;
+  while (pos < text.size() && isSpaceAt(text, pos)) pos += classifyUnitAt(text, pos).length;
+  return text.substr(pos);
+}
+
+std::string_view trimTrailingSpace(std::string_view text) {
+  size_t end = 0;  // end of the last non-space unit
+  for (size_t pos = 0; pos < text.size();) {
+    const auto unit = classifyUnitAt(text, pos);
+    pos += unit.length;
+    if (unit.charClass != CharClass::Space) end = pos;
+  }
+  return text.substr(0, end);
+}
+
+void replaceAll(std::string& text, std::string_view from, std::string_view to) {
+  if (from.empty()) return;
+  std::string out;
+  size_t pos = 0;
+  for (size_t hit; (hit = text.find(from, pos)) != std::string::npos; pos = hit + from.size()) out.append(text, pos, hit - pos).append(to);
+  out.append(text, pos);
+  text = std::move(out);
+}
+
 }  // namespace unicode
 
 using unicode::decodeUtf8Unit;

@@ -11,34 +11,11 @@
 #include "model/tokenize/unicode_text.h"
 
 namespace tscope {
+
+using unicode::replaceAll;
+using unicode::trimLeadingSpace;
+using unicode::trimTrailingSpace;
 namespace {
-
-bool isSpaceAt(std::string_view text, size_t pos) { return unicode::classifyUnitAt(text, pos).charClass == unicode::CharClass::Space; }
-
-std::string_view trimLeadingSpace(std::string_view text) {
-  size_t pos = 0;
-  while (pos < text.size() && isSpaceAt(text, pos)) pos += unicode::classifyUnitAt(text, pos).length;
-  return text.substr(pos);
-}
-
-std::string_view trimTrailingSpace(std::string_view text) {
-  size_t end = 0;  // end of the last non-space unit
-  for (size_t pos = 0; pos < text.size();) {
-    const auto unit = unicode::classifyUnitAt(text, pos);
-    pos += unit.length;
-    if (unit.charClass != unicode::CharClass::Space) end = pos;
-  }
-  return text.substr(0, end);
-}
-
-void replaceAll(std::string& text, const std::string& from, const std::string& to) {
-  if (from.empty()) return;
-  std::string out;
-  size_t pos = 0;
-  for (size_t hit; (hit = text.find(from, pos)) != std::string::npos; pos = hit + from.size()) out.append(text, pos, hit - pos).append(to);
-  out.append(text, pos);
-  text = std::move(out);
-}
 
 // "<0x41>" -> 0x41, or -1.
 int byteOfFallbackPiece(const std::string& piece) {

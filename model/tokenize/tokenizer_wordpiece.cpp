@@ -13,6 +13,10 @@
 #include "model/tokenize/unicode_text.h"
 
 namespace tscope {
+
+using unicode::replaceAll;
+using unicode::trimLeadingSpace;
+using unicode::trimTrailingSpace;
 namespace {
 
 constexpr size_t kMaxFileBytes = size_t(1) << 30;  // 1 GiB
@@ -24,32 +28,6 @@ struct StringHash {
   size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
 };
 using PieceIds = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
-
-bool isSpaceAt(std::string_view text, size_t pos) { return unicode::classifyUnitAt(text, pos).charClass == unicode::CharClass::Space; }
-
-std::string_view trimLeadingSpace(std::string_view text) {
-  size_t pos = 0;
-  while (pos < text.size() && isSpaceAt(text, pos)) pos += unicode::classifyUnitAt(text, pos).length;
-  return text.substr(pos);
-}
-
-std::string_view trimTrailingSpace(std::string_view text) {
-  size_t end = 0;
-  for (size_t pos = 0; pos < text.size();) {
-    const auto unit = unicode::classifyUnitAt(text, pos);
-    pos += unit.length;
-    if (unit.charClass != unicode::CharClass::Space) end = pos;
-  }
-  return text.substr(0, end);
-}
-
-void replaceAll(std::string& text, std::string_view from, std::string_view to) {
-  std::string out;
-  size_t pos = 0;
-  for (size_t hit; (hit = text.find(from, pos)) != std::string::npos; pos = hit + from.size()) out.append(text, pos, hit - pos).append(to);
-  out.append(text, pos);
-  text = std::move(out);
-}
 
 // The tokenizers library's decoders::wordpiece::cleanup, on one decoded token.
 void cleanup(std::string& token) {

@@ -1,8 +1,9 @@
 // Internal: strict UTF-8 decoding that never loses a byte (each invalid byte is its own unit) and
 // the character classes the pre-tokenizers' regexes use (\p{L}, \p{N}, \s over the tables in
-// unicode_tables.inc). Defined in tokenizer.cpp.
+// unicode_tables.inc), and the text edits the tokenizer.json tokenizers share. Defined in tokenizer.cpp.
 #pragma once
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace tscope::unicode {
@@ -23,5 +24,11 @@ struct ClassifiedUnit {
   int length;  // bytes
 };
 ClassifiedUnit classifyUnitAt(std::string_view text, size_t pos);
+
+// `text` without its leading / trailing White_Space characters (Unicode, not only ASCII).
+std::string_view trimLeadingSpace(std::string_view text);
+std::string_view trimTrailingSpace(std::string_view text);
+// Every occurrence of `from` (not empty: an empty one changes nothing) replaced by `to`, left to right.
+void replaceAll(std::string& text, std::string_view from, std::string_view to);
 
 }  // namespace tscope::unicode
