@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "model/generate/fill_mask.h"
 #include "model/core/file_check.h"
 #include "model/tokenize/unicode_text.h"
 #include "model/core/context_fit.h"
@@ -76,8 +77,17 @@ Input readInput(const Args& args, const LoadedModel& model, const std::string& t
   Input input;
   std::vector<int> ids = none;
   size_t pinned = 0;  // the prefix (an encoder-decoder's start token) stays when a long text is cut
+  const int context = model.weights.config().n_positions, V = model.weights.config().vocab_size;
   if (args.has(idsFlag)) {
     ids = args.intList(idsFlag);
+  } else if (sources == 1 && model.weights.config().masked_lm) {
+    // A masked LM reads [CLS] text [SEP], each "[MASK]" the mask token, whole: what the app runs.
+    const Tokenizer& tokenizer = requireTokenizer(model);
+    const MaskedLmTokens specials = findMaskedLmTokens(tokenizer);
+    if (std::string problem = fillProblem(model.weights.config(), specials); !problem.empty()) throw Error(model.path + ": " + problem);
+    const MaskedText text = encodeMaskedText(tokenizer, specials, inputText(args, textFlag));
+    if (std::string problem = contextProblem(text, context); !problem.empty()) throw Error(problem);
+    ids = text.ids;
   } else if (sources == 1) {
     const Tokenizer& tokenizer = requireTokenizer(model);
     const std::vector<int> text = tokenizer.encode(inputText(args, textFlag));
@@ -86,7 +96,6 @@ Input readInput(const Args& args, const LoadedModel& model, const std::string& t
     ids.insert(ids.end(), text.begin(), text.end());
     input.characterLevel = tokenizer.kind() == TokenizerKind::Char;
   }
-  const int context = model.weights.config().n_positions, V = model.weights.config().vocab_size;
   if (ids.empty()) throw Error("the --" + textFlag + " input is empty (no tokens): give some text");
   for (int id : ids)
     if (id < 0 || id >= V) throw Error("token id " + std::to_string(id) + " is outside the vocabulary [0, " + std::to_string(V) + ")");
