@@ -1,5 +1,6 @@
 // The training presets (see train_presets.h) and the checks the Training panel runs on every edit.
 // Sizes were chosen by timing: each task preset runs in well under two minutes on two cores.
+#include "model/tokenize/special_tokens.h"
 #include "model/train/train_presets.h"
 
 #include <algorithm>
@@ -142,6 +143,16 @@ std::vector<TrainPreset> makePresets() {
                        "over the experts as the load-balancing loss pushes towards an even load.",
                        c, brown(1024)});
   }
+  {
+    TrainConfig c = brownRun();
+    c.model.causal = false;
+    c.model.masked_lm = true;
+    c.model.position_encoding = PositionEncoding::Rope;  // learns "the word beside me" as one offset (assets/models/README.md)
+    presets.push_back({"brown-bert", "Brown corpus, tiny BERT (masked LM)",
+                       "The same model with no causal mask, trained as BERT is: 15% of the tokens hidden and predicted from both "
+                       "sides. The loss counts only the hidden ones; the masked-token accuracy beside it says how many it gets right.",
+                       c, brown(1024)});
+  }
   // The lecture's efficient-attention answers trained on the same data as "brown" (exact attention):
   // each query sees 16 of the 64 tokens' worth of keys (a window of 16, or 16 pooled segments).
   auto brownAttention = [&](const char* key, const char* name, AttentionVariantParams variant, const char* description) {
@@ -186,7 +197,8 @@ const TrainPreset* findTrainPreset(const std::string& keyOrName) {
 ModelConfig resolvedModelConfig(const TrainConfig& config, const DataSpec& data) {
   ModelConfig m = config.model;
   if (data.brown) {
-    m.vocab_size = data.bpeVocab;
+    // A masked LM's [PAD] [CLS] [SEP] [MASK] follow the BPE (text_source.h).
+    m.vocab_size = data.bpeVocab + (config.model.masked_lm ? static_cast<int>(kMaskedLmTokenNames.size()) : 0);
     m.n_positions = config.seqLen;
     m.tokenizer = "gpt2-bpe";
   } else if (data.dates) {  // as DatesSource and the Trainer set them

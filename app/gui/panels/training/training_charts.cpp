@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -239,8 +240,10 @@ void drawTimeline(TrainingPanelView& v, const TrainingView& view) {
   ImGui::Checkbox("follow latest", &v.followLatest);
   layerHeadSliders(nullptr, {.widthEms = 7}, v.layer, s.L, v.head, s.H);
   ImGui::SameLine();
-  char losses[128];
+  char losses[192];
   std::snprintf(losses, sizeof losses, "   at step %d: train loss %.3f, validation loss %.3f", s.step, s.trainLoss, s.valLoss);
+  if (s.maskedAccuracy >= 0)
+    std::snprintf(losses + std::strlen(losses), sizeof losses - std::strlen(losses), ", masked-token accuracy %.1f%%", 100 * s.maskedAccuracy);
   ImGui::TextUnformatted(s.step == 0 ? "   at step 0: the untrained model" : losses);
 }
 
