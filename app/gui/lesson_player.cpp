@@ -157,7 +157,8 @@ void LessonPlayer::drawPicker(App& app) {
   const ImVec2 at = ImGui::GetCursorScreenPos();
   app.shared_.regions["lesson_picker"] = {at.x, at.y, at.x + width, at.y + ImGui::GetFrameHeight()};
   ImGui::SetNextItemWidth(width);
-  if (ImGui::BeginCombo("##lessons", active_ && lesson_ ? lesson_->title.c_str() : "Lessons")) {
+  // As tall as the list: every lesson and "Open a lesson file..." in view without scrolling.
+  if (ImGui::BeginCombo("##lessons", active_ && lesson_ ? lesson_->title.c_str() : "Lessons", ImGuiComboFlags_HeightLargest)) {
     for (const Lesson& l : lessons_) {
       const bool picked = ImGui::Selectable(l.title.c_str(), active_ && lesson_ && lesson_->path == l.path);
       if (ImGui::IsItemHovered() && !l.summary.empty()) ImGui::SetTooltip("%s (%s)", l.summary.c_str(), l.lecture.c_str());
