@@ -8,34 +8,20 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "tests/cli_output.h"
 #include "tests/test_files.h"
 
 using nlohmann::json;
 using tscope::testing::CliRun;
 using tscope::testing::expectMentions;
+using tscope::testing::oneLine;
+using tscope::testing::parsed;
 using tscope::testing::runCli;
 using tscope::testing::ScratchDir;
 
 namespace {
 
 const std::string kDates = std::string(TSCOPE_SOURCE_DIR) + "/assets/models/dates-encdec";
-
-json parsed(const CliRun& run) {
-  EXPECT_EQ(run.exitCode, 0) << run.err;
-  try {
-    return json::parse(run.out);
-  } catch (const json::exception& e) {
-    ADD_FAILURE() << "output is not JSON: " << e.what();
-    return json();
-  }
-}
-
-std::string oneLine(const CliRun& run) {
-  std::string err = run.err;
-  while (!err.empty() && err.back() == '\n') err.pop_back();
-  EXPECT_EQ(err.find('\n'), std::string::npos) << "more than one line on stderr: " << run.err;
-  return err;
-}
 
 TEST(CliEncoderDecoder, TranslatesGreedySampledAndBeam) {
   ScratchDir dir("tscope_cli_encdec");

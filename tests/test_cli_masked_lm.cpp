@@ -9,11 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "model/io/npy.h"
+#include "tests/cli_output.h"
 #include "tests/test_files.h"
 
 using nlohmann::json;
 using tscope::testing::CliRun;
 using tscope::testing::expectMentions;
+using tscope::testing::oneLine;
+using tscope::testing::parsed;
 using tscope::testing::runCli;
 using tscope::testing::ScratchDir;
 
@@ -21,24 +24,6 @@ namespace {
 
 const std::string kBert = std::string(TSCOPE_SOURCE_DIR) + "/assets/models/brown-bert";
 const std::string kSmall = std::string(TSCOPE_SOURCE_DIR) + "/assets/models/brown-small";
-
-json parsed(const CliRun& run) {
-  EXPECT_EQ(run.exitCode, 0) << run.err;
-  try {
-    return json::parse(run.out);
-  } catch (const json::exception& e) {
-    ADD_FAILURE() << "output is not JSON: " << e.what();
-    return json();
-  }
-}
-
-// stderr's one line, without its newline.
-std::string oneLine(const CliRun& run) {
-  std::string err = run.err;
-  while (!err.empty() && err.back() == '\n') err.pop_back();
-  EXPECT_EQ(err.find('\n'), std::string::npos) << "more than one line on stderr: " << run.err;
-  return err;
-}
 
 }  // namespace
 
