@@ -218,7 +218,7 @@ AttentionParams attentionParams(const AttentionShape& s) {
   // |p - j| < Tk always, so clamping changes no mask and keeps p + window - 1 from overflowing.
   a.window = s.window > 0 ? std::min(s.window, s.keys()) : 0;
   a.causal = s.causal ? 1 : 0;
-  a.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.headDim)));
+  a.scale = static_cast<float>(s.scale());
   return a;
 }
 

@@ -4,7 +4,7 @@
 // value-parameterised tests. A device this machine cannot make (cuda without a GPU or without a
 // CUDA build) reports SKIPPED with one line saying why. The cases live in test_device_backward.cpp
 // (the backward ops against the reference), test_device_gradients.cpp (against finite differences)
-// and test_device_recorded.cpp (recorded decode steps). Plain C++: no CUDA header.
+// test_device_recorded.cpp (recorded decode steps) and test_device_what_if.cpp (the forward's what-ifs). Plain C++: no CUDA header.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -38,6 +38,7 @@ inline void PrintTo(const DeviceCase& deviceCase, std::ostream* out) { *out << d
 std::vector<DeviceCase> backwardCases();
 std::vector<DeviceCase> gradientCases();
 std::vector<DeviceCase> recordedCases();
+std::vector<DeviceCase> whatIfCases();
 
 // Every device a case runs on. tscope_cuda_tests (the GPU lease's binary) runs the cuda one only.
 inline std::vector<std::string> deviceNames() {

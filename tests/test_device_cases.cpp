@@ -17,7 +17,7 @@ namespace {
 
 std::vector<DeviceCase> allDeviceCases() {
   std::vector<DeviceCase> cases;
-  for (auto part : {backwardCases, gradientCases, recordedCases})
+  for (auto part : {backwardCases, gradientCases, recordedCases, whatIfCases})
     for (auto& c : part()) cases.push_back(std::move(c));
   return cases;
 }

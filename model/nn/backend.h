@@ -3,6 +3,7 @@
 // fast path or (kernels/) CUDA. Pointers passed to ops live in the backend's own memory
 // (host memory for the CPU backends, device memory for CUDA); tokens are always host ints.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -52,11 +53,13 @@ struct AttentionShape {
   // ropeBase^(-2i/D) (Llama 3 scaling: ropeInverseFrequencies in positional.h); null = plain.
   const double* ropeFrequencies = nullptr;
   const float* alibiSlopes = nullptr;  // host (H): add -slope_h * |p - j| to the scores (ALiBi)
+  double scoreScale = 0;               // > 0: scores = q.k * scoreScale (what_if.h's no-scale: 1); 0 = 1 / sqrt(headDim)
   // Recorded decode steps only (T == 1): the position is the backend's step position (backend
   // memory, see Backend::beginRecording), not pos0. pos0 must then be cacheRows - 1 or less and
   // is only a bound.
   bool stepPosition = false;
   int keys() const { return pos0 + T; }  // Tk
+  double scale() const { return scoreScale > 0 ? scoreScale : 1.0 / std::sqrt(static_cast<double>(headDim)); }
   int kvHeads() const { return nKvHead > 0 ? nKvHead : nHead; }
   int kvDim() const { return kvHeads() * headDim; }
   int qkvDim() const { return nHead * headDim + 2 * kvDim(); }

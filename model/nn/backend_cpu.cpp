@@ -189,7 +189,7 @@ class CpuBackend : public HostBackend {
     const int blocks = (T + kAttentionRowBlock - 1) / kAttentionRowBlock;
     const bool parallel = static_cast<size_t>(H) * mapSize * D > 32768;
     if (!probs) scratch_.resize(static_cast<size_t>(parallel ? threads_ : 1) * kAttentionRowBlock * Tk);
-    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    const float scale = static_cast<float>(s.scale());
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 #pragma omp parallel for num_threads(threads_) schedule(dynamic, 1) if (parallel)
     for (int item = 0; item < H * blocks; ++item) {

@@ -114,7 +114,7 @@ void attention(float* out, float* probs, float* scores, float* qkv, float* kCach
       kCache[(size_t)(s.pos0 + t) * kvDim + c] = qkv[(size_t)t * rowWidth + C + c];
       vCache[(size_t)(s.pos0 + t) * kvDim + c] = qkv[(size_t)t * rowWidth + C + kvDim + c];
     }
-  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  const double scale = s.scale();
   std::vector<double> row(Tk), weight(Tk);
   for (int h = 0; h < H; ++h) {
     const int kvHead = h / group;

@@ -79,6 +79,7 @@ BlockForward::BlockForward(const ModelConfig& config, Backend& backend) : config
 }
 
 const float* BlockForward::positionTable(const float* wpe) const {
+  if (whatIfs_.has(WhatIfKind::NoPositions)) return nullptr;
   if (config_.hasLearnedPositions()) return wpe;
   return sinusoids_.size() ? sinusoids_.data() : nullptr;
 }
@@ -107,6 +108,15 @@ AttentionShape BlockForward::attentionShape(int T, int pos0, int cacheRows) cons
   shape.ropeBase = config_.position_encoding == PositionEncoding::Rope ? config_.position_base : 0.0;
   shape.ropeFrequencies = ropeFrequencies_.empty() ? nullptr : ropeFrequencies_.data();
   shape.alibiSlopes = alibiSlopes_.empty() ? nullptr : alibiSlopes_.data();
+  if (!whatIfs_.empty()) {
+    if (whatIfs_.has(WhatIfKind::NoCausalMask)) shape.causal = false;
+    if (whatIfs_.has(WhatIfKind::NoPositions)) {
+      shape.ropeBase = 0;
+      shape.ropeFrequencies = nullptr;
+      shape.alibiSlopes = nullptr;
+    }
+    if (whatIfs_.has(WhatIfKind::NoScale)) shape.scoreScale = 1.0;
+  }
   return shape;
 }
 
@@ -124,7 +134,7 @@ void BlockForward::embeddingNorm(float* x, float* scratch, const float* weight, 
 const float* BlockForward::unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias, int rows,
                                             const OutputHead& head, float* headScratch) {
   const float* in = x;
-  if (config_.hasFinalNorm()) {
+  if (config_.hasFinalNorm() && !whatIfs_.has(WhatIfKind::SkipFinalNorm)) {
     if (!normed) norm(out, x, weight, bias, rows);
     in = out;
   }
@@ -314,10 +324,11 @@ void BlockForward::crossKeysValues(const ConstLayerWeights& w, const float* enco
   backend_->matmul(kv, encoderOut, w.crossKvWeight, w.crossKvBias, rows, config_.n_embd, 2 * config_.kvDim());
 }
 
-void BlockForward::attentionOnly(float* out, float* probs, float* scores, float* qkv, float* keys, float* values, int T) {
+void BlockForward::attentionOnly(float* out, float* probs, float* scores, float* qkv, float* keys, float* values, int T, int layer) {
   const AttentionShape shape = attentionShape(T, 0, T);
   backend_->attention(out, probs, scores, qkv, keys, values, shape);
   if (ownVariant_) variantAttention(out, qkv, keys, values, shape, *ownVariant_, probs);
+  if (whatIfAt(WhatIfKind::UniformAttention, layer)) uniformAttention(out, probs, scores, values, shape);
 }
 
 bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B, const AttentionShape& shape, float* keys, float* values, float* x,
@@ -346,6 +357,8 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
     if (variant)
       variantAttention(t.attn + (size_t)b * T * A, t.qkv + (size_t)b * T * QKV, keys, values, shape, *variant,
                        b == 0 && !t.attentionVariant ? t.probs : nullptr);
+    if (whatIfAt(WhatIfKind::UniformAttention, t.layerIndex))
+      uniformAttention(t.attn + (size_t)b * T * A, b == 0 ? t.probs : nullptr, b == 0 ? t.scores : nullptr, values, shape);
   }
   const Interventions* edits = t.interventions;
   if (edits && edits->touchesHeads(t.layerIndex)) {
@@ -356,6 +369,8 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
   if (t.attnProjected) backend_->copy(t.attnProjected, t.out, RC);
   const NextNorm beforeFeedForward = config_.hasFeedForward() ? NextNorm{w.ln2Weight, w.ln2Bias, t.normed2} : next;
   const bool cross = w.hasCross();
+  const bool skipResidual = whatIfAt(WhatIfKind::SkipResidual, t.layerIndex);  // each sublayer replaces x instead of adding to it
+  if (skipResidual) backend_->zero(x, RC);
   const NextNorm afterAttention = cross ? NextNorm{w.lnxWeight, w.lnxBias, t.normedX} : beforeFeedForward;
   normed = residualAdd(x, t.out, R, afterAttention, w.ln1Weight, w.ln1Bias, t.normed1, t.sum1);
   if (t.mid) backend_->copy(t.mid, x, RC);
@@ -377,6 +392,7 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
       editRows(t.crossAttn, R, A, [&](float* rows) { edits->applyToHeads(t.layerIndex, true, rows, T, shape.pos0, A, D); });
     }
     backend_->matmul(t.out, t.crossAttn, w.crossProjWeight, w.crossProjBias, R, A, C);
+    if (skipResidual) backend_->zero(x, RC);
     normed = residualAdd(x, t.out, R, beforeFeedForward, w.lnxWeight, w.lnxBias, t.normedX, t.sumX);
     if (t.midX) backend_->copy(t.midX, x, RC);
   }
@@ -393,6 +409,8 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
     if (B != 1) throw Error("interventions apply to one sequence at a time");
     editRows(t.out, R, C, [&](float* rows) { edits->applyToMlp(t.layerIndex, rows, T, shape.pos0, C); });
   }
+  if (whatIfAt(WhatIfKind::SkipMlp, t.layerIndex)) backend_->zero(t.out, RC);
+  if (skipResidual) backend_->zero(x, RC);
   return residualAdd(x, t.out, R, next, w.ln2Weight, w.ln2Bias, t.normed2, t.sum2);
 }
 

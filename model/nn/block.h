@@ -13,6 +13,7 @@
 #include "model/nn/efficient_attention.h"
 #include "model/nn/intervention.h"
 #include "model/nn/moe.h"
+#include "model/nn/what_if.h"
 
 namespace tscope {
 
@@ -140,6 +141,10 @@ class BlockForward {
  public:
   BlockForward(const ModelConfig& config, Backend& backend);
 
+  // What-ifs (what_if.h) every call from now on applies: the attention shape's mask, positions and
+  // scale, and layer()'s uniform attention, skipped residual and skipped MLP. Empty = none.
+  void setWhatIfs(WhatIfs whatIfs) { whatIfs_ = std::move(whatIfs); }
+
   // Routing knobs of the MoE layers (validated by the caller).
   void setMoeRouting(const MoeRoutingParams& params) { moeParams_ = params; }
   const MoeRoutingParams& moeRouting() const { return moeParams_; }
@@ -188,7 +193,8 @@ class BlockForward {
   // The attention of one sequence of T rows from its q | k | v (T, A + 2 Hkv D) alone, as layer()
   // runs it at pos0 = 0 (the backend's attention, then the model's own variant): out (T, A), probs
   // and scores (H, T, T); keys and values (T, Hkv D) are scratch. qkv is rotated in place (RoPE).
-  void attentionOnly(float* out, float* probs, float* scores, float* qkv, float* keys, float* values, int T);
+  // `layer`: the layer it stands for (a uniform-attention what-if there applies).
+  void attentionOnly(float* out, float* probs, float* scores, float* qkv, float* keys, float* values, int T, int layer = -1);
 
   // One block over the residual x (R, C) = B sequences of shape.T rows, in place. Each sequence
   // attends with the K/V store keys/values (cacheRows, Hkv D): rows pos0.. are written. `normed`:
@@ -213,6 +219,11 @@ class BlockForward {
   // probs (H, T, pos0+T) not null: every head's rows get the variant's effective map.
   void variantAttention(float* attn, const float* qkv, const float* keys, const float* values, const AttentionShape& shape,
                         const AttentionVariantParams& params, float* probs);
+  // The uniform-attention what-if: attn (T, A) of one sequence = each head's mean of the values
+  // (rows 0 .. pos0+T-1 of the K/V store) its query sees; probs (H, T, Tk) that mean's weights and
+  // scores 0 where visible (-inf masked), when not null (what_if_block.cpp).
+  void uniformAttention(float* attn, float* probs, float* scores, const float* values, const AttentionShape& shape);
+  bool whatIfAt(WhatIfKind kind, int layer) const { return whatIfs_.atLayer(kind, layer); }
   void mixtureOfExperts(const ConstLayerWeights& w, const float* in, float* out, int B, int T, bool keepActivated, MoeActivations& m);
   void sharedExpert(const ConstLayerWeights& w, const float* in, float* out, int R, bool keepActivated, MoeActivations& m);
 
@@ -225,6 +236,7 @@ class BlockForward {
   std::vector<float> editHost_;          // (R, C) rows being edited on the host (device backends)
   // The model's own attention variant (config.attentionVariantAsRun(), when hasVariantAttention()).
   std::optional<AttentionVariantParams> ownVariant_;
+  WhatIfs whatIfs_;  // Transformer::setWhatIfs (inference only; training leaves it empty)
 };
 
 // The const view of writable parameters (the block reads weights only).

@@ -127,6 +127,8 @@ std::string IncrementalForward::reuseBlocker(const TraceOptions& options, int to
   if (config.attention_variant.variant == AttentionVariant::Lsh) return "LSH attention's chunks depend on every key of the sequence";
   if (!sameSequenceOptions(options, options_)) return "the trace options changed";
   if (!(model_.interventions() == interventions_)) return "the interventions changed";
+  if (model_.whatIfs().has(WhatIfKind::NoCausalMask)) return "no causal mask: every token sees the edit";
+  if (!(model_.whatIfs() == whatIfs_)) return "the what-ifs changed";
   TraceOptions keptFocus = options;
   keptFocus.focusLayer = options_.focusLayer;
   const Trace plan = planFor(tokens, keptFocus, config);
@@ -210,6 +212,7 @@ PromptForward IncrementalForward::run(std::span<const int> ids, const TraceOptio
   if (keep > 0) options_.focusLayer = planFocus;
   if (model_.config().isMoe()) moe_ = model_.moeRouting();
   interventions_ = model_.interventions();
+  whatIfs_ = model_.whatIfs();
   return result;
 }
 

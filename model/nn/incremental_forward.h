@@ -49,6 +49,7 @@ class IncrementalForward {
   TraceOptions options_;         // what the kept trace was captured with
   MoeRoutingParams moe_;         // the routing it was computed with (MoE models)
   Interventions interventions_;  // the interventions it was computed with
+  WhatIfs whatIfs_;              // the what-ifs it was computed with
   Trace kept_;                   // the last result (rows from ids_.size() on are stale); attn, scores empty
   AttentionRows attention_;      // its attention maps
 };

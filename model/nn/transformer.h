@@ -17,6 +17,7 @@
 #include "model/nn/moe.h"
 #include "model/generate/sampling.h"
 #include "model/nn/trace.h"
+#include "model/nn/what_if.h"
 #include "model/core/weights.h"
 
 namespace tscope {
@@ -89,6 +90,11 @@ class Transformer {
     variantLayer_ = layer;
   }
   bool hasAttentionVariant() const { return variant_.has_value(); }
+  // What-ifs (what_if.h) every forward() from now on runs with (the shuffle excepted: the caller
+  // permutes the ids); empty = the model as trained. Throws tscope::Error, changing nothing, when
+  // one does not fit the model. Recorded decode steps are off while any is set.
+  void setWhatIfs(WhatIfs whatIfs);
+  const WhatIfs& whatIfs() const { return whatIfs_; }
 
   // Used by every forward() from now on (beam search and generation included); empty = none.
   void setLayerCallback(LayerCallback callback) { layerCallback_ = std::move(callback); }
@@ -115,10 +121,13 @@ class Transformer {
   const float* wte_ = nullptr;             // (V, C)
   const float* unembedding_ = nullptr;     // (V, C): wte or lm_head
   HalfMatrix wteHalf_, unembeddingHalf_;   // the same (V, C) kept as halves (16-bit checkpoints on the host)
-  const float* positions_ = nullptr;       // (n_positions, C): learned wpe (block_'s table when sinusoidal); null otherwise
+  const float* positions_ = nullptr;       // (n_positions, C): learned wpe (block_'s table when sinusoidal); null otherwise or with no-positions
+  const float* modelPositions_ = nullptr;  // the same whatever the what-ifs
   std::vector<ConstLayerWeights> layers_;  // pointers into backend memory
   const float* lnfWeight_ = nullptr;       // (C) pre-norm only
   const float* lnfBias_ = nullptr;         // (C)
+  const float* modelLnfWeight_ = nullptr;  // lnfWeight_, lnfBias_ whatever the what-ifs (skip-final-norm nulls those)
+  const float* modelLnfBias_ = nullptr;
   const float* lnEmbWeight_ = nullptr;     // (C) embedding_norm only
   const float* lnEmbBias_ = nullptr;       // (C)
   OutputHead head_;                        // mlm_head only: BERT's prediction head
@@ -139,6 +148,7 @@ class Transformer {
   Interventions interventions_;
   std::optional<AttentionVariantParams> variant_;
   int variantLayer_ = -1;
+  WhatIfs whatIfs_;  // block_ holds a copy
 
   // Activations for up to scratchT_ tokens (grown on demand, never in the decode loop).
   int scratchT_ = 0;

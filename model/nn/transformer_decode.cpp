@@ -10,7 +10,7 @@
 namespace tscope {
 
 bool Transformer::canRecordSteps() const {
-  return backend_->canRecordSteps() && !config_.isMoe() && !config_.isEncoderDecoder() && interventions_.empty() && !variant_ &&
+  return backend_->canRecordSteps() && !config_.isMoe() && !config_.isEncoderDecoder() && interventions_.empty() && !variant_ && !whatIfs_.changeForward() &&
          !config_.hasVariantAttention();
 }
 

@@ -90,7 +90,7 @@ void Transformer::layerMaps(const Trace& trace, int layer, std::vector<float>& p
   Buffer qkv = backend_->allocate((size_t)T * QKV), keys = backend_->allocate((size_t)T * KV), values = backend_->allocate((size_t)T * KV);
   Buffer out = backend_->allocate((size_t)T * config_.attnDim()), p = backend_->allocate(mapFloats), s = backend_->allocate(mapFloats);
   backend_->upload(qkv.data(), trace.attnInputs.data() + (size_t)*index * T * QKV, (size_t)T * QKV);
-  block_.attentionOnly(out.data(), p.data(), s.data(), qkv.data(), keys.data(), values.data(), T);
+  block_.attentionOnly(out.data(), p.data(), s.data(), qkv.data(), keys.data(), values.data(), T, layer);
   probs.resize(mapFloats);
   scores.resize(mapFloats);
   backend_->download(probs.data(), p.data(), mapFloats);
