@@ -37,7 +37,8 @@ App::App(std::unique_ptr<Session> session, AppState state)
   cachedModels_ = findCachedHfModels();  // models downloaded with the HuggingFace tools
   modelPathInput_ = session_->modelPath();
   showMessage(keepFittingInterventions(state_.interventions, session_->config()), MessageKind::Warning);  // a session file's, for another model
-  for (const std::string& problem : lesson_.problems())                                                   // broken lesson files
+  if (std::string dropped = keepFittingWhatIfs(state_.whatIfs, session_->config()); !dropped.empty()) showMessage(dropped, MessageKind::Warning);
+  for (const std::string& problem : lesson_.problems())  // broken lesson files
     showMessage(message_ + (message_.empty() ? "" : "\n") + problem, MessageKind::Error);
   for (const PanelInfo& panel : panelCatalog())  // a registration's mistake shows in the first test that opens the app
     if (!shortcutKey(panel.shortcut)) throw Error(std::string("panel ") + panel.name + ": no key for its shortcut Alt " + panel.shortcut);
@@ -300,6 +301,7 @@ float App::statusHeight(float frameMs) const {
   const std::string message = s && !s->error.empty() ? s->error : message_;
   float height = ImGui::CalcTextSize(statusLine(frameMs).c_str(), nullptr, false, width).y;
   if (!state_.interventions.empty()) height += ImGui::CalcTextSize(interventionsLine(state_).c_str(), nullptr, false, width).y;
+  if (!state_.whatIfs.empty()) height += ImGui::CalcTextSize(whatIfsLine(state_, s).c_str(), nullptr, false, width).y;
   if (!message.empty()) height += ImGui::CalcTextSize(message.c_str(), nullptr, false, width).y;
   return height + ImGui::GetStyle().ItemSpacing.y * 3;
 }
@@ -331,6 +333,12 @@ void App::drawStatusBar(float frameMs) {
     ImGui::TextWrapped("%s", interventionsLine(state_).c_str());
     ImGui::PopStyleColor();
     recordItem(shared_, "interventions_status");
+  }
+  if (!state_.whatIfs.empty()) {  // the same: every panel shows a model with a piece taken out
+    ImGui::PushStyleColor(ImGuiCol_Text, kInterventionColor);
+    ImGui::TextWrapped("%s", whatIfsLine(state_, snapshot_.get()).c_str());
+    ImGui::PopStyleColor();
+    recordItem(shared_, "what_if_status");
   }
   ImGui::TextWrapped("%s", statusLine(frameMs).c_str());
   recordItem(shared_, "status_bar");

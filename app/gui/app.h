@@ -15,6 +15,7 @@
 #include "app/gui/widgets/heatmap.h"
 #include "app/gui/panels/panel_prompt.h"
 #include "app/gui/panels/panels.h"
+#include "app/gui/what_if_menu.h"
 #include "model/io/hf_checkpoint.h"
 #include "app/session/session.h"
 #include "app/session/tasks.h"
@@ -181,6 +182,7 @@ class App {
   std::string sessionPath_ = "tscope-session.json";
   FileBrowser browser_;
   std::vector<std::string> recentFiles_;  // the latest first
+  WhatIfMenu whatIfMenu_;                 // the toolbar's What-if menu (what_if_menu.h)
   std::string promptAside_;               // the prompt of the other kind of model (decoder-only or encoder-decoder), kept while switched away
   LessonPlayer lesson_{TSCOPE_SOURCE_DIR "/assets/lessons", TSCOPE_SOURCE_DIR "/assets/models"};
 };

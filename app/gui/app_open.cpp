@@ -101,6 +101,7 @@ void App::finishOpen(const OpenedModel& opened) {
   }
   state_.generatedIds.clear();  // the old model's token ids
   keepFittingInterventions(state_.interventions, c);
+  if (std::string dropped = keepFittingWhatIfs(state_.whatIfs, c); !dropped.empty()) showMessage(dropped, MessageKind::Warning);
   showMessage("opened " + opened.path, MessageKind::Info);
   // Stay on the panel on screen; one that shows its own run (Training) opens the model in the default panel.
   selectPanel(panelInfo(state_.panel).has(kOwnRun) ? AppState{}.panel : state_.panel);

@@ -84,6 +84,8 @@ void App::drawToolbar() {
   sameLineIfFits("Help (F1)");
   if (ImGui::Button("Help (F1)")) showHelp_ = !showHelp_;
   recordItem(shared_, "help");
+  sameLineIfFits("What if (8 on)...");
+  if (drawWhatIfMenu(whatIfMenu_, state_, session_->config(), shared_)) post();
   drawModelPicker();
   lesson_.drawPicker(*this);
 }
@@ -148,6 +150,7 @@ void App::applyState(AppState state) {
   state.layer = std::clamp(state.layer, 0, c.n_layer - 1);
   state.head = std::clamp(state.head, 0, c.n_head - 1);
   if (std::string dropped = keepFittingInterventions(state.interventions, c); !dropped.empty()) showMessage(dropped, MessageKind::Warning);
+  if (std::string dropped = keepFittingWhatIfs(state.whatIfs, c); !dropped.empty()) showMessage(dropped, MessageKind::Warning);
   state_ = std::move(state);
   selectPanel(state_.panel);
   post();

@@ -97,6 +97,9 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"help", app.helpOpen()},
       {"token", state.token},
       {"interventions", state.interventions.size()},
+      {"what_ifs", formatWhatIfs(state.whatIfs)},
+      {"what_if_snapshot", s ? formatWhatIfs(s->request.whatIfs) : ""},  // what the snapshot on screen ran with
+      {"shuffle_order", s ? s->shuffleOrder : std::vector<int>{}},
       {"shown", app.shared().facts},
       {"export", {{"name", app.exportName()}, {"note", app.exportNote()}}},
       {"figures", app.figures()},

@@ -12,6 +12,7 @@
 #include "model/generate/sampling.h"
 #include "model/nn/efficient_attention.h"
 #include "model/nn/intervention.h"
+#include "model/nn/what_if.h"
 #include "app/session/panel_catalog.h"
 
 namespace tscope::session {
@@ -30,6 +31,9 @@ struct ForwardInputs {
   // shows the ablated model. patchSource: the second prompt Patch edits copy from.
   std::vector<InterventionSpec> interventions;
   std::string patchSource = "The slow green turtle walks under the busy road because it";
+  // What-ifs (model/nn/what_if.h: the toolbar's "What if" menu): the model with a piece taken out;
+  // every panel shows the changed forward, the status bar names them.
+  WhatIfs whatIfs;
   bool operator==(const ForwardInputs&) const = default;
 };
 

@@ -196,9 +196,13 @@ void Session::focusMaps(const Request& request, const Trace& trace, Snapshot& sn
 }
 
 const Session::Tokenized& Session::tokenize(const Request& request) {
-  if (tokenized_ && tokenized_->prompt == request.prompt && tokenized_->generated == static_cast<const SessionScratch&>(request)) return *tokenized_;
+  if (tokenized_ && tokenized_->prompt == request.prompt && tokenized_->generated == static_cast<const SessionScratch&>(request) &&
+      tokenized_->whatIfs == request.whatIfs)
+    return *tokenized_;
   tokenized_.reset();  // until this one is done
-  Tokenized t{request.prompt, request, fitPrompt(promptIds(request)), {}, {}};
+  Tokenized t{request.prompt, request, request.whatIfs, fitPrompt(promptIds(request)), {}, {}};
+  // The shuffle what-if reorders the tokens the model reads (and every panel shows).
+  if (request.whatIfs.has(WhatIfKind::Shuffle)) t.fit.kept = applyShuffle(request.whatIfs, t.fit.kept);
   for (int id : t.fit.kept) t.tokenText.push_back(tokenizer_->tokenText(id));
   const size_t shownFrom = t.fit.dropped.size() - std::min(t.fit.dropped.size(), Snapshot::kMaxDroppedShown);
   for (size_t i = shownFrom; i < t.fit.dropped.size(); ++i) t.droppedText.push_back(tokenizer_->tokenText(t.fit.dropped[i]));
@@ -235,6 +239,8 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     setStage(ComputeProgress::Stage::Forward);
     encodeSource(request, *snapshot);
     applyInterventions(request, snapshot->ids, *snapshot);
+    transformer_->setWhatIfs(request.whatIfs);
+    if (request.whatIfs.has(WhatIfKind::Shuffle)) applyShuffle(request.whatIfs, snapshot->ids, &snapshot->shuffleOrder);
     TraceOptions options = sessionTraceOptions(c, (int)snapshot->ids.size());
     options.focusLayer = request.focusLayer;
     options.memoryCapBytes = request.mapMemoryBytes;

@@ -139,6 +139,8 @@ struct Snapshot {
   // With interventions: the next-token logits (V) at the last position without them, for the
   // before / after comparison (empty without interventions).
   std::vector<float> cleanLogits;
+  // The shuffle what-if: ids[i] is the prompt's token shuffleOrder[i] (empty: no shuffle).
+  std::vector<int> shuffleOrder;
   std::vector<int> patchSourceIds;  // the source prompt's tokens (Patch edits), as run
   // With Request::attentionVariant: the last position's logits (V) with the variant in place of
   // exact attention (the "after" of the KL and top-5 comparison; `logits` of stages are "before").
@@ -280,6 +282,7 @@ class Session {
   std::vector<int> generationStart_;               // (T) every prompt id (dropped ones too) when it began
   std::optional<MoeRoutingParams> generationMoe_;  // the routing it ran with
   Interventions generationInterventions_;          // and the interventions
+  WhatIfs generationWhatIfs_;                      // and the what-ifs
   // The last resolved interventions and what they were resolved from (worker only).
   struct InterventionKey {
     std::vector<InterventionSpec> specs;
@@ -313,6 +316,7 @@ class Session {
   struct Tokenized {
     std::string prompt;
     SessionScratch generated;
+    WhatIfs whatIfs;  // the shuffle's seed is all it reads
     ContextFit fit;
     std::vector<std::string> tokenText, droppedText;  // as in Snapshot
   };

@@ -134,6 +134,7 @@ void forwardFields(S& s, Visit&& visit) {
   visit("moe_expert_choice", s.moeExpertChoice);
   visit("interventions", s.interventions);
   visit("patch_source", s.patchSource);
+  visit("what_ifs", s.whatIfs);
 }
 template <class S, class Visit>
 void readoutFields(S& s, Visit&& visit) {
@@ -206,6 +207,16 @@ struct FieldReader {
     else warning += (warning.empty() ? path + ": " : "; ") + ("field '" + std::string(key) + "' names no panel (got \"" + panel + "\")");
   }
   void operator()(const char* key, std::vector<InterventionSpec>& out) const { readInterventions(find(key), path, out, warning); }
+  // "no-causal-mask,skip-mlp:1" (what_if.h's names); a bad list is a warning and none are kept.
+  void operator()(const char* key, WhatIfs& out) const {
+    std::string text;
+    (*this)(key, text);
+    try {
+      out = parseWhatIfNames(text);
+    } catch (const Error& e) {
+      warning += (warning.empty() ? path + ": " : "; ") + ("field '" + std::string(key) + "': " + e.what() + " (kept none)");
+    }
+  }
   void operator()(const char* key, AblationKind& out) const {
     if (const nlohmann::json* kind = find(key); kind && !ablationKindFromJson(*kind, out))
       throw Error(path + ": field '" + key + "' must be \"zero\", \"mean\" or \"patch\"");
@@ -223,6 +234,7 @@ struct FieldWriter {
   void operator()(const char* key, PanelId panel) const { j[key] = panelName(panel); }
   void operator()(const char* key, const std::vector<InterventionSpec>& specs) const { j[key] = interventionsJson(specs); }
   void operator()(const char* key, AblationKind kind) const { j[key] = ablationKindName(kind); }
+  void operator()(const char* key, const WhatIfs& whatIfs) const { j[key] = formatWhatIfs(whatIfs); }
   void operator()(const char* key, EfficientField<const AttentionVariantParams, const bool> efficient) const {
     j[key] = efficientJson(efficient.variant, efficient.allLayers);
   }

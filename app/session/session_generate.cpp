@@ -70,10 +70,14 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
     if (moe) transformer_->setMoeRouting(*moe);
     encodeSource(request, snapshot);  // may drop generation_ (another source)
     const std::vector<int> kept = fitPrompt(ids).kept;
+    if (request.whatIfs.has(WhatIfKind::Shuffle))
+      throw Error("the shuffle what-if is on: turn it off to generate (it reorders the prompt, not the tokens generated after it)");
     applyInterventions(request, kept, snapshot);
+    transformer_->setWhatIfs(request.whatIfs);
     // Continue the kept stream when this prompt is where it left off, with the same knobs.
     bool continues = generation_ && sameSampling(generation_->params(), request.sampling) && generationMoe_ == moe &&
-                     transformer_->interventions() == generationInterventions_ && ids.size() == generationStart_.size() + generation_->ids().size();
+                     transformer_->interventions() == generationInterventions_ && transformer_->whatIfs() == generationWhatIfs_ &&
+                     ids.size() == generationStart_.size() + generation_->ids().size();
     continues = continues && std::equal(generationStart_.begin(), generationStart_.end(), ids.begin()) &&
                 std::equal(generation_->ids().begin(), generation_->ids().end(), ids.begin() + generationStart_.size());
     if (!continues) {
@@ -82,6 +86,7 @@ Request Session::runGeneration(const Request& request, Snapshot& snapshot) {
       generationStart_ = ids;
       generationMoe_ = moe;
       generationInterventions_ = transformer_->interventions();
+      generationWhatIfs_ = transformer_->whatIfs();
     }
     const size_t before = generation_->ids().size();
     while (static_cast<int>(generation_->ids().size() - before) < request.generateTokens && generation_->stopped() == GenerationStop::None) {

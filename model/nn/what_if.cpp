@@ -109,7 +109,7 @@ WhatIf parseOne(std::string_view item) {
 
 }  // namespace
 
-WhatIfs parseWhatIfs(std::string_view text, const ModelConfig& config) {
+WhatIfs parseWhatIfNames(std::string_view text) {
   WhatIfs out;
   if (trim(text).empty()) return out;
   size_t from = 0;
@@ -119,12 +119,28 @@ WhatIfs parseWhatIfs(std::string_view text, const ModelConfig& config) {
     from = comma + 1;
     if (item.empty()) throw Error("what-if list '" + std::string(text) + "': an empty item between commas");
     const WhatIf w = parseOne(item);
-    if (std::string problem = whatIfProblem(w, config); !problem.empty()) throw Error("what-if " + problem);
     if (w.kind == WhatIfKind::Shuffle && out.has(WhatIfKind::Shuffle) && !out.atLayer(WhatIfKind::Shuffle, (int)w.arg))
       throw Error("what-if '" + std::string(item) + "': one shuffle at a time");
     if (std::find(out.items.begin(), out.items.end(), w) == out.items.end()) out.items.push_back(w);
   }
   return out;
+}
+
+WhatIfs parseWhatIfs(std::string_view text, const ModelConfig& config) {
+  WhatIfs out = parseWhatIfNames(text);
+  for (const WhatIf& w : out.items)
+    if (std::string problem = whatIfProblem(w, config); !problem.empty()) throw Error("what-if " + problem);
+  return out;
+}
+
+std::string keepFittingWhatIfs(WhatIfs& whatIfs, const ModelConfig& config) {
+  std::string dropped;
+  std::erase_if(whatIfs.items, [&](const WhatIf& w) {
+    const std::string problem = whatIfProblem(w, config);
+    if (!problem.empty() && dropped.empty()) dropped = "left out a what-if: " + problem;
+    return !problem.empty();
+  });
+  return dropped;
 }
 
 std::string formatWhatIfs(const WhatIfs& whatIfs) {

@@ -55,6 +55,11 @@ struct WhatIfs {
 // argument, a layer outside the model, or one that does not fit the model (whatIfProblem). Empty
 // text -> none.
 WhatIfs parseWhatIfs(std::string_view text, const ModelConfig& config);
+// The same without a model: the names and arguments only (session files, read before a model is).
+WhatIfs parseWhatIfNames(std::string_view text);
+// Drops the what-ifs that do not fit `config` (another model was opened); returns "" or one line
+// naming the first one dropped and why.
+std::string keepFittingWhatIfs(WhatIfs& whatIfs, const ModelConfig& config);
 std::string formatWhatIfs(const WhatIfs& whatIfs);  // the inverse: "no-causal-mask,skip-mlp:1"
 // "" when `w` fits `config`, else one line saying why not (no-causal-mask on a model without a
 // causal mask, no-positions on a model without positions, skip-mlp on an attention-only model,
