@@ -16,6 +16,7 @@
 #include "model/core/error.h"
 #include "model/core/softmax.h"
 #include "model/nn/transformer.h"
+#include "model/nn/what_if.h"
 
 using nlohmann::json;
 
@@ -50,14 +51,18 @@ std::optional<AttentionVariantParams> parseDumpVariant(const Args& args) {
 
 int runForward(const Argv& argv) {
   std::set<std::string> valueFlags =
-      withAblationFlags({"model", "text", "text-file", "ids", "dump", "top", "backend", "threads", "loss-from", "attention-variant"});
+      withAblationFlags({"model", "text", "text-file", "ids", "dump", "top", "backend", "threads", "loss-from", "attention-variant", "what-if"});
   addVariantKnobFlags(valueFlags);
   valueFlags.insert(std::begin(kSourceFlags), std::end(kSourceFlags));
   Args args("forward", argv, valueFlags, {});
   const std::optional<AttentionVariantParams> variant = parseDumpVariant(args);
   LoadedModel model = loadModel(args.str("model"));
-  const Input input = inputIds(args, model, "text");
+  Input input = inputIds(args, model, "text");
   const std::optional<Input> source = sourceIds(args, model);
+  // --what-if: the model with a piece taken out (what_if.h); a shuffle reorders the ids it reads.
+  const WhatIfs whatIfs = parseWhatIfs(args.str("what-if", ""), model.weights.config());
+  std::vector<int> shuffleOrder;
+  if (whatIfs.has(WhatIfKind::Shuffle)) input.ids = applyShuffle(whatIfs, input.ids, &shuffleOrder);
   const std::vector<int>& ids = input.ids;
   const Ablation ablation = parseAblation(args, model);
   const int top = static_cast<int>(args.integer("top", 10, 1, 1000));
@@ -74,6 +79,7 @@ int runForward(const Argv& argv) {
   std::string backendNote;
   auto backend = chooseBackend(args, &backendNote);
   Transformer transformer(model.weights, *backend);
+  transformer.setWhatIfs(whatIfs);
   EncoderTrace encoderTrace;
   if (source) transformer.encode(source->ids, dump ? &encoderTrace : nullptr);
   // (T or 1, V): every position when the loss or the dump needs them.
@@ -100,6 +106,8 @@ int runForward(const Argv& argv) {
     out["loss_positions"] = {{"from", lossFrom}, {"count", T - 1 - lossFrom}};
   }
   describeInput(out, input);
+  if (!whatIfs.empty()) out["what_ifs"] = formatWhatIfs(whatIfs);
+  if (!shuffleOrder.empty()) out["shuffle_order"] = shuffleOrder;
   if (source) {
     out["source_ids"] = source->ids;
     out["source_tokens"] = tokensJson(model, source->ids);

@@ -19,6 +19,8 @@ const char* kUsage =
     "  detokenize --model M --ids 1,2,3\n"
     "  forward    --model M (--text S | --text-file PATH | --ids 1,2,3) [--dump DIR] [--top N] [--loss-from N] [ABLATE]\n"
     "             [--backend B] [--threads N] [--attention-variant NAME [KNOBS] (with --dump: its maps per layer)]\n"
+    "             [--what-if W,W] the model with pieces taken out: no-causal-mask, no-positions, no-scale,\n"
+    "             uniform-attention:L, skip-residual:L, skip-mlp:L, skip-final-norm, shuffle:SEED (the ids reordered)\n"
     "             encoder-decoder models: also --source S | --source-file PATH | --source-ids 1,2,3 (the text follows the\n"
     "             decoder start token; --dump adds enc_attn_L.npy (H, S, S) and cross_L.npy (H, T, S))\n"
     "  generate   --model M (--prompt S | --prompt-file PATH | --ids 1,2,3) --max-new N\n"

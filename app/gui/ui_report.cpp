@@ -1,6 +1,7 @@
 // Writes the GUI tests' report of the live window (see ui_report.h).
 #include "app/gui/ui_report.h"
 
+#include <algorithm>
 #include <imgui.h>
 
 #include <cmath>
@@ -100,6 +101,11 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
       {"what_ifs", formatWhatIfs(state.whatIfs)},
       {"what_if_snapshot", s ? formatWhatIfs(s->request.whatIfs) : ""},  // what the snapshot on screen ran with
       {"shuffle_order", s ? s->shuffleOrder : std::vector<int>{}},
+      // The forward's most likely next token (the id tscope-cli forward ranks first for the same input).
+      {"next_top_id", s && !s->trace.logits.empty()
+                          ? static_cast<int>(std::max_element(s->trace.logits.end() - app.session().config().vocab_size, s->trace.logits.end()) -
+                                             (s->trace.logits.end() - app.session().config().vocab_size))
+                          : -1},
       {"shown", app.shared().facts},
       {"export", {{"name", app.exportName()}, {"note", app.exportNote()}}},
       {"figures", app.figures()},

@@ -44,9 +44,9 @@ bool WhatIfs::changeForward() const {
 }
 
 std::string whatIfProblem(const WhatIf& w, const ModelConfig& config) {
-  const std::string name = whatIfName(w.kind);
+  const std::string name = formatWhatIfs(WhatIfs{{w}});
   if (whatIfTakesLayer(w.kind) && (w.arg < 0 || w.arg >= config.n_layer))
-    return name + ":" + std::to_string(w.arg) + ": layer " + std::to_string(w.arg) + " is outside the model's " + std::to_string(config.n_layer) +
+    return name + ": layer " + std::to_string(w.arg) + " is outside the model's " + std::to_string(config.n_layer) +
            " layers (0.." + std::to_string(config.n_layer - 1) + ")";
   if (whatIfTakesSeed(w.kind) && w.arg < 0) return name + ": the seed must be 0 or more";
   switch (w.kind) {
@@ -172,6 +172,11 @@ std::string describeWhatIfs(const WhatIfs& whatIfs) {
   std::string out;
   for (const WhatIf& w : whatIfs.items) out += (out.empty() ? "" : ", ") + describeWhatIf(w);
   return out;
+}
+
+ModelConfig configAsRun(ModelConfig config, const WhatIfs& whatIfs) {
+  if (whatIfs.has(WhatIfKind::NoCausalMask)) config.causal = false;
+  return config;
 }
 
 std::vector<int> shuffleOrder(int n, uint64_t seed) {

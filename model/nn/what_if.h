@@ -69,6 +69,10 @@ std::string whatIfProblem(const WhatIf& w, const ModelConfig& config);
 std::string describeWhatIf(const WhatIf& w);
 std::string describeWhatIfs(const WhatIfs& whatIfs);  // joined with ", "
 
+// The config the forward ran as, for what draws its maps (which cells are masked): without the
+// causal mask the decoder's maps have no masked upper triangle.
+ModelConfig configAsRun(ModelConfig config, const WhatIfs& whatIfs);
+
 // The permutation a shuffle:SEED what-if applies to a prompt of n tokens: shuffled[i] =
 // ids[order[i]]. The same seed and n give the same order on every machine (Rng, Fisher-Yates).
 std::vector<int> shuffleOrder(int n, uint64_t seed);

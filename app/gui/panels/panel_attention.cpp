@@ -74,7 +74,8 @@ void drawGrid(PanelContext& ctx, AttentionView& view, const Snapshot& s) {
     for (int l = 0; l < Lc; ++l)
       for (int h = 0; h < H; ++h) {
         int rows = 0, cols = 0;
-        const auto m = poolForThumbnail(attentionShown(s.attention, ctx.session.config(), l, h, false, false), trace.T, trace.Tk, rows, cols);
+        const auto m = poolForThumbnail(attentionShown(s.attention, configAsRun(ctx.session.config(), s.request.whatIfs), l, h, false, false),
+                                        trace.T, trace.Tk, rows, cols);
         view.thumbnails[(size_t)l * H + h].setData(ctx.renderer, m.data(), rows, cols, 0.0f, 1.0f, Colormap::Perceptual);
       }
     view.thumbnailsBuilt = true;
@@ -88,7 +89,7 @@ void drawGrid(PanelContext& ctx, AttentionView& view, const Snapshot& s) {
                              Lc * H * T,
                              Tk,
                              {Lc, H, T, Tk},
-                             [maps = s.attention, config = ctx.session.config(), Lc, H] {
+                             [maps = s.attention, config = configAsRun(ctx.session.config(), s.request.whatIfs), Lc, H] {
                                std::vector<float> all;
                                for (int l = 0; l < Lc; ++l)
                                  for (int h = 0; h < H; ++h) {
@@ -98,7 +99,8 @@ void drawGrid(PanelContext& ctx, AttentionView& view, const Snapshot& s) {
                                return all;
                              }};
     // Export SVG: every held layer x head at full resolution (the thumbnails are pooled), one figure.
-    addFigure("attention_grid", [maps = s.attention, config = ctx.session.config(), layers = trace.layers, H, T = trace.T, Tk = trace.Tk] {
+    addFigure("attention_grid", [maps = s.attention, config = configAsRun(ctx.session.config(), s.request.whatIfs), layers = trace.layers, H,
+                                 T = trace.T, Tk = trace.Tk] {
       std::vector<HeatmapFigure> panels;
       for (size_t l = 0; l < layers.size(); ++l)
         for (int h = 0; h < H; ++h)
@@ -217,7 +219,7 @@ void AttentionPanel::draw(PanelContext& ctx) {
     return;
   }
   if (view.builtFor != s->id || view.layer != st.layer || view.head != st.head || view.average != st.averageHeads || view.scores != st.showScores) {
-    view.shown = attentionShown(*maps->rows, c, maps->index, st.head, st.averageHeads, st.showScores);
+    view.shown = attentionShown(*maps->rows, configAsRun(c, s->request.whatIfs), maps->index, st.head, st.averageHeads, st.showScores);
     const auto& m = view.shown;
     view.lo = 0;
     view.hi = 1;
