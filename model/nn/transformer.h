@@ -128,9 +128,9 @@ class Transformer {
   const float* lnfBias_ = nullptr;         // (C)
   const float* modelLnfWeight_ = nullptr;  // lnfWeight_, lnfBias_ whatever the what-ifs (skip-final-norm nulls those)
   const float* modelLnfBias_ = nullptr;
-  const float* lnEmbWeight_ = nullptr;     // (C) embedding_norm only
-  const float* lnEmbBias_ = nullptr;       // (C)
-  OutputHead head_;                        // mlm_head only: BERT's prediction head
+  const float* lnEmbWeight_ = nullptr;  // (C) embedding_norm only
+  const float* lnEmbBias_ = nullptr;    // (C)
+  OutputHead head_;                     // mlm_head only: BERT's prediction head
   BlockForward block_;
   // Encoder-decoder models only: the encoder stack and what encode() leaves for the decoder.
   std::optional<BlockForward> encoderBlock_;  // the encoder's blocks (bidirectional)

@@ -46,8 +46,8 @@ bool WhatIfs::changeForward() const {
 std::string whatIfProblem(const WhatIf& w, const ModelConfig& config) {
   const std::string name = formatWhatIfs(WhatIfs{{w}});
   if (whatIfTakesLayer(w.kind) && (w.arg < 0 || w.arg >= config.n_layer))
-    return name + ": layer " + std::to_string(w.arg) + " is outside the model's " + std::to_string(config.n_layer) +
-           " layers (0.." + std::to_string(config.n_layer - 1) + ")";
+    return name + ": layer " + std::to_string(w.arg) + " is outside the model's " + std::to_string(config.n_layer) + " layers (0.." +
+           std::to_string(config.n_layer - 1) + ")";
   if (whatIfTakesSeed(w.kind) && w.arg < 0) return name + ": the seed must be 0 or more";
   switch (w.kind) {
     case WhatIfKind::NoCausalMask:
