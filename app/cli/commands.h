@@ -15,6 +15,7 @@ int runGenerate(const Argv& argv);
 int runInit(const Argv& argv);
 int runTrain(const Argv& argv);           // train.cpp
 int runCompare(const Argv& argv);         // compare.cpp
+int runCompareForward(const Argv& argv);  // compare_forward.cpp
 int runAttentionBench(const Argv& argv);  // attention_bench.cpp
 int runLesson(const Argv& argv);          // lesson.cpp: FILE_OR_NAME first, then flags
 int runSweep(const Argv& argv);           // sweep.cpp

@@ -35,6 +35,9 @@ const char* kUsage =
     "  train      --config FILE --data SPEC --out DIR [--steps N] [--threads N] [--quiet] [--backend B] | --out DIR --resume\n"
     "             SPEC: brown[:vocab=N,val=F] | text:path=FILE[,vocab=N,val=F] | addition[:digits=N]\n"
     "                   | copy|reverse|sort|induction[:vocab=N,length=N] | modadd[:modulus=N] | dates (encoder-decoder)\n"
+    "  compare-forward --left M1 --right M2 (--text S | --left-text S --right-text S) [--left-what-if W] [--right-what-if W]\n"
+    "             [--dump DIR] [--backend B]: two forwards side by side: \"kl\" of the next token, each side's top 5, logit lens\n"
+    "             and per-head entropy / previous- and first-token distances, per layer and head the largest map difference\n"
     "  compare    --presets P1,P2,... --out FILE [--steps N] [--threads N] [--title T] [--description D]\n"
     "             trains each preset in turn and writes a training comparison (the Training panel's Compare view)\n"
     "  attention-bench --n 256,1024,4096 [--variants exact,flash,window,lsh,linformer,linear,performer] [--d 64] [--heads 1]\n"
@@ -73,6 +76,7 @@ int main(int argc, char** argv) {
                                                                            {"init", runInit},
                                                                            {"train", runTrain},
                                                                            {"compare", runCompare},
+                                                                           {"compare-forward", runCompareForward},
                                                                            {"attention-bench", runAttentionBench},
                                                                            {"lesson", runLesson},
                                                                            {"sweep", runSweep},
