@@ -85,7 +85,7 @@ void App::drawToolbar() {
   if (ImGui::Button("Help (F1)")) showHelp_ = !showHelp_;
   recordItem(shared_, "help");
   sameLineIfFits("What if (8 on)...");
-  if (drawWhatIfMenu(whatIfMenu_, state_, session_->config(), shared_)) post();
+  if (drawWhatIfMenu(whatIfMenu_, state_.whatIfs, session_->config(), shared_)) post();
   drawModelPicker();
   lesson_.drawPicker(*this);
 }

@@ -42,7 +42,8 @@ enum class Key {
   B,
   R,
   Enter,
-  O
+  O,
+  C
 };
 // Modifier bits a shortcut is pressed with (combine with |).
 enum Mod : int { kNoMod = 0, kShift = 1, kCtrl = 2, kAlt = 4 };

@@ -31,20 +31,21 @@ WhatIf* find(WhatIfs& whatIfs, WhatIfKind kind) {
 
 }  // namespace
 
-bool drawWhatIfMenu(WhatIfMenu& menu, AppState& state, const ModelConfig& config, SharedView& shared) {
-  const std::string button = state.whatIfs.empty() ? "What if..." : "What if (" + std::to_string(state.whatIfs.items.size()) + " on)...";
-  if (!state.whatIfs.empty()) ImGui::PushStyleColor(ImGuiCol_Text, kInterventionColor);
-  if (ImGui::Button((button + "###what_if").c_str())) ImGui::OpenPopup("what_if_menu");
-  if (!state.whatIfs.empty()) ImGui::PopStyleColor();
+bool drawWhatIfMenu(WhatIfMenu& menu, WhatIfs& whatIfs, const ModelConfig& config, SharedView& shared, const std::string& id) {
+  const std::string button = whatIfs.empty() ? "What if..." : "What if (" + std::to_string(whatIfs.items.size()) + " on)...";
+  if (!whatIfs.empty()) ImGui::PushStyleColor(ImGuiCol_Text, kInterventionColor);
+  const std::string popup = id + "_menu";
+  if (ImGui::Button((button + "###" + id).c_str())) ImGui::OpenPopup(popup.c_str());
+  if (!whatIfs.empty()) ImGui::PopStyleColor();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("take a piece out of the live model and see what it was for");
-  recordItem(shared, "what_if");
+  recordItem(shared, id);
   bool changed = false;
-  if (!ImGui::BeginPopup("what_if_menu")) return false;
+  if (!ImGui::BeginPopup(popup.c_str())) return false;
   ImGui::TextUnformatted("What if the model had no...  (every panel shows the changed forward)");
   for (size_t i = 0; i < std::size(kWhatIfKinds); ++i) {
     const WhatIfKind kind = kWhatIfKinds[i];
     const std::string name = whatIfName(kind);
-    WhatIf* on = find(state.whatIfs, kind);
+    WhatIf* on = find(whatIfs, kind);
     int& arg = whatIfTakesSeed(kind) ? menu.seed : menu.layer[i];
     if (on) arg = static_cast<int>(on->arg);
     arg = whatIfTakesLayer(kind) ? std::clamp(arg, 0, config.n_layer - 1) : std::max(arg, 0);
@@ -52,31 +53,31 @@ bool drawWhatIfMenu(WhatIfMenu& menu, AppState& state, const ModelConfig& config
     bool checked = on != nullptr;
     ImGui::BeginDisabled(!problem.empty() && !on);
     if (ImGui::Checkbox((std::string(label(kind)) + "##" + name).c_str(), &checked)) {
-      if (checked) state.whatIfs.items.push_back(WhatIf{kind, arg});
-      else std::erase_if(state.whatIfs.items, [kind](const WhatIf& w) { return w.kind == kind; });
+      if (checked) whatIfs.items.push_back(WhatIf{kind, arg});
+      else std::erase_if(whatIfs.items, [kind](const WhatIf& w) { return w.kind == kind; });
       changed = true;
     }
     if (!problem.empty() && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", problem.c_str());
-    recordItem(shared, "what_if_" + name);
+    recordItem(shared, id + "_" + name);
     if (whatIfTakesLayer(kind) || whatIfTakesSeed(kind)) {
       ImGui::SameLine();
       ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
       const bool moved = whatIfTakesLayer(kind) ? ImGui::SliderInt(("##layer_" + name).c_str(), &arg, 0, config.n_layer - 1)
                                                 : ImGui::InputInt(("##seed_" + name).c_str(), &arg);
-      recordItem(shared, "what_if_arg_" + name);
-      if (moved && (on = find(state.whatIfs, kind))) {
+      recordItem(shared, id + "_arg_" + name);
+      if (moved && (on = find(whatIfs, kind))) {
         on->arg = std::max(arg, 0);
         changed = true;
       }
     }
     ImGui::EndDisabled();
   }
-  ImGui::BeginDisabled(state.whatIfs.empty());
+  ImGui::BeginDisabled(whatIfs.empty());
   if (ImGui::Button("All back on")) {
-    state.whatIfs = {};
+    whatIfs = {};
     changed = true;
   }
-  recordItem(shared, "what_if_clear");
+  recordItem(shared, id + "_clear");
   ImGui::EndDisabled();
   ImGui::EndPopup();
   return changed;

@@ -16,9 +16,10 @@ struct WhatIfMenu {
   int seed = 1;
 };
 
-// Draws the "What if" button and its popup; edits state.whatIfs. Returns whether they changed
-// (the caller posts the request).
-bool drawWhatIfMenu(WhatIfMenu& menu, AppState& state, const ModelConfig& config, SharedView& shared);
+// Draws the "What if" button and its popup; edits `whatIfs`. Returns whether they changed (the
+// caller posts the request). `id` names the button's popup and prefixes its regions ("what_if":
+// what_if, what_if_no-causal-mask, ..., what_if_clear).
+bool drawWhatIfMenu(WhatIfMenu& menu, WhatIfs& whatIfs, const ModelConfig& config, SharedView& shared, const std::string& id = "what_if");
 
 // The status bar's line while any what-if is on ("" otherwise): what is off and, for the shuffle,
 // the order the model reads the tokens in (from the snapshot, when it has one).

@@ -74,6 +74,12 @@ struct ViewSelection {
   // random projections: Linformer's pointers stay null), in the selected layer or in every layer.
   AttentionVariantParams attentionVariant{.variant = AttentionVariant::Lsh};
   bool variantAllLayers = false;
+  // The Compare panel's right side (the left is the model, prompt and what-ifs above): its model
+  // ("" = the left's), its own prompt unless linked to the left's, its what-ifs.
+  std::string compareModel;
+  bool comparePromptLinked = true;
+  std::string comparePrompt = "When the President came back to the White House, she said that";
+  WhatIfs compareWhatIfs;
 };
 
 struct Preferences {

@@ -26,3 +26,4 @@ TSCOPE_PANEL(Efficient, "efficient", "Efficient attention", 'E', kNeedsLayerQkv 
 TSCOPE_PANEL(Training, "training", "Training", '0', kOwnRun, "training_tab_run", "training_tab_compare")
 TSCOPE_PANEL(Translation, "translation", "Translation", 'T', kNeedsNothing)
 TSCOPE_PANEL(Fill, "fill", "Fill in the blank", 'B', kNeedsNothing)
+TSCOPE_PANEL(Compare, "compare", "Compare", 'C', kNeedsNothing)

@@ -162,6 +162,10 @@ void viewFields(S& s, Visit&& visit) {
   visit("ablation_kind", s.ablationKind);
   visit("efficient", EfficientField<std::remove_reference_t<decltype((s.attentionVariant))>, std::remove_reference_t<decltype((s.variantAllLayers))>>{
                          s.attentionVariant, s.variantAllLayers});
+  visit("compare_model", s.compareModel);
+  visit("compare_prompt_linked", s.comparePromptLinked);
+  visit("compare_prompt", s.comparePrompt);
+  visit("compare_what_ifs", s.compareWhatIfs);
 }
 template <class S, class Visit>
 void preferenceFields(S& s, Visit&& visit) {

@@ -105,7 +105,8 @@ MapDifference mapDifference(std::span<const float> left, int Tl, std::span<const
   if (Tl == Tr) {
     out.note = sameTokens ? "the same tokens on both sides: right - left, cell by cell"
                           : "different tokens at the same positions: right - left, position by position";
-  } else if (!leftSpans.empty() && !rightSpans.empty() && (int)leftSpans.size() == Tl && (int)rightSpans.size() == Tr) {
+  } else if (!leftSpans.empty() && !rightSpans.empty() && (int)leftSpans.size() == Tl && (int)rightSpans.size() == Tr &&
+             leftSpans.back().end == rightSpans.back().end) {
     try {
       rightSeen = alignedMap(right.data(), rightSpans, leftSpans);
     } catch (const Error& e) {

@@ -27,6 +27,7 @@ std::optional<ShortcutKey> shortcutKey(char shortcut) {
     case 'E': return ShortcutKey{Key::E};
     case 'T': return ShortcutKey{Key::T};
     case 'B': return ShortcutKey{Key::B};
+    case 'C': return ShortcutKey{Key::C};
     default: return std::nullopt;
   }
 }

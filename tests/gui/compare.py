@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""The Compare panel as hands use it, on induction-2l: "With and without a what-if" puts the model
+without its causal mask on the right, and the KL of the two next-token distributions is the one
+`tscope-cli compare-forward` prints for the same input; an edit of the prompt changes the KL and the
+difference map; a second what-if on the right side changes them again; "One model, two prompts"
+runs the right side on its own prompt; "Two models, one prompt" opens brown-small beside
+brown-moe and says why there is no KL (two vocabularies). Screenshots of the three cases.
+usage: compare.py TSCOPE TSCOPE_CLI MODELS_DIR OUT"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from hands import Failure, differs, drive, save_png
+
+
+def log(message):
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def compare(report):
+    return report["shown"].get("compare", {})
+
+
+def cli_kl(cli, model, text, what_if):
+    out = subprocess.run([cli, "compare-forward", "--backend", "cpu", "--left", model, "--right", model, "--text", text, "--right-what-if", what_if],
+                         capture_output=True, check=True).stdout
+    return json.loads(out)["kl"]
+
+
+def main():
+    tscope, cli, models_dir, out = sys.argv[1:5]
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    models_dir = os.path.realpath(models_dir)
+    induction = os.path.join(models_dir, "induction-2l")
+    moe = os.path.join(models_dir, "brown-moe")
+    prompt = "ZXqwertyuiopqwert"
+
+    def settled(what, predicate, timeout=60):
+        return app.wait(lambda r: not r["busy"] and ("kl" in compare(r) or "kl_missing" in compare(r)) and predicate(r), what, timeout)
+
+    app = None
+
+    def session(start):
+        nonlocal app
+        app = start(["--model", induction, "--prompt", prompt, "--panel", "compare"])
+        app.settle()
+
+        # With and without a what-if: the right side has no causal mask.
+        app.click("compare_what_if_case")
+        report = settled("the what-if case", lambda r: compare(r).get("right_what_ifs_run") == "no-causal-mask" and r["prompt"] == prompt and compare(r).get("left_prompt_run") == prompt)
+        kl = compare(report)["kl"]
+        want = cli_kl(cli, induction, prompt, "no-causal-mask")
+        if abs(kl - want) > 1e-4 * max(1.0, want):
+            raise Failure(f"the panel's KL {kl} is not tscope-cli compare-forward's {want}")
+        if "compare_difference" not in report["regions"] or compare(report)["max_abs_difference"] <= 0:
+            raise Failure(f"no difference map: {compare(report).get('difference_note')}")
+        first = app.screenshot()
+        save_png(os.path.join(out, "what_if.png"), first)
+        log(f"  with and without the causal mask: KL {kl:.4f} nats, as tscope-cli compare-forward")
+
+        # An edit of the prompt: both sides run again, the KL and the map change.
+        app.click("prompt")
+        app.key("End")
+        app.type("yu")
+        report = settled("the edited prompt", lambda r: r["prompt"] == prompt + "yu" and compare(r).get("right_prompt_run") == prompt + "yu"
+                         and compare(r).get("left_prompt_run") == prompt + "yu")
+        if abs(compare(report)["kl"] - kl) < 1e-9 or not differs(first, app.screenshot()):
+            raise Failure("the edit changed neither the KL nor the screen")
+        if abs(compare(report)["kl"] - cli_kl(cli, induction, prompt + "yu", "no-causal-mask")) > 1e-4 * max(1.0, kl):
+            raise Failure("after the edit the KL is not the CLI's")
+        kl = compare(report)["kl"]
+        log(f"  edited: KL {kl:.4f}")
+
+        # A second what-if on the right side only.
+        app.click("compare_what_if")
+        app.wait(lambda r: "compare_what_if_no-positions" in r["regions"], "the right side's What-if menu", 10)
+        app.click("compare_what_if_no-positions")
+        report = settled("no positions too", lambda r: compare(r).get("right_what_ifs_run") == "no-causal-mask,no-positions")
+        if report["what_ifs"] != "" or abs(compare(report)["kl"] - kl) < 1e-9:
+            raise Failure(f"the right side's what-if leaked to the left or changed nothing: {report['what_ifs']}")
+        log(f"  right side also without positions: KL {compare(report)['kl']:.4f}; the left untouched")
+        app.click("status_bar")
+
+        # One model, two prompts.
+        app.click("compare_two_prompts")
+        report = settled("two prompts", lambda r: not compare(r)["prompt_linked"] and compare(r).get("right_what_ifs_run") == "")
+        if compare(report)["right_prompt_run"] == report["prompt"] or compare(report)["same_tokens"]:
+            raise Failure("two prompts: the right side runs the left's prompt")
+        save_png(os.path.join(out, "two_prompts.png"), app.screenshot())
+        log(f"  two prompts: '{report['prompt']}' and '{compare(report)['right_prompt_run']}'")
+
+        # Two models: brown-moe's right side beside brown-small.
+        app.click("model_path")
+        app.key("ctrl+a")
+        app.type(os.path.join(models_dir, "brown-small"))
+        app.click("open_model")
+        app.wait(lambda r: r["model"].endswith("brown-small") and not r["busy"] and r["snapshot"] > 0, "brown-small", 60)
+        app.click("prompt")
+        app.key("ctrl+a")
+        app.type("The jury said that the election")
+        app.click("compare_two_models")
+        report = settled("two models", lambda r: compare(r)["right_model"] == moe and compare(r).get("left_prompt_run") == r["prompt"] == compare(r).get("right_prompt_run")
+                          and r["prompt"] == "The jury said that the election", 90)
+        if "kl_missing" not in compare(report) or not compare(report)["same_tokens"]:
+            raise Failure(f"brown-small against brown-moe: {compare(report)}")
+        save_png(os.path.join(out, "two_models.png"), app.screenshot())
+        log(f"  two models: {compare(report)['kl_missing']}")
+        app.quit()
+
+    return drive(tscope, out, session, log, size=(1400, 900))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
