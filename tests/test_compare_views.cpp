@@ -3,10 +3,12 @@
 // patterns, and a map seen through another tokenization of the same text.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/core/error.h"
 #include "model/nn/compare_views.h"
+#include "model/theory/architecture_rows.h"
 
 namespace tscope {
 namespace {
@@ -66,6 +68,33 @@ TEST(CompareViews, AMapSeenThroughAnotherTokenizationOfTheSameText) {
   EXPECT_NE(none.note.find("no difference map"), std::string::npos);
   const MapDifference same = mapDifference(leftMap, 2, std::vector<float>{1, 0, 0.25f, 0.75f}, 2, true);
   EXPECT_NEAR(same.maxAbs, 0.25, 1e-7);
+}
+
+TEST(ArchitectureRows, TheChoicesAndCostsOfTwoModelsWithTheDifferencesMarked) {
+  ModelConfig gpt;  // the defaults: a small GPT-2
+  ModelConfig qwen = gpt;
+  qwen.norm = NormKind::RmsNorm;
+  qwen.position_encoding = PositionEncoding::Rope;
+  qwen.n_kv_head = 2;
+  qwen.activation = Activation::SwiGlu;
+  qwen.n_head = 4;
+  gpt.n_head = 4;
+  const auto rows = architectureRows(gpt, qwen, 10, 10);
+  auto row = [&](const std::string& name) {
+    return *std::find_if(rows.begin(), rows.end(), [&](const ArchitectureRow& r) { return r.name == name; });
+  };
+  EXPECT_EQ(row("norm").left, "pre-layernorm");
+  EXPECT_EQ(row("norm").right, "pre-rmsnorm");
+  EXPECT_TRUE(row("norm").differs);
+  EXPECT_EQ(row("positions").right, "rope");
+  EXPECT_EQ(row("attention").left.substr(0, 3), "MHA");
+  EXPECT_EQ(row("attention").right.substr(0, 3), "GQA");
+  EXPECT_NE(row("feed-forward").right.find("swiglu"), std::string::npos);
+  EXPECT_FALSE(row("family").differs);
+  EXPECT_FALSE(row("layers x width").differs);
+  EXPECT_TRUE(row("KV cache at the prompt's length").differs);  // 2 KV heads of 4: half the cache
+  const auto same = architectureRows(gpt, gpt, 10, 10);
+  EXPECT_TRUE(std::none_of(same.begin(), same.end(), [](const ArchitectureRow& r) { return r.differs; }));
 }
 
 }  // namespace

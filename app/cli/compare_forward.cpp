@@ -16,6 +16,7 @@
 #include "model/nn/compare_views.h"
 #include "model/nn/transformer.h"
 #include "model/nn/what_if.h"
+#include "model/theory/architecture_rows.h"
 
 using nlohmann::json;
 
@@ -136,6 +137,11 @@ int runCompareForward(const Argv& argv) {
                differences.data(), {heads, Tl, Tl});
   }
   out["attention"] = attention;
+  json architecture = json::array();
+  for (const ArchitectureRow& row :
+       architectureRows(left.model.weights.config(), right.model.weights.config(), (int)left.input.ids.size(), (int)right.input.ids.size()))
+    architecture.push_back({{"name", row.name}, {"left", row.left}, {"right", row.right}, {"differs", row.differs}});
+  out["architecture"] = architecture;
   out["attention_note"] = note;
   if (dump) {
     const std::filesystem::path dir = args.str("dump");

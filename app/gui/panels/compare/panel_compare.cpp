@@ -15,6 +15,7 @@
 #include "app/gui/widgets/layout.h"
 #include "model/core/softmax.h"
 #include "model/nn/trace_views.h"
+#include "model/theory/architecture_rows.h"
 
 namespace tscope::gui {
 
@@ -334,6 +335,33 @@ void ComparePanel::drawLayers(PanelContext& ctx, const Snapshot& left, const Sna
   }
 }
 
+void ComparePanel::drawArchitecture(PanelContext& ctx, const Snapshot& left, const Snapshot& right, Session& rightSession) {
+  const std::vector<ArchitectureRow> rows =
+      architectureRows(ctx.session.config(), rightSession.config(), (int)left.ids.size(), (int)right.ids.size());
+  nlohmann::json differing = nlohmann::json::array();
+  if (ImGui::BeginTable("compare_architecture", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
+    for (const char* name : {"architecture and cost (differences marked)", "left", "right"}) ImGui::TableSetupColumn(name);
+    ImGui::TableHeadersRow();
+    for (const ArchitectureRow& row : rows) {
+      ImGui::TableNextRow();
+      if (row.differs) {
+        differing.push_back(row.name);
+        ImGui::PushStyleColor(ImGuiCol_Text, kInterventionColor);
+      }
+      ImGui::TableSetColumnIndex(0);
+      ImGui::TextUnformatted(row.name.c_str());
+      ImGui::TableSetColumnIndex(1);
+      ImGui::TextUnformatted(row.left.c_str());
+      ImGui::TableSetColumnIndex(2);
+      ImGui::TextUnformatted(row.right.c_str());
+      if (row.differs) ImGui::PopStyleColor();
+    }
+    ImGui::EndTable();
+  }
+  recordItem(ctx.shared, "compare_architecture");
+  ctx.shared.facts["compare"]["architecture_differs"] = differing;
+}
+
 void ComparePanel::draw(PanelContext& ctx) {
   drawSetup(ctx);
   postRight(ctx);
@@ -370,6 +398,7 @@ void ComparePanel::draw(PanelContext& ctx) {
   facts["aligned"] = difference_.aligned;
   drawNextTokens(ctx, *left, *right, *rightSession);
   drawLayers(ctx, *left, *right, *rightSession);
+  drawArchitecture(ctx, *left, *right, *rightSession);
 }
 
 // Registered in app/session/panel_list.h.

@@ -30,6 +30,7 @@ class ComparePanel : public Panel {
   void drawMaps(PanelContext& ctx, const Snapshot& left, const Snapshot& right, Session& rightSession);
   void drawNextTokens(PanelContext& ctx, const Snapshot& left, const Snapshot& right, Session& rightSession);
   void drawLayers(PanelContext& ctx, const Snapshot& left, const Snapshot& right, Session& rightSession);
+  void drawArchitecture(PanelContext& ctx, const Snapshot& left, const Snapshot& right, Session& rightSession);
 
   CompareRight right_;
   WhatIfMenu whatIfMenu_;
