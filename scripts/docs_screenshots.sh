@@ -19,9 +19,18 @@ only=("$@")
 # A fresh, empty preferences folder: the pictures never depend on how this machine's window closed.
 export XDG_CONFIG_HOME=$(mktemp -d)
 translation_session=$(mktemp --suffix=.json)
-trap 'rm -rf "$XDG_CONFIG_HOME" "$translation_session"' EXIT
+compare_what_if=$(mktemp --suffix=.json)
+compare_prompts=$(mktemp --suffix=.json)
+compare_models=$(mktemp --suffix=.json)
+trap 'rm -rf "$XDG_CONFIG_HOME" "$translation_session" "$compare_what_if" "$compare_prompts" "$compare_models"' EXIT
 printf '{"tscope_session": 1, "source": "the third of may two thousand and seven", "prompt": "2007-05-03$", "greedy": true, "layer": 1, "head": 3}' \
   >"$translation_session"
+# The Compare panel's three cases: induction-2l without its causal mask on the right; brown-small on
+# two prompts; brown-small beside brown-moe (same prompt).
+printf '{"tscope_session": 1, "compare_what_ifs": "no-causal-mask", "layer": 1, "head": 0}' >"$compare_what_if"
+printf '{"tscope_session": 1, "compare_prompt_linked": false, "compare_prompt": "The jury said that the city had not been able to find the money for the old church", "layer": 1, "head": 2}' \
+  >"$compare_prompts"
+printf '{"tscope_session": 1, "compare_model": "%s", "layer": 1, "head": 2}' "$root/assets/models/brown-moe" >"$compare_models"
 
 shot() {
   local name=$1
@@ -50,5 +59,8 @@ shot screenshots/translation --model assets/models/dates-encdec --session "$tran
 # the scaling lesson's step 10: the scaling lab's "Your runs" on the shipped Brown sweep.
 shot lesson --lesson attention --step 8
 shot scaling-lab --lesson scaling --step 10
+shot compare-what-if --model $induction --session "$compare_what_if" --panel compare --prompt "ZXqwertyuiopqwertyuio"
+shot compare-prompts --model $small --session "$compare_prompts" --panel compare --prompt "$prompt"
+shot compare-models --model $small --session "$compare_models" --panel compare --prompt "$prompt"
 # The file browser on the shipped models (Ctrl+O, or the ... beside the model path).
 shot file-browser --model $small --browse model

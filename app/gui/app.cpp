@@ -81,7 +81,10 @@ bool App::needsFrames() const {
          sweeps_->latest()->status == SweepState::Running;
 }
 
-bool App::upToDate() const { return snapshot_ && !session_->busy() && snapshot_ == session_->latest() && !tasks_.busy(); }
+bool App::upToDate() const {
+  const Panel* shown = panels_.empty() ? nullptr : panels_[static_cast<size_t>(state_.panel)].get();
+  return snapshot_ && !session_->busy() && snapshot_ == session_->latest() && !tasks_.busy() && !(shown && shown->busy());
+}
 
 void App::post(int generateTokens) {
   Request request = requestFor(state_, session_->config());

@@ -124,6 +124,9 @@ class Panel {
   virtual std::string onSnapshot(AppState&, const Snapshot&) { return {}; }
   // True when this panel took (part of) the command.
   virtual bool handle(const PanelCommand&, TrainingSession&) { return false; }
+  // True while the panel's own background work (the Compare panel's second model) is not done: a
+  // screenshot or a slide waits for it.
+  virtual bool busy() const { return false; }
 };
 
 }  // namespace tscope::gui

@@ -23,6 +23,8 @@ class CompareRight {
   // Posts `request` when it differs from the last one posted to this session.
   void post(const Request& request);
   std::shared_ptr<const Snapshot> latest() const { return session_ ? session_->latest() : nullptr; }
+  // Loading, computing, or posted and not yet computed.
+  bool busy() const { return pending_.valid() || (session_ && (session_->busy() || (hasPosted_ && !session_->latest()))); }
 
  private:
   std::unique_ptr<Session> session_;

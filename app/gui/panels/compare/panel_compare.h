@@ -23,6 +23,7 @@ class ComparePanel : public Panel {
  public:
   ComparePanel();
   void draw(PanelContext& ctx) override;
+  bool busy() const override { return right_.busy(); }
 
  private:
   void drawSetup(PanelContext& ctx);
