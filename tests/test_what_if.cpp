@@ -16,6 +16,7 @@
 
 #include "model/core/error.h"
 #include "model/nn/incremental_forward.h"
+#include "model/nn/inside_views.h"
 #include "model/nn/transformer.h"
 #include "model/nn/what_if.h"
 #include "tests/test_helpers.h"
@@ -299,6 +300,39 @@ TEST(WhatIf, PrefixReuseAndLeftOutMapsAgreeWithAFreshForward) {
       fresh.layerMaps(kept, 1, probs, scores);
       const size_t mapFloats = (size_t)c.n_head * ids.size() * ids.size();
       EXPECT_LE(compare(probs, std::vector<float>(all.attn.begin() + mapFloats, all.attn.begin() + 2 * mapFloats)).relative(), 1e-5) << text;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tscope
+
+namespace tscope {
+namespace {
+
+// The Inside panel's stages (headStages) recompute a head's row from q and k: under each what-if
+// they must give the map the changed forward computed.
+TEST(WhatIf, TheInsideStagesAreTheChangedForwards) {
+  auto backend = makeReferenceBackend();
+  for (const char* name : {"gpt2", "alibi", "rope"}) {
+    const ModelConfig c = variantNamed(name);
+    const Weights weights = testing::randomWeights(c, 29);
+    const int T = 7;
+    const std::vector<int> ids = testing::sequence(T, c.vocab_size, 8);
+    for (const char* text : {"", "no-scale", "no-causal-mask", "no-positions", "uniform-attention:1", "no-scale,no-positions,no-causal-mask"}) {
+      Transformer model(weights, *backend);
+      const WhatIfs w = parseWhatIfs(text, c);
+      model.setWhatIfs(w);
+      Trace trace;
+      model.logitsFor(ids, &trace, everything(1));
+      const int li = *trace.capturedIndex(1);
+      for (int h = 0; h < c.n_head; ++h)
+        for (int query : {0, 3, T - 1}) {
+          const HeadStages s = headStages(trace, c, 1, h, query, w);
+          for (int j = 0; j < T; ++j)
+            ASSERT_NEAR(s.weights[j], trace.attnMap(li, h)[(size_t)query * T + j], 1e-5)
+                << name << " " << text << " head " << h << " query " << query;
+        }
     }
   }
 }

@@ -20,7 +20,8 @@ namespace tscope {
 
 int HeadStages::visibleKeys() const { return (int)std::count(masked.begin(), masked.end(), uint8_t(0)); }
 
-HeadStages headStages(const Trace& trace, const ModelConfig& config, int layer, int head, int query) {
+HeadStages headStages(const Trace& trace, const ModelConfig& modelConfig, int layer, int head, int query, const WhatIfs& whatIfs) {
+  const ModelConfig config = configAsRun(modelConfig, whatIfs);
   const int li = trace.internalIndex(layer);
   if (li < 0) throw Error("the trace holds no internals of layer " + std::to_string(layer));
   if (head < 0 || head >= trace.H) throw Error("head " + std::to_string(head) + " is outside 0.." + std::to_string(trace.H - 1));
@@ -40,8 +41,9 @@ HeadStages headStages(const Trace& trace, const ModelConfig& config, int layer, 
   s.v = std::span<const float>(trace.v).subspan(((size_t)li * trace.Hkv + s.kvHead) * Tk * D, Tk * D);
   const std::vector<uint8_t> mask = attentionMask(config, trace.T, trace.Tk, trace.pos0);
   s.masked.assign(mask.begin() + (size_t)query * Tk, mask.begin() + (size_t)(query + 1) * Tk);
-  const float slope = config.position_encoding == PositionEncoding::Alibi ? alibiSlopes(trace.H)[head] : 0.0f;
-  const double scale = 1.0 / std::sqrt((double)D);
+  const bool noPositions = whatIfs.has(WhatIfKind::NoPositions);
+  const float slope = config.position_encoding == PositionEncoding::Alibi && !noPositions ? alibiSlopes(trace.H)[head] : 0.0f;
+  const double scale = whatIfs.has(WhatIfKind::NoScale) ? 1.0 : 1.0 / std::sqrt((double)D);
   s.dots.resize(Tk);
   s.scaled.resize(Tk);
   s.scores.resize(Tk);
@@ -52,7 +54,11 @@ HeadStages headStages(const Trace& trace, const ModelConfig& config, int layer, 
     s.scaled[j] = (float)(dot * scale - (double)slope * std::abs(s.position - (int)j));
     s.scores[j] = s.masked[j] ? -std::numeric_limits<float>::infinity() : s.scaled[j];
   }
-  if (config.hasVariantAttention()) {
+  if (whatIfs.atLayer(WhatIfKind::UniformAttention, layer)) {
+    // The what-if's softmax of equal scores: the mean over the visible keys.
+    for (size_t j = 0; j < Tk; ++j) s.scores[j] = s.masked[j] ? -std::numeric_limits<float>::infinity() : 0.0f;
+    s.weights = softmaxWeights(s.scores);
+  } else if (config.hasVariantAttention()) {
     // The model's own variant: its effective map row (out = A v) from this query and every key.
     std::vector<float> q(Tk * D, 0.0f);
     std::copy(s.q.begin(), s.q.end(), q.begin() + (size_t)s.position * D);

@@ -11,6 +11,7 @@
 #include "model/core/config.h"
 #include "model/core/weights.h"
 #include "model/nn/trace.h"
+#include "model/nn/what_if.h"
 
 namespace tscope {
 
@@ -33,7 +34,9 @@ struct HeadStages {
 };
 
 // Throws tscope::Error when the trace has no internals of `layer`, or head / query out of range.
-HeadStages headStages(const Trace& trace, const ModelConfig& config, int layer, int head, int query);
+// `whatIfs`: those the forward ran with (what_if.h): the stages are then the changed forward's
+// (no mask, no ALiBi bias, scores unscaled, a uniform layer's equal scores).
+HeadStages headStages(const Trace& trace, const ModelConfig& config, int layer, int head, int query, const WhatIfs& whatIfs = {});
 
 // The rows of one token through one block, from a trace with components (TraceOptions::components)
 // and that layer's internals. In a pre-norm model the residual entering layer l is the embedding

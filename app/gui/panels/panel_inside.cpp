@@ -81,7 +81,7 @@ void InsidePanel::rebuild(PanelContext& ctx, const Key& key) {
   rows_ = {};
   const Trace& trace = ctx.snapshot->trace;
   try {
-    stages_ = headStages(trace, configAsRun(ctx.session.config(), ctx.snapshot->request.whatIfs), key.layer, key.head, key.query);
+    stages_ = headStages(trace, ctx.session.config(), key.layer, key.head, key.query, ctx.snapshot->request.whatIfs);
     rows_ = blockRows(trace, ctx.session.weights(), key.layer, key.query);
   } catch (const std::exception& e) {
     error_ = e.what();
