@@ -6,6 +6,7 @@
 // tokenizers cut one text differently). --dump DIR writes the maps, their difference and the
 // next-token logits as .npy.
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,7 @@ struct Side {
   AttentionRows maps;
   std::vector<float> logits;  // (V) the last position's
   std::vector<TokenSpan> spans;
+  double forwardMs = 0;  // the forward with its trace (maps of every layer, the lens at the last position)
 };
 
 // --SIDE-text, or the shared --text.
@@ -41,8 +43,10 @@ Side readSide(const Args& args, const std::string& name) {
   side.name = name;
   side.model = loadModel(args.str(name));
   const std::string own = name + "-text";
-  if (args.has(own) == args.has("text")) throw UsageError("give --text S (both sides) or --left-text S and --right-text S");
-  side.input = inputIds(args, side.model, args.has(own) ? own : "text");
+  const bool shared = args.has("text") || args.has("text-file") || args.has("ids"), ownText = args.has(own) || args.has(own + "-file");
+  if (shared == ownText)
+    throw UsageError("give --text S, --text-file PATH or --ids 1,2,3 (both sides) or --left-text S and --right-text S (each side its own)");
+  side.input = inputIds(args, side.model, ownText ? own : "text");
   side.whatIfs = parseWhatIfs(args.str(name + "-what-if", ""), side.model.weights.config());
   if (side.whatIfs.has(WhatIfKind::Shuffle)) side.input.ids = applyShuffle(side.whatIfs, side.input.ids, &side.shuffleOrder);
   if (side.model.weights.config().isEncoderDecoder())
@@ -57,7 +61,9 @@ void run(Side& side, Backend& backend) {
   options.residuals = false;
   options.logitLensTopK = 1;
   options.logitLensLastOnly = true;
+  const auto started = std::chrono::steady_clock::now();
   const std::vector<float> logits = model.logitsFor(side.input.ids, &side.trace, options);
+  side.forwardMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   const int V = side.model.weights.config().vocab_size;
   side.logits.assign(logits.end() - V, logits.end());
   side.maps.append(side.trace);
@@ -89,6 +95,12 @@ json sideJson(const Side& side) {
   out["lens"] = lens;
   out["heads"] = heads;
   describeInput(out, side.input);
+  out["forward_ms"] = side.forwardMs;
+  // What the side's weights take: 16-bit checkpoints' matrices as halves (mapped in place), the rest float32.
+  size_t bytes = 0;
+  const Weights& w = side.model.weights;
+  for (size_t i = 0; i < w.layout().size(); ++i) bytes += w.layout()[i].numel() * (w.half(i) ? 2 : 4);
+  out["weight_bytes"] = bytes;
   return out;
 }
 
@@ -96,8 +108,8 @@ json sideJson(const Side& side) {
 
 int runCompareForward(const Argv& argv) {
   Args args("compare-forward", argv,
-            {"left", "right", "text", "text-file", "left-text", "left-text-file", "right-text", "right-text-file", "left-what-if", "right-what-if",
-             "dump", "backend", "threads"},
+            {"left", "right", "text", "text-file", "ids", "left-text", "left-text-file", "right-text", "right-text-file", "left-what-if",
+             "right-what-if", "dump", "backend", "threads"},
             {});
   const bool dump = args.has("dump");
   if (dump) {
