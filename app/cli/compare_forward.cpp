@@ -96,11 +96,7 @@ json sideJson(const Side& side) {
   out["heads"] = heads;
   describeInput(out, side.input);
   out["forward_ms"] = side.forwardMs;
-  // What the side's weights take: 16-bit checkpoints' matrices as halves (mapped in place), the rest float32.
-  size_t bytes = 0;
-  const Weights& w = side.model.weights;
-  for (size_t i = 0; i < w.layout().size(); ++i) bytes += w.layout()[i].numel() * (w.half(i) ? 2 : 4);
-  out["weight_bytes"] = bytes;
+  out["weight_bytes"] = side.model.weights.heldBytes();  // 16-bit matrices as halves (mapped in place), the rest float32
   return out;
 }
 

@@ -169,6 +169,12 @@ size_t Weights::halfBytes() const {
   return bytes;
 }
 
+size_t Weights::heldBytes() const {
+  size_t bytes = 0;
+  for (size_t i = 0; i < layout_.size(); ++i) bytes += layout_[i].numel() * (half(i) ? 2 : 4);
+  return bytes;
+}
+
 size_t Weights::totalFloats() const {
   if (layout_.empty()) return 0;
   return layout_.back().offset + roundedToCacheLine(layout_.back().numel());

@@ -225,6 +225,8 @@ class Weights : public ModelParams<const float> {
   void copyAsFloat(size_t layoutIndex, float* out) const;
   // Bytes held as halves (in the mapped files or owned), and whether any parameter is.
   size_t halfBytes() const;
+  // The parameters' bytes as held: 2 per value of a matrix kept as halves, 4 per float32 value.
+  size_t heldBytes() const;
   bool hasHalves() const { return halfStorage_ != nullptr; }
   // For the loader: a parameter that lives in the owned arena, writable without copy-on-write.
   // Throws tscope::Error when it is read in place.

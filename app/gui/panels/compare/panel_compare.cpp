@@ -14,6 +14,7 @@
 #include "app/gui/widgets/layer_head_picker.h"
 #include "app/gui/widgets/layout.h"
 #include "model/core/softmax.h"
+#include "model/core/units.h"
 #include "model/nn/trace_views.h"
 #include "model/theory/architecture_rows.h"
 
@@ -373,6 +374,11 @@ void ComparePanel::draw(PanelContext& ctx) {
   if (!right_.problem().empty()) ImGui::TextColored(ImVec4(0.9f, 0.25f, 0.2f, 1), "%s", right_.problem().c_str());
   if (!right_.loading().empty()) ImGui::TextDisabled("loading the right side: %s ...", right_.loading().c_str());
   Session* rightSession = right_.session();
+  if (rightSession) {  // what the second model costs (two 0.5B checkpoints side by side: bench/RESULTS.md)
+    ImGui::TextDisabled("Right side: %s, its own session: %s of weights (16-bit matrices read in place from the file), its own KV cache.",
+                        modelName(rightSession->modelPath()).c_str(), formatBytes((double)rightSession->weights().heldBytes()).c_str());
+    facts["right_weight_bytes"] = rightSession->weights().heldBytes();
+  }
   const std::shared_ptr<const Snapshot> right = right_.latest();
   const Snapshot* left = ctx.snapshot;
   if (!left || !rightSession || !right || left->ids.empty() || right->ids.empty() || !left->error.empty() || !right->error.empty()) {
