@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "model/core/error.h"
+#include "model/core/list_text.h"
 
 namespace tscope {
 
@@ -51,22 +52,11 @@ bool parseInt(std::string_view text, int& out) {
   return ec == std::errc() && end == text.data() + text.size() && out >= 0;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 }  // namespace
 
 std::vector<InterventionSpec> parseInterventions(std::string_view text, AblationKind kind, const ModelConfig& config) {
   std::vector<InterventionSpec> specs;
-  if (trim(text).empty()) return specs;
-  size_t from = 0;
-  while (from <= text.size()) {
-    const size_t comma = std::min(text.find(',', from), text.size());
-    const std::string_view item = trim(text.substr(from, comma - from));
-    from = comma + 1;
+  for (const std::string_view item : splitList(text)) {
     const size_t dot = item.find('.');
     InterventionSpec spec;
     spec.kind = kind;

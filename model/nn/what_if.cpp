@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "model/core/error.h"
+#include "model/core/list_text.h"
 #include "model/core/rng.h"
 
 namespace tscope {
@@ -69,12 +70,6 @@ std::string whatIfProblem(const WhatIf& w, const ModelConfig& config) {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 std::string namesList() {
   std::string out;
   for (WhatIfKind kind : kWhatIfKinds) {
@@ -111,12 +106,7 @@ WhatIf parseOne(std::string_view item) {
 
 WhatIfs parseWhatIfNames(std::string_view text) {
   WhatIfs out;
-  if (trim(text).empty()) return out;
-  size_t from = 0;
-  while (from <= text.size()) {
-    const size_t comma = std::min(text.find(',', from), text.size());
-    const std::string_view item = trim(text.substr(from, comma - from));
-    from = comma + 1;
+  for (const std::string_view item : splitList(text)) {
     if (item.empty()) throw Error("what-if list '" + std::string(text) + "': an empty item between commas");
     const WhatIf w = parseOne(item);
     if (w.kind == WhatIfKind::Shuffle && out.has(WhatIfKind::Shuffle) && !out.atLayer(WhatIfKind::Shuffle, (int)w.arg))
