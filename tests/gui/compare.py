@@ -4,7 +4,9 @@ without its causal mask on the right, and the KL of the two next-token distribut
 `tscope-cli compare-forward` prints for the same input; an edit of the prompt changes the KL and the
 difference map; a second what-if on the right side changes them again; "One model, two prompts"
 runs the right side on its own prompt; "Two models, one prompt" opens brown-small beside
-brown-moe and says why there is no KL (two vocabularies). Screenshots of the three cases.
+brown-moe and says why there is no KL (two vocabularies). Screenshots of the three cases. A session
+file whose right-side model is missing, or whose right prompt is invalid UTF-8 past the context, gets
+one line each while the app answers.
 usage: compare.py TSCOPE TSCOPE_CLI MODELS_DIR OUT"""
 import json
 import os
@@ -109,6 +111,25 @@ def main():
             raise Failure(f"brown-small against brown-moe: {compare(report)}")
         save_png(os.path.join(out, "two_models.png"), app.screenshot())
         log(f"  two models: {compare(report)['kl_missing']}")
+        app.quit()
+
+        # A session whose right side names a model that is not there: one line, the left side answers.
+        broken = os.path.join(out, "broken.json")
+        with open(broken, "w") as f:
+            json.dump({"tscope_session": 1, "compare_model": os.path.join(out, "no-such-model"), "panel": "compare"}, f)
+        app = start(["--model", induction, "--prompt", prompt, "--session", broken], log_name="broken.log")
+        report = app.wait(lambda r: compare(r).get("problem"), "the missing model's line", 30)
+        if "\n" in compare(report)["problem"] or "no-such-model" not in compare(report)["problem"]:
+            raise Failure(f"the missing right model: {compare(report)['problem']!r}")
+        log(f"  missing right model: {compare(report)['problem']}")
+        # Back to the left's model, with a right prompt of invalid UTF-8 past the context.
+        app.click("compare_two_prompts")
+        app.wait(lambda r: "compare_prompt" in r["regions"], "the right prompt's box", 10)
+        app.click("compare_prompt")
+        app.key("ctrl+a")
+        app.paste(b"\xff\xfe qwerty " * 20)
+        report = settled("the long right prompt", lambda r: compare(r).get("right_tokens", 0) == r["n_ctx"], 60)
+        log(f"  right prompt of {len(compare(report)['right_prompt_run'])} bytes past the context: its last {compare(report)['right_tokens']} tokens")
         app.quit()
 
     return drive(tscope, out, session, log, size=(1400, 900))

@@ -19,7 +19,7 @@ void CompareRight::want(const std::string& modelPath, const std::string& backend
       problem_.clear();
       hasPosted_ = false;
     } catch (const std::exception& e) {
-      problem_ = "cannot open " + pendingPath_ + ": " + e.what();
+      problem_ = std::string("the right side's model: ") + e.what();
       failedPath_ = pendingPath_;
     }
     pendingPath_.clear();
