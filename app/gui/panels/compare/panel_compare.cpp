@@ -375,8 +375,9 @@ void ComparePanel::draw(PanelContext& ctx) {
   if (!right_.loading().empty()) ImGui::TextDisabled("loading the right side: %s ...", right_.loading().c_str());
   Session* rightSession = right_.session();
   if (rightSession) {  // what the second model costs (two 0.5B checkpoints side by side: bench/RESULTS.md)
-    ImGui::TextDisabled("Right side: %s, its own session: %s of weights (16-bit matrices read in place from the file), its own KV cache.",
-                        modelName(rightSession->modelPath()).c_str(), formatBytes((double)rightSession->weights().heldBytes()).c_str());
+    const Weights& w = rightSession->weights();
+    ImGui::TextDisabled("Right side: %s in its own session: %s of weights%s, its own KV cache.", modelName(rightSession->modelPath()).c_str(),
+                        formatBytes((double)w.heldBytes()).c_str(), w.hasHalves() ? " (its 16-bit matrices read in place from the file)" : "");
     facts["right_weight_bytes"] = rightSession->weights().heldBytes();
   }
   const std::shared_ptr<const Snapshot> right = right_.latest();
