@@ -31,11 +31,13 @@ class CliCompareForward : public ::testing::Test {
 TEST_F(CliCompareForward, AModelAgainstItselfAndAgainstAWhatIf) {
   const std::string both = "--left " + kModels + "induction-2l --right " + kModels + "induction-2l --text ZXqwertyuiopqwert";
   const json same = compare(both);
-  EXPECT_NEAR(same["kl"].get<double>(), 0.0, 1e-9);
+  // The two sides are two Transformers on one backend: equal up to the Eigen GEMM's blocking, which
+  // follows the threads OpenMP hands out on a loaded machine (differences of 1e-7 seen under CTest -j2).
+  EXPECT_NEAR(same["kl"].get<double>(), 0.0, 1e-6);
   EXPECT_TRUE(same["same_tokens"].get<bool>());
   ASSERT_EQ(same["attention"].size(), 2u);
   for (const json& layer : same["attention"])
-    for (const json& d : layer["max_abs_difference"]) EXPECT_EQ(d.get<double>(), 0.0);
+    for (const json& d : layer["max_abs_difference"]) EXPECT_LT(d.get<double>(), 1e-5);
   EXPECT_EQ(same["left"]["lens"][1]["token"], "y");  // induction-2l copies: "...qwert" -> "y"
 
   const std::string dump = (dir_.path() / "dump").string();

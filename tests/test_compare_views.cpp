@@ -62,6 +62,7 @@ TEST(CompareViews, AMapSeenThroughAnotherTokenizationOfTheSameText) {
   // Left row 1 ("cd") <- right row 2 ("cd"): keys "a","b" -> "ab" (0), "cd" -> "cd" (1): (0, 1) - (0.5, 0.5).
   EXPECT_FLOAT_EQ(d.difference[2], -0.5f);
   EXPECT_FLOAT_EQ(d.difference[3], 0.5f);
+  EXPECT_EQ(d.right, (std::vector<float>{0.75f, 0.0f, 0.0f, 1.0f}));  // as subtracted: row "ab" <- right "b" (keys "a" "b" -> "ab"), "cd" <- "cd"
   EXPECT_NE(d.note.find("character spans"), std::string::npos);
   const MapDifference none = mapDifference(leftMap, 2, std::vector<float>(9, 0.0f), 3, false);
   EXPECT_TRUE(none.difference.empty());

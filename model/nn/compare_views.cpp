@@ -122,6 +122,7 @@ MapDifference mapDifference(std::span<const float> left, int Tl, std::span<const
     return out;
   }
   out.difference.resize((size_t)Tl * Tl);
+  out.right.assign(r.begin(), r.begin() + (size_t)Tl * Tl);
   for (size_t i = 0; i < out.difference.size(); ++i) {
     const float a = std::isfinite(left[i]) ? left[i] : 0.0f, b = std::isfinite(r[i]) ? r[i] : 0.0f;
     out.difference[i] = b - a;

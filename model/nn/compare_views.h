@@ -48,6 +48,7 @@ std::vector<float> alignedMap(const float* right, const std::vector<TokenSpan>& 
 // What the difference view of two sides shows: right - left over the left's T x T, or why none.
 struct MapDifference {
   std::vector<float> difference;  // (T, T) empty when there is none
+  std::vector<float> right;       // (T, T) the right map as subtracted (alignedMap's when aligned); empty with difference
   bool aligned = false;           // the right map went through alignedMap (two tokenizations of one text)
   double maxAbs = 0;              // the largest |difference|
   std::string note;               // how the two were lined up, or why there is no difference

@@ -4,7 +4,8 @@ without its causal mask on the right, and the KL of the two next-token distribut
 `tscope-cli compare-forward` prints for the same input; an edit of the prompt changes the KL and the
 difference map; a second what-if on the right side changes them again; "One model, two prompts"
 runs the right side on its own prompt; "Two models, one prompt" opens brown-small beside
-brown-moe and says why there is no KL (two vocabularies). Screenshots of the three cases. A session
+brown-moe and says why there is no KL (two vocabularies). Export NPY writes both maps and their
+difference, equal to compare-forward --dump's. Screenshots of the three cases. A session
 file whose right-side model is missing, or whose right prompt is invalid UTF-8 past the context, gets
 one line each while the app answers.
 usage: compare.py TSCOPE TSCOPE_CLI MODELS_DIR OUT"""
@@ -14,6 +15,8 @@ import shutil
 import subprocess
 import sys
 import time
+
+import numpy as np
 
 from hands import Failure, differs, drive, save_png
 
@@ -60,6 +63,20 @@ def main():
             raise Failure(f"the panel's KL {kl} is not tscope-cli compare-forward's {want}")
         if "compare_difference" not in report["regions"] or compare(report)["max_abs_difference"] <= 0:
             raise Failure(f"no difference map: {compare(report).get('difference_note')}")
+        # Export NPY: (3, T, T) left, right and right - left, equal to compare-forward --dump's maps.
+        before = set(os.listdir(app.workdir))
+        app.click("export_npy")
+        app.wait(lambda r: [f for f in set(os.listdir(app.workdir)) - before if f.endswith(".npy")], "the export", 20)
+        exported = np.load(os.path.join(app.workdir, next(f for f in set(os.listdir(app.workdir)) - before if f.endswith(".npy"))))
+        dump = os.path.join(out, "dump")
+        subprocess.run([cli, "compare-forward", "--backend", "cpu", "--left", induction, "--right", induction, "--text", prompt,
+                        "--right-what-if", "no-causal-mask", "--dump", dump], capture_output=True, check=True)
+        for index, name in enumerate(("left_attn_0", "right_attn_0", "diff_attn_0")):
+            want = np.load(os.path.join(dump, name + ".npy"))[0]
+            worst = float(np.abs(exported[index] - want).max())
+            if exported.shape != (3,) + want.shape or not np.isfinite(exported).all() or not worst <= 1e-5:
+                raise Failure(f"the exported {name} differs from compare-forward --dump's by {worst} (shape {exported.shape})")
+        log("  Export NPY: left, right and difference equal to compare-forward --dump's")
         first = app.screenshot()
         save_png(os.path.join(out, "what_if.png"), first)
         log(f"  with and without the causal mask: KL {kl:.4f} nats, as tscope-cli compare-forward")

@@ -227,7 +227,12 @@ void ComparePanel::drawMaps(PanelContext& ctx, const Snapshot& left, const Snaps
   ImGui::TextDisabled("%s%s", mapsNote_.c_str(), difference_.note.c_str());
   if (!difference_.difference.empty()) {
     const int T = static_cast<int>(labels_[0].size());
-    ctx.shared.exportable = {"compare_difference_l" + std::to_string(st.layer) + "_h" + std::to_string(st.head), difference_.difference, T, T};
+    // Both sides and their difference: (3, T, T) = left, right (as lined up), right - left.
+    std::vector<float> stack;
+    for (const std::vector<float>* m : {&shown_[0], &difference_.right, &difference_.difference}) stack.insert(stack.end(), m->begin(), m->end());
+    for (float& v : stack) v = std::isfinite(v) ? v : 0.0f;  // a masked cell (grey on screen) is a probability of 0, as the CLI writes it
+    ctx.shared.exportable = {
+        "compare_l" + std::to_string(st.layer) + "_h" + std::to_string(st.head) + "_left_right_difference", std::move(stack), 3 * T, T, {3, T, T}};
   } else {
     ctx.shared.exportNote = difference_.note.empty() ? mapsNote_ : difference_.note;
   }
