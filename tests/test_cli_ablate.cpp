@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/io/npy.h"
+#include "tests/induction_text.h"
 #include "tests/test_files.h"
 
 using nlohmann::json;
@@ -21,11 +22,9 @@ using tscope::testing::ScratchDir;
 
 namespace {
 
-const std::string kInduction = std::string(TSCOPE_SOURCE_DIR) + "/assets/models/induction-2l";
-const std::string kHalf = "qwertyuiopasdfgh";  // 16 distinct letters, as in training
-// The context (31 tokens): the half and the half again without its last letter. Positions 16..29
-// predict the repeat's tokens 17..30, which only an induction head can know.
-const std::string kRepeated = kHalf + kHalf.substr(0, kHalf.size() - 1);
+const std::string& kInduction = tscope::testing::kInductionModel;
+const std::string& kHalf = tscope::testing::kInductionHalf;
+const std::string& kRepeated = tscope::testing::kInductionRepeated;
 
 class CliAblate : public ::testing::Test {
  protected:

@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "tests/cli_output.h"
+#include "tests/induction_text.h"
 #include "tests/test_files.h"
 
 using nlohmann::json;
@@ -20,9 +21,9 @@ using tscope::testing::ScratchDir;
 
 namespace {
 
-const std::string kInduction = std::string(TSCOPE_SOURCE_DIR) + "/assets/models/induction-2l";
-const std::string kHalf = "qwertyuiopasdfgh";
-const std::string kRepeated = kHalf + kHalf.substr(0, kHalf.size() - 1);
+const std::string& kInduction = tscope::testing::kInductionModel;
+const std::string& kHalf = tscope::testing::kInductionHalf;
+const std::string& kRepeated = tscope::testing::kInductionRepeated;
 
 class CliWhatIf : public ::testing::Test {
  protected:
