@@ -38,13 +38,11 @@ Transformer::Transformer(const Weights& weights, Backend& backend) : config_(wei
   unembeddingHalf_ = params.unembeddingHalf();
   lnfWeight_ = params.lnfWeight;
   lnfBias_ = params.lnfBias;
-  modelLnfWeight_ = lnfWeight_;
-  modelLnfBias_ = lnfBias_;
   lnEmbWeight_ = params.lnEmbWeight;
   lnEmbBias_ = params.lnEmbBias;
   head_ = OutputHead::of(params);
   layers_ = params.layers;
-  positions_ = modelPositions_ = block_.positionTable(params.wpe);
+  positions_ = block_.positionTable(params.wpe);
   if (config_.isEncoderDecoder()) {
     encoderBlock_.emplace(encoderStackConfig(config_), backend);
     encoderLayers_ = params.encoderLayers;
@@ -176,11 +174,7 @@ void Transformer::setWhatIfs(WhatIfs whatIfs) {
   for (const WhatIf& w : whatIfs.items)
     if (std::string problem = whatIfProblem(w, config_); !problem.empty()) throw Error("what-if " + problem);
   whatIfs_ = std::move(whatIfs);
-  block_.setWhatIfs(whatIfs_);
-  positions_ = whatIfs_.has(WhatIfKind::NoPositions) ? nullptr : modelPositions_;
-  const bool skipNorm = whatIfs_.has(WhatIfKind::SkipFinalNorm);
-  lnfWeight_ = skipNorm ? nullptr : modelLnfWeight_;
-  lnfBias_ = skipNorm ? nullptr : modelLnfBias_;
+  block_.setWhatIfs(whatIfs_);  // the block applies them all: its position table, attention shape, layers and unembedding input
 }
 
 AttentionShape Transformer::attentionShape(int T, int pos0, const KVCache& cache) const { return block_.attentionShape(T, pos0, cache.capacity()); }

@@ -121,16 +121,13 @@ class Transformer {
   const float* wte_ = nullptr;             // (V, C)
   const float* unembedding_ = nullptr;     // (V, C): wte or lm_head
   HalfMatrix wteHalf_, unembeddingHalf_;   // the same (V, C) kept as halves (16-bit checkpoints on the host)
-  const float* positions_ = nullptr;       // (n_positions, C): learned wpe (block_'s table when sinusoidal); null otherwise or with no-positions
-  const float* modelPositions_ = nullptr;  // the same whatever the what-ifs
+  const float* positions_ = nullptr;       // (n_positions, C): learned wpe (block_'s table when sinusoidal); null otherwise
   std::vector<ConstLayerWeights> layers_;  // pointers into backend memory
   const float* lnfWeight_ = nullptr;       // (C) pre-norm only
   const float* lnfBias_ = nullptr;         // (C)
-  const float* modelLnfWeight_ = nullptr;  // lnfWeight_, lnfBias_ whatever the what-ifs (skip-final-norm nulls those)
-  const float* modelLnfBias_ = nullptr;
-  const float* lnEmbWeight_ = nullptr;  // (C) embedding_norm only
-  const float* lnEmbBias_ = nullptr;    // (C)
-  OutputHead head_;                     // mlm_head only: BERT's prediction head
+  const float* lnEmbWeight_ = nullptr;     // (C) embedding_norm only
+  const float* lnEmbBias_ = nullptr;       // (C)
+  OutputHead head_;                        // mlm_head only: BERT's prediction head
   BlockForward block_;
   // Encoder-decoder models only: the encoder stack and what encode() leaves for the decoder.
   std::optional<BlockForward> encoderBlock_;  // the encoder's blocks (bidirectional)
