@@ -200,9 +200,9 @@ const Session::Tokenized& Session::tokenize(const Request& request) {
       tokenized_->whatIfs == request.whatIfs)
     return *tokenized_;
   tokenized_.reset();  // until this one is done
-  Tokenized t{request.prompt, request, request.whatIfs, fitPrompt(promptIds(request)), {}, {}};
+  Tokenized t{request.prompt, request, request.whatIfs, fitPrompt(promptIds(request)), {}, {}, {}};
   // The shuffle what-if reorders the tokens the model reads (and every panel shows).
-  if (request.whatIfs.has(WhatIfKind::Shuffle)) t.fit.kept = applyShuffle(request.whatIfs, t.fit.kept);
+  if (request.whatIfs.has(WhatIfKind::Shuffle)) t.fit.kept = applyShuffle(request.whatIfs, t.fit.kept, &t.shuffleOrder);
   for (int id : t.fit.kept) t.tokenText.push_back(tokenizer_->tokenText(id));
   const size_t shownFrom = t.fit.dropped.size() - std::min(t.fit.dropped.size(), Snapshot::kMaxDroppedShown);
   for (size_t i = shownFrom; i < t.fit.dropped.size(); ++i) t.droppedText.push_back(tokenizer_->tokenText(t.fit.dropped[i]));
@@ -233,6 +233,7 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     snapshot->droppedIds = tokens.fit.dropped;
     snapshot->tokenText = tokens.tokenText;
     snapshot->droppedText = tokens.droppedText;
+    snapshot->shuffleOrder = tokens.shuffleOrder;
     if (snapshot->ids.empty()) throw Error("the prompt is empty: type some text");
     snapshot->moeRouting = moeRoutingFor(c, request);
     if (snapshot->moeRouting) transformer_->setMoeRouting(*snapshot->moeRouting);
@@ -240,7 +241,6 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     encodeSource(request, *snapshot);
     applyInterventions(request, snapshot->ids, *snapshot);
     transformer_->setWhatIfs(request.whatIfs);
-    if (request.whatIfs.has(WhatIfKind::Shuffle)) applyShuffle(request.whatIfs, snapshot->ids, &snapshot->shuffleOrder);
     TraceOptions options = sessionTraceOptions(c, (int)snapshot->ids.size());
     options.focusLayer = request.focusLayer;
     options.memoryCapBytes = request.mapMemoryBytes;

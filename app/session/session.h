@@ -319,6 +319,7 @@ class Session {
     WhatIfs whatIfs;  // the shuffle's seed is all it reads
     ContextFit fit;
     std::vector<std::string> tokenText, droppedText;  // as in Snapshot
+    std::vector<int> shuffleOrder;                    // as in Snapshot
   };
   std::optional<Tokenized> tokenized_;
   const Tokenized& tokenize(const Request& request);
