@@ -65,10 +65,11 @@ def main():
         app.click("prompt")
         app.key("End")
         app.type("yu")
-        report = app.wait(lambda r: r["prompt"] == prompt + "yu" and r["what_if_snapshot"] == "no-causal-mask" and not r["busy"],
-                          "the edited prompt, still unmasked", 30)
-        if report["next_top_id"] != cli_top(cli, induction, prompt + "yu", "no-causal-mask"):
-            raise Failure("after the edit the next token is not the CLI's")
+        # Typed a key at a time: wait for the snapshot of the whole edit (the state's prompt is ahead of it
+        # while the last key's forward runs), whose next token must be the CLI's.
+        want = cli_top(cli, induction, prompt + "yu", "no-causal-mask")
+        app.wait(lambda r: r["prompt"] == prompt + "yu" and r["what_if_snapshot"] == "no-causal-mask" and not r["busy"] and r["next_top_id"] == want,
+                 "the edited prompt, still unmasked, with the CLI's next token", 30)
         log("  edited the prompt: the what-if stays on")
 
         # The shuffle: the order is shown.
@@ -88,9 +89,7 @@ def main():
         app.click("prompt")
         app.key("ctrl+a")
         app.type(prompt)
-        report = app.wait(lambda r: r["prompt"] == prompt and not r["busy"], "the first prompt", 30)
-        if report["next_top_id"] != clean_top:
-            raise Failure("all back on: the next token is not the clean one")
+        app.wait(lambda r: r["prompt"] == prompt and not r["busy"] and r["next_top_id"] == clean_top, "all back on: the clean next token", 30)
         log("  all back on: the clean model")
 
         # Through a model switch.
