@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -108,4 +109,14 @@ TEST(FileKinds, RecentFilesPutTheLatestFirstWithoutRepeats) {
   EXPECT_EQ(recent.front(), "f10");
   EXPECT_EQ(std::count(recent.begin(), recent.end(), "f10"), 1);
   EXPECT_EQ(recent.size(), 12u);
+}
+
+TEST(FileKinds, ModelFoldersAreTheFoldersWithAConfig) {
+  const std::string shipped = std::string(TSCOPE_SOURCE_DIR) + "/assets/models";
+  const std::vector<std::string> models = modelFolders(shipped);
+  EXPECT_NE(std::find(models.begin(), models.end(), shipped + "/brown-small"), models.end());
+  EXPECT_NE(std::find(models.begin(), models.end(), shipped + "/induction-2l"), models.end());
+  EXPECT_EQ(std::find(models.begin(), models.end(), shipped + "/configs"), models.end());  // a folder without config.json
+  EXPECT_TRUE(std::is_sorted(models.begin(), models.end()));
+  EXPECT_TRUE(modelFolders(shipped + "/no-such-folder").empty());
 }

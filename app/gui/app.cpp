@@ -30,10 +30,7 @@ App::App(std::unique_ptr<Session> session, AppState state)
       sweeps_(std::make_unique<SweepSession>()),
       state_(std::move(state)) {
   // The models shipped in assets/models, offered by the model picker.
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(TSCOPE_SOURCE_DIR) / "assets/models", ec))
-    if (std::filesystem::exists(entry.path() / "config.json", ec)) shippedModels_.push_back(entry.path().string());
-  std::sort(shippedModels_.begin(), shippedModels_.end());
+  shippedModels_ = session::modelFolders(TSCOPE_SOURCE_DIR "/assets/models");
   cachedModels_ = findCachedHfModels();  // models downloaded with the HuggingFace tools
   modelPathInput_ = session_->modelPath();
   showMessage(keepFittingInterventions(state_.interventions, session_->config()), MessageKind::Warning);  // a session file's, for another model

@@ -132,6 +132,13 @@ FolderListing listFolder(const std::string& folder, const std::vector<FileKind>&
   return listing;
 }
 
+std::vector<std::string> modelFolders(const std::string& folder) {
+  std::vector<std::string> paths;
+  for (const FileEntry& entry : listFolder(folder, {}).entries)
+    if (entry.folder && entry.kind == FileKind::Model) paths.push_back(entry.path);
+  return paths;
+}
+
 std::string parentFolder(const std::string& folder) {
   fs::path path = fs::path(folder).lexically_normal();
   if (path.has_relative_path() && !path.has_filename()) path = path.parent_path();  // "/a/b/" is "/a/b"

@@ -42,6 +42,10 @@ struct FolderListing {
 // folder is a listing with its problem.
 FolderListing listFolder(const std::string& folder, const std::vector<FileKind>& wanted, bool showHidden = false);
 
+// The paths of the model folders (a config.json inside) in `folder`, sorted by name as listFolder
+// sorts: the shipped models of assets/models for the model picker and the Compare panel.
+std::vector<std::string> modelFolders(const std::string& folder);
+
 // The folder above `folder` ("/" stays "/").
 std::string parentFolder(const std::string& folder);
 

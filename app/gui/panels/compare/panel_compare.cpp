@@ -13,33 +13,16 @@
 
 #include "app/gui/widgets/layer_head_picker.h"
 #include "app/gui/widgets/layout.h"
-#include "model/core/softmax.h"
+#include "app/session/file_kinds.h"
 #include "model/core/units.h"
+#include "model/io/hf_checkpoint.h"
+#include "model/nn/inside_views.h"
 #include "model/nn/trace_views.h"
 #include "model/theory/architecture_rows.h"
 
 namespace tscope::gui {
 
 namespace {
-
-std::string modelName(const std::string& path) { return std::filesystem::path(path).filename().string(); }
-
-// The last position's next-token probabilities of a snapshot (V), or empty.
-std::vector<float> nextProbabilities(const Snapshot& s, int V) {
-  if ((int)s.trace.logits.size() < V || V == 0) return {};
-  std::vector<float> p(V);
-  softmax(std::span<const float>(s.trace.logits.end() - V, s.trace.logits.end()), p);
-  return p;
-}
-
-std::vector<float> lastLogits(const Snapshot& s, int V) {
-  if ((int)s.trace.logits.size() < V || V == 0) return {};
-  return std::vector<float>(s.trace.logits.end() - V, s.trace.logits.end());
-}
-
-std::string tokenOf(Session& session, int id) {
-  return session.tokenizer() ? tokenLabel(session.tokenizer()->tokenText(id), 16) : std::to_string(id);
-}
 
 // The byte spans of a snapshot's tokens (for the alignment of two tokenizations of one text).
 std::vector<TokenSpan> spans(Session& session, const Snapshot& s) {
@@ -52,10 +35,7 @@ std::vector<TokenSpan> spans(Session& session, const Snapshot& s) {
 }  // namespace
 
 ComparePanel::ComparePanel() {
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(TSCOPE_SOURCE_DIR) / "assets/models", ec))
-    if (std::filesystem::exists(entry.path() / "config.json", ec)) shippedModels_.push_back(entry.path().string());
-  std::sort(shippedModels_.begin(), shippedModels_.end());
+  shippedModels_ = session::modelFolders(TSCOPE_SOURCE_DIR "/assets/models");
   for (const std::string& path : shippedModels_) {  // their kinds, for the two-models case
     ModelConfig config;
     try {
@@ -116,11 +96,11 @@ void ComparePanel::drawSetup(PanelContext& ctx) {
   ImGui::TextUnformatted("Right side:");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
-  const std::string shown = v.compareModel.empty() ? "the left's model (" + modelName(leftPath) + ")" : modelName(v.compareModel);
+  const std::string shown = v.compareModel.empty() ? "the left's model (" + modelDisplayName(leftPath) + ")" : modelDisplayName(v.compareModel);
   if (ImGui::BeginCombo("##compare_model", shown.c_str(), ImGuiComboFlags_HeightLargest)) {
     if (ImGui::Selectable("the left's model", v.compareModel.empty())) v.compareModel.clear();
     for (const std::string& path : shippedModels_)
-      if (ImGui::Selectable(modelName(path).c_str(), path == v.compareModel)) v.compareModel = path;
+      if (ImGui::Selectable(modelDisplayName(path).c_str(), path == v.compareModel)) v.compareModel = path;
     ImGui::EndCombo();
   }
   recordItem(ctx.shared, "compare_model");
@@ -240,11 +220,11 @@ void ComparePanel::drawMaps(PanelContext& ctx, const Snapshot& left, const Snaps
 
 void ComparePanel::drawNextTokens(PanelContext& ctx, const Snapshot& left, const Snapshot& right, Session& rightSession) {
   const int Vl = ctx.session.config().vocab_size, Vr = rightSession.config().vocab_size;
-  const std::vector<float> pl = nextProbabilities(left, Vl), pr = nextProbabilities(right, Vr);
+  const std::span<const float> ll = lastRow(left.trace.logits, Vl), lr = lastRow(right.trace.logits, Vr);
   nlohmann::json& facts = ctx.shared.facts["compare"];
   std::string klLine;
-  if (Vl == Vr && !pl.empty() && !pr.empty()) {
-    const double kl = klDivergence(lastLogits(left, Vl), lastLogits(right, Vr));
+  if (Vl == Vr && !ll.empty() && !lr.empty()) {
+    const double kl = klDivergence(ll, lr);
     char text[96];
     std::snprintf(text, sizeof text, "KL(left || right) of the next token: %.4f nats", kl);
     klLine = text;
@@ -256,23 +236,21 @@ void ComparePanel::drawNextTokens(PanelContext& ctx, const Snapshot& left, const
   ImGui::TextUnformatted(klLine.c_str());
   recordItem(ctx.shared, "compare_kl");
   Session* sessions[2] = {&ctx.session, &rightSession};
-  const std::vector<float>* probs[2] = {&pl, &pr};
+  const std::vector<TokenProbability> top[2] = {topNextTokens(ll, 5), topNextTokens(lr, 5)};
+  for (int i = 0; i < 2; ++i) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const TokenProbability& t : top[i]) list.push_back({{"id", t.id}, {"p", t.probability}});
+    facts[i ? "right_next" : "left_next"] = list;
+  }
   if (ImGui::BeginTable("compare_next", 2, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchSame)) {
     ImGui::TableSetupColumn("left: next token");
     ImGui::TableSetupColumn("right: next token");
     ImGui::TableHeadersRow();
-    std::vector<int> top[2];
-    for (int i = 0; i < 2; ++i) {
-      top[i] = probs[i]->empty() ? std::vector<int>{} : topTokenIds(*probs[i], 5);
-      nlohmann::json list = nlohmann::json::array();
-      for (int id : top[i]) list.push_back({{"id", id}, {"p", (*probs[i])[id]}});
-      facts[i ? "right_next" : "left_next"] = list;
-    }
     for (int r = 0; r < 5; ++r) {
       ImGui::TableNextRow();
       for (int i = 0; i < 2; ++i) {
         ImGui::TableSetColumnIndex(i);
-        if (r < (int)top[i].size()) ImGui::Text("%-16s %.3f", tokenOf(*sessions[i], top[i][r]).c_str(), (*probs[i])[top[i][r]]);
+        if (r < (int)top[i].size()) ImGui::Text("%-16s %.3f", tokenText(*sessions[i], top[i][r].id), top[i][r].probability);
       }
     }
     ImGui::EndTable();
@@ -299,7 +277,7 @@ void ComparePanel::drawLayers(PanelContext& ctx, const Snapshot& left, const Sna
         ImGui::TableSetColumnIndex(i + 1);
         if (l >= t.L || t.lensK == 0 || t.lensPositions.empty()) continue;
         const size_t at = ((size_t)l * t.lensPositions.size() + t.lensPositions.size() - 1) * t.lensK;
-        ImGui::Text("%s %.3f", tokenOf(*sessions[i], t.lensIds[at]).c_str(), t.lensProbs[at]);
+        ImGui::Text("%s %.3f", tokenText(*sessions[i], t.lensIds[at]), t.lensProbs[at]);
       }
     }
     ImGui::EndTable();
@@ -381,7 +359,7 @@ void ComparePanel::draw(PanelContext& ctx) {
   Session* rightSession = right_.session();
   if (rightSession) {  // what the second model costs (two 0.5B checkpoints side by side: bench/RESULTS.md)
     const Weights& w = rightSession->weights();
-    ImGui::TextDisabled("Right side: %s in its own session: %s of weights%s, its own KV cache.", modelName(rightSession->modelPath()).c_str(),
+    ImGui::TextDisabled("Right side: %s in its own session: %s of weights%s, its own KV cache.", modelDisplayName(rightSession->modelPath()).c_str(),
                         formatBytes((double)w.heldBytes()).c_str(), w.hasHalves() ? " (its 16-bit matrices read in place from the file)" : "");
     facts["right_weight_bytes"] = rightSession->weights().heldBytes();
   }
