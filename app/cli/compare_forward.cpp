@@ -67,11 +67,7 @@ void run(Side& side, Backend& backend) {
   const int V = side.model.weights.config().vocab_size;
   side.logits.assign(logits.end() - V, logits.end());
   side.maps.append(side.trace);
-  if (const Tokenizer* tokenizer = side.model.tokenizer.get()) {
-    std::vector<std::string> pieces;
-    for (int id : side.input.ids) pieces.push_back(tokenizer->decode(std::vector<int>{id}));
-    side.spans = spansOf(pieces);
-  }
+  if (const Tokenizer* tokenizer = side.model.tokenizer.get()) side.spans = spansOf(tokenizer->decodeEach(side.input.ids));
 }
 
 json sideJson(const Side& side) {

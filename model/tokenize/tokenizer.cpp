@@ -233,4 +233,11 @@ std::unique_ptr<Tokenizer> padTokenizer(std::unique_ptr<Tokenizer> tokenizer, in
   return std::make_unique<PaddedTokenizer>(std::move(tokenizer), vocabSize);
 }
 
+std::vector<std::string> Tokenizer::decodeEach(std::span<const int> ids) const {
+  std::vector<std::string> pieces;
+  pieces.reserve(ids.size());
+  for (int id : ids) pieces.push_back(decode(std::span<const int>(&id, 1)));
+  return pieces;
+}
+
 }  // namespace tscope

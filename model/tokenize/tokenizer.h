@@ -40,6 +40,9 @@ class Tokenizer {
   virtual int eotId() const { return -1; }
   // The beginning-of-sequence id a model expects in front (encode never adds it), or -1.
   virtual int bosId() const { return -1; }
+  // Each of `ids` decoded alone, in order (the pieces whose byte spans line up two tokenizations of
+  // one text: compare_views.h's spansOf).
+  std::vector<std::string> decodeEach(std::span<const int> ids) const;
 };
 
 // One step of BPE on a single pre-tokenized word: the pieces after the merge and the pair merged.

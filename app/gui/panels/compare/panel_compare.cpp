@@ -26,10 +26,7 @@ namespace {
 
 // The byte spans of a snapshot's tokens (for the alignment of two tokenizations of one text).
 std::vector<TokenSpan> spans(Session& session, const Snapshot& s) {
-  if (!session.tokenizer()) return {};
-  std::vector<std::string> pieces;
-  for (int id : s.ids) pieces.push_back(session.tokenizer()->decode(std::vector<int>{id}));
-  return spansOf(pieces);
+  return session.tokenizer() ? spansOf(session.tokenizer()->decodeEach(s.ids)) : std::vector<TokenSpan>{};
 }
 
 }  // namespace
