@@ -117,6 +117,7 @@ class CudaBackend : public Backend {
   void add(float* x, const float* y, size_t n) override { launchAdd(x, y, n, stream_); }
   // Fused ops (norm.cu, matmul.cu): one kernel per row for add + norm; GEMM then one bias + activation pass.
   void addNorm(float* x, const float* y, float* out, const float* weight, const float* bias, int T, int C, float eps, NormKind kind) override {
+    if (kind == NormKind::None) return Backend::addNorm(x, y, out, weight, bias, T, C, eps, kind);  // add, then copy
     launchAddNorm(x, y, out, weight, bias, T, C, eps, kind, stream_);
   }
   void matmulActivate(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N, Activation activation) override {

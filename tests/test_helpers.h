@@ -112,6 +112,19 @@ inline std::vector<ArchitectureVariant> architectureVariants() {
          c.attention_window = 4;
        }},
       {"attention_only", [](ModelConfig& c) { c.attention_only = true; }},
+      // The lecture's trainability lab settings: no norm at all, no residual connection, and both.
+      {"nonorm", [](ModelConfig& c) { c.norm = NormKind::None; }},
+      {"noresidual_rmsnorm",
+       [](ModelConfig& c) {
+         c.residual = false;
+         c.norm = NormKind::RmsNorm;
+       }},
+      {"nonorm_noresidual_postnorm",
+       [](ModelConfig& c) {
+         c.norm = NormKind::None;
+         c.residual = false;
+         c.pre_norm = false;
+       }},
       {"moe4_top2",
        [](ModelConfig& c) {
          c.n_experts = 4;

@@ -27,6 +27,10 @@ struct Variant {
   std::string name;
   ModelConfig config;
   double step = 1e-3;  // the finite-difference step of the non-router tensors
+  // AdamW's 30 steps on one batch must bring the loss below this fraction of the first. Without
+  // residuals the loss falls, but more slowly (the lecture's point, measured on Brown in
+  // assets/comparisons/trainability.json), so those variants are held to 0.8.
+  double lossRatio = 0.5;
 };
 
 // The variants of positions, norms, activations and attention shapes (the first half of variants()).
@@ -63,6 +67,23 @@ void addPositionAndAttentionVariants(std::vector<Variant>& v, const ModelConfig&
     c.position_encoding = PositionEncoding::None;
     c.norm = NormKind::RmsNorm;
     v.push_back({"nopos_rmsnorm", c});
+  }
+  // The trainability lab: no norm (pre- and post-norm), no residual (pre- and post-norm), neither.
+  for (bool pre : {true, false}) {
+    ModelConfig c = base;
+    c.norm = NormKind::None;
+    c.pre_norm = pre;
+    v.push_back({pre ? "nonorm_prenorm" : "nonorm_postnorm", c});
+    c = base;
+    c.residual = false;
+    c.pre_norm = pre;
+    v.push_back({pre ? "noresidual_prenorm" : "noresidual_postnorm", c, 1e-3, 0.8});
+  }
+  {
+    ModelConfig c = base;
+    c.norm = NormKind::None;
+    c.residual = false;
+    v.push_back({"nonorm_noresidual", c, 1e-3, 0.8});
   }
   {
     ModelConfig c = base;
@@ -362,7 +383,7 @@ TEST_P(TrainModelGradient, AdamWStepsLowerTheLossOnAFixedBatch) {
     adam.step(w.arena(), g.arena(), nullptr);
     last = model.lossAndGradients(w, g, batch.view(B, T)).loss;
   }
-  EXPECT_LT(last, 0.5 * first) << GetParam().name << ": loss " << first << " -> " << last;
+  EXPECT_LT(last, GetParam().lossRatio * first) << GetParam().name << ": loss " << first << " -> " << last;
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, TrainModelGradient, ::testing::ValuesIn(variants()),

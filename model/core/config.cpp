@@ -22,7 +22,7 @@ constexpr Names kPositionNames[] = {{"learned", (int)PositionEncoding::Learned},
                                     {"rope", (int)PositionEncoding::Rope},
                                     {"alibi", (int)PositionEncoding::Alibi},
                                     {"none", (int)PositionEncoding::None}};
-constexpr Names kNormNames[] = {{"layernorm", (int)NormKind::LayerNorm}, {"rmsnorm", (int)NormKind::RmsNorm}};
+constexpr Names kNormNames[] = {{"layernorm", (int)NormKind::LayerNorm}, {"rmsnorm", (int)NormKind::RmsNorm}, {"none", (int)NormKind::None}};
 // HF names: gelu_new and gelu_pytorch_tanh are the tanh approximation GPT-2 uses; gelu is erf's.
 constexpr Names kActivationNames[] = {{"gelu_new", (int)Activation::GeluTanh},
                                       {"gelu_pytorch_tanh", (int)Activation::GeluTanh},
@@ -204,6 +204,8 @@ std::string validateConfig(const ModelConfig& c) {
   if (c.mlm_head && c.isEncoderDecoder()) return "mlm_head is not supported in encoder-decoder models (it is BERT's, an encoder-only model)";
   if (c.mlm_head && c.activation == Activation::SwiGlu)
     return "mlm_head needs an elementwise activation (gelu, gelu_new, relu): its dense layer has no gate for swiglu";
+  if (!c.hasNorm() && (c.embedding_norm || c.mlm_head))
+    return "norm none leaves out every norm, but embedding_norm and mlm_head are norms: use layernorm or rmsnorm";
   if (c.attention_only && c.n_experts > 0) return "attention_only models have no feed-forward, so n_experts must be 0";
   if (c.moe_shared_expert_d_ff > 0 && !c.isMoe()) return "moe_shared_expert_d_ff needs a mixture of experts (n_experts > 0)";
   if (c.isMoe()) {
@@ -272,6 +274,7 @@ void configFields(C& c, Visit&& visit) {
   visit("rope_original_context", c.rope_original_context, rope);
   visit("norm", named(kNormNames, c.norm), true);
   visit("norm_position", NormPosition<std::remove_reference_t<decltype((c.pre_norm))>>{c.pre_norm}, true);
+  visit("residual", c.residual, !c.residual);
   visit("d_ff", Effective<std::remove_reference_t<decltype((c.d_ff))>>{c.d_ff, c, &ModelConfig::dFF}, true);
   visit("n_inner", c.d_ff, false);  // HF GPT-2's name for d_ff (null = 4C)
   visit("n_kv_head", Effective<std::remove_reference_t<decltype((c.n_kv_head))>>{c.n_kv_head, c, &ModelConfig::kvHeads}, true);

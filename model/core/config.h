@@ -12,7 +12,9 @@
 namespace tscope {
 
 enum class PositionEncoding { Learned, Sinusoidal, Rope, Alibi, None };
-enum class NormKind { LayerNorm, RmsNorm };
+// None: no normalisation at all (the identity, no weights): a lab setting for the lecture's claim that
+// normalisation makes deep models trainable; a post-norm model then has none on the stream either.
+enum class NormKind { LayerNorm, RmsNorm, None };
 enum class Activation { GeluTanh, GeluErf, Relu, SwiGlu };
 enum class MoeRoutingKind { TokenChoice, ExpertChoice };
 
@@ -43,6 +45,9 @@ struct ModelConfig {
   int rope_original_context = 8192;  // the context the unscaled model was trained with
   NormKind norm = NormKind::LayerNorm;
   bool pre_norm = true;  // z = x + f(LN(x)); false: post-norm z = LN(x + f(x))
+  // false: no residual connection, each sublayer replaces the stream (pre-norm z = f(LN(x)),
+  // post-norm z = LN(f(x))); a lab setting, for the lecture's claim that residuals make deep models trainable.
+  bool residual = true;
   int d_ff = 0;          // F; 0 = 4C
   int n_kv_head = 0;     // grouped-query attention; 0 = n_head, 1 = multi-query
   bool causal = true;    // false: bidirectional (an encoder, as in BERT)
@@ -99,8 +104,9 @@ struct ModelConfig {
   bool hasFeedForward() const { return !attention_only; }
   bool hasRopeScaling() const { return rope_scaling_factor != 0; }
   bool hasLearnedPositions() const { return position_encoding == PositionEncoding::Learned; }
+  bool hasNorm() const { return norm != NormKind::None; }
   bool hasNormBias() const { return norm == NormKind::LayerNorm; }
-  bool hasFinalNorm() const { return pre_norm; }  // post-norm output is already normalised
+  bool hasFinalNorm() const { return pre_norm && hasNorm(); }  // post-norm output is already normalised
   bool isEncoderDecoder() const { return n_encoder_layer > 0; }
   // Keys within w positions (i - w < j <= i); 0 = all: attention_window, or the window variant's knob.
   int slidingWindow() const { return attention_variant.variant == AttentionVariant::Window ? attention_variant.window : attention_window; }

@@ -22,6 +22,7 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
   std::vector<ParamSpec> specs;
   auto add = [&](std::string name, std::vector<int64_t> shape) { specs.push_back({std::move(name), std::move(shape), 0}); };
   auto addNorm = [&](const std::string& name) {
+    if (!c.hasNorm()) return;
     add(name + ".weight", {C});
     if (c.hasNormBias()) add(name + ".bias", {C});
   };

@@ -44,7 +44,8 @@ void HostBackend::copy(float* dst, const float* src, size_t n) { std::memcpy(dst
 
 void Backend::addNorm(float* x, const float* y, float* out, const float* weight, const float* bias, int T, int C, float eps, NormKind kind) {
   add(x, y, (size_t)T * C);
-  if (kind == NormKind::RmsNorm) rmsNorm(out, x, weight, T, C, eps);
+  if (kind == NormKind::None) copy(out, x, (size_t)T * C);  // norm none: the identity
+  else if (kind == NormKind::RmsNorm) rmsNorm(out, x, weight, T, C, eps);
   else layerNorm(out, x, weight, bias, T, C, eps);
 }
 

@@ -122,7 +122,9 @@ AttentionShape BlockForward::attentionShape(int T, int pos0, int cacheRows) cons
 
 void BlockForward::norm(float* out, const float* in, const float* weight, const float* bias, int rows) {
   const float eps = static_cast<float>(config_.layer_norm_epsilon);
-  if (config_.norm == NormKind::RmsNorm) backend_->rmsNorm(out, in, weight, rows, config_.n_embd, eps);
+  if (!config_.hasNorm()) {
+    if (out != in) backend_->copy(out, in, (size_t)rows * config_.n_embd);
+  } else if (config_.norm == NormKind::RmsNorm) backend_->rmsNorm(out, in, weight, rows, config_.n_embd, eps);
   else backend_->layerNorm(out, in, weight, bias, rows, config_.n_embd, eps);
 }
 
@@ -168,6 +170,11 @@ bool BlockForward::residualAdd(float* x, const float* y, int R, const NextNorm& 
   const int C = config_.n_embd;
   const size_t RC = (size_t)R * C;
   const float eps = static_cast<float>(config_.layer_norm_epsilon);
+  if (!config_.pre_norm && !config_.hasNorm()) {  // norm none: the post-norm's norm is the identity
+    backend_->add(x, y, RC);
+    if (keepSum) backend_->copy(keepSum, x, RC);
+    return false;
+  }
   if (!config_.pre_norm) {
     backend_->addNorm(x, y, normScratch, postWeight, postBias, R, C, eps, config_.norm);
     if (keepSum) backend_->copy(keepSum, x, RC);
@@ -369,7 +376,8 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
   if (t.attnProjected) backend_->copy(t.attnProjected, t.out, RC);
   const NextNorm beforeFeedForward = config_.hasFeedForward() ? NextNorm{w.ln2Weight, w.ln2Bias, t.normed2} : next;
   const bool cross = w.hasCross();
-  const bool skipResidual = whatIfAt(WhatIfKind::SkipResidual, t.layerIndex);  // each sublayer replaces x instead of adding to it
+  // Each sublayer replaces x instead of adding to it: a model without residuals, or the what-if.
+  const bool skipResidual = !config_.residual || whatIfAt(WhatIfKind::SkipResidual, t.layerIndex);
   if (skipResidual) backend_->zero(x, RC);
   const NextNorm afterAttention = cross ? NextNorm{w.lnxWeight, w.lnxBias, t.normedX} : beforeFeedForward;
   normed = residualAdd(x, t.out, R, afterAttention, w.ln1Weight, w.ln1Bias, t.normed1, t.sum1);

@@ -109,6 +109,10 @@ BlockRows blockRows(const Trace& trace, const Weights& weights, int layer, int t
     return out;
   };
   if (cross) r.crossOut = crossOut(layer);
+  if (!weights.config().residual && layer > 0) {
+    r.note = "no residual: each sublayer replaces the stream, so it is not a sum of the components";
+    return r;
+  }
   if (!weights.config().pre_norm && layer > 0) {
     r.note = "post-norm: the residual is renormalised after every sublayer, so it is not a sum of the components";
     return r;
@@ -123,6 +127,10 @@ BlockRows blockRows(const Trace& trace, const Weights& weights, int layer, int t
   r.residMid = r.x;
   add(r.residMid, r.attnOut);
   if (cross) add(r.residMid, r.crossOut);
+  if (!weights.config().residual) {
+    r.note = "no residual: the attention's output replaces the stream, so the block's output is not x + attn + mlp";
+    return r;
+  }
   if (!weights.config().pre_norm) {
     r.note = "post-norm: the attention sum is normalised before the MLP, so the block's output is not x + attn + mlp";
     return r;

@@ -179,6 +179,7 @@ namespace tscope {
 
 NormStatistics normStatistics(const float* x, int C, const ModelConfig& config) {
   NormStatistics s;
+  if (!config.hasNorm()) return {0.0, 1.0};  // norm none: the identity
   double sum = 0, squares = 0;
   for (int c = 0; c < C; ++c) sum += x[c];
   s.mean = sum / C;
@@ -218,6 +219,8 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
   const int L = config.n_layer, H = config.n_head, C = config.n_embd, D = config.headDim();
   if (config.mlm_head)
     throw Error("direct logit attribution cannot split this model's logits: its MLM head (dense, GELU, LayerNorm) is not linear in the residual");
+  if (!config.residual)
+    throw Error("direct logit attribution needs residual connections: without them the last sublayer's output is the whole stream");
   if (!config.pre_norm)
     throw Error("direct logit attribution needs a pre-norm model: a post-norm model renormalises the residual after every sublayer");
   if (trace.headMix.empty() || trace.finalResid.empty() || (config.isEncoderDecoder() && trace.crossMix.empty()))

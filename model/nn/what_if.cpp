@@ -57,10 +57,14 @@ std::string whatIfProblem(const WhatIf& w, const ModelConfig& config) {
     case WhatIfKind::NoPositions:
       if (config.position_encoding == PositionEncoding::None) return name + ": this model has no positional encoding to remove";
       break;
+    case WhatIfKind::SkipResidual:
+      if (!config.residual) return name + ": this model has no residual connections to skip";
+      break;
     case WhatIfKind::SkipMlp:
       if (!config.hasFeedForward()) return name + ": this model is attention-only: its layers have no MLP";
       break;
     case WhatIfKind::SkipFinalNorm:
+      if (!config.hasNorm()) return name + ": this model has no norms (norm: none)";
       if (!config.hasFinalNorm()) return name + ": this model is post-norm: it has no final norm (each layer ends with its own)";
       break;
     default: break;

@@ -15,7 +15,7 @@ ParamCounts countParameters(const ModelConfig& c) {
   const int64_t attentionPerLayer = (C * qkv + qkv) + (A * C + C);      // W_O maps the A = H D head outputs to C
   const int64_t matrices = c.activation == Activation::SwiGlu ? 2 : 1;  // SwiGLU adds a gate matrix
   const int64_t feedForward = matrices * (C * F + F) + (F * C + C);
-  const int64_t normSize = c.hasNormBias() ? 2 * C : C;
+  const int64_t normSize = !c.hasNorm() ? 0 : c.hasNormBias() ? 2 * C : C;
   const int64_t routerPerLayer = c.isMoe() ? C * E : 0;
   // A shared expert (width S) and its gate vector (C) run for every token: always active.
   const int64_t S = c.hasSharedExpert() ? c.moe_shared_expert_d_ff : 0;

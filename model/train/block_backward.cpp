@@ -71,7 +71,8 @@ BlockBackward::BlockBackward(const ModelConfig& config, const BlockForward& stac
 
 void BlockBackward::norm(float* din, float* dweight, float* dbias, const float* dout, const float* in, const float* weight, int rows) {
   const float eps = static_cast<float>(config_.layer_norm_epsilon);
-  if (config_.norm == NormKind::RmsNorm) bw_->rmsNorm(din, dweight, dout, in, weight, rows, config_.n_embd, eps);
+  if (!config_.hasNorm()) fw_->add(din, dout, (size_t)rows * config_.n_embd);  // norm none: the identity
+  else if (config_.norm == NormKind::RmsNorm) bw_->rmsNorm(din, dweight, dout, in, weight, rows, config_.n_embd, eps);
   else bw_->layerNorm(din, dweight, dbias, dout, in, weight, rows, config_.n_embd, eps);
 }
 
@@ -104,7 +105,8 @@ void BlockBackward::residualSublayer(const float* weight, float* dweight, float*
     norm(dsum_.data(), dweight, dbias, dx_.data(), sum, weight, R);
     dout = dsum_.data();
   }
-  dmid_.copyFrom(*fw_, dout, RC);  // the residual path
+  if (config_.residual) dmid_.copyFrom(*fw_, dout, RC);  // the residual path
+  else zeroVector(*fw_, dmid_, RC);                       // none: the input reaches the output through the sublayer only
   if (config_.pre_norm) {
     zeroVector(*fw_, dnormed_, RC);
     sublayer(normed, dout, dnormed_.data());

@@ -63,6 +63,59 @@ DataSpec brown(int vocab) {
   return d;
 }
 
+// The lecture's "residual connections and normalisation dramatically improve trainability", as four
+// runs of one 8-layer model on Brown that differ only in the norm's place, or its absence, or the
+// residual's (assets/comparisons/trainability.json). Deep on purpose: two layers train without either.
+void addTrainabilityPresets(std::vector<TrainPreset>& presets) {
+  auto deep = [&](const char* key, const char* name, const char* description, auto edit) {
+    TrainConfig c = brownRun();
+    c.model.n_layer = 8;
+    edit(c.model);
+    presets.push_back({key, name, description, c, brown(1024)});
+  };
+  deep("brown-deep", "Brown corpus, 8 layers, pre-norm (the baseline)",
+       "An 8-layer model on Brown with the usual pre-norm block, z = x + f(LayerNorm(x)): the baseline of the trainability "
+       "comparison.",
+       [](ModelConfig&) {});
+  deep("brown-deep-postnorm", "Brown corpus, 8 layers, post-norm",
+       "The same 8 layers with the original Transformer's post-norm block, z = LayerNorm(x + f(x)): the norm sits on the "
+       "residual stream itself, so the gradient passes through 16 norms on its way down.",
+       [](ModelConfig& m) { m.pre_norm = false; });
+  deep("brown-deep-nonorm", "Brown corpus, 8 layers, no norm",
+       "The same 8 layers with no normalisation at all, z = x + f(x): nothing keeps the residual stream's scale in check.",
+       [](ModelConfig& m) { m.norm = NormKind::None; });
+  deep("brown-deep-noresidual", "Brown corpus, 8 layers, no residual",
+       "The same 8 layers without residual connections, z = f(LayerNorm(x)): every layer must pass on everything the "
+       "next one needs, and the gradient reaches layer 0 only through all the others.",
+       [](ModelConfig& m) { m.residual = false; });
+}
+
+// The Switch Transformer's "more experts at the same compute": "brown" (dense, F = 4C) against 2, 4
+// and 8 experts of the same width with top-1 routing, so every token runs one F = 4C feed-forward as
+// in the dense model (plus a C x E router), on the same tokens (assets/comparisons/switch-experts.json).
+// Switch Transformers: Fedus, Zoph and Shazeer, 2021 (arXiv:2101.03961), section 2.1 and 2.2.
+void addSwitchPresets(std::vector<TrainPreset>& presets) {
+  for (int experts : {2, 4, 8}) {
+    TrainConfig c = brownRun();
+    c.model.n_experts = experts;
+    c.model.moe_top_k = 1;
+    // Switch's gate is the router's full softmax probability of the chosen expert, y = p_i(x) E_i(x)
+    // (renormalised over one expert it would be 1, and the router would learn from the balancing
+    // loss alone); its load-balancing coefficient is 0.01. No capacity limit: tscope's capacity is
+    // per 64-token sequence, far stricter than Switch's per batch on a core, and at Switch's 1.25
+    // the 8-expert run dropped enough tokens to end at 4.77 (assets/comparisons/README.md).
+    c.model.moe_normalize_top_k = false;
+    c.model.moe_capacity_factor = 0;
+    c.model.moe_aux_loss_alpha = 0.01;
+    const std::string n = std::to_string(experts);
+    presets.push_back({"brown-switch" + n, "Brown corpus, Switch MoE (" + n + " experts, top-1)",
+                       "The tiny Brown model with " + n + " feed-forward experts per layer, each as wide as the dense model's, and "
+                       "each token routed to one (Switch Transformer): the same compute per token as \"brown\", " + n +
+                           " times its feed-forward parameters.",
+                       c, brown(1024)});
+  }
+}
+
 std::vector<TrainPreset> makePresets() {
   std::vector<TrainPreset> presets;
   {
@@ -178,6 +231,8 @@ std::vector<TrainPreset> makePresets() {
   brownAttention("brown-window", "Brown corpus, sliding-window attention (w = 16)", window,
                  "The tiny Brown model where each token sees only the 16 tokens up to it: exact softmax inside the window. Most "
                  "of what predicts the next English word is nearby, so watch how little it loses.");
+  addTrainabilityPresets(presets);
+  addSwitchPresets(presets);
   return presets;
 }
 

@@ -3,7 +3,8 @@
 without its causal mask on the right, and the KL of the two next-token distributions is the one
 `tscope-cli compare-forward` prints for the same input; an edit of the prompt changes the KL and the
 difference map; a second what-if on the right side changes them again; "One model, two prompts"
-runs the right side on its own prompt; "Two models, one prompt" opens brown-small beside
+runs the right side on its own prompt; "every layer" fills the head table with both layers' heads, the
+numbers compare-forward prints; "Two models, one prompt" opens brown-small beside
 brown-moe and says why there is no KL (two vocabularies). Export NPY writes both maps and their
 difference, equal to compare-forward --dump's. Screenshots of the three cases. A session
 file whose right-side model is missing, or whose right prompt is invalid UTF-8 past the context, gets
@@ -33,6 +34,33 @@ def cli_kl(cli, model, text, what_if):
     out = subprocess.run([cli, "compare-forward", "--backend", "cpu", "--left", model, "--right", model, "--text", text, "--right-what-if", what_if],
                          capture_output=True, check=True).stdout
     return json.loads(out)["kl"]
+
+
+def every_layer_heads(app, cli, model, prompt):
+    """Ticks "every layer": the head table holds both layers' heads, each entropy and pattern
+    distance the one compare-forward prints for that side, layer and head; unticked again after."""
+    app.scroll_into_view("compare_every_layer", "panel")
+    app.click("compare_every_layer")
+    report = app.wait(lambda r: compare(r).get("heads_every_layer") and {row["layer"] for row in compare(r).get("heads", [])} == {0, 1},
+                      "every layer's heads", 10)
+    rows = {(row["layer"], row["head"]): row for row in compare(report)["heads"]}
+    printed = json.loads(subprocess.run([cli, "compare-forward", "--backend", "cpu", "--left", model, "--right", model, "--text", prompt,
+                                         "--right-what-if", "no-causal-mask"], capture_output=True, check=True).stdout)
+    checked = 0
+    for side in ("left", "right"):
+        for layer in printed[side]["heads"]:
+            for head, want in enumerate(layer["heads"]):
+                got = rows[(layer["layer"], head)][side]
+                for value, key in zip(got, ("entropy", "previous_token", "first_token")):
+                    if abs(value - want[key]) > 1e-4:
+                        raise Failure(f"{side} layer {layer['layer']} head {head} {key}: the panel's {value}, compare-forward's {want[key]}")
+                checked += 1
+    if checked != len(rows) * 2:
+        raise Failure(f"compare-forward printed {checked} heads for the table's {len(rows)} rows of two sides")
+    log(f"  every layer: {len(rows)} heads a side, as compare-forward prints them")
+    app.click("compare_every_layer")
+    app.wait(lambda r: not compare(r).get("heads_every_layer"), "the selected layer's heads again", 10)
+    app.scroll_into_view("compare_what_if_case", "panel")
 
 
 def main():
@@ -77,6 +105,7 @@ def main():
             if exported.shape != (3,) + want.shape or not np.isfinite(exported).all() or not worst <= 1e-5:
                 raise Failure(f"the exported {name} differs from compare-forward --dump's by {worst} (shape {exported.shape})")
         log("  Export NPY: left, right and difference equal to compare-forward --dump's")
+        every_layer_heads(app, cli, induction, prompt)
         first = app.screenshot()
         save_png(os.path.join(out, "what_if.png"), first)
         log(f"  with and without the causal mask: KL {kl:.4f} nats, as tscope-cli compare-forward")

@@ -4,7 +4,9 @@ tab and its Compare tab, type the path of the comparison tscope-cli compare made
 fixture: copy against reverse, 30 steps each) and press Open: two runs drawn with their labels, the
 plot changes; then a broken file (written here) and a missing one: one line of error each, the app
 alive and the comparison on screen kept. Before that, the attention row of the run's fields: a variant
-ALiBi cannot take is refused in one line, a sliding window trains. Screenshots are left in OUT.
+ALiBi cannot take is refused in one line, a sliding window trains. After it, the shipped comparisons of
+the lecture's training claims (trainability, Switch experts) from the list, each table naming what
+differs. Screenshots are left in OUT.
 usage: training_compare.py TSCOPE MODELS_DIR COMPARISON_FILE OUT"""
 import os
 import shutil
@@ -123,10 +125,39 @@ def compare_view(app, comparison, out):
     report = app.wait(lambda r: cmp(r).get("labels") == shipped, "the shipped comparison from the list", 10)
     if not cmp(report)["file"].endswith("efficient-attention.json"):
         raise Failure(f"the list opened {cmp(report)}")
+    shipped_claims(app, out)
     app.click("training_tab_run")
     app.wait(lambda r: "training_loss" in r["regions"], "back to this run's charts", 10)
     app.check_running()
     app.quit()
+
+
+def pick_shipped(app, stem, labels):
+    app.click("training_compare_shipped")
+    app.wait(lambda r: f"training_compare_shipped_{stem}" in r["regions"], "the list of shipped comparisons", 10)
+    app.click(f"training_compare_shipped_{stem}")
+    report = app.wait(lambda r: cmp(r).get("labels") == labels, f"the shipped comparison {stem}", 10)
+    return cmp(report)
+
+
+def shipped_claims(app, out):
+    """The lecture's claims about training, as shipped: the trainability runs (pre-norm, post-norm, no
+    norm, no residual) and the Switch runs (dense against 2, 4, 8 experts); the table says what differs."""
+    before = app.crop(app.screenshot(), "training_compare_plot")
+    facts = pick_shipped(app, "trainability", ["brown-deep", "brown-deep-postnorm", "brown-deep-nonorm", "brown-deep-noresidual"])
+    differs_column = facts["differs"]
+    if "norm none" not in differs_column[2] or "residual no" not in differs_column[3] or "post-" not in differs_column[1]:
+        raise Failure(f"the trainability table's differences: {facts}")
+    report = app.settle()
+    if not differs(before, app.crop(app.screenshot(), "training_compare_plot", report)):
+        raise Failure("the plot did not change when the trainability comparison opened")
+    save_png(os.path.join(out, "compare_trainability.png"), app.screenshot())
+    log(f"  trainability: {differs_column}")
+    facts = pick_shipped(app, "switch-experts", ["brown", "brown-switch2", "brown-switch4", "brown-switch8"])
+    if "dense" not in facts["differs"][0] or "8 experts, top-1" not in facts["differs"][3]:
+        raise Failure(f"the Switch table's differences: {facts}")
+    save_png(os.path.join(out, "compare_switch.png"), app.screenshot())
+    log(f"  switch: {facts['differs']}")
 
 
 def main():

@@ -201,8 +201,8 @@ void InsidePanel::drawFlow(PanelContext& ctx) {
               "x", width);
   const bool rms = c.norm == NormKind::RmsNorm;
   const size_t stat = ((size_t)li * 2 + 0) * trace.R() + trace.rowIndex(key_.query);
-  stageTitle(rms ? "RMSNorm (ln_1)" : "LayerNorm (ln_1)", "");
-  if (stat < trace.normRstd.size())
+  stageTitle(!c.hasNorm() ? "no norm (norm: none): q, k, v read x itself" : rms ? "RMSNorm (ln_1)" : "LayerNorm (ln_1)", "");
+  if (c.hasNorm() && stat < trace.normRstd.size())
     ImGui::Text(rms ? "1 / rms = %.5f  (then times the gain)" : "mean %.5f, 1 / std %.5f  (then times the gain, plus the bias)",
                 rms ? trace.normRstd[stat] : trace.normMean[stat], trace.normRstd[stat]);
   vectorStage(q_, "q = norm(x) W_Q", c.position_encoding == PositionEncoding::Rope ? "(D values, RoPE applied)" : "(D values)", "q", width * 0.5f);
@@ -346,10 +346,10 @@ void InsidePanel::drawMlp(PanelContext& ctx) {
   const int li = trace.internalIndex(key_.layer);
   const bool rms = c.norm == NormKind::RmsNorm;
   const size_t stat = ((size_t)li * 2 + 1) * trace.R() + trace.rowIndex(key_.query);
-  stageTitle(rms ? "RMSNorm (ln_2)" : "LayerNorm (ln_2)", "");
-  if (c.isEncoderDecoder())  // the captured statistics are of the residual before the cross-attention (ln_x's input)
+  stageTitle(!c.hasNorm() ? "no norm (norm: none): the MLP reads the stream itself" : rms ? "RMSNorm (ln_2)" : "LayerNorm (ln_2)", "");
+  if (c.hasNorm() && c.isEncoderDecoder())  // the captured statistics are of the residual before the cross-attention (ln_x's input)
     ImGui::TextDisabled("(its input comes after the cross-attention: statistics not captured)");
-  else if (stat < trace.normRstd.size())
+  else if (c.hasNorm() && stat < trace.normRstd.size())
     ImGui::Text(rms ? "1 / rms = %.5f" : "mean %.5f, 1 / std %.5f", rms ? trace.normRstd[stat] : trace.normMean[stat], trace.normRstd[stat]);
   const size_t F = trace.F, row = ((size_t)li * trace.R() + trace.rowIndex(key_.query)) * F;
   const bool swiglu = c.activation == Activation::SwiGlu;

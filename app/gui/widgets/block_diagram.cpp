@@ -18,7 +18,16 @@ struct BoxText {
   std::string title, detail;  // detail may be empty (one-line box)
 };
 
-std::string normName(const ModelConfig& c) { return c.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm"; }
+std::string normName(const ModelConfig& c) { return !c.hasNorm() ? "no norm" : c.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm"; }
+
+// The layer's formula as configured: the norm's place, and whether the residual adds x back.
+std::string layerFormula(const ModelConfig& c) {
+  const std::string n = c.hasNorm() ? "N" : "";
+  const std::string f = c.pre_norm ? "f(" + (n.empty() ? std::string("x") : n + "(x)") + ")" : "f(x)";
+  const std::string sum = c.residual ? "x + " + f : f;
+  const std::string z = c.pre_norm || n.empty() ? sum : n + "(" + sum + ")";
+  return std::string(c.pre_norm ? " (pre-norm" : " (post-norm") + (c.residual ? "" : ", no residual") + ": z = " + z + ")";
+}
 
 BoxText attentionText(const ModelConfig& c) {
   const int kv = c.kvHeads();
@@ -202,11 +211,15 @@ void drawBlockDiagram(const ModelConfig& c, float width) {
     layout.box(ImVec2(x, y), boxW, sublayers[s], fills[s]);
     const float addY = y + rowHeight + gap * 0.7f;
     layout.line(ImVec2(x + boxW * 0.5f, y + rowHeight), ImVec2(x + boxW * 0.5f, addY));
-    layout.arrow(ImVec2(x + boxW * 0.5f, addY), ImVec2(xs + layout.plusRadius(), addY));
-    layout.arrow(ImVec2(xs, centreY), ImVec2(xs, addY - layout.plusRadius()));
-    layout.plus(ImVec2(xs, addY));
+    if (c.residual) {
+      layout.arrow(ImVec2(x + boxW * 0.5f, addY), ImVec2(xs + layout.plusRadius(), addY));
+      layout.arrow(ImVec2(xs, centreY), ImVec2(xs, addY - layout.plusRadius()));
+      layout.plus(ImVec2(xs, addY));
+    } else {  // no residual: the sublayer's output replaces the stream
+      layout.arrow(ImVec2(x + boxW * 0.5f, addY), ImVec2(xs, addY));
+    }
     last = y = addY + layout.plusRadius();
-    if (!c.pre_norm) {  // post-norm: z = N(x + f(x)), the norm sits on the stream
+    if (!c.pre_norm && c.hasNorm()) {  // post-norm: z = N(x + f(x)), the norm sits on the stream
       y += gap * 0.6f;
       last = streamBox(norm, kNormFill, last);
     }
@@ -216,7 +229,7 @@ void drawBlockDiagram(const ModelConfig& c, float width) {
   const ImVec2 frameMin(origin.x + gap * 0.2f, frameTop), frameMax(origin.x + w.total - gap * 0.2f, frameBottom);
   ImGui::GetWindowDrawList()->AddRect(frameMin, frameMax, ImGui::GetColorU32(ImGuiCol_Text, 0.5f), font * 0.4f, 0, std::max(1.0f, font * 0.08f));
   const std::string repeat = "x " + std::to_string(c.n_layer) + (c.n_layer == 1 ? " layer" : " layers") +
-                             (c.pre_norm ? " (pre-norm: z = x + f(N(x)))" : " (post-norm: z = N(x + f(x)))");
+                             layerFormula(c);
   layout.text(ImVec2(frameMax.x - layout.textWidth(repeat) - gap * 0.4f, frameTop + font * 0.4f), repeat, textColour);
 
   // Final norm (pre-norm only), unembedding, softmax.

@@ -27,7 +27,7 @@ constexpr int kCustom = -2, kLoaded = -1;
 // Names in enum order (config.h).
 constexpr const char* kPositionNames[] = {"learned", "sinusoidal", "rope", "alibi", "none"};
 constexpr const char* kActivationNames[] = {"gelu (tanh)", "gelu (erf)", "relu", "swiglu"};
-constexpr const char* kNormNames[] = {"layernorm", "rmsnorm"};
+constexpr const char* kNormNames[] = {"layernorm", "rmsnorm", "none"};
 constexpr const char* kPlacementNames[] = {"pre-norm", "post-norm"};
 
 void sectionTitle(const char* title) {
@@ -104,6 +104,9 @@ bool drawConfigEditor(ModelConfig& c, SharedView& shared) {
     c.pre_norm = placement == 0;
     changed = true;
   }
+  labelCell("residual", "residual: off = each sublayer replaces the stream instead of adding to it (z = f(N(x)))");
+  changed |= ImGui::Checkbox("x + f(x)##residual", &c.residual);
+  recordItem(shared, "arch_residual");
   labelCell("embeddings", nullptr);
   changed |= ImGui::Checkbox("tied unembedding", &c.tie_word_embeddings);
   labelCell("attention", nullptr);

@@ -279,41 +279,63 @@ void ComparePanel::drawLayers(PanelContext& ctx, const Snapshot& left, const Sna
     }
     ImGui::EndTable();
   }
-  // The selected layer's heads: entropy and the distances to the two patterns, side by side.
-  const int layer = ctx.state.layer;
-  std::vector<HeadPattern> patterns[2];
-  for (int i = 0; i < 2; ++i)
-    if (const auto maps = layer < sessions[i]->config().n_layer ? sides[i]->maps(layer) : std::nullopt)
-      patterns[i] = layerPatterns(*maps->rows, maps->index);
-  const int heads = (int)std::max(patterns[0].size(), patterns[1].size());
-  ImGui::Text("Layer %d's heads: entropy (nats), and how far each is from the previous-token and first-token patterns (0: exactly, 1: not at all)",
-              layer);
-  if (heads > 0 && ImGui::BeginTable("compare_heads", 7, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
-    for (const char* name : {"head", "left entropy", "left prev", "left first", "right entropy", "right prev", "right first"})
+  // The heads of the selected layer (or of every layer): entropy and the distances to the two
+  // patterns, side by side. A layer whose maps are not held (the map memory cap) says so.
+  ImGui::Checkbox("every layer##compare_every_layer", &everyLayer_);
+  recordItem(ctx.shared, "compare_every_layer");
+  ImGui::SameLine();
+  const int selected = ctx.state.layer;
+  if (everyLayer_)
+    ImGui::TextWrapped("Every layer's heads: entropy (nats), and how far each is from the previous-token and first-token patterns (0: exactly, 1: not at all)");
+  else
+    ImGui::TextWrapped("Layer %d's heads: entropy (nats), and how far each is from the previous-token and first-token patterns (0: exactly, 1: not at all)",
+                       selected);
+  const int first = everyLayer_ ? 0 : selected, last = everyLayer_ ? layers - 1 : selected;
+  nlohmann::json list = nlohmann::json::array();
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp | (everyLayer_ ? ImGuiTableFlags_ScrollY : 0);
+  const float height = everyLayer_ ? ImGui::GetTextLineHeightWithSpacing() * 12 : 0;
+  if (ImGui::BeginTable("compare_heads", 8, flags, ImVec2(0, height))) {
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* name : {"layer", "head", "left entropy", "left prev", "left first", "right entropy", "right prev", "right first"})
       ImGui::TableSetupColumn(name);
     ImGui::TableHeadersRow();
-    nlohmann::json list = nlohmann::json::array();
-    for (int h = 0; h < heads; ++h) {
-      ImGui::TableNextRow();
-      ImGui::TableSetColumnIndex(0);
-      ImGui::Text("%d", h);
-      nlohmann::json row = {{"head", h}};
-      for (int i = 0; i < 2; ++i) {
-        if (h >= (int)patterns[i].size()) continue;
-        const HeadPattern& p = patterns[i][h];
-        ImGui::TableSetColumnIndex(1 + 3 * i);
-        ImGui::Text("%.3f", p.entropy);
-        ImGui::TableSetColumnIndex(2 + 3 * i);
-        ImGui::Text("%.3f", p.previousToken);
-        ImGui::TableSetColumnIndex(3 + 3 * i);
-        ImGui::Text("%.3f", p.firstToken);
-        row[i ? "right" : "left"] = {p.entropy, p.previousToken, p.firstToken};
+    for (int layer = first; layer <= last; ++layer) {
+      std::vector<HeadPattern> patterns[2];
+      bool held[2] = {false, false};
+      for (int i = 0; i < 2; ++i)
+        if (const auto maps = layer < sessions[i]->config().n_layer ? sides[i]->maps(layer) : std::nullopt) {
+          patterns[i] = layerPatterns(*maps->rows, maps->index);
+          held[i] = true;
+        }
+      const int heads = std::max({(int)patterns[0].size(), (int)patterns[1].size(), 1});
+      for (int h = 0; h < heads; ++h) {
+        ImGui::TableNextRow();
+        ImGui::TableSetColumnIndex(0);
+        ImGui::Text("%d", layer);
+        ImGui::TableSetColumnIndex(1);
+        ImGui::Text("%d", h);
+        nlohmann::json row = {{"layer", layer}, {"head", h}};
+        for (int i = 0; i < 2; ++i) {
+          ImGui::TableSetColumnIndex(2 + 3 * i);
+          if (h >= (int)patterns[i].size()) {
+            if (h == 0) ImGui::TextDisabled(!held[i] && layer < sessions[i]->config().n_layer ? "(maps not held)" : "(no such layer)");
+            continue;
+          }
+          const HeadPattern& p = patterns[i][h];
+          ImGui::Text("%.3f", p.entropy);
+          ImGui::TableSetColumnIndex(3 + 3 * i);
+          ImGui::Text("%.3f", p.previousToken);
+          ImGui::TableSetColumnIndex(4 + 3 * i);
+          ImGui::Text("%.3f", p.firstToken);
+          row[i ? "right" : "left"] = {p.entropy, p.previousToken, p.firstToken};
+        }
+        list.push_back(row);
       }
-      list.push_back(row);
     }
-    ctx.shared.facts["compare"]["heads"] = list;
     ImGui::EndTable();
   }
+  ctx.shared.facts["compare"]["heads"] = list;
+  ctx.shared.facts["compare"]["heads_every_layer"] = everyLayer_;
 }
 
 void ComparePanel::drawArchitecture(PanelContext& ctx, const Snapshot& left, const Snapshot& right, Session& rightSession) {

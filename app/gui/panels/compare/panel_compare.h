@@ -44,6 +44,7 @@ class ComparePanel : public Panel {
   MapDifference difference_;
   std::vector<std::string> labels_[2];
   std::string mapsNote_;
+  bool everyLayer_ = false;  // the head table: the selected layer's heads, or every layer's
 };
 
 }  // namespace tscope::gui

@@ -56,6 +56,38 @@ std::string attentionOf(const ModelConfig& model) {
   return knobs.empty() ? name : name + " (" + knobs + ")";
 }
 
+// What a run's model is, as short named descriptions (attention, norm, residual, feed-forward,
+// depth, positions): the table shows the ones that vary between the runs.
+std::vector<std::pair<const char*, std::string>> designOf(const ModelConfig& m) {
+  std::string norm = m.hasNorm() ? std::string(m.pre_norm ? "pre-" : "post-") + toString(m.norm) : "none";
+  std::string mlp = !m.hasFeedForward() ? "none"
+                    : m.isMoe()         ? std::to_string(m.n_experts) + " experts, top-" + std::to_string(m.moe_top_k) + ", F " + std::to_string(m.dFF())
+                                        : "dense, F " + std::to_string(m.dFF());
+  return {{"attention", attentionOf(m)},
+          {"norm", norm},
+          {"residual", m.residual ? "yes" : "no"},
+          {"feed-forward", mlp},
+          {"layers", std::to_string(m.n_layer)},
+          {"positions", toString(m.position_encoding)}};
+}
+
+// Each run's designOf entries that are not the same in every run, "name value" joined by commas
+// (the attention alone when the runs agree on everything).
+std::vector<std::string> differences(const TrainingComparison& c) {
+  std::vector<std::vector<std::pair<const char*, std::string>>> designs;
+  for (const ComparedRun& run : c.runs) designs.push_back(designOf(run.config.model));
+  std::vector<std::string> out(designs.size());
+  if (designs.empty()) return out;
+  for (size_t k = 0; k < designs.front().size(); ++k) {
+    const bool varies = std::any_of(designs.begin(), designs.end(), [&](const auto& d) { return d[k].second != designs.front()[k].second; });
+    if (!varies) continue;
+    for (size_t i = 0; i < designs.size(); ++i) out[i] += (out[i].empty() ? "" : ", ") + std::string(designs[i][k].first) + " " + designs[i][k].second;
+  }
+  for (size_t i = 0; i < designs.size(); ++i)
+    if (out[i].empty()) out[i] = "attention " + designs[i].front().second;
+  return out;
+}
+
 void drawChooser(PanelContext& ctx, TrainingCompareView& v) {
   const float openWidth = ImGui::CalcTextSize("Open").x + ImGui::GetStyle().FramePadding.x * 2;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
@@ -156,7 +188,8 @@ void drawTable(PanelContext& ctx, const TrainingComparison& c) {
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollY;
   if (!ImGui::BeginTable("training_compare_table", 8, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  for (const char* column : {"run", "name", "attention", "parameters", "final val", "best val", "tokens/s", "minutes"})
+  const std::vector<std::string> differs = differences(c);
+  for (const char* column : {"run", "name", "differs", "parameters", "final val", "best val", "tokens/s", "minutes"})
     ImGui::TableSetupColumn(column, std::string(column) == "name" ? ImGuiTableColumnFlags_WidthStretch : ImGuiTableColumnFlags_None);
   ImGui::TableHeadersRow();
   const int n = static_cast<int>(c.runs.size());
@@ -169,7 +202,7 @@ void drawTable(PanelContext& ctx, const TrainingComparison& c) {
     ImGui::TextUnformatted(run.name.c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("data: %s", run.data.c_str());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(attentionOf(run.config.model).c_str());
+    ImGui::TextUnformatted(differs[i].c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(formatCount(static_cast<double>(run.parameters)).c_str());
     ImGui::TableNextColumn();
@@ -224,6 +257,7 @@ void drawTrainingCompare(PanelContext& ctx, TrainingCompareView& v) {
   if (v.comparison)
     for (const ComparedRun& run : v.comparison->runs) facts["labels"].push_back(run.label);
   facts["title"] = v.comparison ? v.comparison->title : "";
+  facts["differs"] = v.comparison ? differences(*v.comparison) : std::vector<std::string>{};
 }
 
 }  // namespace tscope::gui
