@@ -88,8 +88,8 @@ TEST(Internals, ReproduceTheMapsTheHeadOutputsAndTheProjectionsInEveryVariant) {
     }
     EXPECT_EQ(trace.mlpPre.empty(), !c.hasFeedForward() || c.isMoe()) << variant.name;
     for (float r : trace.normRstd) EXPECT_GE(r, 0.0f) << variant.name;
-    // Pre-norm: the residual is the sum of its components.
-    if (c.pre_norm) {
+    // Pre-norm with residuals: the residual is the sum of its components.
+    if (c.pre_norm && c.residual) {
       std::vector<float> sum = trace.embedded;
       for (int l = 0; l < c.n_layer; ++l) {
         const auto projected =
@@ -110,7 +110,7 @@ TEST(LogitAttribution, PartsSumToTheLogitInEveryPreNormVariant) {
     const std::vector<int> ids = testing::sequence(7, c.vocab_size, 6);
     Trace trace;
     const std::vector<float> logits = model.logitsFor(ids, &trace, insideOptions(0));
-    if (!c.pre_norm || c.mlm_head) {  // post-norm, or a nonlinear head after the residual
+    if (!logitAttributionProblem(c).empty()) {  // post-norm, no residual, or a nonlinear head after the residual
       EXPECT_THROW(directLogitAttribution(trace, weights, 6, 0), Error) << variant.name;
       continue;
     }

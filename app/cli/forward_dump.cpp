@@ -82,7 +82,7 @@ json dlaJson(const LoadedModel& model, const Trace& trace, const std::vector<flo
   try {
     parts = directLogitAttribution(trace, model.weights, position, token);
   } catch (const Error& e) {
-    if (c.pre_norm && c.residual && !c.mlm_head) throw;
+    if (logitAttributionProblem(c).empty()) throw;
     return {{"error", e.what()}};
   }
   auto perLayer = [&](const std::vector<float>& all) {  // (L, H) as L lists of H

@@ -48,9 +48,9 @@ struct ModelConfig {
   // false: no residual connection, each sublayer replaces the stream (pre-norm z = f(LN(x)),
   // post-norm z = LN(f(x))); a lab setting, for the lecture's claim that residuals make deep models trainable.
   bool residual = true;
-  int d_ff = 0;          // F; 0 = 4C
-  int n_kv_head = 0;     // grouped-query attention; 0 = n_head, 1 = multi-query
-  bool causal = true;    // false: bidirectional (an encoder, as in BERT)
+  int d_ff = 0;        // F; 0 = 4C
+  int n_kv_head = 0;   // grouped-query attention; 0 = n_head, 1 = multi-query
+  bool causal = true;  // false: bidirectional (an encoder, as in BERT)
   // An encoder-only masked language model (BERT): bidirectional, trained to predict the tokens
   // hidden behind [MASK]; the logits at a position are what fills it, not the next token.
   bool masked_lm = false;

@@ -124,13 +124,13 @@ BlockRows blockRows(const Trace& trace, const Weights& weights, int layer, int t
     if (cross) add(r.x, crossOut(l));
     add(r.x, row(trace.mlpOut, (size_t)l * R + at, C));
   }
-  r.residMid = r.x;
-  add(r.residMid, r.attnOut);
-  if (cross) add(r.residMid, r.crossOut);
   if (!weights.config().residual) {
     r.note = "no residual: the attention's output replaces the stream, so the block's output is not x + attn + mlp";
     return r;
   }
+  r.residMid = r.x;
+  add(r.residMid, r.attnOut);
+  if (cross) add(r.residMid, r.crossOut);
   if (!weights.config().pre_norm) {
     r.note = "post-norm: the attention sum is normalised before the MLP, so the block's output is not x + attn + mlp";
     return r;

@@ -211,18 +211,21 @@ double LogitAttribution::sum() const {
   return s;
 }
 
+std::string logitAttributionProblem(const ModelConfig& config) {
+  if (config.mlm_head)
+    return "direct logit attribution cannot split this model's logits: its MLM head (dense, GELU, LayerNorm) is not linear in the residual";
+  if (!config.residual) return "direct logit attribution needs residual connections: without them the last sublayer's output is the whole stream";
+  if (!config.pre_norm) return "direct logit attribution needs a pre-norm model: a post-norm model renormalises the residual after every sublayer";
+  return "";
+}
+
 // The final norm frozen at the position: for LayerNorm, logit = rstd (x . a - mean(x) sum(a)) + b . u
 // with a = g * u (u the token's unembedding row), linear in x = the sum of the components; RMSNorm
 // drops the mean; no final norm leaves x . u. Each component c takes its share of the first term.
 LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weights, int position, int token) {
   const ModelConfig& config = weights.config();
   const int L = config.n_layer, H = config.n_head, C = config.n_embd, D = config.headDim();
-  if (config.mlm_head)
-    throw Error("direct logit attribution cannot split this model's logits: its MLM head (dense, GELU, LayerNorm) is not linear in the residual");
-  if (!config.residual)
-    throw Error("direct logit attribution needs residual connections: without them the last sublayer's output is the whole stream");
-  if (!config.pre_norm)
-    throw Error("direct logit attribution needs a pre-norm model: a post-norm model renormalises the residual after every sublayer");
+  if (std::string problem = logitAttributionProblem(config); !problem.empty()) throw Error(problem);
   if (trace.headMix.empty() || trace.finalResid.empty() || (config.isEncoderDecoder() && trace.crossMix.empty()))
     throw Error("direct logit attribution needs a trace with components");
   if (position < 0 || position >= trace.T)

@@ -114,6 +114,9 @@ struct LogitAttribution {
   float normBias = 0;             // the final norm's bias (0 without one)
   double sum() const;             // every part: equals the logit
 };
+// Why the logits of a model with this config are not a sum of per-component parts ("" when they
+// are): an MLM head (not linear), post-norm (renormalised after every sublayer), no residual.
+std::string logitAttributionProblem(const ModelConfig& config);
 LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weights, int position, int token);
 
 }  // namespace tscope

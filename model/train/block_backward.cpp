@@ -106,7 +106,7 @@ void BlockBackward::residualSublayer(const float* weight, float* dweight, float*
     dout = dsum_.data();
   }
   if (config_.residual) dmid_.copyFrom(*fw_, dout, RC);  // the residual path
-  else zeroVector(*fw_, dmid_, RC);                       // none: the input reaches the output through the sublayer only
+  else zeroVector(*fw_, dmid_, RC);                      // none: the input reaches the output through the sublayer only
   if (config_.pre_norm) {
     zeroVector(*fw_, dnormed_, RC);
     sublayer(normed, dout, dnormed_.data());

@@ -109,9 +109,10 @@ void addSwitchPresets(std::vector<TrainPreset>& presets) {
     c.model.moe_aux_loss_alpha = 0.01;
     const std::string n = std::to_string(experts);
     presets.push_back({"brown-switch" + n, "Brown corpus, Switch MoE (" + n + " experts, top-1)",
-                       "The tiny Brown model with " + n + " feed-forward experts per layer, each as wide as the dense model's, and "
-                       "each token routed to one (Switch Transformer): the same compute per token as \"brown\", " + n +
-                           " times its feed-forward parameters.",
+                       "The tiny Brown model with " + n +
+                           " feed-forward experts per layer, each as wide as the dense model's, and "
+                           "each token routed to one (Switch Transformer): the same compute per token as \"brown\", " +
+                           n + " times its feed-forward parameters.",
                        c, brown(1024)});
   }
 }

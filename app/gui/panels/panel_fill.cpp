@@ -8,8 +8,10 @@
 #include <filesystem>
 
 #include "app/gui/widgets/layer_head_picker.h"
+#include "app/gui/panels/panels.h"
 #include "model/generate/fill_mask.h"
 #include "model/nn/trace_views.h"
+#include "model/tokenize/unicode_text.h"
 
 namespace tscope::gui {
 
@@ -20,6 +22,8 @@ constexpr ImU32 kMaskColor = IM_COL32(240, 140, 40, 255);
 constexpr const char* kBlankPrompt = "The President of the United [MASK] came back to the White House and [MASK] that the election would be held";
 
 std::string shippedBert() { return (std::filesystem::path(TSCOPE_SOURCE_DIR) / "assets/models/brown-bert").string(); }
+// The causal model the toggle reads the same sentence with: brown-bert's size and BPE, with a mask.
+std::string shippedGpt() { return (std::filesystem::path(TSCOPE_SOURCE_DIR) / "assets/models/brown-small").string(); }
 
 void drawNotAMaskedModel(PanelContext& ctx) {
   const std::string problem = fillProblem(ctx.session.config(), ctx.session.maskedTokens());
@@ -149,6 +153,22 @@ void FillPanel::drawAttention(PanelContext& ctx, const Snapshot& s) {
   ImGui::SameLine();
   ImGui::Checkbox("grey what a causal model could not see", &causalView_);
   recordItem(ctx.shared, "fill_causal_view");
+  ImGui::SameLine();
+  ImGui::Checkbox("beside it: brown-small (GPT-style)", &throughGpt_);
+  recordItem(ctx.shared, "fill_through_gpt");
+  if (throughGpt_ && ImGui::BeginTable("fill_maps", 2, ImGuiTableFlags_SizingStretchSame)) {
+    ImGui::TableNextColumn();
+    drawBertMap(ctx, s);
+    ImGui::TableNextColumn();
+    drawThroughGpt(ctx);
+    ImGui::EndTable();
+    return;
+  }
+  drawBertMap(ctx, s);
+}
+
+void FillPanel::drawBertMap(PanelContext& ctx, const Snapshot& s) {
+  const ModelConfig& c = ctx.session.config();
   const std::optional<Snapshot::LayerMaps> maps = s.maps(ctx.state.layer);
   if (!maps) {
     ImGui::TextDisabled("%s", s.mapsMissing(ctx.state.layer).c_str());
@@ -188,6 +208,79 @@ void FillPanel::drawAttention(PanelContext& ctx, const Snapshot& s) {
     for (int r = 0; r + 1 < T; ++r) draw->AddRectFilled(hit.cellMin(r, r + 1), hit.cellMax(r, T - 1), IM_COL32(40, 40, 40, 200));
   }
   ImGui::TextDisabled("Outlined row: [CLS], the token in front of every input, which gathers the whole sentence.");
+}
+
+void FillPanel::drawThroughGpt(PanelContext& ctx) {
+  nlohmann::json& facts = ctx.shared.facts["fill"]["gpt"];
+  gpt_.want(shippedGpt(), ctx.session.backendChoice());
+  Session* gpt = gpt_.session();
+  facts = {{"loading", gpt_.loading()}, {"problem", gpt_.problem()}};
+  if (!gpt) {
+    ImGui::TextDisabled("%s", !gpt_.problem().empty() ? gpt_.problem().c_str() : "loading brown-small...");
+    return;
+  }
+  // The same words for a model with no [MASK]: each blank becomes "_".
+  AppState side = ctx.state;
+  static_cast<ForwardInputs&>(side) = ForwardInputs{};
+  side.prompt = ctx.state.prompt;
+  unicode::replaceAll(side.prompt, "[MASK]", "_");
+  static_cast<SessionScratch&>(side) = SessionScratch{};
+  const ModelConfig& c = gpt->config();
+  side.layer = std::clamp(side.layer, 0, c.n_layer - 1);
+  const int head = std::clamp(ctx.state.head, 0, c.n_head - 1);
+  gpt_.post(requestFor(side, c));
+  const std::shared_ptr<const Snapshot> s = gpt_.latest();
+  if (!s || s->ids.empty() || !s->error.empty() || s->request.prompt != side.prompt) {
+    ImGui::TextDisabled("%s", s && !s->error.empty() ? s->error.c_str() : "computing...");
+    return;
+  }
+  const std::optional<Snapshot::LayerMaps> maps = s->maps(side.layer);
+  if (!maps) {
+    ImGui::TextDisabled("%s", s->mapsMissing(side.layer).c_str());
+    return;
+  }
+  const int T = s->trace.T;
+  if (gptBuiltFor_ != s->id || gptBuiltLayer_ != side.layer || gptBuiltHead_ != head) {
+    gptShown_ = attentionShown(*maps->rows, c, maps->index, head, false, false);
+    gptMap_.setData(ctx.renderer, gptShown_.data(), T, T, 0.0f, 1.0f, Colormap::Perceptual);
+    gptLabels_.clear();
+    for (int t = 0; t < T; ++t) gptLabels_.push_back(tokenLabel(s->tokenText[t], 12));
+    gptBuiltFor_ = s->id;
+    gptBuiltLayer_ = side.layer;
+    gptBuiltHead_ = head;
+  }
+  ImGui::TextWrapped("brown-small, layer %d head %d: a causal model, each token sees only those before it", side.layer, head);
+  const float labelWidth = TokenHeatmap::labelWidthFor(gptLabels_, ImGui::GetFontSize() * 8);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float cell =
+      TokenHeatmap::squareCell(ImVec2(avail.x, std::max(avail.y, ImGui::GetFontSize() * 12)), T, T, labelWidth, ImGui::GetFontSize() * 2);
+  TokenHeatmapStyle style{.rowLabels = &gptLabels_,
+                          .labelWidth = labelWidth,
+                          .colLabels = &gptLabels_,
+                          .colIndicesWhenNarrow = true,
+                          .shared = &ctx.shared,
+                          .region = "fill_gpt_attention",
+                          .scale = ScalePlace::Right};
+  style.readout = [&](int row, int col) {
+    if (col < 0) return std::string();
+    if (col > row) return gptLabels_[row] + " cannot see " + gptLabels_[col] + ": it comes later (causal mask)";
+    char p[32];
+    std::snprintf(p, sizeof p, "%.3f", gptShown_[(size_t)row * T + col]);
+    return gptLabels_[row] + " looks at " + gptLabels_[col] + ": " + p;
+  };
+  const TokenHeatmapHit hit = gptMap_.draw(ctx.renderer, ImVec2(cell, cell), style);
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  for (int r = 0; r + 1 < T; ++r) draw->AddRectFilled(hit.cellMin(r, r + 1), hit.cellMax(r, T - 1), IM_COL32(40, 40, 40, 200));
+  double future = 0;  // the weight on later keys: 0 under the causal mask
+  for (int r = 0; r < T; ++r)
+    for (int k = r + 1; k < T; ++k) future += gptShown_[(size_t)r * T + k];
+  facts["tokens"] = T;
+  facts["snapshot"] = s->id;
+  facts["prompt"] = s->request.prompt;
+  facts["layer"] = side.layer;
+  facts["head"] = head;
+  facts["future_weight"] = future;
+  facts["last_row"] = std::vector<float>(gptShown_.end() - T, gptShown_.end());
 }
 
 void FillPanel::draw(PanelContext& ctx) {

@@ -205,7 +205,8 @@ void InsidePanel::drawFlow(PanelContext& ctx) {
   if (c.hasNorm() && stat < trace.normRstd.size())
     ImGui::Text(rms ? "1 / rms = %.5f  (then times the gain)" : "mean %.5f, 1 / std %.5f  (then times the gain, plus the bias)",
                 rms ? trace.normRstd[stat] : trace.normMean[stat], trace.normRstd[stat]);
-  vectorStage(q_, "q = norm(x) W_Q", c.position_encoding == PositionEncoding::Rope ? "(D values, RoPE applied)" : "(D values)", "q", width * 0.5f);
+  vectorStage(q_, c.hasNorm() ? "q = norm(x) W_Q" : "q = x W_Q",
+              c.position_encoding == PositionEncoding::Rope ? "(D values, RoPE applied)" : "(D values)", "q", width * 0.5f);
   if (hoveredDim_ >= 0) {  // the element of q that multiplies the hovered cell of k_j
     const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
     const float cell = (max.x - min.x) / s.D;
@@ -222,11 +223,13 @@ void InsidePanel::drawFlow(PanelContext& ctx) {
                                         kHighlight, 0, 0, 2);
   }
   vectorStage(attnOut_, "x W_O + b_O = the attention sublayer's output", "", "attn_out", width);
+  const char* replaced = "no residual connection (residual: false): the sublayer's output above replaces the stream";
+  if (!c.residual) ImGui::TextDisabled("%s", replaced);
   if (c.isEncoderDecoder()) {
     vectorStage(crossOut_, "cross-attention output (ln_x, queries from here, keys and values from the encoder, its W_O)",
                 "(the Translation tab shows its maps)", "cross_out", width);
-    vectorStage(residMid_, "residual add: x + attention + cross-attention", "", "resid_mid", width);
-  } else {
+    if (c.residual) vectorStage(residMid_, "residual add: x + attention + cross-attention", "", "resid_mid", width);
+  } else if (c.residual) {
     vectorStage(residMid_, "residual add: x + attention", "", "resid_mid", width);
   }
   if (!c.hasFeedForward()) {
@@ -234,7 +237,11 @@ void InsidePanel::drawFlow(PanelContext& ctx) {
     return;
   }
   drawMlp(ctx);
-  vectorStage(mlpOut_, "MLP output", "(before the residual add)", "mlp_out", width);
+  vectorStage(mlpOut_, "MLP output", c.residual ? "(before the residual add)" : "", "mlp_out", width);
+  if (!c.residual) {
+    ImGui::TextDisabled("%s", replaced);
+    return;
+  }
   vectorStage(residOut_, c.isEncoderDecoder() ? "residual add: x + attention + cross-attention + MLP" : "residual add: x + attention + MLP",
               "(the next layer's input)", "resid_out", width);
 }

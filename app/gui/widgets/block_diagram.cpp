@@ -228,8 +228,7 @@ void drawBlockDiagram(const ModelConfig& c, float width) {
   const float frameBottom = y - gap * 0.3f;
   const ImVec2 frameMin(origin.x + gap * 0.2f, frameTop), frameMax(origin.x + w.total - gap * 0.2f, frameBottom);
   ImGui::GetWindowDrawList()->AddRect(frameMin, frameMax, ImGui::GetColorU32(ImGuiCol_Text, 0.5f), font * 0.4f, 0, std::max(1.0f, font * 0.08f));
-  const std::string repeat = "x " + std::to_string(c.n_layer) + (c.n_layer == 1 ? " layer" : " layers") +
-                             layerFormula(c);
+  const std::string repeat = "x " + std::to_string(c.n_layer) + (c.n_layer == 1 ? " layer" : " layers") + layerFormula(c);
   layout.text(ImVec2(frameMax.x - layout.textWidth(repeat) - gap * 0.4f, frameTop + font * 0.4f), repeat, textColour);
 
   // Final norm (pre-norm only), unembedding, softmax.

@@ -95,13 +95,15 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
   const int64_t Le = c.n_encoder_layer, perLayer = c.hasFeedForward() ? 2 : 1;
   const int64_t norms =
       perLayer * (L + Le) + (c.isEncoderDecoder() ? L : 0) + (c.hasFinalNorm() ? (c.isEncoderDecoder() ? 2 : 1) : 0) + (c.embedding_norm ? 1 : 0);
-  if (!c.hasNorm() && !c.qk_norm)
+  if (!c.hasNorm() && !c.qk_norm) {
     row("Norms", "none (norm: none)", "0", percent(0, total), "");
-  else
-  row(std::string(!c.hasNorm() ? "q/k RMSNorm" : c.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm") + " gains" + (c.hasNormBias() ? ", biases" : ""),
-      std::to_string(c.hasNorm() ? norms : 0) + " norms of " + std::to_string(C) +
-          (c.qk_norm ? " + " + std::to_string(2 * (L + Le)) + " q/k norms of " + std::to_string(c.headDim()) : std::string()),
-      formatCount(p.layerNorm), percent(p.layerNorm, total), flopsText(2.0 * p.layerNorm));
+  } else {
+    const std::string kind = !c.hasNorm() ? "q/k RMSNorm" : c.norm == NormKind::RmsNorm ? "RMSNorm" : "LayerNorm";
+    row(kind + " gains" + (c.hasNormBias() ? ", biases" : ""),
+        std::to_string(c.hasNorm() ? norms : 0) + " norms of " + std::to_string(C) +
+            (c.qk_norm ? " + " + std::to_string(2 * (L + Le)) + " q/k norms of " + std::to_string(c.headDim()) : std::string()),
+        formatCount(p.layerNorm), percent(p.layerNorm, total), flopsText(2.0 * p.layerNorm));
+  }
   if (c.mlm_head)
     row("MLM head (BERT)", dims({C, C}) + " + bias, norm, output bias " + std::to_string(V), formatCount(p.outputHead), percent(p.outputHead, total),
         flopsText(2.0 * p.outputHead));

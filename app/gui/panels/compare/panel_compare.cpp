@@ -286,10 +286,12 @@ void ComparePanel::drawLayers(PanelContext& ctx, const Snapshot& left, const Sna
   ImGui::SameLine();
   const int selected = ctx.state.layer;
   if (everyLayer_)
-    ImGui::TextWrapped("Every layer's heads: entropy (nats), and how far each is from the previous-token and first-token patterns (0: exactly, 1: not at all)");
+    ImGui::TextWrapped(
+        "Every layer's heads: entropy (nats), and how far each is from the previous-token and first-token patterns (0: exactly, 1: not at all)");
   else
-    ImGui::TextWrapped("Layer %d's heads: entropy (nats), and how far each is from the previous-token and first-token patterns (0: exactly, 1: not at all)",
-                       selected);
+    ImGui::TextWrapped(
+        "Layer %d's heads: entropy (nats), and how far each is from the previous-token and first-token patterns (0: exactly, 1: not at all)",
+        selected);
   const int first = everyLayer_ ? 0 : selected, last = everyLayer_ ? layers - 1 : selected;
   nlohmann::json list = nlohmann::json::array();
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp | (everyLayer_ ? ImGuiTableFlags_ScrollY : 0);

@@ -61,14 +61,11 @@ std::string attentionOf(const ModelConfig& model) {
 std::vector<std::pair<const char*, std::string>> designOf(const ModelConfig& m) {
   std::string norm = m.hasNorm() ? std::string(m.pre_norm ? "pre-" : "post-") + toString(m.norm) : "none";
   std::string mlp = !m.hasFeedForward() ? "none"
-                    : m.isMoe()         ? std::to_string(m.n_experts) + " experts, top-" + std::to_string(m.moe_top_k) + ", F " + std::to_string(m.dFF())
-                                        : "dense, F " + std::to_string(m.dFF());
-  return {{"attention", attentionOf(m)},
-          {"norm", norm},
-          {"residual", m.residual ? "yes" : "no"},
-          {"feed-forward", mlp},
-          {"layers", std::to_string(m.n_layer)},
-          {"positions", toString(m.position_encoding)}};
+                    : m.isMoe() ? std::to_string(m.n_experts) + " experts, top-" + std::to_string(m.moe_top_k) + ", F " + std::to_string(m.dFF())
+                                : "dense, F " + std::to_string(m.dFF());
+  return {{"attention", attentionOf(m)},           {"norm", norm},
+          {"residual", m.residual ? "yes" : "no"}, {"feed-forward", mlp},
+          {"layers", std::to_string(m.n_layer)},   {"positions", toString(m.position_encoding)}};
 }
 
 // Each run's designOf entries that are not the same in every run, "name value" joined by commas
@@ -81,7 +78,8 @@ std::vector<std::string> differences(const TrainingComparison& c) {
   for (size_t k = 0; k < designs.front().size(); ++k) {
     const bool varies = std::any_of(designs.begin(), designs.end(), [&](const auto& d) { return d[k].second != designs.front()[k].second; });
     if (!varies) continue;
-    for (size_t i = 0; i < designs.size(); ++i) out[i] += (out[i].empty() ? "" : ", ") + std::string(designs[i][k].first) + " " + designs[i][k].second;
+    for (size_t i = 0; i < designs.size(); ++i)
+      out[i] += (out[i].empty() ? "" : ", ") + std::string(designs[i][k].first) + " " + designs[i][k].second;
   }
   for (size_t i = 0; i < designs.size(); ++i)
     if (out[i].empty()) out[i] = "attention " + designs[i].front().second;
