@@ -3,7 +3,8 @@
 and offers brown-bert; its button opens brown-bert with a blank, whose ten fillers equal
 `tscope-cli fill` on the same text; clicking a word hides it behind [MASK] (a third blank with its
 own fillers) and clicking it again brings the word back; "put in" writes a filler into the text; the
-causal-view toggle changes the map; the Next-token panel says a masked model has no next token; a
+causal-view toggle changes the map; the brown-small toggle puts the same sentence through that causal
+model beside it (nothing on later keys, its map as forward --dump's); the Next-token panel says a masked model has no next token; a
 text past the context is one line; and switching to brown-small with a [MASK] still in the prompt
 keeps the prompt and runs it as text.
 usage: fill.py TSCOPE TSCOPE_CLI MODELS_DIR OUT"""
@@ -27,6 +28,27 @@ def fill(report):
 
 def masks(report):
     return fill(report).get("masks", [])
+
+
+def through_gpt(app, cli, small, out):
+    """The toggle puts the same sentence through brown-small beside the map: its blanks as "_", no
+    weight on later keys, and the last row of its map the one `tscope-cli forward --dump` writes."""
+    app.click("fill_through_gpt")
+    report = app.wait(lambda r: fill(r).get("gpt", {}).get("snapshot") and not r["busy"], "brown-small beside brown-bert", 60)
+    gpt = fill(report)["gpt"]
+    if "[MASK]" in gpt["prompt"] or "_" not in gpt["prompt"] or gpt["future_weight"] != 0 or "fill_gpt_attention" not in report["regions"]:
+        raise Failure(f"brown-small's side: {gpt}")
+    dump = os.path.join(out, "gpt_dump")
+    subprocess.run([cli, "forward", "--model", small, "--text", gpt["prompt"], "--backend", "cpu", "--dump", dump], capture_output=True,
+                   check=True)
+    import numpy as np
+    maps = np.load(os.path.join(dump, f"attn_{gpt['layer']}.npy"))
+    want = maps[gpt["head"], -1]
+    if maps.shape[-1] != gpt["tokens"] or float(np.abs(np.array(gpt["last_row"]) - want).max()) > 1e-5:
+        raise Failure(f"brown-small's last row {gpt['last_row']} is not forward --dump's {want.tolist()}")
+    save_png(os.path.join(out, "through_gpt.png"), app.screenshot())
+    log(f"  beside it, brown-small on '{gpt['prompt']}': {gpt['tokens']} tokens, its last row as forward --dump")
+    app.click("fill_through_gpt")
 
 
 def main():
@@ -90,6 +112,7 @@ def main():
         if not differs(before, app.crop(app.screenshot(), "fill_attention", report)):
             raise Failure("the causal view did not change the map")
         save_png(os.path.join(out, "causal_view.png"), app.screenshot())
+        through_gpt(app, cli, small, out)
 
         # The Next-token panel has nothing to sample.
         app.click("tab_sampling")

@@ -271,9 +271,10 @@ void FillPanel::drawThroughGpt(PanelContext& ctx) {
   const TokenHeatmapHit hit = gptMap_.draw(ctx.renderer, ImVec2(cell, cell), style);
   ImDrawList* draw = ImGui::GetWindowDrawList();
   for (int r = 0; r + 1 < T; ++r) draw->AddRectFilled(hit.cellMin(r, r + 1), hit.cellMax(r, T - 1), IM_COL32(40, 40, 40, 200));
-  double future = 0;  // the weight on later keys: 0 under the causal mask
+  double future = 0;  // the weight on later keys: 0 under the causal mask (masked cells are NaN, drawn as masked)
   for (int r = 0; r < T; ++r)
-    for (int k = r + 1; k < T; ++k) future += gptShown_[(size_t)r * T + k];
+    for (int k = r + 1; k < T; ++k)
+      if (std::isfinite(gptShown_[(size_t)r * T + k])) future += gptShown_[(size_t)r * T + k];
   facts["tokens"] = T;
   facts["snapshot"] = s->id;
   facts["prompt"] = s->request.prompt;
