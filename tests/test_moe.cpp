@@ -370,3 +370,14 @@ TEST(Moe, BadInputIsRejectedWithOneLineNamingTheRule) {
   EXPECT_THROW(expertCapacity(4, tokenChoice(2, 3, 1.0)), Error);
   EXPECT_NO_THROW(routeTokens(eight, 1, tokenChoice(8, 8, 1.25)));  // k = E is allowed
 }
+
+// The lecture's alternative load-balancing loss, alpha CV(f)^2 (appendix A7), by hand: equal
+// values 0; one expert with everything E - 1; {0.5, 0.5, 0, 0}: mean 1/4, variance 1/16, so 1.
+TEST(Moe, CvSquaredOfTheFractionsByHand) {
+  EXPECT_EQ(tscope::cvSquared({0.25f, 0.25f, 0.25f, 0.25f}), 0.0);
+  EXPECT_NEAR(tscope::cvSquared({1.0f, 0.0f, 0.0f, 0.0f}), 3.0, 1e-12);
+  EXPECT_NEAR(tscope::cvSquared({0.5f, 0.5f, 0.0f, 0.0f}), 1.0, 1e-12);
+  EXPECT_NEAR(tscope::cvSquared({0.1f, 0.2f, 0.3f, 0.4f}), 0.0125 / 0.0625, 1e-6);  // variance 0.0125, mean 0.25
+  EXPECT_EQ(tscope::cvSquared({}), 0.0);
+  EXPECT_EQ(tscope::cvSquared({0.0f, 0.0f}), 0.0);
+}

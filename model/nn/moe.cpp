@@ -41,6 +41,21 @@ int ceilForgivingRounding(double x) {
   return static_cast<int>(std::max(0.0, rounded));
 }
 
+}  // namespace
+
+double cvSquared(const std::vector<float>& values) {
+  if (values.empty()) return 0;
+  const double n = static_cast<double>(values.size());
+  const double mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
+  if (mean == 0) return 0;
+  double variance = 0;
+  for (float v : values) variance += (v - mean) * (v - mean);
+  variance /= n;
+  return variance / (mean * mean);
+}
+
+namespace {
+
 // f_i, P_i and alpha * E * sum_i f_i P_i from the per-expert assignment counts (before drops).
 void fillBalanceStatistics(const std::vector<int>& routedCount, double alpha, MoeRouting& routing) {
   const int T = routing.tokens, E = routing.experts;

@@ -55,6 +55,14 @@ struct MoeRouting {
   std::vector<float> sharedExpertGates;  // (T) models with a shared expert: its sigmoid gate per token (filled by the forward); else empty
 };
 
+// CV(x)^2, the squared coefficient of variation of E values: their variance (over E, not E - 1)
+// over their mean squared; 0 for equal values, E - 1 when one holds everything. 0 when the mean is 0.
+// The lecture's alternative load-balancing loss is alpha CV(f_1, ..., f_E)^2 (its appendix A7); on
+// the fractions f_i it has no gradient (they are counts), so Shazeer et al. 2017 ("Outrageously Large
+// Neural Networks", eq. 6) take it over each expert's importance, its summed gate values, whose CV is
+// that of P_i.
+double cvSquared(const std::vector<float>& values);
+
 // Routes T tokens given their router logits (T, E) row-major. Token choice assigns in token
 // order, each token's choices in rank order, dropping an assignment when its expert is full.
 // Ties in logits go to the lower expert id (and, for expert choice, the lower token id).

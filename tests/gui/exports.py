@@ -154,6 +154,14 @@ def every_view(start, cli, models, out):
     log("  disabled (nothing on screen): " + ", ".join(sorted(disabled)))
     if "attention" not in exported:
         raise Failure("the Attention panel exported nothing")
+    # The Experts panel's CV^2 load-balancing loss is that of the fractions it draws (numpy's, here).
+    app.click("tab_moe")
+    report = app.wait(lambda r: r["panel"] == "moe" and "moe_cv2_fraction" in r["shown"], "the Experts panel's CV^2 line", 10)
+    fraction = np.array(report["shown"]["moe_fraction"], dtype=np.float64)
+    want = float(np.var(fraction) / np.mean(fraction) ** 2)
+    if abs(report["shown"]["moe_cv2_fraction"] - want) > 1e-5 * max(1.0, want) or not 0 <= want <= len(fraction) - 1:
+        raise Failure(f"the Experts panel's CV^2 {report['shown']['moe_cv2_fraction']} is not numpy's {want} of {fraction}")
+    log(f"  Experts panel: CV(f)^2 = {want:.5f}, CV(P)^2 = {report['shown']['moe_cv2_importance']:.5f}, f.P loss {report['shown']['moe_aux_loss']:.5f}")
     # The Attention panel's views: heatmap, lines (L) at another layer and head, the grid (G).
     app.click("tab_attention")
     app.wait(lambda r: r["panel"] == "attention", "the Attention tab", 10)

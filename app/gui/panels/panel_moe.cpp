@@ -157,7 +157,7 @@ void drawGates(PanelContext& ctx, const Snapshot& s, const MoeRouting& r, MoeVie
   ImGui::PopTextWrapPos();
 }
 
-void drawBalance(const Snapshot& s, const MoeRouting& r, ImVec2 area) {
+void drawBalance(const Snapshot& s, const MoeRouting& r, ImVec2 area, nlohmann::json& facts) {
   const int E = r.experts;
   area.x = std::min(area.x, ImGui::GetFontSize() * std::max(45.0f, 5.0f * E));  // few experts: no giant bars
   const auto [kept, dropped, droppedAssignments] = expertLoadSplit(r);
@@ -173,7 +173,7 @@ void drawBalance(const Snapshot& s, const MoeRouting& r, ImVec2 area) {
   load.reference = static_cast<float>(r.capacity);
   load.referenceLabel = r.capacity >= 0 ? "capacity " + std::to_string(r.capacity) : "";
   load.categoryLabel = "expert";
-  const float chartHeight = std::max(ImGui::GetTextLineHeight() * 9, (area.y - ImGui::GetTextLineHeightWithSpacing() * 3) * 0.5f);
+  const float chartHeight = std::max(ImGui::GetTextLineHeight() * 9, (area.y - ImGui::GetTextLineHeightWithSpacing() * 4) * 0.5f);
   int hovered = drawColumnChart(load, ImVec2(area.x, chartHeight));
   ColumnChart balance;
   balance.name = "expert_balance";
@@ -191,6 +191,21 @@ void drawBalance(const Snapshot& s, const MoeRouting& r, ImVec2 area) {
   ImGui::Text("aux loss = alpha E sum_i f_i P_i = %.5f", r.auxLoss);
   ImGui::SameLine();
   ImGui::TextDisabled("(alpha = %g; perfectly balanced routing gives alpha; Fedus et al. 2021)", alpha);
+  // The lecture's other load-balancing loss (appendix A7), on the same routing.
+  const double cvFraction = cvSquared(r.fraction), cvProb = cvSquared(r.meanProb);
+  ImGui::Text("the CV^2 loss: alpha CV(f_1..f_E)^2 = %.5f;  over the importance: alpha CV(P_1..P_E)^2 = %.5f", alpha * cvFraction, alpha * cvProb);
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "CV = standard deviation / mean over the E experts: 0 when balanced, E - 1 = %d when one expert takes everything.\n"
+        "On the fractions f_i, as the slide writes it, the loss has no gradient (f_i are counts); Shazeer et al. 2017 take it over\n"
+        "each expert's importance, its summed gate values (here the router probabilities), whose CV is that of P_i.",
+        E - 1);
+  facts["moe_cv2_fraction"] = cvFraction;
+  facts["moe_cv2_importance"] = cvProb;
+  facts["moe_aux_loss"] = r.auxLoss;
+  facts["moe_fraction"] = r.fraction;
   if (hovered >= 0) {
     ImGui::BeginTooltip();
     ImGui::Text("expert %d: %d kept, %d dropped", hovered, static_cast<int>(kept[hovered]), static_cast<int>(dropped[hovered]));
@@ -243,7 +258,7 @@ void MoePanel::draw(PanelContext& ctx) {
   ImGui::EndGroup();
   if (sideBySide) ImGui::SameLine(0, fontSize * 2);
   ImGui::BeginGroup();
-  drawBalance(*s, r, ImVec2(ImGui::GetContentRegionAvail().x, sideBySide ? avail.y : std::max(avail.y, fontSize * 24)));
+  drawBalance(*s, r, ImVec2(ImGui::GetContentRegionAvail().x, sideBySide ? avail.y : std::max(avail.y, fontSize * 24)), ctx.shared.facts);
   ImGui::EndGroup();
 }
 
