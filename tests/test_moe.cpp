@@ -381,3 +381,51 @@ TEST(Moe, CvSquaredOfTheFractionsByHand) {
   EXPECT_EQ(tscope::cvSquared({}), 0.0);
   EXPECT_EQ(tscope::cvSquared({0.0f, 0.0f}), 0.0);
 }
+
+// The lecture's worked example typed in (Advanced Transformers, the MoE router slide): logits
+// [2.1, 0.3, 1.8, 0.1, 3.2, 0.5, 1.1, 0.8], top-2: experts 5 and 1 (indices 4 and 0), gates
+// exp(3.2) / (exp(3.2) + exp(2.1)) = 0.750 and 0.250, through the same routing the model runs.
+TEST(Moe, TypedRouterLogitsGiveTheSlidesGates) {
+  const tscope::TypedRouterLogits typed = tscope::parseRouterLogits("2.1, 0.3, 1.8, 0.1, 3.2, 0.5, 1.1, 0.8\n");
+  ASSERT_EQ(typed.tokens, 1);
+  ASSERT_EQ(typed.experts, 8);
+  tscope::MoeRoutingParams params;
+  params.experts = 8;
+  params.topK = 2;
+  params.capacityFactor = 0;
+  const tscope::MoeRouting r = tscope::routeTokens(typed.logits, typed.tokens, params);
+  ASSERT_EQ(r.assignments.size(), 2u);
+  EXPECT_EQ(r.assignments[0].expert, 4);
+  EXPECT_EQ(r.assignments[1].expert, 0);
+  const double g = std::exp(3.2) / (std::exp(3.2) + std::exp(2.1));
+  EXPECT_NEAR(r.assignments[0].gate, g, 1e-6);
+  EXPECT_NEAR(r.assignments[1].gate, 1 - g, 1e-6);
+  EXPECT_NEAR(g, 0.750, 5e-4);
+  // Several tokens, blanks as separators, blank lines skipped.
+  const tscope::TypedRouterLogits two = tscope::parseRouterLogits("1 2 3\n\n 3,2 , 1 \n");
+  EXPECT_EQ(two.tokens, 2);
+  EXPECT_EQ(two.logits, (std::vector<float>{1, 2, 3, 3, 2, 1}));
+}
+
+TEST(Moe, TypedRouterLogitsRefuseBadLinesInOneLine) {
+  auto message = [](const std::string& text) {
+    try {
+      tscope::parseRouterLogits(text);
+    } catch (const tscope::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_NE(message("").find("no logits"), std::string::npos);
+  EXPECT_NE(message("1, x, 3").find("line 1, item 2: 'x' is not a number"), std::string::npos);
+  EXPECT_NE(message("1, 2, 3\n1, 2").find("line 2: 2 logits, but the first token has 3"), std::string::npos);
+  EXPECT_NE(message("5").find("2 to 64 experts"), std::string::npos);
+  EXPECT_NE(message("1, inf").find("not a finite logit"), std::string::npos);
+  EXPECT_NE(message("1, nan").find("not a finite logit"), std::string::npos);
+  EXPECT_NE(message("1, 1e9").find("not a finite logit"), std::string::npos);
+  std::string many;
+  for (int t = 0; t < 65; ++t) many += "1, 2\n";
+  EXPECT_NE(message(many).find("more than 64 tokens"), std::string::npos);
+  EXPECT_NE(message("1, 2\xff").find("not a number"), std::string::npos);
+  for (const std::string& line : {std::string("1, 2, 3"), std::string("1e-3 -4 2.5e2")}) EXPECT_EQ(message(line), "(accepted)") << line;
+}

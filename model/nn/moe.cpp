@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 #include <sstream>
 
 #include "model/core/error.h"
+#include "model/core/list_text.h"
 #include "model/core/softmax.h"
 
 namespace tscope {
@@ -52,6 +54,43 @@ double cvSquared(const std::vector<float>& values) {
   for (float v : values) variance += (v - mean) * (v - mean);
   variance /= n;
   return variance / (mean * mean);
+}
+
+TypedRouterLogits parseRouterLogits(const std::string& text) {
+  TypedRouterLogits out;
+  size_t lineStart = 0;
+  for (int lineNumber = 1; lineStart <= text.size(); ++lineNumber) {
+    const size_t end = std::min(text.find('\n', lineStart), text.size());
+    std::string line = text.substr(lineStart, end - lineStart);
+    lineStart = end + 1;
+    std::replace_if(
+        line.begin(), line.end(), [](char c) { return c == ' ' || c == '\t' || c == '\r'; }, ',');
+    std::vector<float> row;
+    for (std::string_view item : splitList(line)) {
+      if (item.empty()) continue;  // blanks and commas together
+      const std::string word(item);
+      char* stop = nullptr;
+      const double value = std::strtod(word.c_str(), &stop);
+      const std::string where = "line " + std::to_string(lineNumber) + ", item " + std::to_string(row.size() + 1);
+      if (stop != word.c_str() + word.size()) throw Error(where + ": '" + word + "' is not a number");
+      if (!std::isfinite(value) || std::abs(value) > 1e6) throw Error(where + ": " + word + " is not a finite logit (at most 1e6 in size)");
+      row.push_back(static_cast<float>(value));
+    }
+    if (row.empty()) continue;
+    if (out.tokens == 0) {
+      if (row.size() < 2 || row.size() > static_cast<size_t>(kMaxTypedExperts))
+        throw Error("line " + std::to_string(lineNumber) + ": " + std::to_string(row.size()) + " logits; a router needs 2 to " +
+                    std::to_string(kMaxTypedExperts) + " experts");
+      out.experts = static_cast<int>(row.size());
+    } else if (row.size() != static_cast<size_t>(out.experts)) {
+      throw Error("line " + std::to_string(lineNumber) + ": " + std::to_string(row.size()) + " logits, but the first token has " +
+                  std::to_string(out.experts) + " (one per expert)");
+    }
+    if (++out.tokens > kMaxTypedTokens) throw Error("more than " + std::to_string(kMaxTypedTokens) + " tokens (one per line)");
+    out.logits.insert(out.logits.end(), row.begin(), row.end());
+  }
+  if (out.tokens == 0) throw Error("no logits: type one token's router logits per line, e.g. 2.1, 0.3, 1.8");
+  return out;
 }
 
 namespace {

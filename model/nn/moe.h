@@ -63,6 +63,18 @@ struct MoeRouting {
 // that of P_i.
 double cvSquared(const std::vector<float>& values);
 
+// Router logits typed by hand (the Experts panel's router by hand): one token per line, its E logits
+// separated by commas or blanks, e.g. the lecture's "2.1, 0.3, 1.8, 0.1, 3.2, 0.5, 1.1, 0.8". Blank
+// lines are skipped. Returns (T, E) row-major with tokens = T, experts = E. Throws tscope::Error, one
+// line naming the line and the item: not a number, not finite, lines of different lengths, fewer than
+// 2 or more than kMaxTypedExperts experts, more than kMaxTypedTokens tokens, no token at all.
+constexpr int kMaxTypedExperts = 64, kMaxTypedTokens = 64;
+struct TypedRouterLogits {
+  std::vector<float> logits;
+  int tokens = 0, experts = 0;
+};
+TypedRouterLogits parseRouterLogits(const std::string& text);
+
 // Routes T tokens given their router logits (T, E) row-major. Token choice assigns in token
 // order, each token's choices in rank order, dropping an assignment when its expert is full.
 // Ties in logits go to the lower expert id (and, for expert choice, the lower token id).

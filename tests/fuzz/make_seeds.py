@@ -284,3 +284,7 @@ def wp_tokenizer(lowercase=True, strip_accents=None, decoder=True):
 
 write("wordpiece", "tokenizer-json-uncased", wp_tokenizer() + "\0" + wp_text)
 write("wordpiece", "tokenizer-json-cased", wp_tokenizer(lowercase=False, strip_accents=True, decoder=False) + "\0" + wp_text)
+
+# --- Router logits typed by hand (fuzz_router_logits): the lecture's example, several tokens
+write("router_logits", "slide", "2.1, 0.3, 1.8, 0.1, 3.2, 0.5, 1.1, 0.8\n")
+write("router_logits", "three-tokens", "1 2 3\n3 2 1\n\n0.5,0.5,-1\n")

@@ -13,6 +13,7 @@
 usage: exports.py TSCOPE TSCOPE_CLI MODELS_DIR OUT"""
 import glob
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -21,7 +22,7 @@ import time
 
 import numpy as np
 
-from hands import Failure, drive
+from hands import Failure, drive, save_png
 
 SENTENCE = ("The jury further said in term-end presentments that the City Executive Committee, which had "
             "over-all charge of the election, deserves the praise and thanks of the City of Atlanta. ")
@@ -131,6 +132,28 @@ def dump_map(cli, out, model, prompt, layer, head):
     return np.load(os.path.join(dump, f"attn_{layer}.npy"))[head]
 
 
+def router_by_hand(app, out):
+    """The Experts panel's router by hand opens on the lecture's logits: top-2 picks E_5 and E_1 with
+    gates exp(3.2) / (exp(3.2) + exp(2.1)) = 0.750 and 0.250; a typed item that is not a number is one
+    line, and the panel keeps running."""
+    app.click("router_by_hand")
+    report = app.wait(lambda r: r["shown"].get("router_by_hand", {}).get("tokens"), "the router by hand", 10)
+    facts = report["shown"]["router_by_hand"]
+    token = facts["tokens"][0]
+    gate = math.exp(3.2) / (math.exp(3.2) + math.exp(2.1))
+    if token["chosen"] != [5, 1] or abs(token["gates"][4] - gate) > 1e-5 or abs(token["gates"][0] - (1 - gate)) > 1e-5:
+        raise Failure(f"the lecture's logits routed to {token}, expected E_5 and E_1 with {gate:.4f} / {1 - gate:.4f}")
+    save_png(os.path.join(out, "router_by_hand.png"), app.screenshot())
+    app.click("router_by_hand_text")
+    app.key("ctrl+a")
+    app.type("1, x, 3")
+    report = app.wait(lambda r: "not a number" in r["shown"].get("router_by_hand", {}).get("error", ""), "the typed logits' error", 10)
+    log(f"  router by hand: E_5 {token['gates'][4]:.3f}, E_1 {token['gates'][0]:.3f} as the slide; '1, x, 3': {report['shown']['router_by_hand']['error']}")
+    app.defocus()
+    app.click("router_by_hand")
+    app.wait(lambda r: not r["shown"].get("router_by_hand", {}).get("open"), "the router by hand closed", 10)
+
+
 def every_view(start, cli, models, out):
     model = os.path.join(models, "brown-moe")
     app = start(["--model", model, "--panel", "attention"], "views.log")
@@ -162,6 +185,7 @@ def every_view(start, cli, models, out):
     if abs(report["shown"]["moe_cv2_fraction"] - want) > 1e-5 * max(1.0, want) or not 0 <= want <= len(fraction) - 1:
         raise Failure(f"the Experts panel's CV^2 {report['shown']['moe_cv2_fraction']} is not numpy's {want} of {fraction}")
     log(f"  Experts panel: CV(f)^2 = {want:.5f}, CV(P)^2 = {report['shown']['moe_cv2_importance']:.5f}, f.P loss {report['shown']['moe_aux_loss']:.5f}")
+    router_by_hand(app, out)
     # The Attention panel's views: heatmap, lines (L) at another layer and head, the grid (G).
     app.click("tab_attention")
     app.wait(lambda r: r["panel"] == "attention", "the Attention tab", 10)

@@ -233,6 +233,7 @@ void MoePanel::draw(PanelContext& ctx) {
   MoeView& v = view_;
   sameLineIfFits(ImGui::CalcTextSize("router probabilities").x + ImGui::GetFontSize() * 2);
   ImGui::Checkbox("router probabilities", &v.showProbs);
+  drawRouterByHand(ctx, byHand_);
   drawSummary(*s, r);
   if (v.builtFor != s->id || v.layer != layer || v.builtProbs != v.showProbs) {
     const auto m = gateMatrix(r, v.showProbs);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/panels/moe_router_by_hand.h"
 #include "app/gui/panels/panels.h"
 #include "app/gui/widgets/token_heatmap.h"
 
@@ -32,6 +33,7 @@ class MoePanel : public Panel {
 
  private:
   MoeView view_;
+  RouterByHand byHand_;  // the typed logits of the router by hand
 };
 
 }  // namespace tscope::gui
