@@ -11,6 +11,7 @@
 
 #include "model/generate/sampling.h"
 #include "model/core/weights.h"
+#include "model/nn/trace.h"
 
 namespace tscope::testing {
 
@@ -23,6 +24,17 @@ inline ModelConfig smallConfig(int L, int H, int C, int V, int P) {
   c.vocab_size = V;
   c.n_positions = P;
   return c;
+}
+
+// Every layer's components and residuals and the internals of `layer` (-1: none), no logit lens:
+// what the Inside panel's views, the attribution and the what-if checks read.
+inline TraceOptions componentsAndInternals(int layer = -1) {
+  TraceOptions options;
+  options.logitLensTopK = 0;
+  options.components = true;
+  options.residuals = true;
+  if (layer >= 0) options.internalLayers = {layer};
+  return options;
 }
 
 // T token ids below V, a fixed pattern that differs with the seed.

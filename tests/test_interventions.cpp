@@ -19,14 +19,6 @@ namespace {
 
 using testing::compare;
 
-TraceOptions insideOptions(int layer) {
-  TraceOptions options;
-  options.logitLensTopK = 0;
-  options.components = true;
-  options.internalLayers = {layer};
-  return options;
-}
-
 // rows (T, K) . w (K, N) + b
 std::vector<float> affine(const float* rows, int T, int K, const float* w, const float* b, int N) {
   std::vector<float> out((size_t)T * N);
@@ -48,7 +40,7 @@ TEST(Internals, ReproduceTheMapsTheHeadOutputsAndTheProjectionsInEveryVariant) {
     const std::vector<int> ids = testing::sequence(9, c.vocab_size, 4);
     const int layer = 1, T = 9, H = c.n_head, D = c.headDim(), C = c.n_embd, A = c.attnDim(), Hkv = c.kvHeads();
     Trace trace;
-    model.logitsFor(ids, &trace, insideOptions(layer));
+    model.logitsFor(ids, &trace, testing::componentsAndInternals(layer));
     ASSERT_EQ(trace.internalLayers, std::vector<int>{layer}) << variant.name;
     ASSERT_EQ(trace.q.size(), (size_t)H * T * D) << variant.name;
     ASSERT_EQ(trace.k.size(), (size_t)Hkv * T * D) << variant.name;
@@ -109,7 +101,7 @@ TEST(LogitAttribution, PartsSumToTheLogitInEveryPreNormVariant) {
     Transformer model(weights, *backend);
     const std::vector<int> ids = testing::sequence(7, c.vocab_size, 6);
     Trace trace;
-    const std::vector<float> logits = model.logitsFor(ids, &trace, insideOptions(0));
+    const std::vector<float> logits = model.logitsFor(ids, &trace, testing::componentsAndInternals(0));
     if (!logitAttributionProblem(c).empty()) {  // post-norm, no residual, or a nonlinear head after the residual
       EXPECT_THROW(directLogitAttribution(trace, weights, 6, 0), Error) << variant.name;
       continue;
@@ -163,7 +155,7 @@ TEST(Interventions, PatchFromTheSamePromptChangesNothingAndMeanIsThePromptMean) 
   Transformer model(weights, *backend);
   const std::vector<int> ids = testing::sequence(8, c.vocab_size, 2);
   Trace clean;
-  const auto cleanLogits = model.logitsFor(ids, &clean, insideOptions(1));
+  const auto cleanLogits = model.logitsFor(ids, &clean, testing::componentsAndInternals(1));
   model.setInterventions(resolveInterventions(model, parseInterventions("1.1,0.mlp", AblationKind::Patch, c), ids, ids));
   EXPECT_EQ(model.logitsFor(ids), cleanLogits);  // bit-exact: the same rows go back in
   const Interventions mean = resolveInterventions(model, parseInterventions("1.3", AblationKind::Mean, c), ids, {});
@@ -176,12 +168,12 @@ TEST(Interventions, PatchFromTheSamePromptChangesNothingAndMeanIsThePromptMean) 
   }
   model.setInterventions(mean);
   Trace ablated;
-  model.logitsFor(ids, &ablated, insideOptions(1));
+  model.logitsFor(ids, &ablated, testing::componentsAndInternals(1));
   for (int t = 0; t < 8; ++t) EXPECT_EQ(ablated.headMix[((size_t)1 * 8 + t) * C + 3 * D], mean.edits[0].values[0]);
   // Patch positions past the source's length are left as they are.
   model.setInterventions(resolveInterventions(model, parseInterventions("1.0", AblationKind::Patch, c), {}, testing::sequence(3, c.vocab_size, 9)));
   Trace patched;
-  model.logitsFor(ids, &patched, insideOptions(1));
+  model.logitsFor(ids, &patched, testing::componentsAndInternals(1));
   EXPECT_NE(patched.headMix[(size_t)(8 + 2) * C], clean.headMix[(size_t)(8 + 2) * C]);
   EXPECT_EQ(patched.headMix[(size_t)(8 + 5) * C], clean.headMix[(size_t)(8 + 5) * C]);
 }
@@ -351,7 +343,7 @@ TEST(Internals, EncoderDecoderAttributionCountsTheCrossAttention) {
     std::vector<int> ids = testing::sequence(6, c.vocab_size, 2);
     ids[0] = c.decoder_start_token_id;
     Trace trace;
-    const std::vector<float> logits = model.logitsFor(ids, &trace, insideOptions(1));
+    const std::vector<float> logits = model.logitsFor(ids, &trace, testing::componentsAndInternals(1));
     ASSERT_EQ(trace.crossMix.size(), (size_t)c.n_layer * 6 * c.attnDim()) << k.name;
     double crossShare = 0;
     for (int position : {0, 5}) {

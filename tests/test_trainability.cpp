@@ -22,15 +22,6 @@ namespace {
 
 using testing::compare;
 
-TraceOptions withInternals(int layer) {
-  TraceOptions options;
-  options.logitLensTopK = 0;
-  options.components = true;
-  options.residuals = true;
-  options.internalLayers = {layer};
-  return options;
-}
-
 TEST(Trainability, ConfigRoundTripsAndItsRulesSayWhy) {
   ModelConfig c = testing::smallConfig(2, 2, 16, 20, 16);
   c.norm = NormKind::None;
@@ -73,7 +64,7 @@ TEST(Trainability, NoNormPreNormReadsTheRawStream) {
   const int T = 6, C = c.n_embd, V = c.vocab_size, D = c.headDim(), H = c.n_head;
   const std::vector<int> ids = testing::sequence(T, V, 3);
   Trace trace;
-  const std::vector<float> logits = model.logitsFor(ids, &trace, withInternals(0));
+  const std::vector<float> logits = model.logitsFor(ids, &trace, testing::componentsAndInternals(0));
   // Layer 0's queries: the raw embedding times W_Q plus its bias, no norm between (no RoPE here).
   const float* Wqkv = weights.layers[0].qkvWeight;
   const float* bqkv = weights.layers[0].qkvBias;
@@ -104,7 +95,7 @@ TEST(Trainability, NoNormPostNormAddsWithoutRenormalising) {
   Transformer model(weights, *backend);
   const int T = 5, C = c.n_embd;
   Trace trace;
-  model.logitsFor(testing::sequence(T, c.vocab_size, 4), &trace, withInternals(1));
+  model.logitsFor(testing::sequence(T, c.vocab_size, 4), &trace, testing::componentsAndInternals(1));
   const int li = *trace.capturedIndex(1);
   const float* mid = trace.residAfterAttn.data() + (size_t)li * T * C;
   const float* out = trace.residAfterMlp.data() + (size_t)li * T * C;

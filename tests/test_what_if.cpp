@@ -33,15 +33,6 @@ ModelConfig variantNamed(const std::string& name) {
   return testing::variantConfig(*it);
 }
 
-TraceOptions everything(int internalLayer = -1) {
-  TraceOptions options;
-  options.logitLensTopK = 0;
-  options.components = true;
-  options.residuals = true;
-  if (internalLayer >= 0) options.internalLayers = {internalLayer};
-  return options;
-}
-
 TEST(WhatIf, NamesParseFormatAndBadOnesSayWhy) {
   const ModelConfig c = variantNamed("gpt2");
   const WhatIfs w = parseWhatIfs(" no-causal-mask, skip-mlp:1 ,shuffle:7,no-causal-mask", c);
@@ -92,7 +83,7 @@ TEST(WhatIf, NoCausalMaskIsTheSameWeightsWithoutTheMask) {
     Transformer model(weights, *backend), reference(bidirectional, *backend), clean(weights, *backend);
     model.setWhatIfs(parseWhatIfs("no-causal-mask", weights.config()));
     Trace trace;
-    const auto got = model.logitsFor(ids, &trace, everything());
+    const auto got = model.logitsFor(ids, &trace, testing::componentsAndInternals());
     EXPECT_LE(compare(got, reference.logitsFor(ids)).relative(), 1e-6) << name;
     EXPECT_GT(compare(got, clean.logitsFor(ids)).maxAbs, 1e-4) << name;
     EXPECT_GT(trace.attnMap(0, 0)[1], 0.0f) << name << ": row 0 now sees key 1";
@@ -114,7 +105,7 @@ TEST(WhatIf, WithoutPositionsLayerZeroCannotTellTheOrderOfTheTokensBefore) {
     Transformer model(weights, *backend);
     auto lastRow = [&](const std::vector<int>& tokens) {
       Trace trace;
-      model.logitsFor(tokens, &trace, everything());
+      model.logitsFor(tokens, &trace, testing::componentsAndInternals());
       return std::vector<float>(trace.headMix.begin() + (size_t)(T - 1) * A, trace.headMix.begin() + (size_t)T * A);  // layer 0, row T-1
     };
     EXPECT_GT(compare(lastRow(ids), lastRow(swapped)).maxAbs, 1e-4) << name << ": positions matter as trained";
@@ -131,9 +122,9 @@ TEST(WhatIf, NoScaleMultipliesTheFirstLayersScoresBySqrtD) {
     const std::vector<int> ids = testing::sequence(7, c.vocab_size, 1);
     Transformer model(weights, *backend);
     Trace clean, unscaled;
-    model.logitsFor(ids, &clean, everything());
+    model.logitsFor(ids, &clean, testing::componentsAndInternals());
     model.setWhatIfs(parseWhatIfs("no-scale", c));
-    model.logitsFor(ids, &unscaled, everything());
+    model.logitsFor(ids, &unscaled, testing::componentsAndInternals());
     const double sqrtD = std::sqrt((double)c.headDim());
     const int T = 7;
     for (int h = 0; h < c.n_head; ++h)
@@ -156,7 +147,7 @@ TEST(WhatIf, UniformAttentionAveragesTheVisibleValues) {
     Transformer model(weights, *backend);
     model.setWhatIfs(parseWhatIfs("uniform-attention:1", c));
     Trace trace;
-    model.logitsFor(ids, &trace, everything(L));
+    model.logitsFor(ids, &trace, testing::componentsAndInternals(L));
     const int li = *trace.capturedIndex(L);
     const int window = c.slidingWindow();
     for (int h = 0; h < H; ++h) {
@@ -186,7 +177,7 @@ TEST(WhatIf, SkipResidualLeavesOnlyTheSublayersOutput) {
     Transformer model(weights, *backend);
     model.setWhatIfs(parseWhatIfs("skip-residual:1", c));
     Trace trace;
-    model.logitsFor(ids, &trace, everything(L));
+    model.logitsFor(ids, &trace, testing::componentsAndInternals(L));
     const int li = *trace.capturedIndex(L);
     const float* mid = trace.residAfterAttn.data() + (size_t)li * T * C;
     const float* out = trace.residAfterMlp.data() + (size_t)li * T * C;
@@ -232,7 +223,7 @@ TEST(WhatIf, SkipFinalNormUnembedsTheRawResidual) {
   const auto clean = model.logitsFor(ids);
   model.setWhatIfs(parseWhatIfs("skip-final-norm", c));
   Trace trace;
-  const auto got = model.logitsFor(ids, &trace, everything());
+  const auto got = model.logitsFor(ids, &trace, testing::componentsAndInternals());
   const float* unembedding = weights.param("lm_head.weight");
   for (int t = 0; t < T; ++t)
     for (int v = 0; v < V; ++v) {
@@ -292,7 +283,7 @@ TEST(WhatIf, PrefixReuseAndLeftOutMapsAgreeWithAFreshForward) {
     inputs.layers = {0};
     inputs.inputLayers = {1};
     Trace all, kept;
-    fresh.logitsFor(ids, &all, everything());
+    fresh.logitsFor(ids, &all, testing::componentsAndInternals());
     fresh.logitsFor(ids, &kept, inputs);
     ASSERT_TRUE(kept.inputIndex(1)) << text;
     {
@@ -324,7 +315,7 @@ TEST(WhatIf, TheInsideStagesAreTheChangedForwards) {
       const WhatIfs w = parseWhatIfs(text, c);
       model.setWhatIfs(w);
       Trace trace;
-      model.logitsFor(ids, &trace, everything(1));
+      model.logitsFor(ids, &trace, testing::componentsAndInternals(1));
       const int li = *trace.capturedIndex(1);
       for (int h = 0; h < c.n_head; ++h)
         for (int query : {0, 3, T - 1}) {

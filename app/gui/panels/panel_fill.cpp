@@ -167,6 +167,47 @@ void FillPanel::drawAttention(PanelContext& ctx, const Snapshot& s) {
   drawBertMap(ctx, s);
 }
 
+void FillMap::update(PanelContext& ctx, const Snapshot& s, const Snapshot::LayerMaps& maps, const ModelConfig& c, int layer, int head) {
+  if (builtFor == s.id && builtLayer == layer && builtHead == head) return;
+  const int T = s.trace.T;
+  shown = attentionShown(*maps.rows, c, maps.index, head, false, false);
+  map.setData(ctx.renderer, shown.data(), T, T, 0.0f, 1.0f, Colormap::Perceptual);
+  labels.clear();
+  for (int t = 0; t < T; ++t) labels.push_back(tokenLabel(s.tokenText[t], 12));
+  builtFor = s.id;
+  builtLayer = layer;
+  builtHead = head;
+}
+
+TokenHeatmapHit FillMap::draw(PanelContext& ctx, const char* region, int selectedRow, std::function<std::string(int, int)> readout) {
+  const int T = static_cast<int>(labels.size());
+  const float labelWidth = TokenHeatmap::labelWidthFor(labels, ImGui::GetFontSize() * 8);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float cell =
+      TokenHeatmap::squareCell(ImVec2(avail.x, std::max(avail.y, ImGui::GetFontSize() * 12)), T, T, labelWidth, ImGui::GetFontSize() * 2);
+  TokenHeatmapStyle style{.rowLabels = &labels,
+                          .labelWidth = labelWidth,
+                          .colLabels = &labels,
+                          .colIndicesWhenNarrow = true,
+                          .selectedRow = selectedRow,
+                          .shared = &ctx.shared,
+                          .region = region,
+                          .scale = ScalePlace::Right};
+  style.readout = [&](int row, int col) { return col < 0 ? std::string() : readout(row, col); };
+  return map.draw(ctx.renderer, ImVec2(cell, cell), style);
+}
+
+void FillMap::greyFuture(const TokenHeatmapHit& hit, int T) {
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  for (int r = 0; r + 1 < T; ++r) draw->AddRectFilled(hit.cellMin(r, r + 1), hit.cellMax(r, T - 1), IM_COL32(40, 40, 40, 200));
+}
+
+std::string FillMap::looksAt(int row, int col) const {
+  char p[32];
+  std::snprintf(p, sizeof p, "%.3f", shown[(size_t)row * labels.size() + col]);
+  return labels[row] + " looks at " + labels[col] + ": " + p;
+}
+
 void FillPanel::drawBertMap(PanelContext& ctx, const Snapshot& s) {
   const ModelConfig& c = ctx.session.config();
   const std::optional<Snapshot::LayerMaps> maps = s.maps(ctx.state.layer);
@@ -175,38 +216,11 @@ void FillPanel::drawBertMap(PanelContext& ctx, const Snapshot& s) {
     return;
   }
   const int T = s.trace.T;
-  if (builtFor_ != s.id || builtLayer_ != ctx.state.layer || builtHead_ != ctx.state.head) {
-    shown_ = attentionShown(*maps->rows, c, maps->index, ctx.state.head, false, false);
-    map_.setData(ctx.renderer, shown_.data(), T, T, 0.0f, 1.0f, Colormap::Perceptual);
-    labels_.clear();
-    for (int t = 0; t < T; ++t) labels_.push_back(tokenLabel(s.tokenText[t], 12));
-    builtFor_ = s.id;
-    builtLayer_ = ctx.state.layer;
-    builtHead_ = ctx.state.head;
-  }
-  const float labelWidth = TokenHeatmap::labelWidthFor(labels_, ImGui::GetFontSize() * 8);
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float cell =
-      TokenHeatmap::squareCell(ImVec2(avail.x, std::max(avail.y, ImGui::GetFontSize() * 12)), T, T, labelWidth, ImGui::GetFontSize() * 2);
-  TokenHeatmapStyle style{.rowLabels = &labels_,
-                          .labelWidth = labelWidth,
-                          .colLabels = &labels_,
-                          .colIndicesWhenNarrow = true,
-                          .selectedRow = 0,  // [CLS]: what the sentence's first token gathers (BERT's classifiers read it)
-                          .shared = &ctx.shared,
-                          .region = "fill_attention",
-                          .scale = ScalePlace::Right};
-  style.readout = [&](int row, int col) {
-    if (col < 0) return std::string();
-    char p[32];
-    std::snprintf(p, sizeof p, "%.3f", shown_[(size_t)row * T + col]);
-    return labels_[row] + " looks at " + labels_[col] + ": " + p + (causalView_ && col > row ? "\n(a causal model could not see this key)" : "");
-  };
-  const TokenHeatmapHit hit = map_.draw(ctx.renderer, ImVec2(cell, cell), style);
-  if (causalView_) {  // the keys after each query: what a GPT-style (causal) model masks out
-    ImDrawList* draw = ImGui::GetWindowDrawList();
-    for (int r = 0; r + 1 < T; ++r) draw->AddRectFilled(hit.cellMin(r, r + 1), hit.cellMax(r, T - 1), IM_COL32(40, 40, 40, 200));
-  }
+  bert_.update(ctx, s, *maps, c, ctx.state.layer, ctx.state.head);
+  const TokenHeatmapHit hit = bert_.draw(
+      ctx, "fill_attention", 0,  // [CLS]: what the sentence's first token gathers (BERT's classifiers read it)
+      [&](int row, int col) { return bert_.looksAt(row, col) + (causalView_ && col > row ? "\n(a causal model could not see this key)" : ""); });
+  if (causalView_) FillMap::greyFuture(hit, T);
   ImGui::TextDisabled("Outlined row: [CLS], the token in front of every input, which gathers the whole sentence.");
 }
 
@@ -240,48 +254,24 @@ void FillPanel::drawThroughGpt(PanelContext& ctx) {
     return;
   }
   const int T = s->trace.T;
-  if (gptBuiltFor_ != s->id || gptBuiltLayer_ != side.layer || gptBuiltHead_ != head) {
-    gptShown_ = attentionShown(*maps->rows, c, maps->index, head, false, false);
-    gptMap_.setData(ctx.renderer, gptShown_.data(), T, T, 0.0f, 1.0f, Colormap::Perceptual);
-    gptLabels_.clear();
-    for (int t = 0; t < T; ++t) gptLabels_.push_back(tokenLabel(s->tokenText[t], 12));
-    gptBuiltFor_ = s->id;
-    gptBuiltLayer_ = side.layer;
-    gptBuiltHead_ = head;
-  }
+  gptMap_.update(ctx, *s, *maps, c, side.layer, head);
   ImGui::TextWrapped("brown-small, layer %d head %d: a causal model, each token sees only those before it", side.layer, head);
-  const float labelWidth = TokenHeatmap::labelWidthFor(gptLabels_, ImGui::GetFontSize() * 8);
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float cell =
-      TokenHeatmap::squareCell(ImVec2(avail.x, std::max(avail.y, ImGui::GetFontSize() * 12)), T, T, labelWidth, ImGui::GetFontSize() * 2);
-  TokenHeatmapStyle style{.rowLabels = &gptLabels_,
-                          .labelWidth = labelWidth,
-                          .colLabels = &gptLabels_,
-                          .colIndicesWhenNarrow = true,
-                          .shared = &ctx.shared,
-                          .region = "fill_gpt_attention",
-                          .scale = ScalePlace::Right};
-  style.readout = [&](int row, int col) {
-    if (col < 0) return std::string();
-    if (col > row) return gptLabels_[row] + " cannot see " + gptLabels_[col] + ": it comes later (causal mask)";
-    char p[32];
-    std::snprintf(p, sizeof p, "%.3f", gptShown_[(size_t)row * T + col]);
-    return gptLabels_[row] + " looks at " + gptLabels_[col] + ": " + p;
-  };
-  const TokenHeatmapHit hit = gptMap_.draw(ctx.renderer, ImVec2(cell, cell), style);
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  for (int r = 0; r + 1 < T; ++r) draw->AddRectFilled(hit.cellMin(r, r + 1), hit.cellMax(r, T - 1), IM_COL32(40, 40, 40, 200));
+  const std::vector<std::string>& labels = gptMap_.labels;
+  const TokenHeatmapHit hit = gptMap_.draw(ctx, "fill_gpt_attention", -1, [&](int row, int col) {
+    return col > row ? labels[row] + " cannot see " + labels[col] + ": it comes later (causal mask)" : gptMap_.looksAt(row, col);
+  });
+  FillMap::greyFuture(hit, T);
   double future = 0;  // the weight on later keys: 0 under the causal mask (masked cells are NaN, drawn as masked)
   for (int r = 0; r < T; ++r)
     for (int k = r + 1; k < T; ++k)
-      if (std::isfinite(gptShown_[(size_t)r * T + k])) future += gptShown_[(size_t)r * T + k];
+      if (std::isfinite(gptMap_.shown[(size_t)r * T + k])) future += gptMap_.shown[(size_t)r * T + k];
   facts["tokens"] = T;
   facts["snapshot"] = s->id;
   facts["prompt"] = s->request.prompt;
   facts["layer"] = side.layer;
   facts["head"] = head;
   facts["future_weight"] = future;
-  facts["last_row"] = std::vector<float>(gptShown_.end() - T, gptShown_.end());
+  facts["last_row"] = std::vector<float>(gptMap_.shown.end() - T, gptMap_.shown.end());
 }
 
 void FillPanel::draw(PanelContext& ctx) {

@@ -5,6 +5,7 @@
 // GPT-style model, in a second session) beside it, so the two maps show what each token can see.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,6 +15,22 @@
 #include "app/gui/widgets/token_heatmap.h"
 
 namespace tscope::gui {
+
+// One attention map of the panel (the open model's, or brown-small's beside it): rebuilt when the
+// snapshot, layer or head changes, drawn square in the space left.
+struct FillMap {
+  TokenHeatmap map;
+  uint64_t builtFor = 0;
+  int builtLayer = -1, builtHead = -1;
+  std::vector<std::string> labels;  // (T) token labels
+  std::vector<float> shown;         // (T, T) the head's weights, NaN where masked
+  void update(PanelContext& ctx, const Snapshot& s, const Snapshot::LayerMaps& maps, const ModelConfig& c, int layer, int head);
+  // `readout` gives the hover line of a cell; selectedRow outlined (-1: none).
+  TokenHeatmapHit draw(PanelContext& ctx, const char* region, int selectedRow, std::function<std::string(int, int)> readout);
+  std::string looksAt(int row, int col) const;  // "'a' looks at 'b': 0.123"
+  // Greys the keys after each query of a drawn T x T map: what a causal model cannot see.
+  static void greyFuture(const TokenHeatmapHit& hit, int T);
+};
 
 class FillPanel : public Panel {
  public:
@@ -36,18 +53,10 @@ class FillPanel : public Panel {
   std::map<int, int> hidden_;
   std::string hiddenIn_;
   bool causalView_ = false;  // grey the keys after each query, as a causal model could not see them
-  TokenHeatmap map_;
-  uint64_t builtFor_ = 0;
-  int builtLayer_ = -1, builtHead_ = -1;
-  std::vector<std::string> labels_;
-  std::vector<float> shown_;
+  FillMap bert_;             // brown-bert's map (the open model's)
   bool throughGpt_ = false;  // the same sentence through brown-small beside the map
   CompareRight gpt_;         // brown-small's session, loaded when the toggle is first ticked
-  TokenHeatmap gptMap_;
-  uint64_t gptBuiltFor_ = 0;
-  int gptBuiltLayer_ = -1, gptBuiltHead_ = -1;
-  std::vector<std::string> gptLabels_;
-  std::vector<float> gptShown_;
+  FillMap gptMap_;           // its map of the same layer and head
 };
 
 }  // namespace tscope::gui
