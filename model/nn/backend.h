@@ -141,7 +141,8 @@ class Backend {
   virtual void crossAttention(float* out, float* probs, const float* q, const float* kv, int T, int S, int H, int Hkv, int D);
 
   // --- fused ops: the defaults (backend.cpp) run the plain ops in turn; CUDA fuses them --------
-  // x (T, C) += y; out (T, C) = norm(x): LayerNorm (bias may be null) or RMSNorm (bias unused).
+  // x (T, C) += y; out (T, C) = norm(x): LayerNorm (bias may be null), RMSNorm (bias unused), or
+  // none (norm: none; out = x, weight and bias unused): the post-norm residual add of every norm kind.
   virtual void addNorm(float* x, const float* y, float* out, const float* weight, const float* bias, int T, int C, float eps, NormKind kind);
   // out (T, N) = act(in (T, K) . weight (K, N) + bias) for GELU (either form) or ReLU.
   virtual void matmulActivate(float* out, const float* in, const float* weight, const float* bias, int T, int K, int N, Activation activation);

@@ -170,11 +170,6 @@ bool BlockForward::residualAdd(float* x, const float* y, int R, const NextNorm& 
   const int C = config_.n_embd;
   const size_t RC = (size_t)R * C;
   const float eps = static_cast<float>(config_.layer_norm_epsilon);
-  if (!config_.pre_norm && !config_.hasNorm()) {  // norm none: the post-norm's norm is the identity
-    backend_->add(x, y, RC);
-    if (keepSum) backend_->copy(keepSum, x, RC);
-    return false;
-  }
   if (!config_.pre_norm) {
     backend_->addNorm(x, y, normScratch, postWeight, postBias, R, C, eps, config_.norm);
     if (keepSum) backend_->copy(keepSum, x, RC);
