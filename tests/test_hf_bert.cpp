@@ -4,6 +4,7 @@
 // forward, and one clear line for every checkpoint tscope cannot read.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -23,6 +24,7 @@
 #include "model/train/train_model.h"
 #include "test_files.h"
 #include "test_helpers.h"
+#include "tests/cli_output.h"
 #include "tests/hf_tiny_model.h"
 
 namespace fs = std::filesystem;
@@ -114,6 +116,7 @@ TEST(HfBert, MatchesPyTorchReference) {
     EXPECT_TRUE(c.mlm_head);
     EXPECT_TRUE(c.tie_word_embeddings);
     EXPECT_EQ(c.n_positions, 40);
+    EXPECT_EQ(c.type_vocab_size, std::string(variant) == "bert_gamma_beta_heads8" ? 3 : 2);
     const std::vector<int> ids = goldenTokens(variant);
     const NpyArray logits = readNpy((folder / "logits.npy").string());        // (T, V)
     const NpyArray attention = readNpy((folder / "attention.npy").string());  // (L, H, T, T)
@@ -184,15 +187,20 @@ TEST(HfBert, TrainingEvaluatesButRefusesGradients) {
   EXPECT_EQ(refused, gradientProblem(c));
 }
 
-TEST(HfBert, TokenTypeRowZeroIsInThePositionTable) {
+// The token type table is loaded whole (BERT's segments, counted from [SEP]); the position table as stored.
+TEST(HfBert, TokenTypeTableIsLoadedWhole) {
   ScratchDir dir("tscope_hf_bert_types");
   writeTinyModel(dir.path() / "tiny", tinyBertConfig(), tinyBertShapes());
   const LoadedModel model = loadModel((dir.path() / "tiny").string());
   SafetensorsFile file((dir.path() / "tiny" / "model.safetensors").string());
   const std::vector<float> positions = file.readFloat("bert.embeddings.position_embeddings.weight");
   const std::vector<float> types = file.readFloat("bert.embeddings.token_type_embeddings.weight");
+  EXPECT_EQ(model.weights.config().type_vocab_size, 2);
+  EXPECT_EQ(model.weights.config().sep_token_id, -1);  // no sep_token_id and no tokenizer: one segment
+  ASSERT_TRUE(model.weights.has("wtt.weight"));
   for (int t = 0; t < 10; ++t)
-    for (int i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(model.weights.wpe[t * 8 + i], positions[t * 8 + i] + types[i]) << t << " " << i;
+    for (int i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(model.weights.wpe[t * 8 + i], positions[t * 8 + i]) << t << " " << i;
+  for (int i = 0; i < 16; ++i) EXPECT_FLOAT_EQ(model.weights.wtt[i], types[i]) << i;
   EXPECT_TRUE(model.weights.has("mlm.dense.weight"));
   EXPECT_TRUE(model.weights.has("ln_emb.bias"));
   EXPECT_FALSE(model.weights.has("ln_f.weight"));  // post-norm: no final norm
@@ -269,7 +277,10 @@ TEST(HfBert, FillsBlanksWithItsWordPieceVocabulary) {
   ScratchDir dir;
   const fs::path folder = dir.path() / "bert";
   fs::copy(goldenDir() / "bert", folder, fs::copy_options::recursive);
-  const int V = json::parse(readBytes((folder / "config.json").string()))["vocab_size"].get<int>();
+  json config = json::parse(readBytes((folder / "config.json").string()));
+  config.erase("sep_token_id");  // [SEP] from the vocabulary instead
+  writeBytes((folder / "config.json").string(), config.dump());
+  const int V = config["vocab_size"].get<int>();
   const char* words[] = {"the", "jury", "said", "that", "city", "was", "held", "in", "atlanta", "a", "quiet", "election", "##s", "."};
   std::string vocab = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n";
   for (int id = 5; id < V; ++id) vocab += (id - 5 < (int)std::size(words) ? std::string(words[id - 5]) : "[unused" + std::to_string(id) + "]") + "\n";
@@ -282,6 +293,7 @@ TEST(HfBert, FillsBlanksWithItsWordPieceVocabulary) {
   EXPECT_EQ(specials.cls, 2);
   EXPECT_EQ(specials.sep, 3);
   EXPECT_EQ(specials.mask, 4);
+  EXPECT_EQ(model.weights.config().sep_token_id, specials.sep);  // the segments are counted from the tokenizer's [SEP]
   EXPECT_EQ(fillProblem(model.weights.config(), specials), "");
   const MaskedText text = encodeMaskedText(*model.tokenizer, specials, "The jury [MASK] that the city was held.");
   const std::vector<int> expected = {2, 5, 6, 4, 8, 5, 9, 10, 11, 18, 3};
@@ -301,4 +313,17 @@ TEST(HfBert, FillsBlanksWithItsWordPieceVocabulary) {
   EXPECT_EQ(prompt, "the jury said that the city was held.");
   filled[1] = specials.mask;
   EXPECT_EQ(encodeMaskedText(*model.tokenizer, specials, promptFromTokens(*model.tokenizer, specials, filled)).ids, filled);
+  // A sentence pair: "[SEP]" typed between the sentences starts segment 1, and fill's JSON says so.
+  const CliRun run = runCli("fill --backend cpu --model " + folder.string() + " --text \"The jury [MASK] that. [SEP] The city was held.\"", dir);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const json pair = tscope::testing::parsed(run);
+  const std::vector<int> ids = pair["ids"].get<std::vector<int>>(), types = pair["token_types"].get<std::vector<int>>();
+  ASSERT_EQ(types.size(), ids.size());
+  const size_t sep = std::find(ids.begin(), ids.end(), specials.sep) - ids.begin();
+  ASSERT_LT(sep + 2, ids.size());  // the typed [SEP], then the second sentence and the closing [SEP]
+  for (size_t t = 0; t < ids.size(); ++t) EXPECT_EQ(types[t], t <= sep ? 0 : 1) << t;
+  // Clicking a word rebuilds the prompt from the ids: the pair's [SEP] survives it.
+  const std::string pairPrompt = promptFromTokens(*model.tokenizer, specials, ids);
+  EXPECT_NE(pairPrompt.find("[SEP]"), std::string::npos) << pairPrompt;
+  EXPECT_EQ(encodeMaskedText(*model.tokenizer, specials, pairPrompt).ids, ids) << pairPrompt;
 }

@@ -10,11 +10,13 @@
 #include "model/core/error.h"
 #include "model/generate/fill_mask.h"
 #include "model/generate/generate.h"
+#include "model/nn/trace.h"
 #include "model/nn/transformer.h"
 #include "model/select/backend_select.h"
 #include "model/io/model_io.h"
 #include "model/train/fill_eval.h"
 #include "model/train/masked_lm.h"
+#include "model/train/train_model.h"
 #include "model/train/text_source.h"
 #include "model/train/train_presets.h"
 #include "test_files.h"
@@ -200,6 +202,56 @@ TEST(MaskedLm, RefusesWhatAMaskedModelCannotDo) {
   Transformer model(weights, *backend);
   const std::vector<int> prompt = {1, 2};
   expectMentions(errorMessage([&] { Generation generation(model, prompt, SamplingParams{}); }), {"masked language model"});
+}
+
+// BERT's segments: the token type of each token is the number of [SEP]s before it, capped at the
+// table; a decoder cannot have them; a second segment changes the embedding of every token after the
+// [SEP] by the table's row difference and nothing before it.
+TEST(MaskedLm, TokenTypesAreCountedFromSep) {
+  ModelConfig c;
+  c.causal = false;
+  c.masked_lm = true;
+  c.n_layer = 1;
+  c.n_head = 2;
+  c.n_embd = 8;
+  c.vocab_size = 12;
+  c.n_positions = 8;
+  const std::vector<int> tokens = {2, 5, 3, 6, 3, 7, 8};                           // [CLS] A [SEP] B [SEP] C D, [SEP] = 3
+  EXPECT_EQ(tokenTypes(c, tokens.data(), tokens.size()), std::vector<int>(7, 0));  // no token types
+  c.type_vocab_size = 2;
+  EXPECT_EQ(tokenTypes(c, tokens.data(), tokens.size()), std::vector<int>(7, 0));  // no [SEP] id
+  c.sep_token_id = 3;
+  EXPECT_EQ(tokenTypes(c, tokens.data(), tokens.size()), (std::vector<int>{0, 0, 0, 1, 1, 1, 1}));
+  c.type_vocab_size = 3;
+  EXPECT_EQ(tokenTypes(c, tokens.data(), tokens.size()), (std::vector<int>{0, 0, 0, 1, 1, 2, 2}));
+  EXPECT_EQ(validateConfig(c), "");
+  ModelConfig decoder = c;
+  decoder.causal = true;
+  decoder.masked_lm = false;
+  expectMentions(validateConfig(decoder), {"type_vocab_size", "encoder-only"});
+  ModelConfig outside = c;
+  outside.sep_token_id = 12;
+  expectMentions(validateConfig(outside), {"sep_token_id", "vocabulary"});
+  // The forward adds the rows: embedded rows differ from a one-segment model's by wtt[type] - wtt[0].
+  Weights weights(c);
+  weights.initRandom(3, 0.5);
+  ModelConfig single = c;
+  single.sep_token_id = -1;
+  Weights one(single);
+  std::copy(weights.arena(), weights.arena() + weights.totalFloats(), one.arena());
+  auto backend = makeBackend("cpu", 1, nullptr);
+  TraceOptions options;
+  options.components = true;
+  Trace twoSegments, oneSegment;
+  Transformer(weights, *backend).logitsFor(tokens, &twoSegments, options);
+  Transformer(one, *backend).logitsFor(tokens, &oneSegment, options);
+  const std::vector<int> types = tokenTypes(c, tokens.data(), tokens.size());
+  ASSERT_EQ(twoSegments.embedded.size(), tokens.size() * 8);
+  for (size_t t = 0; t < tokens.size(); ++t)
+    for (int i = 0; i < 8; ++i)
+      EXPECT_NEAR(twoSegments.embedded[t * 8 + i] - oneSegment.embedded[t * 8 + i], weights.wtt[types[t] * 8 + i] - weights.wtt[i], 1e-5) << t;
+  // Training refuses the gradient of a model with token types in one line.
+  expectMentions(gradientProblem(c), {"token types"});
 }
 
 TEST(MaskedLm, ATinyModelLearnsToFillBlanksFromBothSides) {

@@ -53,6 +53,7 @@ int runInfo(const Argv& argv) {
         {"per_component",
          {{"token_embedding", p.tokenEmbedding},
           {"position_embedding", p.positionEmbedding},
+          {"token_type_embedding", p.tokenTypeEmbedding},
           {"unembedding", p.unembedding},
           {"attention", p.attention},
           {"mlp", p.mlp},

@@ -23,5 +23,6 @@ int runFit(const Argv& argv);             // sweep.cpp
 int runScoreDates(const Argv& argv);      // score_dates.cpp
 int runFill(const Argv& argv);            // fill.cpp
 int runFillEval(const Argv& argv);        // fill.cpp
+int runFamilies(const Argv& argv);        // fill.cpp
 
 }  // namespace tscope::cli

@@ -1,10 +1,12 @@
 // tscope-cli fill: a masked language model's predictions for each [MASK] of a text (fill_mask.h).
 #include <climits>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
+#include "app/session/three_families.h"
 #include "model/core/error.h"
 #include "model/generate/fill_mask.h"
 #include "model/nn/transformer.h"
@@ -39,6 +41,7 @@ int runFill(const Argv& argv) {
     masks.push_back({{"position", fill.position}, {"top", candidates}});
   }
   json out = {{"model", model.path}, {"ids", text.ids}, {"tokens", tokensJson(model, text.ids)}, {"masks", masks}};
+  if (c.hasTokenTypes()) out["token_types"] = tokenTypes(c, text.ids.data(), text.ids.size());  // BERT's segments, counted from [SEP]
   describeBackend(out, *backend, backendNote);
   print(out);
   return 0;
@@ -70,6 +73,23 @@ int runFillEval(const Argv& argv) {
   describeBackend(out, *backend, backendNote);
   print(out);
   return 0;
+}
+
+// The lecture's three families on the three shipped models (three_families.h). Exits non-zero when
+// any of them could not run (its error line is in the JSON and on stderr).
+int runFamilies(const Argv& argv) {
+  Args args("families", argv, {"models", "top"}, {});
+  const std::string models = args.str("models", std::string(TSCOPE_SOURCE_DIR) + "/assets/models");
+  const int top = static_cast<int>(args.integer("top", 3, 1, 100));
+  const std::vector<session::FamilyExample> examples = session::runThreeFamilies(models, top);
+  print(json{{"models", models}, {"families", session::familiesJson(examples)}});
+  int failed = 0;
+  for (const session::FamilyExample& e : examples)
+    if (!e.error.empty()) {
+      std::fprintf(stderr, "tscope-cli families: %s: %s\n", e.model.c_str(), e.error.c_str());
+      ++failed;
+    }
+  return failed ? 1 : 0;
 }
 
 }  // namespace tscope::cli

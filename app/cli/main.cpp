@@ -31,6 +31,9 @@ const char* kUsage =
     "  fill-eval  --model M [--causal C] [--windows N (default 1000)] [--seed S] [--backend B]\n"
     "             a masked LM's top-1 accuracy on hidden tokens of Brown's held-out documents, beside the most frequent\n"
     "             token and a causal model C (e.g. brown-small) predicting the same tokens from the words on their left\n"
+    "  families   [--models DIR (default assets/models)] [--top K (default 3)]\n"
+    "             the lecture's three families live: brown-small (GPT), brown-bert (BERT) and dates-encdec (T5), each on its\n"
+    "             example input, with its output, attention mask and training objective (the Architecture panel's view)\n"
     "  init       --out DIR [--config config.json] [--layers L --heads H --embd C --positions P --seed S --init-std X] [--tokenizer DIR]\n"
     "  train      --config FILE --data SPEC --out DIR [--steps N] [--threads N] [--quiet] [--backend B] | --out DIR --resume\n"
     "             SPEC: brown[:vocab=N,val=F] | text:path=FILE[,vocab=N,val=F] | addition[:digits=N]\n"
@@ -83,7 +86,8 @@ int main(int argc, char** argv) {
                                                                            {"fit", runFit},
                                                                            {"score-dates", runScoreDates},
                                                                            {"fill", runFill},
-                                                                           {"fill-eval", runFillEval}};
+                                                                           {"fill-eval", runFillEval},
+                                                                           {"families", runFamilies}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

@@ -175,12 +175,25 @@ ModelConfig encoderStackConfig(const ModelConfig& config) {
   return e;
 }
 
+std::vector<int> tokenTypes(const ModelConfig& config, const int* tokens, size_t count) {
+  std::vector<int> types(count, 0);
+  if (!config.hasTokenTypes() || config.sep_token_id < 0) return types;
+  int segment = 0;
+  for (size_t t = 0; t < count; ++t) {
+    types[t] = std::min(segment, config.type_vocab_size - 1);
+    if (tokens[t] == config.sep_token_id) ++segment;
+  }
+  return types;
+}
+
 std::string validateConfig(const ModelConfig& c) {
-  for (auto msg : {rangeRule("n_layer", c.n_layer, 1, 1024), rangeRule("n_head", c.n_head, 1, 1024), rangeRule("n_embd", c.n_embd, 1, 65536),
-                   rangeRule("head_dim", c.head_dim, 0, 4096), rangeRule("n_positions", c.n_positions, 1, 1 << 20),
-                   rangeRule("vocab_size", c.vocab_size, 1, 1 << 22), rangeRule("d_ff", c.d_ff, 0, 1 << 20),
-                   rangeRule("n_kv_head", c.n_kv_head, 0, 1024), rangeRule("attention_window", c.attention_window, 0, 1 << 20),
-                   rangeRule("n_experts", c.n_experts, 0, 1024), rangeRule("moe_shared_expert_d_ff", c.moe_shared_expert_d_ff, 0, 1 << 20)}) {
+  for (auto msg :
+       {rangeRule("n_layer", c.n_layer, 1, 1024), rangeRule("n_head", c.n_head, 1, 1024), rangeRule("n_embd", c.n_embd, 1, 65536),
+        rangeRule("head_dim", c.head_dim, 0, 4096), rangeRule("n_positions", c.n_positions, 1, 1 << 20),
+        rangeRule("vocab_size", c.vocab_size, 1, 1 << 22), rangeRule("d_ff", c.d_ff, 0, 1 << 20), rangeRule("n_kv_head", c.n_kv_head, 0, 1024),
+        rangeRule("attention_window", c.attention_window, 0, 1 << 20), rangeRule("n_experts", c.n_experts, 0, 1024),
+        rangeRule("type_vocab_size", c.type_vocab_size, 0, 1024), rangeRule("sep_token_id", c.sep_token_id, -1, 1 << 22),
+        rangeRule("moe_shared_expert_d_ff", c.moe_shared_expert_d_ff, 0, 1 << 20)}) {
     if (!msg.empty()) return msg;
   }
   if (c.head_dim == 0 && c.n_embd % c.n_head != 0)
@@ -206,6 +219,9 @@ std::string validateConfig(const ModelConfig& c) {
     return "mlm_head needs an elementwise activation (gelu, gelu_new, relu): its dense layer has no gate for swiglu";
   if (!c.hasNorm() && (c.embedding_norm || c.mlm_head))
     return "norm none leaves out every norm, but embedding_norm and mlm_head are norms: use layernorm or rmsnorm";
+  if (c.hasTokenTypes() && (c.causal || c.isEncoderDecoder()))
+    return "type_vocab_size needs an encoder-only model (causal false, n_encoder_layer 0): token types are BERT's segments";
+  if (c.sep_token_id >= c.vocab_size) return "sep_token_id (" + std::to_string(c.sep_token_id) + ") is outside the vocabulary";
   if (c.attention_only && c.n_experts > 0) return "attention_only models have no feed-forward, so n_experts must be 0";
   if (c.moe_shared_expert_d_ff > 0 && !c.isMoe()) return "moe_shared_expert_d_ff needs a mixture of experts (n_experts > 0)";
   if (c.isMoe()) {
@@ -282,6 +298,8 @@ void configFields(C& c, Visit&& visit) {
   visit("masked_lm", c.masked_lm, c.masked_lm);
   visit("embedding_norm", c.embedding_norm, c.embedding_norm);
   visit("mlm_head", c.mlm_head, c.mlm_head);
+  visit("type_vocab_size", c.type_vocab_size, c.hasTokenTypes());
+  visit("sep_token_id", c.sep_token_id, c.hasTokenTypes());
   visit("attention_window", c.attention_window, true);
   visit("tie_word_embeddings", c.tie_word_embeddings, true);
   visit("n_experts", c.n_experts, true);

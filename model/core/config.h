@@ -6,6 +6,7 @@
 #pragma once
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 #include "model/core/attention_variant.h"
 
@@ -61,6 +62,13 @@ struct ModelConfig {
   // the configured activation, the configured norm (mlm.ln_head), then the unembedding plus an
   // output bias of V (mlm.bias). Every place that turns a residual into logits runs it.
   bool mlm_head = false;
+  // BERT's token types (segments): type_vocab_size > 0 adds a table wtt (type_vocab_size, C) to the
+  // embeddings; token t's row is the number of sep_token_id tokens before it, at most
+  // type_vocab_size - 1 (tokenTypes): "[CLS] A [SEP] B [SEP]" is A's segment 0, B's 1, as BERT's
+  // tokenizer gives sentence pairs. sep_token_id -1: every token is type 0. Encoder-only models only
+  // (a segment depends on the tokens before it, and only they are always run whole).
+  int type_vocab_size = 0;
+  int sep_token_id = -1;
   int attention_window = 0;  // sliding-window width w (keys within w positions); 0 = full
   bool tie_word_embeddings = true;
   int n_experts = 0;                  // E; 0 = dense feed-forward
@@ -108,6 +116,7 @@ struct ModelConfig {
   bool hasNormBias() const { return norm == NormKind::LayerNorm; }
   bool hasFinalNorm() const { return pre_norm && hasNorm(); }  // post-norm output is already normalised
   bool isEncoderDecoder() const { return n_encoder_layer > 0; }
+  bool hasTokenTypes() const { return type_vocab_size > 0; }
   // Keys within w positions (i - w < j <= i); 0 = all: attention_window, or the window variant's knob.
   int slidingWindow() const { return attention_variant.variant == AttentionVariant::Window ? attention_variant.window : attention_window; }
   // The variant runs as the efficient-attention op instead of the backend's softmax attention:
@@ -131,6 +140,11 @@ const char* toString(MoeRoutingKind value);
 // An encoder-decoder model's encoder stack as a model of its own: the same blocks, n_encoder_layer
 // deep, bidirectional (docs/ENCODER_DECODER.md).
 ModelConfig encoderStackConfig(const ModelConfig& config);
+
+// The token type (segment) of each of the `count` tokens, a whole sequence from position 0: the number of
+// sep_token_id tokens before it, at most type_vocab_size - 1; all 0 when the model has no token
+// types or no [SEP] id.
+std::vector<int> tokenTypes(const ModelConfig& config, const int* tokens, size_t count);
 
 // Returns "" when the config is usable, else one line naming the field and the rule it breaks.
 std::string validateConfig(const ModelConfig& config);

@@ -73,6 +73,7 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
   };
   add("wte.weight", {V, C});
   if (c.hasLearnedPositions()) add("wpe.weight", {P, C});
+  if (c.hasTokenTypes()) add("wtt.weight", {c.type_vocab_size, C});
   if (c.embedding_norm) addNorm("ln_emb");
   if (c.isEncoderDecoder()) {
     if (c.hasLearnedPositions()) add("enc.wpe.weight", {P, C});

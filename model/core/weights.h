@@ -81,6 +81,7 @@ template <class T>
 struct ModelParams {
   T* wte = nullptr;                    // (V, C) token embedding, also the unembedding when tied
   T* wpe = nullptr;                    // (n_positions, C) learned positions only
+  T* wtt = nullptr;                    // (type_vocab_size, C) token types (BERT's segments) only
   std::vector<LayerParams<T>> layers;  // (L)
   T* lnfWeight = nullptr;              // (C) pre-norm models only
   T* lnfBias = nullptr;                // (C) pre-norm LayerNorm models only
@@ -133,6 +134,7 @@ ModelParams<T> bindParams(const ModelConfig& config, const Address& address) {
   ModelParams<T> params;
   params.wte = address("wte.weight");
   params.wpe = address("wpe.weight");
+  params.wtt = address("wtt.weight");
   auto bindLayer = [&](const std::string& p) {
     LayerParams<T> w;
     w.ln1Weight = address(p + "ln_1.weight");

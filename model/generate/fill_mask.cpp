@@ -87,11 +87,17 @@ std::string promptFromTokens(const Tokenizer& tokenizer, const MaskedLmTokens& s
     text += words;
     run.clear();
   };
-  for (int id : ids) {
+  auto writeName = [&](std::string_view name) {
+    flush();
+    const bool spaced = text.empty() || text.back() == ' ' || text.back() == '\n' || text.back() == '\t';
+    text += (spaced ? "" : " ") + std::string(name);
+  };
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int id = ids[i];
     if (id == specials.mask) {
-      flush();
-      const bool spaced = text.empty() || text.back() == ' ' || text.back() == '\n' || text.back() == '\t';
-      text += spaced ? std::string(kMaskText) : " " + std::string(kMaskText);
+      writeName(kMaskText);
+    } else if (id == specials.sep && i + 1 < ids.size()) {  // a [SEP] inside the text: a sentence pair's boundary
+      writeName("[SEP]");
     } else if (!specials.isSpecial(id)) {
       run.push_back(id);
     }
@@ -100,21 +106,28 @@ std::string promptFromTokens(const Tokenizer& tokenizer, const MaskedLmTokens& s
   return text;
 }
 
-std::string textWithFill(const MaskedText& text, int which, const std::string& tokenText) {
+std::string textWithFills(const MaskedText& text, const std::vector<std::string>& tokenTexts) {
   std::string out;
   const int masks = static_cast<int>(text.pieces.size()) - 1;
   for (int i = 0; i <= masks; ++i) {
     out += text.pieces[i];
     if (i == masks) break;
-    if (i != which) {
+    const std::string& tokenText = i < static_cast<int>(tokenTexts.size()) ? tokenTexts[i] : std::string();
+    if (tokenText.empty()) {
       out += kMaskText;
       continue;
     }
     // The piece kept the space the encoding dropped; the token brings its own when it has one.
-    if (!tokenText.empty() && tokenText.front() == ' ' && out.ends_with(' ')) out.pop_back();
+    if (tokenText.front() == ' ' && out.ends_with(' ')) out.pop_back();
     out += tokenText;
   }
   return out;
+}
+
+std::string textWithFill(const MaskedText& text, int which, const std::string& tokenText) {
+  std::vector<std::string> tokenTexts(text.pieces.empty() ? 0 : text.pieces.size() - 1);
+  if (which >= 0 && which < static_cast<int>(tokenTexts.size())) tokenTexts[which] = tokenText;
+  return textWithFills(text, tokenTexts);
 }
 
 }  // namespace tscope

@@ -55,12 +55,15 @@ std::vector<MaskFill> fillFromLogits(std::span<const float> logits, int V, std::
 
 // The prompt text of `ids` ([CLS] text [SEP] as encodeMaskedText makes them, edited: a token made
 // [MASK], a [MASK] made a token): the runs of ordinary tokens decoded, each [MASK] written "[MASK]"
-// after a space unless it starts the text or follows white space; [CLS], [SEP] and [PAD] left out.
+// after a space unless it starts the text or follows white space, a [SEP] inside the text (a
+// sentence pair's boundary) written "[SEP]" the same way; [CLS], the last [SEP] and [PAD] left out.
 // encodeMaskedText of the result gives `ids` back (the space in front of a [MASK] is the one it drops).
 std::string promptFromTokens(const Tokenizer& tokenizer, const MaskedLmTokens& specials, std::span<const int> ids);
 
 // The text with mask `which` replaced by `token`'s text (the space dropped in front of the mask
 // comes back when the token does not start with one); the other masks stay "[MASK]".
 std::string textWithFill(const MaskedText& text, int which, const std::string& tokenText);
+// The text with mask i replaced by tokenTexts[i] by the same rule (an empty or missing one stays "[MASK]").
+std::string textWithFills(const MaskedText& text, const std::vector<std::string>& tokenTexts);
 
 }  // namespace tscope

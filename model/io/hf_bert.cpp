@@ -5,9 +5,9 @@
 // norm (tscope's post-norm block: ln_1 after the attention, ln_2 after the feed-forward); the masked-LM
 // head is dense C -> C, hidden_act, LayerNorm, then the decoder tied to the word embeddings plus an
 // output bias of V (mlm_head). q, k, v go into the fused c_attn columns Q | K | V, every (out, in)
-// matrix is transposed. HF adds token_type_embeddings[0] to every position of a single-segment input
-// (token_type_ids default to zeros), so row 0 is folded into the learned position table here: exact
-// for single-segment inputs, which are all tscope feeds; the other rows (a second segment) are dropped.
+// matrix is transposed. token_type_embeddings becomes the token type table (wtt): HF takes
+// token_type_ids from the caller, tscope counts them from the [SEP]s as BERT's tokenizer makes them
+// for sentence pairs (tokenTypes in config.h), so "[CLS] A [SEP] B [SEP]" reads B as segment 1.
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -48,8 +48,9 @@ std::vector<Placement> bertPlacements(const ModelConfig& c, const ShardSet& shar
     copy(bias, param + ".bias", {C});
   };
   copy(bert + "embeddings.word_embeddings.weight", "wte.weight", {V, C});
-  // float32 always: the token type row is added to it after loading.
+  // float32 always: the embedding adds them as float tables.
   out.push_back({bert + "embeddings.position_embeddings.weight", "wpe.weight", {c.n_positions, C}, true, 0, false, true});
+  out.push_back({bert + "embeddings.token_type_embeddings.weight", "wtt.weight", {c.type_vocab_size, C}, true, 0, false, true});
   norm(bert + "embeddings.LayerNorm", "ln_emb");
   for (int l = 0; l < c.n_layer; ++l) {
     const std::string hf = bert + "encoder.layer." + std::to_string(l) + ".", p = "h." + std::to_string(l) + ".";
@@ -74,12 +75,11 @@ std::vector<Placement> bertPlacements(const ModelConfig& c, const ShardSet& shar
 }
 
 // Tensors a BERT checkpoint may hold that the masked LM does not use: the pooler and the
-// next-sentence head (BertForPreTraining), the position_ids buffer, the token type table (read
-// apart), the decoder (checked to be tied to the word embeddings) and its bias (HF ties it to
-// cls.predictions.bias).
+// next-sentence head (BertForPreTraining), the position_ids buffer, the decoder (checked to be tied to the word embeddings) and its bias (HF ties it
+// to cls.predictions.bias).
 bool isIgnored(const std::string& name, const std::string& bert) {
-  return name == bert + "embeddings.position_ids" || name == bert + "embeddings.token_type_embeddings.weight" || name.starts_with(bert + "pooler.") ||
-         name.starts_with("cls.seq_relationship.") || name == "cls.predictions.decoder.weight" || name == "cls.predictions.decoder.bias";
+  return name == bert + "embeddings.position_ids" || name.starts_with(bert + "pooler.") || name.starts_with("cls.seq_relationship.") ||
+         name == "cls.predictions.decoder.weight" || name == "cls.predictions.decoder.bias";
 }
 
 // `name` (if stored) must hold the same values as the tensor `same` (already placed, `values`).
@@ -120,6 +120,10 @@ ModelConfig hfBertConfig(const nlohmann::json& j, const std::string& where) {
   readField(j, "vocab_size", c.vocab_size, where);
   c.n_positions = 512;  // BertConfig's defaults
   readOptional(j, "max_position_embeddings", c.n_positions, where);
+  c.type_vocab_size = 2;  // BertConfig's default
+  readOptional(j, "type_vocab_size", c.type_vocab_size, where);
+  if (c.type_vocab_size < 1) throw Error(where + ": type_vocab_size must be at least 1");
+  readOptional(j, "sep_token_id", c.sep_token_id, where);  // else loadModel takes the tokenizer's [SEP]
   c.layer_norm_epsilon = 1e-12;
   readOptional(j, "layer_norm_eps", c.layer_norm_epsilon, where);
   std::string act = "gelu", positions = "absolute";
@@ -147,29 +151,13 @@ Weights loadHfBertWeights(const std::string& dir, const ModelConfig& config, con
   const std::string bert = prefixOf(shards), anyFile = shards.anyPath();
   if (!shards.has("cls.predictions.bias"))
     throw Error(anyFile + ": no masked-LM head (cls.predictions.*): a BertModel checkpoint holds the encoder only; tscope reads BertForMaskedLM");
-  // The token type table, checked before anything is allocated: (type_vocab_size, C).
-  const int64_t C = config.n_embd;
-  int typeRows = 2;  // BertConfig's default
-  readOptional(hfConfig, "type_vocab_size", typeRows, "config.json");
-  const std::string typeName = bert + "embeddings.token_type_embeddings.weight";
-  if (!shards.has(typeName)) throw Error(anyFile + ": missing tensor '" + typeName + "'");
-  const SafetensorsFile& typeFile = shards.fileOf(typeName);
-  const std::vector<int64_t> typeShape = {typeRows, C};
-  if (typeRows < 1 || typeFile.info(typeName).shape != typeShape)
-    throw Error(typeFile.path() + ": tensor '" + typeName + "' has shape " + hf::shapeText(typeFile.info(typeName).shape) + " but the config needs " +
-                hf::shapeText(typeShape));
   const std::vector<Placement> plan = bertPlacements(config, shards, bert);
   Weights weights = hf::placeWeights(
       dir, shards, config, plan, [&](const std::string& name) { return isIgnored(name, bert); },
       architectureOf(hfConfig).empty() ? "BERT" : architectureOf(hfConfig), progress);
-  // Token type 0 into every position (single-segment inputs; the other rows are dropped).
-  const std::vector<float> types = typeFile.readFloat(typeName);
-  float* positions = weights.convertedParam("wpe.weight");
-  for (int64_t t = 0; t < config.n_positions; ++t)
-    for (int64_t i = 0; i < C; ++i) positions[t * C + i] += types[i];
   std::vector<float> scratch;
   const float* wte = floatLayout(weights.wte, weights.wteHalf, scratch);
-  requireTied(shards, "cls.predictions.decoder.weight", {config.vocab_size, C}, wte, "the word embeddings");
+  requireTied(shards, "cls.predictions.decoder.weight", {config.vocab_size, static_cast<int64_t>(config.n_embd)}, wte, "the word embeddings");
   requireTied(shards, "cls.predictions.decoder.bias", {config.vocab_size}, weights.mlmBias, "cls.predictions.bias");
   return weights;
 }

@@ -45,13 +45,14 @@ Weights loadHfLlamaWeights(const std::string& dir, const ModelConfig& config, co
 bool isHfBert(const nlohmann::json& hfConfig);
 // config.json of a BERT model -> ModelConfig: encoder-only masked LM (causal false, masked_lm),
 // post-norm LayerNorm blocks with no final norm, learned positions, embedding_norm, mlm_head, the
-// decoder tied to the word embeddings. Throws tscope::Error with one line for what tscope cannot
+// decoder tied to the word embeddings, type_vocab_size token types (sep_token_id when config.json
+// has one, else -1 for loadModel to take from the tokenizer). Throws tscope::Error with one line for what tscope cannot
 // express (position_embedding_type other than absolute, a hidden_act other than gelu / gelu_new /
 // relu, is_decoder) or a missing or malformed field.
 ModelConfig hfBertConfig(const nlohmann::json& hfConfig, const std::string& where = "config.json");
 // The weights of a BERT directory (model.safetensors or shards) for `config` (from hfBertConfig):
-// names with the bert. prefix or none, LayerNorm weight/bias or the old gamma/beta, token type row
-// 0 folded into the position table (exact for single-segment inputs; the other rows dropped).
+// names with the bert. prefix or none, LayerNorm weight/bias or the old gamma/beta, the token type
+// table as wtt (type_vocab_size rows; the segments counted from config.sep_token_id).
 // Throws tscope::Error with one line for a checkpoint without the masked-LM head (BertModel), a
 // decoder weight that is not the word embeddings, and every missing, misshapen or unexpected tensor.
 Weights loadHfBertWeights(const std::string& dir, const ModelConfig& config, const nlohmann::json& hfConfig, const LoadProgress& progress = {});

@@ -16,6 +16,7 @@
 #include "model/io/hf_checkpoint.h"
 #include "model/io/npy.h"
 #include "model/io/safetensors.h"
+#include "model/tokenize/special_tokens.h"
 
 namespace fs = std::filesystem;
 
@@ -257,12 +258,14 @@ LoadedModel loadModel(const std::string& requested, const LoadProgress& progress
       model.tokenizer = findTokenizer(path, "hf-bpe", model.tokenizerNote);           // tokenizer.json (a broken one: the note says why)
       model.tokenizer = padTokenizer(std::move(model.tokenizer), config.vocab_size);  // rows past the tokenizer's ids
     } else if (isHfBert(configJson)) {
-      const ModelConfig config = hfBertConfig(configJson, configPath.string());
-      model.weights = loadHfBertWeights(pathString, config, configJson, progress);
-      model.format = "hf-bert";
+      ModelConfig config = hfBertConfig(configJson, configPath.string());
       // BERT's tokenizer: WordPiece from tokenizer.json or vocab.txt (tokenizer_wordpiece.h); without one, ids work.
       model.tokenizer = findTokenizer(path, "wordpiece", model.tokenizerNote);
       if (!model.tokenizer) model.tokenizerNote = "no WordPiece tokenizer (tokenizer.json or vocab.txt), token ids work: " + model.tokenizerNote;
+      // The segments are counted from [SEP]: config.json's sep_token_id, else the tokenizer's.
+      if (config.sep_token_id < 0 && model.tokenizer) config.sep_token_id = findMaskedLmTokens(*model.tokenizer).sep;
+      model.weights = loadHfBertWeights(pathString, config, configJson, progress);
+      model.format = "hf-bert";
     } else {
       loadConfigDir(model, path, configPath, configJson, progress);
     }

@@ -95,6 +95,18 @@ void BlockForward::embed(float* x, const int* hostTokens, const float* wte, cons
   }
 }
 
+void BlockForward::addTokenTypes(float* x, const int* hostTokens, const float* wtt, float* scratch, int B, int T) {
+  const int C = config_.n_embd;
+  std::vector<int> types;
+  types.reserve((size_t)B * T);
+  for (int b = 0; b < B; ++b) {
+    const std::vector<int> sequence = tokenTypes(config_, hostTokens + (size_t)b * T, T);
+    types.insert(types.end(), sequence.begin(), sequence.end());
+  }
+  backend_->gatherRows(scratch, wtt, types.data(), B * T, C);
+  backend_->add(x, scratch, (size_t)B * T * C);
+}
+
 void BlockForward::linear(float* out, const float* in, const float* weight, const HalfMatrix& half, const float* bias, int rows, int K, int N) {
   if (half) backend_->matmulHalf(out, in, half, bias, rows);
   else backend_->matmul(out, in, weight, bias, rows, K, N);

@@ -170,6 +170,9 @@ class BlockForward {
   // out (rows, C) = the configured norm (LayerNorm or RMSNorm) of in.
   void norm(float* out, const float* in, const float* weight, const float* bias, int rows);
 
+  // x (B*T, C) += wtt[tokenTypes(sequence b)[t]] (BERT's segment embeddings, token types models
+  // only), through scratch (B*T, C); each of the B sequences of hostTokens starts at position 0.
+  void addTokenTypes(float* x, const int* hostTokens, const float* wtt, float* scratch, int B, int T);
   // x (rows, C) = the configured norm of x (embedding_norm models: BERT's embeddings.LayerNorm after
   // the token + position embeddings), through scratch (rows, C).
   void embeddingNorm(float* x, float* scratch, const float* weight, const float* bias, int rows);

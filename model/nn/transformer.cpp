@@ -43,6 +43,7 @@ Transformer::Transformer(const Weights& weights, Backend& backend) : config_(wei
   head_ = OutputHead::of(params);
   layers_ = params.layers;
   positions_ = block_.positionTable(params.wpe);
+  tokenTypeTable_ = params.wtt;
   if (config_.isEncoderDecoder()) {
     encoderBlock_.emplace(encoderStackConfig(config_), backend);
     encoderLayers_ = params.encoderLayers;
@@ -431,6 +432,10 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
 
   float* x = residual_.data();
   block_.embed(x, tokens.data(), wte_, positions_, 1, T, pos0, wteHalf_);
+  if (config_.hasTokenTypes()) {
+    if (pos0 != 0) throw Error("token types are counted from position 0: a model with token types runs the whole sequence in one forward");
+    block_.addTokenTypes(x, tokens.data(), tokenTypeTable_, normed_.data(), 1, T);
+  }
   if (config_.embedding_norm) block_.embeddingNorm(x, normed_.data(), lnEmbWeight_, lnEmbBias_, T);
   recordNorms(trace, 0, T);
   if (trace && !trace->embedded.empty()) downloadRows(trace->embedded.data(), x, C);

@@ -125,6 +125,7 @@ class Transformer {
   std::vector<ConstLayerWeights> layers_;  // pointers into backend memory
   const float* lnfWeight_ = nullptr;       // (C) pre-norm only
   const float* lnfBias_ = nullptr;         // (C)
+  const float* tokenTypeTable_ = nullptr;  // (type_vocab_size, C) token types only
   const float* lnEmbWeight_ = nullptr;     // (C) embedding_norm only
   const float* lnEmbBias_ = nullptr;       // (C)
   OutputHead head_;                        // mlm_head only: BERT's prediction head

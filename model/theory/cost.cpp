@@ -10,6 +10,7 @@ ParamCounts countParameters(const ModelConfig& c) {
   ParamCounts p;
   p.tokenEmbedding = V * C;
   p.positionEmbedding = c.hasLearnedPositions() ? P * C : 0;
+  p.tokenTypeEmbedding = (int64_t)c.type_vocab_size * C;
   p.unembedding = c.tie_word_embeddings ? 0 : V * C;
   const int64_t qkv = c.qkvDim();
   const int64_t attentionPerLayer = (C * qkv + qkv) + (A * C + C);      // W_O maps the A = H D head outputs to C
@@ -51,7 +52,7 @@ ParamCounts countParameters(const ModelConfig& c) {
     p.sharedExpert += Le * sharedPerLayer;
     p.layerNorm += encoderNorms + L * normSize;
   }
-  p.embedding = p.tokenEmbedding + p.positionEmbedding + p.unembedding;
+  p.embedding = p.tokenEmbedding + p.positionEmbedding + p.tokenTypeEmbedding + p.unembedding;
   p.nonEmbedding = p.attention + p.mlp + p.layerNorm + p.outputHead;
   p.total = p.embedding + p.nonEmbedding;
   p.activeNonEmbedding = p.attention + (L + c.n_encoder_layer) * activeMlpPerLayer + p.layerNorm + p.outputHead;

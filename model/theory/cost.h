@@ -11,17 +11,18 @@
 namespace tscope {
 
 struct ParamCounts {
-  int64_t tokenEmbedding = 0;     // V * C
-  int64_t positionEmbedding = 0;  // n_positions * C (learned positions only)
-  int64_t unembedding = 0;        // V * C when untied, else 0 (shared with the token embedding)
-  int64_t attention = 0;          // all layers: QKV and output projections with biases
-  int64_t mlp = 0;                // all layers: dense MLPs, or all experts and routers
-  int64_t router = 0;             // all layers: router matrices (included in mlp)
-  int64_t layerNorm = 0;          // all norms including the final one (and qk_norm's q/k gains, embedding_norm's)
-  int64_t outputHead = 0;         // mlm_head: BERT's dense C x C + C, its norm and the output bias V (in nonEmbedding)
-  int64_t perLayer = 0;           // one block
-  int64_t perExpert = 0;          // one expert's feed-forward (MoE only)
-  int64_t sharedExpert = 0;       // all layers: shared experts and their gate vectors (included in mlp; active for every token)
+  int64_t tokenEmbedding = 0;      // V * C
+  int64_t positionEmbedding = 0;   // n_positions * C (learned positions only)
+  int64_t tokenTypeEmbedding = 0;  // type_vocab_size * C (BERT's segments only)
+  int64_t unembedding = 0;         // V * C when untied, else 0 (shared with the token embedding)
+  int64_t attention = 0;           // all layers: QKV and output projections with biases
+  int64_t mlp = 0;                 // all layers: dense MLPs, or all experts and routers
+  int64_t router = 0;              // all layers: router matrices (included in mlp)
+  int64_t layerNorm = 0;           // all norms including the final one (and qk_norm's q/k gains, embedding_norm's)
+  int64_t outputHead = 0;          // mlm_head: BERT's dense C x C + C, its norm and the output bias V (in nonEmbedding)
+  int64_t perLayer = 0;            // one block
+  int64_t perExpert = 0;           // one expert's feed-forward (MoE only)
+  int64_t sharedExpert = 0;        // all layers: shared experts and their gate vectors (included in mlp; active for every token)
   // Encoder-decoder models (their parts are also in attention, mlp, layerNorm, positionEmbedding):
   int64_t encoder = 0;         // the encoder's layers, its final norm and its learned positions
   int64_t crossAttention = 0;  // all decoder layers: the cross-attention projections (in attention) and ln_x (in layerNorm)

@@ -91,6 +91,7 @@ std::string gradientProblem(const ModelConfig& c) {
   if (c.embedding_norm || c.mlm_head)
     return "tscope trains without BERT's MLM head / embedding norm for now (mlm_head, embedding_norm): such a model runs and evaluates, but "
            "has no backward";
+  if (c.hasTokenTypes()) return "tscope trains without token types for now (type_vocab_size): such a model runs and evaluates, but has no backward";
   return "";
 }
 
@@ -208,6 +209,7 @@ void TrainModel::decode(const ParamView& weights, const BatchView& batch, const 
   Floats& x = a.x;
   x.resize(fw, RC);
   block_.embed(x.data(), batch.inputs, weights.wte, weights.wpe, B, T, 0);
+  if (c.hasTokenTypes()) block_.addTokenTypes(x.data(), batch.inputs, weights.wtt, a.normScratch.sized(fw, RC), B, T);
   if (c.embedding_norm) block_.embeddingNorm(x.data(), a.normScratch.sized(fw, RC), weights.lnEmbWeight, weights.lnEmbBias, R);
   if (c.isMoe()) report.expertLoad.assign((size_t)L * E, 0);
   bool normed = false;  // the layer's normed1 already holds ln_1 of its input

@@ -274,7 +274,7 @@ def qwen2_moe(config, t, prefix, h):
 
 
 # BERT masked language models (BertForMaskedLM, BertForPreTraining), from the published architecture
-# (Devlin et al. 2018; HF's BertConfig fields): word + position + token type 0 embeddings, LayerNorm;
+# (Devlin et al. 2018; HF's BertConfig fields): word + position + token type embeddings, LayerNorm;
 # post-norm layers LN(x + attention(x)), LN(x + W2 act(W1 x)); the masked-LM head LN(act(dense(x)))
 # times the word embeddings (tied) plus an output bias. No final norm, no attention mask.
 BERT_BASE = {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 64,
@@ -283,12 +283,14 @@ BERT_BASE = {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
 
 # name: (architecture, config changes, dtype, LayerNorm names (weight, bias), extra tensors stored)
 BERT_VARIANTS = {
-    # bert-base's layout: the decoder (tied) and its bias stored, the pooler (unused) too.
-    "bert": ("BertForMaskedLM", {}, "F32", ("weight", "bias"), ("decoder", "pooler")),
-    # Old names (LayerNorm.gamma / beta), 8 heads of 4, three token types, 3 layers, the next-sentence head.
+    # bert-base's layout: the decoder (tied) and its bias stored, the pooler (unused) too; token 9 is
+    # [SEP], once in TOKENS: a sentence pair, segments 0 then 1.
+    "bert": ("BertForMaskedLM", {"sep_token_id": 9}, "F32", ("weight", "bias"), ("decoder", "pooler")),
+    # Old names (LayerNorm.gamma / beta), 8 heads of 4, three token types, 3 layers, the next-sentence
+    # head; token 42 is [SEP], twice in TOKENS: segments 0, 1 and 2.
     "bert_gamma_beta_heads8": ("BertForPreTraining", {"num_attention_heads": 8, "num_hidden_layers": 3, "type_vocab_size": 3,
-                                                      "layer_norm_eps": 1e-5}, "F32", ("gamma", "beta"), ("seq_relationship",)),
-    # BF16 (the matrices kept as halves), the tanh GELU, 2 heads.
+                                                      "layer_norm_eps": 1e-5, "sep_token_id": 42}, "F32", ("gamma", "beta"), ("seq_relationship",)),
+    # BF16 (the matrices kept as halves), the tanh GELU, 2 heads; no [SEP] id: one segment.
     "bert_bf16_gelu_new": ("BertForMaskedLM", {"num_attention_heads": 2, "hidden_act": "gelu_new", "torch_dtype": "bfloat16"}, "BF16",
                            ("weight", "bias"), ()),
 }
@@ -351,15 +353,25 @@ def activation(x, name):
     return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x.pow(3))))
 
 
+def token_type_ids(config, tokens):
+    """BERT's sentence-pair segments: 0 up to and including the first [SEP], then 1, ... (capped at the table)."""
+    sep, types, segment = config.get("sep_token_id"), [], 0
+    for token in tokens:
+        types.append(min(segment, config["type_vocab_size"] - 1))
+        segment += token == sep
+    return types
+
+
 def bert_forward(config, w, tokens):
-    """-> logits (T, V), attention (L, H, T, T); float64, one segment (token type 0), no padding mask."""
+    """-> logits (T, V), attention (L, H, T, T); float64, token types from token_type_ids, no padding mask."""
     t = lambda name: torch.from_numpy(np.asarray(w[name], dtype=np.float64))  # noqa: E731
     t.names = w
     C, H, eps, act = config["hidden_size"], config["num_attention_heads"], config["layer_norm_eps"], config["hidden_act"]
     D, T = C // H, len(tokens)
     linear = lambda x, name: x @ t(name + ".weight").T + t(name + ".bias")  # noqa: E731
     e = "bert.embeddings."
-    x = t(e + "word_embeddings.weight")[torch.tensor(tokens)] + t(e + "position_embeddings.weight")[:T] + t(e + "token_type_embeddings.weight")[0]
+    x = t(e + "word_embeddings.weight")[torch.tensor(tokens)] + t(e + "position_embeddings.weight")[:T]
+    x = x + t(e + "token_type_embeddings.weight")[torch.tensor(token_type_ids(config, tokens))]
     x = layer_norm(x, t, e + "LayerNorm", eps)
     maps = []
     for l in range(config["num_hidden_layers"]):
@@ -378,6 +390,8 @@ def bert_forward(config, w, tokens):
 def write_bert_variants(out):
     for seed, (name, (arch, changes, dtype, names, extras)) in enumerate(BERT_VARIANTS.items()):
         config = dict(BERT_BASE, architectures=[arch], **changes)
+        if "sep_token_id" in config:  # the variant must exercise more than one segment
+            assert len(set(token_type_ids(config, TOKENS))) == config["type_vocab_size"], name
         folder = os.path.join(out, name)
         write_checkpoint(folder, config, bert_weights(config, names, extras, 200 + seed), dtype, 1)
         logits, maps = bert_forward(config, read_checkpoint(folder), TOKENS)

@@ -6,7 +6,8 @@ own fillers) and clicking it again brings the word back; "put in" writes a fille
 causal-view toggle changes the map; the brown-small toggle puts the same sentence through that causal
 model beside it (nothing on later keys, its map as forward --dump's); the Next-token panel says a masked model has no next token; a
 text past the context is one line; and switching to brown-small with a [MASK] still in the prompt
-keeps the prompt and runs it as text.
+keeps the prompt and runs it as text. Then the Architecture panel's three families view: its three
+models' outputs, candidates and masks equal `tscope-cli families`.
 usage: fill.py TSCOPE TSCOPE_CLI MODELS_DIR OUT"""
 import json
 import os
@@ -49,6 +50,32 @@ def through_gpt(app, cli, small, out):
     save_png(os.path.join(out, "through_gpt.png"), app.screenshot())
     log(f"  beside it, brown-small on '{gpt['prompt']}': {gpt['tokens']} tokens, its last row as forward --dump")
     app.click("fill_through_gpt")
+
+
+def three_families(app, cli, models_dir, out):
+    """The Architecture panel's "three families" checkbox: GPT, BERT and T5 run live, as the CLI prints them."""
+    app.click("tab_architecture")
+    app.settle()
+    app.click("arch_families")
+    report = app.wait(lambda r: r["shown"].get("families", {}).get("loading") is False and not r["busy"], "the three families", 60)
+    shown = report["shown"]["families"]["families"]
+    want = json.loads(subprocess.run([cli, "families", "--models", models_dir], capture_output=True, check=True).stdout)["families"]
+    if [f["model"] for f in shown] != ["brown-small", "brown-bert", "dates-encdec"] or [f["mask"] for f in shown] != [
+            "causal", "bidirectional", "encoder-decoder"]:
+        raise Failure(f"the three families: {shown}")
+    for got, expected in zip(shown, want):
+        same_top = all(a["token"] == b["token"] and abs(a["p"] - b["p"]) < 1e-5 for x, y in zip(got["top"], expected["top"])
+                       for a, b in zip(x, y))
+        if got["error"] or got["output"] != expected["output"] or len(got["top"]) != len(expected["top"]) or not same_top:
+            raise Failure(f"{got['model']}: the view shows {got}, tscope-cli families prints {expected}")
+    if len(shown[1]["top"]) != 2 or "[MASK]" in shown[1]["output"] or len(shown[2]["output"]) != 10:
+        raise Failure(f"BERT fills both blanks and T5 writes an ISO date: {shown[1]}, {shown[2]}")
+    if "families_table" not in report["regions"]:
+        raise Failure("the families table is not on screen")
+    save_png(os.path.join(out, "three_families.png"), app.screenshot())
+    log("  three families: " + "; ".join(f"{f['model']}: '{f['input']}' -> '{f['output']}'" for f in shown))
+    app.click("arch_families")
+    app.wait(lambda r: r["shown"].get("arch_families") is False, "the editor back", 10)
 
 
 def main():
@@ -143,6 +170,7 @@ def main():
         app.click("tab_sampling")
         app.wait(lambda r: "next_token_missing" not in r["shown"] and not r["busy"], "brown-small's next token", 10)
         log("  brown-small with '[MASK]' in the prompt: the prompt kept, read as text")
+        three_families(app, cli, models_dir, out)
         app.quit()
 
     return drive(tscope, out, session, log, size=(1280, 720))

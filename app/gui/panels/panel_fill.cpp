@@ -89,6 +89,25 @@ void FillPanel::drawSentence(PanelContext& ctx, const Snapshot& s) {
     hiddenIn_ = ctx.state.prompt;
   }
   ImGui::EndDisabled();
+  drawSegments(ctx, s);
+}
+
+// BERT's token types: a [SEP] typed between two sentences starts segment B (a sentence pair).
+void FillPanel::drawSegments(PanelContext& ctx, const Snapshot& s) {
+  const ModelConfig& c = ctx.session.config();
+  if (!c.hasTokenTypes()) return;
+  const std::vector<int> types = tokenTypes(c, s.ids.data(), s.ids.size());
+  ctx.shared.facts["fill_segments"] = types;
+  const int segments = types.empty() ? 0 : types.back() + 1;
+  if (c.sep_token_id < 0) ImGui::TextDisabled("Token types: this model's [SEP] is unknown, so every token is segment A.");
+  else if (segments <= 1) ImGui::TextDisabled("Token types: one segment (A). Type [SEP] between two sentences to make a pair: B after it.");
+  else {
+    const auto firstB = std::find(types.begin(), types.end(), 1) - types.begin();
+    ImGui::TextDisabled(
+        "Token types: %d segments. A is tokens 0-%d, B starts at token %d (after the first [SEP]); each adds its row of the "
+        "token type table to the embedding.",
+        segments, static_cast<int>(firstB) - 1, static_cast<int>(firstB));
+  }
 }
 
 void FillPanel::drawFills(PanelContext& ctx, const Snapshot& s) {

@@ -38,6 +38,7 @@ class FillPanel : public Panel {
   bool busy() const override { return throughGpt_ && gpt_.busy(); }
 
  private:
+  void drawSegments(PanelContext& ctx, const Snapshot& s);
   void drawSentence(PanelContext& ctx, const Snapshot& s);
   void drawFills(PanelContext& ctx, const Snapshot& s);
   void drawAttention(PanelContext& ctx, const Snapshot& s);

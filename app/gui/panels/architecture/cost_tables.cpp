@@ -74,6 +74,9 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
   if (c.hasLearnedPositions())
     row("Position embedding wpe", dims({c.n_positions, C}), formatCount(p.positionEmbedding), percent(p.positionEmbedding, total), "lookup: none");
   else row("Position embedding", std::string(toString(c.position_encoding)) + ": no weights", "0", "", "");
+  if (c.hasTokenTypes())
+    row("Token type (segment) embedding wtt", dims({c.type_vocab_size, C}), formatCount(p.tokenTypeEmbedding), percent(p.tokenTypeEmbedding, total),
+        "lookup: none");
   // q, k, v (C, H D + 2 Hkv D) and out (H D, C): with head_dim set H D is not C.
   row("Attention q, k, v, out", dims({L, C, c.qkvDim()}) + " + " + dims({L, c.attnDim(), C}) + " + biases", formatCount(p.attention),
       percent(p.attention, total), flopsText(2.0 * p.attention));
@@ -110,7 +113,8 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
   row("Unembedding (logits)", c.tie_word_embeddings ? "tied: shares wte" : dims({C, V}), formatCount(p.unembedding), percent(p.unembedding, total),
       flopsText(f.unembedForward));
   row("Total", "", formatCount(p.total), "100%", flopsText(f.forward + f.unembedForward) + " (with logits)", true);
-  row("  embedding", "token + position (+ untied unembedding)", formatCount(p.embedding), percent(p.embedding, total), "");
+  row("  embedding", c.hasTokenTypes() ? "token + position + token type (+ untied unembedding)" : "token + position (+ untied unembedding)",
+      formatCount(p.embedding), percent(p.embedding, total), "");
   row("  non-embedding N", "Kaplan's N", formatCount(p.nonEmbedding), percent(p.nonEmbedding, total), "");
   if (c.isMoe()) row("  active per token", "only k experts count", formatCount(p.active), percent(p.active, total), "");
   row("One block", "per layer", formatCount(p.perLayer), percent(p.perLayer, total), flopsText(f.forward / c.n_layer) + " (forward / L)");

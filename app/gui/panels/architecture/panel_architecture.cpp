@@ -206,6 +206,15 @@ void ArchitecturePanel::draw(PanelContext& ctx) {
     v.lastValid = v.edited;
     v.initialized = true;
   }
+  ImGui::Checkbox("The three families (GPT, BERT, T5)", &showFamilies_);
+  recordItem(ctx.shared, "arch_families");
+  ctx.shared.facts["arch_families"] = showFamilies_;
+  if (showFamilies_) {
+    ImGui::Separator();
+    families_.draw(ctx);
+    return;
+  }
+  ImGui::SameLine();
   drawPresetBar(ctx, v);
   // Side by side when the window is wide for its text size; stacked otherwise (large text).
   const float fontSize = ImGui::GetFontSize();

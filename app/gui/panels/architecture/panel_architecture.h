@@ -3,6 +3,7 @@
 #pragma once
 #include <string>
 
+#include "app/gui/panels/architecture/three_families_view.h"
 #include "app/gui/panels/panels.h"
 #include "model/core/config.h"
 
@@ -26,9 +27,12 @@ class ArchitecturePanel : public Panel {
     if (command.architecture) setEdited(*command.architecture);
     return command.architecture != nullptr;
   }
+  bool busy() const override { return showFamilies_ && families_.busy(); }
 
  private:
   ArchitectureView view_;
+  bool showFamilies_ = false;  // the three families view instead of the editor
+  ThreeFamiliesView families_;
 };
 
 }  // namespace tscope::gui
