@@ -9,6 +9,7 @@
 #include "app/session/lesson.h"
 #include "app/session/session_file.h"
 #include "model/core/error.h"
+#include "model/nn/what_if.h"
 
 namespace tscope::session {
 namespace {
@@ -190,6 +191,21 @@ TEST(Lesson, StateAtStepIsCumulativeAndJumpingEqualsWalking) {
   AppState walked = start;
   for (int step = 0; step < 3; ++step) walked = stateAtStep(lesson, step, walked, config);
   EXPECT_EQ(sessionFileToJsonText({"", walked, ""}), sessionFileToJsonText({"", three, ""}));
+}
+
+TEST(Lesson, WhatIfsCarryOverToTheStepsThatDoNotSetThem) {
+  // Step 2 changes only the prompt: its model still has step 1's what-ifs; step 3's "" puts them back.
+  const Lesson lesson = lessonFromJsonText("whatifs.json", R"({"format": "tscope-lesson", "version": 1, "title": "W", "lecture": "L",
+    "summary": "S", "model": "induction-2l", "steps": [
+      {"title": "1", "caption": "c", "prompt": "abc", "what_ifs": "no-positions,no-causal-mask", "compare_what_ifs": "no-scale"},
+      {"title": "2", "caption": "c", "prompt": "cba"},
+      {"title": "3", "caption": "c", "what_ifs": ""}]})");
+  ModelConfig config;
+  const AppState two = stateAtStep(lesson, 1, AppState{}, config);
+  EXPECT_EQ(two.prompt, "cba");
+  EXPECT_EQ(two.whatIfs, parseWhatIfNames("no-positions,no-causal-mask"));
+  EXPECT_EQ(two.compareWhatIfs, parseWhatIfNames("no-scale"));
+  EXPECT_TRUE(stateAtStep(lesson, 2, AppState{}, config).whatIfs.items.empty());
 }
 
 TEST(Lesson, AHandBuiltStepWithNoStateKeepsTheState) {

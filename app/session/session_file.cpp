@@ -212,8 +212,9 @@ struct FieldReader {
   }
   void operator()(const char* key, std::vector<InterventionSpec>& out) const { readInterventions(find(key), path, out, warning); }
   // "no-causal-mask,skip-mlp:1" (what_if.h's names); a bad list is a warning and none are kept.
+  // Absent: kept as it is (a lesson step that does not set it keeps the step before's what-ifs).
   void operator()(const char* key, WhatIfs& out) const {
-    std::string text;
+    std::string text = formatWhatIfs(out);
     (*this)(key, text);
     try {
       out = parseWhatIfNames(text);
