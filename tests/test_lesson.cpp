@@ -9,6 +9,7 @@
 #include "app/session/lesson.h"
 #include "app/session/session_file.h"
 #include "model/core/error.h"
+#include "model/nn/what_if.h"
 
 namespace tscope::session {
 namespace {
@@ -190,6 +191,33 @@ TEST(Lesson, StateAtStepIsCumulativeAndJumpingEqualsWalking) {
   AppState walked = start;
   for (int step = 0; step < 3; ++step) walked = stateAtStep(lesson, step, walked, config);
   EXPECT_EQ(sessionFileToJsonText({"", walked, ""}), sessionFileToJsonText({"", three, ""}));
+}
+
+TEST(Lesson, WhatIfsAndInterventionsCarryOverAndAStepsListReplacesThem) {
+  // Step 2 changes only the prompt: its model still has step 1's what-ifs and intervention; step 3's
+  // list replaces step 1's (not added to it); step 4's "" and [] take them all out.
+  const Lesson lesson = lessonFromJsonText("carry.json", R"({"format": "tscope-lesson", "version": 1, "title": "W", "lecture": "L",
+    "summary": "S", "model": "induction-2l", "steps": [
+      {"title": "1", "caption": "c", "prompt": "abc", "what_ifs": "no-positions,no-causal-mask", "compare_what_ifs": "no-scale",
+       "interventions": [{"layer": 0, "head": 1, "kind": "zero"}]},
+      {"title": "2", "caption": "c", "prompt": "cba"},
+      {"title": "3", "caption": "c", "interventions": [{"layer": 1, "head": 0, "kind": "zero"}]},
+      {"title": "4", "caption": "c", "what_ifs": "", "interventions": []}]})");
+  ModelConfig config;
+  config.n_layer = 2;
+  config.n_head = 4;
+  const AppState two = stateAtStep(lesson, 1, AppState{}, config);
+  EXPECT_EQ(two.prompt, "cba");
+  EXPECT_EQ(two.whatIfs, parseWhatIfNames("no-positions,no-causal-mask"));
+  EXPECT_EQ(two.compareWhatIfs, parseWhatIfNames("no-scale"));
+  ASSERT_EQ(two.interventions.size(), 1u);
+  EXPECT_EQ(two.interventions[0].head, 1);
+  const AppState three = stateAtStep(lesson, 2, AppState{}, config);
+  ASSERT_EQ(three.interventions.size(), 1u) << "step 3's list replaces step 1's";
+  EXPECT_EQ(three.interventions[0].layer, 1);
+  const AppState four = stateAtStep(lesson, 3, AppState{}, config);
+  EXPECT_TRUE(four.whatIfs.items.empty());
+  EXPECT_TRUE(four.interventions.empty());
 }
 
 TEST(Lesson, AHandBuiltStepWithNoStateKeepsTheState) {

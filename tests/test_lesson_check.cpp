@@ -1,6 +1,7 @@
 // lessonCheckAnswer on the shipped models through a real Session: the induction head of
-// induction-2l, brown-small's next token, brown-moe's top expert, and parameter counts of
-// GPT-2-shaped architectures; plus the checks a snapshot cannot decide (one line why).
+// induction-2l, brown-small's next token, brown-moe's top expert, parameter counts of GPT-2-shaped
+// architectures, token counts and dates-encdec's cross-attention; plus the checks a snapshot cannot
+// decide (one line why).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -162,6 +163,44 @@ TEST(LessonCheck, ParametersPicksTheNearestCount) {
   EXPECT_FALSE(why.empty());
   EXPECT_EQ(lessonCheckAnswer(makeCheck(LessonCheckKind::Parameters, {"many", "124M"}), *live.snapshot, live.session, live.state, gpt2, &why), "");
   EXPECT_NE(why.find("many"), std::string::npos) << why;
+}
+
+TEST(LessonCheck, TokenCountIsWhatTheTokenizerCutsThePromptInto) {
+  // tscope-cli tokenize: ' Re' 'y' 'k' 'j' 'av' 'ik' for the rare word, ' fle' 'w' for ' flew'.
+  Live live("brown-small", "The jury flew to Reykjavik");
+  EXPECT_EQ(live.answer(makeCheck(LessonCheckKind::TokenCount, {"5", "11", "26"})), "11");
+  std::string why;
+  EXPECT_EQ(live.answer(makeCheck(LessonCheckKind::TokenCount, {"5", "6"}), &why), "");
+  EXPECT_NE(why.find("11 tokens"), std::string::npos) << why;
+  EXPECT_EQ(live.answer(makeCheck(LessonCheckKind::TokenCount, {"many", "11"}), &why), "");
+  EXPECT_NE(why.find("many"), std::string::npos) << why;
+  Live chars("induction-2l", "ZXqwertyuiopqwert");  // a character per token
+  EXPECT_EQ(chars.answer(makeCheck(LessonCheckKind::TokenCount, {"1", "17", "34"})), "17");
+}
+
+TEST(LessonCheck, SourceWordIsTheWordTheCrossAttentionReads) {
+  Session session(loadModel(modelDir("dates-encdec")), "cpu");
+  AppState state;
+  state.source = "the twenty first of march nineteen ninety nine";
+  state.layer = 1;
+  state.head = 1;
+  auto answer = [&](const std::string& target, std::vector<std::string> choices, std::string* why = nullptr) {
+    state.prompt = target;
+    const auto snapshot = computeSnapshot(session, requestFor(state, session.config()));
+    EXPECT_TRUE(snapshot && snapshot->error.empty()) << (snapshot ? snapshot->error : "no snapshot");
+    return lessonCheckAnswer(makeCheck(LessonCheckKind::SourceWord, std::move(choices)), *snapshot, session, state, std::nullopt, why);
+  };
+  // The month's second digit reads "march"; the day's last digit "first" (the non-monotone alignment).
+  EXPECT_EQ(answer("1999-0", {"twenty", "first", "march", "nineteen"}), "march");
+  EXPECT_EQ(answer("1999-03-2", {"twenty", "first", "march", "nine"}), "first");
+  state.averageHeads = true;  // the mean over heads, as the panel shows it then
+  EXPECT_EQ(answer("1999-0", {"twenty", "march"}), "march");
+  std::string why;
+  EXPECT_EQ(answer("1999-0", {"march", "june"}, &why), "");
+  EXPECT_NE(why.find("june"), std::string::npos) << why;
+  Live decoderOnly("brown-small", "The jury");
+  EXPECT_EQ(decoderOnly.answer(makeCheck(LessonCheckKind::SourceWord, {"jury", "The"}), &why), "");
+  EXPECT_NE(why.find("encoder-decoder"), std::string::npos) << why;
 }
 
 TEST(LessonCheck, RunLessonChecksRunsTheSampleAndReportsAMissingModel) {

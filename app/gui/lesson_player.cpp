@@ -31,6 +31,16 @@ std::string stepHeader(const Lesson& lesson, int step) {
   return lesson.title + " \u2014 step " + std::to_string(step + 1) + " / " + std::to_string(lesson.steps.size());
 }
 
+// The lectures the lessons belong to: the two lectures in their order, then any other, as first met.
+std::vector<std::string> lectureOrder(const std::vector<Lesson>& lessons) {
+  std::vector<std::string> order;
+  for (const char* lecture : {"The Transformer", "Advanced Transformers"})
+    if (std::any_of(lessons.begin(), lessons.end(), [&](const Lesson& l) { return l.lecture == lecture; })) order.push_back(lecture);
+  for (const Lesson& l : lessons)
+    if (std::find(order.begin(), order.end(), l.lecture) == order.end()) order.push_back(l.lecture);
+  return order;
+}
+
 std::string choicesLine(const LessonCheck& check) {
   std::string line;
   for (const std::string& choice : check.choices) line += (line.empty() ? "" : "   \u00b7   ") + choice;
@@ -159,12 +169,20 @@ void LessonPlayer::drawPicker(App& app) {
   ImGui::SetNextItemWidth(width);
   // As tall as the list: every lesson and "Open a lesson file..." in view without scrolling.
   if (ImGui::BeginCombo("##lessons", active_ && lesson_ ? lesson_->title.c_str() : "Lessons", ImGuiComboFlags_HeightLargest)) {
-    for (const Lesson& l : lessons_) {
-      const bool picked = ImGui::Selectable(l.title.c_str(), active_ && lesson_ && lesson_->path == l.path);
-      if (ImGui::IsItemHovered() && !l.summary.empty()) ImGui::SetTooltip("%s (%s)", l.summary.c_str(), l.lecture.c_str());
-      recordItem(app.shared_, "lesson_pick_" + l.name);
-      std::string error;
-      if (picked && !start(l.name, 0, &error)) app.message_ = error;
+    // Under a header per lecture, the lectures in their order (any other lecture after them).
+    const std::vector<std::string> lectures = lectureOrder(lessons_);
+    for (size_t i = 0; i < lectures.size(); ++i) {
+      const std::string& lecture = lectures[i];
+      ImGui::TextDisabled("%s", lecture.c_str());
+      recordItem(app.shared_, "lesson_lecture_" + std::to_string(i));
+      for (const Lesson& l : lessons_) {
+        if (l.lecture != lecture) continue;
+        const bool picked = ImGui::Selectable(("   " + l.title + "##" + l.name).c_str(), active_ && lesson_ && lesson_->path == l.path);
+        if (ImGui::IsItemHovered() && !l.summary.empty()) ImGui::SetTooltip("%s (%s)", l.summary.c_str(), l.lecture.c_str());
+        recordItem(app.shared_, "lesson_pick_" + l.name);
+        std::string error;
+        if (picked && !start(l.name, 0, &error)) app.message_ = error;
+      }
     }
     if (lessons_.empty()) ImGui::TextDisabled("no lessons in %s", lessonsDir_.c_str());
     ImGui::Separator();

@@ -29,7 +29,7 @@ const char* const kLessonKeys[] = {"format", "version", "title", "lecture", "sum
 const char* const kStepKeys[] = {"title",  "caption",      "formula",      "model",       "highlight", "tab",
                                  "expert", "architecture", "train_preset", "train_steps", "check"};
 const char* const kCheckKeys[] = {"question", "kind", "choices", "answer", "key"};
-const char* const kCheckKindNames[] = {"next_token", "attended_token", "head", "expert", "parameters", "filled_token"};
+const char* const kCheckKindNames[] = {"next_token", "attended_token", "head", "expert", "parameters", "filled_token", "token_count", "source_word"};
 
 // A value as a message shows it: short JSON for strings and numbers, the type name otherwise.
 std::string shown(const json& value) {
@@ -84,7 +84,8 @@ LessonCheck parseCheck(const json& value, const std::string& where) {
   require(value, "kind", kind, at);
   const auto* name = std::find_if(std::begin(kCheckKindNames), std::end(kCheckKindNames), [&](const char* n) { return kind == n; });
   if (name == std::end(kCheckKindNames))
-    fail(at, "kind", "is not a check kind: next_token, attended_token, head, expert, parameters, filled_token (got \"" + kind + "\")");
+    fail(at, "kind",
+         "is not a check kind: next_token, attended_token, head, expert, parameters, filled_token, token_count, source_word (got \"" + kind + "\")");
   check.kind = static_cast<LessonCheckKind>(name - std::begin(kCheckKindNames));
   const auto choices = value.find("choices");
   if (choices == value.end()) fail(at, "choices", "is missing");

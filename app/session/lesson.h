@@ -33,6 +33,9 @@ enum class LessonCheckKind {
   Expert,         // choices are expert numbers "0".."E-1": the step's layer's top expert for the query token
   Parameters,     // choices are numbers: the one nearest the parameter count of the step's architecture
   FilledToken,    // choices are token texts: the one a masked LM ranks highest behind the prompt's first [MASK]
+  TokenCount,     // choices are numbers: the one equal to how many tokens the model's tokenizer cuts the prompt into
+  SourceWord,     // choices are words of the source: the one the step's layer/head's cross-attention weighs most from the
+                  // query, summed over the word's tokens (encoder-decoder models: the Translation panel's map)
 };
 
 struct LessonCheck {

@@ -13,6 +13,7 @@
 #include "app/session/lesson.h"
 #include "app/session/session.h"
 #include "model/core/error.h"
+#include "model/nn/trace_views.h"
 #include "model/theory/cost.h"
 
 namespace tscope::session {
@@ -162,6 +163,66 @@ std::string filledToken(const LessonCheck& check, const Snapshot& snapshot, cons
   }
   return decided(best.choice, "", why);
 }
+// The choice that names how many tokens the model's tokenizer cuts the step's prompt into (the
+// Prompt panel's count; a choice that is no count is an error, a count that is no choice says so).
+std::string tokenCount(const LessonCheck& check, const Session& session, const AppState& state, std::string* why) {
+  if (!session.tokenizer()) return decided("", "the model has no tokenizer", why);
+  const size_t count = session.tokenizer()->encode(state.prompt).size();
+  std::string answer;
+  for (const std::string& choice : check.choices) {
+    const double value = parseCount(choice);
+    if (std::isnan(value) || value != std::floor(value)) return decided("", "the choice \"" + choice + "\" is not a count of tokens", why);
+    if (value == (double)count) answer = choice;
+  }
+  return decided(answer, "the prompt is " + std::to_string(count) + " tokens, which is not a choice", why);
+}
+
+// The source's words and the weight `row` (S, one decoder step's cross-attention) puts on each: a
+// token counts toward the word its first non-space byte is in (characters and BPE tokens alike).
+std::map<std::string, double> sourceWordWeights(const Snapshot& snapshot, const Tokenizer& tokenizer, const float* row) {
+  std::map<std::string, double> weights;
+  std::string word;
+  double weight = 0;
+  auto close = [&] {
+    if (!word.empty()) weights[word] += weight;
+    word.clear();
+    weight = 0;
+  };
+  const size_t S = std::min<size_t>(snapshot.sourceIds.size(), snapshot.trace.S);
+  for (size_t j = 0; j < S; ++j) {
+    const std::string bytes = tokenizer.tokenBytes(snapshot.sourceIds[j]);
+    bool counted = false;
+    for (const char c : bytes) {
+      if (c == ' ' || c == '\n' || c == '\t') {
+        close();
+        continue;
+      }
+      if (!counted) weight += row[j], counted = true;
+      word += c;
+    }
+  }
+  close();
+  return weights;
+}
+
+std::string sourceWord(const LessonCheck& check, const Snapshot& snapshot, const Session& session, const AppState& state, std::string* why) {
+  const Trace& trace = snapshot.trace;
+  if (!session.config().isEncoderDecoder() || trace.S == 0) return decided("", "the model is not an encoder-decoder", why);
+  const std::optional<int> index = trace.capturedIndex(state.layer);
+  if (!index) return decided("", "decoder layer " + std::to_string(state.layer) + "'s cross-attention was not traced", why);
+  if (state.head >= trace.H) return decided("", "head " + std::to_string(state.head) + " was not traced", why);
+  const int query = queryOf(snapshot, state);
+  if (query < 0 || query >= trace.T || !session.tokenizer()) return decided("", "the step's token is past the target", why);
+  const std::vector<float> map = crossAttentionShown(trace, *index, state.head, state.averageHeads);  // (T, S): what the panel shows
+  const std::map<std::string, double> weights = sourceWordWeights(snapshot, *session.tokenizer(), map.data() + (size_t)query * trace.S);
+  Best best;
+  for (const std::string& choice : check.choices) {
+    const auto found = weights.find(trimmed(choice));
+    if (found == weights.end()) return decided("", "\"" + choice + "\" is not a word of the source", why);
+    best.offer(choice, found->second);
+  }
+  return decided(best.choice, "", why);
+}
 }  // namespace
 
 std::string lessonCheckAnswer(const LessonCheck& check, const Snapshot& snapshot, const Session& session, const AppState& state,
@@ -174,6 +235,8 @@ std::string lessonCheckAnswer(const LessonCheck& check, const Snapshot& snapshot
     case LessonCheckKind::Head: return head(check, snapshot, state, why);
     case LessonCheckKind::Expert: return expert(check, snapshot, state, why);
     case LessonCheckKind::FilledToken: return filledToken(check, snapshot, session, why);
+    case LessonCheckKind::TokenCount: return tokenCount(check, session, state, why);
+    case LessonCheckKind::SourceWord: return sourceWord(check, snapshot, session, state, why);
     case LessonCheckKind::Parameters: break;
   }
   return decided("", "unknown check kind", why);

@@ -61,8 +61,9 @@ std::string interventionFromJson(const nlohmann::json& entry, InterventionSpec& 
 
 // The valid, distinct entries of the "interventions" array `it`; the bad ones are named in `warning`.
 void readInterventions(const nlohmann::json* it, const std::string& path, std::vector<InterventionSpec>& interventions, std::string& warning) {
-  if (!it) return;
+  if (!it) return;  // absent: kept (a lesson step that does not set it keeps the step before's)
   if (!it->is_array()) throw Error(path + ": field 'interventions' must be an array (got " + std::string(it->type_name()) + ")");
+  interventions.clear();  // the list replaces the one before ([] takes every intervention out), as the docs say
   std::string skipped;
   for (size_t i = 0; i < it->size(); ++i) {
     InterventionSpec spec;
@@ -212,8 +213,9 @@ struct FieldReader {
   }
   void operator()(const char* key, std::vector<InterventionSpec>& out) const { readInterventions(find(key), path, out, warning); }
   // "no-causal-mask,skip-mlp:1" (what_if.h's names); a bad list is a warning and none are kept.
+  // Absent: kept as it is (a lesson step that does not set it keeps the step before's what-ifs).
   void operator()(const char* key, WhatIfs& out) const {
-    std::string text;
+    std::string text = formatWhatIfs(out);
     (*this)(key, text);
     try {
       out = parseWhatIfNames(text);

@@ -197,16 +197,20 @@ void PositionalPanel::draw(PanelContext& ctx) {
   struct Tab {
     const char* label;
     PositionEncoding scheme;
+    const char* region;  // the sub-tab's name (a lesson step's "tab")
   };
-  const Tab tabs[] = {{"Sinusoidal", PositionEncoding::Sinusoidal},
-                      {"Learned table", PositionEncoding::Learned},
-                      {"RoPE", PositionEncoding::Rope},
-                      {"ALiBi", PositionEncoding::Alibi}};
+  const Tab tabs[] = {{"Sinusoidal", PositionEncoding::Sinusoidal, "positional_tab_sinusoidal"},
+                      {"Learned table", PositionEncoding::Learned, "positional_tab_learned"},
+                      {"RoPE", PositionEncoding::Rope, "positional_tab_rope"},
+                      {"ALiBi", PositionEncoding::Alibi, "positional_tab_alibi"}};
   for (const Tab& tab : tabs) {
     const bool own = tab.scheme == c.position_encoding;
     const std::string label = std::string(tab.label) + (own ? " (this model)" : " (for comparison)") + "###" + tab.label;
-    const ImGuiTabItemFlags flags = own && v.selectModelTab ? ImGuiTabItemFlags_SetSelected : 0;
-    if (!ImGui::BeginTabItem(label.c_str(), nullptr, flags)) continue;
+    const ImGuiTabItemFlags flags =
+        (own && v.selectModelTab && ctx.selectTab.empty() ? ImGuiTabItemFlags_SetSelected : 0) | subTabFlags(ctx, tab.region);
+    const bool open = ImGui::BeginTabItem(label.c_str(), nullptr, flags);
+    recordItem(ctx.shared, tab.region);
+    if (!open) continue;
     switch (tab.scheme) {
       case PositionEncoding::Sinusoidal: drawSinusoidalTab(ctx, v); break;
       case PositionEncoding::Learned: drawLearnedTab(ctx, v); break;
