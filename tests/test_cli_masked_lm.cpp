@@ -81,3 +81,44 @@ TEST(CliMaskedLm, EdgesAreOneLine) {
   const json one = parsed(runCli("fill --backend cpu --model " + kBert + " --text \"[MASK]\"", dir));
   EXPECT_EQ(one["ids"].size(), 3u);
 }
+
+// The three families (the Architecture panel's view): each shipped model's output is what its own
+// command gives for the same input (generate's greedy token, fill's top fillers, generate --source's
+// translation); a models folder without them is one error line per model and exit 1.
+TEST(CliMaskedLm, FamiliesRunTheThreeShippedModels) {
+  ScratchDir dir;
+  const json families = parsed(runCli("families --top 2", dir))["families"];
+  ASSERT_EQ(families.size(), 3u);
+  const json gpt = families[0], bert = families[1], t5 = families[2];
+  EXPECT_EQ(gpt["model"], "brown-small");
+  EXPECT_EQ(gpt["mask"], "causal");
+  EXPECT_EQ(bert["mask"], "bidirectional");
+  EXPECT_EQ(t5["mask"], "encoder-decoder");
+  for (const json& family : families) EXPECT_EQ(family["error"], "") << family.dump();
+  // GPT: the most probable next token is the greedy one.
+  const json greedy =
+      parsed(runCli("generate --backend cpu --greedy --max-new 1 --model " + kSmall + " --prompt \"" + gpt["input"].get<std::string>() + "\"", dir));
+  EXPECT_EQ(gpt["output"], gpt["input"].get<std::string>() + greedy["text"].get<std::string>()) << greedy.dump();
+  ASSERT_EQ(gpt["top"].size(), 1u);
+  EXPECT_EQ(gpt["top"][0].size(), 2u);
+  // BERT: both blanks, each with fill's fillers and probabilities.
+  const json fill = parsed(runCli("fill --backend cpu --top 2 --model " + kBert + " --text \"" + bert["input"].get<std::string>() + "\"", dir));
+  ASSERT_EQ(bert["top"].size(), 2u);
+  for (int m = 0; m < 2; ++m)
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(bert["top"][m][i]["token"], fill["masks"][m]["top"][i]["token"]);
+      EXPECT_NEAR(bert["top"][m][i]["p"].get<double>(), fill["masks"][m]["top"][i]["p"].get<double>(), 1e-6);
+    }
+  EXPECT_EQ(bert["output"].get<std::string>().find("[MASK]"), std::string::npos);
+  // T5: the greedy translation of the spelled-out date.
+  const std::string encdec = std::string(TSCOPE_SOURCE_DIR) + "/assets/models/dates-encdec";
+  const json translated =
+      parsed(runCli("generate --backend cpu --greedy --max-new 12 --model " + encdec + " --source \"" + t5["input"].get<std::string>() + "\"", dir));
+  EXPECT_NE(translated["text"].get<std::string>().find(t5["output"].get<std::string>()), std::string::npos) << translated.dump();
+  EXPECT_EQ(t5["output"].get<std::string>().size(), 10u);  // YYYY-MM-DD
+  const CliRun missing = runCli("families --models " + dir.path().string(), dir);
+  EXPECT_EQ(missing.exitCode, 1);
+  for (const char* model : {"brown-small", "brown-bert", "dates-encdec"})  // one line each
+    EXPECT_NE(missing.err.find(std::string("families: ") + model + ": "), std::string::npos) << missing.err;
+  EXPECT_EQ(parsed(CliRun{0, false, missing.out, ""})["families"].size(), 3u);
+}

@@ -74,11 +74,11 @@ FamilyExample gptExample() {
   FamilyExample e;
   e.family = "decoder-only (GPT)";
   e.model = "brown-small";
-  e.lecture = "[START] The cat -> sat";
+  e.lecture = "[START] The cat → sat";
   e.input = kGptInput;
   e.mask = FamilyMask::Causal;
   e.maskText = "causal: each token sees itself and the tokens before it";
-  e.objective = "next token: L = -sum_t log p(x_t+1 | x_1..x_t)";
+  e.objective = "the next token: L = − Σₜ log p(xₜ₊₁ | x₁ … xₜ)";
   return e;
 }
 
@@ -86,11 +86,11 @@ FamilyExample bertExample() {
   FamilyExample e;
   e.family = "encoder-only (BERT)";
   e.model = "brown-bert";
-  e.lecture = "The cat [MASK] on [MASK] mat -> sat, the";
+  e.lecture = "The cat [MASK] on [MASK] mat → sat, the";
   e.input = kBertInput;
   e.mask = FamilyMask::Bidirectional;
   e.maskText = "none: every token sees the whole text, left and right";
-  e.objective = "masked tokens: L = -sum_(t masked) log p(x_t | the rest), 15% of tokens chosen";
+  e.objective = "the hidden tokens (15% chosen): L = − Σₜ∈masked log p(xₜ | the rest of the text)";
   return e;
 }
 
@@ -98,11 +98,11 @@ FamilyExample t5Example() {
   FamilyExample e;
   e.family = "encoder-decoder (T5)";
   e.model = "dates-encdec";
-  e.lecture = "text to text: translate, summarise, answer";
+  e.lecture = "text to text: \"Translate EN-DE: …\", \"Summarize: …\"";
   e.input = kT5Input;
   e.mask = FamilyMask::EncoderDecoder;
   e.maskText = "encoder none, decoder causal, cross-attention from every target token to every source token";
-  e.objective = "the target given the source: L = -sum_t log p(y_t | y_1..y_t-1, x)";
+  e.objective = "the target given the source: L = − Σₜ log p(yₜ | y₁ … yₜ₋₁, source)";
   return e;
 }
 
