@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "model/core/error.h"
+#include "model/core/rng.h"
 #include "model/nn/backend.h"
 #include "model/nn/inside_views.h"
 #include "model/nn/kernel_regression.h"
@@ -144,4 +146,40 @@ TEST(KernelRegression, BlockRowsSumToTheResidualStream) {
     EXPECT_LT(worst, 1e-4) << variant.name;
     std::printf("%-28s residual from components: largest difference %.2e\n", variant.name.c_str(), worst);
   }
+}
+
+// The bridge from the Gaussian kernel to the scaled dot product: keys of one norm (any norm, any
+// dimension) give softmax(q.k / sigma^2) exactly; keys of unequal norms do not, and the Gaussian
+// favours the key nearest the query while the dot product favours the longest one.
+TEST(KernelRegression, GaussianKernelIsTheDotProductWhenKeysShareANorm) {
+  const int dim = 3;
+  const float sigma = 0.7f;
+  const std::vector<float> query = {0.3f, -1.2f, 0.5f};
+  std::vector<float> keys;
+  Rng rng(5);
+  for (int i = 0; i < 6; ++i) {
+    float k[dim], norm = 0;
+    for (float& v : k) norm += (v = (float)rng.normal()) * v;
+    for (float v : k) keys.push_back(2.5f * v / std::sqrt(norm));  // every key of norm 2.5
+  }
+  const KernelBridge equal = kernelToDotProduct(query, keys, dim, sigma);
+  ASSERT_EQ(equal.gaussian.size(), 6u);
+  EXPECT_LT(equal.maxDifference, 1e-6);
+  // By hand for one key: softmax over -(q - k)^2 / (2 sigma^2).
+  double sum = 0;
+  std::vector<double> w(6);
+  for (int i = 0; i < 6; ++i) {
+    double d2 = 0;
+    for (int c = 0; c < dim; ++c) d2 += std::pow(query[c] - keys[i * dim + c], 2);
+    sum += (w[i] = std::exp(-d2 / (2 * sigma * sigma)));
+  }
+  EXPECT_NEAR(equal.gaussian[2], w[2] / sum, 1e-6);
+  // A key near the query, one along it but four times as long: the two weightings part.
+  const std::vector<float> unequal = {0.3f, -1.1f, 0.5f, 1.2f, -4.8f, 2.0f};  // the second is 4 q
+  const KernelBridge parted = kernelToDotProduct(query, unequal, dim, sigma);
+  EXPECT_GT(parted.gaussian[0], 0.99f);
+  EXPECT_GT(parted.dot[1], 0.99f);
+  EXPECT_GT(parted.maxDifference, 0.5f);
+  EXPECT_THROW(kernelToDotProduct(query, unequal, dim, 0.0f), Error);
+  EXPECT_THROW(kernelToDotProduct(query, std::vector<float>{1, 2}, dim, sigma), Error);
 }

@@ -48,4 +48,26 @@ KernelEstimate kernelRegression(float query, std::span<const float> xs, std::spa
   return out;
 }
 
+KernelBridge kernelToDotProduct(std::span<const float> query, std::span<const float> keys, int dim, float sigma) {
+  if (!(sigma > 0)) throw Error("kernelToDotProduct: the bandwidth sigma must be > 0");
+  if (dim < 1 || (int)query.size() != dim || keys.size() % dim != 0)
+    throw Error("kernelToDotProduct: a query of " + std::to_string(query.size()) + " and keys of " + std::to_string(keys.size()) +
+                " values do not make vectors of " + std::to_string(dim));
+  const size_t n = keys.size() / dim;
+  std::vector<float> gaussian(n), dot(n);
+  for (size_t i = 0; i < n; ++i) {
+    double squared = 0, product = 0;
+    for (int c = 0; c < dim; ++c) {
+      const double k = keys[i * dim + c], d = (double)query[c] - k;
+      squared += d * d;
+      product += query[c] * k;
+    }
+    gaussian[i] = (float)(-squared / (2.0 * sigma * sigma));
+    dot[i] = (float)(product / ((double)sigma * sigma));
+  }
+  KernelBridge out{softmaxWeights(gaussian), softmaxWeights(dot), 0};
+  for (size_t i = 0; i < n; ++i) out.maxDifference = std::max(out.maxDifference, std::abs(out.gaussian[i] - out.dot[i]));
+  return out;
+}
+
 }  // namespace tscope

@@ -28,4 +28,16 @@ struct KernelEstimate {
 };
 KernelEstimate kernelRegression(float query, std::span<const float> xs, std::span<const float> ys, float sigma);
 
+// The bridge from the Gaussian kernel to the scaled dot product (the notes' "fixed norm" step):
+// -|q - k_i|^2 / (2 sigma^2) = q.k_i / sigma^2 - |q|^2 / (2 sigma^2) - |k_i|^2 / (2 sigma^2). The
+// |q|^2 term is the same for every key and cancels in the softmax; the |k_i|^2 term cancels too
+// when every key has the same norm, leaving softmax(q.k_i / sigma^2), attention's weights with
+// 1/sqrt(D) in the place of 1/sigma^2. query (dim), keys (n, dim).
+struct KernelBridge {
+  std::vector<float> gaussian;  // (n) softmax of the Gaussian kernel's scores
+  std::vector<float> dot;       // (n) softmax(q.k_i / sigma^2)
+  float maxDifference = 0;      // max_i |gaussian_i - dot_i|: 0 (to rounding) when the keys' norms are equal
+};
+KernelBridge kernelToDotProduct(std::span<const float> query, std::span<const float> keys, int dim, float sigma);
+
 }  // namespace tscope

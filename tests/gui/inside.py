@@ -75,6 +75,18 @@ def check_model(app, out, name, heads_to_ablate):
     report = app.wait(lambda r: abs(r["shown"]["kernel"]["query"] - k0["query"]) > 0.5, f"{name}: dragging the kernel query", 10)
     if abs(report["shown"]["kernel"]["estimate"] - k0["estimate"]) < 1e-4:
         raise Failure(f"{name}: the kernel estimate did not change with the query ({k0} -> {report['shown']['kernel']})")
+    # The bridge to the dot product: keys of one norm give the Gaussian weights exactly; unequal norms do not.
+    bridge = report["shown"]["kernel"]["bridge"]
+    if bridge["unequal_norms"] or bridge["max_difference"] > 1e-5:
+        raise Failure(f"{name}: equal key norms, yet the Gaussian and dot-product weights differ: {bridge}")
+    app.scroll_into_view("kernel_unequal_norms", "inside_side")
+    app.click("kernel_unequal_norms")
+    report = app.wait(lambda r: r["shown"]["kernel"]["bridge"]["unequal_norms"], f"{name}: unequal key norms", 10)
+    if report["shown"]["kernel"]["bridge"]["max_difference"] < 1e-3:
+        raise Failure(f"{name}: unequal key norms should part the two weightings: {report['shown']['kernel']['bridge']}")
+    log(f"  {name}: kernel to dot product: equal norms differ by {bridge['max_difference']:.1e}, unequal by "
+        f"{report['shown']['kernel']['bridge']['max_difference']:.3f}")
+    app.click("kernel_unequal_norms")
     return clean, ablated
 
 

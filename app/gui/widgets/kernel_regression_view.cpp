@@ -89,6 +89,36 @@ void KernelRegressionView::draw(SharedView& shared, float width) {
     drawBar(at.weights[i], 1.0f, width, BarStyle::Normal, label);
   }
   shared.facts["kernel"] = {{"query", query_}, {"estimate", estimate_}, {"sigma", sigma_}};
+  drawBridge(shared, width);
+}
+
+// The step from the Gaussian kernel to the dot product: the points' x as angles, each key the unit
+// vector at its angle (or scaled by 1 + y/2: unequal norms), the query the unit vector at x.
+void KernelRegressionView::drawBridge(SharedView& shared, float width) {
+  ImGui::Spacing();
+  ImGui::TextWrapped(
+      "From the kernel to the dot product: -|q - k|² / (2 sigma²) = q·k / sigma² - |q|² / (2 sigma²) - |k|² / (2 sigma²). The |q|² term is the "
+      "same for every key and cancels in the softmax; when every key has the same norm the |k|² term cancels too, and the Gaussian weights "
+      "are softmax(q·k / sigma²): attention, with 1/sqrt(D) for 1/sigma². Here each x is an angle, its key the vector at that angle, the "
+      "query the unit vector at the query's angle.");
+  ImGui::Checkbox("keys of unequal norm (1 + y/2)", &unequalNorms_);
+  recordItem(shared, "kernel_unequal_norms");
+  const float query[2] = {std::cos(query_), std::sin(query_)};
+  std::vector<float> keys;
+  for (size_t i = 0; i < xs_.size(); ++i) {
+    const float r = unequalNorms_ ? 1.0f + 0.5f * ys_[i] : 1.0f;
+    keys.push_back(r * std::cos(xs_[i]));
+    keys.push_back(r * std::sin(xs_[i]));
+  }
+  const KernelBridge bridge = kernelToDotProduct(query, keys, 2, sigma_);
+  for (size_t i = 0; i < xs_.size(); ++i) {
+    char label[80];
+    std::snprintf(label, sizeof label, "key %zu: Gaussian %.3f   softmax(q·k/sigma²) %.3f", i, bridge.gaussian[i], bridge.dot[i]);
+    drawBar(bridge.dot[i], 1.0f, width, BarStyle::Normal, label);
+  }
+  ImGui::Text("largest difference: %.6f%s", bridge.maxDifference, unequalNorms_ ? "  (the |k|² terms no longer cancel)" : "  (equal norms: the same weights)");
+  shared.facts["kernel"]["bridge"] = {{"unequal_norms", unequalNorms_}, {"gaussian", bridge.gaussian}, {"dot", bridge.dot},
+                                      {"max_difference", bridge.maxDifference}};
 }
 
 }  // namespace tscope::gui
