@@ -64,13 +64,12 @@ void drawSlideFigures(const ModelPreset& preset, nlohmann::json& facts) {
   const double total = f["total"], active = f["active"];
   ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.2f, 1.0f));
   ImGui::TextWrapped(
-      "The slide says %s parameters, \"only %s active\" and %s at inference. From the published shape tscope counts %s total "
+      "The slide says %s parameters, \"only %s active\" and %.0f GB at inference. From the published shape tscope counts %s total "
       "(%+.1f%%) and %s active per token (one expert per layer: the slide's figure is %.1fx that); all %s weights stay "
       "resident, %s at 16 bits (%s for the active ones alone).",
-      formatCount(preset.slideTotal).c_str(), formatCount(preset.slideActive).c_str(), formatBytes(preset.slideInferenceBytes).c_str(),
-      formatCount(total).c_str(), 100.0 * (total - preset.slideTotal) / preset.slideTotal, formatCount(active).c_str(), preset.slideActive / active,
-      formatCount(total).c_str(), formatBytes(f["weights_16bit_bytes"].get<double>()).c_str(),
-      formatBytes(f["active_16bit_bytes"].get<double>()).c_str());
+      formatCount(preset.slideTotal).c_str(), formatCount(preset.slideActive).c_str(), preset.slideInferenceBytes / 1e9, formatCount(total).c_str(),
+      100.0 * (total - preset.slideTotal) / preset.slideTotal, formatCount(active).c_str(), preset.slideActive / active, formatCount(total).c_str(),
+      formatBytes(f["weights_16bit_bytes"].get<double>()).c_str(), formatBytes(f["active_16bit_bytes"].get<double>()).c_str());
   ImGui::PopStyleColor();
 }
 
