@@ -8,6 +8,7 @@ namespace tscope::cli {
 
 using Argv = std::vector<std::string>;
 int runInfo(const Argv& argv);
+int runPublished(const Argv& argv);  // published.cpp
 int runTokenize(const Argv& argv);
 int runDetokenize(const Argv& argv);
 int runForward(const Argv& argv);

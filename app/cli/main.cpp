@@ -46,6 +46,9 @@ const char* kUsage =
     "  attention-bench --n 256,1024,4096 [--variants exact,flash,window,lsh,linformer,linear,performer] [--d 64] [--heads 1]\n"
     "             [--repeats 3] [--seed S] [--causal | --no-causal] [KNOBS]\n"
     "             [--max-bytes B (exact is skipped above it; default 2 GiB)] [--fit]\n"
+    "  published  [--price DOLLARS_PER_GPU_HOUR (1.50)] [--gpu-tflops SUSTAINED (28)]\n"
+    "             the slides' published tables beside tscope's numbers: Attention Is All You Need's Table 2, Switch-C,\n"
+    "             the named runs' training cost (6ND, GPU-hours, dollars), the Chinchilla worked example at C = 1e23\n"
     "  lesson     FILE_OR_NAME [--assets DIR] [--backend B]\n"
     "             runs every step's check on the live model (NAME: DIR/lessons/NAME.json; DIR default: the source tree's assets);\n"
     "             exit 1 when the model disagrees with an answer\n"
@@ -87,7 +90,8 @@ int main(int argc, char** argv) {
                                                                            {"score-dates", runScoreDates},
                                                                            {"fill", runFill},
                                                                            {"fill-eval", runFillEval},
-                                                                           {"families", runFamilies}};
+                                                                           {"families", runFamilies},
+                                                                           {"published", runPublished}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

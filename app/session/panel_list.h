@@ -21,7 +21,8 @@ TSCOPE_PANEL(Positional, "positional", "Positional encodings", '6', kNeedsNothin
              "positional_tab_rope", "positional_tab_alibi")
 TSCOPE_PANEL(Moe, "moe", "Experts", '7', kMoeModelsOnly)
 TSCOPE_PANEL(Architecture, "architecture", "Architecture & cost", '8', kNeedsNothing)
-TSCOPE_PANEL(Scaling, "scaling", "Scaling laws", '9', kNeedsNothing, "scaling_tab_published", "scaling_tab_runs", "scaling_tab_emergence")
+TSCOPE_PANEL(Scaling, "scaling", "Scaling laws", '9', kNeedsNothing, "scaling_tab_published", "scaling_tab_runs", "scaling_tab_emergence",
+             "scaling_tab_cost")
 TSCOPE_PANEL(Efficient, "efficient", "Efficient attention", 'E', kNeedsLayerQkv | kNeedsVariant | kStepsQueryRow, "efficient_tab_live",
              "efficient_tab_flash", "efficient_tab_cost")
 TSCOPE_PANEL(Training, "training", "Training", '0', kOwnRun, "training_tab_run", "training_tab_compare")

@@ -191,7 +191,7 @@ std::string validateConfig(const ModelConfig& c) {
        {rangeRule("n_layer", c.n_layer, 1, 1024), rangeRule("n_head", c.n_head, 1, 1024), rangeRule("n_embd", c.n_embd, 1, 65536),
         rangeRule("head_dim", c.head_dim, 0, 4096), rangeRule("n_positions", c.n_positions, 1, 1 << 20),
         rangeRule("vocab_size", c.vocab_size, 1, 1 << 22), rangeRule("d_ff", c.d_ff, 0, 1 << 20), rangeRule("n_kv_head", c.n_kv_head, 0, 1024),
-        rangeRule("attention_window", c.attention_window, 0, 1 << 20), rangeRule("n_experts", c.n_experts, 0, 1024),
+        rangeRule("attention_window", c.attention_window, 0, 1 << 20), rangeRule("n_experts", c.n_experts, 0, 2048),
         rangeRule("type_vocab_size", c.type_vocab_size, 0, 1024), rangeRule("sep_token_id", c.sep_token_id, -1, 1 << 22),
         rangeRule("moe_shared_expert_d_ff", c.moe_shared_expert_d_ff, 0, 1 << 20)}) {
     if (!msg.empty()) return msg;

@@ -10,6 +10,10 @@
    (its export equal to forward --dump's map of the layer and head on screen) and grid: Export NPY
    writes the matrix the report names (its shape checked), or the buttons are disabled (the report
    says why) and pressing one writes nothing.
+3. The slides' published tables read off the panels equal tscope-cli published's: the Architecture
+   panel's Table 2 (Vaswani et al. 2017) with the Transformer base / big parameters, and the Scaling
+   panel's Cost of training tab (GPT-3 at the default prices: the slide's $4.6M within 3%) and the
+   Chinchilla worked example at C = 1e23.
 usage: exports.py TSCOPE TSCOPE_CLI MODELS_DIR OUT"""
 import glob
 import json
@@ -154,6 +158,40 @@ def router_by_hand(app, out):
     app.wait(lambda r: not r["shown"].get("router_by_hand", {}).get("open"), "the router by hand closed", 10)
 
 
+def published_tables(app, cli, out):
+    """The Architecture panel's Table 2 and the Scaling panel's cost and worked-example tables are
+    tscope-cli published's numbers (one implementation, app/session/published_json.h)."""
+    done = subprocess.run([cli, "published"], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise Failure(f"published failed: {done.stderr.strip()}")
+    want = json.loads(done.stdout)
+    app.click("tab_architecture")
+    report = app.wait(lambda r: r["panel"] == "architecture" and r["shown"].get("architecture", {}).get("table2"), "the Table 2 facts", 10)
+    table2 = report["shown"]["architecture"]["table2"]
+    if table2 != want["table2"]:
+        raise Failure(f"the Architecture panel's Table 2 {table2} is not published's {want['table2']}")
+    base = next(r for r in table2 if r["model"] == "Transformer (base model)")
+    if base["bleu_en_de"] != 27.3 or abs(base["parameters"] / base["published_parameters"] - 1) > 0.04:
+        raise Failure(f"Table 2's base row {base}: BLEU 27.3 and ~65M parameters expected")
+    images = report["shown"]["architecture"]["image_tokens"]
+    if [i["n"] for i in images] != [196, 50176]:
+        raise Failure(f"the image rows price {images}, expected n = 196 and 50,176")
+    app.click("tab_scaling")
+    app.wait(lambda r: r["panel"] == "scaling" and "scaling_tab_cost" in r["regions"], "the Scaling tab", 10)
+    app.click("scaling_tab_cost")
+    report = app.wait(lambda r: r["shown"].get("scaling_cost"), "the Cost of training facts", 10)
+    shown = report["shown"]
+    if shown["scaling_cost"] != want["training_cost"] or shown["chinchilla_example"] != want["chinchilla_example"]:
+        raise Failure(f"the Cost of training tab {shown['scaling_cost']} is not published's {want['training_cost']}")
+    gpt3 = next(r for r in shown["scaling_cost"]["runs"] if r["name"] == "GPT-3 175B")
+    if abs(gpt3["dollars"] / gpt3["slide_dollars"] - 1) > 0.03:
+        raise Failure(f"GPT-3 at the default prices costs {gpt3['dollars']}, not the slide's {gpt3['slide_dollars']}")
+    save_png(os.path.join(out, "training_cost.png"), app.screenshot())
+    log(f"  published tables: Table 2 base {base['parameters']} parameters (paper {base['published_parameters']:.0f}), "
+        f"GPT-3 ${gpt3['dollars'] / 1e6:.2f}M (slide ${gpt3['slide_dollars'] / 1e6:.1f}M), as tscope-cli published")
+    app.click("scaling_tab_published")
+
+
 def every_view(start, cli, models, out):
     model = os.path.join(models, "brown-moe")
     app = start(["--model", model, "--panel", "attention"], "views.log")
@@ -186,6 +224,7 @@ def every_view(start, cli, models, out):
         raise Failure(f"the Experts panel's CV^2 {report['shown']['moe_cv2_fraction']} is not numpy's {want} of {fraction}")
     log(f"  Experts panel: CV(f)^2 = {want:.5f}, CV(P)^2 = {report['shown']['moe_cv2_importance']:.5f}, f.P loss {report['shown']['moe_aux_loss']:.5f}")
     router_by_hand(app, out)
+    published_tables(app, cli, out)
     # The Attention panel's views: heatmap, lines (L) at another layer and head, the grid (G).
     app.click("tab_attention")
     app.wait(lambda r: r["panel"] == "attention", "the Attention tab", 10)

@@ -11,6 +11,7 @@
 
 #include "app/gui/widgets/bar_chart.h"
 #include "model/theory/cost.h"
+#include "model/theory/slide_tables.h"
 #include "app/gui/widgets/plot.h"  // formatCount
 
 namespace tscope::gui {
@@ -175,6 +176,8 @@ void drawFlopsTable(const ModelConfig& c, int contextLength) {
   line("Inference (forward)", f.forward, "2N + " + attention + ", N = " + formatCount(p.activeNonEmbedding) + (c.isMoe() ? " active" : ""));
   line("  of which weights", f.matmulForward, "2N (" + percent(f.matmulForward, f.forward) + ")");
   line("  of which attention", f.attentionForward, attention + " (" + percent(f.attentionForward, f.forward) + ")");
+  // The lecture counts 2 FLOPs per multiply-add in each of QK^T and AV: 2 x 2 n d per layer.
+  line("  attention, the lecture's convention", attentionFlopsLecture(c, contextLength), "2 x 2 n d per layer: twice Kaplan's (tscope's) 2 L n d");
   line("  + logits", f.unembedForward, "2 V C (Kaplan leave it out)");
   line("Training", f.training, "6N + attention = 3 x forward");
   line("Training, checkpointed", f.trainingCheckpointed, "8N + attention = 4 x forward");
@@ -207,6 +210,12 @@ void drawMemoryTable(const ModelConfig& c, int contextLength) {
   line("KV cache, n = " + std::to_string(contextLength), kvCacheBytesPerToken(c, 4) * n, kvCacheBytesPerToken(c, 2) * n, "grows with n");
   line("Attention maps, n = " + std::to_string(contextLength), attentionMapBytes(c, contextLength, 4), attentionMapBytes(c, contextLength, 2),
        "L x H x n x n: grows with n^2");
+  // An image as tokens (ViT): 224 / 16 = 14 patches a side, or every pixel a token.
+  for (const auto& [patch, what] : {std::pair{16, "224^2 image, 16x16 patches"}, std::pair{1, "224^2 pixels as tokens"}}) {
+    const int n = imagePatchTokens(224, patch);
+    line(std::string("Attention maps, ") + what + " (n = " + std::to_string(n) + ")", attentionMapBytes(c, n, 4), attentionMapBytes(c, n, 2),
+         patch == 1 ? "the lecture's \"50k sequence length, too much!\"" : "ViT's 196 patch tokens");
+  }
   ImGui::EndTable();
 }
 

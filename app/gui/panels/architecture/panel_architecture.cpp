@@ -1,6 +1,7 @@
-// Architecture & cost panel: an editable copy of the loaded config (or a GPT-3 preset, Brown et
-// al. 2020, Table 2.1) with its block diagram, parameters per component, FLOPs per token and
-// memory at a chosen context length. Edits are checked with validateConfig; an invalid one
+// Architecture & cost panel: an editable copy of the loaded config (or a published shape: GPT-3,
+// Brown et al. 2020, Table 2.1; the 2017 Transformer; Switch-C) with its block diagram, parameters
+// per component, FLOPs per token and memory at a chosen context length, and Vaswani et al.'s
+// Table 2 beside tscope's counts. Edits are checked with validateConfig; an invalid one
 // shows its message (here and in the status bar) and the numbers stay on the last valid config.
 #include <imgui.h>
 
@@ -12,8 +13,10 @@
 #include "app/gui/widgets/block_diagram.h"
 #include "app/gui/widgets/encoder_decoder_diagram.h"
 #include "app/gui/panels/architecture/cost_tables.h"
+#include "app/gui/panels/architecture/published_tables.h"
 #include "model/theory/cost.h"
 #include "model/theory/presets.h"
+#include "model/theory/slide_tables.h"
 #include "app/gui/panels/architecture/panel_architecture.h"
 
 #include <memory>
@@ -119,13 +122,13 @@ bool drawConfigEditor(ModelConfig& c, SharedView& shared) {
 
 void selectPreset(ArchitectureView& v, const ModelConfig& loaded, int preset) {
   v.preset = preset;
-  v.edited = preset >= 0 ? presetConfig(gpt3Presets()[preset]) : loaded;
+  v.edited = preset >= 0 ? presetConfig(publishedPresets()[preset]) : loaded;
   v.contextLength = v.edited.n_positions;
 }
 
 void drawPresetBar(PanelContext& ctx, ArchitectureView& v) {
   const ModelConfig& loaded = ctx.session.config();
-  const auto& presets = gpt3Presets();
+  const auto& presets = publishedPresets();
   const std::string loadedName = "loaded model (" + std::filesystem::path(ctx.session.modelPath()).filename().string() + ")";
   const std::string preview = v.preset == kCustom ? "custom (edited)" : v.preset == kLoaded ? loadedName : presets[v.preset].name;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
@@ -142,11 +145,10 @@ void drawPresetBar(PanelContext& ctx, ArchitectureView& v) {
   if (v.preset >= 0) {
     const ModelPreset& p = presets[v.preset];
     const double counted = static_cast<double>(countParameters(presetConfig(p)).total);
-    ImGui::TextWrapped(
-        "%s as published: %s parameters, L = %d, d_model = %d, %d heads of %d. countParameters: %s (%+.1f%%). Context "
-        "2048, vocabulary 50257, d_ff = 4 d_model. Source: %s.",
-        p.name.c_str(), formatCount(p.publishedParameters).c_str(), p.n_layer, p.d_model, p.n_head, p.d_head, formatCount(counted).c_str(),
-        100.0 * (counted - p.publishedParameters) / p.publishedParameters, p.source.c_str());
+    ImGui::TextWrapped("%s as published: %s parameters, L = %d, d_model = %d, %d heads of %d. countParameters: %s (%+.1f%%). %s. Source: %s.",
+                       p.name.c_str(), formatCount(p.publishedParameters).c_str(), p.n_layer, p.d_model, p.n_head, p.d_head,
+                       formatCount(counted).c_str(), 100.0 * (counted - p.publishedParameters) / p.publishedParameters, familyDescription(p).c_str(),
+                       p.source.c_str());
     if (!p.note.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.2f, 1.0f));
       ImGui::TextWrapped("Not buildable as printed: %s. validateConfig on the printed shape says: %s.", p.note.c_str(),
@@ -154,6 +156,14 @@ void drawPresetBar(PanelContext& ctx, ArchitectureView& v) {
       ImGui::PopStyleColor();
     }
   }
+}
+
+// Context-length shortcuts: an image as tokens (ViT's 16x16 patches, and every pixel a token).
+void drawImageButtons(ArchitectureView& v) {
+  const int patches = imagePatchTokens(224, 16), pixels = imagePatchTokens(224, 1);
+  if (ImGui::SmallButton("224^2 image, 16x16 patches: n = 196")) v.contextLength = patches;
+  ImGui::SameLine();
+  if (ImGui::SmallButton("224^2 pixels as tokens: n = 50,176")) v.contextLength = pixels;
 }
 
 // The editor, its validation line, the context-length slider and the cost tables.
@@ -171,7 +181,16 @@ void drawNumbers(PanelContext& ctx, ArchitectureView& v) {
     ImGui::PopStyleColor();
   }
   const ModelConfig& c = v.lastValid;
-  ctx.shared.facts["architecture"] = {{"parameters", countParameters(c).total}, {"problem", v.problem}};
+  nlohmann::json& facts = ctx.shared.facts["architecture"];
+  facts = {{"parameters", countParameters(c).total},
+           {"problem", v.problem},
+           {"context", v.contextLength},
+           {"preset", v.preset >= 0 ? publishedPresets()[v.preset].name : ""}};
+  for (const int patch : {16, 1}) {
+    const int n = imagePatchTokens(224, patch);
+    facts["image_tokens"].push_back({{"patch", patch}, {"n", n}, {"attention_map_bytes_fp32", attentionMapBytes(c, n, 4)}});
+  }
+  if (v.preset >= 0) drawSlideFigures(publishedPresets()[v.preset], facts);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
   ImGui::SliderInt("context length n (tokens)", &v.contextLength, 1, 1 << 17, "%d", ImGuiSliderFlags_Logarithmic);
   v.contextLength = std::clamp(v.contextLength, 1, 1 << 17);
@@ -179,12 +198,15 @@ void drawNumbers(PanelContext& ctx, ArchitectureView& v) {
     ImGui::SameLine();
     ImGui::TextDisabled("(longer than this model's n_ctx = %d)", c.n_positions);
   }
+  drawImageButtons(v);
   sectionTitle("Parameters");
   drawParameterTable(c, v.contextLength);
   sectionTitle("Compute per token");
   drawFlopsTable(c, v.contextLength);
   sectionTitle("Memory");
   drawMemoryTable(c, v.contextLength);
+  sectionTitle("Attention Is All You Need, Table 2 (Vaswani et al. 2017)");
+  drawTranslationTable(facts);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Scaling-laws panel, three tabs: "Published laws" (this file), "Your runs" and "Emergence" (the
-// scaling lab: scaling_runs.cpp, scaling_plots.cpp, scaling_emergence.cpp). Published laws:
+// Scaling-laws panel, four tabs: "Published laws" (this file), "Your runs", "Emergence" (the
+// scaling lab: scaling_runs.cpp, scaling_plots.cpp, scaling_emergence.cpp) and "Cost of training" (scaling_cost.cpp). Published laws:
 // Chinchilla's iso-FLOP curves with the compute-optimal frontier through their minima and a budget slider (N_opt, D_opt, tokens per parameter),
 // Kaplan's three power laws on log-log axes, the worked example "175B at 2.1 nats -> 500B", and every published constant editable. Every number comes
 // from model/theory/scaling.h; this file only samples and lays out.
@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "app/gui/panels/scaling/panel_scaling.h"
+#include "model/theory/slide_tables.h"
 
 #include <memory>
 #include "app/gui/widgets/plot.h"
@@ -31,14 +32,16 @@ ImU32 budgetColour(double t, bool projector) {
 }
 ImU32 highlightColour(bool projector) { return projector ? IM_COL32(200, 20, 60, 255) : IM_COL32(255, 70, 100, 255); }
 
-// The two training runs marked on the plot, each with its colour and where its label goes.
+// The training runs marked on the plot, each with its colour and where its label goes.
 struct MarkedRun {
   NamedRun run;
   ImU32 colour;
   LabelSide side;
 };
 std::vector<MarkedRun> markedRuns() {
-  return {{gpt3Run(), IM_COL32(40, 150, 230, 255), LabelSide::AboveRight}, {chinchillaRun(), IM_COL32(60, 180, 90, 255), LabelSide::AboveLeft}};
+  return {{gpt3Run(), IM_COL32(40, 150, 230, 255), LabelSide::AboveRight},
+          {chinchillaRun(), IM_COL32(60, 180, 90, 255), LabelSide::AboveLeft},
+          {llama2Run(), IM_COL32(200, 120, 40, 255), LabelSide::BelowRight}};
 }
 
 std::string flopsLabel(double flops) { return formatScientific(flops) + " FLOP"; }
@@ -386,6 +389,12 @@ void ScalingPanel::draw(PanelContext& ctx) {
   recordItem(ctx.shared, "scaling_tab_emergence");
   if (emergence) {
     drawScalingEmergence(ctx, runs_);
+    ImGui::EndTabItem();
+  }
+  const bool cost = ImGui::BeginTabItem("Cost of training", nullptr, subTabFlags(ctx, "scaling_tab_cost"));
+  recordItem(ctx.shared, "scaling_tab_cost");
+  if (cost) {
+    drawTrainingCost(ctx, view_);
     ImGui::EndTabItem();
   }
   ImGui::EndTabBar();

@@ -5,6 +5,7 @@
 #include "app/gui/panels/panels.h"
 #include "app/gui/panels/scaling/scaling_lab.h"
 #include "model/theory/scaling.h"
+#include "model/theory/slide_tables.h"
 
 namespace tscope::gui {
 
@@ -16,7 +17,13 @@ struct ScalingView {
   double computeFlops = 5.88e23;   // the budget slider (Chinchilla's own, 6 x 70B x 1.4T)
   double exampleLoss = 2.1, exampleParams = 175e9, exampleNewParams = 500e9;
   int kaplanPlot = 0;  // which Kaplan law is shown when there is room for one plot only
+  GpuPricing pricing;  // the Cost of training tab (Lambda Labs' 2020 V100 figures by default)
 };
+
+// The "Cost of training" tab (scaling_cost.cpp): the named runs' GPU-hours and dollars from 6ND at
+// an editable price and sustained FLOP/s, beside the slide's figures; the slide's Chinchilla
+// worked example at C = 1e23 beside tscope's optimum.
+void drawTrainingCost(PanelContext& ctx, ScalingView& v);
 
 class ScalingPanel : public Panel {
  public:
