@@ -159,7 +159,10 @@ TEST(KernelRegression, GaussianKernelIsTheDotProductWhenKeysShareANorm) {
   Rng rng(5);
   for (int i = 0; i < 6; ++i) {
     float k[dim], norm = 0;
-    for (float& v : k) norm += (v = (float)rng.normal()) * v;
+    for (float& v : k) {
+      v = (float)rng.normal();
+      norm += v * v;
+    }
     for (float v : k) keys.push_back(2.5f * v / std::sqrt(norm));  // every key of norm 2.5
   }
   const KernelBridge equal = kernelToDotProduct(query, keys, dim, sigma);

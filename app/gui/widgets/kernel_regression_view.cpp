@@ -116,9 +116,10 @@ void KernelRegressionView::drawBridge(SharedView& shared, float width) {
     std::snprintf(label, sizeof label, "key %zu: Gaussian %.3f   softmax(q·k/sigma²) %.3f", i, bridge.gaussian[i], bridge.dot[i]);
     drawBar(bridge.dot[i], 1.0f, width, BarStyle::Normal, label);
   }
-  ImGui::Text("largest difference: %.6f%s", bridge.maxDifference, unequalNorms_ ? "  (the |k|² terms no longer cancel)" : "  (equal norms: the same weights)");
-  shared.facts["kernel"]["bridge"] = {{"unequal_norms", unequalNorms_}, {"gaussian", bridge.gaussian}, {"dot", bridge.dot},
-                                      {"max_difference", bridge.maxDifference}};
+  ImGui::Text("largest difference: %.6f%s", bridge.maxDifference,
+              unequalNorms_ ? "  (the |k|² terms no longer cancel)" : "  (equal norms: the same weights)");
+  shared.facts["kernel"]["bridge"] = {
+      {"unequal_norms", unequalNorms_}, {"gaussian", bridge.gaussian}, {"dot", bridge.dot}, {"max_difference", bridge.maxDifference}};
 }
 
 }  // namespace tscope::gui
