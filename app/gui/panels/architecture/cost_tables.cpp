@@ -73,30 +73,35 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
   ImGui::TableHeadersRow();
   row("Token embedding wte", dims({V, C}), formatCount(p.tokenEmbedding), percent(p.tokenEmbedding, total), "lookup: none");
   if (c.hasLearnedPositions())
-    row("Position embedding wpe", dims({c.n_positions, C}), formatCount(p.positionEmbedding), percent(p.positionEmbedding, total), "lookup: none");
+    row(c.isEncoderDecoder() ? "Position embeddings wpe (encoder, decoder)" : "Position embedding wpe",
+        (c.isEncoderDecoder() ? "2 x " : "") + dims({c.n_positions, C}), formatCount(p.positionEmbedding), percent(p.positionEmbedding, total),
+        "lookup: none");
   else row("Position embedding", std::string(toString(c.position_encoding)) + ": no weights", "0", "", "");
   if (c.hasTokenTypes())
     row("Token type (segment) embedding wtt", dims({c.type_vocab_size, C}), formatCount(p.tokenTypeEmbedding), percent(p.tokenTypeEmbedding, total),
         "lookup: none");
   // q, k, v (C, H D + 2 Hkv D) and out (H D, C): with head_dim set H D is not C.
-  row("Attention q, k, v, out", dims({L, C, c.qkvDim()}) + " + " + dims({L, c.attnDim(), C}) + " + biases", formatCount(p.attention),
-      percent(p.attention, total), flopsText(2.0 * p.attention));
+  // An encoder-decoder's counts hold both stacks (L + Le layers) and the decoder's cross-attention.
+  const int64_t Le = c.n_encoder_layer, layers = L + Le;
+  const std::string cross = c.isEncoderDecoder() ? " + cross-attention in " + std::to_string(L) + " decoder layers" : "";
+  row("Attention q, k, v, out", dims({layers, C, c.qkvDim()}) + " + " + dims({layers, c.attnDim(), C}) + " + biases" + cross,
+      formatCount(p.attention), percent(p.attention, total), flopsText(2.0 * p.attention));
   const std::string width = c.attnDim() == C ? "C" : "H D";
   const std::string attended = (c.slidingWindow() > 0 ? "2 L min(n, w) " : "2 L n ") + width + ", n = ";
   row("Attention scores QK^T, AV", attended + std::to_string(contextLength), "0", "", flopsText(f.attentionForward));
   if (c.isMoe()) {
-    row("Experts (all)", dims({L, E, C, F}) + " x " + (c.activation == Activation::SwiGlu ? "3" : "2"), formatCount(p.mlp - p.router),
+    row("Experts (all)", dims({layers, E, C, F}) + " x " + (c.activation == Activation::SwiGlu ? "3" : "2"), formatCount(p.mlp - p.router),
         percent(p.mlp - p.router, total), "");
-    row("  active: top-" + std::to_string(c.moe_top_k) + " + router", dims({L, c.moe_top_k}) + " experts", formatCount(activeMlp),
+    row("  active: top-" + std::to_string(c.moe_top_k) + " + router", dims({layers, c.moe_top_k}) + " experts", formatCount(activeMlp),
         percent(activeMlp, total), flopsText(2.0 * activeMlp));
-    row("  routers", dims({L, C, E}), formatCount(p.router), percent(p.router, total), "(in active)");
+    row("  routers", dims({layers, C, E}), formatCount(p.router), percent(p.router, total), "(in active)");
   } else {
-    row("MLP", dims({L, C, F}) + " x " + (c.activation == Activation::SwiGlu ? "3" : "2") + " + biases", formatCount(p.mlp), percent(p.mlp, total),
-        flopsText(2.0 * p.mlp));
+    row("MLP", dims({layers, C, F}) + " x " + (c.activation == Activation::SwiGlu ? "3" : "2") + " + biases", formatCount(p.mlp),
+        percent(p.mlp, total), flopsText(2.0 * p.mlp));
   }
   // ln_1 and ln_2 per layer (ln_1 only when attention-only), ln_x per decoder layer of an
   // encoder-decoder, and one final norm per stack (pre-norm).
-  const int64_t Le = c.n_encoder_layer, perLayer = c.hasFeedForward() ? 2 : 1;
+  const int64_t perLayer = c.hasFeedForward() ? 2 : 1;
   const int64_t norms =
       perLayer * (L + Le) + (c.isEncoderDecoder() ? L : 0) + (c.hasFinalNorm() ? (c.isEncoderDecoder() ? 2 : 1) : 0) + (c.embedding_norm ? 1 : 0);
   if (!c.hasNorm() && !c.qk_norm) {
