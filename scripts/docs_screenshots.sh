@@ -22,7 +22,7 @@ translation_session=$(mktemp --suffix=.json)
 compare_what_if=$(mktemp --suffix=.json)
 compare_prompts=$(mktemp --suffix=.json)
 compare_models=$(mktemp --suffix=.json)
-trap 'rm -rf "$XDG_CONFIG_HOME" "$translation_session" "$compare_what_if" "$compare_prompts" "$compare_models"' EXIT
+trap 'rm -rf "$XDG_CONFIG_HOME" "$translation_session" "$compare_what_if" "$compare_prompts" "$compare_models" "$families"' EXIT
 printf '{"tscope_session": 1, "source": "the third of may two thousand and seven", "prompt": "2007-05-03$", "greedy": true, "layer": 1, "head": 3}' \
   >"$translation_session"
 # The Compare panel's three cases: induction-2l without its causal mask on the right; brown-small on
@@ -31,6 +31,8 @@ printf '{"tscope_session": 1, "compare_what_ifs": "no-causal-mask", "layer": 1, 
 printf '{"tscope_session": 1, "compare_prompt_linked": false, "compare_prompt": "The jury said that the city had not been able to find the money for the old church", "layer": 1, "head": 2}' \
   >"$compare_prompts"
 printf '{"tscope_session": 1, "compare_model": "%s", "layer": 1, "head": 2}' "$root/assets/models/brown-moe" >"$compare_models"
+families=$(mktemp --suffix=.json)
+printf '{"tscope_session": 1, "arch_families": true}' >"$families"
 
 shot() {
   local name=$1
@@ -62,5 +64,6 @@ shot scaling-lab --lesson scaling --step 10
 shot compare-what-if --model $induction --session "$compare_what_if" --panel compare --prompt "ZXqwertyuiopqwertyuio"
 shot compare-prompts --model $small --session "$compare_prompts" --panel compare --prompt "$prompt"
 shot compare-models --model $small --session "$compare_models" --panel compare --prompt "$prompt"
+shot families --model $small --session "$families" --panel architecture --prompt "$prompt"
 # The file browser on the shipped models (Ctrl+O, or the ... beside the model path).
 shot file-browser --model $small --browse model

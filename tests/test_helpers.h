@@ -218,8 +218,7 @@ inline std::vector<ArchitectureVariant> architectureVariants() {
          c.attention_variant.variant = AttentionVariant::Linear;
          c.head_dim = 12;
        }},
-      // BERT's shape: post-norm encoder, embeddings normed, the MLM head before the tied unembedding
-      // (forward only: training refuses their gradients, gradientProblem).
+      // BERT's shape: post-norm encoder, embeddings normed, the MLM head before the tied unembedding.
       {"bert_postnorm_embnorm_mlmhead",
        [](ModelConfig& c) {
          c.causal = false;

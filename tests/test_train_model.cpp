@@ -267,6 +267,23 @@ std::vector<Variant> variants() {
   const ModelConfig base = smallConfig(2, 2, 8, 11, 8);
   addPositionAndAttentionVariants(v, base);
   addQkNormExpertAndEncoderVariants(v, base);
+  // BERT's whole shape: bidirectional post-norm, token types counted from [SEP] (token 3), the
+  // embeddings normed, the MLM head (dense, GELU, norm, tied unembedding, output bias).
+  {
+    ModelConfig c = base;
+    c.causal = false;
+    c.pre_norm = false;
+    c.activation = Activation::GeluErf;
+    c.type_vocab_size = 2;
+    c.sep_token_id = 3;
+    c.embedding_norm = true;
+    c.mlm_head = true;
+    v.push_back({"bert_types_embnorm_mlmhead", c});
+    c.pre_norm = true;  // a final norm before the head
+    c.norm = NormKind::RmsNorm;
+    c.type_vocab_size = 3;
+    v.push_back({"bert_prenorm_rmsnorm_three_types", c});
+  }
   return v;
 }
 

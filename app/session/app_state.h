@@ -69,6 +69,7 @@ struct ViewSelection {
   bool showScores = false;                         // attention: pre-softmax scores instead of probabilities
   bool linesView = false;                          // attention: lines between two token columns
   bool showGrid = false;                           // attention: every layer x head as thumbnails
+  bool archFamilies = false;                       // the Architecture panel shows the three families view
   AblationKind ablationKind = AblationKind::Zero;  // the kind the Inside panel's new toggles use
   // The Efficient-attention panel: the variant put beside exact attention, with its knobs (fixed
   // random projections: Linformer's pointers stay null), in the selected layer or in every layer.

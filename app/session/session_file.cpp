@@ -159,6 +159,7 @@ void viewFields(S& s, Visit&& visit) {
   visit("average_heads", s.averageHeads);
   visit("show_scores", s.showScores);
   visit("lines_view", s.linesView);
+  visit("arch_families", s.archFamilies);
   visit("show_grid", s.showGrid);
   visit("ablation_kind", s.ablationKind);
   visit("efficient", EfficientField<std::remove_reference_t<decltype((s.attentionVariant))>, std::remove_reference_t<decltype((s.variantAllLayers))>>{

@@ -95,14 +95,19 @@ void BlockForward::embed(float* x, const int* hostTokens, const float* wte, cons
   }
 }
 
-void BlockForward::addTokenTypes(float* x, const int* hostTokens, const float* wtt, float* scratch, int B, int T) {
-  const int C = config_.n_embd;
+std::vector<int> BlockForward::tokenTypesOf(const int* hostTokens, int B, int T) const {
   std::vector<int> types;
   types.reserve((size_t)B * T);
   for (int b = 0; b < B; ++b) {
     const std::vector<int> sequence = tokenTypes(config_, hostTokens + (size_t)b * T, T);
     types.insert(types.end(), sequence.begin(), sequence.end());
   }
+  return types;
+}
+
+void BlockForward::addTokenTypes(float* x, const int* hostTokens, const float* wtt, float* scratch, int B, int T) {
+  const int C = config_.n_embd;
+  const std::vector<int> types = tokenTypesOf(hostTokens, B, T);
   backend_->gatherRows(scratch, wtt, types.data(), B * T, C);
   backend_->add(x, scratch, (size_t)B * T * C);
 }
@@ -146,7 +151,7 @@ void BlockForward::embeddingNorm(float* x, float* scratch, const float* weight, 
 }
 
 const float* BlockForward::unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias, int rows,
-                                            const OutputHead& head, float* headScratch) {
+                                            const OutputHead& head, float* headScratch, const HeadActivations* keep) {
   const float* in = x;
   if (config_.hasFinalNorm() && !whatIfs_.has(WhatIfKind::SkipFinalNorm)) {
     if (!normed) norm(out, x, weight, bias, rows);
@@ -155,6 +160,14 @@ const float* BlockForward::unembeddingInput(const float* x, float* out, bool nor
   if (!config_.mlm_head) return in;
   // BERT's BertPredictionHeadTransform: dense, the activation (hidden_act), LayerNorm.
   const int C = config_.n_embd;
+  if (keep) {  // the same head, its steps kept for the backward
+    const size_t n = (size_t)rows * C;
+    backend_->matmul(keep->pre, in, head.denseWeight, head.denseBias, rows, C, C);
+    backend_->copy(keep->act, keep->pre, n);
+    backend_->activate(keep->act, n, config_.activation);
+    norm(keep->out, keep->act, head.normWeight, head.normBias, rows);
+    return keep->out;
+  }
   if (!head.denseWeight || !headScratch) throw Error("mlm_head: the head's weights and scratch are missing");
   backend_->matmulActivate(headScratch, in, head.denseWeight, head.denseBias, rows, C, C, config_.activation);
   norm(out, headScratch, head.normWeight, head.normBias, rows);

@@ -137,6 +137,13 @@ struct OutputHead {
   }
 };
 
+// Training's view of the MLM head (mlm_head): each (rows, C).
+struct HeadActivations {
+  float* pre = nullptr;  // x Wd + bd
+  float* act = nullptr;  // act(pre)
+  float* out = nullptr;  // norm(act): the unembedding's input
+};
+
 class BlockForward {
  public:
   BlockForward(const ModelConfig& config, Backend& backend);
@@ -181,8 +188,12 @@ class BlockForward {
   // no final norm and no MLM head, else in out: its final norm (weight, bias), already there when
   // `normed` (fused into the last residual add), then (mlm_head models) the head's
   // norm(act(. Wd + bd)) through headScratch (rows, C). out may be x when there is no final norm.
+  // Training passes `keep`: the head's dense output before and after the activation are kept
+  // there, and its norm goes to keep->out (out keeps the final norm, the head's input).
   const float* unembeddingInput(const float* x, float* out, bool normed, const float* weight, const float* bias, int rows,
-                                const OutputHead& head = {}, float* headScratch = nullptr);
+                                const OutputHead& head = {}, float* headScratch = nullptr, const HeadActivations* keep = nullptr);
+  // The token type of each of hostTokens' B sequences of T (tokenTypes, each from position 0).
+  std::vector<int> tokenTypesOf(const int* hostTokens, int B, int T) const;
 
   // logits (rows, V) = in (rows, C) . unembedding^T (as floats (V, C), or as halves when `half` is
   // set), plus the head's output bias (mlm_head models) on every row: the one unembedding of

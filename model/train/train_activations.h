@@ -21,6 +21,10 @@ struct TrainModel::Activations {
   Floats ffOut;           // (R, C)
   Floats normScratch;     // (R, C) post-norm: the norm before it replaces the residual
   Floats dnormedF;        // (R, C) backward: the gradient of ln_f(final)
+  Floats embeddedRaw;     // (R, C) embedding_norm: the embeddings before their norm
+  // mlm_head: the head's steps (HeadActivations), then the backward's scratch and the ones column
+  // whose product with the logits' gradient sums it into the output bias's.
+  Floats headPre, headAct, headOut, dHeadA, dHeadB, ones, biasScratch;
   // Encoder-decoder models: the encoder's layers over B sources of S rows, and their gradients.
   std::vector<LayerActivations> encoderLayers;
   Floats encoderX;                      // (B*S, C) the encoder's residual stream

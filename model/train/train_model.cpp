@@ -87,16 +87,7 @@ LossReport TrainModel::lossAndGradients(const ParamView& weights, const ParamVie
   return run(weights, &grads, batch);
 }
 
-std::string gradientProblem(const ModelConfig& c) {
-  if (c.embedding_norm || c.mlm_head)
-    return "tscope trains without BERT's MLM head / embedding norm for now (mlm_head, embedding_norm): such a model runs and evaluates, but "
-           "has no backward";
-  if (c.hasTokenTypes()) return "tscope trains without token types for now (type_vocab_size): such a model runs and evaluates, but has no backward";
-  return "";
-}
-
 LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, const BatchView& batch) {
-  if (std::string problem = grads ? gradientProblem(config_) : ""; !problem.empty()) throw Error(problem);
   checkBatch(batch);
   const ModelConfig& c = config_;
   const int B = batch.batch, T = batch.steps, S = batch.sourceSteps, C = c.n_embd;
@@ -120,7 +111,7 @@ LossReport TrainModel::run(const ParamView& weights, const ParamView* grads, con
   }
   const AttentionShape shape = block_.attentionShape(T, 0, T);
   for (int l = c.n_layer - 1; l >= 0; --l) blockBackward_.layer(weights.layers[l], g.layers[l], a.layers[l], B, shape, encoder);
-  backward_->embed(g.wte, c.hasLearnedPositions() ? g.wpe : nullptr, blockBackward_.residual().data(), batch.inputs, B * T, T, C);
+  embeddingBackward(weights, g, batch);
   if (!encoderOut) return report;
 
   // The encoder: the gradient of its output back through its final norm, its layers (over B
@@ -210,7 +201,10 @@ void TrainModel::decode(const ParamView& weights, const BatchView& batch, const 
   x.resize(fw, RC);
   block_.embed(x.data(), batch.inputs, weights.wte, weights.wpe, B, T, 0);
   if (c.hasTokenTypes()) block_.addTokenTypes(x.data(), batch.inputs, weights.wtt, a.normScratch.sized(fw, RC), B, T);
-  if (c.embedding_norm) block_.embeddingNorm(x.data(), a.normScratch.sized(fw, RC), weights.lnEmbWeight, weights.lnEmbBias, R);
+  if (c.embedding_norm) {
+    a.embeddedRaw.copyFrom(fw, x.data(), RC);
+    block_.embeddingNorm(x.data(), a.normScratch.sized(fw, RC), weights.lnEmbWeight, weights.lnEmbBias, R);
+  }
   if (c.isMoe()) report.expertLoad.assign((size_t)L * E, 0);
   bool normed = false;  // the layer's normed1 already holds ln_1 of its input
   for (int l = 0; l < L; ++l) {
@@ -240,11 +234,13 @@ void TrainModel::decode(const ParamView& weights, const BatchView& batch, const 
     }
   }
   a.final.copyFrom(fw, x);
-  // The final norm and (mlm_head, evaluation only: run() refuses its gradients) BERT's MLM head.
-  float* normedF = c.hasFinalNorm() || c.mlm_head ? a.normedF.sized(fw, RC) : nullptr;
+  // The final norm and (mlm_head) BERT's MLM head, its steps kept for the backward.
+  float* normedF = c.hasFinalNorm() ? a.normedF.sized(fw, RC) : nullptr;
   const OutputHead head = OutputHead::of(weights);
-  const float* unembedIn = block_.unembeddingInput(a.final.data(), normedF, normed, weights.lnfWeight, weights.lnfBias, R, head,
-                                                   c.mlm_head ? a.normScratch.sized(fw, RC) : nullptr);
+  HeadActivations keep;
+  if (c.mlm_head) keep = {a.headPre.sized(fw, RC), a.headAct.sized(fw, RC), a.headOut.sized(fw, RC)};
+  const float* unembedIn =
+      block_.unembeddingInput(a.final.data(), normedF, normed, weights.lnfWeight, weights.lnfBias, R, head, nullptr, c.mlm_head ? &keep : nullptr);
   a.logits.resize(fw, (size_t)R * c.vocab_size);
   block_.logits(a.logits.data(), unembedIn, weights.unembedding(), {}, head, R);
 }
@@ -278,6 +274,56 @@ void TrainModel::crossEntropy(const BatchView& batch, LossReport& report, bool e
   if (!std::isfinite(report.loss)) throw Error("training loss is not finite (the run diverged: lower the learning rate)");
 }
 
+// From the gradient of the embeddings' output (blockBackward_.residual()) back through the
+// embedding norm (embedding_norm) to the token, position and token type tables.
+void TrainModel::embeddingBackward(const ParamView& weights, const ParamView& g, const BatchView& batch) {
+  const ModelConfig& c = config_;
+  const int B = batch.batch, T = batch.steps, R = B * T, C = c.n_embd;
+  Activations& a = *acts_;
+  const float* dEmbedded = blockBackward_.residual().data();
+  if (c.embedding_norm) {
+    float* dRaw = a.dHeadA.sized(*forward_, (size_t)R * C);
+    forward_->zero(dRaw, (size_t)R * C);
+    blockBackward_.norm(dRaw, g.lnEmbWeight, g.lnEmbBias, dEmbedded, a.embeddedRaw.data(), weights.lnEmbWeight, R);
+    dEmbedded = dRaw;
+  }
+  backward_->embed(g.wte, c.hasLearnedPositions() ? g.wpe : nullptr, dEmbedded, batch.inputs, R, T, C);
+  if (c.hasTokenTypes()) {  // the type table is an embedding looked up by the type ids
+    const std::vector<int> types = block_.tokenTypesOf(batch.inputs, B, T);
+    backward_->embed(g.wtt, nullptr, dEmbedded, types.data(), R, T, C);
+  }
+}
+
+// mlm_head: from the logits' gradient back through the head (the output bias, the tied
+// unembedding, the head's norm, activation and dense layer) to that of the head's input, in dIn.
+void TrainModel::headBackward(const ParamView& weights, const ParamView& g, int R, float* dIn) {
+  const int C = config_.n_embd, V = config_.vocab_size;
+  const size_t RC = (size_t)R * C;
+  Backend& fw = *forward_;
+  Activations& a = *acts_;
+  const float* dlogits = a.logits.data();
+  float* dOut = a.dHeadA.sized(fw, RC);
+  float* dAct = a.dHeadB.sized(fw, RC);
+  fw.zero(dOut, RC);
+  backward_->matmulTransposed(dOut, weights.lmHead ? g.lmHead : g.wte, dlogits, a.headOut.data(), weights.unembedding(), R, C, V);
+  // The output bias: logits = ones (R, 1) . w (1, V) + bias, so its gradient sums the rows of dlogits.
+  if (a.ones.size() != (size_t)R) {
+    a.ones.resize(fw, R);
+    const std::vector<float> ones(R, 1.0f);
+    fw.upload(a.ones.data(), ones.data(), R);
+  }
+  float* unused = a.biasScratch.sized(fw, V);
+  backward_->matmul(nullptr, unused, g.mlmBias, dlogits, a.ones.data(), unused, R, 1, V);
+  fw.zero(dAct, RC);
+  blockBackward_.norm(dAct, g.mlmLnWeight, g.mlmLnBias, dOut, a.headAct.data(), weights.mlmLnWeight, R);
+  float* dPre = dOut;
+  fw.zero(dPre, RC);
+  backward_->activation(dPre, dAct, a.headPre.data(), RC, config_.activation);
+  const float* headIn = config_.hasFinalNorm() ? a.normedF.data() : a.final.data();
+  fw.zero(dIn, RC);
+  backward_->matmul(dIn, g.mlmDenseWeight, g.mlmDenseBias, dPre, headIn, weights.mlmDenseWeight, R, C, C);
+}
+
 void TrainModel::unembeddingBackward(const ParamView& weights, const ParamView& g, int R) {
   const int C = config_.n_embd, V = config_.vocab_size;
   const size_t RC = (size_t)R * C;
@@ -286,7 +332,12 @@ void TrainModel::unembeddingBackward(const ParamView& weights, const ParamView& 
   float* dUnembedding = weights.lmHead ? g.lmHead : g.wte;
   Floats& dx = blockBackward_.residual();
   zeroVector(*forward_, dx, RC);
-  if (config_.hasFinalNorm()) {
+  if (config_.mlm_head) {
+    float* dIn = a.dnormedF.sized(*forward_, RC);
+    headBackward(weights, g, R, dIn);
+    if (config_.hasFinalNorm()) blockBackward_.norm(dx.data(), g.lnfWeight, g.lnfBias, dIn, a.final.data(), weights.lnfWeight, R);
+    else forward_->add(dx.data(), dIn, RC);
+  } else if (config_.hasFinalNorm()) {
     zeroVector(*forward_, a.dnormedF, RC);
     backward_->matmulTransposed(a.dnormedF.data(), dUnembedding, dlogits, a.normedF.data(), weights.unembedding(), R, C, V);
     blockBackward_.norm(dx.data(), g.lnfWeight, g.lnfBias, a.dnormedF.data(), a.final.data(), weights.lnfWeight, R);

@@ -61,10 +61,6 @@ struct LossReport {
   std::vector<int> expertLoad;  // (L, E) assignments kept per expert, summed over the batch (MoE only)
 };
 
-// "" when TrainModel can take the gradient of the config's every parameter, else one line why not
-// (BERT's mlm_head and embedding_norm run forward only: loss() works, lossAndGradients() refuses).
-std::string gradientProblem(const ModelConfig& config);
-
 class TrainModel {
  public:
   // Computes with the device's forward and backward ops, in its memory; keeps a reference to it.
@@ -107,6 +103,8 @@ class TrainModel {
   // From the logits' gradient through the unembedding (and the final norm) to that of the residual
   // after the last layer (R rows), left in blockBackward_.residual().
   void unembeddingBackward(const ParamView& weights, const ParamView& grads, int R);
+  void headBackward(const ParamView& weights, const ParamView& grads, int R, float* dIn);
+  void embeddingBackward(const ParamView& weights, const ParamView& grads, const BatchView& batch);
 
   ModelConfig config_;
   std::optional<BlockForward> encoderBlock_;  // encoder-decoder models: the encoder's blocks (bidirectional)

@@ -55,7 +55,6 @@ Trainer::Trainer(const TrainConfig& config, const DataSpec& data, bool initialis
     throw Error("model config: an encoder-decoder model (n_encoder_layer > 0) trains on sequence-to-sequence data (--data dates)");
   }
   if (auto msg = validateConfig(config_.model); !msg.empty()) throw Error("model config: " + msg);
-  if (auto msg = gradientProblem(config_.model); !msg.empty()) throw Error("model config: " + msg);
   device_ = device ? std::move(device) : makeCpuDevice(config_.threads);
   backendName_ = device_->name();
   Backend& memory = device_->forward();

@@ -228,10 +228,12 @@ void ArchitecturePanel::draw(PanelContext& ctx) {
     v.lastValid = v.edited;
     v.initialized = true;
   }
-  ImGui::Checkbox("The three families (GPT, BERT, T5)", &showFamilies_);
+  bool& showFamilies = ctx.state.archFamilies;
+  ImGui::Checkbox("The three families (GPT, BERT, T5)", &showFamilies);
   recordItem(ctx.shared, "arch_families");
-  ctx.shared.facts["arch_families"] = showFamilies_;
-  if (showFamilies_) {
+  ctx.shared.facts["arch_families"] = showFamilies;
+  showFamilies_ = showFamilies;
+  if (showFamilies) {
     ImGui::Separator();
     families_.draw(ctx);
     return;

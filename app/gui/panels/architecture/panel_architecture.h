@@ -31,7 +31,7 @@ class ArchitecturePanel : public Panel {
 
  private:
   ArchitectureView view_;
-  bool showFamilies_ = false;  // the three families view instead of the editor
+  bool showFamilies_ = false;  // the state's archFamilies as last drawn (busy() has no state)
   ThreeFamiliesView families_;
 };
 
