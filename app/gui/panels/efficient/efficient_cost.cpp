@@ -91,7 +91,8 @@ std::string slopeText(const LogLogFit& fit, double expected) {
   return text;
 }
 
-// The slide's row beside tscope's, as the slide labels and words it; ! where they disagree.
+// The slide's row beside tscope's, as the slide labels and words it (variant | complexity | exact |
+// max n | use case); ! where they disagree, the difference on hover.
 void drawSlideCell(const SlideVariantRow& slide, nlohmann::json& fact) {
   if (!slide.onSlide) {
     ImGui::TextDisabled("not on the slide");
@@ -101,8 +102,13 @@ void drawSlideCell(const SlideVariantRow& slide, nlohmann::json& fact) {
   fact = {{"variant", slide.variant}, {"complexity", slide.complexity}, {"exact", slide.exact},
           {"max_n", slide.maxN},      {"use_case", slide.useCase},      {"differs", slide.differs}};
   const std::string text = slide.variant + " | " + slide.complexity + " | " + slide.exact + " | " + slide.maxN + " | " + slide.useCase;
-  if (slide.differs.empty()) ImGui::TextUnformatted(text.c_str());
-  else ImGui::TextColored(ImVec4(1.0f, 0.55f, 0.3f, 1.0f), "! %s", text.c_str());
+  if (slide.differs.empty()) {
+    ImGui::TextWrapped("%s", text.c_str());
+  } else {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.55f, 0.3f, 1.0f));
+    ImGui::TextWrapped("! %s", text.c_str());
+    ImGui::PopStyleColor();
+  }
   if (!slide.differs.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", slide.differs.c_str());
 }
 
@@ -182,11 +188,16 @@ void EfficientPanel::drawCost(PanelContext& ctx) {
   // The lecture's table with our numbers in it.
   const int columns = 10;
   if (ImGui::BeginTable("efficient_cost_table", columns, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
-    for (const char* title : {"variant", "the slide (Appendix A15): variant, complexity, exact, max n, use case", "time", "memory", "exact", "max n",
-                              "use", "time slope (expected)", "memory slope (expected)", "at the largest n"})
-      ImGui::TableSetupColumn(title, std::string_view(title) == "use" ? ImGuiTableColumnFlags_WidthStretch : ImGuiTableColumnFlags_WidthFixed);
+    for (const char* title : {"variant", "the slide (Appendix A15)", "time", "memory", "exact", "max n", "use", "time slope (expected)",
+                              "memory slope (expected)", "at the largest n"})
+      ImGui::TableSetupColumn(title, std::string_view(title) == "use" || std::string_view(title).starts_with("the slide")
+                                         ? ImGuiTableColumnFlags_WidthStretch
+                                         : ImGuiTableColumnFlags_WidthFixed);
     ImGui::TableHeadersRow();
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("slopes: the measured log-log fit over n, the lecture's exponent in brackets");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "the slide's cells: variant | complexity | exact | max n | use case (! where they differ from tscope's); slopes: the "
+          "measured log-log fit over n, the lecture's exponent in brackets");
     for (size_t i = 0; i < table.size(); ++i) {
       const VariantComplexity& row = table[i];
       const VariantCurve& curve = curves[i];
