@@ -150,3 +150,28 @@ TEST(AttentionCost, LogLogFitRejectsBadInputWithOneLine) {
   EXPECT_NE(message(one, one).find("at least two points"), std::string::npos);
   EXPECT_NE(message(same, two).find("every x is the same"), std::string::npos);
 }
+
+// Appendix A15's table as the slide labels it, beside tscope's rows; the disagreements named.
+TEST(AttentionCost, SlideTableBesideOurs) {
+  using tscope::AttentionVariant;
+  EXPECT_EQ(tscope::slideVariantRow(AttentionVariant::Exact).variant, "Standard");
+  EXPECT_EQ(tscope::slideVariantRow(AttentionVariant::Exact).maxN, "2K-4K");
+  EXPECT_TRUE(tscope::slideVariantRow(AttentionVariant::Exact).differs.empty());
+  EXPECT_EQ(tscope::slideVariantRow(AttentionVariant::Lsh).variant, "Reformer");
+  EXPECT_EQ(tscope::slideVariantRow(AttentionVariant::Lsh).complexity, "O(n log n)");
+  EXPECT_EQ(tscope::slideVariantRow(AttentionVariant::Linear).variant, "Linear Attn");
+  EXPECT_EQ(tscope::slideVariantRow(AttentionVariant::Flash).maxN, "8K");
+  EXPECT_FALSE(tscope::slideVariantRow(AttentionVariant::Flash).differs.empty());
+  EXPECT_FALSE(tscope::slideVariantRow(AttentionVariant::Linformer).differs.empty());
+  EXPECT_FALSE(tscope::slideVariantRow(AttentionVariant::Window).onSlide);
+  EXPECT_FALSE(tscope::slideVariantRow(AttentionVariant::Performer).onSlide);
+  int onSlide = 0;
+  for (const auto& row : tscope::complexityTable()) onSlide += tscope::slideVariantRow(row.variant).onSlide;
+  EXPECT_EQ(onSlide, 5);  // Standard, Reformer, Linformer, Linear Attn, FlashAttention
+  ASSERT_EQ(tscope::slideBestFor().size(), 4u);
+  EXPECT_EQ(tscope::slideBestFor()[0].first, "Books (100K+)");
+  EXPECT_EQ(tscope::slideBestFor()[0].second, "Reformer");
+  ASSERT_EQ(tscope::slideWhenToUse().size(), 4u);
+  EXPECT_EQ(tscope::slideWhenToUse()[0].second, "n > 4096");
+  EXPECT_EQ(tscope::slideWhenToUse()[3].first, "Edge deployment");
+}

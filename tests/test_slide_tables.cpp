@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "model/core/error.h"
 #include "model/theory/cost.h"
@@ -105,4 +107,66 @@ TEST(SlideTables, ChinchillaWorkedExampleAtC1e23) {
   EXPECT_LT(relative(e.besiroglu.params, 29e9), 0.05);
   EXPECT_NEAR(e.besiroglu.tokensPerParam, 20, 2);
   EXPECT_FALSE(e.whereItGoesWrong.empty());
+}
+
+// Brown et al. 2020, Table 2.1, as read from the paper's text.
+TEST(SlideTables, Gpt3Table21AsPrinted) {
+  const auto& t = tscope::gpt3Table21();
+  ASSERT_EQ(t.size(), 8u);
+  EXPECT_EQ(t[2].name, "GPT-3 Large");
+  EXPECT_EQ(t[2].params, 760e6);
+  EXPECT_EQ(t[2].dModel, 1536);
+  EXPECT_EQ(t[2].batchTokens, 0.5e6);
+  EXPECT_EQ(t[3].name, "GPT-3 XL");
+  EXPECT_EQ(t[3].params, 1.3e9);
+  EXPECT_EQ(t[3].heads, 24);
+  EXPECT_EQ(t[3].learningRate, 2.0e-4);
+  EXPECT_EQ(t[3].batchTokens, 1e6);
+  EXPECT_EQ(t[7].learningRate, 0.6e-4);
+  EXPECT_EQ(t[7].batchTokens, 3.2e6);
+  for (const auto& m : t) EXPECT_EQ(m.context, 2048) << m.name;
+  // d_model = heads x d_head, but for two rows as printed: the XL's 24 x 128 = 3072 against 2048, and
+  // the 13B's 40 x 128 = 5120 against 5140.
+  for (const auto& m : t) EXPECT_TRUE(m.name == "GPT-3 XL" || m.name == "GPT-3 13B" || m.heads * m.dHead == m.dModel) << m.name;
+  EXPECT_EQ(t[3].heads * t[3].dHead, 3072);
+}
+
+TEST(SlideTables, Gpt3SlideLargeIsThePapersXl) {
+  const auto& columns = tscope::gpt3SlideColumns();
+  ASSERT_EQ(columns.size(), 4u);
+  EXPECT_EQ(columns[2].slide, "Large");
+  EXPECT_EQ(tscope::gpt3Table21()[columns[2].paperModel].name, "GPT-3 XL");
+  EXPECT_EQ(tscope::gpt3Table21()[columns[3].paperModel].name, "GPT-3 175B");
+}
+
+TEST(SlideTables, Gpt3SlideDifferencesMarked) {
+  const auto rows = tscope::gpt3SlideSpecs();
+  ASSERT_EQ(rows.size(), 10u);
+  std::vector<std::string> differing;
+  for (const auto& r : rows)
+    for (size_t c = 0; c < r.cells.size(); ++c)
+      if (r.cells[c].differs) differing.push_back(r.label + "/" + tscope::gpt3SlideColumns()[c].slide);
+  // The slide's Large has the paper's Large's heads and learning rate; its 175B the 6.7B's rate.
+  EXPECT_EQ(differing, (std::vector<std::string>{"Heads/Large", "Learning Rate/Large", "Learning Rate/175B"}));
+  const auto& lr = rows[7];
+  EXPECT_EQ(lr.label, "Learning Rate");
+  EXPECT_EQ(lr.cells[3].slide, "1.2e-4");
+  EXPECT_DOUBLE_EQ(lr.cells[3].paper, 0.6e-4);
+  EXPECT_NE(lr.cells[3].note.find("GPT-3 6.7B"), std::string::npos) << lr.cells[3].note;
+  EXPECT_NE(lr.cells[2].note.find("GPT-3 Large"), std::string::npos) << lr.cells[2].note;
+  // The slide's Large batch (1M) is the XL's; the paper's Large trained on 0.5M.
+  const auto& batch = rows[6];
+  EXPECT_FALSE(batch.cells[2].differs);
+  EXPECT_NE(batch.cells[2].note.find("0.5M"), std::string::npos) << batch.cells[2].note;
+  EXPECT_EQ(rows[3].cells[2].slide, "16");
+  EXPECT_EQ(rows[3].cells[2].paper, 24);
+  EXPECT_EQ(rows[2].cells[3].slide, "12,288");
+  // The accuracies: the slide's only, not checked.
+  for (size_t r : {8u, 9u})
+    for (const auto& cell : rows[r].cells) {
+      EXPECT_FALSE(cell.checked);
+      EXPECT_FALSE(cell.differs);
+      EXPECT_TRUE(std::isnan(cell.paper));
+    }
+  EXPECT_EQ(rows[8].cells[3].slide, "76.2");
 }

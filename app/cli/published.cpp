@@ -2,7 +2,8 @@
 // JSON the Architecture and Scaling panels report): Vaswani et al.'s Table 2 with the Transformer
 // base / big parameters, Switch-C's slide figures against its counted shape, the named runs'
 // training cost at --price dollars per GPU-hour and --gpu-tflops sustained, and the Chinchilla
-// worked example at C = 1e23.
+// worked example at C = 1e23, and the slide's GPT-3 specifications beside Brown et al. 2020's
+// Table 2.1 (the slide's Large is the paper's XL).
 #include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "app/session/published_json.h"
@@ -17,7 +18,8 @@ int runPublished(const Argv& argv) {
   print({{"table2", translationTableJson()},
          {"switch_c", slideFiguresJson(switchCPreset())},
          {"training_cost", trainingCostJson(pricing)},
-         {"chinchilla_example", chinchillaExampleJson()}});
+         {"chinchilla_example", chinchillaExampleJson()},
+         {"gpt3_specs", gpt3SpecsJson()}});
   return 0;
 }
 

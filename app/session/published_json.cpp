@@ -80,4 +80,26 @@ nlohmann::json chinchillaExampleJson() {
           {"where_it_goes_wrong", e.whereItGoesWrong}};
 }
 
+nlohmann::json gpt3SpecsJson() {
+  nlohmann::json columns = nlohmann::json::array(), rows = nlohmann::json::array();
+  for (const Gpt3SpecColumn& c : gpt3SlideColumns()) {
+    const Gpt3PaperModel& m = gpt3Table21()[c.paperModel];
+    columns.push_back({{"slide", c.slide}, {"paper", m.name}, {"paper_params", m.params}});
+  }
+  for (const Gpt3SpecRow& r : gpt3SlideSpecs()) {
+    nlohmann::json cells = nlohmann::json::array();
+    for (const Gpt3SpecCell& c : r.cells)
+      cells.push_back({{"slide", c.slide},
+                       {"slide_value", c.slideValue},
+                       {"paper", number(c.paper)},
+                       {"checked", c.checked},
+                       {"differs", c.differs},
+                       {"note", c.note}});
+    rows.push_back({{"label", r.label}, {"cells", cells}});
+  }
+  return {{"source", "slide: Appendix A1: GPT-3 Complete Specifications; paper: Brown et al. 2020 (arXiv 2005.14165), Table 2.1"},
+          {"columns", columns},
+          {"rows", rows}};
+}
+
 }  // namespace tscope

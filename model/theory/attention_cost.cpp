@@ -46,6 +46,31 @@ std::vector<VariantComplexity> complexityTable() {
   return table;
 }
 
+SlideVariantRow slideVariantRow(AttentionVariant variant) {
+  // Advanced Transformers, Appendix A15, "Variant Complexity Exact Max n Use Case", as printed.
+  switch (variant) {
+    case AttentionVariant::Exact: return {true, "Standard", "O(n^2)", "Yes", "2K-4K", "Default", ""};
+    case AttentionVariant::Lsh: return {true, "Reformer", "O(n log n)", "No", "64K", "Long docs", ""};
+    case AttentionVariant::Linformer:
+      return {true, "Linformer", "O(n)", "No", "32K", "Fast training", "max n: tscope's Linformer has a fixed n (E and F are sized to it)"};
+    case AttentionVariant::Linear:
+      return {true, "Linear Attn", "O(n)", "No", "16K", "Real-time", "max n: tscope gives linear attention no bound (a d x d state)"};
+    case AttentionVariant::Flash:
+      return {true, "FlashAttention", "O(n^2)", "Yes", "8K", "GPU-optimized", "max n: tscope says 64k+ (memory O(n), nothing n x n stored)"};
+    case AttentionVariant::Window:
+    case AttentionVariant::Performer: return {};
+  }
+  throw Error("slideVariantRow: unknown attention variant");
+}
+
+std::vector<SlideLabelPair> slideBestFor() {
+  return {{"Books (100K+)", "Reformer"}, {"Articles (8-16K)", "Linformer"}, {"Production (2-4K)", "FlashAttn"}, {"Mobile/Edge", "Linear Attn"}};
+}
+
+std::vector<SlideLabelPair> slideWhenToUse() {
+  return {{"Long documents", "n > 4096"}, {"Limited memory", "Consumer GPUs"}, {"Real-time", "Latency critical"}, {"Edge deployment", "Mobile, IoT"}};
+}
+
 int64_t attentionMatrixBytes(int64_t n, int64_t heads, int bytesPerValue) { return heads * n * n * bytesPerValue; }
 
 // k above n projects to n rows (the op uses min(k, n)).

@@ -26,6 +26,24 @@ struct VariantComplexity {
 };
 std::vector<VariantComplexity> complexityTable();  // one row per allAttentionVariants()
 
+// The slide "Appendix A15: Choosing Efficient Transformer Variant" (Advanced Transformers), as it
+// labels and words its rows, for the variant tscope shows beside it (onSlide false: Window and
+// Performer, not on the slide). differs says where the slide and complexityTable disagree (empty:
+// they agree, the slide's big-O leaving out d).
+struct SlideVariantRow {
+  bool onSlide = false;
+  std::string variant, complexity, exact, maxN, useCase;  // the slide's cells
+  std::string differs;
+};
+SlideVariantRow slideVariantRow(AttentionVariant variant);
+// The slide's "Best for:" rows (workload, the slide's variant label), in its order.
+struct SlideLabelPair {
+  std::string first, second;
+};
+std::vector<SlideLabelPair> slideBestFor();
+// The slide "Efficient Transformers: Reducing Complexity"'s "When to Use:" list (item, its gloss).
+std::vector<SlideLabelPair> slideWhenToUse();
+
 // Bytes of the attention matrices (the n x n probabilities, or n x k for Linformer) of one layer:
 // heads x n x (n or k) x bytesPerValue. The worked example: attentionMatrixBytes(4096, 16) =
 // 1 GiB; linformerMatrixBytes(4096, 256, 16) = 64 MiB.

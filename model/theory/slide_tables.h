@@ -1,7 +1,8 @@
 // The published tables and worked examples the lectures' slides lean on, as data and pure
 // functions, each beside what tscope computes: Vaswani et al.'s Table 2 (BLEU and training cost),
 // the cost of training named runs in GPU-hours and dollars from 6ND, the image-as-tokens counts
-// of ViT, and the Advanced Transformers slide "Worked Example: Compute-Optimal Model" at C = 1e23.
+// of ViT, the Advanced Transformers slide "Worked Example: Compute-Optimal Model" at C = 1e23, and
+// the slide "Appendix A1: GPT-3 Complete Specifications" beside Brown et al.'s Table 2.1.
 #pragma once
 #include <string>
 #include <vector>
@@ -85,5 +86,40 @@ struct SlideChinchillaExample {
   std::string whereItGoesWrong;        // one line
 };
 SlideChinchillaExample slideChinchillaExample();
+
+// ---------------------------------------------------------------------------------------------
+// Brown et al. 2020, "Language Models are Few-Shot Learners" (arXiv 2005.14165), Table 2.1: the
+// eight GPT-3 models' n_params, n_layers, d_model, n_heads, d_head, batch size (tokens) and
+// learning rate; section 2.1: every model has n_ctx = 2048.
+struct Gpt3PaperModel {
+  std::string name;  // as Table 2.1 names it: "GPT-3 Small" ... "GPT-3 175B"
+  double params;
+  int layers, dModel, heads, dHead, context;
+  double batchTokens, learningRate;
+};
+const std::vector<Gpt3PaperModel>& gpt3Table21();
+
+// The slide "Appendix A1: GPT-3 Complete Specifications" (columns Small, Medium, Large, 175B) as
+// it prints it, each cell beside Table 2.1's value for the model the slide means: its "Large
+// 1.3B" is the paper's GPT-3 XL (the paper's Large has 760M parameters). The LAMBADA and
+// HellaSwag rows were not checked against the paper's text (paper = NaN, checked = false).
+struct Gpt3SpecCell {
+  std::string slide;  // the slide's text
+  double slideValue;  // the slide's number
+  double paper = 0;   // Table 2.1's value for the model the slide means (NaN: not checked)
+  bool checked = false;
+  bool differs = false;  // checked and not equal
+  std::string note;      // which paper models have the slide's value, or what the paper's Large has
+};
+struct Gpt3SpecRow {
+  std::string label;                // the slide's row name
+  std::vector<Gpt3SpecCell> cells;  // one per slide column
+};
+struct Gpt3SpecColumn {
+  std::string slide;  // "Small", "Medium", "Large", "175B"
+  int paperModel;     // index into gpt3Table21()
+};
+const std::vector<Gpt3SpecColumn>& gpt3SlideColumns();
+std::vector<Gpt3SpecRow> gpt3SlideSpecs();
 
 }  // namespace tscope

@@ -159,7 +159,7 @@ def router_by_hand(app, out):
 
 
 def published_tables(app, cli, out):
-    """The Architecture panel's Table 2 and the Scaling panel's cost and worked-example tables are
+    """The Architecture panel's Table 2 and GPT-3 specifications and the Scaling panel's cost and worked-example tables are
     tscope-cli published's numbers (one implementation, app/session/published_json.h)."""
     done = subprocess.run([cli, "published"], capture_output=True, text=True)
     if done.returncode != 0:
@@ -173,6 +173,11 @@ def published_tables(app, cli, out):
     base = next(r for r in table2 if r["model"] == "Transformer (base model)")
     if base["bleu_en_de"] != 27.3 or abs(base["parameters"] / base["published_parameters"] - 1) > 0.04:
         raise Failure(f"Table 2's base row {base}: BLEU 27.3 and ~65M parameters expected")
+    specs = report["shown"]["architecture"].get("gpt3_specs")
+    if specs != want["gpt3_specs"]:
+        raise Failure(f"the Architecture panel's GPT-3 specifications {specs} are not published's {want['gpt3_specs']}")
+    if specs["columns"][2]["paper"] != "GPT-3 XL" or not specs["rows"][7]["cells"][3]["differs"]:
+        raise Failure(f"the slide's Large should be the paper's XL and its 175B learning rate marked: {specs}")
     images = report["shown"]["architecture"]["image_tokens"]
     if [i["n"] for i in images] != [196, 50176]:
         raise Failure(f"the image rows price {images}, expected n = 196 and 50,176")
@@ -188,7 +193,8 @@ def published_tables(app, cli, out):
         raise Failure(f"GPT-3 at the default prices costs {gpt3['dollars']}, not the slide's {gpt3['slide_dollars']}")
     save_png(os.path.join(out, "training_cost.png"), app.screenshot())
     log(f"  published tables: Table 2 base {base['parameters']} parameters (paper {base['published_parameters']:.0f}), "
-        f"GPT-3 ${gpt3['dollars'] / 1e6:.2f}M (slide ${gpt3['slide_dollars'] / 1e6:.1f}M), as tscope-cli published")
+        f"GPT-3 ${gpt3['dollars'] / 1e6:.2f}M (slide ${gpt3['slide_dollars'] / 1e6:.1f}M), "
+        f"{sum(c['differs'] for r in specs['rows'] for c in r['cells'])} GPT-3 spec cells off Table 2.1, as tscope-cli published")
     app.click("scaling_tab_published")
 
 

@@ -207,6 +207,8 @@ void drawNumbers(PanelContext& ctx, ArchitectureView& v) {
   drawMemoryTable(c, v.contextLength);
   sectionTitle("Attention Is All You Need, Table 2 (Vaswani et al. 2017)");
   drawTranslationTable(facts);
+  sectionTitle("GPT-3 specifications: the slide and Table 2.1 (Brown et al. 2020)");
+  drawGpt3Specs(facts);
 }
 
 }  // namespace

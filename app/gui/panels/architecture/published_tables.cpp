@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "app/gui/widgets/plot.h"  // formatCount, formatScientific
 #include "app/session/published_json.h"
@@ -20,6 +21,15 @@ std::string cell(double value, bool scientific) {
   if (scientific) return formatScientific(value);
   char text[16];
   std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+std::string paperCell(double v) {
+  char text[32];
+  if (v >= 1e9) std::snprintf(text, sizeof text, "%gB", v / 1e9);
+  else if (v >= 1e5) std::snprintf(text, sizeof text, "%gM", v / 1e6);
+  else if (v < 1) std::snprintf(text, sizeof text, "%.1fe-4", v / 1e-4);
+  else std::snprintf(text, sizeof text, "%g", v);
   return text;
 }
 
@@ -71,6 +81,53 @@ void drawSlideFigures(const ModelPreset& preset, nlohmann::json& facts) {
       100.0 * (total - preset.slideTotal) / preset.slideTotal, formatCount(active).c_str(), preset.slideActive / active, formatCount(total).c_str(),
       formatBytes(f["weights_16bit_bytes"].get<double>()).c_str(), formatBytes(f["active_16bit_bytes"].get<double>()).c_str());
   ImGui::PopStyleColor();
+}
+
+void drawGpt3Specs(nlohmann::json& facts) {
+  const nlohmann::json specs = gpt3SpecsJson();
+  facts["gpt3_specs"] = specs;
+  ImGui::TextWrapped(
+      "The slide \"Appendix A1: GPT-3 Complete Specifications\" as it prints it, each cell beside Brown et al. 2020's Table 2.1 "
+      "for the model the slide means: the slide's Large (1.3B) is the paper's GPT-3 XL; the paper's Large has 760M parameters. "
+      "Cells marked ! differ from the paper (hover a cell for which paper model has the slide's value); the accuracies were not "
+      "checked against the paper's text. Table 2.1's XL row does not multiply out: 24 heads x 128 = 3072, not its d_model "
+      "of 2048; the slide's 16 x 128 does.");
+  const nlohmann::json& columns = specs["columns"];
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("gpt3_specs", 1 + static_cast<int>(columns.size()), flags)) return;
+  ImGui::TableSetupColumn("slide row");
+  std::vector<std::string> headings;
+  for (const nlohmann::json& c : columns) headings.push_back(c["slide"].get<std::string>() + " (paper: " + c["paper"].get<std::string>() + ")");
+  for (const std::string& h : headings) ImGui::TableSetupColumn(h.c_str());
+  ImGui::TableHeadersRow();
+  const ImVec4 warn(1.0f, 0.55f, 0.3f, 1.0f);
+  for (const nlohmann::json& r : specs["rows"]) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(r["label"].get<std::string>().c_str());
+    for (const nlohmann::json& c : r["cells"]) {
+      ImGui::TableNextColumn();
+      const std::string slide = c["slide"].get<std::string>();
+      if (!c["checked"].get<bool>()) {
+        ImGui::Text("%s", slide.c_str());
+        ImGui::SameLine();
+        ImGui::TextDisabled("not checked");
+      } else if (c["differs"].get<bool>()) {
+        ImGui::TextColored(warn, "! %s  paper %s", slide.c_str(), paperCell(c["paper"].get<double>()).c_str());
+      } else {
+        ImGui::Text("%s  = paper", slide.c_str());
+      }
+      const std::string note = c["note"].get<std::string>();
+      if (!note.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", note.c_str());
+    }
+  }
+  ImGui::EndTable();
+  for (const nlohmann::json& r : specs["rows"])
+    for (size_t i = 0; i < r["cells"].size(); ++i)
+      if (r["cells"][i]["differs"].get<bool>())
+        ImGui::BulletText("%s, %s: the slide's %s, Table 2.1's %s (%s)", r["label"].get<std::string>().c_str(),
+                          columns[i]["slide"].get<std::string>().c_str(), r["cells"][i]["slide"].get<std::string>().c_str(),
+                          paperCell(r["cells"][i]["paper"].get<double>()).c_str(), r["cells"][i]["note"].get<std::string>().c_str());
 }
 
 }  // namespace tscope::gui

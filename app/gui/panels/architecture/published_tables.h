@@ -11,6 +11,9 @@ namespace tscope::gui {
 
 // The table; its rows go to facts["table2"].
 void drawTranslationTable(nlohmann::json& facts);
+// The slide's GPT-3 specifications (Appendix A1) beside Brown et al.'s Table 2.1, differences
+// marked; the JSON goes to facts["gpt3_specs"].
+void drawGpt3Specs(nlohmann::json& facts);
 // One line comparing the preset's slide figures with tscope's counts (nothing when it has none);
 // the numbers go to facts["slide"].
 void drawSlideFigures(const ModelPreset& preset, nlohmann::json& facts);

@@ -91,6 +91,44 @@ std::string slopeText(const LogLogFit& fit, double expected) {
   return text;
 }
 
+// The slide's row beside tscope's, as the slide labels and words it (variant | complexity | exact |
+// max n | use case); ! where they disagree, the difference on hover.
+void drawSlideCell(const SlideVariantRow& slide, nlohmann::json& fact) {
+  if (!slide.onSlide) {
+    ImGui::TextDisabled("not on the slide");
+    fact = nullptr;
+    return;
+  }
+  fact = {{"variant", slide.variant}, {"complexity", slide.complexity}, {"exact", slide.exact},
+          {"max_n", slide.maxN},      {"use_case", slide.useCase},      {"differs", slide.differs}};
+  const std::string text = slide.variant + " | " + slide.complexity + " | " + slide.exact + " | " + slide.maxN + " | " + slide.useCase;
+  if (slide.differs.empty()) {
+    ImGui::TextWrapped("%s", text.c_str());
+  } else {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.55f, 0.3f, 1.0f));
+    ImGui::TextWrapped("! %s", text.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (!slide.differs.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", slide.differs.c_str());
+}
+
+// The slide's "Best for:" rows and the "When to Use:" list, in the slides' words.
+void drawSlideLists(nlohmann::json& facts) {
+  std::string bestFor, whenToUse;
+  facts["slide_best_for"] = nlohmann::json::array();
+  facts["slide_when_to_use"] = nlohmann::json::array();
+  for (const SlideLabelPair& p : slideBestFor()) {
+    bestFor += (bestFor.empty() ? "" : "; ") + p.first + ": " + p.second;
+    facts["slide_best_for"].push_back({p.first, p.second});
+  }
+  for (const SlideLabelPair& p : slideWhenToUse()) {
+    whenToUse += (whenToUse.empty() ? "" : "; ") + p.first + ": " + p.second;
+    facts["slide_when_to_use"].push_back({p.first, p.second});
+  }
+  ImGui::TextWrapped("The slide's \"Best for:\" %s. Its \"When to Use:\" (efficient attention) %s. tscope's own wording is the 'use' column.",
+                     bestFor.c_str(), whenToUse.c_str());
+}
+
 }  // namespace
 
 void EfficientPanel::drawCost(PanelContext& ctx) {
@@ -148,18 +186,25 @@ void EfficientPanel::drawCost(PanelContext& ctx) {
   }
 
   // The lecture's table with our numbers in it.
-  const int columns = 9;
+  const int columns = 10;
   if (ImGui::BeginTable("efficient_cost_table", columns, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
-    for (const char* title :
-         {"variant", "time", "memory", "exact", "max n", "use", "time slope (expected)", "memory slope (expected)", "at the largest n"})
-      ImGui::TableSetupColumn(title, std::string_view(title) == "use" ? ImGuiTableColumnFlags_WidthStretch : ImGuiTableColumnFlags_WidthFixed);
+    for (const char* title : {"variant", "the slide (Appendix A15)", "time", "memory", "exact", "max n", "use", "time slope (expected)",
+                              "memory slope (expected)", "at the largest n"})
+      ImGui::TableSetupColumn(title, std::string_view(title) == "use" || std::string_view(title).starts_with("the slide")
+                                         ? ImGuiTableColumnFlags_WidthStretch
+                                         : ImGuiTableColumnFlags_WidthFixed);
     ImGui::TableHeadersRow();
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("slopes: the measured log-log fit over n, the lecture's exponent in brackets");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "the slide's cells: variant | complexity | exact | max n | use case (! where they differ from tscope's); slopes: the "
+          "measured log-log fit over n, the lecture's exponent in brackets");
     for (size_t i = 0; i < table.size(); ++i) {
       const VariantComplexity& row = table[i];
       const VariantCurve& curve = curves[i];
       ImGui::TableNextColumn();
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(variantColour(row.variant)), "%s", attentionVariantName(row.variant));
+      ImGui::TableNextColumn();
+      drawSlideCell(slideVariantRow(row.variant), facts["slide_table"][attentionVariantName(row.variant)]);
       const std::string cells[] = {row.time,
                                    row.memory,
                                    row.exact ? "yes" : "no",
@@ -182,6 +227,7 @@ void EfficientPanel::drawCost(PanelContext& ctx) {
     ImGui::EndTable();
   }
   recordItem(ctx.shared, "efficient_cost_table");
+  drawSlideLists(facts);
 
   // The lecture's worked example.
   const int64_t exact = attentionMatrixBytes(4096, 16), linformer = linformerMatrixBytes(4096, 256, 16);
