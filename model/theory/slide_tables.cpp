@@ -146,15 +146,6 @@ const std::vector<Gpt3SlideRow>& gpt3SlideRows() {
 
 bool same(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
 
-std::string paperText(double v) {
-  char text[32];
-  if (v >= 1e9) std::snprintf(text, sizeof text, "%gB", v / 1e9);
-  else if (v >= 1e5) std::snprintf(text, sizeof text, "%gM", v / 1e6);
-  else if (v < 1) std::snprintf(text, sizeof text, "%.1fe-4", v / 1e-4);
-  else std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
-
 // Which Table 2.1 models have the slide's value (when it differs), or, for the slide's Large, what
 // the paper's own Large (760M) has where that is not the XL's.
 std::string gpt3Note(const Gpt3SlideRow& row, const Gpt3SpecCell& cell, int paperModel) {
@@ -172,6 +163,15 @@ std::string gpt3Note(const Gpt3SlideRow& row, const Gpt3SpecCell& cell, int pape
 }
 
 }  // namespace
+
+std::string paperText(double v) {
+  char text[32];
+  if (v >= 1e9) std::snprintf(text, sizeof text, "%gB", v / 1e9);
+  else if (v >= 1e5) std::snprintf(text, sizeof text, "%gM", v / 1e6);
+  else if (v < 1) std::snprintf(text, sizeof text, "%.1fe-4", v / 1e-4);
+  else std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
 
 std::vector<Gpt3SpecRow> gpt3SlideSpecs() {
   const std::vector<Gpt3PaperModel>& paper = gpt3Table21();

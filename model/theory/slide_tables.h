@@ -120,6 +120,8 @@ struct Gpt3SpecColumn {
   int paperModel;     // index into gpt3Table21()
 };
 const std::vector<Gpt3SpecColumn>& gpt3SlideColumns();
+// A Table 2.1 value as the paper prints it: 1.3B, 350M, 2.0e-4, 24.
+std::string paperText(double v);
 std::vector<Gpt3SpecRow> gpt3SlideSpecs();
 
 }  // namespace tscope

@@ -10,7 +10,8 @@
 
 #include "app/gui/widgets/plot.h"  // formatCount, formatScientific
 #include "app/session/published_json.h"
-#include "model/core/units.h"  // formatBytes
+#include "model/core/units.h"           // formatBytes
+#include "model/theory/slide_tables.h"  // paperText
 
 namespace tscope::gui {
 
@@ -21,15 +22,6 @@ std::string cell(double value, bool scientific) {
   if (scientific) return formatScientific(value);
   char text[16];
   std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
-
-std::string paperCell(double v) {
-  char text[32];
-  if (v >= 1e9) std::snprintf(text, sizeof text, "%gB", v / 1e9);
-  else if (v >= 1e5) std::snprintf(text, sizeof text, "%gM", v / 1e6);
-  else if (v < 1) std::snprintf(text, sizeof text, "%.1fe-4", v / 1e-4);
-  else std::snprintf(text, sizeof text, "%g", v);
   return text;
 }
 
@@ -113,7 +105,7 @@ void drawGpt3Specs(nlohmann::json& facts) {
         ImGui::SameLine();
         ImGui::TextDisabled("not checked");
       } else if (c["differs"].get<bool>()) {
-        ImGui::TextColored(warn, "! %s  paper %s", slide.c_str(), paperCell(c["paper"].get<double>()).c_str());
+        ImGui::TextColored(warn, "! %s  paper %s", slide.c_str(), paperText(c["paper"].get<double>()).c_str());
       } else {
         ImGui::Text("%s  = paper", slide.c_str());
       }
@@ -127,7 +119,7 @@ void drawGpt3Specs(nlohmann::json& facts) {
       if (r["cells"][i]["differs"].get<bool>())
         ImGui::BulletText("%s, %s: the slide's %s, Table 2.1's %s (%s)", r["label"].get<std::string>().c_str(),
                           columns[i]["slide"].get<std::string>().c_str(), r["cells"][i]["slide"].get<std::string>().c_str(),
-                          paperCell(r["cells"][i]["paper"].get<double>()).c_str(), r["cells"][i]["note"].get<std::string>().c_str());
+                          paperText(r["cells"][i]["paper"].get<double>()).c_str(), r["cells"][i]["note"].get<std::string>().c_str());
 }
 
 }  // namespace tscope::gui
