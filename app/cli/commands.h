@@ -25,5 +25,6 @@ int runScoreDates(const Argv& argv);      // score_dates.cpp
 int runFill(const Argv& argv);            // fill.cpp
 int runFillEval(const Argv& argv);        // fill.cpp
 int runFamilies(const Argv& argv);        // fill.cpp
+int runClassify(const Argv& argv);        // classify.cpp
 
 }  // namespace tscope::cli

@@ -34,10 +34,16 @@ const char* kUsage =
     "  families   [--models DIR (default assets/models)] [--top K (default 3)]\n"
     "             the lecture's three families live: brown-small (GPT), brown-bert (BERT) and dates-encdec (T5), each on its\n"
     "             example input, with its output, attention mask and training objective (the Architecture panel's view)\n"
+    "  classify   --model M (--image FILE | --digit N) [--top K (default 5)] [--dump DIR] [--backend B] | --model M --test-set\n"
+    "             an image model (digits-vit, a ViT checkpoint): {\"top\": [{\"label\", \"id\", \"p\"}...]}; any image size is resized\n"
+    "             as the model's preprocessor_config.json says; --digit N is test image N of the digits' fixed split; --dump adds\n"
+    "             pixels.npy, rollout.npy (T, T), position_similarity.npy (P, P) and patch_filters.npy beside forward's arrays;\n"
+    "             --test-set: the digits model's test accuracy and a logistic regression's on the same split\n"
     "  init       --out DIR [--config config.json] [--layers L --heads H --embd C --positions P --seed S --init-std X] [--tokenizer DIR]\n"
     "  train      --config FILE --data SPEC --out DIR [--steps N] [--threads N] [--quiet] [--backend B] | --out DIR --resume\n"
     "             SPEC: brown[:vocab=N,val=F] | text:path=FILE[,vocab=N,val=F] | addition[:digits=N]\n"
     "                   | copy|reverse|sort|induction[:vocab=N,length=N] | modadd[:modulus=N] | dates (encoder-decoder)\n"
+    "                   | digits (an image model: the 8x8 handwritten digits)\n"
     "  compare-forward --left M1 --right M2 (--text S | --left-text S --right-text S) [--left-what-if W] [--right-what-if W]\n"
     "             [--dump DIR] [--backend B]: two forwards side by side: \"kl\" of the next token, each side's top 5, logit lens\n"
     "             and per-head entropy / previous- and first-token distances, per layer and head the largest map difference\n"
@@ -92,6 +98,7 @@ int main(int argc, char** argv) {
                                                                            {"fill", runFill},
                                                                            {"fill-eval", runFillEval},
                                                                            {"families", runFamilies},
+                                                                           {"classify", runClassify},
                                                                            {"published", runPublished}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);

@@ -86,8 +86,8 @@ int runTrain(const Argv& argv) {
                  {"backend", trainer->backendName()},
                  {"interrupted", interrupted.load()}};
   if (!trainer->history().evals.empty()) result["val_loss"] = trainer->history().evals.back().loss;
-  if (!trainer->history().evals.empty() && trainer->config().model.masked_lm)
-    result["val_masked_accuracy"] = trainer->history().evals.back().maskedAccuracy;
+  if (const char* accuracy = accuracyKey(trainer->config().model); accuracy && !trainer->history().evals.empty())
+    result[std::string("val_") + accuracy] = trainer->history().evals.back().accuracy;
   print(result);
   return interrupted ? 130 : 0;
 }

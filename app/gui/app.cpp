@@ -19,6 +19,7 @@
 #include "app/gui/widgets/layout.h"
 #include "model/io/npy.h"
 #include "app/session/session_file.h"
+#include "app/session/vision_input.h"
 
 #include "app/gui/platform.h"
 
@@ -40,8 +41,23 @@ App::App(std::unique_ptr<Session> session, AppState state)
   for (const PanelInfo& panel : panelCatalog())  // a registration's mistake shows in the first test that opens the app
     if (!shortcutKey(panel.shortcut)) throw Error(std::string("panel ") + panel.name + ": no key for its shortcut Alt " + panel.shortcut);
   makeModelPanels();
+  fitImageInput(false);
   selectPanel(state_.panel);  // a session file's panel opens first
   post();
+}
+
+void App::fitImageInput(bool openVision) {
+  const ModelConfig& c = session_->config();
+  if (!c.isImage()) {  // a text model reads no picture
+    state_.image.clear();
+    state_.maskedPatches.clear();
+    return;
+  }
+  if (state_.image.size() != (size_t)c.imageFloats()) {
+    state_.image = session::defaultImage(c, session_->preprocessing());
+    state_.maskedPatches.clear();
+  }
+  if (openVision) state_.panel = PanelId::Vision;
 }
 
 void App::makeModelPanels() {

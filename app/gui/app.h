@@ -135,6 +135,9 @@ class App {
     std::string error;
   };
   void finishOpen(const OpenedModel& opened);
+  // Image models: a picture of the model's size in the state (a default digit or photograph when it
+  // has none), the Vision panel selected when `openVision`; text models: no picture.
+  void fitImageInput(bool openVision);
 
   // First: destroyed last, when every task has been cancelled and joined (tasks.h).
   Tasks tasks_;

@@ -75,7 +75,7 @@ void App::finishOpen(const OpenedModel& opened) {
   }
   addRecent(opened.session->modelPath());
   modelPathInput_ = opened.session->modelPath();  // the path field names the model on screen (a lesson, the browser, a session opened it)
-  const bool wasEncoderDecoder = session_->config().isEncoderDecoder();
+  const bool wasEncoderDecoder = session_->config().isEncoderDecoder(), wasImage = session_->config().isImage();
   std::shared_ptr<Session> old = std::exchange(session_, std::move(opened.session));
   snapshot_.reset();
   // The old session finishes (or cancels) its forward and joins its worker on a task thread; the
@@ -99,12 +99,15 @@ void App::finishOpen(const OpenedModel& opened) {
     std::swap(state_.prompt, promptAside_);
     if (!c.isEncoderDecoder() && state_.prompt.empty()) state_.prompt = AppState{}.prompt;  // the app started on an encoder-decoder
   }
-  state_.generatedIds.clear();  // the old model's token ids
+  state_.generatedIds.clear();              // the old model's token ids
+  fitImageInput(c.isImage() && !wasImage);  // an image model opens in the Vision panel, with a picture to read
   keepFittingInterventions(state_.interventions, c);
   if (std::string dropped = keepFittingWhatIfs(state_.whatIfs, c); !dropped.empty()) showMessage(dropped, MessageKind::Warning);
   showMessage("opened " + opened.path, MessageKind::Info);
   // Stay on the panel on screen; one that shows its own run (Training) opens the model in the default panel.
-  selectPanel(panelInfo(state_.panel).has(kOwnRun) ? AppState{}.panel : state_.panel);
+  // Back from an image model, the Vision panel gives way to the default one.
+  const bool leftVision = wasImage && !c.isImage() && state_.panel == PanelId::Vision;
+  selectPanel(panelInfo(state_.panel).has(kOwnRun) || leftVision ? AppState{}.panel : state_.panel);
   post();
 }
 

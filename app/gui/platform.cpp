@@ -73,6 +73,7 @@ bool isShortcutPressed(Key key, int mods, int digitOffset) {
     case Key::Enter: code = GLFW_KEY_ENTER; break;
     case Key::O: code = GLFW_KEY_O; break;
     case Key::C: code = GLFW_KEY_C; break;
+    case Key::V: code = GLFW_KEY_V; break;
   }
   // Our bits and GLFW's agree: shift 1, control 2, alt 4.
   static_assert(kShift == GLFW_MOD_SHIFT && kCtrl == GLFW_MOD_CONTROL && kAlt == GLFW_MOD_ALT);

@@ -43,7 +43,8 @@ enum class Key {
   R,
   Enter,
   O,
-  C
+  C,
+  V
 };
 // Modifier bits a shortcut is pressed with (combine with |).
 enum Mod : int { kNoMod = 0, kShift = 1, kCtrl = 2, kAlt = 4 };

@@ -34,6 +34,13 @@ struct ForwardInputs {
   // What-ifs (model/nn/what_if.h: the toolbar's "What if" menu): the model with a piece taken out;
   // every panel shows the changed forward, the status bar names them.
   WhatIfs whatIfs;
+  // Image models (docs/VISION.md): the image as the model reads it, (num_channels, size, size) after
+  // its preprocessing (the Vision panel's canvas or an opened picture); empty: none yet. Not saved in
+  // session files (a picture's path is kept by the Vision panel).
+  std::vector<float> image;
+  // Patches the Vision panel masked (0-based, row by row): their pixels are set to 0 before the
+  // forward, and the unmasked image's classes are the "before".
+  std::vector<int> maskedPatches;
   bool operator==(const ForwardInputs&) const = default;
 };
 

@@ -29,3 +29,4 @@ TSCOPE_PANEL(Training, "training", "Training", '0', kOwnRun, "training_tab_run",
 TSCOPE_PANEL(Translation, "translation", "Translation", 'T', kNeedsNothing)
 TSCOPE_PANEL(Fill, "fill", "Fill in the blank", 'B', kNeedsNothing)
 TSCOPE_PANEL(Compare, "compare", "Compare", 'C', kNeedsNothing)
+TSCOPE_PANEL(Vision, "vision", "Vision", 'V', kNeedsNothing)

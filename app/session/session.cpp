@@ -223,10 +223,16 @@ std::shared_ptr<Snapshot> Session::compute(const Request& posted, uint64_t id) {
     return afterForward(posted, id);
   auto snapshot = std::make_shared<Snapshot>();
   snapshot->id = id;
+  if (posted.generateTokens > 0 && config().isImage()) {
+    snapshot->request = posted;
+    snapshot->error = "an image model classifies a picture: it generates no tokens";
+    return snapshot;
+  }
   const Request request = posted.generateTokens > 0 ? runGeneration(posted, *snapshot) : posted;  // Step / Generate N first
   snapshot->request = request;
   return runStages(snapshot, [&] {
     const ModelConfig& c = config();
+    if (c.isImage()) return imageForward(request, *snapshot);
     if (!tokenizer_) throw Error("this model has no tokenizer: " + model_.tokenizerNote);
     const Tokenized& tokens = tokenize(request);
     snapshot->ids = tokens.fit.kept;

@@ -203,6 +203,8 @@ class Session {
   uint64_t serial() const { return serial_; }
   const ModelConfig& config() const { return model_.weights.config(); }
   const Weights& weights() const { return model_.weights; }
+  // Image models: how a picture becomes the model's input (the model's preprocessor_config.json).
+  const ImagePreprocessing& preprocessing() const { return model_.preprocessing; }
   const Tokenizer* tokenizer() const { return tokenizer_.get(); }
   // A masked language model's [CLS] [SEP] [MASK] [PAD] ids in its tokenizer (all -1 for others).
   const MaskedLmTokens& maskedTokens() const { return maskedTokens_; }
@@ -260,6 +262,9 @@ class Session {
   // depends on changed; and the next-token logits of `ids` without them.
   void applyInterventions(const Request& request, std::span<const int> ids, Snapshot& snapshot);
   std::vector<float> cleanLogits(std::span<const int> ids);
+  // Image models (session_vision.cpp): the request's image (masked patches blanked) through the
+  // model, the trace and the class probabilities as the sampling stages' distribution.
+  void imageForward(const Request& request, Snapshot& snapshot);
   void variantLogits(const Request& request, Snapshot& snapshot);
   // A newer request waits, or the session is closing (a model switch, quit).
   bool newerRequestWaiting() const { return worker_.cancelToken().cancelled(); }

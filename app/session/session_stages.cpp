@@ -27,7 +27,8 @@ std::shared_ptr<Snapshot> Session::afterForward(const Request& request, uint64_t
     if (!(request.sampling == last.request.sampling)) {
       const size_t V = static_cast<size_t>(config().vocab_size);  // the trace keeps the last row's logits (or every row's)
       if (last.trace.logits.size() < V) throw Error("the last forward kept no logits to sample from");
-      samplingStage(request, std::span<const float>(last.trace.logits).last(V), *snapshot, last.id);
+      const std::span<const float> rows(last.trace.logits);  // an image model's classes are [CLS]'s row, the first
+      samplingStage(request, config().isImage() ? rows.first(V) : rows.last(V), *snapshot, last.id);
     }
     if (request.beamWidth != last.request.beamWidth || request.beamSteps != last.request.beamSteps) {
       snapshot->beam.reset();
@@ -68,7 +69,7 @@ void Session::samplingStage(const Request& request, std::span<const float> logit
 }
 
 void Session::beamStage(const Request& request, Snapshot& snapshot) {
-  if (request.beamWidth <= 0 || config().masked_lm) return;
+  if (request.beamWidth <= 0 || config().masked_lm || config().isImage()) return;
   const int steps = std::min(request.beamSteps, config().n_positions - (int)snapshot.ids.size());
   if (steps <= 0) return;
   setStage(ComputeProgress::Stage::BeamSearch);
@@ -77,7 +78,7 @@ void Session::beamStage(const Request& request, Snapshot& snapshot) {
 }
 
 void Session::kvTimingStage(const Request& request, Snapshot& snapshot) {
-  if (!request.measureKvCache || config().masked_lm) return;
+  if (!request.measureKvCache || config().masked_lm || config().isImage()) return;
   // The first new token comes from the prompt's forward; the decode steps after it are timed,
   // so there must be room for two. A full context gives a timing of no tokens (the panel says why).
   const ModelConfig& c = config();

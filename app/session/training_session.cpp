@@ -231,7 +231,7 @@ void TrainingSession::evaluate() {
   if (!std::isfinite(report.loss)) throw Error("the validation loss is not finite at step " + std::to_string(report.step));
   view_.evalSteps.push_back(report.step);
   view_.valLoss.push_back(static_cast<float>(report.loss));
-  if (report.maskedAccuracy >= 0) view_.maskedAccuracy.push_back(static_cast<float>(report.maskedAccuracy));
+  if (report.accuracy >= 0) view_.accuracy.push_back(static_cast<float>(report.accuracy));
 }
 
 void TrainingSession::takeSnapshot() {
@@ -242,7 +242,7 @@ void TrainingSession::takeSnapshot() {
   const size_t recent = std::min<size_t>(10, view_.trainLoss.size());
   if (recent > 0) snapshot->trainLoss = std::accumulate(view_.trainLoss.end() - recent, view_.trainLoss.end(), 0.0) / static_cast<double>(recent);
   if (!view_.valLoss.empty()) snapshot->valLoss = view_.valLoss.back();
-  if (!view_.maskedAccuracy.empty()) snapshot->maskedAccuracy = view_.maskedAccuracy.back();
+  if (!view_.accuracy.empty()) snapshot->accuracy = view_.accuracy.back();
   // The host backend reads the trainer's weights in place; nothing trains while this runs.
   Transformer transformer(trainer_->weights(), *probeBackend_);
   TraceOptions options;

@@ -27,7 +27,7 @@ struct TrainingSnapshot {
   int step = 0;
   double trainLoss = std::numeric_limits<double>::quiet_NaN();  // mean of the last few steps (NaN at step 0)
   double valLoss = std::numeric_limits<double>::quiet_NaN();    // the latest validation loss so far
-  double maskedAccuracy = -1;                                   // a masked LM's latest masked-token accuracy on validation (-1: not a masked LM)
+  double accuracy = -1;                                         // a masked LM's latest masked-token accuracy on validation (-1: not a masked LM)
   int L = 0, H = 0, T = 0;
   std::vector<float> attention;   // (L, H, T, T) post-softmax on the probe (0 where masked)
   int experts = 0;                // E; 0 for a dense model
@@ -51,7 +51,7 @@ struct TrainingView {
   std::vector<float> learningRate;                                // (steps done)
   std::vector<int> evalSteps;                                     // (evals) step of each validation
   std::vector<float> valLoss;                                     // (evals)
-  std::vector<float> maskedAccuracy;                              // (evals) a masked LM's share of hidden tokens right; else empty
+  std::vector<float> accuracy;                                    // (evals) a masked LM's share of hidden tokens right; else empty
   std::vector<std::string> probeTokens;                           // (T) printable text of each probe token
   std::string probeText;                                          // the probe decoded (a prompt for the explorer)
   std::vector<std::shared_ptr<const TrainingSnapshot>> timeline;  // ascending steps, at most kMaxSnapshots (fewer for big maps)

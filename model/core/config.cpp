@@ -160,6 +160,30 @@ std::string encoderDecoderProblem(const ModelConfig& c) {
   return "";
 }
 
+// The Vision Transformer's rules (docs/VISION.md): "" for a text model or when they hold.
+std::string imageProblem(const ModelConfig& c) {
+  if (c.image_size < 0 || c.image_size > 4096) return rangeRule("image_size", c.image_size, 0, 4096);
+  if (!c.isImage()) return c.tokenizer == "labels" ? "tokenizer \"labels\" (class names) is for image models: set image_size" : "";
+  for (auto msg : {rangeRule("patch_size", c.patch_size, 1, 4096), rangeRule("num_channels", c.num_channels, 1, 4)})
+    if (!msg.empty()) return msg;
+  if (c.image_size % c.patch_size != 0)
+    return "patch_size (" + std::to_string(c.patch_size) + ") must divide image_size (" + std::to_string(c.image_size) + ")";
+  const long long tokens = 1 + (long long)c.patchGrid() * c.patchGrid();
+  if (tokens > (1 << 20)) return "image_size / patch_size gives " + std::to_string(tokens) + " patch tokens, more than tscope runs (1048576)";
+  if (c.n_positions != tokens)
+    return "n_positions must be " + std::to_string(tokens) + " for an image of " + std::to_string(c.image_size) + " pixels in patches of " +
+           std::to_string(c.patch_size) + ": [CLS] and one token per patch (got " + std::to_string(c.n_positions) + ")";
+  if (c.causal || c.masked_lm || c.mlm_head || c.hasTokenTypes() || c.isEncoderDecoder())
+    return "an image model is an encoder classifier: causal false, and no masked_lm, mlm_head, token types or encoder-decoder";
+  if (c.tie_word_embeddings) return "an image model's classifier (lm_head) is its own: tie_word_embeddings must be false";
+  if (c.position_encoding != PositionEncoding::Learned && c.position_encoding != PositionEncoding::Sinusoidal &&
+      c.position_encoding != PositionEncoding::None)
+    return std::string("an image model adds its positions to the patch embeddings: position_encoding learned, sinusoidal or none (got ") +
+           toString(c.position_encoding) + ")";
+  if (c.tokenizer != "labels") return "an image model's tokenizer is \"labels\" (its class names, id2label)";
+  return "";
+}
+
 }  // namespace
 
 const char* toString(PositionEncoding v) { return nameOf(kPositionNames, (int)v); }
@@ -173,6 +197,28 @@ ModelConfig encoderStackConfig(const ModelConfig& config) {
   e.n_encoder_layer = 0;
   e.causal = false;
   return e;
+}
+
+std::vector<int> imageTokenIds(const ModelConfig& config) {
+  std::vector<int> ids(1 + config.numPatches(), 1);
+  ids[0] = 0;
+  return ids;
+}
+
+std::vector<float> imagePatchRows(const ModelConfig& config, const float* pixels, size_t count) {
+  if (count != (size_t)config.imageFloats())
+    throw Error("the image has " + std::to_string(count) + " values, but the model reads " + std::to_string(config.num_channels) + " x " +
+                std::to_string(config.image_size) + " x " + std::to_string(config.image_size));
+  const int S = config.image_size, p = config.patch_size, G = config.patchGrid(), K = config.patchDim();
+  std::vector<float> rows((size_t)(1 + G * G) * K, 0.0f);
+  for (int gy = 0; gy < G; ++gy)
+    for (int gx = 0; gx < G; ++gx) {
+      float* row = rows.data() + (size_t)(1 + gy * G + gx) * K;
+      for (int ch = 0; ch < config.num_channels; ++ch)
+        for (int y = 0; y < p; ++y)
+          for (int x = 0; x < p; ++x) *row++ = pixels[((size_t)ch * S + gy * p + y) * S + gx * p + x];
+    }
+  return rows;
 }
 
 std::vector<int> tokenTypes(const ModelConfig& config, const int* tokens, size_t count) {
@@ -200,7 +246,8 @@ std::string validateConfig(const ModelConfig& c) {
     return "n_head (" + std::to_string(c.n_head) + ") must divide n_embd (" + std::to_string(c.n_embd) + ")";
   if (c.n_head % c.kvHeads() != 0) return "n_kv_head (" + std::to_string(c.kvHeads()) + ") must divide n_head (" + std::to_string(c.n_head) + ")";
   if (!(c.layer_norm_epsilon > 0.0) || c.layer_norm_epsilon > 1.0) return "layer_norm_epsilon must be in (0, 1]";
-  if (c.tokenizer != "gpt2-bpe" && c.tokenizer != "char") return "tokenizer must be \"gpt2-bpe\" or \"char\" (got \"" + c.tokenizer + "\")";
+  if (c.tokenizer != "gpt2-bpe" && c.tokenizer != "char" && c.tokenizer != "labels")
+    return "tokenizer must be \"gpt2-bpe\", \"char\" or \"labels\" (got \"" + c.tokenizer + "\")";
   if (c.position_encoding == PositionEncoding::Rope && c.headDim() % 2 != 0)
     return "position_encoding rope needs an even head dimension (" + std::string(c.head_dim ? "head_dim" : "n_embd / n_head") + " = " +
            std::to_string(c.headDim()) + ")";
@@ -210,6 +257,7 @@ std::string validateConfig(const ModelConfig& c) {
   if (std::string msg = ropeScalingProblem(c); !msg.empty()) return msg;
   if (std::string msg = attentionVariantConfigProblem(c); !msg.empty()) return msg;
   if (std::string msg = encoderDecoderProblem(c); !msg.empty()) return msg;
+  if (std::string msg = imageProblem(c); !msg.empty()) return msg;
   if (c.masked_lm && (c.causal || c.isEncoderDecoder()))
     return "masked_lm needs an encoder-only model: causal false and n_encoder_layer 0 (a masked token is predicted from both sides)";
   if (c.embedding_norm && c.isEncoderDecoder())
@@ -316,6 +364,9 @@ void configFields(C& c, Visit&& visit) {
   visit("n_encoder_layer", c.n_encoder_layer, encoderDecoder);
   visit("decoder_start_token_id", c.decoder_start_token_id, encoderDecoder);
   visit("eos_token_id", c.eos_token_id, encoderDecoder);
+  visit("image_size", c.image_size, c.isImage());
+  visit("patch_size", c.patch_size, c.isImage());
+  visit("num_channels", c.num_channels, c.isImage());
 }
 
 // configFields' reader: every field present in `j`, its type and names checked.
@@ -370,6 +421,11 @@ ModelConfig configFromJson(const nlohmann::json& j) {
   if (!j.is_object()) throw Error("expected a JSON object at the top level");
   ModelConfig c;
   configFields(c, FieldReader{j});
+  // An image model's context and tokenizer follow from its image: a file may leave them out.
+  if (c.isImage() && c.patch_size >= 1 && c.image_size <= 4096 && c.image_size % c.patch_size == 0) {
+    if (!j.contains("n_positions")) c.n_positions = 1 + c.numPatches();
+    if (!j.contains("tokenizer")) c.tokenizer = "labels";
+  }
   if (auto msg = validateConfig(c); !msg.empty()) throw Error(msg);
   return c;
 }

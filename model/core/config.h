@@ -100,6 +100,16 @@ struct ModelConfig {
   int n_encoder_layer = 0;
   int decoder_start_token_id = -1;
   int eos_token_id = -1;
+  // A Vision Transformer (docs/VISION.md; image_size > 0): the input is an image of num_channels x
+  // image_size x image_size cut into patches of patch_size x patch_size, each patch one token after
+  // a [CLS] token (n_positions = 1 + patches). A patch's pixels, flattened channel by channel then
+  // row by row (as ViT's strided convolution reads them), are projected by patch.weight (K, C); the
+  // token table wte is (2, C): row 0 the [CLS] embedding, row 1 the projection's bias, so the tokens
+  // are the ids 0, 1, 1, ... (imageTokenIds). Encoder-only (causal false); the unembedding lm_head
+  // (V, C) plus lm_head.bias (V) is the classifier over V = vocab_size classes, read on [CLS].
+  int image_size = 0;
+  int patch_size = 16;
+  int num_channels = 3;
 
   int headDim() const { return head_dim > 0 ? head_dim : n_embd / n_head; }  // D
   int attnDim() const { return n_head * headDim(); }                         // A = H * D (= C unless head_dim is set)
@@ -117,6 +127,11 @@ struct ModelConfig {
   bool hasFinalNorm() const { return pre_norm && hasNorm(); }  // post-norm output is already normalised
   bool isEncoderDecoder() const { return n_encoder_layer > 0; }
   bool hasTokenTypes() const { return type_vocab_size > 0; }
+  bool isImage() const { return image_size > 0; }
+  int patchGrid() const { return isImage() ? image_size / patch_size : 0; }                   // patches per side
+  int numPatches() const { return patchGrid() * patchGrid(); }                                // P
+  int patchDim() const { return num_channels * patch_size * patch_size; }                     // K: one patch's pixels
+  int imageFloats() const { return isImage() ? num_channels * image_size * image_size : 0; }  // (channels, size, size)
   // Keys within w positions (i - w < j <= i); 0 = all: attention_window, or the window variant's knob.
   int slidingWindow() const { return attention_variant.variant == AttentionVariant::Window ? attention_variant.window : attention_window; }
   // The variant runs as the efficient-attention op instead of the backend's softmax attention:
@@ -145,6 +160,15 @@ ModelConfig encoderStackConfig(const ModelConfig& config);
 // sep_token_id tokens before it, at most type_vocab_size - 1; all 0 when the model has no token
 // types or no [SEP] id.
 std::vector<int> tokenTypes(const ModelConfig& config, const int* tokens, size_t count);
+
+// An image model's token ids (1 + numPatches()): 0 for [CLS], then 1 for every patch (the rows of wte
+// they look up: the [CLS] embedding and the patch projection's bias).
+std::vector<int> imageTokenIds(const ModelConfig& config);
+// The patch rows of one image (channels, size, size) channel-major: (1 + P, K), row 0 zeros ([CLS]),
+// row 1 + gy * grid + gx the patch at grid row gy and column gx, its pixels channel by channel, then
+// row by row, as ViT's convolution weight (C, channels, p, p) flattens. Throws tscope::Error when
+// `pixels` is not imageFloats() long.
+std::vector<float> imagePatchRows(const ModelConfig& config, const float* pixels, size_t count);
 
 // Returns "" when the config is usable, else one line naming the field and the rule it breaks.
 std::string validateConfig(const ModelConfig& config);

@@ -71,7 +71,9 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
       addFeedForward(p + "mlp.", F);
     }
   };
-  add("wte.weight", {V, C});
+  // An image model's token table is (2, C): [CLS] and the patch projection's bias (config.h).
+  add("wte.weight", {c.isImage() ? 2 : V, C});
+  if (c.isImage()) add("patch.weight", {c.patchDim(), C});
   if (c.hasLearnedPositions()) add("wpe.weight", {P, C});
   if (c.hasTokenTypes()) add("wtt.weight", {c.type_vocab_size, C});
   if (c.embedding_norm) addNorm("ln_emb");
@@ -89,6 +91,7 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
     add("mlm.bias", {V});
   }
   if (!c.tie_word_embeddings) add("lm_head.weight", {V, C});
+  if (c.isImage()) add("lm_head.bias", {V});  // the classifier's bias
   size_t offset = 0;
   for (auto& s : specs) {
     s.offset = offset;

@@ -79,7 +79,9 @@ using ConstLayerWeights = LayerParams<const float>;
 // A pointer to every parameter of a model, by role.
 template <class T>
 struct ModelParams {
-  T* wte = nullptr;                    // (V, C) token embedding, also the unembedding when tied
+  T* wte = nullptr;                    // (V, C) token embedding, also the unembedding when tied; image models (2, C): [CLS], patch bias
+  T* patchWeight = nullptr;            // (K, C) image models only: a patch's K pixels projected to C
+  T* lmHeadBias = nullptr;             // (V) image models only: the classifier's bias
   T* wpe = nullptr;                    // (n_positions, C) learned positions only
   T* wtt = nullptr;                    // (type_vocab_size, C) token types (BERT's segments) only
   std::vector<LayerParams<T>> layers;  // (L)
@@ -135,6 +137,8 @@ ModelParams<T> bindParams(const ModelConfig& config, const Address& address) {
   params.wte = address("wte.weight");
   params.wpe = address("wpe.weight");
   params.wtt = address("wtt.weight");
+  params.patchWeight = address("patch.weight");
+  params.lmHeadBias = address("lm_head.bias");
   auto bindLayer = [&](const std::string& p) {
     LayerParams<T> w;
     w.ln1Weight = address(p + "ln_1.weight");

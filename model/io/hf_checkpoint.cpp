@@ -11,6 +11,7 @@
 // the q and k rows of each head are reordered (i -> 2i, i + D/2 -> 2i + 1): q . k is unchanged.
 // Qwen3's per-head q_norm / k_norm weights (D) are reordered the same way (RMS is order-blind).
 #include "model/io/hf_checkpoint.h"
+#include "model/io/hf_vit.h"
 
 #include <algorithm>
 #include <array>
@@ -148,14 +149,15 @@ bool isHfLlamaFamily(const nlohmann::json& j) {
 }
 
 std::string unsupportedHfArchitecture(const nlohmann::json& j) {
-  if (!j.is_object() || isHfLlamaFamily(j) || isHfBert(j)) return "";
+  if (!j.is_object() || isHfLlamaFamily(j) || isHfBert(j) || isHfVit(j)) return "";
   const std::string arch = architectureOf(j), type = modelTypeOf(j);
   if (!arch.empty() && arch != "GPT2LMHeadModel")
     return "architecture " + oneLine(arch, 80) +
            " is not supported yet (tscope reads GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-           "MixtralForCausalLM, Qwen2MoeForCausalLM and BertForMaskedLM)";
+           "MixtralForCausalLM, Qwen2MoeForCausalLM, BertForMaskedLM and ViTForImageClassification)";
   if (arch.empty() && !type.empty() && type != "gpt2")
-    return "model_type " + oneLine(type, 80) + " is not supported yet (tscope reads gpt2, llama, mistral, qwen2, qwen3, mixtral, qwen2_moe and bert)";
+    return "model_type " + oneLine(type, 80) +
+           " is not supported yet (tscope reads gpt2, llama, mistral, qwen2, qwen3, mixtral, qwen2_moe, bert and vit)";
   return "";
 }
 

@@ -14,6 +14,7 @@
 #include "model/core/file_check.h"
 #include "model/core/error.h"
 #include "model/io/hf_checkpoint.h"
+#include "model/io/hf_vit.h"
 #include "model/io/npy.h"
 #include "model/io/safetensors.h"
 #include "model/tokenize/special_tokens.h"
@@ -237,7 +238,7 @@ LoadedModel loadModel(const std::string& requested, const LoadProgress& progress
   const fs::path path(pathString);
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(pathString + ": no such file or directory");
-  LoadedModel model{Weights{}, nullptr, "", pathString, ""};
+  LoadedModel model{Weights{}, nullptr, "", pathString, "", {}};
   if (fs::is_regular_file(path, ec)) {
     if (path.extension() != ".bin") throw Error(pathString + ": expected a model directory or an llm.c .bin checkpoint");
     model.weights = loadLlmcCheckpoint(pathString, progress);
@@ -266,9 +267,20 @@ LoadedModel loadModel(const std::string& requested, const LoadProgress& progress
       if (config.sep_token_id < 0 && model.tokenizer) config.sep_token_id = findMaskedLmTokens(*model.tokenizer).sep;
       model.weights = loadHfBertWeights(pathString, config, configJson, progress);
       model.format = "hf-bert";
+    } else if (isHfVit(configJson)) {
+      const ModelConfig config = hfVitConfig(configJson, configPath.string());
+      model.tokenizer = makeLabelTokenizer(hfVitLabels(configJson, configPath.string()));  // id2label, else LABEL_i
+      model.weights = loadHfVitWeights(pathString, config, configJson, progress);
+      model.format = "hf-vit";
     } else {
       loadConfigDir(model, path, configPath, configJson, progress);
     }
+  }
+  if (const ModelConfig& c = model.weights.config(); c.isImage()) {
+    model.preprocessing.width = model.preprocessing.height = c.image_size;
+    const fs::path preprocessor = path / "preprocessor_config.json";
+    if (fs::is_directory(path, ec) && somethingAt(preprocessor.string()))
+      model.preprocessing = parsePreprocessorConfig(readJsonFile(preprocessor), preprocessor.string());
   }
   if (model.tokenizer && model.tokenizer->vocabSize() > model.weights.config().vocab_size)
     throw Error(pathString + ": the tokenizer has " + std::to_string(model.tokenizer->vocabSize()) + " tokens but the model only " +
@@ -293,6 +305,7 @@ void saveModelDir(const std::string& dirString, const Weights& weights, const To
   }
   writeSafetensors((dir / "model.safetensors").string(), tensors, {{"format", "pt"}, {"producer", "tscope"}});
   if (tokenizer && tokenizer->kind() == TokenizerKind::Char) saveCharTokenizer(*tokenizer, (dir / "chars.json").string());
+  if (tokenizer && tokenizer->kind() == TokenizerKind::Labels) saveLabelTokenizer(*tokenizer, (dir / "labels.json").string());
   auto copyFile = [&](const std::string& src, const char* name) {
     if (src.empty()) return;
     std::ifstream in(src, std::ios::binary);

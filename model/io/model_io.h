@@ -9,6 +9,7 @@
 
 #include "model/tokenize/tokenizer.h"
 #include "model/core/weights.h"
+#include "model/io/image.h"
 #include "model/io/load_progress.h"
 
 namespace tscope {
@@ -18,9 +19,12 @@ class MappedFile;  // model/io/safetensors.h
 struct LoadedModel {
   Weights weights;
   std::unique_ptr<Tokenizer> tokenizer;  // null when none was found (ids still work)
-  std::string format;                    // "hf-gpt2", "hf-llama", "hf-bert", "llmc-bin" or "tscope"
+  std::string format;                    // "hf-gpt2", "hf-llama", "hf-bert", "hf-vit", "llmc-bin" or "tscope"
   std::string path;
   std::string tokenizerNote;  // why there is no tokenizer, when there is none
+  // Image models: how an image becomes the model's input (preprocessor_config.json; without one the
+  // model's size, rescaled by 1/255 and normalised by 0.5 and 0.5 as ViT's processor does by default).
+  ImagePreprocessing preprocessing;
 };
 
 // `path` is a model directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, Mixtral, Qwen2-MoE, BERT: see hf_checkpoint.h), a HuggingFace

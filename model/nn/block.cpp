@@ -112,6 +112,13 @@ void BlockForward::addTokenTypes(float* x, const int* hostTokens, const float* w
   backend_->add(x, scratch, (size_t)B * T * C);
 }
 
+void BlockForward::addPatches(float* x, const float* hostPatchRows, const float* patch, float* scratchIn, float* scratchOut, int rows) {
+  const int K = config_.patchDim(), C = config_.n_embd;
+  backend_->upload(scratchIn, hostPatchRows, (size_t)rows * K);
+  backend_->matmul(scratchOut, scratchIn, patch, nullptr, rows, K, C);
+  backend_->add(x, scratchOut, (size_t)rows * C);
+}
+
 void BlockForward::linear(float* out, const float* in, const float* weight, const HalfMatrix& half, const float* bias, int rows, int K, int N) {
   if (half) backend_->matmulHalf(out, in, half, bias, rows);
   else backend_->matmul(out, in, weight, bias, rows, K, N);

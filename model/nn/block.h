@@ -130,10 +130,10 @@ struct OutputHead {
   const float* denseBias = nullptr;    // (C)
   const float* normWeight = nullptr;   // (C)
   const float* normBias = nullptr;     // (C) LayerNorm only
-  const float* bias = nullptr;         // (V)
+  const float* bias = nullptr;         // (V) the MLM head's output bias, or an image model's classifier bias (lm_head.bias)
   template <class T>
   static OutputHead of(const ModelParams<T>& p) {
-    return {p.mlmDenseWeight, p.mlmDenseBias, p.mlmLnWeight, p.mlmLnBias, p.mlmBias};
+    return {p.mlmDenseWeight, p.mlmDenseBias, p.mlmLnWeight, p.mlmLnBias, p.mlmBias ? p.mlmBias : p.lmHeadBias};
   }
 };
 
@@ -183,6 +183,10 @@ class BlockForward {
   // x (rows, C) = the configured norm of x (embedding_norm models: BERT's embeddings.LayerNorm after
   // the token + position embeddings), through scratch (rows, C).
   void embeddingNorm(float* x, float* scratch, const float* weight, const float* bias, int rows);
+
+  // x (B*T, C) += patchRows (B*T, K) . patch (K, C) (image models: each sequence's imagePatchRows,
+  // host memory; the [CLS] rows are zeros), through scratchIn (B*T, K) and scratchOut (B*T, C).
+  void addPatches(float* x, const float* hostPatchRows, const float* patch, float* scratchIn, float* scratchOut, int rows);
 
   // The unembedding's input for `rows` rows of the residual x (rows, C): x itself when the model has
   // no final norm and no MLM head, else in out: its final norm (weight, bias), already there when

@@ -216,6 +216,25 @@ PromptForward IncrementalForward::run(std::span<const int> ids, const TraceOptio
   return result;
 }
 
+PromptForward IncrementalForward::runImage(std::span<const float> pixels, const TraceOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  cache_.truncate(0);
+  ids_.clear();  // nothing of this run is reused: the next one runs whole
+  kept_ = Trace{};
+  attention_.clear();
+  PromptForward result;
+  model_.forwardImage(pixels, cache_, result.logits, &result.trace, options);
+  result.logits.resize(model_.config().vocab_size);  // [CLS]'s row: the classes
+  if (!result.trace.attn.empty()) attention_.append(result.trace);
+  result.attention = attention_;
+  result.trace.forwardMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  options_ = options;
+  interventions_ = model_.interventions();
+  whatIfs_ = model_.whatIfs();
+  cache_.truncate(0);
+  return result;
+}
+
 // The per-row data (components, internals) of the cached row `position`: the token run again as a
 // one-token step over the cache rows before it. Its key and value rows are put back as they were,
 // so the cache stays bit-identical to a forward over the whole prompt (the rerun's rows may differ

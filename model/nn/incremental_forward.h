@@ -31,6 +31,9 @@ class IncrementalForward {
   // Throws Cancelled (from the model's layer callback) or tscope::Error; either way it keeps a
   // consistent state: the prefix both the old and the new prompt share stays reusable.
   PromptForward run(std::span<const int> ids, const TraceOptions& options);
+  // Image models: the whole image (Transformer::forwardImage; an image shares no prefix with the last
+  // one). logits are the classes' at [CLS] (V); the next run() or runImage() reuses nothing.
+  PromptForward runImage(std::span<const float> pixels, const TraceOptions& options);
 
   // Tokens run() would reuse for `ids` (0 = from scratch), and why not more when it is 0 by rule.
   int reusableTokens(std::span<const int> ids, const TraceOptions& options, std::string* whyNot = nullptr) const;

@@ -44,6 +44,7 @@ Transformer::Transformer(const Weights& weights, Backend& backend) : config_(wei
   layers_ = params.layers;
   positions_ = block_.positionTable(params.wpe);
   tokenTypeTable_ = params.wtt;
+  patchWeight_ = params.patchWeight;
   if (config_.isEncoderDecoder()) {
     encoderBlock_.emplace(encoderStackConfig(config_), backend);
     encoderLayers_ = params.encoderLayers;
@@ -148,6 +149,7 @@ void Transformer::ensureScratch(int T) {
   hidden_ = backend_->allocate(T * F);
   if (config_.activation == Activation::SwiGlu) gate_ = backend_->allocate(T * F);
   if (config_.mlm_head && headScratch_.size() < T * C) headScratch_ = backend_->allocate(T * C);
+  if (config_.isImage()) patchIn_ = backend_->allocate(T * (size_t)config_.patchDim());
   if (config_.isEncoderDecoder()) {
     crossQ_ = backend_->allocate(T * A);
     crossAttn_ = backend_->allocate(T * A);
@@ -413,6 +415,12 @@ void Transformer::prepareTrace(Trace& trace, const TraceOptions& options, int T,
 
 void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vector<float>& logits, bool allPositions, Trace* trace,
                           const TraceOptions& options) {
+  if (config_.isImage()) throw Error("this is an image model: it reads an image, not text (open a text model, or give it an image)");
+  run(tokens, nullptr, cache, logits, allPositions, trace, options);
+}
+
+void Transformer::run(std::span<const int> tokens, const float* patchRows, KVCache& cache, std::vector<float>& logits, bool allPositions,
+                      Trace* trace, const TraceOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   const int T = static_cast<int>(tokens.size());
   const int C = config_.n_embd, V = config_.vocab_size;
@@ -435,6 +443,10 @@ void Transformer::forward(std::span<const int> tokens, KVCache& cache, std::vect
   if (config_.hasTokenTypes()) {
     if (pos0 != 0) throw Error("token types are counted from position 0: a model with token types runs the whole sequence in one forward");
     block_.addTokenTypes(x, tokens.data(), tokenTypeTable_, normed_.data(), 1, T);
+  }
+  if (patchRows) {
+    if (pos0 != 0) throw Error("an image runs whole, from position 0");
+    block_.addPatches(x, patchRows, patchWeight_, patchIn_.data(), normed_.data(), T);
   }
   if (config_.embedding_norm) block_.embeddingNorm(x, normed_.data(), lnEmbWeight_, lnEmbBias_, T);
   recordNorms(trace, 0, T);

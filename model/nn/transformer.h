@@ -47,6 +47,17 @@ class Transformer {
   void forward(std::span<const int> tokens, KVCache& cache, std::vector<float>& logits, bool allPositions, Trace* trace = nullptr,
                const TraceOptions& traceOptions = {});
 
+  // Image models (config().isImage(), docs/VISION.md): runs one image, `pixels` (num_channels,
+  // image_size, image_size) as preprocessImage gives them, into an empty `cache`: the tokens are
+  // imageTokenIds (the trace's tokens too), each patch's pixels projected by patch.weight and added to
+  // its embedding. Logits (1 + P, V) of every row; the class scores are row 0's ([CLS]). Throws
+  // tscope::Error for a text model, a cache that is not empty or pixels of the wrong size. forward()
+  // on an image model throws.
+  void forwardImage(std::span<const float> pixels, KVCache& cache, std::vector<float>& logits, Trace* trace = nullptr,
+                    const TraceOptions& traceOptions = {});
+  // Convenience: a fresh cache; the class logits (V) of [CLS].
+  std::vector<float> classLogits(std::span<const float> pixels, Trace* trace = nullptr, const TraceOptions& traceOptions = {});
+
   // Encoder-decoder models (docs/ENCODER_DECODER.md): runs the encoder over `source` and keeps
   // every decoder layer's cross-attention keys and values of its output; forward() reads them (so
   // decoding costs no encoder work) until the next encode. `trace` gets the encoder's maps when
@@ -100,6 +111,9 @@ class Transformer {
   void setLayerCallback(LayerCallback callback) { layerCallback_ = std::move(callback); }
 
  private:
+  // forward() and forwardImage(): patchRows (T, K) on the host, image models only (else null).
+  void run(std::span<const int> tokens, const float* patchRows, KVCache& cache, std::vector<float>& logits, bool allPositions, Trace* trace,
+           const TraceOptions& options);
   void ensureScratch(int T);
   AttentionShape attentionShape(int T, int pos0, const KVCache& cache) const;
   bool runBlocks(int T, const AttentionShape& shape, KVCache& cache, Trace* trace, const TraceOptions& options, const LayerCallback* callback);
@@ -126,6 +140,7 @@ class Transformer {
   const float* lnfWeight_ = nullptr;       // (C) pre-norm only
   const float* lnfBias_ = nullptr;         // (C)
   const float* tokenTypeTable_ = nullptr;  // (type_vocab_size, C) token types only
+  const float* patchWeight_ = nullptr;     // (K, C) image models only
   const float* lnEmbWeight_ = nullptr;     // (C) embedding_norm only
   const float* lnEmbBias_ = nullptr;       // (C)
   OutputHead head_;                        // mlm_head only: BERT's prediction head
@@ -158,6 +173,7 @@ class Transformer {
   Buffer projected_;           // (T, C)
   Buffer hidden_;              // (T, F)
   Buffer gate_;                // (T, F) SwiGLU only
+  Buffer patchIn_;             // (T, K) image models only: the patch rows
   Buffer headScratch_;         // (T, C) mlm_head only: the head's dense output (final rows, or a layer's lens rows)
   // Rows the logits buffer holds: the largest T seen, but no more than kUnembedChunkBytes of
   // logits, and at least the few rows of one joint lens + logits pass (the CPU backend's multi-row

@@ -10,8 +10,8 @@
 namespace tscope {
 
 bool Transformer::canRecordSteps() const {
-  return backend_->canRecordSteps() && !config_.isMoe() && !config_.isEncoderDecoder() && !config_.hasTokenTypes() && interventions_.empty() &&
-         !variant_ && !whatIfs_.changeForward() && !config_.hasVariantAttention();
+  return backend_->canRecordSteps() && !config_.isMoe() && !config_.isEncoderDecoder() && !config_.hasTokenTypes() && !config_.isImage() &&
+         interventions_.empty() && !variant_ && !whatIfs_.changeForward() && !config_.hasVariantAttention();
 }
 
 // One decode step as backend ops reading the token and position from the backend's step state:

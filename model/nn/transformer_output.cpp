@@ -97,6 +97,23 @@ void Transformer::layerMaps(const Trace& trace, int layer, std::vector<float>& p
   backend_->download(scores.data(), s.data(), mapFloats);
 }
 
+void Transformer::forwardImage(std::span<const float> pixels, KVCache& cache, std::vector<float>& logits, Trace* trace,
+                               const TraceOptions& traceOptions) {
+  if (!config_.isImage()) throw Error("this is a text model: it reads tokens, not an image (open an image model such as digits-vit)");
+  if (cache.length() != 0) throw Error("an image runs whole: forwardImage needs an empty cache");
+  const std::vector<float> rows = imagePatchRows(config_, pixels.data(), pixels.size());
+  const std::vector<int> ids = imageTokenIds(config_);
+  run(ids, rows.data(), cache, logits, true, trace, traceOptions);
+}
+
+std::vector<float> Transformer::classLogits(std::span<const float> pixels, Trace* trace, const TraceOptions& traceOptions) {
+  KVCache cache(*backend_, config_, config_.n_positions);
+  std::vector<float> logits;
+  forwardImage(pixels, cache, logits, trace, traceOptions);
+  logits.resize(config_.vocab_size);
+  return logits;
+}
+
 std::vector<float> Transformer::logitsFor(std::span<const int> tokens, Trace* trace, const TraceOptions& traceOptions) {
   KVCache cache(*backend_, config_, std::clamp<int>(static_cast<int>(tokens.size()), 1, config_.n_positions));
   std::vector<float> logits;

@@ -8,10 +8,11 @@ namespace tscope {
 ParamCounts countParameters(const ModelConfig& c) {
   const int64_t L = c.n_layer, C = c.n_embd, A = c.attnDim(), F = c.dFF(), V = c.vocab_size, P = c.n_positions, E = c.n_experts;
   ParamCounts p;
-  p.tokenEmbedding = V * C;
+  p.tokenEmbedding = c.isImage() ? 2 * C : V * C;
+  p.patchEmbedding = c.isImage() ? (int64_t)c.patchDim() * C : 0;
   p.positionEmbedding = c.hasLearnedPositions() ? P * C : 0;
   p.tokenTypeEmbedding = (int64_t)c.type_vocab_size * C;
-  p.unembedding = c.tie_word_embeddings ? 0 : V * C;
+  p.unembedding = (c.tie_word_embeddings ? 0 : V * C) + (c.isImage() ? V : 0);
   const int64_t qkv = c.qkvDim();
   const int64_t attentionPerLayer = (C * qkv + qkv) + (A * C + C);      // W_O maps the A = H D head outputs to C
   const int64_t matrices = c.activation == Activation::SwiGlu ? 2 : 1;  // SwiGLU adds a gate matrix
@@ -52,7 +53,7 @@ ParamCounts countParameters(const ModelConfig& c) {
     p.sharedExpert += Le * sharedPerLayer;
     p.layerNorm += encoderNorms + L * normSize;
   }
-  p.embedding = p.tokenEmbedding + p.positionEmbedding + p.tokenTypeEmbedding + p.unembedding;
+  p.embedding = p.tokenEmbedding + p.patchEmbedding + p.positionEmbedding + p.tokenTypeEmbedding + p.unembedding;
   p.nonEmbedding = p.attention + p.mlp + p.layerNorm + p.outputHead;
   p.total = p.embedding + p.nonEmbedding;
   p.activeNonEmbedding = p.attention + (L + c.n_encoder_layer) * activeMlpPerLayer + p.layerNorm + p.outputHead;

@@ -11,10 +11,11 @@
 namespace tscope {
 
 struct ParamCounts {
-  int64_t tokenEmbedding = 0;      // V * C
+  int64_t tokenEmbedding = 0;      // V * C (image models: 2 C, the [CLS] embedding and the patch bias)
+  int64_t patchEmbedding = 0;      // K * C: image models' patch projection (in embedding)
   int64_t positionEmbedding = 0;   // n_positions * C (learned positions only)
   int64_t tokenTypeEmbedding = 0;  // type_vocab_size * C (BERT's segments only)
-  int64_t unembedding = 0;         // V * C when untied, else 0 (shared with the token embedding)
+  int64_t unembedding = 0;         // V * C when untied, else 0 (shared with the token embedding); image models + V (the classifier's bias)
   int64_t attention = 0;           // all layers: QKV and output projections with biases
   int64_t mlp = 0;                 // all layers: dense MLPs, or all experts and routers
   int64_t router = 0;              // all layers: router matrices (included in mlp)

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "model/core/error.h"
 #include "model/core/file_check.h"
@@ -160,6 +162,7 @@ std::string tokenizerKindName(TokenizerKind kind) {
     case TokenizerKind::HfBpe: return "hf-bpe";
     case TokenizerKind::WordPiece: return "wordpiece";
     case TokenizerKind::Char: return "char";
+    case TokenizerKind::Labels: return "labels";
   }
   throw Error("tokenizerKindName: not a TokenizerKind (" + std::to_string(static_cast<int>(kind)) + ")");
 }
@@ -193,7 +196,15 @@ std::unique_ptr<Tokenizer> loadTokenizerFromDir(const std::string& dir, const st
     if (has("chars.json")) return loadCharTokenizer(path("chars.json"));
     throw Error(dir + ": no chars.json (the character tokenizer's file)");
   }
-  throw Error("unknown tokenizer kind \"" + kind + "\" (expected \"gpt2-bpe\", \"hf-bpe\", \"wordpiece\" or \"char\")");
+  if (kind == "labels") {
+    if (!has("labels.json")) throw Error(dir + ": no labels.json (an image model's class names)");
+    std::ifstream in(path("labels.json"), std::ios::binary);
+    std::stringstream contents;
+    contents << in.rdbuf();
+    if (!in && !in.eof()) throw Error(path("labels.json") + ": read error");
+    return labelTokenizerFromJsonText(path("labels.json"), contents.str());
+  }
+  throw Error("unknown tokenizer kind \"" + kind + "\" (expected \"gpt2-bpe\", \"hf-bpe\", \"wordpiece\", \"char\" or \"labels\")");
 }
 
 namespace {

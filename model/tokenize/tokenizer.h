@@ -13,7 +13,7 @@
 
 namespace tscope {
 
-enum class TokenizerKind { Gpt2Bpe, HfBpe, WordPiece, Char };
+enum class TokenizerKind { Gpt2Bpe, HfBpe, WordPiece, Char, Labels };
 
 // The kind's name, its on-disk form: "gpt2-bpe", "hf-bpe", "wordpiece" or "char" (config.json's "tokenizer",
 // loadTokenizerFromDir's kind, the CLI's JSON, error messages).
@@ -84,11 +84,19 @@ std::unique_ptr<Tokenizer> loadCharTokenizer(const std::string& charsJsonPath);
 std::unique_ptr<Tokenizer> charTokenizerFromJsonText(const std::string& name, const std::string& charsJson);
 void saveCharTokenizer(const Tokenizer& tokenizer, const std::string& charsJsonPath);
 
+// An image classifier's class names as its "tokenizer" ("labels"): id i is class i, its text the
+// label (HF's id2label). encode() gives the ids of the whitespace-separated words that are labels (an
+// image model reads no text; the rest is dropped). Throws tscope::Error on an empty list.
+std::unique_ptr<Tokenizer> makeLabelTokenizer(std::vector<std::string> labels);
+// labels.json: {"labels": ["0", "1", ...]} (id = index). `name` starts the error messages.
+std::unique_ptr<Tokenizer> labelTokenizerFromJsonText(const std::string& name, const std::string& labelsJson);
+void saveLabelTokenizer(const Tokenizer& tokenizer, const std::string& labelsJsonPath);
+
 // Finds and loads the tokenizer in a model directory: vocab.json + merges.txt, or encoder.json +
 // vocab.bpe, or tokenizer.json (for "gpt2-bpe" or "hf-bpe"), or chars.json (for config tokenizer
 // "char"). A tokenizer.json whose model is WordPiece gives the WordPiece tokenizer whatever the
 // kind asked; "wordpiece" (and "hf-bpe" when the directory has no tokenizer.json) also takes a bare
-// vocab.txt. Throws naming what is missing.
+// vocab.txt; labels.json for "labels" (an image model's classes). Throws naming what is missing.
 std::unique_ptr<Tokenizer> loadTokenizerFromDir(const std::string& dir, const std::string& kind);
 
 // A model may have more embedding rows than its tokenizer has tokens (Qwen2.5 pads 151,665 tokens

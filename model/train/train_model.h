@@ -38,6 +38,9 @@ struct BatchView {
   // Encoder-decoder models: each sequence's source (inputs/targets are then the decoder's).
   int sourceSteps = 0;           // S (<= n_positions)
   const int* sources = nullptr;  // (B, S)
+  // Image models (config.isImage()): each sequence's image (B, imageFloats()), channel-major;
+  // inputs are then imageTokenIds and the target that counts is the class at [CLS] (t = 0).
+  const float* images = nullptr;
 };
 
 // The pointers of a Weights (same layout), possibly into another memory: `arena` holds
@@ -104,6 +107,8 @@ class TrainModel {
   // after the last layer (R rows), left in blockBackward_.residual().
   void unembeddingBackward(const ParamView& weights, const ParamView& grads, int R);
   void headBackward(const ParamView& weights, const ParamView& grads, int R, float* dIn);
+  // dbias (V) += the rows' sum of the logits' gradient (the output bias of the MLM head or a classifier).
+  void outputBiasBackward(float* dbias, int R);
   void embeddingBackward(const ParamView& weights, const ParamView& grads, const BatchView& batch);
 
   ModelConfig config_;

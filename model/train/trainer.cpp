@@ -41,6 +41,11 @@ Trainer::Trainer(const TrainConfig& config, const DataSpec& data, std::unique_pt
 Trainer::Trainer(const TrainConfig& config, const DataSpec& data, bool initialise, std::unique_ptr<Device> device)
     : config_(config), dataSpec_(data) {
   validate(config_);
+  if (config_.model.isImage() != dataSpec_.digits)
+    throw Error("model config: " + std::string(config_.model.isImage()
+                                                   ? "an image model (image_size > 0) trains on images: --data digits"
+                                                   : "--data digits is images: the model needs image_size, patch_size and num_channels"));
+  if (config_.model.isImage()) config_.seqLen = 1 + config_.model.numPatches();
   data_ = makeDataSource(dataSpec_, config_.seqLen, config_.seed, config_.model.masked_lm);
   config_.seqLen = data_->sequenceLength();
   config_.model.vocab_size = data_->vocabSize();
@@ -97,13 +102,15 @@ const Weights& Trainer::weights() const {
 
 BatchView Trainer::batchView() const {
   const std::vector<int>& sources = data_->lastSources();
+  const std::vector<float>& images = data_->lastImages();
   return {config_.batch,
           config_.seqLen,
           inputs_.data(),
           targets_.data(),
           scored_.data(),
           data_->lastSourceSteps(),
-          sources.empty() ? nullptr : sources.data()};
+          sources.empty() ? nullptr : sources.data(),
+          images.empty() ? nullptr : images.data()};
 }
 
 // One loop for every device, in its memory. The micro-batch gradients are summed in float in the
@@ -164,9 +171,15 @@ EvalReport Trainer::evaluate() {
       for (size_t k = 0; k < loss.expertLoad.size(); ++k) report.expertLoad[k] += loss.expertLoad[k];
   }
   report.loss = lossSum / std::max(1L, scored);
-  if (config_.model.masked_lm) report.maskedAccuracy = static_cast<double>(correct) / static_cast<double>(std::max(1L, scored));
+  if (config_.model.masked_lm || config_.model.isImage()) report.accuracy = static_cast<double>(correct) / static_cast<double>(std::max(1L, scored));
   history_.evals.push_back(report);
   return report;
+}
+
+const char* accuracyKey(const ModelConfig& model) {
+  if (model.masked_lm) return "masked_accuracy";
+  if (model.isImage()) return "accuracy";
+  return nullptr;
 }
 
 double recentLoss(const TrainHistory& history, size_t n) {
@@ -196,12 +209,13 @@ void Trainer::saveCheckpoint(const std::string& dirString) const {
   evals["step"] = json::array();
   evals["loss"] = json::array();
   evals["expert_load"] = json::array();
-  if (config_.model.masked_lm) evals["masked_accuracy"] = json::array();
+  const char* accuracyName = accuracyKey(config_.model);
+  if (accuracyName) evals[accuracyName] = json::array();
   for (const EvalReport& e : history_.evals) {
     evals["step"].push_back(e.step);
     evals["loss"].push_back(e.loss);
     evals["expert_load"].push_back(e.expertLoad);
-    if (config_.model.masked_lm) evals["masked_accuracy"].push_back(e.maskedAccuracy);
+    if (accuracyName) evals[accuracyName].push_back(e.accuracy);
   }
   const AdamWState adam = adam_->saveState();
   weights();  // a device run: bring the host copy up to date
@@ -281,7 +295,9 @@ std::unique_ptr<Trainer> Trainer::resume(const std::string& dirString, std::uniq
     const json& evals = history.at("evals");
     for (size_t i = 0; i < evals.at("loss").size(); ++i)
       trainer->history_.evals.push_back({evals["step"][i].get<int>(), evals["loss"][i].get<double>(), evals["expert_load"][i].get<std::vector<int>>(),
-                                         evals.contains("masked_accuracy") ? evals["masked_accuracy"].at(i).get<double>() : -1.0});
+                                         evals.contains("masked_accuracy") ? evals["masked_accuracy"].at(i).get<double>()
+                                         : evals.contains("accuracy")      ? evals["accuracy"].at(i).get<double>()
+                                                                           : -1.0});
   } catch (const json::exception& e) {
     throw Error(statePath + ": corrupt training history (" + std::string(e.what()) + ")");
   }

@@ -41,6 +41,7 @@ struct DataSpec {
   std::string corpusDir;  // "" = the copy the set-up installs ($TSCOPE_BROWN_DIR overrides)
   std::string textPath;   // "" = not a text file (brown must be true when set)
   bool dates = false;     // the dates translation task (brown false; task unused)
+  bool digits = false;    // the handwritten digits (digits.h), for an image model (brown false; task unused)
 };
 DataSpec parseDataSpec(const std::string& spec);
 // Parses back to the same spec. Throws tscope::Error for a textPath holding ',' (no spec can say it).
@@ -77,6 +78,11 @@ class DataSource {
   virtual int decoderStartId() const { return -1; }
   virtual int endId() const { return -1; }
   virtual std::vector<int> probeSource() const { return {}; }
+
+  // Image data (image models, digits.h): the (B, imageFloats) images of the batch trainBatch /
+  // validationBatch filled last (empty for text), and the probe's image (channel-major).
+  virtual const std::vector<float>& lastImages() const;
+  virtual std::vector<float> probeImage() const { return {}; }
 };
 
 // Builds the source; `seqLen` is T for Brown (ignored for tasks); `maskedLm`: masked-LM windows of
@@ -134,13 +140,16 @@ struct EvalReport {
   int step = 0;
   double loss = 0;              // validation loss
   std::vector<int> expertLoad;  // (L, E) MoE only
-  double maskedAccuracy = -1;   // masked LM: share of the validation's masked tokens whose top-1 is right; -1 otherwise
+  double accuracy = -1;         // masked LM: share of the validation's masked tokens whose top-1 is right; image model: of test images; else -1
 };
 
 struct TrainHistory {
   std::vector<StepReport> steps;  // one per optimizer step
   std::vector<EvalReport> evals;
 };
+// The evaluation accuracy's name in saved histories and JSON: "masked_accuracy" (a masked LM), "accuracy" (an
+// image classifier on its test images), or null (next-token models, which report none).
+const char* accuracyKey(const ModelConfig& model);
 // Mean training loss of the last n steps (0 with no steps): smooths progress bars and run summaries.
 double recentLoss(const TrainHistory& history, size_t n);
 

@@ -60,8 +60,18 @@ void tokenTooltip(const Tokenizer* tokenizer, int id, const char* where) {
 }  // namespace
 
 void TokenStrip::draw(PanelContext& ctx) {
-  ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputTextMultiline("##prompt", &ctx.state.prompt, ImVec2(-1, ImGui::GetTextLineHeight() * 2.6f))) ctx.repost = true;
+  const ModelConfig& config = ctx.session.config();
+  if (config.isImage()) {  // no text to type: the tokens are the picture's patches (the Vision tab draws and opens pictures)
+    ImGui::BeginChild("##prompt", ImVec2(-1, ImGui::GetTextLineHeight() * 2.6f), true);
+    ImGui::TextWrapped(
+        "An image model reads no text: its %d tokens are [CLS] and the %d patches of %d x %d pixels cut from the picture. Draw "
+        "or open one in the Vision tab.",
+        config.n_positions, config.numPatches(), config.patch_size, config.patch_size);
+    ImGui::EndChild();
+  } else {
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::InputTextMultiline("##prompt", &ctx.state.prompt, ImVec2(-1, ImGui::GetTextLineHeight() * 2.6f))) ctx.repost = true;
+  }
   recordItem(ctx.shared, "prompt");
   const Snapshot* s = ctx.snapshot;
   if (!s) {
@@ -84,6 +94,7 @@ void TokenStrip::draw(PanelContext& ctx) {
   }
   if (ctx.session.config().isEncoderDecoder())  // the box holds the target; the source is the Translation tab's
     ImGui::TextDisabled("%zu / %d target tokens (the decoder's input; the source is in the Translation tab)", s->ids.size(), context);
+  else if (config.isImage()) ImGui::TextDisabled("%zu patch tokens:", s->ids.size());
   else ImGui::TextDisabled("%zu / %d tokens", s->ids.size(), context);
   // The last few dropped tokens, greyed and not selectable, before the kept ones.
   const size_t droppedShown = s->droppedText.size();
@@ -105,7 +116,7 @@ void TokenStrip::draw(PanelContext& ctx) {
     ImGui::PushID(static_cast<int>(i));
     const bool selected = ctx.state.token == static_cast<int>(i) || (ctx.state.token < 0 && i + 1 == T);
     if (tokenChip(s->tokenText[i], selected, false)) ctx.state.token = static_cast<int>(i);
-    tokenTooltip(tokenizer, s->ids[i], ("position " + std::to_string(i)).c_str());
+    if (!config.isImage()) tokenTooltip(tokenizer, s->ids[i], ("position " + std::to_string(i)).c_str());  // a patch has no bytes
     ImGui::PopID();
   }
   // A new prompt scrolls the strip to its end, where the newest (and the selected last) token is.

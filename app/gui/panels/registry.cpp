@@ -28,6 +28,7 @@ std::optional<ShortcutKey> shortcutKey(char shortcut) {
     case 'T': return ShortcutKey{Key::T};
     case 'B': return ShortcutKey{Key::B};
     case 'C': return ShortcutKey{Key::C};
+    case 'V': return ShortcutKey{Key::V};
     default: return std::nullopt;
   }
 }

@@ -183,7 +183,7 @@ void drawRunControls(PanelContext& ctx, TrainingPanelView& v, const TrainingView
   facts["problem"] = v.problem;
   facts["status"] = toString(status);
   facts["steps_done"] = view.stepsDone;
-  if (!view.maskedAccuracy.empty()) facts["masked_accuracy"] = view.maskedAccuracy.back();
+  if (!view.accuracy.empty()) facts["masked_accuracy"] = view.accuracy.back();
   facts["run_attention"] = attentionVariantName(view.config.model.attention_variant.variant);
   ImGui::EndDisabled();
   ImGui::SameLine();

@@ -242,8 +242,8 @@ void drawTimeline(TrainingPanelView& v, const TrainingView& view) {
   ImGui::SameLine();
   char losses[192];
   std::snprintf(losses, sizeof losses, "   at step %d: train loss %.3f, validation loss %.3f", s.step, s.trainLoss, s.valLoss);
-  if (s.maskedAccuracy >= 0)
-    std::snprintf(losses + std::strlen(losses), sizeof losses - std::strlen(losses), ", masked-token accuracy %.1f%%", 100 * s.maskedAccuracy);
+  if (s.accuracy >= 0)
+    std::snprintf(losses + std::strlen(losses), sizeof losses - std::strlen(losses), ", masked-token accuracy %.1f%%", 100 * s.accuracy);
   ImGui::TextUnformatted(s.step == 0 ? "   at step 0: the untrained model" : losses);
 }
 
