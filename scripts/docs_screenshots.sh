@@ -46,6 +46,7 @@ shot() {
 shot attention --model $small --panel attention --layer 1 --head 2 --prompt "$prompt"
 shot attention-induction --model $induction --panel attention --layer 1 --head 0 --prompt "ZXqwertyuiopqwertyuio"
 shot inside --model $induction --panel inside --layer 1 --head 0 --prompt "xqzkbmwpxqzkbmw"
+shot vision --model assets/models/digits-vit --panel vision --layer 3 --head 1
 shot fill --model assets/models/brown-bert --panel fill --prompt "The President of the United [MASK] came back to the White House and [MASK] that the election would be held"
 for panel in prompt residual sampling positional architecture scaling efficient; do
   shot "$panel" --model $small --panel $panel --prompt "$prompt"

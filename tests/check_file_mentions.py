@@ -25,7 +25,7 @@ END = r"(?![\w/]|\.\S)"
 PATH = re.compile(r"(?<![\w./:$-])((?:\.\./|\./)?(?:[\w.-]+/)+[\w.-]+\." + PATH_EXT + r")" + END)
 BARE = re.compile(r"(?<![\w./:<$-])([\w-]+\.(?:cpp|cuh|cu|h))" + END)
 URL = re.compile(r"\w+://\S+")
-SYSTEM_INCLUDE = re.compile(r"#\s*include\s*<[^>]*>")
+SYSTEM_INCLUDE = re.compile(r"#\s*include\s*<[^>]*>|__has_include\s*\(\s*<[^>]*>\s*\)")
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)")
 # Files that are not ours and not in the repository: third-party and system headers, peers'
 # sources named for comparison. A mention of one of these is never checked.

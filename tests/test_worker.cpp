@@ -19,6 +19,8 @@
 
 #include "app/session/training_session.h"
 #include "app/session/worker.h"
+#include "model/train/digits.h"
+#include "model/train/train_presets.h"
 #include "tests/test_files.h"
 
 using namespace tscope::session;
@@ -359,3 +361,29 @@ TEST(TrainingSessionOnWorker, ABadRunBecomesAnErrorAndTheNextRunTrains) {
 }
 
 }  // namespace
+
+// The Training panel's digits-vit preset: an image model trains on the worker, its test accuracy and
+// the probe digit's attention (17 tokens: [CLS] and 16 patches) in the view.
+TEST(TrainingSessionOnWorker, TheDigitsPresetTrainsAnImageModel) {
+  if (tscope::defaultDigitsPath().empty()) GTEST_SKIP() << "the digits are not installed (scripts/setup.sh)";
+  const tscope::TrainPreset* preset = tscope::findTrainPreset("digits-vit");
+  ASSERT_NE(preset, nullptr);
+  TrainingStart run;
+  run.name = preset->key;
+  run.config = preset->config;
+  run.config.maxSteps = 12;
+  run.config.warmupSteps = 2;
+  run.config.evalEvery = 6;
+  run.config.threads = 1;
+  run.data = preset->data;
+  TrainingSession session;
+  session.start(run);
+  auto view = waitForView(session, [](const TrainingView& v) { return v.status == TrainingStatus::Done || v.status == TrainingStatus::Error; });
+  ASSERT_EQ(view->status, TrainingStatus::Done) << view->message;
+  ASSERT_FALSE(view->accuracy.empty());
+  EXPECT_GE(view->accuracy.back(), 0.0f);
+  EXPECT_LE(view->accuracy.back(), 1.0f);
+  ASSERT_FALSE(view->timeline.empty());
+  EXPECT_EQ(view->timeline.back()->T, 17);
+  EXPECT_EQ(view->timeline.back()->H, 4);
+}

@@ -113,12 +113,17 @@ int runTestSet(const Args& args, const LoadedModel& model) {
 }  // namespace
 
 int runClassify(const Argv& argv) {
-  Args args("classify", argv, {"model", "image", "digit", "top", "dump", "backend", "threads"}, {"test-set"});
+  Args args("classify", argv, {"model", "image", "digit", "top", "mask", "dump", "backend", "threads"}, {"test-set"});
   LoadedModel model = loadModel(args.str("model"));
   const ModelConfig& c = requireImageModel(model);
   if (args.has("test-set")) return runTestSet(args, model);
   json out = {{"model", model.path}};
-  const std::vector<float> pixels = imageInput(args, model, out);
+  std::vector<float> pixels = imageInput(args, model, out);
+  if (args.has("mask")) {  // patches blanked, as the Vision panel's mask clicks do
+    const std::vector<int> masked = args.intList("mask");
+    pixels = maskImagePatches(c, std::move(pixels), masked);
+    out["masked"] = masked;
+  }
   const int top = static_cast<int>(args.integer("top", 5, 1, 100000));
   const std::string dump = args.has("dump") ? args.str("dump") : "";
   if (!dump.empty()) requireWritableOutput(dump, true);

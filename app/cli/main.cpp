@@ -34,7 +34,7 @@ const char* kUsage =
     "  families   [--models DIR (default assets/models)] [--top K (default 3)]\n"
     "             the lecture's three families live: brown-small (GPT), brown-bert (BERT) and dates-encdec (T5), each on its\n"
     "             example input, with its output, attention mask and training objective (the Architecture panel's view)\n"
-    "  classify   --model M (--image FILE | --digit N) [--top K (default 5)] [--dump DIR] [--backend B] | --model M --test-set\n"
+    "  classify   --model M (--image FILE | --digit N) [--top K (default 5)] [--mask 5,6] [--dump DIR] [--backend B] | --model M --test-set\n"
     "             an image model (digits-vit, a ViT checkpoint): {\"top\": [{\"label\", \"id\", \"p\"}...]}; any image size is resized\n"
     "             as the model's preprocessor_config.json says; --digit N is test image N of the digits' fixed split; --dump adds\n"
     "             pixels.npy, rollout.npy (T, T), position_similarity.npy (P, P) and patch_filters.npy beside forward's arrays;\n"

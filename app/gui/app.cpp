@@ -51,10 +51,12 @@ void App::fitImageInput(bool openVision) {
   if (!c.isImage()) {  // a text model reads no picture
     state_.image.clear();
     state_.maskedPatches.clear();
+    state_.digit = -1;
     return;
   }
   if (state_.image.size() != (size_t)c.imageFloats()) {
-    state_.image = session::defaultImage(c, session_->preprocessing());
+    state_.digit = c.image_size == session::DigitCanvas::kSide && c.num_channels == 1 && session::digitTestImages() > 0 ? 0 : -1;
+    state_.image = session::defaultImage(c, session_->preprocessing(), std::max(0, state_.digit));
     state_.maskedPatches.clear();
   }
   if (openVision) state_.panel = PanelId::Vision;

@@ -41,6 +41,9 @@ struct ForwardInputs {
   // Patches the Vision panel masked (0-based, row by row): their pixels are set to 0 before the
   // forward, and the unmasked image's classes are the "before".
   std::vector<int> maskedPatches;
+  // The digits' test image `image` is (digits-vit; session files and lessons set it by this number);
+  // -1: a drawing or a picture.
+  int digit = -1;
   bool operator==(const ForwardInputs&) const = default;
 };
 

@@ -1,5 +1,6 @@
 // Session file (de)serialisation with strict type checks on every field.
 #include "app/session/session_file.h"
+#include "app/session/vision_input.h"
 
 #include <algorithm>
 #include <fstream>
@@ -136,6 +137,8 @@ void forwardFields(S& s, Visit&& visit) {
   visit("interventions", s.interventions);
   visit("patch_source", s.patchSource);
   visit("what_ifs", s.whatIfs);
+  visit("digit", s.digit);
+  visit("masked_patches", s.maskedPatches);
 }
 template <class S, class Visit>
 void readoutFields(S& s, Visit&& visit) {
@@ -224,6 +227,9 @@ struct FieldReader {
       warning += (warning.empty() ? path + ": " : "; ") + ("field '" + std::string(key) + "': " + e.what() + " (kept none)");
     }
   }
+  void operator()(const char* key, std::vector<int>& out) const {
+    if (find(key)) out = readArray<int>(j, key, path);
+  }
   void operator()(const char* key, AblationKind& out) const {
     if (const nlohmann::json* kind = find(key); kind && !ablationKindFromJson(*kind, out))
       throw Error(path + ": field '" + key + "' must be \"zero\", \"mean\" or \"patch\"");
@@ -304,6 +310,15 @@ void readStateFields(const nlohmann::json& j, AppState& s, std::string& warning,
   range("moe_top_k", s.moeTopK, s.moeTopK >= 0 && s.moeTopK <= 1024, "0..1024 (0: the model's own)");
   range("beam_width", s.beamWidth, s.beamWidth >= 0 && s.beamWidth <= 16, "0..16");
   range("beam_steps", s.beamSteps, s.beamSteps >= 1 && s.beamSteps <= 64, "1..64");
+  range("digit", s.digit, s.digit >= -1 && s.digit < 100000, "-1 (none) or a test image's number");
+  for (int patch : s.maskedPatches) range("masked_patches", patch, patch >= 0 && patch < (1 << 20), "a list of patch numbers >= 0");
+  if (s.digit >= 0) {  // the picture is the test image's; its model is known only when the app opens it
+    DigitCanvas canvas;
+    if (digitTestImage(s.digit, canvas)) s.image = canvas.ink;
+    else
+      warning += (warning.empty() ? path + ": " : "; ") +
+                 ("field 'digit': no test image " + std::to_string(s.digit) + " (the digits are not installed, or there are fewer)");
+  }
   checkPreferences(s, path);
 }
 

@@ -250,7 +250,8 @@ void TrainingSession::takeSnapshot() {
   options.logitLensTopK = 0;
   Trace trace;
   if (trainer_->config().model.isEncoderDecoder()) transformer.encode(trainer_->data().probeSource());
-  transformer.logitsFor(probe_, &trace, options);
+  if (trainer_->config().model.isImage()) transformer.classLogits(trainer_->data().probeImage(), &trace, options);  // a test digit
+  else transformer.logitsFor(probe_, &trace, options);
   snapshot->L = static_cast<int>(trace.layers.size());
   snapshot->H = trace.H;
   snapshot->T = trace.T;

@@ -47,13 +47,13 @@ struct TrainingView {
   int threads = 0;  // threads the training uses
   int stepsDone = 0, totalSteps = 0;
   double tokensPerSecond = 0, etaSeconds = 0, elapsedSeconds = 0;
-  std::vector<float> trainLoss;                                   // (steps done) loss of each optimizer step
-  std::vector<float> learningRate;                                // (steps done)
-  std::vector<int> evalSteps;                                     // (evals) step of each validation
-  std::vector<float> valLoss;                                     // (evals)
-  std::vector<float> accuracy;                                    // (evals) a masked LM's share of hidden tokens right; else empty
-  std::vector<std::string> probeTokens;                           // (T) printable text of each probe token
-  std::string probeText;                                          // the probe decoded (a prompt for the explorer)
+  std::vector<float> trainLoss;          // (steps done) loss of each optimizer step
+  std::vector<float> learningRate;       // (steps done)
+  std::vector<int> evalSteps;            // (evals) step of each validation
+  std::vector<float> valLoss;            // (evals)
+  std::vector<float> accuracy;           // (evals) a masked LM's share of hidden tokens right, an image model's of test images; else empty
+  std::vector<std::string> probeTokens;  // (T) printable text of each probe token
+  std::string probeText;                 // the probe decoded (a prompt for the explorer)
   std::vector<std::shared_ptr<const TrainingSnapshot>> timeline;  // ascending steps, at most kMaxSnapshots (fewer for big maps)
   uint64_t saveCount = 0;                                         // saves finished (successful or not)
   std::string savedDir, saveError;                                // of the last save; saveError "" when it worked

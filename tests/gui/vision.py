@@ -102,6 +102,10 @@ def main():
         before = vision(report)["before_top"]
         if [c["id"] for c in before] != [c["id"] for c in want["top"]]:
             raise Failure(f"the 'before' classes {before} are not the whole digit's {want['top']}")
+        masked = classify("--digit", "0", "--mask", "5")
+        after = vision(report)["top"]
+        if [c["id"] for c in after] != [c["id"] for c in masked["top"]] or abs(after[0]["p"] - masked["top"][0]["p"]) > 1e-4:
+            raise Failure(f"the 'after' classes {after} are not tscope-cli classify --mask 5's {masked['top']}")
         save_png(os.path.join(out, "masked.png"), app.screenshot())
         log(f"  masked patch (1,1): before {before[0]['label']} {before[0]['p']:.3f}, after {top_label(report)} "
             f"{vision(report)['top'][0]['p']:.3f}")

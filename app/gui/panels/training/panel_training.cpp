@@ -183,7 +183,7 @@ void drawRunControls(PanelContext& ctx, TrainingPanelView& v, const TrainingView
   facts["problem"] = v.problem;
   facts["status"] = toString(status);
   facts["steps_done"] = view.stepsDone;
-  if (!view.accuracy.empty()) facts["masked_accuracy"] = view.accuracy.back();
+  if (const char* accuracy = accuracyKey(view.config.model); accuracy && !view.accuracy.empty()) facts[accuracy] = view.accuracy.back();
   facts["run_attention"] = attentionVariantName(view.config.model.attention_variant.variant);
   ImGui::EndDisabled();
   ImGui::SameLine();

@@ -243,7 +243,8 @@ void drawTimeline(TrainingPanelView& v, const TrainingView& view) {
   char losses[192];
   std::snprintf(losses, sizeof losses, "   at step %d: train loss %.3f, validation loss %.3f", s.step, s.trainLoss, s.valLoss);
   if (s.accuracy >= 0)
-    std::snprintf(losses + std::strlen(losses), sizeof losses - std::strlen(losses), ", masked-token accuracy %.1f%%", 100 * s.accuracy);
+    std::snprintf(losses + std::strlen(losses), sizeof losses - std::strlen(losses),
+                  view.config.model.isImage() ? ", test accuracy %.1f%%" : ", masked-token accuracy %.1f%%", 100 * s.accuracy);
   ImGui::TextUnformatted(s.step == 0 ? "   at step 0: the untrained model" : losses);
 }
 

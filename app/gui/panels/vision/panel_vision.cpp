@@ -45,6 +45,7 @@ void VisionPanel::drawNotAnImageModel(PanelContext& ctx) {
 
 void VisionPanel::postCanvas(PanelContext& ctx) {
   ctx.state.image = canvas_.ink;
+  ctx.state.digit = testLabel_ >= 0 ? testIndex_ : -1;  // a test image by its number (session files, lessons); else a drawing
   ctx.repost = true;
 }
 
@@ -64,13 +65,17 @@ void VisionPanel::postPicture(PanelContext& ctx, const std::string& path) {
 void VisionPanel::drawInputControls(PanelContext& ctx) {
   const ModelConfig& c = ctx.session.config();
   if (!isDigitModel(c)) return drawPictureControls(ctx);
-  if (!canvasFromState_ && ctx.state.image.size() == canvas_.ink.size()) {  // the app's first digit (a test image) or a session's
+  // The canvas shows the state's picture: the app's first digit, a session's or a lesson step's.
+  if (ctx.state.image.size() == canvas_.ink.size() && ctx.state.image != canvas_.ink) {
     canvas_.ink = ctx.state.image;
+    testLabel_ = -1;
     session::DigitCanvas test;
     int label = -1;
-    if (session::digitTestImage(testIndex_, test, &label) && test.ink == canvas_.ink) testLabel_ = label;
+    if (ctx.state.digit >= 0 && session::digitTestImage(ctx.state.digit, test, &label) && test.ink == canvas_.ink) {
+      testIndex_ = ctx.state.digit;
+      testLabel_ = label;
+    }
   }
-  canvasFromState_ = true;
   ImGui::TextUnformatted("Draw a digit: left mouse paints, right mouse erases.");
   if (ImGui::Button("Clear")) {
     canvas_.clear();
@@ -97,6 +102,7 @@ void VisionPanel::drawInputControls(PanelContext& ctx) {
   ImGui::SameLine();
   if (ImGui::Button("Noise")) {
     canvas_.addNoise(0.25, static_cast<uint64_t>(noiseSeed_++));
+    testLabel_ = -1;  // no longer the test image as the data set has it
     postCanvas(ctx);
   }
   recordItem(ctx.shared, "vision_noise");
@@ -109,6 +115,7 @@ void VisionPanel::drawInputControls(PanelContext& ctx) {
     ImGui::SameLine();
     if (ImGui::ArrowButton((std::string("##vision_shift_") + names[i]).c_str(), dirs[i])) {
       canvas_.shift(moves[i][0], moves[i][1]);
+      testLabel_ = -1;
       postCanvas(ctx);
     }
     recordItem(ctx.shared, std::string("vision_shift_") + names[i]);

@@ -42,7 +42,6 @@ class VisionPanel : public Panel {
   void describe(PanelContext& ctx, const Snapshot* s, const std::vector<float>& shown);
 
   session::DigitCanvas canvas_;
-  bool canvasFromState_ = false;  // the canvas took the state's image once (a default digit or a session's)
   ClickMode click_ = ClickMode::Draw;
   bool rollout_ = false;
   bool averageHeads_ = false;
