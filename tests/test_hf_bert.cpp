@@ -24,6 +24,7 @@
 #include "model/train/train_model.h"
 #include "test_files.h"
 #include "test_helpers.h"
+#include "tests/golden_checkpoints.h"
 #include "tests/cli_output.h"
 #include "tests/hf_tiny_model.h"
 
@@ -37,17 +38,7 @@ namespace {
 const char* const kBertVariants[] = {"bert", "bert_gamma_beta_heads8", "bert_bf16_gelu_new"};
 
 // The reference's checkpoints, written once for the whole file.
-const fs::path& goldenDir() {
-  static ScratchDir dir("tscope_hf_bert_golden");
-  static const bool written = [] {
-    const std::string python = TSCOPE_PYTHON_WITH_TORCH;
-    if (python.empty()) return false;
-    const std::string command = python + " " + TSCOPE_SOURCE_DIR + "/tests/golden/hf_reference.py " + dir.path().string() + " bert";
-    return std::system(command.c_str()) == 0;
-  }();
-  EXPECT_TRUE(written) << "hf_reference.py bert failed (or no python3 with torch and numpy: run scripts/setup.sh)";
-  return dir.path();
-}
+const fs::path& goldenDir() { return goldenCheckpoints("tscope_hf_bert_golden", "hf_reference.py", "bert"); }
 
 std::vector<int> goldenTokens(const std::string& variant) {
   const NpyArray tokens = readNpy((goldenDir() / variant / "tokens.npy").string());

@@ -21,6 +21,7 @@
 #include "model/nn/transformer.h"
 #include "test_files.h"
 #include "test_helpers.h"
+#include "tests/golden_checkpoints.h"
 
 namespace fs = std::filesystem;
 using namespace tscope;
@@ -32,17 +33,7 @@ namespace {
 const char* const kVitVariants[] = {"vit_grey", "vit_rgb_gelu_new", "vit_no_qkv_bias_f16"};
 
 // The reference's checkpoints, written once for the whole file.
-const fs::path& goldenDir() {
-  static ScratchDir dir("tscope_hf_vit_golden");
-  static const bool written = [] {
-    const std::string python = TSCOPE_PYTHON_WITH_TORCH;
-    if (python.empty()) return false;
-    const std::string command = python + " " + TSCOPE_SOURCE_DIR + "/tests/golden/hf_vit_reference.py " + dir.path().string();
-    return std::system(command.c_str()) == 0;
-  }();
-  EXPECT_TRUE(written) << "hf_vit_reference.py failed (or no python3 with torch and numpy: run scripts/setup.sh)";
-  return dir.path();
-}
+const fs::path& goldenDir() { return goldenCheckpoints("tscope_hf_vit_golden", "hf_vit_reference.py", ""); }
 
 json readJson(const fs::path& path) { return json::parse(readBytes(path.string())); }
 

@@ -1,5 +1,6 @@
-// Fuzzes a HuggingFace config.json of the Llama family or BERT (model/io/hf_checkpoint.h): the JSON
-// parse, the architecture check and hfLlamaConfig / hfBertConfig. Every refusal must be a tscope::Error
+// Fuzzes a HuggingFace config.json of the Llama family, BERT or ViT (model/io/hf_checkpoint.h,
+// hf_vit.h): the JSON parse, the architecture check and hfLlamaConfig / hfBertConfig / hfVitConfig
+// (with ViT's class names). Every refusal must be a tscope::Error
 // of one line, and an accepted config must validate (its sizes then decide the weight arena).
 #include <nlohmann/json.hpp>
 
@@ -7,6 +8,7 @@
 #include "model/core/config.h"
 #include "model/core/error.h"
 #include "model/io/hf_checkpoint.h"
+#include "model/io/hf_vit.h"
 
 using namespace tscope;
 
@@ -16,6 +18,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string unsupported = unsupportedHfArchitecture(json);
   FUZZ_CHECK(unsupported.find('\n') == std::string::npos, unsupported);
   if (!unsupported.empty()) return 0;
+  if (isHfVit(json)) {  // an image classifier: its config and its labels, one line each when refused
+    try {
+      const ModelConfig vit = hfVitConfig(json, "config.json");
+      FUZZ_CHECK(validateConfig(vit).empty(), validateConfig(vit));
+      FUZZ_CHECK(vit.isImage() && !vit.causal, "ViT's architecture");
+      FUZZ_CHECK(static_cast<int>(hfVitLabels(json, "config.json").size()) == vit.vocab_size, "one label per class");
+    } catch (const Error& e) {
+      FUZZ_CHECK(std::string(e.what()).find('\n') == std::string::npos, e.what());
+    }
+    return 0;
+  }
   const bool bert = isHfBert(json);
   if (!bert && !isHfLlamaFamily(json)) return 0;
   ModelConfig config;

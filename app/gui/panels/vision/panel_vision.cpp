@@ -244,7 +244,8 @@ void VisionPanel::drawImage(PanelContext& ctx, const Snapshot* s, float side) {
   const std::vector<float> shown = s ? overlay(*s, ctx.state.layer, ctx.state.head, why) : std::vector<float>{};
   const float top = shown.empty() ? 0.0f : *std::max_element(shown.begin(), shown.end());
   for (int i = 0; i < G * G; ++i) {
-    const ImVec2 a(origin.x + (i % G) * patch, origin.y + (i / G) * patch), b(a.x + patch, a.y + patch);
+    const int row = i / G, column = i % G;  // the patch's place on the grid
+    const ImVec2 a(origin.x + column * patch, origin.y + row * patch), b(a.x + patch, a.y + patch);
     if (!shown.empty() && top > 0) {  // the attention as a warm veil: the brightest patch most opaque
       const float t = shown[i] / top;
       draw->AddRectFilled(a, b, IM_COL32(255, 60, 30, static_cast<int>(170 * t)));

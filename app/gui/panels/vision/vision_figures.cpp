@@ -183,7 +183,8 @@ void VisionPanel::drawPositions(PanelContext& ctx) {
   const ImVec2 at = ImGui::GetCursorScreenPos();
   for (int i = 0; i < P && G <= 16; ++i)
     for (int j = 0; j < P; ++j) {
-      const float x = at.x + (i % G) * tile + (j % G) * cell, y = at.y + (i / G) * tile + (j / G) * cell;
+      const int tileRow = i / G, tileColumn = i % G, cellRow = j / G, cellColumn = j % G;  // places on the grid
+      const float x = at.x + tileColumn * tile + cellColumn * cell, y = at.y + tileRow * tile + cellRow * cell;
       draw->AddRectFilled(ImVec2(x, y), ImVec2(x + cell, y + cell), diverging(similarity_[(size_t)i * P + j]));
     }
   ImGui::Dummy(ImVec2(total, total));
@@ -204,7 +205,8 @@ void VisionPanel::drawFilters(PanelContext& ctx) {
   const ImVec2 at = ImGui::GetCursorScreenPos();
   const int perRow = std::max(1, static_cast<int>(ImGui::GetContentRegionAvail().x / (tile + 4)));
   for (int f = 0; f < shown; ++f) {
-    const float x0 = at.x + (f % perRow) * (tile + 4), y0 = at.y + (f / perRow) * (tile + 4);
+    const int row = f / perRow, column = f % perRow;
+    const float x0 = at.x + column * (tile + 4), y0 = at.y + row * (tile + 4);
     for (int y = 0; y < p; ++y)
       for (int x = 0; x < p; ++x) {
         ImU32 color;
@@ -218,7 +220,8 @@ void VisionPanel::drawFilters(PanelContext& ctx) {
         draw->AddRectFilled(ImVec2(x0 + x * cell, y0 + y * cell), ImVec2(x0 + (x + 1) * cell, y0 + (y + 1) * cell), color);
       }
   }
-  ImGui::Dummy(ImVec2(perRow * (tile + 4), ((shown + perRow - 1) / perRow) * (tile + 4)));
+  const int rows = (shown + perRow - 1) / perRow;
+  ImGui::Dummy(ImVec2(perRow * (tile + 4), rows * (tile + 4)));
   recordItem(ctx.shared, "vision_filters");
 }
 
