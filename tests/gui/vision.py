@@ -132,6 +132,20 @@ def main():
         app.key("alt+v")
         app.wait(lambda r: r["panel"] == "vision", "Alt+V back to Vision", 10)
 
+        # A head ablated in the Inside tab: the Vision panel shows the classes before and after.
+        app.click("tab_inside")
+        app.wait(lambda r: r["panel"] == "inside" and "ablate_3_mlp" in r["regions"], "the Inside tab's toggles", 10)
+        app.click("ablate_3_mlp")
+        app.key("alt+v")
+        report = settled(app, "the ablated model's classes", lambda r: r["panel"] == "vision" and vision(r).get("before_top"))
+        log(f"  layer 3's MLP zeroed: before {vision(report)['before_top'][0]['label']} {vision(report)['before_top'][0]['p']:.3f}, "
+            f"after {top_label(report)} {vision(report)['top'][0]['p']:.3f}")
+        app.click("tab_inside")
+        app.wait(lambda r: r["panel"] == "inside", "the Inside tab", 10)
+        app.click("ablate_clear")
+        app.key("alt+v")
+        settled(app, "no ablation", lambda r: r["panel"] == "vision" and not vision(r).get("before_top"))
+
         # A text model: the panel's line and its button back to digits-vit.
         app.click("model_path")
         app.key("ctrl+a")
