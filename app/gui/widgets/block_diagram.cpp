@@ -66,14 +66,21 @@ BoxText mlpText(const ModelConfig& c) {
 
 std::vector<BoxText> embeddingTexts(const ModelConfig& c) {
   std::vector<BoxText> texts = {{"Token embedding wte", std::to_string(c.vocab_size) + " x " + std::to_string(c.n_embd)}};
+  if (c.isImage())  // a patch's pixels projected, [CLS] in front (docs/VISION.md)
+    texts = {{"Patch embedding + [CLS]", std::to_string(c.patchDim()) + " pixels x " + std::to_string(c.n_embd)}};
   if (c.position_encoding == PositionEncoding::Learned)
     texts.push_back({"+ learned positions wpe", std::to_string(c.n_positions) + " x " + std::to_string(c.n_embd)});
   if (c.position_encoding == PositionEncoding::Sinusoidal) texts.push_back({"+ sinusoidal positions", "fixed, no parameters"});
   return texts;
 }
 
+std::string outputText(const ModelConfig& c) {
+  return c.isImage() ? "softmax: class probabilities" : c.masked_lm ? "softmax: what fills each position" : "softmax: next-token probabilities";
+}
+
 BoxText unembeddingText(const ModelConfig& c) {
   const std::string shape = std::to_string(c.n_embd) + " x " + std::to_string(c.vocab_size);
+  if (c.isImage()) return {"Classifier " + shape, "on [CLS]'s output, with a bias"};
   return {"Unembedding " + shape, c.tie_word_embeddings ? "tied: reuses wte (no new weights)" : "untied: its own lm_head"};
 }
 
@@ -121,8 +128,7 @@ struct Widths {
 
 Widths measure(const Layout& layout, const ModelConfig& c) {
   const BoxText norm{normName(c), ""};
-  float stream = std::max({layout.boxWidth(unembeddingText(c)), layout.boxWidth({"softmax: next-token probabilities", ""}),
-                           layout.boxWidth({"final " + normName(c), ""})});
+  float stream = std::max({layout.boxWidth(unembeddingText(c)), layout.boxWidth({outputText(c), ""}), layout.boxWidth({"final " + normName(c), ""})});
   const auto embeddings = embeddingTexts(c);
   stream = std::max(stream, layout.boxWidth(embeddings[0]));
   const float positions = embeddings.size() > 1 ? layout.boxWidth(embeddings[1]) : 0.0f;
@@ -166,7 +172,7 @@ void drawBlockDiagram(const ModelConfig& c, float width) {
   };
 
   // Tokens in, embeddings, positions added.
-  const std::string tokens = "token ids (T)";
+  const std::string tokens = c.isImage() ? "image: [CLS] + " + std::to_string(c.numPatches()) + " patches (T)" : "token ids (T)";
   layout.text(ImVec2(xs - layout.textWidth(tokens) * 0.5f, y), tokens, textColour);
   y += font * 1.2f;
   const auto embeddings = embeddingTexts(c);
@@ -241,7 +247,7 @@ void drawBlockDiagram(const ModelConfig& c, float width) {
   }
   last = streamBox(unembeddingText(c), kOutputFill, last);
   y += gap * 0.8f;
-  streamBox({"softmax: next-token probabilities", ""}, kOutputFill, last);
+  streamBox({outputText(c), ""}, kOutputFill, last);
   ImGui::Dummy(ImVec2(w.total, y - origin.y + font * 0.5f));
 }
 

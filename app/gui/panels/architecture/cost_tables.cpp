@@ -71,7 +71,15 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
   ImGui::TableSetupColumn("share");
   ImGui::TableSetupColumn("forward FLOPs / token");
   ImGui::TableHeadersRow();
-  row("Token embedding wte", dims({V, C}), formatCount(p.tokenEmbedding), percent(p.tokenEmbedding, total), "lookup: none");
+  if (c.isImage()) {  // docs/VISION.md: [CLS] and the projection's bias, then the projection itself
+    row("[CLS] and patch bias wte", dims({2, C}), formatCount(p.tokenEmbedding), percent(p.tokenEmbedding, total), "lookup: none");
+    row("Patch embedding",
+        dims({c.patchDim(), C}) + " (" + std::to_string(c.patch_size) + " x " + std::to_string(c.patch_size) + " x " +
+            std::to_string(c.num_channels) + " pixels)",
+        formatCount(p.patchEmbedding), percent(p.patchEmbedding, total), flopsText(2.0 * p.patchEmbedding));
+  } else {
+    row("Token embedding wte", dims({V, C}), formatCount(p.tokenEmbedding), percent(p.tokenEmbedding, total), "lookup: none");
+  }
   if (c.hasLearnedPositions())
     row(c.isEncoderDecoder() ? "Position embeddings wpe (encoder, decoder)" : "Position embedding wpe",
         (c.isEncoderDecoder() ? "2 x " : "") + dims({c.n_positions, C}), formatCount(p.positionEmbedding), percent(p.positionEmbedding, total),
@@ -116,10 +124,14 @@ void drawParameterTable(const ModelConfig& c, int contextLength) {
   if (c.mlm_head)
     row("MLM head (BERT)", dims({C, C}) + " + bias, norm, output bias " + std::to_string(V), formatCount(p.outputHead), percent(p.outputHead, total),
         flopsText(2.0 * p.outputHead));
-  row("Unembedding (logits)", c.tie_word_embeddings ? "tied: shares wte" : dims({C, V}), formatCount(p.unembedding), percent(p.unembedding, total),
-      flopsText(f.unembedForward));
+  row(c.isImage() ? "Classifier (class logits)" : "Unembedding (logits)",
+      c.tie_word_embeddings ? "tied: shares wte" : dims({C, V}) + (c.isImage() ? " + bias " + std::to_string(V) : ""), formatCount(p.unembedding),
+      percent(p.unembedding, total), flopsText(f.unembedForward));
   row("Total", "", formatCount(p.total), "100%", flopsText(f.forward + f.unembedForward) + " (with logits)", true);
-  row("  embedding", c.hasTokenTypes() ? "token + position + token type (+ untied unembedding)" : "token + position (+ untied unembedding)",
+  row("  embedding",
+      c.isImage()         ? "[CLS] + patch projection + position + classifier"
+      : c.hasTokenTypes() ? "token + position + token type (+ untied unembedding)"
+                          : "token + position (+ untied unembedding)",
       formatCount(p.embedding), percent(p.embedding, total), "");
   row("  non-embedding N", "Kaplan's N", formatCount(p.nonEmbedding), percent(p.nonEmbedding, total), "");
   if (c.isMoe()) row("  active per token", "only k experts count", formatCount(p.active), percent(p.active, total), "");
