@@ -383,9 +383,13 @@ void SamplingPanel::draw(PanelContext& ctx) {
   const bool current = isCurrent(*s, ctx.state);
   const bool contextFull = (int)s->ids.size() >= ctx.session.config().n_positions;
   const bool canStep = current && !contextFull && ctx.session.tokenizer() && !ctx.repost;
-  drawGenerateControls(ctx, view, canStep, contextFull);
+  if (ctx.session.config().isImage())  // the same pipeline over the classes read at [CLS]: nothing to generate
+    ImGui::TextDisabled("An image model: the distribution is its classes at [CLS]; it generates no tokens (the Vision tab draws the picture).");
+  else drawGenerateControls(ctx, view, canStep, contextFull);
   ImGui::Spacing();
-  ImGui::Text("Next token after the prompt: the %zu most probable tokens at each stage of the pipeline", view.topIds.size());
+  ImGui::Text(ctx.session.config().isImage() ? "The classes of the picture: the %zu most probable at each stage of the pipeline"
+                                             : "Next token after the prompt: the %zu most probable tokens at each stage of the pipeline",
+              view.topIds.size());
   const char* hint = "(filtered tokens get 0; hover a column title or a bar for details)";
   sameLineIfFits(ImGui::CalcTextSize(hint).x);
   ImGui::TextDisabled("%s", hint);
