@@ -157,7 +157,42 @@ def main():
         app.click("vision_open_digits")
         report = settled(app, "digits-vit again", lambda r: r["model"] == vit, 60)
         log(f"  brown-small: the panel's line; its button opened digits-vit again ({top_label(report)})")
+        checkpoint(app)
         app.quit()
+
+    def checkpoint(app):
+        """A ViT checkpoint in HF's layout (3 channels, 12 x 12 in patches of 4: the golden script's): a sample
+        photograph resized as its preprocessor_config.json says gives `tscope-cli classify --image`'s classes,
+        and a path that is no picture is one line while the picture before stays."""
+        golden = os.path.join(out, "golden")
+        subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "golden",
+                        "hf_vit_reference.py"), golden], check=True, capture_output=True)
+        model = os.path.join(golden, "vit_rgb_gelu_new")
+        app.click("model_path")
+        app.key("ctrl+a")
+        app.type(model)
+        app.click("open_model")
+        app.wait(lambda r: r["model"] == model and not r["busy"] and vision(r).get("top"), "the ViT checkpoint", 60)
+        samples = sorted(os.listdir(os.path.join(os.path.dirname(__file__), "..", "..", ".cache", "data", "images")))
+        index = samples.index("chelsea.png")
+        app.click(f"vision_sample_{index}")
+        report = settled(app, "the cat through the checkpoint", lambda r: vision(r).get("picture", "").endswith("chelsea.png"))
+        photo = vision(report)["picture"]
+        want = json.loads(subprocess.run([cli, "classify", "--model", model, "--backend", "cpu", "--top", "5", "--image", photo],
+                                         capture_output=True, check=True).stdout)
+        shown = vision(report)["top"]
+        if [c["id"] for c in shown] != [c["id"] for c in want["top"]] or abs(shown[0]["p"] - want["top"][0]["p"]) > 1e-4:
+            raise Failure(f"the checkpoint's classes {shown} are not tscope-cli classify --image's {want['top']}")
+        save_png(os.path.join(out, "checkpoint.png"), app.screenshot())
+        app.click("vision_path")
+        app.key("ctrl+a")
+        app.type(os.path.join(models_dir, "digits-vit", "config.json"))
+        app.click("vision_open_picture")
+        report = app.wait(lambda r: vision(r).get("picture_error"), "the bad picture's line", 10)
+        if "\n" in vision(report)["picture_error"] or not vision(report)["picture"].endswith("chelsea.png"):
+            raise Failure(f"a file that is no picture: {vision(report)['picture_error']!r}, picture {vision(report)['picture']}")
+        log(f"  a ViT checkpoint (3 x 12 x 12, 9 patches): chelsea.png as tscope-cli classify --image gives it; "
+            f"config.json as a picture: {vision(report)['picture_error']}")
 
     return drive(tscope, out, session, log, size=(1600, 1000))
 

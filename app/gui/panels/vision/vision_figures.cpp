@@ -241,6 +241,8 @@ void VisionPanel::describe(PanelContext& ctx, const Snapshot* s, const std::vect
   facts["ink"] = ink;
   facts["overlay"] = shown;
   facts["snapshot"] = s ? s->id : 0;
+  facts["picture"] = picturePath_;
+  facts["picture_error"] = pictureError_;
   const int G = ctx.session.config().patchGrid();
   if (shown.size() == (size_t)G * G) {
     ctx.shared.exportable.name = rollout_ ? "vision_rollout_q" + std::to_string(query_)
