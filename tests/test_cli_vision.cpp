@@ -132,9 +132,11 @@ TEST(CliVision, BadInputsAreOneLine) {
   run = runCli("classify --backend cpu --model " + kSmall + " --image " + dir.file("whole.png"), dir);
   EXPECT_EQ(run.exitCode, 1);
   expectMentions(oneLine(run), {"text model", "image model"});
-  run = runCli("forward --backend cpu --model " + kVit + " --text hello", dir);
-  EXPECT_NE(run.exitCode, 0);
-  expectMentions(oneLine(run), {"image model", "classify"});
+  for (const char* command : {"forward --backend cpu --text hello", "generate --backend cpu --max-new 2 --prompt hello", "tokenize --text hello"}) {
+    run = runCli(std::string(command) + " --model " + kVit, dir);
+    EXPECT_NE(run.exitCode, 0) << command;
+    expectMentions(oneLine(run), {"image model", "classify"});
+  }
   run = runCli("classify --backend cpu --model " + kVit + " --digit 1 --image " + dir.file("whole.png"), dir);
   EXPECT_NE(run.exitCode, 0);
   expectMentions(oneLine(run), {"--image", "--digit"});

@@ -89,6 +89,8 @@ int runTokenize(const Argv& argv) {
   Args args("tokenize", argv, {"model", "text", "text-file"}, {});
   LoadedModel model = loadModel(args.str("model"));
   if (args.has("text") == args.has("text-file")) throw UsageError("give exactly one of --text and --text-file");
+  if (model.weights.config().isImage())
+    throw Error(model.path + " is an image model: its tokens are a picture's patches (tscope-cli classify --model M --image FILE)");
   const Tokenizer& tokenizer = requireTokenizer(model);
   const std::vector<int> ids = tokenizer.encode(inputText(args, "text"));
   if (ids.empty()) throw Error("the input is empty (no tokens): give some text");
