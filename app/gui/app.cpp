@@ -58,6 +58,7 @@ void App::fitImageInput(bool openVision) {
     state_.digit = c.image_size == session::DigitCanvas::kSide && c.num_channels == 1 && session::digitTestImages() > 0 ? 0 : -1;
     state_.image = session::defaultImage(c, session_->preprocessing(), std::max(0, state_.digit));
     state_.maskedPatches.clear();
+    state_.token = 0;  // [CLS]: the row the classes are read from (Inside the block's query, the attribution)
   }
   if (openVision) state_.panel = PanelId::Vision;
 }

@@ -108,11 +108,14 @@ void InsidePanel::drawBeforeAfter(PanelContext& ctx) {
   const Snapshot* s = ctx.snapshot;
   if (!s) return;
   const int V = ctx.session.config().vocab_size;
-  const auto after = topNextTokens(lastRow(s->trace.logits, V), 5);
+  // An image model's class is [CLS]'s row (the first); a text model's next token is the last row's.
+  const bool image = ctx.session.config().isImage() && s->trace.logits.size() >= (size_t)V;
+  const auto after = topNextTokens(image ? std::span<const float>(s->trace.logits).first(V) : lastRow(s->trace.logits, V), 5);
   nlohmann::json& facts = ctx.shared.facts["inside"];
   if (!after.empty()) facts["next_token"] = after.front().id;
   if (ctx.state.interventions.empty() || s->cleanLogits.empty()) {
-    if (!after.empty()) ImGui::Text("next token: %s (%.3f)", tokenText(ctx.session, after.front().id), after.front().probability);
+    if (!after.empty())
+      ImGui::Text(image ? "class at [CLS]: %s (%.3f)" : "next token: %s (%.3f)", tokenText(ctx.session, after.front().id), after.front().probability);
     return;
   }
   const auto before = topNextTokens(s->cleanLogits, 5);
