@@ -10,6 +10,7 @@
 #include "app/session/session.h"
 #include "app/session/vision_input.h"
 #include "model/io/model_io.h"
+#include "model/nn/trace_views.h"
 #include "model/nn/transformer.h"
 #include "model/nn/vision_views.h"
 #include "model/select/backend_select.h"
@@ -52,6 +53,15 @@ TEST(SessionVision, PatchesAreTheTokensAndTheClassesAreTheForwards) {
   const int top = static_cast<int>(std::max_element(classes.begin(), classes.end()) - classes.begin());
   EXPECT_EQ(static_cast<int>(std::max_element(s->stages.raw.begin(), s->stages.raw.end()) - s->stages.raw.begin()), top);
   EXPECT_TRUE(s->maps(0).has_value());
+  // The direct logit attribution at [CLS] adds up to the class logit, the classifier's bias a part of it.
+  Request parts = request;
+  parts.components = true;
+  auto withParts = compute(session, parts);
+  ASSERT_TRUE(withParts && withParts->error.empty());
+  const LogitAttribution dla = directLogitAttribution(withParts->trace, session.weights(), 0, top);
+  EXPECT_NEAR(dla.logit, classes[top], 1e-4);
+  EXPECT_NEAR(dla.sum(), dla.logit, 1e-3);
+  EXPECT_EQ(dla.outputBias, session.weights().lmHeadBias[top]);
 
   // Masked patches and a zeroed MLP: the forward sees the blanked picture, the "before" the whole one.
   Request masked = request;

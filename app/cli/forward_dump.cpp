@@ -99,6 +99,7 @@ json dlaJson(const LoadedModel& model, const Trace& trace, const std::vector<flo
               {"attn_bias", parts.attnBias},
               {"mlp", parts.mlp},
               {"norm_bias", parts.normBias},
+              {"output_bias", parts.outputBias},
               {"sum", parts.sum()}};
   if (c.isEncoderDecoder()) {  // the decoder's cross-attention heads and bias
     out["cross_heads"] = perLayer(parts.crossHeads);

@@ -202,7 +202,7 @@ std::vector<double> throughRows(const float* x, const float* W, int firstRow, in
 }
 
 double LogitAttribution::sum() const {
-  double s = (double)embedding + normBias;
+  double s = (double)embedding + normBias + outputBias;
   for (float v : heads) s += v;
   for (float v : attnBias) s += v;
   for (float v : mlp) s += v;
@@ -262,6 +262,7 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
   out.position = position;
   out.token = token;
   out.normBias = static_cast<float>(normBias);
+  if (params.lmHeadBias) out.outputBias = params.lmHeadBias[token];  // added to the logit after the unembedding
   std::vector<double> component(C);
   const float* embedded = trace.embedded.data() + row;
   component.assign(embedded, embedded + C);
@@ -301,7 +302,7 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
   else {  // the logit from the final residual itself (not from the parts)
     const float* x = trace.finalResid.data() + row;
     component.assign(x, x + C);
-    out.logit = share(component) + out.normBias;
+    out.logit = share(component) + out.normBias + out.outputBias;
   }
   return out;
 }

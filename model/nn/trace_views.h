@@ -112,6 +112,7 @@ struct LogitAttribution {
   std::vector<float> crossHeads;  // (L, H)
   std::vector<float> crossBias;   // (L)
   float normBias = 0;             // the final norm's bias (0 without one)
+  float outputBias = 0;           // the unembedding's own bias at the token: an image model's classifier bias (0 without one)
   double sum() const;             // every part: equals the logit
 };
 // Why the logits of a model with this config are not a sum of per-component parts ("" when they

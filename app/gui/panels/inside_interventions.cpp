@@ -238,7 +238,8 @@ void InsidePanel::drawAttribution(PanelContext& ctx) {
     }
     ImGui::EndTable();
   }
-  ImGui::Text("embedding %+.3f, final norm bias %+.3f", a.embedding, a.normBias);
+  if (a.outputBias != 0) ImGui::Text("embedding %+.3f, final norm bias %+.3f, classifier bias %+.3f", a.embedding, a.normBias, a.outputBias);
+  else ImGui::Text("embedding %+.3f, final norm bias %+.3f", a.embedding, a.normBias);
 }
 
 }  // namespace tscope::gui
