@@ -12,17 +12,14 @@ namespace tscope::session {
 void Session::imageForward(const Request& request, Snapshot& snapshot) {
   const ModelConfig& c = config();
   if (request.image.empty()) throw Error("an image model reads a picture: draw a digit or open an image in the Vision panel");
-  if (request.image.size() != (size_t)c.imageFloats())
-    throw Error("the image has " + std::to_string(request.image.size()) + " values; this model reads " + std::to_string(c.num_channels) + " x " +
-                std::to_string(c.image_size) + " x " + std::to_string(c.image_size));
   if (usesKind(request.interventions, AblationKind::Mean) || usesKind(request.interventions, AblationKind::Patch))
     throw Error("an image model takes zero ablations of heads and MLPs (mean and patch ablations read a text prompt)");
   if (request.whatIfs.has(WhatIfKind::Shuffle))
     throw Error("the shuffle what-if reorders a prompt's tokens: mask patches in the Vision panel instead");
+  const std::vector<float> pixels = maskImagePatches(c, request.image, request.maskedPatches);  // checks the image's size
   snapshot.ids = imageTokenIds(c);
   snapshot.tokenText = imageTokenLabels(c);
   const int T = static_cast<int>(snapshot.ids.size());
-  std::vector<float> pixels = maskImagePatches(c, request.image, request.maskedPatches);
   setStage(ComputeProgress::Stage::Forward);
   applyInterventions(request, snapshot.ids, snapshot);
   transformer_->setWhatIfs(request.whatIfs);

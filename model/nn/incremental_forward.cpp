@@ -231,7 +231,6 @@ PromptForward IncrementalForward::runImage(std::span<const float> pixels, const 
   options_ = options;
   interventions_ = model_.interventions();
   whatIfs_ = model_.whatIfs();
-  cache_.truncate(0);
   return result;
 }
 

@@ -19,7 +19,9 @@ std::vector<std::string> imageTokenLabels(const ModelConfig& config) {
 
 std::vector<float> maskImagePatches(const ModelConfig& config, std::vector<float> pixels, const std::vector<int>& masked) {
   const int G = config.patchGrid(), p = config.patch_size, S = config.image_size;
-  if (pixels.size() != (size_t)config.imageFloats()) throw Error("the image is not this model's size");
+  if (pixels.size() != (size_t)config.imageFloats())
+    throw Error("the image has " + std::to_string(pixels.size()) + " values; this model reads " + std::to_string(config.num_channels) + " x " +
+                std::to_string(config.image_size) + " x " + std::to_string(config.image_size));
   for (int patch : masked) {
     if (patch < 0 || patch >= G * G)
       throw Error("patch " + std::to_string(patch) + " is outside the " + std::to_string(G) + " x " + std::to_string(G) + " grid");
