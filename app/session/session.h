@@ -262,6 +262,7 @@ class Session {
   // depends on changed; and the next-token logits of `ids` without them.
   void applyInterventions(const Request& request, std::span<const int> ids, Snapshot& snapshot);
   std::vector<float> cleanLogits(std::span<const int> ids);
+  std::vector<float> cleanLogits(std::span<const float> image);  // an image model's classes of the whole picture
   // Image models (session_vision.cpp): the request's image (masked patches blanked) through the
   // model, the trace and the class probabilities as the sampling stages' distribution.
   void imageForward(const Request& request, Snapshot& snapshot);

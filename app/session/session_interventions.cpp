@@ -31,17 +31,31 @@ void Session::applyInterventions(const Request& request, std::span<const int> id
   transformer_->setInterventions(resolved_);
 }
 
-std::vector<float> Session::cleanLogits(std::span<const int> ids) {
-  Interventions active = transformer_->interventions();
-  transformer_->setInterventions({});
+namespace {
+
+// `run`'s logits with the model's interventions taken off for the call (put back however it ends).
+template <class Run>
+std::vector<float> withoutInterventions(Transformer& model, Run&& run) {
+  Interventions active = model.interventions();
+  model.setInterventions({});
   try {
-    std::vector<float> logits = clean_->run(ids, TraceOptions::nothing()).logits;
-    transformer_->setInterventions(std::move(active));
+    std::vector<float> logits = run();
+    model.setInterventions(std::move(active));
     return logits;
   } catch (...) {
-    transformer_->setInterventions(std::move(active));
+    model.setInterventions(std::move(active));
     throw;
   }
+}
+
+}  // namespace
+
+std::vector<float> Session::cleanLogits(std::span<const int> ids) {
+  return withoutInterventions(*transformer_, [&] { return clean_->run(ids, TraceOptions::nothing()).logits; });
+}
+
+std::vector<float> Session::cleanLogits(std::span<const float> image) {
+  return withoutInterventions(*transformer_, [&] { return clean_->runImage(image, TraceOptions::nothing()).logits; });
 }
 
 // The Efficient-attention panel's "after": the prompt once more with the variant in place of exact

@@ -30,17 +30,9 @@ void Session::imageForward(const Request& request, Snapshot& snapshot) {
   if (request.inspectLayer >= 0 && request.inspectLayer < c.n_layer) options.internalLayers = {request.inspectLayer};
   if (request.inspectRow >= 0) options.componentRows = {std::min(request.inspectRow, T - 1)};
   PromptForward prompt = prompt_->runImage(pixels, options);
-  if (!transformer_->interventions().empty() || !request.maskedPatches.empty()) {  // the before: the whole image, no ablation
-    Interventions active = transformer_->interventions();
-    transformer_->setInterventions({});
-    try {
-      snapshot.cleanLogits = clean_->runImage(request.image, TraceOptions::nothing()).logits;
-    } catch (...) {
-      transformer_->setInterventions(std::move(active));
-      throw;
-    }
-    transformer_->setInterventions(std::move(active));
-  }
+  // The before: the whole picture, no ablation.
+  if (!transformer_->interventions().empty() || !request.maskedPatches.empty())
+    snapshot.cleanLogits = cleanLogits(std::span<const float>(request.image));
   focusMaps(request, prompt.trace, snapshot);
   std::vector<float>().swap(prompt.trace.attnInputs);
   snapshot.trace = std::move(prompt.trace);
