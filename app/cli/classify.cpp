@@ -54,7 +54,8 @@ std::vector<float> imageInput(const Args& args, const LoadedModel& model, json& 
   return pixels;
 }
 
-void writeVisionDump(const std::string& dir, const LoadedModel& model, const Trace& trace, const std::vector<float>& pixels) {
+// Returns how many files it wrote.
+size_t writeVisionDump(const std::string& dir, const LoadedModel& model, const Trace& trace, const std::vector<float>& pixels) {
   const ModelConfig& c = model.weights.config();
   const int T = c.n_positions, H = c.n_head, S = c.image_size;
   writeNpy((std::filesystem::path(dir) / "pixels.npy").string(), pixels.data(), {c.num_channels, S, S});
@@ -75,6 +76,7 @@ void writeVisionDump(const std::string& dir, const LoadedModel& model, const Tra
   }
   const std::vector<float> filters = patchFilters(c, params.patchWeight, (size_t)c.patchDim() * c.n_embd);
   writeNpy((std::filesystem::path(dir) / "patch_filters.npy").string(), filters.data(), {c.n_embd, c.num_channels, c.patch_size, c.patch_size});
+  return c.hasLearnedPositions() ? 4 : 3;  // pixels, rollout, (position similarity,) filters
 }
 
 int runTestSet(const Args& args, const LoadedModel& model) {
@@ -87,7 +89,6 @@ int runTestSet(const Args& args, const LoadedModel& model) {
   Transformer transformer(model.weights, *backend);
   std::vector<float> pixels(64);
   int hits = 0;
-  json confusion = json::array();
   std::vector<std::vector<int>> counts(kDigitClasses, std::vector<int>(kDigitClasses, 0));
   for (int index : split.test) {
     digitImage(digits, index, pixels.data());
@@ -144,8 +145,7 @@ int runClassify(const Argv& argv) {
     std::string missing;
     const std::vector<int> ids = imageTokenIds(c);
     size_t files = writeForwardDump(dump, model, trace, logits, ids, transformer, missing);
-    writeVisionDump(dump, model, trace, pixels);
-    files += 3 + (c.hasLearnedPositions() ? 1 : 0);
+    files += writeVisionDump(dump, model, trace, pixels);
     out["dump"] = {{"dir", dump}, {"files", files}};
     if (!missing.empty()) out["dump"]["missing"] = missing;
   }
