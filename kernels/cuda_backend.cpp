@@ -19,6 +19,7 @@
 #include <string>
 
 #include "kernels/cuda_backward.h"  // CudaStreamContext (training shares the stream and cuBLAS handle)
+#include "kernels/cublas_loader.h"
 #include "kernels/cuda_check.h"
 #include "kernels/device_scratch.h"
 #include "kernels/host_staging.h"
@@ -361,6 +362,11 @@ bool cudaDeviceAvailable(std::string* reason) {
   }
   if (count == 0) {
     if (reason) *reason = "cudaGetDeviceCount found 0 devices";
+    return false;
+  }
+  const std::string cublas = cublasLoadProblem();
+  if (!cublas.empty()) {
+    if (reason) *reason = cublas;
     return false;
   }
   return true;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <span>
@@ -66,6 +67,28 @@ TEST(BackendSelect, AutoFallsBackToTheCpuWithANoteWhenCudaIsUnusable) {
     EXPECT_EQ(note, "CPU (no CUDA in this build)");
     EXPECT_EQ(why, "this build has no CUDA backend (the CUDA toolkit was not found at build time)");
   }
+}
+
+// Whether this process had libcublas mapped when its static objects were made: only if the binary
+// links it, which it must not (loading it costs every process about half a second of CPU at start).
+static bool mapsMention(const std::string& library) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find(library) != std::string::npos) return true;
+  return false;
+}
+static const bool cublasMappedAtStart = mapsMention("libcublas");
+
+TEST(BackendSelect, CublasIsOpenedOnFirstUseNotAtStart) {
+  EXPECT_FALSE(cublasMappedAtStart) << "libcublas was loaded before main(): the binary links it";
+  if (!buildHasCuda()) {
+    EXPECT_EQ(cudaLibraryProblem(), "this build has no CUDA backend (the CUDA toolkit was not found at build time)");
+    return;
+  }
+  // The toolkit was found at build time, so its cuBLAS opens here, GPU or not, with every entry point.
+  EXPECT_EQ(cudaLibraryProblem(), "");
+  EXPECT_TRUE(mapsMention("libcublas"));
 }
 
 // ----- memory and every op against the reference ---------------------------------------------

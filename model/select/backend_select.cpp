@@ -7,6 +7,7 @@
 #include "model/core/error.h"
 
 #ifdef TSCOPE_HAVE_CUDA
+#include "kernels/cublas_loader.h"
 #include "kernels/cuda_backend.h"
 #include "kernels/cuda_device.h"
 #endif
@@ -53,6 +54,14 @@ bool buildHasCuda() {
   return true;
 #else
   return false;
+#endif
+}
+
+std::string cudaLibraryProblem() {
+#ifdef TSCOPE_HAVE_CUDA
+  return cublasLoadProblem();
+#else
+  return "this build has no CUDA backend (the CUDA toolkit was not found at build time)";
 #endif
 }
 

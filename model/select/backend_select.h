@@ -15,6 +15,10 @@ namespace tscope {
 // Whether this build contains the CUDA backend (the toolkit was found at build time).
 bool buildHasCuda();
 
+// Whether the CUDA backend's libraries can be opened here: "" or one line saying why not (cuBLAS is
+// opened on first use, not at start: kernels/cublas_loader.h). A build without CUDA says so.
+std::string cudaLibraryProblem();
+
 // threads: for the CPU backend (0 = automatic). Throws tscope::Error (one line) for an unknown
 // name or an unavailable "cuda". *note (if given) describes the choice for the user, e.g.
 // "CUDA: NVIDIA H200 (device 0, sm_90, 139 GiB)" or "CPU: no CUDA device (cudaGetDeviceCount: ...)";
