@@ -1,7 +1,8 @@
 // tscope-cli classify with the shipped image model (digits-vit, issue #34): the JSON and the test
 // split's accuracy (at least 97%, and the logistic-regression baseline's on the same split), a picture file read as
 // the digits are, --dump's arrays against the forward's, and the bad inputs: not an image, a cut
-// PNG, a 20000x20000 header, a text model given an image, an image model given text.
+// PNG, a 20000x20000 header, a text model given an image, an image model given text; a ViT trained
+// with 2-D sin-cos positions end to end.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,10 @@
 
 #include "model/io/image.h"
 #include "model/io/npy.h"
+#include "model/io/safetensors.h"
+#include "model/core/config.h"
+#include "model/nn/vision_views.h"
+#include "model/theory/cost.h"
 #include "model/train/digits.h"
 #include "tests/cli_output.h"
 #include "tests/test_files.h"
@@ -98,6 +103,31 @@ TEST(CliVision, DumpWritesTheViewsOfTheForward) {
   ASSERT_EQ(logits.shape, (std::vector<int64_t>{17, 10}));
   const int top = out["top"][0]["id"];
   EXPECT_EQ(std::max_element(logits.data.begin(), logits.data.begin() + 10) - logits.data.begin(), top);
+}
+
+TEST(CliVision, A2dSinCosVitTrainsAndItsDumpShowsTheFixedTable) {
+  if (!digitsInstalled()) GTEST_SKIP() << "the digits are not installed (scripts/setup.sh)";
+  ScratchDir dir;
+  // digits-vit's config, one layer and 2-D sin-cos positions, 20 steps.
+  json config = json::parse(readBytes(std::string(TSCOPE_SOURCE_DIR) + "/assets/models/configs/digits-vit.json"));
+  config["model"]["n_layer"] = 1;
+  config["model"]["position_encoding"] = "sinusoidal";
+  config["train"]["eval_every"] = 20;
+  writeBytes(dir.file("vit.json"), config.dump());
+  const std::string run = dir.file("run");
+  const json trained = parsed(runCli("train --backend cpu --config " + dir.file("vit.json") + " --data digits --steps 20 --quiet --out " + run, dir));
+  const json saved = json::parse(readBytes(run + "/config.json"));
+  EXPECT_EQ(saved.at("position_encoding"), "sinusoidal");
+  EXPECT_EQ(saved.at("n_layer"), 1);
+  EXPECT_EQ(trained.at("parameters").get<long long>(), tscope::countParameters(tscope::configFromJson(saved)).total);
+  EXPECT_FALSE(tscope::SafetensorsFile(run + "/model.safetensors").has("wpe.weight")) << "a fixed table is not a weight";
+  // The dump's similarity grid is the 2-D table's, untrained, and classify runs on it.
+  const json out = parsed(runCli("classify --backend cpu --model " + run + " --digit 3 --dump " + dir.file("dump"), dir));
+  EXPECT_EQ(out.at("top").size(), 5u);
+  const tscope::NpyArray similarity = tscope::readNpy(dir.file("dump") + "/position_similarity.npy");
+  const std::vector<float> expected = tscope::positionSimilarity(tscope::configFromJson(saved), nullptr, 0);
+  ASSERT_EQ(similarity.data.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(similarity.data[i], expected[i], 1e-6) << i;
 }
 
 TEST(CliVision, BadInputsAreOneLine) {

@@ -12,6 +12,7 @@
 #include "model/core/error.h"
 #include "model/core/softmax.h"
 #include "model/io/model_io.h"
+#include "model/nn/positional.h"
 #include "model/nn/trace.h"
 #include "model/nn/transformer.h"
 #include "model/nn/vision_views.h"
@@ -28,20 +29,21 @@ using tscope::testing::errorMessage;
 
 namespace {
 
-ModelConfig tinyVit(int channels = 1, int size = 8, int patch = 2) {
-  nlohmann::json j = {{"n_layer", 2},
-                      {"n_head", 2},
-                      {"n_embd", 16},
-                      {"d_ff", 32},
-                      {"vocab_size", 10},
-                      {"causal", false},
-                      {"tie_word_embeddings", false},
-                      {"image_size", size},
-                      {"patch_size", patch},
-                      {"num_channels", channels},
-                      {"activation_function", "gelu"}};
-  return configFromJson(j);
+nlohmann::json tinyVitJson(int channels = 1, int size = 8, int patch = 2) {
+  return {{"n_layer", 2},
+          {"n_head", 2},
+          {"n_embd", 16},
+          {"d_ff", 32},
+          {"vocab_size", 10},
+          {"causal", false},
+          {"tie_word_embeddings", false},
+          {"image_size", size},
+          {"patch_size", patch},
+          {"num_channels", channels},
+          {"activation_function", "gelu"}};
 }
+
+ModelConfig tinyVit(int channels = 1, int size = 8, int patch = 2) { return configFromJson(tinyVitJson(channels, size, patch)); }
 
 std::vector<float> randomPixels(const ModelConfig& c, uint64_t seed) {
   Rng rng(seed);
@@ -137,6 +139,62 @@ TEST(Vision, TheEmbeddingIsClsOrPatchProjectionPlusPosition) {
   Weights tw(text);
   Transformer textModel(tw, *backend);
   EXPECT_NE(errorMessage([&] { textModel.classLogits(pixels); }).find("text model"), std::string::npos);
+}
+
+TEST(Vision, SinusoidalPositionsOfAnImageModelAreTwoDimensionalSinCos) {
+  // The table: [CLS]'s row is zero; patch (row 1, column 2) of a 3x3 grid with d = 8 has the column's
+  // sin and cos at frequencies (1, 0.01), then the row's.
+  const std::vector<float> table = sincos2dEncoding(3, 8, 10000);
+  ASSERT_EQ(table.size(), (size_t)10 * 8);
+  for (int j = 0; j < 8; ++j) EXPECT_EQ(table[j], 0.0f);
+  const double expected[8] = {std::sin(2.0), std::sin(0.02), std::cos(2.0), std::cos(0.02),
+                              std::sin(1.0), std::sin(0.01), std::cos(1.0), std::cos(0.01)};
+  for (int j = 0; j < 8; ++j) EXPECT_NEAR(table[(1 + 1 * 3 + 2) * 8 + j], expected[j], 1e-6) << j;
+  EXPECT_NE(errorMessage([] { sincos2dEncoding(3, 6, 10000); }).find("multiple of 4"), std::string::npos);
+  nlohmann::json j = tinyVitJson();
+  j["position_encoding"] = "sinusoidal";
+  const ModelConfig fixed = configFromJson(j);
+  j["n_embd"] = 18;
+  j["d_ff"] = 36;
+  EXPECT_NE(errorMessage([&] { configFromJson(j); }).find("n_embd must be a multiple of 4"), std::string::npos);
+
+  // The forward adds exactly that table: a learned-position twin whose wpe holds it gives the same logits.
+  Weights w(fixed);
+  w.initRandom(3, 0.2);
+  const ModelConfig learned = tinyVit();
+  Weights twin(learned);
+  for (const auto& tensor : w.layout()) {
+    size_t index = 0;
+    while (twin.layout()[index].name != tensor.name) ++index;
+    ASSERT_EQ(twin.layout()[index].numel(), tensor.numel()) << tensor.name;
+    std::copy_n(w.arena() + tensor.offset, tensor.numel(), twin.arena() + twin.layout()[index].offset);
+  }
+  const std::vector<float> table2d = fixedPositionTable(fixed);
+  ASSERT_EQ(table2d.size(), (size_t)learned.n_positions * learned.n_embd);
+  std::copy(table2d.begin(), table2d.end(), twin.arena() + (twin.wpe - twin.arena()));
+  auto backend = makeBackend("cpu", 1);
+  const std::vector<float> pixels = randomPixels(fixed, 4);
+  const std::vector<float> a = Transformer(w, *backend).classLogits(pixels), b = Transformer(twin, *backend).classLogits(pixels);
+  for (int v = 0; v < 10; ++v) EXPECT_NEAR(a[v], b[v], 1e-5) << v;
+  // A fixed table is not a constant: the logits differ from no positions at all.
+  j = tinyVitJson();
+  j["position_encoding"] = "none";
+  Weights none(configFromJson(j));
+  for (const auto& tensor : none.layout()) {
+    size_t index = 0;
+    while (w.layout()[index].name != tensor.name) ++index;
+    std::copy_n(w.arena() + w.layout()[index].offset, tensor.numel(), none.arena() + tensor.offset);
+  }
+  EXPECT_GT(std::fabs(Transformer(none, *backend).classLogits(pixels)[0] - a[0]), 1e-4);
+
+  // Its similarity grid is the 2-D structure: a patch is nearer its neighbour than the far corner, and
+  // the grid equals the one of the twin's learned table.
+  EXPECT_TRUE(hasPositionTable(fixed));
+  const std::vector<float> similarity = positionSimilarity(fixed, nullptr, 0);
+  EXPECT_EQ(similarity, positionSimilarity(learned, twin.wpe, table2d.size()));
+  EXPECT_NEAR(similarity[0], 1.0f, 1e-6);
+  EXPECT_GT(similarity[1], similarity[15]);  // patch 0 against its right neighbour, and against (3, 3)
+  EXPECT_GT(similarity[4], similarity[15]);  // and against the patch below it
 }
 
 TEST(Vision, TrainingLossIsTheForwardsCrossEntropyAndItsGradientIsRight) {

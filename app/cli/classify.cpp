@@ -69,14 +69,14 @@ size_t writeVisionDump(const std::string& dir, const LoadedModel& model, const T
   const std::vector<float> rollout = attentionRollout(maps, H, T);
   writeNpy((std::filesystem::path(dir) / "rollout.npy").string(), rollout.data(), {T, T});
   const Weights& params = model.weights;
-  if (c.hasLearnedPositions()) {
+  if (hasPositionTable(c)) {  // learned, or the fixed 2-D sin-cos table
     const std::vector<float> similarity = positionSimilarity(c, params.wpe, (size_t)T * c.n_embd);
     const int P = c.numPatches();
     writeNpy((std::filesystem::path(dir) / "position_similarity.npy").string(), similarity.data(), {P, P});
   }
   const std::vector<float> filters = patchFilters(c, params.patchWeight, (size_t)c.patchDim() * c.n_embd);
   writeNpy((std::filesystem::path(dir) / "patch_filters.npy").string(), filters.data(), {c.n_embd, c.num_channels, c.patch_size, c.patch_size});
-  return c.hasLearnedPositions() ? 4 : 3;  // pixels, rollout, (position similarity,) filters
+  return hasPositionTable(c) ? 4 : 3;  // pixels, rollout, (position similarity,) filters
 }
 
 int runTestSet(const Args& args, const LoadedModel& model) {

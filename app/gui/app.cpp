@@ -185,7 +185,8 @@ void App::frame(float frameMs) {
                    .tasks = tasks_,
                    .training = training_.get(),
                    .sweeps = sweeps_.get(),
-                   .screenshotOutcome = screenshotOutcome_};
+                   .screenshotOutcome = screenshotOutcome_,
+                   .chosenImage = std::exchange(chosenImage_, std::string())};
   drawToolbar();
   tokenStrip_.draw(ctx);
   const float statusHeight = this->statusHeight(frameMs) + lesson_.captionSpace();  // the panel's child leaves both
@@ -241,6 +242,7 @@ void App::frame(float frameMs) {
       snapshot_ && snapshot_->error.empty() && !snapshot_->ids.empty() && !snapshot_->maps(state_.layer) && postedNeeds_.focusLayer != state_.layer;
   if (ctx.repost || focusMissing || needsChanged()) post(ctx.generateTokens);
   if (!ctx.openModel.empty()) openModel(ctx.openModel, ctx.openPrompt);
+  if (ctx.browseImage) openBrowser(FileBrowser::Purpose::Image);
 }
 
 bool App::startTraining(const std::string& preset, int pauseAtStep, int layer, int head) {

@@ -164,7 +164,8 @@ class App {
   std::deque<LoggedMessage> messages_;
   bool quit_ = false;
   bool showHelp_ = false;
-  int requestedTab_ = -1;  // a tab to select on the next frame (--panel, Alt+N)
+  int requestedTab_ = -1;    // a tab to select on the next frame (--panel, Alt+N)
+  std::string chosenImage_;  // the picture the browser chose, for the Vision panel's next frame
   // A panel's sub-tab to open (a lesson step's "tab"), passed to its panel as PanelContext::selectTab
   // on the frames that panel draws until it has taken (two frames: ImGui selects on the next one).
   std::string requestedSubTab_;

@@ -9,6 +9,7 @@
 #include "app/gui/app.h"
 #include "app/session/session_file.h"
 #include "app/session/user_preferences.h"
+#include "app/session/vision_input.h"
 
 namespace tscope::gui {
 
@@ -74,6 +75,11 @@ void App::openBrowser(FileBrowser::Purpose purpose) {
       break;
     }
     case FileBrowser::Purpose::Lesson: folder = kLessonsDir; break;
+    case FileBrowser::Purpose::Image: {  // the sample photographs the set-up unpacked, else the working folder
+      const std::vector<std::string> samples = session::sampleImages();
+      folder = samples.empty() ? workingFolder() : fs::path(samples.front()).parent_path().string();
+      break;
+    }
   }
   browser_.open(purpose, folder, fs::path(sessionPath_).filename().string());
 }
@@ -105,6 +111,11 @@ void App::drawBrowser() {
       else showMessage(error, MessageKind::Error);
       break;
     }
+    case FileBrowser::Purpose::Image:
+      chosenImage_ = choice->path;  // the Vision panel reads it next frame (PanelContext::chosenImage)
+      state_.panel = PanelId::Vision;
+      requestedTab_ = static_cast<int>(PanelId::Vision);
+      break;
   }
 }
 

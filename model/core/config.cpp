@@ -180,6 +180,10 @@ std::string imageProblem(const ModelConfig& c) {
       c.position_encoding != PositionEncoding::None)
     return std::string("an image model adds its positions to the patch embeddings: position_encoding learned, sinusoidal or none (got ") +
            toString(c.position_encoding) + ")";
+  if (c.position_encoding == PositionEncoding::Sinusoidal && c.n_embd % 4 != 0)
+    return "an image model's sinusoidal positions are 2-D sin-cos (a quarter of n_embd for each of sin and cos of the row and of the column): "
+           "n_embd must be a multiple of 4 (got " +
+           std::to_string(c.n_embd) + ")";
   if (c.tokenizer != "labels") return "an image model's tokenizer is \"labels\" (its class names, id2label)";
   return "";
 }

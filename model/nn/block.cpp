@@ -71,7 +71,7 @@ BlockForward::BlockForward(const ModelConfig& config, Backend& backend) : config
   if (config_.position_encoding == PositionEncoding::Rope && config_.hasRopeScaling()) ropeFrequencies_ = ropeInverseFrequencies(config_);
   if (config_.isMoe()) moeParams_ = moeRoutingParams(config_);
   if (config_.position_encoding == PositionEncoding::Sinusoidal) {
-    const auto table = sinusoidalEncoding(config_.n_positions, config_.n_embd, config_.position_base);
+    const auto table = fixedPositionTable(config_);  // 2-D sin-cos for an image model
     sinusoids_ = backend.allocate(table.size());
     backend.upload(sinusoids_.data(), table.data(), table.size());
   }

@@ -66,6 +66,31 @@ std::vector<float> sinusoidalEncoding(int T, int d, double base) {
   return encoding;
 }
 
+std::vector<float> sincos2dEncoding(int grid, int d, double base) {
+  require(grid >= 1, "sincos2dEncoding", "grid must be >= 1", grid);
+  require(d >= 4 && d % 4 == 0, "sincos2dEncoding", "d must be a multiple of 4", d);
+  requireBase(base, "sincos2dEncoding");
+  const int quarter = d / 4;
+  std::vector<float> encoding(static_cast<size_t>(1 + grid * grid) * d, 0.0f);  // row 0: [CLS], zero
+  for (int r = 0; r < grid; ++r)
+    for (int c = 0; c < grid; ++c) {
+      float* row = encoding.data() + static_cast<size_t>(1 + r * grid + c) * d;
+      const int coordinates[2] = {c, r};  // the column's half first, as MAE's meshgrid orders them
+      for (int half = 0; half < 2; ++half)
+        for (int i = 0; i < quarter; ++i) {
+          const double angle = coordinates[half] * std::pow(base, -static_cast<double>(i) / quarter);
+          row[half * 2 * quarter + i] = static_cast<float>(std::sin(angle));
+          row[half * 2 * quarter + quarter + i] = static_cast<float>(std::cos(angle));
+        }
+    }
+  return encoding;
+}
+
+std::vector<float> fixedPositionTable(const ModelConfig& config) {
+  if (config.isImage()) return sincos2dEncoding(config.patchGrid(), config.n_embd, config.position_base);
+  return sinusoidalEncoding(config.n_positions, config.n_embd, config.position_base);
+}
+
 std::vector<double> ropeInverseFrequencies(int d, double base, const RopeScaling& scaling) {
   require(d >= 2 && d % 2 == 0, "ropeInverseFrequencies", "d (the head dimension) must be even and >= 2", d);
   requireBase(base, "ropeInverseFrequencies");

@@ -15,6 +15,17 @@ namespace tscope {
 // column is a sin column. Computed in double, stored as float.
 std::vector<float> sinusoidalEncoding(int T, int d, double base);
 
+// (1 + grid * grid, d): the 2-D sin-cos table of a ViT's patch grid (MAE, He et al. 2022, and its
+// get_2d_sincos_pos_embed): row 0 ([CLS]) is zero; patch (r, c), row-major, has in its first d/2
+// columns the 1-D encoding of its column c and in its last d/2 that of its row r, each half
+// [sin(p * w_0..w_{d/4-1}), cos(p * w_0..w_{d/4-1})] with w_i = base^(-i / (d/4)). d must be a
+// multiple of 4. An image model with position_encoding "sinusoidal" adds this table, not the 1-D one.
+std::vector<float> sincos2dEncoding(int grid, int d, double base);
+
+// The fixed position table a model adds ((n_positions, C)): sincos2dEncoding for an image model,
+// sinusoidalEncoding otherwise. Only for position_encoding "sinusoidal".
+std::vector<float> fixedPositionTable(const ModelConfig& config);
+
 // (T, d/2): the RoPE rotation angle of pair i at position t, theta(t, i) = t * base^(-2i/d);
 // d is the head dimension and must be even.
 std::vector<float> ropeAngles(int T, int d, double base);

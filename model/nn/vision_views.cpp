@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "model/core/error.h"
+#include "model/nn/positional.h"
 #include "model/core/softmax.h"
 
 namespace tscope {
@@ -64,9 +65,19 @@ std::vector<float> attentionRollout(const std::vector<std::vector<float>>& maps,
   return std::vector<float>(rollout.begin(), rollout.end());
 }
 
+bool hasPositionTable(const ModelConfig& config) {
+  return config.isImage() && (config.hasLearnedPositions() || config.position_encoding == PositionEncoding::Sinusoidal);
+}
+
 std::vector<float> positionSimilarity(const ModelConfig& config, const float* wpe, size_t count) {
-  if (!config.isImage() || !config.hasLearnedPositions() || !wpe)
-    throw Error("the position similarity grid needs an image model with learned position embeddings");
+  if (!hasPositionTable(config)) throw Error("the position similarity grid needs an image model with learned or 2-D sin-cos position embeddings");
+  std::vector<float> fixed;
+  if (!config.hasLearnedPositions()) {
+    fixed = fixedPositionTable(config);  // the 2-D sin-cos table the forward adds
+    wpe = fixed.data();
+    count = fixed.size();
+  }
+  if (!wpe) throw Error("the position similarity grid needs an image model with learned or 2-D sin-cos position embeddings");
   const int P = config.numPatches(), C = config.n_embd;
   if (count != (size_t)(1 + P) * C) throw Error("the position table has " + std::to_string(count) + " values, not (1 + P) x C");
   std::vector<double> norms(P);

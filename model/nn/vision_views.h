@@ -24,9 +24,14 @@ std::vector<float> maskImagePatches(const ModelConfig& config, std::vector<float
 // Throws tscope::Error when the sizes disagree or a layer is missing.
 std::vector<float> attentionRollout(const std::vector<std::vector<float>>& maps, int heads, int T);
 
+// Whether an image model adds a position table (learned wpe, or the fixed 2-D sin-cos table of
+// position_encoding "sinusoidal"): what positionSimilarity needs.
+bool hasPositionTable(const ModelConfig& config);
+
 // The cosine similarity of every patch position's embedding with every other's (P, P), P =
-// numPatches(): wpe rows 1..P ((1 + P, C), row 0 is [CLS]'s). Throws for a model without learned
-// positions or a table of the wrong size.
+// numPatches(): wpe rows 1..P ((1 + P, C), row 0 is [CLS]'s); for sinusoidal positions the 2-D
+// sin-cos table the forward adds (wpe is then not read). Throws for a model without a position
+// table (hasPositionTable) or a table of the wrong size.
 std::vector<float> positionSimilarity(const ModelConfig& config, const float* wpe, size_t count);
 
 // The patch embedding's C filters as images: (C, channels, p, p), filter c the column c of

@@ -42,7 +42,8 @@ build=build-fuzz
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 if [[ ! -f $build/CMakeCache.txt ]]; then
-  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTSCOPE_FUZZ=ON \
+  # -O1 -g1 as the sanitizer build of scripts/test.sh: line tables are all a crash report needs.
+  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DTSCOPE_FUZZ=ON \
     -DTSCOPE_TESTS=OFF -DTSCOPE_BENCH=OFF -DTSCOPE_GUI=OFF -DTSCOPE_CUDA=OFF "${launcher[@]}" >/dev/null
 fi
 cmake --build "$build" --target fuzz_targets --parallel "$(nproc)"

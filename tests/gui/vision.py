@@ -5,7 +5,8 @@ the mouse becomes the predicted class; the shift and noise buttons change the pi
 "masks a patch" mode blanks that patch and shows the classes before and after, as `tscope-cli
 classify` gives them for the masked picture; a click in "shows a patch's attention" mode makes that
 patch the query (the overlay changes), the rollout and the Alt+V shortcut work; switching to a text
-model (brown-small) shows the panel's line and its button opens digits-vit again.
+model (brown-small) shows the panel's line and its button opens digits-vit again; on a ViT checkpoint a
+sample photograph, a bad path and a picture chosen in the file browser (Browse...).
 usage: vision.py TSCOPE TSCOPE_CLI MODELS_DIR OUT"""
 import json
 import os
@@ -193,6 +194,29 @@ def main():
             raise Failure(f"a file that is no picture: {vision(report)['picture_error']!r}, picture {vision(report)['picture']}")
         log(f"  a ViT checkpoint (3 x 12 x 12, 9 patches): chelsea.png as tscope-cli classify --image gives it; "
             f"config.json as a picture: {vision(report)['picture_error']}")
+
+        # Browse...: the file browser opens on the sample photographs, lists pictures only, and the one
+        # chosen with the keyboard is classified as tscope-cli classify --image classifies it.
+        app.click("vision_browse")
+        report = app.wait(lambda r: r["file_browser"]["open"] and r["file_browser"]["purpose"] == "image", "the picture browser", 5)
+        listing = report["file_browser"]
+        names = [e["name"] for e in listing["entries"]]
+        if os.path.realpath(listing["folder"]) != os.path.realpath(os.path.dirname(photo)) or "coffee.png" not in names or \
+                any(e["kind"] not in ("image", "folder") for e in listing["entries"]):
+            raise Failure(f"the picture browser: {listing}")
+        app.key("Home")
+        for _ in range(names.index("coffee.png")):
+            app.key("Down")
+        app.wait(lambda r: r["file_browser"]["selected"] == names.index("coffee.png"), "coffee.png selected", 5)
+        save_png(os.path.join(out, "browse_picture.png"), app.screenshot())
+        app.key("Return")
+        report = settled(app, "the browsed picture", lambda r: not r["file_browser"]["open"] and vision(r).get("picture", "").endswith("coffee.png"))
+        want = json.loads(subprocess.run([cli, "classify", "--model", model, "--backend", "cpu", "--top", "5", "--image", vision(report)["picture"]],
+                                         capture_output=True, check=True).stdout)
+        if [c["id"] for c in vision(report)["top"]] != [c["id"] for c in want["top"]]:
+            raise Failure(f"the browsed picture's classes {vision(report)['top']} are not tscope-cli classify --image's {want['top']}")
+        log(f"  Browse...: the browser opened on {listing['folder']} ({len(names)} entries); coffee.png chosen with the keyboard, "
+            f"classified as the CLI does ({vision(report)['top'][0]['label']})")
 
     return drive(tscope, out, session, log, size=(1600, 1000))
 

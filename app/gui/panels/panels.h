@@ -89,6 +89,8 @@ struct PanelContext {
   bool repost = false;                  // set by a panel when a knob that needs the model changed
   std::string message{};                // set by a panel to show one line in the status bar
   std::string openModel{};              // set by a panel: load this model directory into the explorer
+  bool browseImage = false;             // set by a panel: open the file browser for a picture
+  std::string chosenImage{};            // set by the App: the picture that browser chose ("" none this frame)
   std::string openPrompt{};             // with this prompt (one the new model's tokenizer and context fit)
   int generateTokens = 0;               // set with repost by the Next-token panel: generate this many tokens first
   std::string selectTab{};              // set by the App: open this sub-tab of the panel (by its region name), "" none

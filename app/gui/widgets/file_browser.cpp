@@ -25,7 +25,8 @@ struct PurposeInfo {
 };
 constexpr PurposeInfo kPurposes[] = {{"model", "Open a model###file_browser", FileKind::Model},
                                      {"session", "Load or save a session###file_browser", FileKind::Session},
-                                     {"lesson", "Open a lesson###file_browser", FileKind::Lesson}};
+                                     {"lesson", "Open a lesson###file_browser", FileKind::Lesson},
+                                     {"image", "Open a picture###file_browser", FileKind::Image}};
 const PurposeInfo& infoOf(FileBrowser::Purpose purpose) { return kPurposes[static_cast<size_t>(purpose)]; }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The in-app file browser: a modal dialog over the window for Open model, the session file (Load
-// and Save) and Open lesson. Folders first, each entry marked with what tscope can do with it
+// and Save), Open lesson and the Vision panel's Open picture. Folders first, each entry marked with what tscope can do with it
 // (file_kinds.h: model, session, lesson, image); places on the left (shipped models, lessons, home,
 // the working folder), the recent files and, for models, the HuggingFace cache's models.
 // Mouse: click selects, double click opens, the buttons. Keyboard: Up/Down, PageUp/PageDown,
@@ -22,7 +22,7 @@ namespace tscope::gui {
 
 class FileBrowser {
  public:
-  enum class Purpose { Model, Session, Lesson };
+  enum class Purpose { Model, Session, Lesson, Image };  // Image: the Vision panel's picture
   struct Place {
     std::string label, path;
   };
@@ -73,6 +73,6 @@ class FileBrowser {
   std::vector<session::FileKind> recentKinds_;  // the sidebar's recent files, classified when the dialog opens
 };
 
-const char* fileBrowserPurposeName(FileBrowser::Purpose purpose);  // "model", "session", "lesson"
+const char* fileBrowserPurposeName(FileBrowser::Purpose purpose);  // "model", "session", "lesson", "image"
 
 }  // namespace tscope::gui

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "app/gui/widgets/layer_head_picker.h"
@@ -54,16 +55,22 @@ void VisionPanel::postPicture(PanelContext& ctx, const std::string& path) {
     const ModelConfig& c = ctx.session.config();
     ctx.state.image = preprocessImage(readImage(path), ctx.session.preprocessing(), c.num_channels);
     ctx.state.maskedPatches.clear();
+    ctx.state.digit = -1;  // a picture, not a test image of the digits
     picturePath_ = path;
     pictureError_.clear();
     ctx.repost = true;
   } catch (const std::exception& e) {
-    pictureError_ = e.what();  // one line; the picture before stays
+    pictureError_ = e.what();     // one line; the picture before stays
+    ctx.message = pictureError_;  // in the status bar too (the digits' canvas shows no path line)
   }
 }
 
 void VisionPanel::drawInputControls(PanelContext& ctx) {
   const ModelConfig& c = ctx.session.config();
+  if (!ctx.chosenImage.empty()) {  // the file browser's picture: any model reads it through its preprocessing
+    std::snprintf(pathInput_, sizeof pathInput_, "%s", ctx.chosenImage.c_str());
+    postPicture(ctx, ctx.chosenImage);
+  }
   if (!isDigitModel(c)) return drawPictureControls(ctx);
   // The canvas shows the state's picture: the app's first digit, a session's or a lesson step's.
   if (ctx.state.image.size() == canvas_.ink.size() && ctx.state.image != canvas_.ink) {
@@ -106,6 +113,9 @@ void VisionPanel::drawInputControls(PanelContext& ctx) {
     postCanvas(ctx);
   }
   recordItem(ctx.shared, "vision_noise");
+  ImGui::SameLine();
+  if (ImGui::Button("Picture...")) ctx.browseImage = true;  // a photo of a digit, read as the training digits were
+  recordItem(ctx.shared, "vision_browse");
   const char* names[] = {"left", "right", "up", "down"};
   const int moves[4][2] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}};
   const ImGuiDir dirs[] = {ImGuiDir_Left, ImGuiDir_Right, ImGuiDir_Up, ImGuiDir_Down};
@@ -133,6 +143,9 @@ void VisionPanel::drawPictureControls(PanelContext& ctx) {
   ImGui::SameLine();
   if (ImGui::Button("Open picture") || entered) postPicture(ctx, pathInput_);
   recordItem(ctx.shared, "vision_open_picture");
+  ImGui::SameLine();
+  if (ImGui::Button("Browse...")) ctx.browseImage = true;
+  recordItem(ctx.shared, "vision_browse");
   const std::vector<std::string> samples = session::sampleImages();
   for (size_t i = 0; i < samples.size(); ++i) {
     if (i > 0) ImGui::SameLine();

@@ -163,8 +163,8 @@ void VisionPanel::drawPositions(PanelContext& ctx) {
     viewsNote_.clear();
     similarity_.clear();
     try {
-      if (c.hasLearnedPositions()) similarity_ = positionSimilarity(c, w.wpe, (size_t)c.n_positions * c.n_embd);
-      else viewsNote_ = std::string("this model's positions are ") + toString(c.position_encoding) + ", not learned";
+      if (hasPositionTable(c)) similarity_ = positionSimilarity(c, w.wpe, (size_t)c.n_positions * c.n_embd);
+      else viewsNote_ = std::string("this model adds no position embeddings (position_encoding ") + toString(c.position_encoding) + ")";
       filters_ = patchFilters(c, w.patchWeight, (size_t)c.patchDim() * c.n_embd);
     } catch (const std::exception& e) {
       viewsNote_ = e.what();
