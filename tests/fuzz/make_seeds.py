@@ -6,6 +6,7 @@ hand as corpus/<target>/regression-*."""
 import json
 import os
 import struct
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -288,3 +289,24 @@ write("wordpiece", "tokenizer-json-cased", wp_tokenizer(lowercase=False, strip_a
 # --- Router logits typed by hand (fuzz_router_logits): the lecture's example, several tokens
 write("router_logits", "slide", "2.1, 0.3, 1.8, 0.1, 3.2, 0.5, 1.1, 0.8\n")
 write("router_logits", "three-tokens", "1 2 3\n3 2 1\n\n0.5,0.5,-1\n")
+
+# --- GGUF (fuzz_gguf): files from tests/golden/gguf_writer.py (its module part needs no numpy)
+sys.path.insert(0, os.path.join(ROOT, "tests", "golden"))
+import gguf_writer as gw  # noqa: E402
+
+gguf_meta = [("general.architecture", gw.STRING, "llama"), ("llama.block_count", gw.UINT32, 2), ("llama.rope.freq_base", gw.FLOAT32, 1e4),
+             ("general.flag", gw.BOOL, True), ("general.big", gw.UINT64, 2**64 - 1), ("general.neg", gw.INT8, -3),
+             ("tokenizer.ggml.tokens", gw.ARRAY, (gw.STRING, ["<s>", "", "\u0120a\u00e9"])),
+             ("tokenizer.ggml.scores", gw.ARRAY, (gw.FLOAT64, [0.5, -1.0])),
+             ("general.nested", gw.ARRAY, (gw.ARRAY, [(gw.INT16, [1, -2]), (gw.BOOL, [])]))]
+gguf_tensors = [("token_embd.weight", gw.GGML_ID["F32"], [4, 2], struct.pack("<8f", *range(8))),
+                ("blk.0.attn_q.weight", gw.GGML_ID["Q8_0"], [32, 1], bytes(range(34)))]
+gguf_valid = gw.gguf_bytes(gguf_meta, gguf_tensors)
+write("gguf", "valid-v3", gguf_valid)
+write("gguf", "valid-v2-aligned-64", gw.gguf_bytes(gguf_meta, gguf_tensors, alignment=64, version=2))
+write("gguf", "every-quantized-type", gw.gguf_bytes([("general.architecture", gw.STRING, "x")], [
+    (name.lower(), gw.GGML_ID[name], [256], bytes(gw.tensor_bytes(gw.GGML_ID[name], [256])))
+    for name in ("Q4_0", "Q4_K", "Q5_K", "Q6_K", "IQ2_XXS", "BF16", "F16")]))
+write("gguf", "truncated", gguf_valid[:-5])
+write("gguf", "bad-magic", b"GGML" + gguf_valid[4:])
+write("gguf", "version-1", gguf_valid[:4] + struct.pack("<I", 1) + gguf_valid[8:])
