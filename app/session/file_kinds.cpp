@@ -8,6 +8,8 @@
 #include <fstream>
 #include <system_error>
 
+#include "model/io/llama2c.h"
+
 namespace tscope::session {
 
 namespace fs = std::filesystem;
@@ -55,7 +57,7 @@ FileKind classifyFile(const fs::path& path) {
       for (int i = 3; i >= 0; --i) magic = (magic << 8) | static_cast<unsigned char>(head[static_cast<size_t>(i)]);
       if (magic == kLlmcMagic) return FileKind::Model;
     }
-    return FileKind::Other;
+    return looksLikeLlama2c(path.string()) ? FileKind::Model : FileKind::Other;  // llama2.c's stories15M.bin and its kin
   }
   if (ext == ".json") {
     const std::string head = peek(path, 4096);

@@ -14,7 +14,8 @@ const char* fileKindName(FileKind kind);  // "folder", "model", "session", "less
 // What `path` is, from its type, name and a peek at its first bytes; never throws, never opens
 // anything but a regular file (a FIFO would block):
 //   Model    a folder with a config.json (tscope's, HuggingFace's), or a .bin file that starts with
-//            llm.c's checkpoint magic (20240326, little-endian int32);
+//            llm.c's checkpoint magic (20240326, little-endian int32) or is a llama2.c checkpoint
+//            (looksLikeLlama2c: its header, and the file size it implies);
 //   Session  a .json file whose first 4 KiB hold "tscope_session";
 //   Lesson   a .json file whose first 4 KiB hold "tscope-lesson";
 //   Image    .png, .jpg, .jpeg, .bmp, .pgm, .ppm (by name);

@@ -26,15 +26,6 @@ int64_t ropeSourceRow(int64_t j, int64_t D) {
   return head * D + (e % 2 == 0 ? e / 2 : e / 2 + D / 2);
 }
 
-// src (rows, in) row-major -> columns [column, column + rows) of dst (in, width).
-void placeTransposed(float* dst, int64_t width, const Placement& p, const std::vector<float>& src, int64_t D) {
-  const int64_t rows = p.shape[0], in = p.shape.size() > 1 ? p.shape[1] : 1;
-  for (int64_t j = 0; j < rows; ++j) {
-    const int64_t source = p.ropeOrder ? ropeSourceRow(j, D) : j;
-    for (int64_t i = 0; i < in; ++i) dst[i * width + p.column + j] = src[source * in + i];
-  }
-}
-
 // What keeps a 16-bit model's halves alive: the mapped shards they are read from in place, and
 // the matrices that had to be built (q, k, v fused into c_attn with their RoPE row order; any
 // misaligned tensor).
@@ -96,6 +87,14 @@ std::vector<HalfMatrix> placeHalves(const std::vector<Placement>& plan, const Sh
 }
 
 }  // namespace
+
+void placeTransposed(float* dst, int64_t width, const Placement& p, const float* src, int64_t D) {
+  const int64_t rows = p.shape[0], in = p.shape.size() > 1 ? p.shape[1] : 1;
+  for (int64_t j = 0; j < rows; ++j) {
+    const int64_t source = p.ropeOrder ? ropeSourceRow(j, D) : j;
+    for (int64_t i = 0; i < in; ++i) dst[i * width + p.column + j] = src[source * in + i];
+  }
+}
 
 std::string architectureOf(const nlohmann::json& j) {
   if (auto it = j.find("architectures"); it != j.end() && it->is_array() && !it->empty() && it->front().is_string())
@@ -201,7 +200,7 @@ Weights placeWeights(const fs::path& dir, const ShardSet& shards, const ModelCon
     } else {
       buffer.resize(file.info(p.hfName).numel());
       file.readFloat(p.hfName, buffer.data(), p.shape);
-      placeTransposed(dst, widthOf.at(p.param), p, buffer, config.headDim());
+      placeTransposed(dst, widthOf.at(p.param), p, buffer.data(), config.headDim());
     }
     file.releasePages(p.hfName);
   }

@@ -66,6 +66,10 @@ struct Placement {
   bool floatVector = false;
 };
 
+// `src`, the (rows, in) matrix p.shape row-major, into columns [p.column, p.column + rows) of `dst`
+// (in, width): HF's (out, in) transposed into tscope's (in, out), q/k rows in RoPE order (heads of D).
+void placeTransposed(float* dst, int64_t width, const Placement& p, const float* src, int64_t D);
+
 // Every tensor of `plan` checked in `shards` (present, its shape) before anything is allocated, every
 // stored tensor neither planned nor `ignored` refused as unexpected (for an `architecture`), then the
 // weights of `config` placed: a checkpoint whose matrices are all BF16 (or all F16) keeps them as

@@ -1,6 +1,7 @@
-// Model loading for the three formats tscope reads. HF GPT-2 stores Conv1D weights (in, out),
-// which is tscope's layout; llm.c stores (out, in), so its matrices are transposed on load. The
-// file stays memory-mapped and float32 tensors in tscope's layout are read in place (one copy).
+// Model loading for the formats tscope reads (llama2.c's .bin files: llama2c.cpp). HF GPT-2 stores
+// Conv1D weights (in, out), which is tscope's layout; llm.c stores (out, in), so its matrices are
+// transposed on load. The file stays memory-mapped and float32 tensors in tscope's layout are read
+// in place (one copy).
 #include "model/io/model_io.h"
 
 #include <cstring>
@@ -15,9 +16,11 @@
 #include "model/core/error.h"
 #include "model/io/hf_checkpoint.h"
 #include "model/io/hf_vit.h"
+#include "model/io/llama2c.h"
 #include "model/io/npy.h"
 #include "model/io/safetensors.h"
 #include "model/tokenize/special_tokens.h"
+#include "model/tokenize/tokenizer_spm.h"
 
 namespace fs = std::filesystem;
 
@@ -109,6 +112,57 @@ std::unique_ptr<Tokenizer> findTokenizer(const fs::path& dir, const std::string&
     note = e.what();
   }
   return nullptr;
+}
+
+// A llama2.c checkpoint's tokenizer: tok<V>.bin beside it (llama2.c's name for a vocabulary of its
+// own, e.g. tok512.bin for stories260K), else tokenizer.bin (Llama 2's 32000 tokens).
+std::unique_ptr<Tokenizer> findLlama2cTokenizer(const fs::path& file, int vocabSize, std::string& note) {
+  const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+  for (const fs::path& candidate : {dir / ("tok" + std::to_string(vocabSize) + ".bin"), dir / "tokenizer.bin"}) {
+    if (!somethingAt(candidate.string())) continue;
+    try {
+      return loadLlama2cTokenizer(candidate.string(), vocabSize);
+    } catch (const Error& e) {
+      note = e.what();
+      return nullptr;
+    }
+  }
+  note = "no tokenizer.bin (or tok" + std::to_string(vocabSize) + ".bin) beside " + file.string() +
+         ": llama2.c keeps tokenizer.bin at the root of its repository (github.com/karpathy/llama2.c), token ids work";
+  return nullptr;
+}
+
+// The first int32 of a file (llm.c's magic), or 0 when it has fewer than 4 bytes.
+int32_t firstInt32(const std::string& path) {
+  int32_t value = 0;
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(&value), sizeof value);
+  return in.gcount() == sizeof value ? value : 0;
+}
+
+// A .bin file: llm.c's (magic 20240326) or llama2.c's (llama2c.h). A file that is neither gets the
+// llama2.c reader's reason, with llm.c's magic beside it.
+void loadBinFile(LoadedModel& model, const fs::path& path, const LoadProgress& progress) {
+  const std::string pathString = path.string();
+  constexpr int32_t kLlmcMagic = 20240326;
+  if (!looksLikeLlama2c(pathString) && firstInt32(pathString) == kLlmcMagic) {
+    model.weights = loadLlmcCheckpoint(pathString, progress);
+    model.format = "llmc-bin";
+    model.tokenizer = findTokenizer(path.parent_path().empty() ? fs::path(".") : path.parent_path(), "gpt2-bpe", model.tokenizerNote);
+    if (!model.tokenizer) {
+      if (auto dir = defaultGpt2TokenizerDir(); !dir.empty()) model.tokenizer = findTokenizer(dir, "gpt2-bpe", model.tokenizerNote);
+    }
+    return;
+  }
+  try {
+    model.weights = loadLlama2cCheckpoint(pathString, progress);
+  } catch (const Error& e) {
+    if (looksLikeLlama2c(pathString)) throw;
+    throw Error(std::string(e.what()) + " (nor is it an llm.c checkpoint: its first int32 is " + std::to_string(firstInt32(pathString)) +
+                ", not llm.c's magic " + std::to_string(kLlmcMagic) + ")");
+  }
+  model.format = "llama2c-bin";
+  model.tokenizer = findLlama2cTokenizer(path, model.weights.config().vocab_size, model.tokenizerNote);
 }
 
 }  // namespace
@@ -240,13 +294,8 @@ LoadedModel loadModel(const std::string& requested, const LoadProgress& progress
   if (!fs::exists(path, ec)) throw Error(pathString + ": no such file or directory");
   LoadedModel model{Weights{}, nullptr, "", pathString, "", {}};
   if (fs::is_regular_file(path, ec)) {
-    if (path.extension() != ".bin") throw Error(pathString + ": expected a model directory or an llm.c .bin checkpoint");
-    model.weights = loadLlmcCheckpoint(pathString, progress);
-    model.format = "llmc-bin";
-    model.tokenizer = findTokenizer(path.parent_path().empty() ? fs::path(".") : path.parent_path(), "gpt2-bpe", model.tokenizerNote);
-    if (!model.tokenizer) {
-      if (auto dir = defaultGpt2TokenizerDir(); !dir.empty()) model.tokenizer = findTokenizer(dir, "gpt2-bpe", model.tokenizerNote);
-    }
+    if (path.extension() != ".bin") throw Error(pathString + ": expected a model directory or an llm.c or llama2.c .bin checkpoint");
+    loadBinFile(model, path, progress);
   } else {
     const fs::path configPath = path / "config.json";
     if (!somethingAt(configPath.string())) throw Error(pathString + ": no config.json in the model directory");

@@ -31,6 +31,17 @@ std::unordered_map<std::string, unsigned char> byteLevelBytesOfCharacters() {
   return byteOf;
 }
 
+int byteOfFallbackPiece(std::string_view piece) {
+  if (piece.size() != 6 || !piece.starts_with("<0x") || piece.back() != '>') return -1;
+  int value = 0;
+  for (char c : piece.substr(3, 2)) {
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
 std::string encodeUtf8(char32_t cp) {
   std::string out;
   if (cp < 0x80) {

@@ -1,11 +1,12 @@
-// Internal pieces shared by the BPE tokenizers (GPT-2's vocab.json + merges.txt and HuggingFace's
-// tokenizer.json): the byte-level alphabet, UTF-8 encoding, reading a file, and the merge loop
-// (a linked list of symbols with a heap of candidate pairs, O(n log n) per word).
+// Internal pieces shared by the BPE tokenizers (GPT-2's vocab.json + merges.txt, HuggingFace's
+// tokenizer.json and the score-based SentencePiece one): the byte-level alphabet, <0xNN> byte pieces, UTF-8 encoding, reading a file, and the merge
+// loop (a linked list of symbols with a heap of candidate pairs, O(n log n) per word).
 #pragma once
 #include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -13,7 +14,7 @@
 
 namespace tscope::bpe {
 
-// What both BPE tokenizers share: each id stands for a byte string (bytesOfId_), which tokenBytes
+// What the BPE tokenizers share: each id stands for a byte string (bytesOfId_), which tokenBytes
 // returns and decode concatenates, and an end-of-text id; ids outside the table throw tscope::Error.
 class ByteTableTokenizer : public Tokenizer {
  public:
@@ -34,6 +35,9 @@ class ByteTableTokenizer : public Tokenizer {
 std::array<char32_t, 256> byteLevelCodePoints();
 // The inverse of that map: UTF-8 of each alphabet character -> its byte.
 std::unordered_map<std::string, unsigned char> byteLevelBytesOfCharacters();
+// The byte a SentencePiece byte-fallback piece stands for: "<0x41>" -> 0x41 (two upper-case hex
+// digits, as SentencePiece writes them), or -1 for any other piece.
+int byteOfFallbackPiece(std::string_view piece);
 // UTF-8 of a code point (U+0000..U+10FFFF).
 std::string encodeUtf8(char32_t codePoint);
 // The whole file; throws tscope::Error naming it when it cannot be read or exceeds maxBytes.

@@ -163,6 +163,7 @@ std::string tokenizerKindName(TokenizerKind kind) {
     case TokenizerKind::WordPiece: return "wordpiece";
     case TokenizerKind::Char: return "char";
     case TokenizerKind::Labels: return "labels";
+    case TokenizerKind::Spm: return "spm-bpe";
   }
   throw Error("tokenizerKindName: not a TokenizerKind (" + std::to_string(static_cast<int>(kind)) + ")");
 }

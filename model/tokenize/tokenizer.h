@@ -1,8 +1,10 @@
-// Tokenizers, four kinds: GPT-2's byte-level BPE from vocab.json + merges.txt ("gpt2-bpe",
+// Tokenizers, five kinds: GPT-2's byte-level BPE from vocab.json + merges.txt ("gpt2-bpe",
 // identical ids to GPT-2; it can also show its merges step by step), HuggingFace tokenizer.json BPE
 // ("hf-bpe", tokenizer_json.h: byte-level as Llama 3 and Qwen2/3, or SentencePiece style with byte
-// fallback as Llama 2 and Mistral), BERT's WordPiece ("wordpiece", tokenizer_wordpiece.h: from a
-// tokenizer.json or a vocab.txt), and a character-level tokenizer for small models ("char").
+// fallback as Llama 2 and Mistral), SentencePiece's score-based BPE ("spm-bpe", tokenizer_spm.h:
+// pieces and scores, as llama2.c's tokenizer.bin and GGUF's "llama" tokenizer hold them), BERT's
+// WordPiece ("wordpiece", tokenizer_wordpiece.h: from a tokenizer.json or a vocab.txt), and a
+// character-level tokenizer for small models ("char").
 // padTokenizer wraps any of them for a model with more embedding rows than tokens.
 #pragma once
 #include <memory>
@@ -13,17 +15,17 @@
 
 namespace tscope {
 
-enum class TokenizerKind { Gpt2Bpe, HfBpe, WordPiece, Char, Labels };
+enum class TokenizerKind { Gpt2Bpe, HfBpe, WordPiece, Char, Labels, Spm };
 
-// The kind's name, its on-disk form: "gpt2-bpe", "hf-bpe", "wordpiece" or "char" (config.json's "tokenizer",
-// loadTokenizerFromDir's kind, the CLI's JSON, error messages).
+// The kind's name, its on-disk form: "gpt2-bpe", "hf-bpe", "wordpiece", "char", "labels" or "spm-bpe" (config.json's
+// "tokenizer", loadTokenizerFromDir's kind, the CLI's JSON, error messages).
 std::string tokenizerKindName(TokenizerKind kind);
 
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
   virtual TokenizerKind kind() const = 0;
-  std::string kindName() const { return tokenizerKindName(kind()); }  // "gpt2-bpe", "hf-bpe", "wordpiece" or "char"
+  std::string kindName() const { return tokenizerKindName(kind()); }  // "gpt2-bpe", "hf-bpe", "wordpiece", "char", ...
   // What the tokenizer is, for people: "GPT-2 byte-level BPE", "byte-level BPE (tokenizer.json, Qwen2
   // split)", "SentencePiece-style BPE with byte fallback (tokenizer.json)", "WordPiece (BERT, uncased)", "character-level".
   virtual std::string description() const { return kindName(); }

@@ -17,18 +17,6 @@ using unicode::trimLeadingSpace;
 using unicode::trimTrailingSpace;
 namespace {
 
-// "<0x41>" -> 0x41, or -1.
-int byteOfFallbackPiece(const std::string& piece) {
-  if (piece.size() != 6 || !piece.starts_with("<0x") || piece.back() != '>') return -1;
-  int value = 0;
-  for (char c : piece.substr(3, 2)) {
-    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-    if (digit < 0) return -1;
-    value = value * 16 + digit;
-  }
-  return value;
-}
-
 class HfBpeTokenizer final : public bpe::ByteTableTokenizer {
  public:
   explicit HfBpeTokenizer(HfTokenizerSpec spec) : spec_(std::move(spec)) {
@@ -54,7 +42,7 @@ class HfBpeTokenizer final : public bpe::ByteTableTokenizer {
         if (bytesOfId_[id].size() == 1) idOfByte_[static_cast<unsigned char>(bytesOfId_[id][0])] = id;
         idOfBytes_.emplace(bytesOfId_[id], id);
       } else {
-        const int byte = byteOfFallbackPiece(piece);
+        const int byte = bpe::byteOfFallbackPiece(piece);
         if (byte >= 0) byteTokenId_[byte] = id;
         std::string bytes = piece;
         if (byte >= 0 && spec_.decodeByteFallback) bytes = std::string(1, static_cast<char>(byte));

@@ -155,6 +155,42 @@ write("llmc_checkpoint", "truncated", llmc(drop=4))
 write("llmc_checkpoint", "bad-version", llmc(version=5))
 write("llmc_checkpoint", "head-not-dividing", llmc(C=3, H=2))
 
+# --- llama2.c (fuzz_llama2c): byte 0 even, a checkpoint; odd, a uint16 vocab size then a tokenizer.bin.
+# A tiny model: dim 4, hidden 6, 1 layer, 2 heads, 1 kv head, vocab 5, seq_len 2 (head size 2).
+def llama2c(version=0, shared=True, dim=4, hidden=6, L=1, H=2, KV=1, V=5, T=2, gs=2, drop=0, magic=0x616B3432):
+    D, F = dim // H, hidden
+    mats = [(V, dim)] + [(dim, dim)] * L + [(KV * D, dim)] * (2 * L) + [(dim, dim)] * L + [(F, dim), (dim, F), (F, dim)] * L
+    if not shared:
+        mats.append((V, dim))
+    vals = lambda n: [((i * 37) % 11 - 5) / 8.0 for i in range(n)]  # noqa: E731
+    norms = struct.pack(f"<{(2 * L + 1) * dim}f", *[1.0] * ((2 * L + 1) * dim))
+    if version == 0:
+        floats = sum(r * c for r, c in mats) + (2 * L + 1) * dim + T * D
+        data = struct.pack("<7i", dim, hidden, L, H, KV, V if shared else -V, T) + struct.pack(f"<{floats}f", *vals(floats))
+    else:
+        header = struct.pack("<Ii7iB", magic, version, dim, hidden, L, H, KV, V, T, int(shared))
+        header += struct.pack("<i", gs) if version == 2 else b""
+        data = header + b"\0" * (256 - len(header)) + norms
+        for r, c in mats:
+            n = r * c
+            data += struct.pack(f"<{n}f", *vals(n)) if version == 1 else bytes((i * 7) % 256 for i in range(n)) + struct.pack(f"<{n // gs}f", *[0.01] * (n // gs))
+    return b"\0" + data[:len(data) - drop]
+
+
+write("llama2c", "legacy-tiny", llama2c())
+write("llama2c", "legacy-unshared", llama2c(shared=False))
+write("llama2c", "v1-tiny", llama2c(version=1, shared=False))
+write("llama2c", "v2-q80", llama2c(version=2))
+write("llama2c", "legacy-truncated", llama2c(drop=4))
+write("llama2c", "v1-bad-version", llama2c(version=3))
+write("llama2c", "kv-not-dividing", llama2c(H=2, KV=3))
+pieces = [b"<unk>", b"\n<s>\n", b"\n</s>\n"] + [b"<0x%02X>" % b for b in range(256)] + [b" ", b"a", b"b", b" a", b"ab", b"\xc3\xa9"]
+scores = [0.0] * 259 + [-10.0, -11.0, -12.0, -1.0, -2.0, -13.0]
+tokenizer_bin = struct.pack("<I", max(len(p) for p in pieces)) + b"".join(struct.pack("<fi", s, len(p)) + p for p, s in zip(pieces, scores))
+write("llama2c", "tokenizer-bin", b"\x01" + struct.pack("<H", len(pieces)) + tokenizer_bin)
+write("llama2c", "tokenizer-bin-short-vocab", b"\x01" + struct.pack("<H", 3) + tokenizer_bin)
+write("llama2c", "tokenizer-bin-truncated", b"\x01" + struct.pack("<H", len(pieces)) + tokenizer_bin[:-1])
+
 # --- session files
 session = {"tscope_session": 1, "model": "assets/models/brown-small", "prompt": "The quick brown fox",
            "panel": "attention", "layer": 1, "head": 2, "token": -1, "average_heads": False, "show_scores": True,

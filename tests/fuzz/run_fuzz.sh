@@ -27,7 +27,7 @@ while (($#)); do
   esac
   shift
 done
-all_targets=(safetensors gguf config gpt2_tokenizer_files chars_json llmc_checkpoint session_file train_setup bpe_encode char_encode comparison lesson sweep hf_config tokenizer_json wordpiece router_logits image)
+all_targets=(safetensors gguf config gpt2_tokenizer_files chars_json llmc_checkpoint session_file train_setup bpe_encode char_encode comparison lesson sweep hf_config tokenizer_json wordpiece router_logits image llama2c)
 ((${#targets[@]})) || targets=("${all_targets[@]}")
 
 for tool in clang clang++; do
