@@ -191,7 +191,7 @@ double decodeBytesPerToken(const Weights& weights, const ModelConfig& config) {
     const std::string& name = weights.layout()[i].name;
     if (name == "wpe.weight" || (name == "wte.weight" && !config.tie_word_embeddings)) continue;
     bytesPerToken +=
-        weights.half(i) ? static_cast<double>(weights.half(i).bytes()) : sizeof(float) * static_cast<double>(weights.layout()[i].numel());
+        weights.packed(i) ? static_cast<double>(weights.packed(i).bytes()) : sizeof(float) * static_cast<double>(weights.layout()[i].numel());
   }
   return bytesPerToken;
 }
@@ -220,7 +220,7 @@ void printModelFields(const BenchModel& bench, const Weights& weights, long long
       "\"model_format\": \"%s\", \"weights_held\": \"%s\", \"half_bytes\": %zu, \"n_layer\": %d, \"n_embd\": %d, \"vocab_size\": %d, "
       "\"parameters\": %lld, \"load_ms\": %.1f, "
       "\"file_bytes\": %.0f, \"peak_rss_after_load_mb\": %.1f, \"peak_rss_after_run_mb\": %.1f, \"peak_rss_over_file\": %.3f, ",
-      bench.format.c_str(), weights.hasHalves() ? "halves" : "float32", weights.halfBytes(), config.n_layer, config.n_embd, config.vocab_size,
+      bench.format.c_str(), weights.hasPacked() ? "halves" : "float32", weights.packedBytes(), config.n_layer, config.n_embd, config.vocab_size,
       parameters, bench.loadMs, fileBytes, peakAfterLoadKb * 1024 / 1e6, peakAfterRunKb * 1024 / 1e6,
       fileBytes > 0 ? peakAfterRunKb * 1024 / fileBytes : 0.0);
 }

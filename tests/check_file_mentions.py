@@ -35,6 +35,10 @@ NOT_OURS = {
     "stb_image_write.h", "gtest.h", "ggml.h", "llama.cpp", "ggml.c", "llm.c", "ggml-cuda.cu",
     "test-backend-ops.cpp", "train_gpt2.cu", "train_gpt2.c", "encoder.py", "setup.py",
     "numpy/lib/format.py",
+    # The specifications of the formats read from other projects' files: ggml's GGUF docs and
+    # quantization code, llama.cpp's converter and vocab, llama2.c's, Ollama's docs.
+    "docs/gguf.md", "ggml-common.h", "ggml-quants.c", "llama-vocab.cpp", "convert_hf_to_gguf.py", "constants.py",
+    "tensor_mapping.py", "run.c", "export.py", "tokenizer.py", "docs/faq.md", "manifest.go",
 }
 # Files the build writes (app/CMakeLists.txt: the shaders as a header).
 GENERATED = {"shaders_embedded.h"}

@@ -1,6 +1,6 @@
-// Weights kept as 16-bit halves (model/core/half.h): the CPU backend's matmulHalf (the converting
-// GEMV for up to 16 rows, the blocked GEMM beyond) and embedHalf against the plain-loop reference
-// at odd sizes in both dtypes, and HalfMatrix's float32 layouts against hand-computed values.
+// Weights kept as 16-bit halves (model/core/half.h): the CPU backend's matmulPacked (the converting
+// GEMV for up to 16 rows, the blocked GEMM beyond) and embedPacked against the plain-loop reference
+// at odd sizes in both dtypes, and PackedMatrix's float32 layouts against hand-computed values.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,12 +20,12 @@ using tscope::testing::randomVector;
 namespace {
 
 // BF16 / F16 bit patterns of values in [-1, 1) (rounded by truncation: any pattern will do).
-std::vector<uint16_t> randomHalves(size_t n, HalfType type, uint64_t seed) {
+std::vector<uint16_t> randomHalves(size_t n, WeightType type, uint64_t seed) {
   Rng rng(seed);
   std::vector<uint16_t> bits(n);
   for (auto& b : bits) {
     const float x = static_cast<float>(2 * rng.uniform() - 1);
-    if (type == HalfType::Bf16) {
+    if (type == WeightType::BF16) {
       uint32_t u;
       std::memcpy(&u, &x, 4);
       b = static_cast<uint16_t>(u >> 16);
@@ -50,21 +50,21 @@ TEST(CpuOps, MatmulHalfMatchesReference) {
     int K, N;
   };
   auto reference = makeReferenceBackend();
-  for (HalfType type : {HalfType::Bf16, HalfType::F16})
+  for (WeightType type : {WeightType::BF16, WeightType::F16})
     for (int threads : {1, 2})
       for (const Shape s : {Shape{7, 3}, Shape{33, 13}, Shape{100, 203}, Shape{257, 301}, Shape{896, 517}}) {
         auto cpu = makeCpuBackend(threads);
         const auto bits = randomHalves((size_t)s.N * s.K, type, 7 + s.K);
-        const HalfMatrix weight{bits.data(), type, s.N, s.K, true};
+        const PackedMatrix weight{bits.data(), type, s.N, s.K, true};
         const auto bias = randomVector(s.N, 3);
         for (int T : {1, 2, 3, 4, 5, 8, 15, 16, 17, 40})
           for (const float* b : {(const float*)nullptr, bias.data()}) {
             const auto in = randomVector((size_t)T * s.K, 100 + T);
             std::vector<float> fast((size_t)T * s.N, NAN), ref((size_t)T * s.N, NAN);
-            cpu->matmulHalf(fast.data(), in.data(), weight, b, T);
-            reference->matmulHalf(ref.data(), in.data(), weight, b, T);
+            cpu->matmulPacked(fast.data(), in.data(), weight, b, T);
+            reference->matmulPacked(ref.data(), in.data(), weight, b, T);
             const auto d = compare(fast, ref);
-            EXPECT_LT(d.relative(), 1e-5) << (type == HalfType::Bf16 ? "bf16" : "f16") << " threads " << threads << " T=" << T << " K=" << s.K
+            EXPECT_LT(d.relative(), 1e-5) << (type == WeightType::BF16 ? "bf16" : "f16") << " threads " << threads << " T=" << T << " K=" << s.K
                                           << " N=" << s.N << (b ? " bias" : "") << ": " << d.describe();
           }
       }
@@ -72,13 +72,13 @@ TEST(CpuOps, MatmulHalfMatchesReference) {
 
 TEST(CpuOps, EmbedHalfGathersConvertedRows) {
   const int V = 11, C = 19;
-  const auto bits = randomHalves((size_t)V * C, HalfType::Bf16, 5);
-  const HalfMatrix wte{bits.data(), HalfType::Bf16, V, C, false};
+  const auto bits = randomHalves((size_t)V * C, WeightType::BF16, 5);
+  const PackedMatrix wte{bits.data(), WeightType::BF16, V, C, false};
   const auto positions = randomVector((size_t)8 * C, 9);
   const int tokens[3] = {10, 0, 4};
   for (const float* pos : {(const float*)nullptr, positions.data()}) {
     std::vector<float> out((size_t)3 * C, NAN);
-    makeCpuBackend(1)->embedHalf(out.data(), tokens, wte, pos, 3, 2);
+    makeCpuBackend(1)->embedPacked(out.data(), tokens, wte, pos, 3, 2);
     for (int t = 0; t < 3; ++t)
       for (int c = 0; c < C; ++c) {
         const float want = bfloat16ToFloat(bits[(size_t)tokens[t] * C + c]) + (pos ? pos[(size_t)(2 + t) * C + c] : 0.0f);
@@ -88,10 +88,10 @@ TEST(CpuOps, EmbedHalfGathersConvertedRows) {
 }
 
 // BF16 0x3f80 = 1, 0xc000 = -2, 0x4040 = 3; F16 0x3c00 = 1, 0xc000 = -2, 0x4200 = 3.
-TEST(HalfMatrix, ToLayoutKeepsOrTransposes) {
+TEST(PackedMatrix, ToLayoutKeepsOrTransposes) {
   const uint16_t bf16[6] = {0x3f80, 0xc000, 0x4040, 0x0000, 0x3f80, 0xc000};  // (2, 3): [1 -2 3; 0 1 -2]
   std::vector<float> out(6);
-  HalfMatrix m{bf16, HalfType::Bf16, 2, 3, false};
+  PackedMatrix m{bf16, WeightType::BF16, 2, 3, false};
   m.toLayout(out.data());
   EXPECT_EQ(out, (std::vector<float>{1, -2, 3, 0, 1, -2}));
   m.transposedInLayout = true;  // tscope's (in, out) = (3, 2)
@@ -99,7 +99,7 @@ TEST(HalfMatrix, ToLayoutKeepsOrTransposes) {
   EXPECT_EQ(out, (std::vector<float>{1, 0, -2, 1, 3, -2}));
   const uint16_t f16[3] = {0x3c00, 0xc000, 0x4200};
   std::vector<float> row(3);
-  HalfMatrix{f16, HalfType::F16, 1, 3, true}.rowToFloat(0, row.data());
+  PackedMatrix{f16, WeightType::F16, 1, 3, true}.rowToFloat(0, row.data());
   EXPECT_EQ(row, (std::vector<float>{1, -2, 3}));
   EXPECT_EQ(m.bytes(), 12u);
 }

@@ -260,13 +260,13 @@ TEST(HfBert, LoadsFromTheCacheLayout) {
   const std::string savedValue = saved ? saved : "";
   ::setenv("HF_HUB_CACHE", (dir.path() / "hub").c_str(), 1);
   const LoadedModel model = loadModel("tiny-org/tiny-bert");
-  std::vector<CachedHfModel> found = findCachedHfModels();
+  std::vector<DownloadedModel> found = findCachedHfModels();
   if (saved) ::setenv("HF_HUB_CACHE", savedValue.c_str(), 1);
   else ::unsetenv("HF_HUB_CACHE");
   EXPECT_EQ(model.format, "hf-bert");
   EXPECT_EQ(model.path, snapshot.string());
   bool listed = false;
-  for (const CachedHfModel& m : found) listed = listed || (m.id == "tiny-org/tiny-bert" && m.problem.empty());
+  for (const DownloadedModel& m : found) listed = listed || (m.id == "tiny-org/tiny-bert" && m.problem.empty());
   EXPECT_TRUE(listed);
 }
 

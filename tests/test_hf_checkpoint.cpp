@@ -61,11 +61,11 @@ TEST(HfCheckpoint, CachedModelsAreListedWithWhyNot) {
   const char* saved = std::getenv("HF_HUB_CACHE");
   const std::string savedValue = saved ? saved : "";
   ::setenv("HF_HUB_CACHE", hub.c_str(), 1);
-  const std::vector<CachedHfModel> found = findCachedHfModels();
+  const std::vector<DownloadedModel> found = findCachedHfModels();
   if (saved) ::setenv("HF_HUB_CACHE", savedValue.c_str(), 1);
   else ::unsetenv("HF_HUB_CACHE");
-  std::vector<CachedHfModel> ours;  // the developer's own cache may add more
-  for (const CachedHfModel& model : found)
+  std::vector<DownloadedModel> ours;  // the developer's own cache may add more
+  for (const DownloadedModel& model : found)
     if (model.id.rfind("tiny-org/", 0) == 0) ours.push_back(model);
   ASSERT_EQ(ours.size(), 3u);
   EXPECT_EQ(ours[0].id, "tiny-org/empty");
@@ -123,21 +123,21 @@ TEST(HfCheckpoint, MatchesPyTorchReference) {
     SCOPED_TRACE(variant);
     LoadedModel model = loadModel((dir.path() / variant).string());
     const Weights& halves = model.weights;
-    ASSERT_TRUE(halves.hasHalves());
+    ASSERT_TRUE(halves.hasPacked());
     size_t matrixFloats = 0;
     for (size_t i = 0; i < halves.layout().size(); ++i) {
       const ParamSpec& spec = halves.layout()[i];
       if (spec.shape.size() != 2) continue;
       matrixFloats += spec.numel();
-      EXPECT_TRUE(halves.half(i)) << spec.name << " is not held as halves";
+      EXPECT_TRUE(halves.packed(i)) << spec.name << " is not held as halves";
       EXPECT_EQ(halves.tensor(i), nullptr) << spec.name << " has a float32 copy";
     }
-    EXPECT_EQ(halves.halfBytes(), matrixFloats * 2);
+    EXPECT_EQ(halves.packedBytes(), matrixFloats * 2);
     EXPECT_LT(halves.ownedFloats() * 10, matrixFloats) << "the owned float32 arena holds more than norms and biases";
     EXPECT_THROW(static_cast<const Weights&>(halves).arena(), Error);
     Weights floats = loadModel((dir.path() / variant).string()).weights;
     floats.arena();  // copy-on-write: every parameter as float32 in one arena
-    ASSERT_FALSE(floats.hasHalves());
+    ASSERT_FALSE(floats.hasPacked());
     const NpyArray tokens = readNpy((dir.path() / variant / "tokens.npy").string());
     const std::vector<int> ids(tokens.data.begin(), tokens.data.end());
     auto backend = makeCpuBackend(1);

@@ -32,7 +32,7 @@ App::App(std::unique_ptr<Session> session, AppState state)
       state_(std::move(state)) {
   // The models shipped in assets/models, offered by the model picker.
   shippedModels_ = session::modelFolders(TSCOPE_SOURCE_DIR "/assets/models");
-  cachedModels_ = findCachedHfModels();  // models downloaded with the HuggingFace tools
+  cachedModels_ = findDownloadedModels();  // models downloaded with the HuggingFace tools or Ollama
   modelPathInput_ = session_->modelPath();
   showMessage(keepFittingInterventions(state_.interventions, session_->config()), MessageKind::Warning);  // a session file's, for another model
   if (std::string dropped = keepFittingWhatIfs(state_.whatIfs, session_->config()); !dropped.empty()) showMessage(dropped, MessageKind::Warning);

@@ -76,7 +76,7 @@ class App {
   const std::string& exportNote() const { return lastExportNote_; }
   const std::vector<std::string>& figures() const { return lastFigures_; }
   MessageKind messageKind() const { return messageKind_; }
-  const std::vector<CachedHfModel>& cachedModels() const { return cachedModels_; }
+  const std::vector<DownloadedModel>& cachedModels() const { return cachedModels_; }
   bool helpOpen() const { return showHelp_; }
   // Gives a command to every panel (a lesson step's architecture or expert, a training preset);
   // true when a panel took it.
@@ -151,7 +151,7 @@ class App {
   std::chrono::steady_clock::time_point openSince_;  // when the open in flight was posted
   std::optional<AppState> pendingState_;             // a loaded session's state, applied after that open
   std::vector<std::string> shippedModels_;           // assets/models/* directories, for the model picker
-  std::vector<CachedHfModel> cachedModels_;          // the HuggingFace cache's models, for the model picker
+  std::vector<DownloadedModel> cachedModels_;        // the HuggingFace cache's models, for the model picker
   std::string modelPathInput_;                       // the picker's path field
   AppState state_;
   HeatmapRenderer renderer_;

@@ -100,12 +100,12 @@ void App::drawModelPicker() {
       const std::string name = std::filesystem::path(path).filename().string();
       if (ImGui::Selectable(name.c_str(), path == session_->modelPath())) openModel(path, "");
     }
-    if (!cachedModels_.empty()) {
-      ImGui::Separator();
-      ImGui::TextDisabled("HuggingFace cache");
-    }
     for (size_t i = 0; i < cachedModels_.size(); ++i) {
-      const CachedHfModel& model = cachedModels_[i];
+      const DownloadedModel& model = cachedModels_[i];
+      if (i == 0 || cachedModels_[i - 1].source != model.source) {
+        ImGui::Separator();
+        ImGui::TextDisabled("%s", model.source.c_str());
+      }
       ImGui::BeginDisabled(!model.problem.empty());
       if (ImGui::Selectable(model.id.c_str(), model.path == session_->modelPath())) openModel(model.path, "");
       ImGui::EndDisabled();
@@ -114,7 +114,8 @@ void App::drawModelPicker() {
     }
     ImGui::EndCombo();
   }
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("switch to a shipped model or one in the HuggingFace cache (the prompt stays)");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("switch to a shipped model, one in the HuggingFace cache or one Ollama downloaded (the prompt stays)");
   recordItem(shared_, "model_combo");
   sameLineIfFits("", ImGui::GetFontSize() * 14);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);

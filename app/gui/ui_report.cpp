@@ -53,7 +53,7 @@ void UiReport::maybeWrite(const App& app, float frameMs) {
   const Snapshot* s = app.snapshot();
   const AppState& state = app.state();
   nlohmann::json cached = nlohmann::json::array();
-  for (const CachedHfModel& model : app.cachedModels()) cached.push_back({{"id", model.id}, {"path", model.path}, {"problem", model.problem}});
+  for (const DownloadedModel& model : app.cachedModels()) cached.push_back({{"id", model.id}, {"path", model.path}, {"problem", model.problem}});
   const FileBrowser& browser = app.browser();
   nlohmann::json browserEntries = nlohmann::json::array();
   for (const session::FileEntry& entry : browser.listing().entries) {

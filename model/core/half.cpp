@@ -1,8 +1,9 @@
-// 16-bit float conversions (branch-free, so loops over them vectorise) and HalfMatrix's float32
-// views. The hot loops over half weights (the matmuls) live in the backends.
+// 16-bit float conversions (branch-free, so loops over them vectorise). The hot loops over half
+// weights (the matmuls) live in the backends.
 #include "model/core/half.h"
 
 #include <bit>
+#include <cmath>
 
 namespace tscope {
 
@@ -22,20 +23,35 @@ float halfToFloat(uint16_t h) {
 
 float bfloat16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
-void halvesToFloat(const uint16_t* in, HalfType type, float* out, size_t n) {
-  if (type == HalfType::Bf16)
+uint16_t floatToHalf(float f) {
+  const uint32_t bits = std::bit_cast<uint32_t>(f);
+  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return sign | 0x7e00u;   // NaN: a quiet NaN
+  if (magnitude >= 0x477ff000u) return sign | 0x7c00u;  // 65520 and up round past 65504: infinity
+  if (magnitude < 0x38800000u) {
+    // Below 2^-14, the smallest normal half: a multiple of 2^-24, found by scaling (exact) and
+    // rounding to an integer (ties to even in the default rounding mode); 1024 is 2^-14 itself.
+    const float scaled = std::bit_cast<float>(magnitude) * 0x1p24f;
+    return sign | static_cast<uint16_t>(std::nearbyint(scaled));
+  }
+  // Rebias the exponent (127 -> 15) and drop 13 mantissa bits, adding just under half of the
+  // last kept bit plus that bit's value: ties round to even, and a carry moves into the exponent.
+  const uint32_t rounded = (magnitude - (112u << 23)) + 0xfffu + ((magnitude >> 13) & 1u);
+  return sign | static_cast<uint16_t>(rounded >> 13);
+}
+
+uint16_t floatToBfloat16(float f) {
+  const uint32_t bits = std::bit_cast<uint32_t>(f);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);  // NaN: quiet
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+void halvesToFloat(const uint16_t* in, WeightType type, float* out, size_t n) {
+  if (type == WeightType::BF16)
     for (size_t i = 0; i < n; ++i) out[i] = bfloat16ToFloat(in[i]);
   else
     for (size_t i = 0; i < n; ++i) out[i] = halfToFloat(in[i]);
-}
-
-void HalfMatrix::toLayout(float* out) const {
-  if (!transposedInLayout) {
-    halvesToFloat(data, type, out, static_cast<size_t>(rows) * cols);
-    return;
-  }
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = halfValue(data[r * cols + c], type);
 }
 
 }  // namespace tscope

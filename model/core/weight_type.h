@@ -2,7 +2,7 @@
 // quantizations of GGML / GGUF files that tscope reads (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K). A quantized
 // row is a run of blocks, each `blockValues` weights in `blockBytes` bytes (scales included), so a
 // row of n weights (n a multiple of blockValues) takes n / blockValues * blockBytes bytes.
-// Block sizes: ggml's ggml-common.h block structs, as the GGUF specification (ggml docs/gguf.md) lists them.
+// Block sizes: the block structs of ggml (the library behind llama.cpp), as the GGUF specification lists them.
 #pragma once
 #include <cstdint>
 #include <optional>

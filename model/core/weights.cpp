@@ -101,7 +101,7 @@ std::vector<ParamSpec> parameterLayout(const ModelConfig& c) {
   return specs;
 }
 
-const float* floatLayout(const float* weight, const HalfMatrix& half, std::vector<float>& scratch) {
+const float* floatLayout(const float* weight, const PackedMatrix& half, std::vector<float>& scratch) {
   if (!half) return weight;
   scratch.resize((size_t)half.rows * (size_t)half.cols);
   half.toLayout(scratch.data());
@@ -144,39 +144,39 @@ Weights::Weights(const ModelConfig& config, std::shared_ptr<const MappedFile> ma
   bindPointers();
 }
 
-Weights::Weights(const ModelConfig& config, const std::vector<HalfMatrix>& halves, std::shared_ptr<const void> halfStorage)
-    : halves_(halves), halfStorage_(std::move(halfStorage)) {
+Weights::Weights(const ModelConfig& config, const std::vector<PackedMatrix>& packed, std::shared_ptr<const void> packedStorage)
+    : packed_(packed), packedStorage_(std::move(packedStorage)) {
   indexLayout(config);
-  if (halves_.size() != layout_.size()) throw Error("loaded weights: one half matrix (or none) per parameter expected");
+  if (packed_.size() != layout_.size()) throw Error("loaded weights: one packed matrix (or none) per parameter expected");
   size_t owned = 0;
   for (size_t i = 0; i < layout_.size(); ++i) {
-    const HalfMatrix& h = halves_[i];
+    const PackedMatrix& h = packed_[i];
     if (h && (size_t)h.rows * (size_t)h.cols != layout_[i].numel())
-      throw Error("loaded weights: the half matrix of '" + layout_[i].name + "' does not have the parameter's size");
+      throw Error("loaded weights: the packed matrix of '" + layout_[i].name + "' does not have the parameter's size");
     arenaOffsets_.push_back(h ? kInPlace : owned);
     if (!h) owned += roundedToCacheLine(layout_[i].numel());
   }
   arena_.assign(owned, 0.0f);
-  if (std::none_of(halves_.begin(), halves_.end(), [](const HalfMatrix& h) { return bool(h); })) halfStorage_.reset();
+  if (std::none_of(packed_.begin(), packed_.end(), [](const PackedMatrix& h) { return bool(h); })) packedStorage_.reset();
   tensors_.assign(layout_.size(), nullptr);
   bindPointers();
 }
 
 void Weights::copyAsFloat(size_t i, float* out) const {
   if (i >= layout_.size()) throw Error("copyAsFloat: parameter index out of range");
-  if (const HalfMatrix h = half(i)) h.toLayout(out);
+  if (const PackedMatrix h = packed(i)) h.toLayout(out);
   else std::copy(tensors_[i], tensors_[i] + layout_[i].numel(), out);
 }
 
-size_t Weights::halfBytes() const {
+size_t Weights::packedBytes() const {
   size_t bytes = 0;
-  for (const HalfMatrix& h : halves_) bytes += h ? h.bytes() : 0;
+  for (const PackedMatrix& h : packed_) bytes += h ? h.bytes() : 0;
   return bytes;
 }
 
 size_t Weights::heldBytes() const {
   size_t bytes = 0;
-  for (size_t i = 0; i < layout_.size(); ++i) bytes += layout_[i].numel() * (half(i) ? 2 : 4);
+  for (size_t i = 0; i < layout_.size(); ++i) bytes += packed(i) ? packed(i).bytes() : layout_[i].numel() * sizeof(float);
   return bytes;
 }
 
@@ -214,19 +214,19 @@ float* Weights::arena() {
 
 const float* Weights::arena() const {
   if (mapping_) throw Error("these weights are read in place from a mapped file and have no single arena");
-  if (halfStorage_) throw Error("these weights are held as 16-bit halves and have no single float32 arena");
+  if (packedStorage_) throw Error("these weights are held as 16-bit halves and have no single float32 arena");
   return arena_.data();
 }
 
 void Weights::makeWritable() {
-  if (!mapping_ && !halfStorage_) return;
+  if (!mapping_ && !packedStorage_) return;
   AlignedFloats image(totalFloats(), 0.0f);
   for (size_t i = 0; i < layout_.size(); ++i) copyAsFloat(i, image.data() + layout_[i].offset);
   arena_ = std::move(image);
   for (size_t i = 0; i < layout_.size(); ++i) arenaOffsets_[i] = layout_[i].offset;
   mapping_.reset();
-  halves_.clear();
-  halfStorage_.reset();
+  packed_.clear();
+  packedStorage_.reset();
   bindPointers();
 }
 
@@ -240,24 +240,24 @@ void Weights::bindPointers() {
     auto it = index_.find(name);
     return it == index_.end() ? nullptr : tensors_[it->second];
   });
-  if (!halfStorage_) return;
+  if (!packedStorage_) return;
   auto halfOf = [this](const std::string& name) {
     auto it = index_.find(name);
-    return it == index_.end() ? HalfMatrix{} : halves_[it->second];
+    return it == index_.end() ? PackedMatrix{} : packed_[it->second];
   };
   auto bindFeedForward = [&](FeedForwardParams<const float>& f, const std::string& prefix) {
-    f.fcHalf = halfOf(prefix + "c_fc.weight");
-    f.gateHalf = halfOf(prefix + "c_gate.weight");
-    f.projHalf = halfOf(prefix + "c_proj.weight");
+    f.fcPacked = halfOf(prefix + "c_fc.weight");
+    f.gatePacked = halfOf(prefix + "c_gate.weight");
+    f.projPacked = halfOf(prefix + "c_proj.weight");
   };
-  wteHalf = halfOf("wte.weight");
-  lmHeadHalf = halfOf("lm_head.weight");
+  wtePacked = halfOf("wte.weight");
+  lmHeadPacked = halfOf("lm_head.weight");
   for (int l = 0; l < config_.n_layer; ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
     auto& w = layers[l];
-    w.qkvHalf = halfOf(p + "attn.c_attn.weight");
-    w.attnProjHalf = halfOf(p + "attn.c_proj.weight");
-    w.routerHalf = halfOf(p + "mlp.router.weight");
+    w.qkvPacked = halfOf(p + "attn.c_attn.weight");
+    w.attnProjPacked = halfOf(p + "attn.c_proj.weight");
+    w.routerPacked = halfOf(p + "mlp.router.weight");
     bindFeedForward(w.mlp, p + "mlp.");
     for (size_t e = 0; e < w.experts.size(); ++e) bindFeedForward(w.experts[e], p + "mlp.experts." + std::to_string(e) + ".");
     bindFeedForward(w.sharedExpert, p + "mlp.shared_expert.");

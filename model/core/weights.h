@@ -17,7 +17,7 @@
 
 #include "model/core/aligned.h"
 #include "model/core/config.h"
-#include "model/core/half.h"
+#include "model/core/packed_matrix.h"
 
 namespace tscope {
 
@@ -33,8 +33,8 @@ struct FeedForwardParams {
   T* gateBias = nullptr;    // (F)   SwiGLU only
   T* projWeight = nullptr;  // (F, C)
   T* projBias = nullptr;    // (C)
-  // Loaded 16-bit checkpoints: the same matrices kept as halves (then the float pointers are null).
-  HalfMatrix fcHalf, gateHalf, projHalf;  // (F, C), (F, C), (C, F): HF's (out, in)
+  // Loaded packed checkpoints (16-bit, GGUF): the same matrices in the file's type (the float pointers are then null).
+  PackedMatrix fcPacked, gatePacked, projPacked;  // (F, C), (F, C), (C, F): HF's (out, in)
 };
 
 template <class T>
@@ -52,10 +52,10 @@ struct LayerParams {
   FeedForwardParams<T> mlp;                   // dense models
   T* routerWeight = nullptr;                  // (C, E) mixture of experts: router logits h = x Wg
   std::vector<FeedForwardParams<T>> experts;  // (E)
-  // Loaded 16-bit checkpoints: these matrices kept as halves, (out, in) (the float pointers are null).
-  HalfMatrix qkvHalf, attnProjHalf, routerHalf;  // (A + 2 Hkv D, C), (C, A), (E, C)
+  // Loaded packed checkpoints (16-bit, GGUF): these matrices in the file's type, (out, in) (the float pointers are null).
+  PackedMatrix qkvPacked, attnProjPacked, routerPacked;  // (A + 2 Hkv D, C), (C, A), (E, C)
   // moe_shared_expert_d_ff > 0: the shared expert (F = moe_shared_expert_d_ff wide) every row runs,
-  // its output scaled by sigmoid(x . sharedExpertGate) (its halves, if any, in sharedExpert).
+  // its output scaled by sigmoid(x . sharedExpertGate) (its packed matrices, if any, in sharedExpert).
   FeedForwardParams<T> sharedExpert;
   T* sharedExpertGate = nullptr;  // (C)
   // Decoder layers of an encoder-decoder model: the cross-attention sublayer (docs/ENCODER_DECODER.md),
@@ -91,21 +91,21 @@ struct ModelParams {
   T* lnEmbWeight = nullptr;            // (C) embedding_norm only: the norm of the embeddings (ln_emb)
   T* lnEmbBias = nullptr;              // (C) embedding_norm LayerNorm only
   // mlm_head only: BERT's prediction head, logits = LN(act(x Wd + bd)) . unembedding^T + bias.
-  T* mlmDenseWeight = nullptr;     // (C, C) (in, out)
-  T* mlmDenseBias = nullptr;       // (C)
-  T* mlmLnWeight = nullptr;        // (C)
-  T* mlmLnBias = nullptr;          // (C) LayerNorm only
-  T* mlmBias = nullptr;            // (V) the output bias
-  HalfMatrix wteHalf, lmHeadHalf;  // (V, C) each, when kept as halves (wte / lmHead are then null)
+  T* mlmDenseWeight = nullptr;           // (C, C) (in, out)
+  T* mlmDenseBias = nullptr;             // (C)
+  T* mlmLnWeight = nullptr;              // (C)
+  T* mlmLnBias = nullptr;                // (C) LayerNorm only
+  T* mlmBias = nullptr;                  // (V) the output bias
+  PackedMatrix wtePacked, lmHeadPacked;  // (V, C) each, when kept packed (wte / lmHead are then null)
   // Encoder-decoder models only: the encoder stack (its blocks read the same token embedding).
   T* encWpe = nullptr;                        // (n_positions, C) learned positions only
   std::vector<LayerParams<T>> encoderLayers;  // (n_encoder_layer)
   T* encLnfWeight = nullptr;                  // (C) pre-norm only
   T* encLnfBias = nullptr;                    // (C) pre-norm LayerNorm only
-  bool untied() const { return lmHead || lmHeadHalf; }
-  // The unembedding (V, C): as floats, or (when the pointer is null) as halves.
+  bool untied() const { return lmHead || lmHeadPacked; }
+  // The unembedding (V, C): as floats, or (when the pointer is null) packed.
   T* unembedding() const { return untied() ? lmHead : wte; }
-  HalfMatrix unembeddingHalf() const { return untied() ? lmHeadHalf : wteHalf; }
+  PackedMatrix unembeddingPacked() const { return untied() ? lmHeadPacked : wtePacked; }
 };
 
 struct ParamSpec {
@@ -193,8 +193,8 @@ ModelParams<T> bindParams(const ModelConfig& config, const Address& address) {
 }
 
 // A parameter in tscope's float32 layout however it is held: `weight` itself, or (when `half` is
-// set) the halves converted into `scratch` (a linear layer (in, out), an embedding (V, C)).
-const float* floatLayout(const float* weight, const HalfMatrix& half, std::vector<float>& scratch);
+// set) the packed matrix converted into `scratch` (a linear layer (in, out), an embedding (V, C)).
+const float* floatLayout(const float* weight, const PackedMatrix& half, std::vector<float>& scratch);
 
 // The named pointers (wte, layers, ...) are read-only: write through param() or arena().
 class Weights : public ModelParams<const float> {
@@ -205,10 +205,10 @@ class Weights : public ModelParams<const float> {
   // data inside `mapping`, or is null: that parameter gets zero-filled room in the owned arena,
   // which the loader fills through convertedParam().
   Weights(const ModelConfig& config, std::shared_ptr<const MappedFile> mapping, const std::vector<const float*>& inPlace);
-  // Loaded 16-bit weights: halves[i] (one per layout entry) set means parameter i is held as that
-  // matrix, with no float32 copy (its float pointer is null); `halfStorage` keeps their memory
-  // alive (the mapped files, owned buffers). The others get zero-filled room in the owned arena.
-  Weights(const ModelConfig& config, const std::vector<HalfMatrix>& halves, std::shared_ptr<const void> halfStorage);
+  // Loaded packed weights (16-bit, GGUF): packed[i] (one per layout entry) set means parameter i is
+  // held as that matrix, with no float32 copy (its float pointer is null); `packedStorage` keeps
+  // their memory alive (the mapped files, owned buffers). The others get zero-filled room in the owned arena.
+  Weights(const ModelConfig& config, const std::vector<PackedMatrix>& packed, std::shared_ptr<const void> packedStorage);
   Weights(Weights&&) noexcept = default;
   Weights& operator=(Weights&&) noexcept = default;
   Weights(const Weights&) = delete;
@@ -218,31 +218,31 @@ class Weights : public ModelParams<const float> {
   const std::vector<ParamSpec>& layout() const { return layout_; }
   bool has(const std::string& name) const { return index_.count(name) != 0; }
   // These throw tscope::Error for an unknown name. The read-only form is null for a parameter
-  // held as halves (copyAsFloat gives its values).
+  // held packed (copyAsFloat gives its values).
   const float* param(const std::string& name) const;
   // Writable: copies in-place weights into the arena first, which moves every parameter (pointers
   // taken before, and a Transformer reading these weights on the host, must be made again).
   float* param(const std::string& name);
-  // Parameter i as float32 (layout()[i].numel()); null when it is held as halves (see half()).
+  // Parameter i as float32 (layout()[i].numel()); null when it is held packed (see packed()).
   const float* tensor(size_t layoutIndex) const { return tensors_[layoutIndex]; }
-  // Parameter i as halves (empty unless the checkpoint's matrix is kept in its 16-bit dtype).
-  HalfMatrix half(size_t layoutIndex) const { return halves_.empty() ? HalfMatrix{} : halves_[layoutIndex]; }
+  // Parameter i as held in the file's type (empty unless the checkpoint's matrix is kept packed: 16-bit or GGUF).
+  PackedMatrix packed(size_t layoutIndex) const { return packed_.empty() ? PackedMatrix{} : packed_[layoutIndex]; }
   // out (layout()[i].numel()) = parameter i in the float32 layout, however it is held.
   void copyAsFloat(size_t layoutIndex, float* out) const;
-  // Bytes held as halves (in the mapped files or owned), and whether any parameter is.
-  size_t halfBytes() const;
-  // The parameters' bytes as held: 2 per value of a matrix kept as halves, 4 per float32 value.
+  // Bytes held packed (in the mapped files or owned), and whether any parameter is.
+  size_t packedBytes() const;
+  // The parameters' bytes as held: a packed matrix's bytes (2 per value for halves), 4 per float32 value.
   size_t heldBytes() const;
-  bool hasHalves() const { return halfStorage_ != nullptr; }
+  bool hasPacked() const { return packedStorage_ != nullptr; }
   // For the loader: a parameter that lives in the owned arena, writable without copy-on-write.
   // Throws tscope::Error when it is read in place.
   float* convertedParam(const std::string& name);
 
   // Floats in the contiguous image of the layout (every parameter at its offset).
   size_t totalFloats() const;
-  // The contiguous arena. The writable form copies in-place weights (and halves, as float32) into
+  // The contiguous arena. The writable form copies in-place weights (and packed matrices, as float32) into
   // it first; the read-only form throws tscope::Error when some parameters are read in place or
-  // held as halves (there is no one arena).
+  // held packed (there is no one arena).
   float* arena();
   const float* arena() const;
 
@@ -252,7 +252,7 @@ class Weights : public ModelParams<const float> {
   const std::shared_ptr<const MappedFile>& mapping() const { return mapping_; }
   size_t ownedFloats() const { return arena_.size(); }
 
-  // The same layout placed at `base` (totalFloats() floats, e.g. device memory; no halves).
+  // The same layout placed at `base` (totalFloats() floats, e.g. device memory; nothing packed).
   template <class T>
   ModelParams<T> placedAt(T* base) const {
     return bindParams<T>(config_, [&](const std::string& name) -> T* {
@@ -268,7 +268,7 @@ class Weights : public ModelParams<const float> {
 
  private:
   void indexLayout(const ModelConfig& config);
-  void makeWritable();  // copy-on-write: every parameter (halves as float32) into one owned arena at its layout offset
+  void makeWritable();  // copy-on-write: every parameter (packed ones as float32) into one owned arena at its layout offset
   void bindPointers();
   size_t indexOf(const std::string& name) const;
   ModelConfig config_;
@@ -278,8 +278,8 @@ class Weights : public ModelParams<const float> {
   std::vector<size_t> arenaOffsets_;           // (layout size) floats into arena_, or npos when in place
   AlignedFloats arena_;                        // 64-byte aligned (see aligned.h)
   std::shared_ptr<const MappedFile> mapping_;  // keeps the in-place parameters' memory alive
-  std::vector<HalfMatrix> halves_;             // (layout size) parameters held as halves; empty when none is
-  std::shared_ptr<const void> halfStorage_;    // keeps the halves' memory alive; null when there are none
+  std::vector<PackedMatrix> packed_;           // (layout size) parameters held packed; empty when none is
+  std::shared_ptr<const void> packedStorage_;  // keeps the packed matrices' memory alive; null when there are none
 };
 
 }  // namespace tscope

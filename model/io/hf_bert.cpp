@@ -156,7 +156,7 @@ Weights loadHfBertWeights(const std::string& dir, const ModelConfig& config, con
       dir, shards, config, plan, [&](const std::string& name) { return isIgnored(name, bert); },
       architectureOf(hfConfig).empty() ? "BERT" : architectureOf(hfConfig), progress);
   std::vector<float> scratch;
-  const float* wte = floatLayout(weights.wte, weights.wteHalf, scratch);
+  const float* wte = floatLayout(weights.wte, weights.wtePacked, scratch);
   requireTied(shards, "cls.predictions.decoder.weight", {config.vocab_size, static_cast<int64_t>(config.n_embd)}, wte, "the word embeddings");
   requireTied(shards, "cls.predictions.decoder.bias", {config.vocab_size}, weights.mlmBias, "cls.predictions.bias");
   return weights;

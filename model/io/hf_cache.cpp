@@ -12,6 +12,7 @@
 #include "model/core/error.h"
 #include "model/core/json_field.h"
 #include "model/io/hf_checkpoint.h"
+#include "model/io/ollama_store.h"
 
 namespace fs = std::filesystem;
 
@@ -57,6 +58,10 @@ std::string resolveHfModelPath(const std::string& pathString) {
       if (auto snapshot = snapshotOf(path); !snapshot.empty()) return snapshot;
     return pathString;
   }
+  // An Ollama model's name ("llama3.2:3b", or "llama3.2" for its :latest tag): its GGUF blob.
+  if (pathString.find("..") == std::string::npos)
+    for (const OllamaModel& model : findOllamaModels())
+      if (model.problem.empty() && (model.name == pathString || model.name == pathString + ":latest")) return model.blobPath;
   // "org/name": a repo id, looked up in the HuggingFace cache.
   const auto slash = pathString.find('/');
   if (slash == std::string::npos || slash == 0 || pathString.find('/', slash + 1) != std::string::npos || pathString.find("..") != std::string::npos)
@@ -82,6 +87,7 @@ std::string repoId(const std::string& repoDirName) {
 }  // namespace
 
 std::string modelDisplayName(const std::string& pathString) {
+  if (std::string ollama = ollamaNameOfBlob(pathString); !ollama.empty()) return ollama;
   fs::path path = fs::path(pathString).lexically_normal();
   if (!path.has_filename()) path = path.parent_path();  // a trailing '/'
   const fs::path repo = path.parent_path().parent_path();
@@ -90,8 +96,8 @@ std::string modelDisplayName(const std::string& pathString) {
   return path.filename().string();
 }
 
-std::vector<CachedHfModel> findCachedHfModels() {
-  std::vector<CachedHfModel> found;
+std::vector<DownloadedModel> findCachedHfModels() {
+  std::vector<DownloadedModel> found;
   std::error_code ec;
   for (const fs::path& hub : hubDirs()) {
     std::vector<fs::path> repos;
@@ -102,9 +108,9 @@ std::vector<CachedHfModel> findCachedHfModels() {
     std::sort(repos.begin(), repos.end());
     for (const fs::path& repo : repos) {
       std::string id = repoId(repo.filename().string());
-      if (id.empty()) id = repo.filename().string().substr(8);                                                    // models--name without an org
-      if (std::any_of(found.begin(), found.end(), [&](const CachedHfModel& m) { return m.id == id; })) continue;  // an earlier hub has it
-      CachedHfModel model{id, snapshotOf(repo), ""};
+      if (id.empty()) id = repo.filename().string().substr(8);                                                      // models--name without an org
+      if (std::any_of(found.begin(), found.end(), [&](const DownloadedModel& m) { return m.id == id; })) continue;  // an earlier hub has it
+      DownloadedModel model{id, snapshotOf(repo), ""};
       if (model.path.empty()) {
         model.problem = "no snapshot downloaded";
       } else if (!fs::exists(fs::path(model.path) / "config.json", ec)) {
@@ -119,6 +125,12 @@ std::vector<CachedHfModel> findCachedHfModels() {
       found.push_back(std::move(model));
     }
   }
+  return found;
+}
+
+std::vector<DownloadedModel> findDownloadedModels() {
+  std::vector<DownloadedModel> found = findCachedHfModels();
+  for (const OllamaModel& model : findOllamaModels()) found.push_back({model.name, model.blobPath, model.problem, "Ollama"});
   return found;
 }
 

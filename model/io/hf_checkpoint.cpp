@@ -53,7 +53,13 @@ struct HfBiases {
 
 HfBiases biasesOf(const nlohmann::json& j) {
   HfBiases b;
-  if (familyOf(j) == "qwen2" || familyOf(j) == "qwen2_moe") b.qkv = true;  // Qwen3 dropped them: attention_bias, default false, decides
+  // HF's Qwen2 and Qwen2-MoE attention always has q/k/v biases and never an o_proj bias, and their
+  // MLPs none, whatever attention_bias or mlp_bias say (transformers' modeling_qwen2.py: bias=True
+  // for q/k/v_proj, bias=False for o_proj and the MLP). Qwen3 dropped them: attention_bias decides.
+  if (familyOf(j) == "qwen2" || familyOf(j) == "qwen2_moe") {
+    b.qkv = true;
+    return b;
+  }
   bool attentionBias = false, mlpBias = false;
   readOptional(j, "attention_bias", attentionBias);
   readOptional(j, "mlp_bias", mlpBias);
@@ -263,11 +269,17 @@ ModelConfig hfLlamaConfig(const nlohmann::json& j, const std::string& where) {
   return c;
 }
 
+std::vector<Placement> hf::llamaFamilyPlan(const ModelConfig& config, const nlohmann::json& hfConfig) {
+  return placements(config, biasesOf(hfConfig), familyOf(hfConfig));
+}
+
+bool hf::llamaFamilyIgnores(const std::string& tensorName, const ModelConfig& config) { return isIgnored(tensorName, config); }
+
 Weights loadHfLlamaWeights(const std::string& dir, const ModelConfig& config, const nlohmann::json& hfConfig, const LoadProgress& progress) {
   const ShardSet shards(dir);
-  const std::vector<Placement> plan = placements(config, biasesOf(hfConfig), familyOf(hfConfig));
   return placeWeights(
-      dir, shards, config, plan, [&](const std::string& name) { return isIgnored(name, config); }, architectureOf(hfConfig), progress);
+      dir, shards, config, hf::llamaFamilyPlan(config, hfConfig), [&](const std::string& name) { return isIgnored(name, config); },
+      architectureOf(hfConfig), progress);
 }
 
 }  // namespace tscope

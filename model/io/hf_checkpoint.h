@@ -60,22 +60,27 @@ Weights loadHfBertWeights(const std::string& dir, const ModelConfig& config, con
 // Where the model named by `path` lies: `path` itself when it is a model directory (or any
 // existing file); for a HuggingFace cache repo directory (models--org--name) the snapshot that
 // refs/main names, else the only (or newest) one under snapshots/; for "org/name" that is not a
-// path, the same repo in $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub. Returns `path`
+// path, the same repo in $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub; for an Ollama model's
+// name ("llama3.2:3b", "llama3.2" meaning :latest), its GGUF blob in Ollama's store. Returns `path`
 // unchanged when nothing matches (loadModel then reports it missing).
 std::string resolveHfModelPath(const std::string& path);
 
 // A model's short name for the screen: "org/name" for a snapshot in the HuggingFace cache
-// (.../models--org--name/snapshots/<hash>), else the directory's (or file's) name.
+// (.../models--org--name/snapshots/<hash>), Ollama's "name:tag" for a blob in its store, else the
+// directory's (or file's) name.
 std::string modelDisplayName(const std::string& path);
 
-// A model in the HuggingFace cache, for a list of models to open.
-struct CachedHfModel {
-  std::string id;       // "org/name" (what resolveHfModelPath takes)
-  std::string path;     // its snapshot directory ("" when none is downloaded)
-  std::string problem;  // "" when tscope can open it, else one line why not (architecture, no config.json)
+// A model downloaded by other tools (the HuggingFace cache, Ollama's store), for a list of models to open.
+struct DownloadedModel {
+  std::string id;                            // "org/name" (what resolveHfModelPath takes); Ollama's "name:tag"
+  std::string path;                          // its snapshot directory ("" when none is downloaded); Ollama's GGUF blob
+  std::string problem;                       // "" when tscope can open it, else one line why not (architecture, no config.json)
+  std::string source = "HuggingFace cache";  // the list's heading: "HuggingFace cache" or "Ollama"
 };
 // Every models--org--name repo in the caches resolveHfModelPath searches (a repo in two caches:
 // the first one's), sorted by id within each cache.
-std::vector<CachedHfModel> findCachedHfModels();
+std::vector<DownloadedModel> findCachedHfModels();
+// The HuggingFace cache's models, then Ollama's (ollama_store.h).
+std::vector<DownloadedModel> findDownloadedModels();
 
 }  // namespace tscope

@@ -17,15 +17,6 @@ namespace {
 
 constexpr uintmax_t kMaxIndexBytes = 64u << 20;
 
-// Whether the placement is a matrix a 16-bit checkpoint keeps as halves.
-bool isHalfMatrix(const Placement& p) { return p.shape.size() == 2 && !p.floatVector; }
-
-// The HF row that tscope's column j of a head's D-wide block reads.
-int64_t ropeSourceRow(int64_t j, int64_t D) {
-  const int64_t head = j / D, e = j % D;
-  return head * D + (e % 2 == 0 ? e / 2 : e / 2 + D / 2);
-}
-
 // What keeps a 16-bit model's halves alive: the mapped shards they are read from in place, and
 // the matrices that had to be built (q, k, v fused into c_attn with their RoPE row order; any
 // misaligned tensor).
@@ -36,30 +27,30 @@ struct HalfStore {
 
 // The 16-bit type every matrix of the plan is stored in, or none (an F32 matrix, or F16 and BF16
 // mixed): then the model is held in float32.
-std::optional<HalfType> halfTypeOf(const std::vector<Placement>& plan, const ShardSet& shards) {
-  std::optional<HalfType> type;
+std::optional<WeightType> halfTypeOf(const std::vector<Placement>& plan, const ShardSet& shards) {
+  std::optional<WeightType> type;
   for (const auto& p : plan) {
-    if (!isHalfMatrix(p)) continue;
+    if (!isPackedMatrix(p)) continue;
     const DType dtype = shards.fileOf(p.hfName).info(p.hfName).dtype;
     if (dtype == DType::F32) return std::nullopt;
-    const HalfType t = dtype == DType::BF16 ? HalfType::Bf16 : HalfType::F16;
+    const WeightType t = dtype == DType::BF16 ? WeightType::BF16 : WeightType::F16;
     if (type && *type != t) return std::nullopt;
     type = t;
   }
   return type;
 }
 
-// Every matrix of the plan as a HalfMatrix (rows = out, cols = in; the embeddings (V, C)): read in
+// Every matrix of the plan as a PackedMatrix (rows = out, cols = in; the embeddings (V, C)): read in
 // place from the mapped shard when it is one whole aligned tensor in HF's order, else assembled
 // in `store` (source row rowOrder into row column + j, as placeTransposed places columns).
-std::vector<HalfMatrix> placeHalves(const std::vector<Placement>& plan, const ShardSet& shards, const std::vector<ParamSpec>& layout, HalfType type,
-                                    int64_t D, HalfStore& store, const std::function<void()>& placed) {
+std::vector<PackedMatrix> placeHalves(const std::vector<Placement>& plan, const ShardSet& shards, const std::vector<ParamSpec>& layout,
+                                      WeightType type, int64_t D, HalfStore& store, const std::function<void()>& placed) {
   std::map<std::string, size_t> indexOf;
   for (size_t i = 0; i < layout.size(); ++i) indexOf[layout[i].name] = i;
-  std::vector<HalfMatrix> halves(layout.size());
+  std::vector<PackedMatrix> halves(layout.size());
   std::set<const MappedFile*> mapped;
   for (const auto& p : plan) {
-    if (!isHalfMatrix(p)) continue;
+    if (!isPackedMatrix(p)) continue;
     placed();
     const size_t i = indexOf.at(p.param);
     const ParamSpec& spec = layout[i];
@@ -67,15 +58,15 @@ std::vector<HalfMatrix> placeHalves(const std::vector<Placement>& plan, const Sh
     const SafetensorsFile& file = shards.fileOf(p.hfName);
     const uint16_t* inPlace = file.halvesInPlace(p.hfName, p.shape);
     if (inPlace && !p.ropeOrder && p.column == 0 && p.shape[0] == rows) {
-      halves[i] = HalfMatrix{inPlace, type, rows, cols, !p.copy};
+      halves[i] = PackedMatrix{inPlace, type, rows, cols, !p.copy};
       if (mapped.insert(file.mapping().get()).second) store.mappings.push_back(file.mapping());
       continue;
     }
     if (!halves[i]) {
       store.owned.emplace_back((size_t)rows * (size_t)cols);
-      halves[i] = HalfMatrix{store.owned.back().data(), type, rows, cols, !p.copy};
+      halves[i] = PackedMatrix{store.owned.back().data(), type, rows, cols, !p.copy};
     }
-    uint16_t* dst = const_cast<uint16_t*>(halves[i].data);
+    auto* dst = const_cast<uint16_t*>(halves[i].halfRow(0));
     const uint8_t* src = file.bytesInPlace(p.hfName);
     for (int64_t j = 0; j < p.shape[0]; ++j) {
       const int64_t source = p.ropeOrder ? ropeSourceRow(j, D) : j;
@@ -87,6 +78,13 @@ std::vector<HalfMatrix> placeHalves(const std::vector<Placement>& plan, const Sh
 }
 
 }  // namespace
+
+bool isPackedMatrix(const Placement& p) { return p.shape.size() == 2 && !p.floatVector; }
+
+int64_t ropeSourceRow(int64_t j, int64_t D) {
+  const int64_t head = j / D, e = j % D;
+  return head * D + (e % 2 == 0 ? e / 2 : e / 2 + D / 2);
+}
 
 void placeTransposed(float* dst, int64_t width, const Placement& p, const float* src, int64_t D) {
   const int64_t rows = p.shape[0], in = p.shape.size() > 1 ? p.shape[1] : 1;
@@ -182,16 +180,16 @@ Weights placeWeights(const fs::path& dir, const ShardSet& shards, const ModelCon
   for (const auto& spec : layout) widthOf[spec.name] = spec.shape.back();
   // A BF16 / F16 checkpoint keeps its matrices as halves; norms and biases (and F32 checkpoints)
   // become float32 in the owned arena, zero-filled where the checkpoint has no bias.
-  const std::optional<HalfType> halfType = halfTypeOf(plan, shards);
+  const std::optional<WeightType> halfType = halfTypeOf(plan, shards);
   auto store = std::make_shared<HalfStore>();
   int done = 0;
   const auto placed = [&, total = static_cast<int>(plan.size())] { progress ? progress(++done, total) : void(); };
-  const std::vector<HalfMatrix> halves =
-      halfType ? placeHalves(plan, shards, layout, *halfType, config.headDim(), *store, placed) : std::vector<HalfMatrix>(layout.size());
+  const std::vector<PackedMatrix> halves =
+      halfType ? placeHalves(plan, shards, layout, *halfType, config.headDim(), *store, placed) : std::vector<PackedMatrix>(layout.size());
   Weights weights(config, halves, store);
   std::vector<float> buffer;
   for (const auto& p : plan) {
-    if (halfType && isHalfMatrix(p)) continue;  // held as halves
+    if (halfType && isPackedMatrix(p)) continue;  // held as halves
     placed();
     const SafetensorsFile& file = shards.fileOf(p.hfName);
     float* dst = weights.convertedParam(p.param);

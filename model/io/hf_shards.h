@@ -66,9 +66,19 @@ struct Placement {
   bool floatVector = false;
 };
 
+// Whether the placement is a matrix a 16-bit (or GGUF) checkpoint keeps packed (PackedMatrix).
+bool isPackedMatrix(const Placement& p);
+// The HF row that tscope's column j of a head's D-wide block reads (rotate_half's pairs (i, i + D/2)
+// to tscope's (2i, 2i + 1)).
+int64_t ropeSourceRow(int64_t j, int64_t D);
 // `src`, the (rows, in) matrix p.shape row-major, into columns [p.column, p.column + rows) of `dst`
 // (in, width): HF's (out, in) transposed into tscope's (in, out), q/k rows in RoPE order (heads of D).
 void placeTransposed(float* dst, int64_t width, const Placement& p, const float* src, int64_t D);
+
+// The plan of a Llama-family config.json (hf_checkpoint.cpp) for `config` (hfLlamaConfig's), and the
+// stored tensors it leaves out on purpose (RoPE's inv_freq buffers, a tied model's lm_head copy).
+std::vector<Placement> llamaFamilyPlan(const ModelConfig& config, const nlohmann::json& hfConfig);
+bool llamaFamilyIgnores(const std::string& tensorName, const ModelConfig& config);
 
 // Every tensor of `plan` checked in `shards` (present, its shape) before anything is allocated, every
 // stored tensor neither planned nor `ignored` refused as unexpected (for an `architecture`), then the

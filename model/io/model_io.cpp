@@ -14,6 +14,8 @@
 
 #include "model/core/file_check.h"
 #include "model/core/error.h"
+#include "model/io/gguf.h"
+#include "model/io/gguf_model.h"
 #include "model/io/hf_checkpoint.h"
 #include "model/io/hf_vit.h"
 #include "model/io/llama2c.h"
@@ -293,8 +295,10 @@ LoadedModel loadModel(const std::string& requested, const LoadProgress& progress
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(pathString + ": no such file or directory");
   LoadedModel model{Weights{}, nullptr, "", pathString, "", {}};
-  if (fs::is_regular_file(path, ec)) {
-    if (path.extension() != ".bin") throw Error(pathString + ": expected a model directory or an llm.c or llama2.c .bin checkpoint");
+  if (fs::is_regular_file(path, ec) && looksLikeGguf(pathString)) {
+    model = loadGgufModel(pathString, progress);  // by its magic: Ollama's blobs have no extension
+  } else if (fs::is_regular_file(path, ec)) {
+    if (path.extension() != ".bin") throw Error(pathString + ": expected a model directory, a GGUF file or an llm.c or llama2.c .bin checkpoint");
     loadBinFile(model, path, progress);
   } else {
     const fs::path configPath = path / "config.json";
@@ -350,7 +354,7 @@ void saveModelDir(const std::string& dirString, const Weights& weights, const To
   std::vector<std::vector<float>> converted(weights.layout().size());  // parameters held as 16-bit halves, as float32
   for (size_t i = 0; i < weights.layout().size(); ++i) {
     const ParamSpec& spec = weights.layout()[i];
-    tensors.push_back({spec.name, spec.shape, floatLayout(weights.tensor(i), weights.half(i), converted[i])});
+    tensors.push_back({spec.name, spec.shape, floatLayout(weights.tensor(i), weights.packed(i), converted[i])});
   }
   writeSafetensors((dir / "model.safetensors").string(), tensors, {{"format", "pt"}, {"producer", "tscope"}});
   if (tokenizer && tokenizer->kind() == TokenizerKind::Char) saveCharTokenizer(*tokenizer, (dir / "chars.json").string());

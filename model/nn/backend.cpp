@@ -62,7 +62,7 @@ void Backend::headRmsNorm(float* qkv, const float* qWeight, const float* kWeight
   }
 }
 
-void Backend::matmulHalf(float* out, const float* in, const HalfMatrix& weight, const float* bias, int T) {
+void Backend::matmulPacked(float* out, const float* in, const PackedMatrix& weight, const float* bias, int T) {
   if (!isHost()) throw Error("the " + name() + " backend takes float32 weights, not 16-bit halves");
   const int64_t N = weight.rows, K = weight.cols;
   std::vector<float> row(static_cast<size_t>(K));
@@ -77,7 +77,7 @@ void Backend::matmulHalf(float* out, const float* in, const HalfMatrix& weight, 
   }
 }
 
-void Backend::embedHalf(float* out, const int* hostTokens, const HalfMatrix& wte, const float* positions, int T, int pos0) {
+void Backend::embedPacked(float* out, const int* hostTokens, const PackedMatrix& wte, const float* positions, int T, int pos0) {
   if (!isHost()) throw Error("the " + name() + " backend takes float32 weights, not 16-bit halves");
   const int64_t C = wte.cols;
   for (int t = 0; t < T; ++t) {

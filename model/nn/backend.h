@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "model/core/config.h"
-#include "model/core/half.h"
+#include "model/core/packed_matrix.h"
 
 namespace tscope {
 
@@ -110,9 +110,9 @@ class Backend {
   // Weights kept as 16-bit halves (loaded BF16/F16 checkpoints; host backends only, a device gets
   // float32 copies). out (T, N) = in (T, K) . W^T + bias for W (N, K) = weight (rows N, cols K),
   // computed in float32; bias may be null. The default is the plain loop (the reference's).
-  virtual void matmulHalf(float* out, const float* in, const HalfMatrix& weight, const float* bias, int T);
+  virtual void matmulPacked(float* out, const float* in, const PackedMatrix& weight, const float* bias, int T);
   // out (T, C) = W[tokens] + positions[pos0 + t] for an embedding W (V, C) kept as halves; positions may be null.
-  virtual void embedHalf(float* out, const int* hostTokens, const HalfMatrix& wte, const float* positions, int T, int pos0);
+  virtual void embedPacked(float* out, const int* hostTokens, const PackedMatrix& wte, const float* positions, int T, int pos0);
   // x (n) = act(x) in place: GELU (tanh or erf form) or ReLU
   virtual void activate(float* x, size_t n, Activation activation) = 0;
   // value (n) = silu(gate) * value, silu(g) = g / (1 + exp(-g))   (SwiGLU)

@@ -17,6 +17,7 @@
 #include <limits>
 #include <vector>
 
+#include "model/core/quant.h"
 #include "model/core/aligned.h"
 #include "model/nn/backend.h"
 #include "model/core/cpu_threads.h"
@@ -107,22 +108,21 @@ class CpuBackend : public HostBackend {
     RowMap(out, T, N).noalias() = ConstRowMap(in, T, K) * ConstRowMap(weight, N, K).transpose();
   }
 
-  // W (N, K) in 16-bit halves: up to kFewRows rows as a GEMV that converts each weight packet as
-  // it streams it (bound by reading the 2-byte weights: half the bytes of float32); more rows as
-  // Eigen GEMMs over blocks of weight rows converted to float32 (the conversion is 1/T of the work).
-  void matmulHalf(float* out, const float* in, const HalfMatrix& w, const float* bias, int T) override {
+  // W (N, K) packed (16-bit halves or block-quantized): up to kFewRows rows as a GEMV that converts
+  // each weight packet or block as it streams it (bound by reading the packed bytes: half those of
+  // float32 for halves, about a quarter for Q8_0); more rows as Eigen GEMMs over blocks of weight
+  // rows converted to float32 (the conversion is 1/T of the work).
+  void matmulPacked(float* out, const float* in, const PackedMatrix& w, const float* bias, int T) override {
     const int N = static_cast<int>(w.rows), K = static_cast<int>(w.cols);
-    if (T <= kFewRows) {
-      if (w.type == HalfType::Bf16) fewRowsHalf<HalfType::Bf16>(out, in, w.data, T, K, N);
-      else fewRowsHalf<HalfType::F16>(out, in, w.data, T, K, N);
+    if (T <= kFewRows && w.type != WeightType::F32) {
+      fewRowsPacked(out, in, w, T);
     } else {
       halfBlock_.resize(static_cast<size_t>(kHalfBlockRows) * K);
       for (int n0 = 0; n0 < N; n0 += kHalfBlockRows) {
         const int rows = std::min(kHalfBlockRows, N - n0);
         const int threads = (static_cast<size_t>(rows) * K < 65536) ? 1 : threads_;
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (int r = 0; r < rows; ++r)
-          halvesToFloat(w.data + static_cast<size_t>(n0 + r) * K, w.type, halfBlock_.data() + static_cast<size_t>(r) * K, K);
+        for (int r = 0; r < rows; ++r) w.rowToFloat(n0 + r, halfBlock_.data() + static_cast<size_t>(r) * K);
         StridedMap(out + n0, T, rows, Eigen::OuterStride<>(N)).noalias() =
             ConstRowMap(in, T, K) * ConstRowMap(halfBlock_.data(), rows, K).transpose();
       }
@@ -413,82 +413,35 @@ class CpuBackend : public HostBackend {
       }
   }
 
-  // One packet of kLanes weights from 16-bit halves: BF16 is the top half of a float32 (a shift);
-  // F16 goes through the F16C / AVX-512 conversion. Without those, a scalar conversion.
-  template <HalfType type>
-  static Packet loadHalf(const uint16_t* p) {
-#if defined(EIGEN_VECTORIZE_AVX512)
-    static_assert(kLanes == 16);
-    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    if constexpr (type == HalfType::Bf16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
-    else return _mm512_cvtph_ps(bits);
-#elif defined(EIGEN_VECTORIZE_AVX2) && defined(__F16C__)
-    static_assert(kLanes == 8);
-    const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    if constexpr (type == HalfType::Bf16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
-    else return _mm256_cvtph_ps(bits);
-#else
-    alignas(64) float values[kLanes];
-    for (int i = 0; i < kLanes; ++i) values[i] = halfValue(p[i], type);
-    return Eigen::internal::pload<Packet>(values);
-#endif
-  }
-
-  // out (T, N) = in (T, K) . W (N, K)^T for halves W and T <= kFewRows: as fewRowsTransposed, four
-  // weight rows at a time against up to four input rows, each weight packet converted once.
-  template <HalfType type>
-  void fewRowsHalf(float* out, const float* in, const uint16_t* weight, int T, int K, int N) const {
-    const int blocks = (N + 3) / 4;
+  // out (T, N) = in (T, K) . W (N, K)^T for a packed W (16-bit or block-quantized) and T <= kFewRows:
+  // the rows in chunks over the threads, each chunk by quant.h's matmulFewRows (every weight block
+  // decoded once for up to four input rows, as it streams), so the packed bytes are read once.
+  void fewRowsPacked(float* out, const float* in, const PackedMatrix& w, int T) const {
+    constexpr int kChunk = 64;
+    const int N = static_cast<int>(w.rows), K = static_cast<int>(w.cols);
+    const int chunks = (N + kChunk - 1) / kChunk;
     const int threads = (static_cast<size_t>(K) * N < 65536) ? 1 : threads_;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int block = 0; block < blocks; ++block) {
-      const int n0 = block * 4, count = std::min(4, N - n0);
-      const uint16_t* w[4];
-      for (int j = 0; j < 4; ++j) w[j] = weight + static_cast<size_t>(n0 + std::min(j, count - 1)) * K;
-      for (int t0 = 0; t0 < T; t0 += 4) {
-        float* o = out + static_cast<size_t>(t0) * N + n0;
-        const float* x = in + static_cast<size_t>(t0) * K;
-        switch (std::min(4, T - t0)) {
-          case 1: tileHalf<type, 1>(o, x, w, count, K, N); break;
-          case 2: tileHalf<type, 2>(o, x, w, count, K, N); break;
-          case 3: tileHalf<type, 3>(o, x, w, count, K, N); break;
-          default: tileHalf<type, 4>(o, x, w, count, K, N); break;
-        }
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<float> local(static_cast<size_t>(kChunk) * T);
+#pragma omp for schedule(static)
+      for (int chunk = 0; chunk < chunks; ++chunk) {
+        const int n0 = chunk * kChunk, count = std::min(kChunk, N - n0);
+        float* target = T == 1 ? out + n0 : local.data();
+        matmulFewRows(w.type, w.row(n0), w.rowBytes(), in, T, target, count, K);
+        if (T > 1)
+          for (int t = 0; t < T; ++t) std::copy_n(local.data() + static_cast<size_t>(t) * count, count, out + static_cast<size_t>(t) * N + n0);
       }
     }
-  }
-
-  // o (R, count) at row stride N = x (R, K) . w (count, K)^T for count <= 4 weight rows (w holds 4
-  // row pointers, repeats past count): R x 4 sums in registers, R known at compile time.
-  template <HalfType type, int R>
-  static void tileHalf(float* o, const float* x, const uint16_t* const* w, int count, int K, int N) {
-    Packet acc[R][4];
-    for (int r = 0; r < R; ++r)
-      for (int j = 0; j < 4; ++j) acc[r][j] = zeroPacket();
-    int k = 0;
-    for (; k + kLanes <= K; k += kLanes) {
-      const Packet w0 = loadHalf<type>(w[0] + k), w1 = loadHalf<type>(w[1] + k), w2 = loadHalf<type>(w[2] + k), w3 = loadHalf<type>(w[3] + k);
-      for (int r = 0; r < R; ++r) {
-        const Packet xv = load(x + static_cast<size_t>(r) * K + k);
-        acc[r][0] = fma(xv, w0, acc[r][0]), acc[r][1] = fma(xv, w1, acc[r][1]);
-        acc[r][2] = fma(xv, w2, acc[r][2]), acc[r][3] = fma(xv, w3, acc[r][3]);
-      }
-    }
-    for (int r = 0; r < R; ++r)
-      for (int j = 0; j < count; ++j) {
-        float total = sum(acc[r][j]);
-        for (int kk = k; kk < K; ++kk) total += x[static_cast<size_t>(r) * K + kk] * halfValue(w[j][kk], type);
-        o[static_cast<size_t>(r) * N + j] = total;
-      }
   }
 
   static constexpr int kAttentionRowBlock = 64;  // attention: query rows per tile (a 64 x 4096 tile is 1 MiB)
   static constexpr int kFewRows = 16;            // matmulTransposed: up to this many rows by fewRowsTransposed
-  static constexpr int kHalfBlockRows = 256;     // matmulHalf: weight rows converted per GEMM
+  static constexpr int kHalfBlockRows = 256;     // matmulPacked: weight rows converted per GEMM
   int threads_ = 1;
   std::vector<AlignedFloats> partials_;  // per-thread GEMV partial sums (N)
   AlignedFloats scratch_;                // attention probabilities when the caller wants none
-  AlignedFloats halfBlock_;              // (kHalfBlockRows, K) weight rows of matmulHalf as float32
+  AlignedFloats halfBlock_;              // (kHalfBlockRows, K) weight rows of matmulPacked as float32
 };
 
 }  // namespace

@@ -26,7 +26,7 @@ void Floats::copyFrom(Backend& backend, const float* src, size_t n) {
 
 ConstLayerWeights constLayer(const LayerWeights& w) {
   auto constFf = [](const FeedForwardWeights& f) {
-    return ConstFeedForwardWeights{f.fcWeight, f.fcBias, f.gateWeight, f.gateBias, f.projWeight, f.projBias, f.fcHalf, f.gateHalf, f.projHalf};
+    return ConstFeedForwardWeights{f.fcWeight, f.fcBias, f.gateWeight, f.gateBias, f.projWeight, f.projBias, f.fcPacked, f.gatePacked, f.projPacked};
   };
   ConstLayerWeights c{w.ln1Weight,
                       w.ln1Bias,
@@ -41,9 +41,9 @@ ConstLayerWeights constLayer(const LayerWeights& w) {
                       constFf(w.mlp),
                       w.routerWeight,
                       {},
-                      w.qkvHalf,
-                      w.attnProjHalf,
-                      w.routerHalf,
+                      w.qkvPacked,
+                      w.attnProjPacked,
+                      w.routerPacked,
                       constFf(w.sharedExpert),
                       w.sharedExpertGate};
   c.lnxWeight = w.lnxWeight;
@@ -84,13 +84,13 @@ const float* BlockForward::positionTable(const float* wpe) const {
   return sinusoids_.size() ? sinusoids_.data() : nullptr;
 }
 
-void BlockForward::embed(float* x, const int* hostTokens, const float* wte, const float* wpe, int B, int T, int pos0, const HalfMatrix& wteHalf) {
+void BlockForward::embed(float* x, const int* hostTokens, const float* wte, const float* wpe, int B, int T, int pos0, const PackedMatrix& wtePacked) {
   const int C = config_.n_embd;
   const float* positions = positionTable(wpe);
   for (int b = 0; b < B; ++b) {
     float* out = x + (size_t)b * T * C;
     const int* tokens = hostTokens + (size_t)b * T;
-    if (wteHalf) backend_->embedHalf(out, tokens, wteHalf, positions, T, pos0);
+    if (wtePacked) backend_->embedPacked(out, tokens, wtePacked, positions, T, pos0);
     else backend_->embed(out, tokens, wte, positions, T, C, pos0);
   }
 }
@@ -119,8 +119,8 @@ void BlockForward::addPatches(float* x, const float* hostPatchRows, const float*
   backend_->add(x, scratchOut, (size_t)rows * C);
 }
 
-void BlockForward::linear(float* out, const float* in, const float* weight, const HalfMatrix& half, const float* bias, int rows, int K, int N) {
-  if (half) backend_->matmulHalf(out, in, half, bias, rows);
+void BlockForward::linear(float* out, const float* in, const float* weight, const PackedMatrix& half, const float* bias, int rows, int K, int N) {
+  if (half) backend_->matmulPacked(out, in, half, bias, rows);
   else backend_->matmul(out, in, weight, bias, rows, K, N);
 }
 
@@ -181,9 +181,9 @@ const float* BlockForward::unembeddingInput(const float* x, float* out, bool nor
   return out;
 }
 
-void BlockForward::logits(float* out, const float* in, const float* unembedding, const HalfMatrix& half, const OutputHead& head, int rows) {
+void BlockForward::logits(float* out, const float* in, const float* unembedding, const PackedMatrix& half, const OutputHead& head, int rows) {
   const int C = config_.n_embd, V = config_.vocab_size;
-  if (half) backend_->matmulHalf(out, in, half, nullptr, rows);
+  if (half) backend_->matmulPacked(out, in, half, nullptr, rows);
   else backend_->matmulTransposed(out, in, unembedding, rows, C, V);
   if (!head.bias) return;
   for (int r = 0; r < rows; ++r) backend_->add(out + (size_t)r * V, head.bias, V);
@@ -224,18 +224,18 @@ void BlockForward::feedForward(const ConstFeedForwardWeights& w, const float* in
   const size_t n = (size_t)rows * F;
   float* activated = act ? act : hidden;
   if (config_.activation == Activation::SwiGlu) {
-    linear(hidden, in, w.fcWeight, w.fcHalf, w.fcBias, rows, C, F);
-    linear(gate, in, w.gateWeight, w.gateHalf, w.gateBias, rows, C, F);
+    linear(hidden, in, w.fcWeight, w.fcPacked, w.fcBias, rows, C, F);
+    linear(gate, in, w.gateWeight, w.gatePacked, w.gateBias, rows, C, F);
     if (act) backend_->copy(act, hidden, n);
     backend_->swiglu(activated, gate, n);
-  } else if (act || w.fcHalf) {
-    linear(hidden, in, w.fcWeight, w.fcHalf, w.fcBias, rows, C, F);
+  } else if (act || w.fcPacked) {
+    linear(hidden, in, w.fcWeight, w.fcPacked, w.fcBias, rows, C, F);
     if (act) backend_->copy(act, hidden, n);
     backend_->activate(activated, n, config_.activation);
   } else {
     backend_->matmulActivate(hidden, in, w.fcWeight, w.fcBias, rows, C, F, config_.activation);
   }
-  linear(out, activated, w.projWeight, w.projHalf, w.projBias, rows, F, C);
+  linear(out, activated, w.projWeight, w.projPacked, w.projBias, rows, F, C);
 }
 
 // out (R, C) = sum over each row's kept assignments of gate * expert(in row). Each of the B
@@ -245,7 +245,7 @@ void BlockForward::mixtureOfExperts(const ConstLayerWeights& w, const float* in,
   const int C = config_.n_embd, E = config_.n_experts, F = config_.dFF(), R = B * T;
   const bool swiglu = config_.activation == Activation::SwiGlu;
   float* routerLogits = m.routerLogits.sized(*backend_, (size_t)R * E);
-  linear(routerLogits, in, w.routerWeight, w.routerHalf, nullptr, R, C, E);
+  linear(routerLogits, in, w.routerWeight, w.routerPacked, nullptr, R, C, E);
   const float* hostLogits = hostView(*backend_, routerLogits, (size_t)R * E, m.routerLogitsHost);
   m.routing.resize(B);
   m.experts.resize(E);
@@ -376,7 +376,7 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
     if (!normed) norm(t.normed1, x, w.ln1Weight, w.ln1Bias, R);
     attnIn = t.normed1;
   }
-  linear(t.qkv, attnIn, w.qkvWeight, w.qkvHalf, w.qkvBias, R, C, QKV);
+  linear(t.qkv, attnIn, w.qkvWeight, w.qkvPacked, w.qkvBias, R, C, QKV);
   if (config_.qk_norm) {
     if (t.qkvRaw) backend_->copy(t.qkvRaw, t.qkv, (size_t)R * QKV);
     qkNorm(t.qkv, w, R);
@@ -399,7 +399,7 @@ bool BlockForward::layer(const ConstLayerWeights& w, const NextNorm& next, int B
     if (B != 1) throw Error("interventions apply to one sequence at a time");
     editRows(t.attn, R, A, [&](float* rows) { edits->applyToHeads(t.layerIndex, false, rows, T, shape.pos0, A, config_.headDim()); });
   }
-  linear(t.out, t.attn, w.attnProjWeight, w.attnProjHalf, w.attnProjBias, R, A, C);
+  linear(t.out, t.attn, w.attnProjWeight, w.attnProjPacked, w.attnProjBias, R, A, C);
   if (t.attnProjected) backend_->copy(t.attnProjected, t.out, RC);
   const NextNorm beforeFeedForward = config_.hasFeedForward() ? NextNorm{w.ln2Weight, w.ln2Bias, t.normed2} : next;
   const bool cross = w.hasCross();

@@ -160,12 +160,12 @@ class BlockForward {
   // sinusoidal table this object keeps in backend memory, or null (RoPE, ALiBi, none).
   const float* positionTable(const float* wpe) const;
   // x (B*T, C) = wte[tokens] + positions[pos0 + t] for each of B sequences of T host tokens; the
-  // embedding is wteHalf when that is set (a 16-bit checkpoint), else wte.
-  void embed(float* x, const int* hostTokens, const float* wte, const float* wpe, int B, int T, int pos0, const HalfMatrix& wteHalf = {});
+  // embedding is wtePacked when that is set (a 16-bit checkpoint), else wte.
+  void embed(float* x, const int* hostTokens, const float* wte, const float* wpe, int B, int T, int pos0, const PackedMatrix& wtePacked = {});
 
   // out (rows, N) = in (rows, K) . W + bias for a linear layer held as float32 W (K, N) or, when
   // `half` is set, as 16-bit halves (N, K) (the float pointer is then null).
-  void linear(float* out, const float* in, const float* weight, const HalfMatrix& half, const float* bias, int rows, int K, int N);
+  void linear(float* out, const float* in, const float* weight, const PackedMatrix& half, const float* bias, int rows, int K, int N);
 
   // The model's own attention variant as the layers run it (config.attention_variant), or null
   // when the backend's attention is the model's (exact, window).
@@ -202,7 +202,7 @@ class BlockForward {
   // logits (rows, V) = in (rows, C) . unembedding^T (as floats (V, C), or as halves when `half` is
   // set), plus the head's output bias (mlm_head models) on every row: the one unembedding of
   // inference, the logit lens, recorded decode steps and training.
-  void logits(float* out, const float* in, const float* unembedding, const HalfMatrix& half, const OutputHead& head, int rows);
+  void logits(float* out, const float* in, const float* unembedding, const PackedMatrix& half, const OutputHead& head, int rows);
 
   // Encoder-decoder: kv (rows, 2 Hkv D) = a decoder layer's cross-attention keys | values of the
   // encoder's output rows encoderOut (rows, C). Computed once per source.

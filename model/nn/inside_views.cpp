@@ -120,7 +120,7 @@ BlockRows blockRows(const Trace& trace, const Weights& weights, int layer, int t
   r.x = row(trace.embedded, at, C);
   for (int l = 0; l < layer; ++l) {
     const ConstLayerWeights& w = weights.layers[l];
-    addProjected(r.x, row(trace.headMix, (size_t)l * R + at, A), floatLayout(w.attnProjWeight, w.attnProjHalf, projScratch), w.attnProjBias);
+    addProjected(r.x, row(trace.headMix, (size_t)l * R + at, A), floatLayout(w.attnProjWeight, w.attnProjPacked, projScratch), w.attnProjBias);
     if (cross) add(r.x, crossOut(l));
     add(r.x, row(trace.mlpOut, (size_t)l * R + at, C));
   }

@@ -234,7 +234,7 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
     throw Error("token id " + std::to_string(token) + " is outside the vocabulary [0, " + std::to_string(config.vocab_size) + ")");
   const ModelParams<const float>& params = weights;
   std::vector<float> unembeddingRow(C), projScratch;
-  if (const HalfMatrix half = params.unembeddingHalf()) half.rowToFloat(token, unembeddingRow.data());
+  if (const PackedMatrix half = params.unembeddingPacked()) half.rowToFloat(token, unembeddingRow.data());
   else std::copy_n(params.unembedding() + (size_t)token * C, C, unembeddingRow.data());
   const float* u = unembeddingRow.data();
   const size_t R = trace.R(), at = trace.rowOf(position), row = at * C;
@@ -287,7 +287,7 @@ LogitAttribution directLogitAttribution(const Trace& trace, const Weights& weigh
   };
   for (int l = 0; l < L; ++l) {
     const ConstLayerWeights& w = params.layers[l];
-    attentionParts(l, trace.headMix, floatLayout(w.attnProjWeight, w.attnProjHalf, projScratch), w.attnProjBias, out.heads, out.attnBias);
+    attentionParts(l, trace.headMix, floatLayout(w.attnProjWeight, w.attnProjPacked, projScratch), w.attnProjBias, out.heads, out.attnBias);
     if (config.isEncoderDecoder()) attentionParts(l, trace.crossMix, w.crossProjWeight, w.crossProjBias, out.crossHeads, out.crossBias);
     if (config.hasFeedForward()) {
       const float* mlp = trace.mlpOut.data() + ((size_t)l * R + at) * C;

@@ -20,7 +20,7 @@ Transformer::Transformer(const Weights& weights, Backend& backend) : config_(wei
   // On the host the forward reads the weights where they are (the owned arena or the mapped file).
   // A device gets one copy in its memory; the host pages are left to the page cache: mapped file
   // pages are clean, so the kernel drops them under memory pressure without writing anything.
-  // Weights held as 16-bit halves stay halves on the host (the backends' matmulHalf); a device
+  // Weights held as 16-bit halves stay halves on the host (the backends' matmulPacked); a device
   // gets them as float32.
   ModelParams<const float> params = weights;
   if (!backend.isHost()) {
@@ -28,14 +28,14 @@ Transformer::Transformer(const Weights& weights, Backend& backend) : config_(wei
     std::vector<float> converted;
     for (size_t i = 0; i < weights.layout().size(); ++i) {
       const ParamSpec& spec = weights.layout()[i];
-      backend.upload(ownedWeights_.data() + spec.offset, floatLayout(weights.tensor(i), weights.half(i), converted), spec.numel());
+      backend.upload(ownedWeights_.data() + spec.offset, floatLayout(weights.tensor(i), weights.packed(i), converted), spec.numel());
     }
     params = weights.placedAt<const float>(ownedWeights_.data());
   }
   wte_ = params.wte;
-  wteHalf_ = params.wteHalf;
+  wtePacked_ = params.wtePacked;
   unembedding_ = params.unembedding();
-  unembeddingHalf_ = params.unembeddingHalf();
+  unembeddingPacked_ = params.unembeddingPacked();
   lnfWeight_ = params.lnfWeight;
   lnfBias_ = params.lnfBias;
   lnEmbWeight_ = params.lnEmbWeight;
@@ -79,7 +79,7 @@ void Transformer::encode(std::span<const int> source, EncoderTrace* trace) {
   }
   BlockForward& block = *encoderBlock_;
   float* x = residual_.data();
-  block.embed(x, source.data(), wte_, encoderPositions_, 1, S, 0, wteHalf_);
+  block.embed(x, source.data(), wte_, encoderPositions_, 1, S, 0, wtePacked_);
   const AttentionShape shape = block.attentionShape(S, 0, S);
   LayerTensors t = sharedScratch();
   t.probs = trace ? attnProbs_.data() : nullptr;
@@ -439,7 +439,7 @@ void Transformer::run(std::span<const int> tokens, const float* patchRows, KVCac
   }
 
   float* x = residual_.data();
-  block_.embed(x, tokens.data(), wte_, positions_, 1, T, pos0, wteHalf_);
+  block_.embed(x, tokens.data(), wte_, positions_, 1, T, pos0, wtePacked_);
   if (config_.hasTokenTypes()) {
     if (pos0 != 0) throw Error("token types are counted from position 0: a model with token types runs the whole sequence in one forward");
     block_.addTokenTypes(x, tokens.data(), tokenTypeTable_, normed_.data(), 1, T);

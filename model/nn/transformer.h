@@ -131,19 +131,19 @@ class Transformer {
 
   ModelConfig config_;
   Backend* backend_;
-  Buffer ownedWeights_;                    // device copy when the backend is not host memory
-  const float* wte_ = nullptr;             // (V, C)
-  const float* unembedding_ = nullptr;     // (V, C): wte or lm_head
-  HalfMatrix wteHalf_, unembeddingHalf_;   // the same (V, C) kept as halves (16-bit checkpoints on the host)
-  const float* positions_ = nullptr;       // (n_positions, C): learned wpe (block_'s table when sinusoidal); null otherwise
-  std::vector<ConstLayerWeights> layers_;  // pointers into backend memory
-  const float* lnfWeight_ = nullptr;       // (C) pre-norm only
-  const float* lnfBias_ = nullptr;         // (C)
-  const float* tokenTypeTable_ = nullptr;  // (type_vocab_size, C) token types only
-  const float* patchWeight_ = nullptr;     // (K, C) image models only
-  const float* lnEmbWeight_ = nullptr;     // (C) embedding_norm only
-  const float* lnEmbBias_ = nullptr;       // (C)
-  OutputHead head_;                        // mlm_head only: BERT's prediction head
+  Buffer ownedWeights_;                         // device copy when the backend is not host memory
+  const float* wte_ = nullptr;                  // (V, C)
+  const float* unembedding_ = nullptr;          // (V, C): wte or lm_head
+  PackedMatrix wtePacked_, unembeddingPacked_;  // the same (V, C) kept as halves (16-bit checkpoints on the host)
+  const float* positions_ = nullptr;            // (n_positions, C): learned wpe (block_'s table when sinusoidal); null otherwise
+  std::vector<ConstLayerWeights> layers_;       // pointers into backend memory
+  const float* lnfWeight_ = nullptr;            // (C) pre-norm only
+  const float* lnfBias_ = nullptr;              // (C)
+  const float* tokenTypeTable_ = nullptr;       // (type_vocab_size, C) token types only
+  const float* patchWeight_ = nullptr;          // (K, C) image models only
+  const float* lnEmbWeight_ = nullptr;          // (C) embedding_norm only
+  const float* lnEmbBias_ = nullptr;            // (C)
+  OutputHead head_;                             // mlm_head only: BERT's prediction head
   BlockForward block_;
   // Encoder-decoder models only: the encoder stack and what encode() leaves for the decoder.
   std::optional<BlockForward> encoderBlock_;  // the encoder's blocks (bidirectional)

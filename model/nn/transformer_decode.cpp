@@ -25,7 +25,7 @@ void Transformer::issueStep(KVCache& cache, const SamplingParams& params) {
   if (config_.embedding_norm) block_.embeddingNorm(residual_.data(), normed_.data(), lnEmbWeight_, lnEmbBias_, 1);
   const bool finalNormed = runBlocks(1, shape, cache, nullptr, TraceOptions::nothing(), nullptr);
   const float* finalIn = block_.unembeddingInput(residual_.data(), normed_.data(), finalNormed, lnfWeight_, lnfBias_, 1, head_, headScratch_.data());
-  block_.logits(logitsBuf_.data(), finalIn, unembedding_, unembeddingHalf_, head_, 1);
+  block_.logits(logitsBuf_.data(), finalIn, unembedding_, unembeddingPacked_, head_, 1);
   backend_->sampleStep(logitsBuf_.data(), V, params);
 }
 

@@ -45,7 +45,7 @@ void Transformer::unembed(Trace* trace, const float* finalIn, int rows, std::vec
   const int total = lensRows + rows;
   for (int first = 0; first < total; first += logitsRows_) {
     const int count = std::min(logitsRows_, total - first), end = first + count;
-    block_.logits(logitsBuf_.data(), source + (size_t)first * C, unembedding_, unembeddingHalf_, head_, count);
+    block_.logits(logitsBuf_.data(), source + (size_t)first * C, unembedding_, unembeddingPacked_, head_, count);
     if (first < lensRows) {  // lens rows [first, min(end, lensRows))
       const int lensCount = std::min(end, lensRows) - first;
       hostRow_.resize((size_t)lensCount * V);

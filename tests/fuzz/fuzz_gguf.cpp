@@ -7,13 +7,17 @@
 // read here, so AddressSanitizer sees a range that leaves the input) and refuses the others.
 #include <algorithm>
 #include <bit>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "fuzz_check.h"
 #include "model/core/error.h"
+#include "model/core/quant.h"
 #include "model/io/gguf.h"
+#include "model/io/gguf_model.h"
+#include "model/io/gguf_tokenizer.h"
 
 using namespace tscope;
 
@@ -129,6 +133,26 @@ void checkTensors(const GgufFile& file, const uint8_t* data, size_t size) {
 
 }  // namespace
 
+// What the model loader reads from an accepted file (gguf_model.h, gguf_tokenizer.h): the config
+// and the tokenizer answer or refuse in one line; a tokenizer encodes text and decodes its ids;
+// every tensor of a type tscope reads dequantizes (its first row), with no read outside the input.
+void checkModelReaders(const GgufFile& file) {
+  answers([&] { (void)ggufHfConfig(file); });
+  std::unique_ptr<Tokenizer> tokenizer;
+  if (answers([&] { tokenizer = ggufTokenizer(file); }) && tokenizer) {
+    const std::vector<int> ids = tokenizer->encode("Hello, world! caf\xc3\xa9 \xff 12345");
+    for (const int id : ids) FUZZ_CHECK(id >= 0 && id < tokenizer->vocabSize(), "an id outside the vocabulary");
+    (void)tokenizer->decode(ids);
+  }
+  std::vector<float> row;
+  for (const GgufTensorInfo& t : file.tensors()) {
+    if (!t.type || t.dims.empty() || t.dims[0] <= 0 || t.dims[0] > (1 << 20) || t.elements() < t.dims[0]) continue;
+    row.resize(static_cast<size_t>(t.dims[0]));
+    dequantizeRow(*t.type, file.tensorData(t), row.data(), t.dims[0]);
+    for (const float v : row) gSink = gSink + (v == v ? 1u : 0u);
+  }
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::optional<GgufFile> file;
   try {
@@ -142,5 +166,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(file->dataOffset() % file->alignment() == 0, "data offset unaligned");
   checkMetadata(*file, data, size);
   checkTensors(*file, data, size);
+  checkModelReaders(*file);
   return 0;
 }

@@ -4,7 +4,7 @@
 # hangs, leaks or runs out of memory. Its working corpus, log and the inputs that broke it land in
 # build-fuzz/fuzz-smoke/ (or build-fuzz/fuzz-long/ for --long): corpus/<target>/, logs/<target>.log,
 # artifacts/<target>/.
-#   tests/fuzz/run_fuzz.sh                 smoke run: 15 s per target, one at a time (CI)
+#   tests/fuzz/run_fuzz.sh                 smoke run: 15 s per target, one per core at a time (CI)
 #   tests/fuzz/run_fuzz.sh --long          10 min per target under nice -n 19, two at a time
 #   tests/fuzz/run_fuzz.sh --seconds N [--parallel P] [TARGET...]
 set -euo pipefail
@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 
 seconds=15
-parallel=1
+parallel=$(nproc)  # each target still has a core for its 15 s
 mode=smoke
 niceness=()
 targets=()

@@ -37,7 +37,8 @@ VARIANTS = {
     "llama": ("LlamaForCausalLM", "llama", {"attention_bias": False, "mlp_bias": False}, "F32", 1),
     "smollm": ("LlamaForCausalLM", "llama", {"num_key_value_heads": 1, "tie_word_embeddings": True, "rope_theta": 100000.0}, "F32", 1),
     "mistral": ("MistralForCausalLM", "mistral", {"sliding_window": 4, "rope_theta": 1e6}, "F32", 1),
-    "qwen2": ("Qwen2ForCausalLM", "qwen2", {"rms_norm_eps": 1e-6, "rope_theta": 1e6, "tie_word_embeddings": True,
+    # attention_bias: True as some Qwen2 configs say it: HF's Qwen2 still has no o_proj bias (qwen2_family).
+    "qwen2": ("Qwen2ForCausalLM", "qwen2", {"rms_norm_eps": 1e-6, "rope_theta": 1e6, "tie_word_embeddings": True, "attention_bias": True,
                                             "use_sliding_window": False, "sliding_window": 32768, "max_window_layers": 2}, "F32", 1),
     "llama_sharded": ("LlamaForCausalLM", "llama", {}, "F32", 2),
     "llama_bf16": ("LlamaForCausalLM", "llama", {"torch_dtype": "bfloat16"}, "BF16", 1),
@@ -80,6 +81,11 @@ def has_qk_norm(config):
     return config["architectures"][0] == "Qwen3ForCausalLM"
 
 
+def qwen2_family(config):
+    """HF's Qwen2 / Qwen2-MoE attention: q/k/v biases always, never an o_proj bias (attention_bias is not read)."""
+    return config["architectures"][0] in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM")
+
+
 def random_weights(config, qkv_bias, seed):
     """HF tensor names -> float64 arrays; Linear weights (out, in)."""
     g = torch.Generator().manual_seed(seed)
@@ -109,7 +115,7 @@ def random_weights(config, qkv_bias, seed):
             w[p + "self_attn.q_norm.weight"] = 1.0 + normal(D, std=0.1)
             w[p + "self_attn.k_norm.weight"] = 1.0 + normal(D, std=0.1)
         w[p + "self_attn.o_proj.weight"] = normal(C, H * D, std=1 / math.sqrt(C))
-        if config.get("attention_bias", False):
+        if config.get("attention_bias", False) and not qwen2_family(config):
             w[p + "self_attn.o_proj.bias"] = normal(C, std=0.3)
         w[p + "post_attention_layernorm.weight"] = norm_weight()
         if "num_local_experts" in config:  # Mixtral: a router and SwiGLU experts w1 (gate), w3 (up), w2 (down)

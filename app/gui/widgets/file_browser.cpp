@@ -136,10 +136,9 @@ std::optional<FileBrowser::Choice> FileBrowser::drawSidebar(SharedView& shared, 
     }
   }
   if (purpose_ == Purpose::Model && sidebar.cached && !sidebar.cached->empty()) {
-    ImGui::Spacing();
-    ImGui::TextDisabled("HuggingFace cache");
     for (size_t i = 0; i < sidebar.cached->size(); ++i) {
-      const CachedHfModel& model = (*sidebar.cached)[i];
+      const DownloadedModel& model = (*sidebar.cached)[i];
+      if (i == 0 || (*sidebar.cached)[i - 1].source != model.source) ImGui::Spacing(), ImGui::TextDisabled("%s", model.source.c_str());
       ImGui::BeginDisabled(!model.problem.empty());
       if (ImGui::Selectable((model.id + "##cached").c_str())) {
         open_ = false;

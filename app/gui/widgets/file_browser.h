@@ -31,7 +31,7 @@ class FileBrowser {
   struct Sidebar {
     std::vector<Place> places;
     const std::vector<std::string>* recent = nullptr;
-    const std::vector<CachedHfModel>* cached = nullptr;
+    const std::vector<DownloadedModel>* cached = nullptr;
     ImVec4 errorColour{0.9f, 0.25f, 0.2f, 1.0f};
   };
   struct Choice {

@@ -381,7 +381,7 @@ void ComparePanel::draw(PanelContext& ctx) {
   if (rightSession) {  // what the second model costs (two 0.5B checkpoints side by side: bench/RESULTS.md)
     const Weights& w = rightSession->weights();
     ImGui::TextDisabled("Right side: %s in its own session: %s of weights%s, its own KV cache.", modelDisplayName(rightSession->modelPath()).c_str(),
-                        formatBytes((double)w.heldBytes()).c_str(), w.hasHalves() ? " (its 16-bit matrices read in place from the file)" : "");
+                        formatBytes((double)w.heldBytes()).c_str(), w.hasPacked() ? " (its 16-bit matrices read in place from the file)" : "");
     facts["right_weight_bytes"] = rightSession->weights().heldBytes();
   }
   const std::shared_ptr<const Snapshot> right = right_.latest();
