@@ -1,6 +1,6 @@
 // Loading models: HuggingFace GPT-2 and Llama-family directories (config.json + model.safetensors
-// + tokenizer files), llm.c's gpt2_124M.bin, llama2.c's stories*.bin (llama2c.h), and tscope's own
-// directories (the same layout). Saving writes
+// + tokenizer files), GGUF files (gguf_model.h), llm.c's gpt2_124M.bin, llama2.c's stories*.bin
+// (llama2c.h), and tscope's own directories (the same layout). Saving writes
 // tscope's layout atomically.
 #pragma once
 #include <cstddef>
@@ -20,7 +20,7 @@ class MappedFile;  // model/io/safetensors.h
 struct LoadedModel {
   Weights weights;
   std::unique_ptr<Tokenizer> tokenizer;  // null when none was found (ids still work)
-  std::string format;                    // "hf-gpt2", "hf-llama", "hf-bert", "hf-vit", "llmc-bin", "llama2c-bin" or "tscope"
+  std::string format;                    // "hf-gpt2", "hf-llama", "hf-bert", "hf-vit", "gguf", "llmc-bin", "llama2c-bin" or "tscope"
   std::string path;
   std::string tokenizerNote;  // why there is no tokenizer, when there is none
   // Image models: how an image becomes the model's input (preprocessor_config.json; without one the
@@ -29,7 +29,8 @@ struct LoadedModel {
 };
 
 // `path` is a model directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, Mixtral, Qwen2-MoE, BERT: see hf_checkpoint.h), a HuggingFace
-// cache repo or "org/name" in the cache (resolveHfModelPath), or an llm.c or llama2.c .bin file (llama2.c's tokenizer is
+// cache repo or "org/name" in the cache (resolveHfModelPath), a GGUF file (told by its magic; an Ollama model's name
+// resolves to its blob), or an llm.c or llama2.c .bin file (llama2.c's tokenizer is
 // tok<V>.bin or tokenizer.bin beside it; without one, tokenizerNote says where llama2.c keeps it). Throws tscope::Error
 // naming the file and the problem (missing file, corrupt safetensors, tensor missing or of the wrong shape, ...).
 // `progress` hears of each tensor placed and may throw to stop the load (load_progress.h).
