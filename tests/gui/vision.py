@@ -209,8 +209,12 @@ def main():
             app.key("Down")
         app.wait(lambda r: r["file_browser"]["selected"] == names.index("coffee.png"), "coffee.png selected", 5)
         save_png(os.path.join(out, "browse_picture.png"), app.screenshot())
+        before = app.report()["snapshot"]
         app.key("Return")
-        report = settled(app, "the browsed picture", lambda r: not r["file_browser"]["open"] and vision(r).get("picture", "").endswith("coffee.png"))
+        # A newer snapshot than the last picture's: the frame that shows coffee.png's name may still
+        # show chelsea.png's classes before its forward has started.
+        report = settled(app, "the browsed picture", lambda r: not r["file_browser"]["open"] and vision(r).get("picture", "").endswith("coffee.png")
+                         and r["snapshot"] > before)
         want = json.loads(subprocess.run([cli, "classify", "--model", model, "--backend", "cpu", "--top", "5", "--image", vision(report)["picture"]],
                                          capture_output=True, check=True).stdout)
         if [c["id"] for c in vision(report)["top"]] != [c["id"] for c in want["top"]]:
