@@ -47,11 +47,4 @@ uint16_t floatToBfloat16(float f) {
   return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
-void halvesToFloat(const uint16_t* in, WeightType type, float* out, size_t n) {
-  if (type == WeightType::BF16)
-    for (size_t i = 0; i < n; ++i) out[i] = bfloat16ToFloat(in[i]);
-  else
-    for (size_t i = 0; i < n; ++i) out[i] = halfToFloat(in[i]);
-}
-
 }  // namespace tscope

@@ -4,8 +4,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "model/core/weight_type.h"
-
 namespace tscope {
 
 float halfToFloat(uint16_t h);      // IEEE binary16, subnormals, infinities and NaN included
@@ -15,9 +13,5 @@ float bfloat16ToFloat(uint16_t b);  // the top 16 bits of a float32
 uint16_t floatToHalf(float f);
 // float32 to bfloat16, rounded to nearest (ties to even); NaN stays a (quiet) NaN.
 uint16_t floatToBfloat16(float f);
-// `type` is WeightType::BF16 or WeightType::F16.
-inline float halfValue(uint16_t bits, WeightType type) { return type == WeightType::BF16 ? bfloat16ToFloat(bits) : halfToFloat(bits); }
-// out (n) = the n halves at `in` as float32.
-void halvesToFloat(const uint16_t* in, WeightType type, float* out, size_t n);
 
 }  // namespace tscope

@@ -117,14 +117,14 @@ class CpuBackend : public HostBackend {
     if (T <= kFewRows && w.type != WeightType::F32) {
       fewRowsPacked(out, in, w, T);
     } else {
-      halfBlock_.resize(static_cast<size_t>(kHalfBlockRows) * K);
-      for (int n0 = 0; n0 < N; n0 += kHalfBlockRows) {
-        const int rows = std::min(kHalfBlockRows, N - n0);
+      packedBlock_.resize(static_cast<size_t>(kPackedBlockRows) * K);
+      for (int n0 = 0; n0 < N; n0 += kPackedBlockRows) {
+        const int rows = std::min(kPackedBlockRows, N - n0);
         const int threads = (static_cast<size_t>(rows) * K < 65536) ? 1 : threads_;
 #pragma omp parallel for num_threads(threads) schedule(static)
-        for (int r = 0; r < rows; ++r) w.rowToFloat(n0 + r, halfBlock_.data() + static_cast<size_t>(r) * K);
+        for (int r = 0; r < rows; ++r) w.rowToFloat(n0 + r, packedBlock_.data() + static_cast<size_t>(r) * K);
         StridedMap(out + n0, T, rows, Eigen::OuterStride<>(N)).noalias() =
-            ConstRowMap(in, T, K) * ConstRowMap(halfBlock_.data(), rows, K).transpose();
+            ConstRowMap(in, T, K) * ConstRowMap(packedBlock_.data(), rows, K).transpose();
       }
     }
     if (bias) RowMap(out, T, N).rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias, N);
@@ -437,11 +437,11 @@ class CpuBackend : public HostBackend {
 
   static constexpr int kAttentionRowBlock = 64;  // attention: query rows per tile (a 64 x 4096 tile is 1 MiB)
   static constexpr int kFewRows = 16;            // matmulTransposed: up to this many rows by fewRowsTransposed
-  static constexpr int kHalfBlockRows = 256;     // matmulPacked: weight rows converted per GEMM
+  static constexpr int kPackedBlockRows = 256;   // matmulPacked: weight rows converted per GEMM
   int threads_ = 1;
   std::vector<AlignedFloats> partials_;  // per-thread GEMV partial sums (N)
   AlignedFloats scratch_;                // attention probabilities when the caller wants none
-  AlignedFloats halfBlock_;              // (kHalfBlockRows, K) weight rows of matmulPacked as float32
+  AlignedFloats packedBlock_;            // (kPackedBlockRows, K) weight rows of matmulPacked as float32
 };
 
 }  // namespace
